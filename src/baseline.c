@@ -1,0 +1,2 @@
+/* baseline.c: placeholder until implemented. */
+#include "internal.h"

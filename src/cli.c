@@ -1,0 +1,811 @@
+/*
+ * cli.c: the command line.  A table of subcommands over the engine; every
+ * subcommand parses the same options (cli_parse), opens its model the same
+ * way (cli_open) and reports errors as "shardlab: file:line:col: message".
+ * Exit statuses: 0 success, 1 no feasible plan, 2 bad usage or input,
+ * 3 internal or solver failure.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <locale.h>
+#include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------- options */
+
+enum {
+	OPT_MESH = 256, OPT_DEVICES, OPT_HW, OPT_ALPHA, OPT_PIN, OPT_FORBID,
+	OPT_SOLVER, OPT_MEM_LIMIT, OPT_MICRO_BATCH, OPT_TIME_LIMIT, OPT_JSON,
+	OPT_FORMAT, OPT_PLAN, OPT_OP, OPT_STRATEGY, OPT_HF_CONFIG, OPT_EMULATE,
+	OPT_STEPS, OPT_EXPORT_PROBLEM, OPT_NO_ZERO, OPT_LAYERS, OPT_HIDDEN,
+	OPT_HEADS, OPT_KV_HEADS, OPT_FFN, OPT_VOCAB, OPT_SEQ, OPT_BATCH, OPT_NAME
+};
+
+static const struct option long_opts[] = {
+	{ "mesh", required_argument, NULL, OPT_MESH },
+	{ "devices", required_argument, NULL, OPT_DEVICES },
+	{ "hw", required_argument, NULL, OPT_HW },
+	{ "alpha", required_argument, NULL, OPT_ALPHA },
+	{ "pin", required_argument, NULL, OPT_PIN },
+	{ "forbid", required_argument, NULL, OPT_FORBID },
+	{ "solver", required_argument, NULL, OPT_SOLVER },
+	{ "mem-limit", required_argument, NULL, OPT_MEM_LIMIT },
+	{ "micro-batch", required_argument, NULL, OPT_MICRO_BATCH },
+	{ "time-limit", required_argument, NULL, OPT_TIME_LIMIT },
+	{ "json", required_argument, NULL, OPT_JSON },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "plan", required_argument, NULL, OPT_PLAN },
+	{ "op", required_argument, NULL, OPT_OP },
+	{ "strategy", required_argument, NULL, OPT_STRATEGY },
+	{ "hf-config", required_argument, NULL, OPT_HF_CONFIG },
+	{ "emulate", no_argument, NULL, OPT_EMULATE },
+	{ "steps", required_argument, NULL, OPT_STEPS },
+	{ "export-problem", required_argument, NULL, OPT_EXPORT_PROBLEM },
+	{ "no-zero", no_argument, NULL, OPT_NO_ZERO },
+	{ "layers", required_argument, NULL, OPT_LAYERS },
+	{ "hidden", required_argument, NULL, OPT_HIDDEN },
+	{ "heads", required_argument, NULL, OPT_HEADS },
+	{ "kv-heads", required_argument, NULL, OPT_KV_HEADS },
+	{ "ffn", required_argument, NULL, OPT_FFN },
+	{ "vocab", required_argument, NULL, OPT_VOCAB },
+	{ "seq", required_argument, NULL, OPT_SEQ },
+	{ "batch", required_argument, NULL, OPT_BATCH },
+	{ "name", required_argument, NULL, OPT_NAME },
+	{ "output", required_argument, NULL, 'o' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static int
+parse_int64(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out,
+    sl_error *err)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("--%s: expected an integer from %lld to %lld, got '%s'"),
+		    opt, (long long)lo, (long long)hi, s);
+	*out = v;
+	return SL_OK;
+}
+
+int
+cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
+{
+	int c, rc = SL_OK;
+	int64_t v;
+
+	memset(o, 0, sizeof *o);
+	o->n_axes = 1;
+	o->shape[0] = 4;
+	o->shape[1] = 1;
+	o->hw = CLI_DEFAULT_HW;
+	o->solver = SL_SOLVER_AUTO;
+	o->mem_limit = -1;
+	o->micro_batch = 1;
+	o->steps = 10;
+	optind = 0;
+	opterr = 0;
+	while (rc == SL_OK &&
+	    (c = getopt_long(argc, argv, ":o:q", long_opts, NULL)) != -1) {
+		const char *name = "";
+		for (const struct option *lo = long_opts; lo->name; lo++)
+			if (lo->val == c)
+				name = lo->name;
+		switch (c) {
+		case OPT_MESH:
+		case OPT_DEVICES:
+			rc = sl_mesh_parse(optarg, &o->n_axes, o->shape, err);
+			if (rc == SL_OK && c == OPT_DEVICES && o->n_axes != 1)
+				rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+				    _("--devices takes one number; use --mesh AxB for a 2-D mesh"));
+			o->mesh_set = true;
+			break;
+		case OPT_HW:
+			o->hw = optarg;
+			break;
+		case OPT_ALPHA: {
+			char *end;
+			errno = 0;
+			o->alpha = strtod(optarg, &end);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    !isfinite(o->alpha) || o->alpha < 0)
+				rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+				    _("--alpha: expected a number >= 0 (bytes per microsecond), got '%s'"),
+				    optarg);
+			break;
+		}
+		case OPT_PIN:
+		case OPT_FORBID:
+			rc = sl_constraints_parse(&o->cs, optarg, c == OPT_PIN, err);
+			break;
+		case OPT_SOLVER: {
+			int k = sl_solver_from_name(optarg);
+			if (k < 0)
+				rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+				    _("--solver: expected auto, dp, ilp or brute, got '%s'"), optarg);
+			else
+				o->solver = k;
+			break;
+		}
+		case OPT_MEM_LIMIT:
+			o->mem_limit = sl_parse_size(optarg);
+			if (o->mem_limit <= 0)
+				rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+				    _("--mem-limit: expected a size such as 40GiB or 80GB, got '%s'"),
+				    optarg);
+			break;
+		case OPT_MICRO_BATCH:
+			rc = parse_int64(name, optarg, 1, 1 << 20, &o->micro_batch, err);
+			break;
+		case OPT_TIME_LIMIT: {
+			char *end;
+			o->time_limit = strtod(optarg, &end);
+			if (end == optarg || *end != '\0' || !(o->time_limit > 0))
+				rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+				    _("--time-limit: expected seconds > 0, got '%s'"), optarg);
+			break;
+		}
+		case OPT_JSON: o->json = optarg; break;
+		case 'o': o->output = optarg; break;
+		case OPT_FORMAT: o->format = optarg; break;
+		case OPT_PLAN: o->plan = optarg; break;
+		case OPT_OP: o->op = optarg; break;
+		case OPT_STRATEGY: o->strategy = optarg; break;
+		case OPT_HF_CONFIG: o->hf_config = optarg; break;
+		case OPT_EMULATE: o->emulate = true; break;
+		case OPT_EXPORT_PROBLEM: o->export_problem = optarg; break;
+		case OPT_NO_ZERO: o->no_zero = true; break;
+		case 'q': o->quiet = true; break;
+		case OPT_STEPS:
+			rc = parse_int64(name, optarg, 1, 100000, &v, err);
+			o->steps = (int)v;
+			break;
+		case OPT_LAYERS:
+			rc = parse_int64(name, optarg, 1, 100000, &v, err);
+			o->layers = (int)v;
+			break;
+		case OPT_HIDDEN: rc = parse_int64(name, optarg, 1, INT32_MAX, &o->hidden, err); break;
+		case OPT_HEADS: rc = parse_int64(name, optarg, 1, 1 << 20, &o->heads, err); break;
+		case OPT_KV_HEADS: rc = parse_int64(name, optarg, 1, 1 << 20, &o->kv_heads, err); break;
+		case OPT_FFN: rc = parse_int64(name, optarg, 1, INT32_MAX, &o->ffn, err); break;
+		case OPT_VOCAB: rc = parse_int64(name, optarg, 1, INT32_MAX, &o->vocab, err); break;
+		case OPT_SEQ: rc = parse_int64(name, optarg, 1, INT32_MAX, &o->seq, err); break;
+		case OPT_BATCH: rc = parse_int64(name, optarg, 1, INT32_MAX, &o->batch, err); break;
+		case OPT_NAME: o->name = optarg; break;
+		case ':':
+			rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("option '%s' needs a value"), argv[optind - 1]);
+			break;
+		default:
+			rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("unknown option '%s' (see shardlab --help)"), argv[optind - 1]);
+			break;
+		}
+	}
+	if (rc != SL_OK)
+		return rc;
+	o->n_args = argc - optind;
+	o->args = argv + optind;
+	return SL_OK;
+}
+
+void
+cli_opts_free(cli_opts *o)
+{
+	sl_constraints_free(&o->cs);
+}
+
+int
+cli_report(const sl_error *err)
+{
+	char buf[2048];
+
+	fprintf(stderr, "shardlab: %s\n", sl_error_format(err, buf, sizeof buf));
+	return err->code ? err->code : SL_EINTERNAL;
+}
+
+/* ---------------------------------------------------------------- opening */
+
+int
+cli_open(const cli_opts *o, bool allow_default, cli_session *s, sl_error *err)
+{
+	const char *arg;
+	sl_hw hw;
+	sl_model_opts mo;
+	sl_space_opts so;
+	int rc;
+
+	memset(s, 0, sizeof *s);
+	if (o->n_args == 0 && !allow_default)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("a model is needed: a bundled name (%s, ...), a model file or an IOPDDL problem"),
+		    CLI_DEFAULT_MODEL);
+	if (o->n_args > 1)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("one model at a time: unexpected '%s'"), o->args[1]);
+	arg = o->n_args ? o->args[0] : CLI_DEFAULT_MODEL;
+	s->source = arg;
+	if (access(arg, R_OK) == 0 && sl_iopddl_is_problem(arg)) {
+		s->is_iopddl = true;
+		s->prob = sl_iopddl_load(arg, err);
+		return s->prob ? SL_OK : err->code;
+	}
+	if ((rc = sl_hw_load(o->hw, &hw, err)) != SL_OK)
+		return rc;
+	if ((rc = sl_mesh_make(&hw, o->n_axes, o->shape, &s->mesh, err)) != SL_OK)
+		return rc;
+	mo.micro_batch = o->micro_batch;
+	mo.devices = s->mesh.n_devices;
+	s->g = sl_model_open(arg, &mo, err);
+	if (s->g == NULL)
+		return err->code ? err->code : SL_EINPUT;
+	so.zero = !o->no_zero;
+	s->space = sl_space_build(s->g, &s->mesh, &so, err);
+	if (s->space == NULL)
+		return err->code;
+	s->prob = sl_space_problem(s->space, o->alpha, &o->cs, err);
+	if (s->prob == NULL)
+		return err->code;
+	return SL_OK;
+}
+
+void
+cli_close(cli_session *s)
+{
+	sl_problem_free(s->prob);
+	sl_space_free(s->space);
+	sl_graph_free(s->g);
+	memset(s, 0, sizeof *s);
+}
+
+/* ------------------------------------------------------------------ solve */
+
+static const char *
+B(int64_t v, char *buf)
+{
+	return sl_format_bytes(v, buf, 32);
+}
+
+static const char *
+NS(int64_t v, char *buf)
+{
+	return sl_format_ns(v, buf, 32);
+}
+
+static void
+print_mesh(const sl_mesh *m)
+{
+	if (m->n_axes == 1)
+		printf("%d", m->axes[0].size);
+	else
+		printf("%dx%d", m->axes[0].size, m->axes[1].size);
+}
+
+static void
+print_solution_line(const sl_solution *sol)
+{
+	printf(_("solver: %s, %s, %.3f ms"), sl_solver_name(sol->solver),
+	    sl_solve_status_name(sol->status), sol->time_ms);
+	if (sol->confirmed)
+		printf(_(" (confirmed by a second exact solver)"));
+	if (sol->note[0])
+		printf(" [%s]", sol->note);
+	printf("\n");
+}
+
+/* Two layers are alike in a plan when they choose the same strategies. */
+static bool
+layers_alike(const sl_graph *g, const int *choice, int a, int b)
+{
+	const sl_layer *la = &g->layers[a], *lb = &g->layers[b];
+
+	if (la->n_ops != lb->n_ops)
+		return false;
+	for (int i = 0; i < la->n_ops; i++)
+		if (choice[la->first_op + i] != choice[lb->first_op + i] ||
+		    g->ops[la->first_op + i].kind != g->ops[lb->first_op + i].kind)
+			return false;
+	return true;
+}
+
+static void
+print_op_row(const sl_space *s, const sl_eval *ev, const int *choice, int v,
+    const char *indent, const char *label)
+{
+	char b1[32], b2[32];
+
+	printf("%s%-22s %-10s %-16s %12s %12s\n", indent, label,
+	    sl_op_kind_name(s->g->ops[v].kind), s->ops[v].strat[choice[v]].name,
+	    B(sl_mem_total(&ev->ops[v].mem), b1),
+	    NS(sl_comm_total(&ev->ops[v].comm), b2));
+}
+
+static void
+print_plan(const sl_space *s, const sl_eval *ev, const int *choice)
+{
+	const sl_graph *g = s->g;
+	char b[6][32];
+
+	printf("\n%-24s %-10s %-16s %12s %12s\n", _("operator"), _("kind"),
+	    _("strategy"), _("memory/dev"), _("comm/step"));
+	for (int v = 0; v < g->n_ops;) {
+		int l = g->ops[v].layer;
+		if (l < 0) {
+			print_op_row(s, ev, choice, v, "", g->ops[v].name);
+			v++;
+			continue;
+		}
+		/* a run of layers that choose alike is printed once */
+		int last = l;
+		while (last + 1 < g->n_layers && layers_alike(g, choice, l, last + 1) &&
+		    g->layers[last + 1].first_op == g->layers[last].first_op + g->layers[last].n_ops)
+			last++;
+		if (last > l)
+			printf("%s .. %s  (%d %s)\n", g->layers[l].name, g->layers[last].name,
+			    last - l + 1, _("layers choose alike; figures per layer"));
+		else
+			printf("%s\n", g->layers[l].name);
+		for (int i = 0; i < g->layers[l].n_ops; i++) {
+			int u = g->layers[l].first_op + i;
+			const char *nm = g->ops[u].name;
+			const char *dot = strchr(nm, '.');
+			print_op_row(s, ev, choice, u, "  ",
+			    (dot && strncmp(nm, g->layers[l].name, dot - nm) == 0) ? dot + 1 : nm);
+		}
+		v = g->layers[last].first_op + g->layers[last].n_ops;
+	}
+
+	printf("\n%-6s %-7s %11s %11s %11s %11s %11s %11s\n", _("device"),
+	    _("coords"), _("parameters"), _("gradients"), _("optimizer"),
+	    _("activations"), _("buffers"), _("total"));
+	for (int d = 0; d < ev->n_devices; d++) {
+		const sl_mem *m = &ev->dev[d];
+		int c[SL_MAX_AXES] = { 0 };
+		char cs[16];
+		int64_t t = sl_mem_total(m);
+		sl_mesh_coords(&s->mesh, d, c);
+		if (s->mesh.n_axes == 1)
+			snprintf(cs, sizeof cs, "%d", c[0]);
+		else
+			snprintf(cs, sizeof cs, "%d,%d", c[0], c[1]);
+		printf("%-6d %-7s %11s %11s %11s %11s %11s %11s%s\n", d, cs,
+		    B(m->params, b[0]), B(m->grads, b[1]), B(m->optim, b[2]),
+		    B(m->acts, b[3]), B(m->buffers, b[4]), B(t, b[5]),
+		    (s->mesh.hw.memory_bytes > 0 && t > s->mesh.hw.memory_bytes) ?
+		    _("  over capacity") : "");
+	}
+	printf("\n%s %s (%s %s)\n", _("max memory per device:"),
+	    B(ev->max_total, b[0]), _("capacity"), B(s->mesh.hw.memory_bytes, b[1]));
+	printf("%s %s (%lld bytes)\n", _("redundant bytes (device 0):"),
+	    B(ev->redundant, b[0]), (long long)ev->redundant);
+	printf("%s %s:", _("communication per step:"), NS(ev->comm_ns, b[0]));
+	for (int c = 0; c < SL_COLL_COUNT; c++)
+		if (ev->comm.ns[c] > 0)
+			printf(" %s %s", sl_coll_name(c), NS(ev->comm.ns[c], b[1]));
+	printf("\n");
+}
+
+static int
+cmd_solve_iopddl(const cli_opts *o, cli_session *s)
+{
+	sl_solve_opts so = { .time_limit = o->time_limit };
+	sl_solution sol;
+	sl_error err;
+	int rc;
+
+	sl_error_clear(&err);
+	sl_solution_init(&sol, s->prob->n);
+	rc = sl_solve(s->prob, o->solver, &so, &sol, &err);
+	if (rc != SL_OK) {
+		sl_solution_free(&sol);
+		return cli_report(&err);
+	}
+	printf(_("problem %s: %d nodes, %d edges\n"), s->prob->name ? s->prob->name : "?",
+	    s->prob->n, s->prob->m);
+	print_solution_line(&sol);
+	if (sol.status == SL_SOLVE_OPTIMAL || sol.status == SL_SOLVE_FEASIBLE) {
+		printf(_("objective: %lld\n"), (long long)sol.objective);
+		if (s->prob->usage_limit >= 0)
+			printf(_("feasible: %s (peak usage %lld, limit %lld)\n"),
+			    sl_problem_feasible(s->prob, sol.choice) ? _("yes") : _("no"),
+			    (long long)sl_problem_peak_usage(s->prob, sol.choice),
+			    (long long)s->prob->usage_limit);
+		printf(_("strategies:"));
+		for (int v = 0; v < s->prob->n && v < 64; v++)
+			printf(" %d", sol.choice[v]);
+		printf("%s\n", s->prob->n > 64 ? " ..." : "");
+		rc = SL_OK;
+	} else {
+		rc = SL_EINFEASIBLE;
+	}
+	sl_solution_free(&sol);
+	return rc;
+}
+
+/* Solves s->prob; SL_OK with a usable solution, else the exit status. */
+static int
+solve_problem(const cli_opts *o, cli_session *s, sl_solution *sol)
+{
+	sl_solve_opts so = { .time_limit = o->time_limit };
+	sl_error err;
+	int rc;
+
+	sl_error_clear(&err);
+	sl_solution_init(sol, s->prob->n);
+	rc = sl_solve(s->prob, o->solver, &so, sol, &err);
+	if (rc != SL_OK)
+		return cli_report(&err);
+	if (sol->status == SL_SOLVE_INFEASIBLE) {
+		fprintf(stderr, _("shardlab: no feasible plan\n"));
+		return SL_EINFEASIBLE;
+	}
+	if (sol->status != SL_SOLVE_OPTIMAL && sol->status != SL_SOLVE_FEASIBLE) {
+		fprintf(stderr, _("shardlab: the solver stopped without a plan (%s)\n"),
+		    sl_solve_status_name(sol->status));
+		return SL_EINTERNAL;
+	}
+	return SL_OK;
+}
+
+static int
+cmd_solve(int argc, char **argv)
+{
+	cli_opts o;
+	cli_session s;
+	sl_solution sol;
+	sl_eval ev;
+	sl_error err;
+	int rc;
+	char b1[32];
+
+	sl_error_clear(&err);
+	if (cli_parse(argc, argv, &o, &err) != SL_OK)
+		return cli_report(&err);
+	if ((rc = cli_open(&o, false, &s, &err)) != SL_OK) {
+		cli_close(&s);
+		cli_opts_free(&o);
+		return cli_report(&err);
+	}
+	if (s.is_iopddl) {
+		rc = cmd_solve_iopddl(&o, &s);
+		goto out;
+	}
+	if ((rc = solve_problem(&o, &s, &sol)) != SL_OK)
+		goto out;
+	if ((rc = sl_evaluate(s.space, sol.choice, o.alpha, &ev, &err)) != SL_OK) {
+		sl_solution_free(&sol);
+		rc = cli_report(&err);
+		goto out;
+	}
+	if (ev.objective != sol.objective) {
+		fprintf(stderr, _("shardlab: internal error: the evaluator scores the plan %lld, the solver %lld\n"),
+		    (long long)ev.objective, (long long)sol.objective);
+		rc = SL_EINTERNAL;
+	}
+	if (rc == SL_OK && o.mem_limit > 0 && ev.max_total > o.mem_limit) {
+		fprintf(stderr, _("shardlab: the plan needs %s per device, over --mem-limit; lower --alpha (alpha 0 gives the least memory)\n"),
+		    B(ev.max_total, b1));
+		rc = SL_EINFEASIBLE;
+	}
+	if (rc == SL_OK && o.export_problem != NULL)
+		rc = sl_iopddl_save(s.prob, o.export_problem, &err) == SL_OK ? SL_OK :
+		    cli_report(&err);
+	if (rc == SL_OK && o.json != NULL) {
+		sl_plan_meta meta = { .model_source = s.source, .alpha = o.alpha,
+		    .sol = &sol, .cs = &o.cs };
+		if (sl_plan_write(s.space, sol.choice, &ev, &meta, o.json, &err) != SL_OK)
+			rc = cli_report(&err);
+	}
+	if (rc == SL_OK && !(o.json != NULL && strcmp(o.json, "-") == 0) && !o.quiet) {
+		char pc[32];
+		printf(_("model %s: %d operators, %.2f B parameters; mesh "), s.g->name,
+		    s.g->n_ops, (double)sl_graph_param_count(s.g) / 1e9);
+		print_mesh(&s.mesh);
+		printf(_(" on %s; alpha %g\n"), s.mesh.hw.name, o.alpha);
+		print_solution_line(&sol);
+		printf(_("objective: %lld\n"), (long long)sol.objective);
+		print_plan(s.space, &ev, sol.choice);
+		(void)pc;
+		if (o.json != NULL)
+			printf(_("plan written to %s\n"), o.json);
+	}
+	sl_eval_free(&ev);
+	sl_solution_free(&sol);
+out:
+	cli_close(&s);
+	cli_opts_free(&o);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ sweep */
+
+static int
+cmd_sweep(int argc, char **argv)
+{
+	cli_opts o;
+	cli_session s;
+	sl_frontier f = { 0 };
+	sl_error err;
+	int rc;
+	char b1[32], b2[32];
+
+	sl_error_clear(&err);
+	if (cli_parse(argc, argv, &o, &err) != SL_OK)
+		return cli_report(&err);
+	if ((rc = cli_open(&o, false, &s, &err)) != SL_OK || s.is_iopddl) {
+		if (rc == SL_OK)
+			rc = sl_error_set(&err, SL_EINPUT, s.source, 0, 0,
+			    _("sweep needs a model: an IOPDDL problem has no alpha"));
+		cli_close(&s);
+		cli_opts_free(&o);
+		return cli_report(&err);
+	}
+	if ((rc = sl_sweep(s.space, &o.cs, o.solver, &f, &err)) != SL_OK) {
+		rc = cli_report(&err);
+		goto out;
+	}
+	if (o.json != NULL) {
+		sl_atomic a;
+		if ((rc = sl_atomic_open(&a, o.json, &err)) != SL_OK) {
+			rc = cli_report(&err);
+			goto out;
+		}
+		fprintf(a.fp, "{\"format\": \"shardlab-sweep\", \"version\": 1, \"model\": \"%s\", \"points\": [",
+		    s.g->name);
+		for (int i = 0; i < f.n; i++) {
+			fprintf(a.fp, "%s\n  {\"alpha_lo\": %.17g, \"alpha_hi\": ", i ? "," : "",
+			    f.pt[i].alpha_lo);
+			if (f.pt[i].alpha_hi < 0)
+				fprintf(a.fp, "null");
+			else
+				fprintf(a.fp, "%.17g", f.pt[i].alpha_hi);
+			fprintf(a.fp, ", \"memory_bytes\": %lld, \"comm_time_ns\": %lld, \"strategies\": {",
+			    (long long)f.pt[i].mem, (long long)f.pt[i].comm_ns);
+			for (int v = 0; v < s.g->n_ops; v++)
+				fprintf(a.fp, "%s\"%s\": \"%s\"", v ? ", " : "", s.g->ops[v].name,
+				    s.space->ops[v].strat[f.pt[i].choice[v]].name);
+			fprintf(a.fp, "}}");
+		}
+		fprintf(a.fp, "\n]}\n");
+		if ((rc = sl_atomic_commit(&a, &err)) != SL_OK) {
+			rc = cli_report(&err);
+			goto out;
+		}
+		if (strcmp(o.json, "-") == 0)
+			goto out;
+	}
+	printf(_("alpha frontier of %s on "), s.g->name);
+	print_mesh(&s.mesh);
+	printf(_(": %d distinct plans\n\n"), f.n);
+	printf("%-4s %-27s %14s %14s\n", "#", _("alpha (bytes/us)"), _("memory/dev"),
+	    _("comm/step"));
+	for (int i = 0; i < f.n; i++) {
+		char range[64];
+		if (f.pt[i].alpha_hi < 0)
+			snprintf(range, sizeof range, "%.4g .. inf", f.pt[i].alpha_lo);
+		else
+			snprintf(range, sizeof range, "%.4g .. %.4g", f.pt[i].alpha_lo,
+			    f.pt[i].alpha_hi);
+		printf("%-4d %-27s %14s %14s\n", i + 1, range, B(f.pt[i].mem, b1),
+		    NS(f.pt[i].comm_ns, b2));
+	}
+out:
+	sl_frontier_free(&f);
+	cli_close(&s);
+	cli_opts_free(&o);
+	return rc;
+}
+
+/* ------------------------------------------------------------------- show */
+
+static void
+shape_str(const sl_tensor *t, char *buf, size_t len)
+{
+	size_t o = snprintf(buf, len, "[");
+	for (int i = 0; i < t->rank && o < len; i++)
+		o += snprintf(buf + o, len - o, "%s%lld", i ? "," : "", (long long)t->dims[i]);
+	if (o < len)
+		snprintf(buf + o, len - o, "]");
+}
+
+static int
+cmd_show(int argc, char **argv)
+{
+	cli_opts o;
+	sl_graph *g;
+	sl_error err;
+	sl_model_opts mo;
+	char b1[32];
+
+	sl_error_clear(&err);
+	if (cli_parse(argc, argv, &o, &err) != SL_OK)
+		return cli_report(&err);
+	if (o.n_args != 1) {
+		cli_opts_free(&o);
+		sl_error_set(&err, SL_EINPUT, NULL, 0, 0, _("usage: shardlab show MODEL"));
+		return cli_report(&err);
+	}
+	if (access(o.args[0], R_OK) == 0 && sl_iopddl_is_problem(o.args[0])) {
+		sl_problem *p = sl_iopddl_load(o.args[0], &err);
+		int64_t ks = 0;
+		if (p == NULL) {
+			cli_opts_free(&o);
+			return cli_report(&err);
+		}
+		for (int v = 0; v < p->n; v++)
+			ks += p->k[v];
+		printf(_("IOPDDL problem %s: %d nodes, %d edges, %.2f strategies per node on average, usage limit %lld\n"),
+		    p->name ? p->name : "?", p->n, p->m, p->n ? (double)ks / p->n : 0.0,
+		    (long long)p->usage_limit);
+		sl_problem_free(p);
+		cli_opts_free(&o);
+		return SL_OK;
+	}
+	mo.micro_batch = o.micro_batch;
+	mo.devices = o.shape[0] * (o.n_axes > 1 ? o.shape[1] : 1);
+	g = sl_model_open(o.args[0], &mo, &err);
+	if (g == NULL) {
+		cli_opts_free(&o);
+		return cli_report(&err);
+	}
+	printf(_("model %s (%s)\n"), g->name, g->source);
+	printf(_("parameters: %lld (%.3f B), %s of training state at 16 bytes each\n"),
+	    (long long)sl_graph_param_count(g), (double)sl_graph_param_count(g) / 1e9,
+	    B(sl_mul_sat(16, sl_graph_param_count(g)), b1));
+	printf(_("operators: %d, tensors: %d, layers: %d\n\n"), g->n_ops, g->n_tensors,
+	    g->n_layers);
+	printf("%-24s %-14s %-10s %s\n", _("operator"), _("kind"), _("layer"),
+	    _("inputs -> outputs"));
+	for (int v = 0; v < g->n_ops; v++) {
+		const sl_op *op = &g->ops[v];
+		printf("%-24s %-14s %-10s ", op->name, sl_op_kind_name(op->kind),
+		    op->layer >= 0 ? g->layers[op->layer].name : "-");
+		for (int i = 0; i < op->n_in; i++)
+			printf("%s%s", i ? ", " : "", g->tensors[op->in[i]].name);
+		printf(" -> ");
+		for (int i = 0; i < op->n_out; i++)
+			printf("%s%s", i ? ", " : "", g->tensors[op->out[i]].name);
+		printf("\n");
+	}
+	printf("\n%-28s %-22s %-6s %s\n", _("tensor"), _("shape"), _("dtype"), _("role"));
+	for (int t = 0; t < g->n_tensors; t++) {
+		char sh[96];
+		shape_str(&g->tensors[t], sh, sizeof sh);
+		printf("%-28s %-22s %-6s %s\n", g->tensors[t].name, sh,
+		    sl_dtype_name(g->tensors[t].dtype), sl_role_name(g->tensors[t].role));
+	}
+	sl_graph_free(g);
+	cli_opts_free(&o);
+	return SL_OK;
+}
+
+/* -------------------------------------------------------------------- gen */
+
+static int
+cmd_gen(int argc, char **argv)
+{
+	cli_opts o;
+	sl_gen_config c;
+	sl_graph *g;
+	sl_error err;
+	int fam, rc;
+
+	sl_error_clear(&err);
+	if (cli_parse(argc, argv, &o, &err) != SL_OK)
+		return cli_report(&err);
+	if (o.n_args != 1 || (fam = sl_family_from_name(o.args[0])) < 0) {
+		sl_error_set(&err, SL_EINPUT, NULL, 0, 0,
+		    _("usage: shardlab gen gpt|bert|llama [--layers N] [--hidden H] [--heads A] [--kv-heads K] [--ffn F] [--vocab V] [--seq S] [--batch B] [--name NAME] [--hf-config FILE] [-o FILE]"));
+		cli_opts_free(&o);
+		return cli_report(&err);
+	}
+	sl_gen_defaults(fam, &c);
+	if (o.hf_config != NULL && sl_gen_from_hf_config(o.hf_config, &c, &err) != SL_OK) {
+		cli_opts_free(&o);
+		return cli_report(&err);
+	}
+	if (o.layers) c.layers = o.layers;
+	if (o.hidden) c.hidden = o.hidden;
+	if (o.heads) c.heads = o.heads;
+	if (o.kv_heads) c.kv_heads = o.kv_heads;
+	if (o.ffn) c.ffn = o.ffn;
+	if (o.vocab) c.vocab = o.vocab;
+	if (o.seq) c.seq = o.seq;
+	if (o.batch) c.batch = o.batch;
+	if (o.name) snprintf(c.name, sizeof c.name, "%s", o.name);
+	g = sl_gen(&c, &err);
+	if (g == NULL) {
+		cli_opts_free(&o);
+		return cli_report(&err);
+	}
+	rc = sl_model_save_json(g, o.output ? o.output : "-", &err);
+	if (rc != SL_OK)
+		rc = cli_report(&err);
+	else if (o.output != NULL && !o.quiet)
+		fprintf(stderr, _("shardlab: wrote %s (%d operators, %.3f B parameters)\n"),
+		    o.output, g->n_ops, (double)sl_graph_param_count(g) / 1e9);
+	sl_graph_free(g);
+	cli_opts_free(&o);
+	return rc;
+}
+
+/* ------------------------------------------------------------------- main */
+
+typedef struct cli_cmd {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *usage;
+	const char *help;
+} cli_cmd;
+
+static int cmd_help(int argc, char **argv);
+
+static const cli_cmd commands[] = {
+	{ "tui", cli_cmd_tui, N_("tui [MODEL] [OPTIONS] [--plan FILE]"),
+	  N_("open the explorer (the default without a subcommand)") },
+	{ "solve", cmd_solve, N_("solve MODEL [OPTIONS] [--json FILE|-] [--export-problem FILE]"),
+	  N_("find the plan with the least memory traded against communication") },
+	{ "sweep", cmd_sweep, N_("sweep MODEL [OPTIONS] [--json FILE|-]"),
+	  N_("every optimal plan over alpha: the memory/communication Pareto table") },
+	{ "compare", cli_cmd_compare, N_("compare MODEL [OPTIONS] [--json FILE|-]"),
+	  N_("our plan against data parallel, ZeRO, Megatron-LM, Alpa and Colossal-Auto") },
+	{ "explain", cli_cmd_explain, N_("explain MODEL --op NAME [--strategy S] [OPTIONS]"),
+	  N_("what one operator's strategy stores, moves and costs, step by step") },
+	{ "show", cmd_show, N_("show MODEL"),
+	  N_("operators, tensors and parameter count of a model") },
+	{ "gen", cmd_gen, N_("gen gpt|bert|llama [FLAGS] [--hf-config FILE] [-o FILE]"),
+	  N_("write a model file for a transformer family") },
+	{ "render", cli_cmd_render, N_("render MODEL [OPTIONS] --format dot|svg -o FILE"),
+	  N_("draw the strategy graph of the chosen plan with Graphviz") },
+	{ "validate", cli_cmd_validate, N_("validate PLAN [--emulate] [--steps N] [--json FILE|-]"),
+	  N_("run a plan's training step on local GPUs and compare with the prediction") },
+	{ "help", cmd_help, N_("help"), N_("this text") },
+};
+
+static int
+cmd_help(int argc, char **argv)
+{
+	printf(_("usage: shardlab [SUBCOMMAND] [ARGUMENTS]\n\n"));
+	for (size_t i = 0; i < SL_ARRAY_LEN(commands); i++)
+		printf("  shardlab %s\n      %s\n", _(commands[i].usage), _(commands[i].help));
+	printf(_("\nOPTIONS: --mesh AxB | --devices N, --hw PROFILE, --alpha A (bytes per microsecond),\n"
+	    "         --pin OP=STRATEGY, --forbid OP=STRATEGY (repeatable), --solver auto|dp|ilp|brute,\n"
+	    "         --mem-limit SIZE, --micro-batch B, --time-limit SECONDS, --no-zero\n"
+	    "MODEL:   a bundled model name, a model JSON file, or an IOPDDL problem (.json, .json.gz)\n"
+	    "exit status: 0 success, 1 no feasible plan, 2 bad usage or input, 3 internal or solver failure\n"
+	    "See shardlab(1), shardlab-model(5) and shardlab-plan(5).\n"));
+	return SL_OK;
+}
+
+int
+main(int argc, char **argv)
+{
+	setlocale(LC_ALL, "");
+#ifdef ENABLE_NLS
+	bindtextdomain(PACKAGE, LOCALEDIR);
+	textdomain(PACKAGE);
+#endif
+	if (argc < 2)
+		return cli_cmd_tui(0, NULL);
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+		return cmd_help(0, NULL);
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		printf("shardlab %s\n", PACKAGE_VERSION);
+		return SL_OK;
+	}
+	for (size_t i = 0; i < SL_ARRAY_LEN(commands); i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].run(argc - 1, argv + 1);
+	if (argv[1][0] == '-' || access(argv[1], R_OK) == 0)
+		return cli_cmd_tui(argc, argv);
+	fprintf(stderr, _("shardlab: unknown subcommand '%s' (see shardlab --help)\n"), argv[1]);
+	return SL_EINPUT;
+}

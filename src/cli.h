@@ -1,0 +1,77 @@
+/*
+ * cli.h: what the command-line subcommands share: one option parser for the
+ * options of design.md's contract, one way to open a model (or an IOPDDL
+ * problem) into a strategy space and problem, and one way to report errors.
+ * Each subcommand is a row of the table in cli.c.
+ */
+#ifndef SL_CLI_H
+#define SL_CLI_H
+
+#include "shardlab.h"
+#include "internal.h"
+
+typedef struct cli_opts {
+	/* positional arguments after the subcommand */
+	int n_args;
+	char **args;
+	/* common options */
+	bool mesh_set;
+	int n_axes, shape[SL_MAX_AXES];	/* --mesh AxB | --devices N (default 4) */
+	const char *hw;			/* --hw (default h100-nvlink) */
+	double alpha;			/* --alpha (default 0) */
+	sl_constraints cs;		/* --pin / --forbid */
+	sl_solver_kind solver;		/* --solver (default auto) */
+	int64_t mem_limit;		/* --mem-limit, -1 none */
+	int64_t micro_batch;		/* --micro-batch (default 1) */
+	double time_limit;		/* --time-limit seconds, 0 none */
+	bool no_zero;			/* --no-zero: no ZeRO-3/OSDP variants */
+	/* outputs and per-command options */
+	const char *json;		/* --json FILE|- */
+	const char *output;		/* -o FILE */
+	const char *format;		/* --format */
+	const char *plan;		/* --plan FILE (tui) */
+	const char *op;			/* --op NAME (explain) */
+	const char *strategy;		/* --strategy S (explain) */
+	const char *hf_config;		/* --hf-config FILE (gen) */
+	bool emulate;			/* --emulate (validate) */
+	int steps;			/* --steps N (validate) */
+	const char *export_problem;	/* --export-problem FILE (solve) */
+	bool quiet;			/* -q */
+	/* gen flags */
+	int layers;
+	int64_t hidden, heads, kv_heads, ffn, vocab, seq, batch;
+	const char *name;
+} cli_opts;
+
+/* Parses argv (after the subcommand name).  Returns SL_OK or SL_EINPUT. */
+int cli_parse(int argc, char **argv, cli_opts *o, sl_error *err);
+void cli_opts_free(cli_opts *o);
+
+/* An opened model: graph, mesh, space, and the problem for o->alpha and pins. */
+typedef struct cli_session {
+	bool is_iopddl;
+	sl_graph *g;			/* NULL for IOPDDL */
+	sl_mesh mesh;
+	sl_space *space;		/* NULL for IOPDDL */
+	sl_problem *prob;		/* NULL if the constraints were infeasible */
+	const char *source;		/* what the user named */
+} cli_session;
+
+/* Opens o->args[0] (or the default model when there is none and allow_default). */
+int cli_open(const cli_opts *o, bool allow_default, cli_session *s, sl_error *err);
+void cli_close(cli_session *s);
+
+/* Prints "shardlab: file:line:col: message" to stderr; returns err->code. */
+int cli_report(const sl_error *err);
+
+/* Subcommands living outside cli.c. */
+int cli_cmd_tui(int argc, char **argv);
+int cli_cmd_compare(int argc, char **argv);
+int cli_cmd_explain(int argc, char **argv);
+int cli_cmd_validate(int argc, char **argv);
+int cli_cmd_render(int argc, char **argv);
+
+#define CLI_DEFAULT_MODEL "gpt-1.7b"
+#define CLI_DEFAULT_HW "h100-nvlink"
+
+#endif

@@ -1,0 +1,2 @@
+/* cli_render.c: placeholder until implemented. */
+#include "internal.h"

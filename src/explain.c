@@ -1,0 +1,2 @@
+/* explain.c: placeholder until implemented. */
+#include "internal.h"

@@ -1,0 +1,2 @@
+/* gen.c: placeholder until implemented. */
+#include "internal.h"

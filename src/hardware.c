@@ -1,0 +1,2 @@
+/* hardware.c: placeholder until implemented. */
+#include "internal.h"

@@ -1,0 +1,97 @@
+/*
+ * internal.h: helpers shared by the engine's files and its front ends but not
+ * part of the public interface: gettext macros, checked arithmetic, the
+ * operator kind table.
+ */
+#ifndef SL_INTERNAL_H
+#define SL_INTERNAL_H
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include "shardlab.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#ifdef ENABLE_NLS
+#include <libintl.h>
+#define _(s) gettext(s)
+#else
+#define _(s) (s)
+#endif
+#define N_(s) (s)
+
+#define SL_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+static inline int64_t sl_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Saturating int64 arithmetic: costs never wrap. */
+static inline int64_t sl_add_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_add_overflow(a, b, &r))
+		return (a > 0) ? INT64_MAX : INT64_MIN;
+	return r;
+}
+static inline int64_t sl_mul_sat(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_mul_overflow(a, b, &r))
+		return ((a > 0) == (b > 0)) ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+/*
+ * One row per operator kind (kinds.c).  check validates the operator's
+ * shapes and writes why not into why; bind describes its loop dimensions.
+ * saved[slot] is what the kind keeps for backward from each tensor slot
+ * input slot (saved_in) and output slot (saved_out): bytes per element, -1
+ * for the tensor's dtype size, 0 for nothing.  extra_saved adds what no tensor slot describes (attention
+ * scores), on the given device.
+ */
+typedef struct sl_kind_info {
+	const char *name;
+	int min_in, max_in, n_out;
+	int (*check)(const sl_graph *g, const sl_op *op, char *why, size_t len);
+	void (*bind)(const sl_graph *g, const sl_op *op, sl_binding *b);
+	int saved_in[SL_MAX_OP_TENSORS];
+	int saved_out[2];
+	int64_t (*extra_saved)(const sl_graph *g, const sl_op *op,
+	    const sl_binding *b, const int64_t *local_loop);
+	bool elementwise;	/* output follows the inputs dimension by dimension */
+	const char *summary;	/* one line for man pages and `show` */
+} sl_kind_info;
+
+extern const sl_kind_info sl_kinds[SL_OP_KIND_COUNT];
+
+/* Largest shard of a loop dimension of size n split over parts. */
+static inline int64_t sl_shard(int64_t n, int64_t parts) { return sl_ceil_div(n, parts); }
+
+/* Slot of tensor index t among an operator's inputs then outputs, or -1. */
+static inline int sl_op_nslots(const sl_op *op) { return op->n_in + op->n_out; }
+static inline int sl_op_slot_tensor(const sl_op *op, int slot)
+{
+	return slot < op->n_in ? op->in[slot] : op->out[slot - op->n_in];
+}
+
+/*
+ * Memory items of a node (space.c): each with its category, its local bytes
+ * on coord and its full (unsharded) bytes.  sl_node_cost sums the local
+ * bytes; the evaluator also uses the full ones for redundancy.
+ */
+enum { CAT_PARAMS, CAT_GRADS, CAT_OPTIM, CAT_ACTS, CAT_BUFFERS, CAT_COUNT };
+typedef void (*item_fn)(void *ctx, int category, int64_t local, int64_t full);
+void sl_node_items(const sl_space *sp, int opi, int si, const int *coord,
+    item_fn fn, void *ctx);
+/* Adds v to the category cat of m. */
+void sl_mem_add(sl_mem *m, int cat, int64_t v);
+int64_t sl_comm_total(const sl_comm *c);
+void sl_comm_add(sl_comm *to, const sl_comm *c);
+
+/* sha256 of a byte buffer as 64 hex characters (util.c). */
+void sl_sha256_hex(const void *data, size_t len, char out[65]);
+/* Reads a whole file (gzip transparently when gz is true); NULL + err. */
+char *sl_read_file(const char *path, size_t *len, bool gz, sl_error *err);
+
+#endif /* SL_INTERNAL_H */

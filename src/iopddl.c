@@ -1,0 +1,2 @@
+/* iopddl.c: placeholder until implemented. */
+#include "internal.h"

@@ -1,0 +1,2 @@
+/* jsonpos.c: placeholder until implemented. */
+#include "internal.h"

@@ -1,0 +1,522 @@
+/*
+ * kinds.c: the operator kind table.  One row per kind: how many tensors it
+ * takes, how its shapes must relate, its loop dimensions (the einsum view
+ * that strategy enumeration and the cost model share), and what it keeps for
+ * backward (Korthikanti et al. 2022, "Reducing activation recomputation in
+ * large transformer models", section 4).
+ */
+#include "internal.h"
+
+#include <stdio.h>
+
+static const sl_tensor *
+T(const sl_graph *g, int idx)
+{
+	return &g->tensors[idx];
+}
+
+static int
+fail(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static void
+bind_reset(sl_binding *b)
+{
+	memset(b, 0, sizeof *b);
+	memset(b->map, -1, sizeof b->map);
+}
+
+static int
+bind_loop(sl_binding *b, int64_t size, bool split, const char *role)
+{
+	int i = b->n_loop++;
+
+	b->size[i] = size;
+	b->splittable[i] = split;
+	b->role[i] = role;
+	return i;
+}
+
+/* Roles of the leading (batch-like) dimensions of a tensor of this rank. */
+static const char *
+lead_role(int rank_lead, int i)
+{
+	static const char *r2[] = { "dp", "seq" };
+	static const char *r3[] = { "dp", "head", "seq" };
+
+	if (rank_lead <= 2)
+		return r2[i];
+	if (rank_lead == 3)
+		return r3[i];
+	return i == 0 ? "dp" : "b";
+}
+
+/* Elementwise roles for all dimensions of a tensor of rank r. */
+static const char *
+elem_role(int r, int i)
+{
+	if (i == r - 1 && r >= 2)
+		return "col";
+	return lead_role(r - 1, i);
+}
+
+static bool
+same_shape(const sl_tensor *a, const sl_tensor *b)
+{
+	if (a->rank != b->rank)
+		return false;
+	for (int i = 0; i < a->rank; i++)
+		if (a->dims[i] != b->dims[i])
+			return false;
+	return true;
+}
+
+static void
+shape_str(const sl_tensor *t, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	o += snprintf(buf + o, len - o, "[");
+	for (int i = 0; i < t->rank && o < len; i++)
+		o += snprintf(buf + o, len - o, "%s%lld", i ? ", " : "",
+		    (long long)t->dims[i]);
+	if (o < len)
+		snprintf(buf + o, len - o, "]");
+}
+
+/* ---------------------------------------------------------------- embedding */
+
+static int
+check_embedding(const sl_graph *g, const sl_op *op, char *why, size_t len)
+{
+	const sl_tensor *tok = T(g, op->in[0]), *tab = T(g, op->in[1]);
+	const sl_tensor *y = T(g, op->out[0]);
+
+	if (tok->rank != 2)
+		return fail(why, len, _("embedding: tokens '%s' must be [batch, seq]"), tok->name);
+	if (tab->rank != 2)
+		return fail(why, len, _("embedding: table '%s' must be [vocab, hidden]"), tab->name);
+	if (y->rank != 3 || y->dims[0] != tok->dims[0] || y->dims[1] != tok->dims[1] ||
+	    y->dims[2] != tab->dims[1])
+		return fail(why, len, _("embedding: output '%s' must be [%lld, %lld, %lld]"),
+		    y->name, (long long)tok->dims[0], (long long)tok->dims[1],
+		    (long long)tab->dims[1]);
+	if (op->n_in == 3) {
+		const sl_tensor *pos = T(g, op->in[2]);
+		if (pos->rank != 2 || pos->dims[0] != tok->dims[1] ||
+		    pos->dims[1] != tab->dims[1])
+			return fail(why, len,
+			    _("embedding: position table '%s' must be [%lld, %lld]"),
+			    pos->name, (long long)tok->dims[1], (long long)tab->dims[1]);
+	}
+	return 0;
+}
+
+static void
+bind_embedding(const sl_graph *g, const sl_op *op, sl_binding *b)
+{
+	const sl_tensor *tok = T(g, op->in[0]), *tab = T(g, op->in[1]);
+	int lb, ls, lv, lh;
+
+	bind_reset(b);
+	lb = bind_loop(b, tok->dims[0], true, "dp");
+	ls = bind_loop(b, tok->dims[1], true, "seq");
+	lv = bind_loop(b, tab->dims[0], true, "vocab");
+	lh = bind_loop(b, tab->dims[1], true, "col");
+	b->map[0][0] = lb, b->map[0][1] = ls;
+	b->map[1][0] = lv, b->map[1][1] = lh;
+	if (op->n_in == 3)
+		b->map[2][0] = ls, b->map[2][1] = lh;
+	b->map[op->n_in][0] = lb, b->map[op->n_in][1] = ls, b->map[op->n_in][2] = lh;
+}
+
+/* ------------------------------------------------------------------- matmul */
+
+static int
+check_matmul(const sl_graph *g, const sl_op *op, char *why, size_t len)
+{
+	const sl_tensor *x = T(g, op->in[0]), *w = T(g, op->in[1]), *y = T(g, op->out[0]);
+	int64_t k, n;
+	char sx[96], sw[96];
+
+	if (x->rank < 1 || w->rank != 2)
+		return fail(why, len, _("matmul: weight '%s' must have 2 dimensions"), w->name);
+	k = op->transpose_w ? w->dims[1] : w->dims[0];
+	n = op->transpose_w ? w->dims[0] : w->dims[1];
+	if (x->dims[x->rank - 1] != k) {
+		shape_str(x, sx, sizeof sx);
+		shape_str(w, sw, sizeof sw);
+		return fail(why, len,
+		    _("matmul: inner dimensions differ: input '%s' %s, weight '%s' %s%s"),
+		    x->name, sx, w->name, sw, op->transpose_w ? " (transposed)" : "");
+	}
+	if (op->n_in == 3) {
+		const sl_tensor *bias = T(g, op->in[2]);
+		if (bias->rank != 1 || bias->dims[0] != n)
+			return fail(why, len, _("matmul: bias '%s' must be [%lld]"),
+			    bias->name, (long long)n);
+	}
+	if (y->rank != x->rank || y->dims[y->rank - 1] != n)
+		goto bad_out;
+	for (int i = 0; i < x->rank - 1; i++)
+		if (y->dims[i] != x->dims[i])
+			goto bad_out;
+	return 0;
+bad_out:
+	shape_str(y, sx, sizeof sx);
+	return fail(why, len,
+	    _("matmul: output '%s' %s must keep the input's leading dimensions and end in %lld"),
+	    y->name, sx, (long long)n);
+}
+
+static void
+bind_matmul(const sl_graph *g, const sl_op *op, sl_binding *b)
+{
+	const sl_tensor *x = T(g, op->in[0]), *w = T(g, op->in[1]);
+	int lead = x->rank - 1, lk, ln, l[SL_MAX_RANK];
+
+	bind_reset(b);
+	for (int i = 0; i < lead; i++)
+		l[i] = bind_loop(b, x->dims[i], true, lead_role(lead, i));
+	lk = bind_loop(b, x->dims[lead], true, "row");
+	ln = bind_loop(b, op->transpose_w ? w->dims[0] : w->dims[1], true, "col");
+	for (int i = 0; i < lead; i++)
+		b->map[0][i] = l[i], b->map[op->n_in][i] = l[i];
+	b->map[0][lead] = lk;
+	b->map[1][0] = op->transpose_w ? ln : lk;
+	b->map[1][1] = op->transpose_w ? lk : ln;
+	if (op->n_in == 3)
+		b->map[2][0] = ln;
+	b->map[op->n_in][lead] = ln;
+}
+
+/* ---------------------------------------------------------------------- bmm */
+
+static int
+check_bmm(const sl_graph *g, const sl_op *op, char *why, size_t len)
+{
+	const sl_tensor *a = T(g, op->in[0]), *bb = T(g, op->in[1]), *y = T(g, op->out[0]);
+	int r = a->rank;
+
+	if (r < 2 || bb->rank != r || y->rank != r)
+		return fail(why, len, _("bmm: '%s', '%s' and '%s' must have the same rank >= 2"),
+		    a->name, bb->name, y->name);
+	for (int i = 0; i < r - 2; i++)
+		if (a->dims[i] != bb->dims[i] || y->dims[i] != a->dims[i])
+			return fail(why, len, _("bmm: batch dimension %d differs"), i);
+	if (a->dims[r - 1] != bb->dims[r - 2])
+		return fail(why, len, _("bmm: inner dimensions differ (%lld vs %lld)"),
+		    (long long)a->dims[r - 1], (long long)bb->dims[r - 2]);
+	if (y->dims[r - 2] != a->dims[r - 2] || y->dims[r - 1] != bb->dims[r - 1])
+		return fail(why, len, _("bmm: output '%s' must be [..., %lld, %lld]"),
+		    y->name, (long long)a->dims[r - 2], (long long)bb->dims[r - 1]);
+	return 0;
+}
+
+static void
+bind_bmm(const sl_graph *g, const sl_op *op, sl_binding *b)
+{
+	const sl_tensor *a = T(g, op->in[0]), *bb = T(g, op->in[1]);
+	int r = a->rank, l[SL_MAX_RANK], lm, lk, ln;
+
+	bind_reset(b);
+	for (int i = 0; i < r - 2; i++)
+		l[i] = bind_loop(b, a->dims[i], true, i == 0 ? "dp" : "head");
+	lm = bind_loop(b, a->dims[r - 2], true, "seq");
+	lk = bind_loop(b, a->dims[r - 1], true, "row");
+	ln = bind_loop(b, bb->dims[r - 1], true, "col");
+	for (int i = 0; i < r - 2; i++)
+		b->map[0][i] = b->map[1][i] = b->map[2][i] = l[i];
+	b->map[0][r - 2] = lm, b->map[0][r - 1] = lk;
+	b->map[1][r - 2] = lk, b->map[1][r - 1] = ln;
+	b->map[2][r - 2] = lm, b->map[2][r - 1] = ln;
+}
+
+/* -------------------------------------------------------------------- norms */
+
+static int
+check_norm(const sl_graph *g, const sl_op *op, char *why, size_t len)
+{
+	const sl_tensor *x = T(g, op->in[0]), *y = T(g, op->out[0]);
+	int64_t h = x->dims[x->rank - 1];
+
+	if (!same_shape(x, y))
+		return fail(why, len, _("%s: output '%s' must have the input's shape"),
+		    sl_op_kind_name(op->kind), y->name);
+	for (int i = 1; i < op->n_in; i++) {
+		const sl_tensor *p = T(g, op->in[i]);
+		if (p->rank != 1 || p->dims[0] != h)
+			return fail(why, len, _("%s: '%s' must be [%lld]"),
+			    sl_op_kind_name(op->kind), p->name, (long long)h);
+	}
+	return 0;
+}
+
+/* Leading dims splittable, last not (norms, softmax). */
+static void
+bind_lastfixed(const sl_graph *g, const sl_op *op, sl_binding *b)
+{
+	const sl_tensor *x = T(g, op->in[0]);
+	int r = x->rank, l[SL_MAX_RANK];
+
+	bind_reset(b);
+	for (int i = 0; i < r - 1; i++)
+		l[i] = bind_loop(b, x->dims[i], true, lead_role(r - 1, i));
+	l[r - 1] = bind_loop(b, x->dims[r - 1], false, "h");
+	for (int i = 0; i < r; i++)
+		b->map[0][i] = b->map[op->n_in][i] = l[i];
+	for (int i = 1; i < op->n_in; i++)
+		b->map[i][0] = l[r - 1];
+}
+
+/* -------------------------------------------------------------- elementwise */
+
+static int
+check_elementwise(const sl_graph *g, const sl_op *op, char *why, size_t len)
+{
+	const sl_tensor *y = T(g, op->out[0]);
+	char sa[96], sb[96];
+
+	for (int i = 0; i < op->n_in; i++) {
+		const sl_tensor *x = T(g, op->in[i]);
+		if (!same_shape(x, y)) {
+			shape_str(x, sa, sizeof sa);
+			shape_str(y, sb, sizeof sb);
+			return fail(why, len, _("%s: input '%s' %s and output '%s' %s differ in shape"),
+			    sl_op_kind_name(op->kind), x->name, sa, y->name, sb);
+		}
+	}
+	return 0;
+}
+
+static void
+bind_elementwise(const sl_graph *g, const sl_op *op, sl_binding *b)
+{
+	const sl_tensor *y = T(g, op->out[0]);
+	int r = y->rank, l[SL_MAX_RANK];
+
+	bind_reset(b);
+	for (int i = 0; i < r; i++)
+		l[i] = bind_loop(b, y->dims[i], true, elem_role(r, i));
+	for (int s = 0; s < op->n_in + op->n_out; s++)
+		for (int i = 0; i < r; i++)
+			b->map[s][i] = l[i];
+}
+
+/* ------------------------------------------------------- reshape, transpose */
+
+static int
+check_reshape(const sl_graph *g, const sl_op *op, char *why, size_t len)
+{
+	const sl_tensor *x = T(g, op->in[0]), *y = T(g, op->out[0]);
+
+	if (sl_tensor_elems(x) != sl_tensor_elems(y))
+		return fail(why, len, _("reshape: '%s' and '%s' hold different numbers of elements"),
+		    x->name, y->name);
+	return 0;
+}
+
+static void
+bind_reshape(const sl_graph *g, const sl_op *op, sl_binding *b)
+{
+	const sl_tensor *x = T(g, op->in[0]), *y = T(g, op->out[0]);
+	int i;
+
+	bind_reset(b);
+	for (i = 0; i < x->rank && i < y->rank && x->dims[i] == y->dims[i]; i++) {
+		static const char *rr[] = { "dp", "seq", "d2", "d3" };
+		int l = bind_loop(b, x->dims[i], true, rr[i]);
+		b->map[0][i] = b->map[1][i] = l;
+	}
+}
+
+static int
+check_transpose(const sl_graph *g, const sl_op *op, char *why, size_t len)
+{
+	const sl_tensor *x = T(g, op->in[0]), *y = T(g, op->out[0]);
+	bool seen[SL_MAX_RANK] = { false };
+
+	if (x->rank != y->rank)
+		return fail(why, len, _("transpose: '%s' and '%s' differ in rank"), x->name, y->name);
+	for (int i = 0; i < x->rank; i++) {
+		int p = op->perm[i];
+		if (p < 0 || p >= x->rank || seen[p])
+			return fail(why, len, _("transpose: perm must be a permutation of 0..%d"),
+			    x->rank - 1);
+		seen[p] = true;
+		if (y->dims[i] != x->dims[p])
+			return fail(why, len, _("transpose: output dimension %d must be %lld"),
+			    i, (long long)x->dims[p]);
+	}
+	return 0;
+}
+
+static void
+bind_transpose(const sl_graph *g, const sl_op *op, sl_binding *b)
+{
+	const sl_tensor *x = T(g, op->in[0]);
+
+	bind_reset(b);
+	for (int i = 0; i < x->rank; i++) {
+		bind_loop(b, x->dims[i], true, elem_role(x->rank, i));
+		b->map[0][i] = i;
+	}
+	for (int i = 0; i < x->rank; i++)
+		b->map[1][i] = op->perm[i];
+}
+
+/* ---------------------------------------------------------------- attention */
+
+static int
+check_attention(const sl_graph *g, const sl_op *op, char *why, size_t len)
+{
+	const sl_tensor *x = T(g, op->in[0]), *y = T(g, op->out[0]);
+	int64_t q = op->heads, kv = op->kv_heads ? op->kv_heads : op->heads, d;
+
+	if (q <= 0)
+		return fail(why, len, _("attention: attribute heads must be a positive integer"));
+	if (kv <= 0 || q % kv != 0)
+		return fail(why, len, _("attention: kv_heads must divide heads"));
+	if (x->rank != 3 || y->rank != 3 || x->dims[0] != y->dims[0] || x->dims[1] != y->dims[1])
+		return fail(why, len, _("attention: input and output must be [batch, seq, features]"));
+	if (y->dims[2] % q != 0)
+		return fail(why, len, _("attention: output features %lld not divisible by %lld heads"),
+		    (long long)y->dims[2], (long long)q);
+	d = y->dims[2] / q;
+	if (x->dims[2] != (q + 2 * kv) * d)
+		return fail(why, len,
+		    _("attention: input '%s' must have (heads + 2 kv_heads) x head_dim = %lld features"),
+		    x->name, (long long)((q + 2 * kv) * d));
+	return 0;
+}
+
+static void
+bind_attention(const sl_graph *g, const sl_op *op, sl_binding *b)
+{
+	const sl_tensor *x = T(g, op->in[0]);
+	int lb, ls, lh;
+
+	bind_reset(b);
+	lb = bind_loop(b, x->dims[0], true, "dp");
+	ls = bind_loop(b, x->dims[1], false, "seq");
+	lh = bind_loop(b, op->heads, true, "head");
+	b->map[0][0] = b->map[1][0] = lb;
+	b->map[0][1] = b->map[1][1] = ls;
+	b->map[0][2] = b->map[1][2] = lh;
+}
+
+/* Scores, softmax output, dropout mask and output: 5 bytes x b x heads x s^2. */
+static int64_t
+extra_attention(const sl_graph *g, const sl_op *op, const sl_binding *b,
+    const int64_t *local)
+{
+	int64_t s = b->size[1];
+
+	return sl_mul_sat(sl_mul_sat(sl_mul_sat(5, local[0]), local[2]), sl_mul_sat(s, s));
+}
+
+/* ------------------------------------------------------------ cross-entropy */
+
+static int
+check_xent(const sl_graph *g, const sl_op *op, char *why, size_t len)
+{
+	const sl_tensor *x = T(g, op->in[0]), *lab = T(g, op->in[1]), *y = T(g, op->out[0]);
+
+	if (x->rank != 3)
+		return fail(why, len, _("cross_entropy: logits '%s' must be [batch, seq, vocab]"), x->name);
+	if (lab->rank != 2 || lab->dims[0] != x->dims[0] || lab->dims[1] != x->dims[1])
+		return fail(why, len, _("cross_entropy: labels '%s' must be [%lld, %lld]"),
+		    lab->name, (long long)x->dims[0], (long long)x->dims[1]);
+	if (y->rank != 2 || y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
+		return fail(why, len, _("cross_entropy: loss '%s' must be [%lld, %lld]"),
+		    y->name, (long long)x->dims[0], (long long)x->dims[1]);
+	return 0;
+}
+
+static void
+bind_xent(const sl_graph *g, const sl_op *op, sl_binding *b)
+{
+	const sl_tensor *x = T(g, op->in[0]);
+	int lb, ls, lv;
+
+	bind_reset(b);
+	lb = bind_loop(b, x->dims[0], true, "dp");
+	ls = bind_loop(b, x->dims[1], true, "seq");
+	lv = bind_loop(b, x->dims[2], true, "vocab");
+	b->map[0][0] = lb, b->map[0][1] = ls, b->map[0][2] = lv;
+	b->map[1][0] = lb, b->map[1][1] = ls;
+	b->map[2][0] = lb, b->map[2][1] = ls;
+}
+
+/* -------------------------------------------------------------------- table */
+
+#define ELEM(nm, nin, sm, ...) { .name = nm, .min_in = nin, .max_in = nin, .n_out = 1, \
+	.check = check_elementwise, .bind = bind_elementwise, .saved_in = { __VA_ARGS__ }, \
+	.elementwise = true, .summary = sm }
+
+const sl_kind_info sl_kinds[SL_OP_KIND_COUNT] = {
+	[SL_OP_EMBEDDING] = { .name = "embedding", .min_in = 2, .max_in = 3, .n_out = 1,
+	    .check = check_embedding, .bind = bind_embedding,
+	    .summary = N_("token (and position) lookup: tokens[b,s], table[V,h] (, pos[s,h]) -> [b,s,h]") },
+	[SL_OP_MATMUL] = { .name = "matmul", .min_in = 2, .max_in = 3, .n_out = 1,
+	    .check = check_matmul, .bind = bind_matmul, .saved_in = { -1 },
+	    .summary = N_("x[...,k] w[k,n] (+ bias[n]) -> [...,n]; keeps x") },
+	[SL_OP_BMM] = { .name = "bmm", .min_in = 2, .max_in = 2, .n_out = 1,
+	    .check = check_bmm, .bind = bind_bmm, .saved_in = { -1, -1 },
+	    .summary = N_("batched a[...,m,k] b[...,k,n] -> [...,m,n]; keeps both") },
+	[SL_OP_LAYERNORM] = { .name = "layernorm", .min_in = 1, .max_in = 3, .n_out = 1,
+	    .check = check_norm, .bind = bind_lastfixed, .saved_in = { -1 },
+	    .summary = N_("normalises the last dimension; keeps its input") },
+	[SL_OP_RMSNORM] = { .name = "rmsnorm", .min_in = 1, .max_in = 2, .n_out = 1,
+	    .check = check_norm, .bind = bind_lastfixed, .saved_in = { -1 },
+	    .summary = N_("RMS-normalises the last dimension; keeps its input") },
+	[SL_OP_SOFTMAX] = { .name = "softmax", .min_in = 1, .max_in = 1, .n_out = 1,
+	    .check = check_elementwise, .bind = bind_lastfixed, .saved_out = { -1 },
+	    .summary = N_("softmax over the last dimension; keeps its output") },
+	[SL_OP_GELU] = ELEM("gelu", 1, N_("elementwise; keeps its input"), -1),
+	[SL_OP_SILU] = ELEM("silu", 1, N_("elementwise; keeps its input"), -1),
+	[SL_OP_RELU] = ELEM("relu", 1, N_("elementwise; keeps its input"), -1),
+	[SL_OP_MUL] = ELEM("mul", 2, N_("elementwise product; keeps both inputs"), -1, -1),
+	[SL_OP_ADD] = ELEM("add", 2, N_("elementwise sum (residual); keeps nothing"), 0),
+	[SL_OP_DROPOUT] = { .name = "dropout", .min_in = 1, .max_in = 1, .n_out = 1,
+	    .check = check_elementwise, .bind = bind_elementwise, .saved_out = { 1 },
+	    .elementwise = true,
+	    .summary = N_("elementwise; keeps a 1-byte mask per element") },
+	[SL_OP_RESHAPE] = { .name = "reshape", .min_in = 1, .max_in = 1, .n_out = 1,
+	    .check = check_reshape, .bind = bind_reshape,
+	    .summary = N_("same elements, new shape; common leading dimensions may be split") },
+	[SL_OP_TRANSPOSE] = { .name = "transpose", .min_in = 1, .max_in = 1, .n_out = 1,
+	    .check = check_transpose, .bind = bind_transpose,
+	    .summary = N_("permutes dimensions (attribute perm)") },
+	[SL_OP_ATTENTION] = { .name = "attention", .min_in = 1, .max_in = 1, .n_out = 1,
+	    .check = check_attention, .bind = bind_attention, .saved_in = { -1 },
+	    .extra_saved = extra_attention,
+	    .summary = N_("fused core attention qkv[b,s,(q+2kv)d] -> [b,s,qd]; keeps qkv and 5 b a s^2 bytes") },
+	[SL_OP_CROSS_ENTROPY] = { .name = "cross_entropy", .min_in = 2, .max_in = 2, .n_out = 1,
+	    .check = check_xent, .bind = bind_xent, .saved_in = { 4 },
+	    .summary = N_("logits[b,s,V], labels[b,s] -> loss[b,s]; keeps fp32 softmax") },
+};
+
+const char *
+sl_op_kind_name(sl_op_kind k)
+{
+	if ((int)k < 0 || k >= SL_OP_KIND_COUNT)
+		return "?";
+	return sl_kinds[k].name;
+}
+
+int
+sl_op_kind_from_name(const char *s)
+{
+	for (int k = 0; k < SL_OP_KIND_COUNT; k++)
+		if (strcmp(sl_kinds[k].name, s) == 0)
+			return k;
+	return -1;
+}

@@ -1,0 +1,2 @@
+/* launch.c: placeholder until implemented. */
+#include "internal.h"

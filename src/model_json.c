@@ -1,0 +1,2 @@
+/* model_json.c: placeholder until implemented. */
+#include "internal.h"

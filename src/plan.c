@@ -1,0 +1,2 @@
+/* plan.c: placeholder until implemented. */
+#include "internal.h"

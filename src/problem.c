@@ -1,0 +1,2 @@
+/* problem.c: placeholder until implemented. */
+#include "internal.h"

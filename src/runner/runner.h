@@ -1,0 +1,3 @@
+#ifndef SL_RUNNER_H
+#define SL_RUNNER_H
+#endif

@@ -1,0 +1,2 @@
+/* runner placeholder */
+int main(void){return 3;}

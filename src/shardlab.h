@@ -1,0 +1,772 @@
+/*
+ * shardlab.h: the engine's one public header.
+ *
+ * The engine turns a model's operator graph and a device mesh into a strategy
+ * graph, solves it for the plan with the least per-device memory traded
+ * against communication time, and evaluates any plan.  It never prints and
+ * never includes curses: errors come back as sl_error values, progress
+ * through callbacks.  The command line (src/cli*.c) and the explorer (ui/)
+ * are front ends over this header alone.
+ *
+ *   graph.c        operators, tensors, validation, topological order
+ *   kinds.c        the operator kind table: loop dimensions, saved tensors
+ *   model_json.c   JSON model format loader/saver (man shardlab-model.5)
+ *   jsonpos.c      line/column of a JSON value, for error messages
+ *   gen.c          GPT / BERT / LLaMA generators, Hugging Face config.json
+ *   hardware.c     hardware profiles and device meshes
+ *   space.c        strategy enumeration and the cost model
+ *   problem.c      the solvers' pairwise min-sum problem, pins and forbids
+ *   solve_ilp.c    GLPK integer program (per-edge marginal formulation)
+ *   solve_dp.c     exact elimination / folded-layer DP
+ *   solve_brute.c  exhaustive enumeration (small problems, tests)
+ *   solve.c        solver dispatch (auto|dp|ilp|brute)
+ *   iopddl.c       IOPDDL contest problems: load (plain or gzip), export
+ *   eval.c         per-device evaluator of any assignment
+ *   plan.c         plan JSON write/read (man shardlab-plan.5)
+ *   util.c         errors, allocation, atomic files, size parsing
+ *
+ * Units: memory in bytes, time in nanoseconds, both int64_t.
+ */
+#ifndef SHARDLAB_H
+#define SHARDLAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ errors */
+
+/* Exit statuses of the command line; also the codes of sl_error. */
+enum sl_status {
+	SL_OK = 0,
+	SL_EINFEASIBLE = 1,	/* no plan satisfies the constraints */
+	SL_EINPUT = 2,		/* bad usage or bad input */
+	SL_EINTERNAL = 3	/* internal or solver failure */
+};
+
+typedef struct sl_error {
+	int code;		/* enum sl_status; SL_OK when unset */
+	char file[512];		/* "" when not about a file */
+	int line, column;	/* 1-based; 0 when unknown */
+	char msg[1024];
+} sl_error;
+
+void sl_error_clear(sl_error *e);
+/* Sets e (if non-NULL and not already set) and returns code. */
+int sl_error_set(sl_error *e, int code, const char *file, int line, int col,
+    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* "file:line:column: msg" (the parts that are known). */
+const char *sl_error_format(const sl_error *e, char *buf, size_t len);
+
+void *sl_xmalloc(size_t n);
+void *sl_xcalloc(size_t n, size_t m);
+void *sl_xrealloc(void *p, size_t n);
+char *sl_xstrdup(const char *s);
+
+/* Parses "40GiB", "80GB", "512MiB", "1e9" into bytes.  -1 on error. */
+int64_t sl_parse_size(const char *s);
+/* Formats bytes as "1.50 GiB" into buf. */
+const char *sl_format_bytes(int64_t bytes, char *buf, size_t len);
+/* Formats ns as "1.25 ms" into buf. */
+const char *sl_format_ns(int64_t ns, char *buf, size_t len);
+
+/*
+ * Writes a file atomically: open_tmp gives a FILE* on a temporary file in the
+ * same directory; commit renames it over path (or removes it on failure).
+ * path "-" means standard output (no temporary file).
+ */
+typedef struct sl_atomic {
+	FILE *fp;
+	char *path, *tmp;
+	bool is_stdout;
+} sl_atomic;
+int sl_atomic_open(sl_atomic *a, const char *path, sl_error *err);
+int sl_atomic_commit(sl_atomic *a, sl_error *err);	/* closes, renames */
+void sl_atomic_abort(sl_atomic *a);			/* closes, removes */
+
+/* Directory of bundled data (models, hardware); SHARDLAB_DATADIR overrides. */
+const char *sl_datadir(void);
+
+/* ------------------------------------------------------------------- graph */
+
+#define SL_MAX_RANK 4		/* tensor dimensions */
+#define SL_MAX_OP_TENSORS 6	/* inputs + outputs of one operator */
+#define SL_MAX_LOOP 8		/* loop (iteration) dimensions of one operator */
+#define SL_MAX_AXES 2		/* mesh axes */
+
+typedef enum sl_dtype {
+	SL_DT_F32, SL_DT_F16, SL_DT_BF16, SL_DT_I32, SL_DT_I64, SL_DT_U8,
+	SL_DT_COUNT
+} sl_dtype;
+
+typedef enum sl_role {
+	SL_ROLE_ACTIVATION,	/* produced by an operator */
+	SL_ROLE_PARAMETER,	/* trained weight: 16 bytes/element of state */
+	SL_ROLE_INPUT,		/* data fed to the step (tokens, labels): no gradient */
+	SL_ROLE_COUNT
+} sl_role;
+
+typedef enum sl_op_kind {
+	SL_OP_EMBEDDING,	/* tokens[b,s], table[V,h] (, pos[s,h]) -> [b,s,h] */
+	SL_OP_MATMUL,		/* x[...,k], w[k,n] (, bias[n]) -> [...,n] */
+	SL_OP_BMM,		/* a[...,m,k], b[...,k,n] -> [...,m,n] */
+	SL_OP_LAYERNORM,	/* x[...,h], gamma[h], beta[h] -> [...,h] */
+	SL_OP_RMSNORM,		/* x[...,h], gamma[h] -> [...,h] */
+	SL_OP_SOFTMAX,		/* x[...,n] -> [...,n], over the last dimension */
+	SL_OP_GELU,
+	SL_OP_SILU,
+	SL_OP_RELU,
+	SL_OP_MUL,		/* elementwise product of equal shapes */
+	SL_OP_ADD,		/* elementwise sum of equal shapes (residual) */
+	SL_OP_DROPOUT,
+	SL_OP_RESHAPE,		/* equal element count; common leading dims splittable */
+	SL_OP_TRANSPOSE,	/* attribute perm */
+	SL_OP_ATTENTION,	/* fused core attention: qkv[b,s,(q+2kv)*d] -> [b,s,q*d] */
+	SL_OP_CROSS_ENTROPY,	/* logits[b,s,V], labels[b,s] -> loss[b,s] */
+	SL_OP_KIND_COUNT
+} sl_op_kind;
+
+typedef struct sl_tensor {
+	char *name;
+	int rank;
+	int64_t dims[SL_MAX_RANK];
+	sl_dtype dtype;
+	sl_role role;
+	int producer;		/* operator index, -1 for parameters and inputs */
+} sl_tensor;
+
+typedef struct sl_op {
+	char *name;
+	sl_op_kind kind;
+	int n_in, n_out;
+	int in[SL_MAX_OP_TENSORS];	/* tensor indices */
+	int out[SL_MAX_OP_TENSORS];
+	int layer;		/* index into graph->layers, -1 if none */
+	int pos;		/* position within its layer (0-based), -1 if none */
+	/* attributes */
+	int heads, kv_heads;	/* attention */
+	int perm[SL_MAX_RANK];	/* transpose */
+	double p;		/* dropout probability */
+	bool transpose_w;	/* matmul: weight stored [n,k] (tied embeddings) */
+	/* where the operator was defined, for error messages */
+	int src_line, src_col;
+} sl_op;
+
+typedef struct sl_layer {
+	char *name;
+	int first_op, n_ops;	/* operators of a layer are contiguous */
+} sl_layer;
+
+typedef struct sl_graph {
+	char *name;
+	char *source;		/* file it came from, or "gen:..." */
+	int n_ops, n_tensors, n_layers;
+	sl_op *ops;
+	sl_tensor *tensors;
+	sl_layer *layers;
+	int cap_ops, cap_tensors, cap_layers;
+	char sha256[65];	/* of the source bytes, or of the canonical JSON */
+} sl_graph;
+
+sl_graph *sl_graph_new(const char *name);
+void sl_graph_free(sl_graph *g);
+/* Returns the new tensor's index, or -1 (duplicate name; err set). */
+int sl_graph_add_tensor(sl_graph *g, const char *name, int rank,
+    const int64_t *dims, sl_dtype dtype, sl_role role, sl_error *err);
+/*
+ * Adds an operator.  layer may be NULL; operators of one layer must be added
+ * contiguously.  Returns the operator index or -1 (err set).
+ */
+int sl_graph_add_op(sl_graph *g, const char *name, sl_op_kind kind,
+    int n_in, const int *in, int n_out, const int *out, const char *layer,
+    sl_error *err);
+int sl_graph_find_tensor(const sl_graph *g, const char *name);
+int sl_graph_find_op(const sl_graph *g, const char *name);
+/*
+ * Checks shapes against each kind's rules, single producers, no cycles,
+ * every activation produced, positive dimensions without overflow; reorders
+ * nothing.  err names the operator (and its src_line/src_col, with file).
+ */
+int sl_graph_validate(sl_graph *g, const char *file, sl_error *err);
+int64_t sl_graph_param_count(const sl_graph *g);
+int64_t sl_tensor_elems(const sl_tensor *t);
+int sl_dtype_size(sl_dtype dt);
+const char *sl_dtype_name(sl_dtype dt);
+int sl_dtype_from_name(const char *s);		/* -1 if unknown */
+const char *sl_role_name(sl_role r);
+int sl_role_from_name(const char *s);
+const char *sl_op_kind_name(sl_op_kind k);
+int sl_op_kind_from_name(const char *s);	/* -1 if unknown */
+
+/* ------------------------------------------------------------------ models */
+
+typedef enum sl_family { SL_FAM_GPT, SL_FAM_BERT, SL_FAM_LLAMA } sl_family;
+
+typedef struct sl_gen_config {
+	sl_family family;
+	char name[64];
+	int layers;
+	int64_t hidden, heads, kv_heads, ffn, vocab, seq;
+	int64_t batch;		/* batch dimension of the graph */
+} sl_gen_config;
+
+/* Defaults for a family (the 2-layer toy sizes); then override fields. */
+void sl_gen_defaults(sl_family fam, sl_gen_config *c);
+int sl_family_from_name(const char *s);
+/* Fills c from a Hugging Face config.json (err names the file/line). */
+int sl_gen_from_hf_config(const char *path, sl_gen_config *c, sl_error *err);
+sl_graph *sl_gen(const sl_gen_config *c, sl_error *err);
+
+typedef struct sl_model_opts {
+	int64_t micro_batch;	/* per data-parallel rank; default 1 */
+	int devices;		/* mesh size: generated models get batch = micro_batch * devices */
+} sl_model_opts;
+
+/*
+ * Opens a model: a bundled name (data/models/NAME.json), a model JSON file,
+ * or a generator description file.  IOPDDL problems are not models: see
+ * sl_iopddl_load.  Returns NULL with err set (code SL_EINPUT for bad input).
+ */
+sl_graph *sl_model_open(const char *arg, const sl_model_opts *o, sl_error *err);
+sl_graph *sl_model_load_json(const char *path, sl_error *err);
+sl_graph *sl_model_parse_json(const char *text, size_t len, const char *file,
+    sl_error *err);
+int sl_model_save_json(const sl_graph *g, const char *path, sl_error *err);
+/* Names of bundled models, NULL-terminated, static. */
+const char *const *sl_bundled_models(void);
+
+/* ---------------------------------------------------------- hardware, mesh */
+
+typedef struct sl_link {
+	double bandwidth;	/* bytes/s, per direction */
+	double latency;		/* seconds */
+} sl_link;
+
+typedef struct sl_hw {
+	char name[64];
+	char description[256];
+	char device[64];
+	int devices_per_node;
+	int64_t memory_bytes;	/* per device */
+	double flops;		/* dense bf16 peak per device */
+	sl_link intra, inter;
+} sl_hw;
+
+typedef struct sl_axis {
+	int size;
+	sl_link link;
+} sl_axis;
+
+typedef struct sl_mesh {
+	int n_axes;		/* 1 or 2 */
+	sl_axis axes[SL_MAX_AXES];
+	int n_devices;
+	sl_hw hw;
+} sl_mesh;
+
+int sl_hw_load(const char *name_or_path, sl_hw *hw, sl_error *err);
+const char *const *sl_bundled_hardware(void);
+/* "8", "2x4": shape parse; 0 or error. */
+int sl_mesh_parse(const char *s, int *n_axes, int shape[SL_MAX_AXES], sl_error *err);
+/* Inner axis (last) is intra-node while it fits a node; outer likewise. */
+int sl_mesh_make(const sl_hw *hw, int n_axes, const int *shape, sl_mesh *m,
+    sl_error *err);
+/* Device id -> coordinates and back (row-major). */
+void sl_mesh_coords(const sl_mesh *m, int dev, int coord[SL_MAX_AXES]);
+
+/* ------------------------------------------------------------ cost formulas */
+
+typedef enum sl_coll {
+	SL_COLL_ALL_REDUCE, SL_COLL_ALL_GATHER, SL_COLL_REDUCE_SCATTER,
+	SL_COLL_ALL_TO_ALL, SL_COLL_COUNT
+} sl_coll;
+const char *sl_coll_name(sl_coll c);
+/* Ring collective time in ns over n devices of a link, B bytes of the full tensor. */
+int64_t sl_coll_time(sl_coll c, int n, int64_t bytes, const sl_link *l);
+
+/* ----------------------------------------------------------- strategy space */
+
+/* Sharding of one tensor: per dimension the mesh axes (bit a = axis a) it is split over. */
+typedef struct sl_spec {
+	uint8_t split[SL_MAX_RANK];
+	uint8_t partial;	/* axes over which values are pending partial sums */
+	uint8_t zero;		/* parameters: axes over which states are sharded (ZeRO-3) */
+} sl_spec;
+/* "S0,R,S1" / "S01,R|P1" / "R,S1|Z0" */
+const char *sl_spec_format(const sl_spec *s, int rank, char *buf, size_t len);
+
+typedef struct sl_strategy {
+	char name[32];			/* "dp", "col", "dp0.col1", "dp+z" */
+	uint8_t loop_axes[SL_MAX_LOOP];	/* axes splitting each loop dim */
+	uint8_t zero;			/* axes sharding parameter states */
+	sl_spec spec[SL_MAX_OP_TENSORS];/* inputs then outputs */
+} sl_strategy;
+
+/* Loop-dimension binding of one operator (from the kind table). */
+typedef struct sl_binding {
+	int n_loop;
+	int64_t size[SL_MAX_LOOP];
+	bool splittable[SL_MAX_LOOP];
+	const char *role[SL_MAX_LOOP];	/* "dp", "seq", "row", "col", "head", "vocab" */
+	/* loop dim of each tensor dim, inputs then outputs; -1 = none */
+	int8_t map[SL_MAX_OP_TENSORS][SL_MAX_RANK];
+} sl_binding;
+
+/* Communication one strategy or edge causes, by collective (ns, bytes moved). */
+typedef struct sl_comm {
+	int64_t ns[SL_COLL_COUNT];
+	int64_t bytes[SL_COLL_COUNT];
+} sl_comm;
+
+/* Memory of one device by category (bytes). */
+typedef struct sl_mem {
+	int64_t params, grads, optim, acts, buffers;
+} sl_mem;
+int64_t sl_mem_total(const sl_mem *m);
+
+typedef struct sl_space_op {
+	sl_binding bind;
+	int n_strat;
+	sl_strategy *strat;
+} sl_space_op;
+
+/* An edge of the strategy graph: a tensor from its producer (or owner) to a consumer. */
+typedef struct sl_space_edge {
+	int tensor;
+	int src, dst;		/* operators */
+	int src_slot, dst_slot;	/* tensor slot in each operator (inputs then outputs) */
+} sl_space_edge;
+
+typedef struct sl_space_opts {
+	bool zero;		/* offer ZeRO-3 / OSDP variants (+z); default true */
+} sl_space_opts;
+
+typedef struct sl_space {
+	const sl_graph *g;
+	sl_mesh mesh;
+	sl_space_opts opts;
+	sl_space_op *ops;	/* one per graph operator */
+	int n_edges;
+	sl_space_edge *edges;
+	int *owner;		/* per tensor: operator that holds a parameter's states, or -1 */
+	/* cost tables on device 0, filled by sl_space_build */
+	int64_t **node_mem, **node_ns;	/* [op][strategy] */
+	int64_t **edge_mem, **edge_ns;	/* [edge][s_src * k_dst + s_dst] */
+} sl_space;
+
+sl_space *sl_space_build(const sl_graph *g, const sl_mesh *m,
+    const sl_space_opts *o, sl_error *err);
+void sl_space_free(sl_space *s);
+int sl_space_find_strategy(const sl_space *s, int op, const char *name);
+
+/*
+ * Costs on the device with coordinates coord (NULL = device 0, which always
+ * holds the largest shard of every tensor).  Node: memory the operator's
+ * strategy puts on the device and the time of collectives it triggers
+ * (backward partial-gradient all-reduces, gradient sync, ZeRO gathers).
+ * Edge: transient buffer and resharding time between the two strategies.
+ */
+void sl_node_cost(const sl_space *s, int op, int strat, const int *coord,
+    sl_mem *mem, sl_comm *comm);
+void sl_edge_cost(const sl_space *s, int edge, int s_src, int s_dst,
+    const int *coord, sl_mem *mem, sl_comm *comm);
+/* Local size of dimension d of a tensor of spec sp on device coord. */
+int64_t sl_local_dim(const sl_mesh *m, const sl_spec *sp, int d, int64_t size,
+    const int *coord);
+int64_t sl_local_elems(const sl_mesh *m, const sl_spec *sp, const sl_tensor *t,
+    const int *coord);
+
+/* Objective weight: a term of mem bytes and ns time costs mem + round(alpha*ns/1000). */
+int64_t sl_weigh(int64_t mem, int64_t ns, double alpha);
+
+/* ----------------------------------------------------------------- problem */
+
+/*
+ * The pairwise min-sum problem every solver sees (the FITEE auxiliary graph,
+ * or an IOPDDL problem).  All costs are int64; a solution's objective is the
+ * sum of the chosen node costs and chosen edge entries.
+ */
+typedef struct sl_problem {
+	char *name;
+	int n;			/* nodes */
+	int *k;			/* strategies per node */
+	int64_t **cost;		/* cost[v][s] */
+	uint8_t **allowed;	/* allowed[v][s]; 1 = may be chosen */
+	int m;			/* edges */
+	int (*edge)[2];		/* endpoints (u, v), u != v */
+	int64_t **ecost;	/* ecost[e][s * k[v] + t] */
+	/* optional memory constraint (IOPDDL): live intervals [lo, hi) and usages */
+	int64_t (*interval)[2];	/* NULL when none */
+	int64_t **usage;	/* usage[v][s] */
+	int64_t usage_limit;	/* < 0: none */
+	/* repeated-layer structure (models): layer instance per node, -1 none */
+	int *layer;
+	int *pos;		/* position in layer */
+	char **node_name;	/* may be NULL */
+	char ***strat_name;	/* may be NULL */
+} sl_problem;
+
+sl_problem *sl_problem_new(int n, const int *k, int m, const int (*edge)[2]);
+void sl_problem_free(sl_problem *p);
+sl_problem *sl_problem_copy(const sl_problem *p);
+/* Sum of costs, or INT64_MAX if a choice is out of range or not allowed. */
+int64_t sl_problem_score(const sl_problem *p, const int *choice);
+/* Peak usage over time of a choice (0 when no intervals). */
+int64_t sl_problem_peak_usage(const sl_problem *p, const int *choice);
+bool sl_problem_feasible(const sl_problem *p, const int *choice);
+
+/* Pins and forbids by operator and strategy name. */
+typedef struct sl_constraint {
+	char *op, *strategy;
+	bool pin;		/* true pin, false forbid */
+} sl_constraint;
+
+typedef struct sl_constraints {
+	int n, cap;
+	sl_constraint *c;
+} sl_constraints;
+
+void sl_constraints_add(sl_constraints *cs, const char *op, const char *strat, bool pin);
+/* Parses "OP=STRATEGY". */
+int sl_constraints_parse(sl_constraints *cs, const char *arg, bool pin, sl_error *err);
+void sl_constraints_free(sl_constraints *cs);
+
+/*
+ * Builds the problem for a weight alpha (bytes per microsecond of
+ * communication).  Unknown operators or strategies: SL_EINPUT.  A pin set
+ * that leaves an operator no strategy: SL_EINFEASIBLE, naming the operators
+ * and strategies involved.
+ */
+sl_problem *sl_space_problem(const sl_space *s, double alpha,
+    const sl_constraints *cs, sl_error *err);
+/* Re-weighs an existing problem of this space for another alpha (keeps allowed). */
+void sl_space_reweigh(const sl_space *s, double alpha, sl_problem *p);
+/* Applies constraints to p->allowed (resets it first). */
+int sl_space_constrain(const sl_space *s, sl_problem *p,
+    const sl_constraints *cs, sl_error *err);
+
+/* ------------------------------------------------------------------ solvers */
+
+typedef enum sl_solve_status {
+	SL_SOLVE_OPTIMAL, SL_SOLVE_FEASIBLE, SL_SOLVE_INFEASIBLE,
+	SL_SOLVE_LIMIT,		/* stopped by time limit without a solution */
+	SL_SOLVE_CANCELLED, SL_SOLVE_FAILED
+} sl_solve_status;
+const char *sl_solve_status_name(sl_solve_status s);
+
+typedef enum sl_solver_kind {
+	SL_SOLVER_AUTO, SL_SOLVER_DP, SL_SOLVER_ILP, SL_SOLVER_BRUTE
+} sl_solver_kind;
+const char *sl_solver_name(sl_solver_kind k);
+int sl_solver_from_name(const char *s);
+
+typedef struct sl_solve_opts {
+	double time_limit;	/* seconds; <= 0 none */
+	/* polled now and then; returning true cancels the solve */
+	bool (*cancel)(void *ctx);
+	void *cancel_ctx;
+	/* progress text (e.g. GLPK's log lines); may be NULL */
+	void (*progress)(void *ctx, const char *text);
+	void *progress_ctx;
+} sl_solve_opts;
+
+typedef struct sl_solution {
+	int n;
+	int *choice;		/* strategy per node */
+	int64_t objective;	/* sl_problem_score of choice */
+	sl_solve_status status;
+	sl_solver_kind solver;	/* which solver answered */
+	double time_ms;
+	bool confirmed;		/* another exact solver reached the same objective */
+	char note[256];		/* e.g. "dp refused: width 9; used ilp" */
+} sl_solution;
+
+void sl_solution_init(sl_solution *s, int n);
+void sl_solution_free(sl_solution *s);
+
+/* Each returns SL_OK (see sol->status) or an error code with err set. */
+int sl_solve(const sl_problem *p, sl_solver_kind kind, const sl_solve_opts *o,
+    sl_solution *sol, sl_error *err);
+int sl_solve_brute(const sl_problem *p, const sl_solve_opts *o,
+    sl_solution *sol, sl_error *err);
+int sl_solve_ilp(const sl_problem *p, const sl_solve_opts *o,
+    sl_solution *sol, sl_error *err);
+/* DP refuses (SL_EINTERNAL, message says why) when it cannot be exact cheaply,
+ * and when the problem has a usage limit. */
+int sl_solve_dp(const sl_problem *p, const sl_solve_opts *o,
+    sl_solution *sol, sl_error *err);
+
+/* Kept-warm GLPK: built once, re-solved after allowed/cost changes. */
+typedef struct sl_ilp sl_ilp;
+sl_ilp *sl_ilp_new(const sl_problem *p, sl_error *err);
+/* Re-reads p (same structure: n, k, edges) and solves from the previous basis. */
+int sl_ilp_resolve(sl_ilp *w, const sl_problem *p, const sl_solve_opts *o,
+    sl_solution *sol, sl_error *err);
+void sl_ilp_free(sl_ilp *w);
+
+/* Live DP: folded layers and incremental updates. */
+typedef struct sl_dp sl_dp;
+sl_dp *sl_dp_new(const sl_problem *p, sl_error *err);
+/* Re-solves after p's costs or allowed changed (same structure). */
+int sl_dp_resolve(sl_dp *d, const sl_problem *p, sl_solution *sol, sl_error *err);
+void sl_dp_free(sl_dp *d);
+
+/* Alpha frontier: every distinct optimal plan over alpha in [0, inf). */
+typedef struct sl_frontier_point {
+	double alpha_lo, alpha_hi;	/* optimal for alpha in [lo, hi]; hi < 0 = inf */
+	int64_t mem;			/* memory objective part (device 0, bytes) */
+	int64_t comm_ns;		/* communication time per step */
+	int *choice;
+} sl_frontier_point;
+
+typedef struct sl_frontier {
+	int n;
+	sl_frontier_point *pt;
+} sl_frontier;
+
+int sl_sweep(const sl_space *s, const sl_constraints *cs, sl_solver_kind kind,
+    sl_frontier *f, sl_error *err);
+void sl_frontier_free(sl_frontier *f);
+
+/* ------------------------------------------------------------------ IOPDDL */
+
+sl_problem *sl_iopddl_load(const char *path, sl_error *err);
+bool sl_iopddl_is_problem(const char *path);	/* by peeking at the content */
+int sl_iopddl_save(const sl_problem *p, const char *path, sl_error *err);
+
+/* ---------------------------------------------------------------- evaluator */
+
+typedef struct sl_op_eval {
+	sl_mem mem;		/* on device 0: node share plus its input edges' buffers */
+	sl_comm comm;		/* node plus its input edges */
+} sl_op_eval;
+
+typedef struct sl_eval {
+	int n_devices;
+	sl_mem *dev;		/* per device */
+	int64_t *dev_redundant;	/* per device */
+	int64_t max_total;	/* max over devices of the total */
+	int64_t redundant;	/* on device 0 */
+	sl_comm comm;		/* per step */
+	int64_t comm_ns;	/* sum of comm.ns */
+	int64_t mem_part, objective;	/* sum of node+edge memory; weighed objective */
+	int n_ops;
+	sl_op_eval *ops;
+	int n_over_capacity;	/* devices over the profile's memory */
+} sl_eval;
+
+/* Scores any assignment (one strategy index per operator). */
+int sl_evaluate(const sl_space *s, const int *choice, double alpha,
+    sl_eval *ev, sl_error *err);
+void sl_eval_free(sl_eval *ev);
+
+/* -------------------------------------------------------------------- plans */
+
+typedef struct sl_plan_meta {
+	const char *model_source;	/* what the user named */
+	double alpha;
+	const sl_solution *sol;
+	const sl_constraints *cs;
+	int64_t micro_batch;		/* 0: not recorded */
+	const char *hw_source;		/* what --hw named; NULL: the profile's name */
+} sl_plan_meta;
+
+/* Writes the plan JSON (man shardlab-plan.5) atomically; path "-" = stdout. */
+int sl_plan_write(const sl_space *s, const int *choice, const sl_eval *ev,
+    const sl_plan_meta *meta, const char *path, sl_error *err);
+
+typedef struct sl_plan_file {
+	char *model;		/* model name or source */
+	char *model_source;
+	int n_axes, shape[SL_MAX_AXES];
+	char *hardware;
+	double alpha;
+	int n_ops;
+	char **op_name, **strategy;
+	bool *pinned;
+	sl_constraints cs;	/* pins and forbids recorded in the plan */
+	int64_t micro_batch;	/* 0 when the plan does not say */
+	char *path;		/* the file read, for messages */
+	int *op_line, *op_col;	/* where each op's strategy is written */
+} sl_plan_file;
+
+int sl_plan_read(const char *path, sl_plan_file *pf, sl_error *err);
+void sl_plan_file_free(sl_plan_file *pf);
+/* Maps a plan file's strategies onto a space: choice[op]. */
+int sl_plan_choice(const sl_space *s, const sl_plan_file *pf, int *choice,
+    sl_error *err);
+
+/* ---------------------------------------------------------------- baselines */
+/* (baseline.c, explain.c: declarations go here) */
+
+/*
+ * Preset plans of other systems, scored by the same evaluator (baseline.c).
+ * ZeRO-1 and ZeRO-2 are not strategies of the space: they are the data
+ * parallel plan with the optimizer states (and gradients) divided over all
+ * devices afterwards, by category, in the evaluator's result.
+ */
+typedef enum sl_baseline_kind {
+	SL_BASE_DP,		/* data parallel, replicated parameters */
+	SL_BASE_ZERO1,		/* + optimizer states sharded */
+	SL_BASE_ZERO2,		/* + gradients sharded */
+	SL_BASE_ZERO3,		/* + parameters sharded (the +z strategies) */
+	SL_BASE_MEGATRON,	/* tensor parallel inner axis, data parallel outer */
+	SL_BASE_MEGATRON_SP,	/* the same with sequence parallelism */
+	SL_BASE_ALPA,		/* least communication */
+	SL_BASE_ALPA_BUDGET,	/* least communication under a memory budget */
+	SL_BASE_COLOSSAL,	/* least communication under the device memory */
+	SL_BASE_COUNT
+} sl_baseline_kind;
+
+const char *sl_baseline_name(sl_baseline_kind k);	/* "megatron-sp" */
+const char *sl_baseline_title(sl_baseline_kind k);	/* "Megatron-LM + SP" */
+int sl_baseline_from_name(const char *s);		/* -1 if unknown */
+
+/* One scored plan: ours or a baseline. */
+typedef struct sl_scored_plan {
+	char method[32];	/* "ours", or sl_baseline_name */
+	char title[64];
+	bool applicable;	/* false: note says why; nothing else is set */
+	char note[512];		/* how it was built; adjustments made */
+	int *choice;		/* strategy per operator */
+	sl_eval ev;		/* evaluator result (adjusted for ZeRO-1/2) */
+	int64_t max_mem, mean_mem;	/* per device, bytes */
+	int64_t redundant;	/* on device 0 */
+	int64_t comm_ns;	/* per step */
+} sl_scored_plan;
+
+void sl_scored_plan_free(sl_scored_plan *p);
+
+typedef struct sl_baseline_opts {
+	int64_t mem_budget;	/* Alpa-style budget per device; < 0 none */
+	sl_solver_kind solver;	/* for the frontier-based baselines */
+} sl_baseline_opts;
+
+/*
+ * Builds and scores one baseline.  frontier (may be NULL) is the alpha
+ * frontier of s without constraints, shared by the Alpa and Colossal-Auto
+ * baselines; when NULL they compute it.  A baseline that does not apply
+ * (no budget given, nothing fits) returns SL_OK with applicable false.
+ */
+int sl_baseline_plan(const sl_space *s, sl_baseline_kind k,
+    const sl_baseline_opts *o, const sl_frontier *frontier,
+    sl_scored_plan *out, sl_error *err);
+
+/* Scores an assignment into out (method and title given). */
+int sl_score_plan(const sl_space *s, const int *choice, double alpha,
+    const char *method, const char *title, sl_scored_plan *out, sl_error *err);
+
+/* Ours at alpha (with constraints) first, then every baseline. */
+typedef struct sl_comparison {
+	int n;
+	sl_scored_plan *row;
+	double alpha;
+} sl_comparison;
+
+int sl_compare(const sl_space *s, double alpha, const sl_constraints *cs,
+    const sl_baseline_opts *o, sl_comparison *c, sl_error *err);
+void sl_comparison_free(sl_comparison *c);
+
+/*
+ * A teaching text about one operator under one strategy (explain.c): the
+ * shard of every tensor on every device, the redundant bytes and why, the
+ * collectives in forward and backward with sizes and times, and the
+ * arithmetic of its memory and time.  choice (may be NULL) is the plan the
+ * neighbours come from, for the resharding of its inputs.  Returns a
+ * malloc'd string, or NULL with err set.
+ */
+char *sl_explain(const sl_space *s, const int *choice, int op, int strat,
+    sl_error *err);
+
+/* ------------------------------------------------------ GPU launch lists */
+/* (launch.c: declarations go here) */
+
+/*
+ * A launch list is what one training step of a plan does on each device of
+ * the mesh: the buffers it allocates (named, by memory category, summing to
+ * the evaluator's prediction) and, in order, the kernels (local matmul shapes,
+ * memory-traffic kernels) and collectives of the forward and backward pass.
+ * The GPU runner (src/runner) executes it; the engine only builds it.
+ */
+typedef enum sl_mem_cat {
+	SL_CAT_PARAMS, SL_CAT_GRADS, SL_CAT_OPTIM, SL_CAT_ACTS, SL_CAT_BUFFERS,
+	SL_CAT_COUNT
+} sl_mem_cat;
+/* "parameters", "gradients", "optimizer", "activations", "buffers" (plan JSON keys). */
+const char *sl_mem_cat_name(int cat);
+int sl_mem_cat_from_name(const char *s);	/* -1 if unknown */
+int64_t sl_mem_get(const sl_mem *m, int cat);
+void sl_mem_add(sl_mem *m, int cat, int64_t bytes);
+
+typedef struct sl_alloc {
+	char name[96];		/* "fc1.w1.grad", "gelu:saved:h", "h:fc1->fc2" */
+	int cat;		/* sl_mem_cat */
+	int op;			/* operator it belongs to, -1 none */
+	int64_t bytes;
+} sl_alloc;
+
+typedef enum sl_item_kind { SL_ITEM_GEMM, SL_ITEM_MEMORY, SL_ITEM_COLL } sl_item_kind;
+typedef enum sl_phase { SL_PHASE_FWD, SL_PHASE_BWD } sl_phase;
+
+typedef struct sl_launch_item {
+	sl_item_kind kind;
+	sl_phase phase;
+	int op;			/* operator index */
+	char name[96];		/* "fc1.fwd", "fc1.dgrad", "fc1.wgrad", "x:fc1->gelu.ag0" */
+	/* gemm: C[batch][m,n] = A[m,k] B[k,n], bf16 in, fp32 accumulate */
+	int64_t batch, m, n, k;
+	int64_t flops;		/* 2 batch m n k */
+	/* memory: bytes read plus written; collective: bytes B of the group's tensor */
+	int64_t bytes;
+	/* collective */
+	sl_coll coll;
+	int axis, group;	/* mesh axis and its size */
+	int64_t ns;		/* modelled time (sl_coll_time) */
+} sl_launch_item;
+
+typedef struct sl_launch_dev {
+	int id;
+	int coord[SL_MAX_AXES];
+	int n_alloc;
+	sl_alloc *alloc;
+	sl_mem alloc_sum;	/* sums of alloc by category */
+	sl_mem predicted;	/* the evaluator's figure for this device */
+	int n_items;
+	sl_launch_item *item;
+	int64_t flops;		/* of all gemm items */
+	int64_t traffic;	/* bytes of all memory items */
+	int64_t comm_ns;	/* cost model's communication per step (nodes + edges) */
+	int64_t items_comm_ns;	/* sum of the collective items' ns */
+	int64_t compute_ns;	/* roofline estimate: flops / hw peak */
+	/* operators whose itemized buffers disagreed with the cost model in a
+	 * category (then one buffer of the cost model's size replaces them) */
+	int n_mismatch;
+} sl_launch_dev;
+
+typedef struct sl_launch {
+	char model[128];
+	char hardware[64];
+	sl_mesh mesh;
+	int n_devices;
+	sl_launch_dev *dev;
+	int64_t eval_comm_ns;	/* sl_evaluate's comm_ns (device 0) */
+} sl_launch;
+
+/* Builds the launch list of an assignment; checks it against sl_evaluate. */
+int sl_launch_build(const sl_space *s, const int *choice, sl_launch *l,
+    sl_error *err);
+void sl_launch_free(sl_launch *l);
+/* JSON ("shardlab-launch", version 1), atomically; path "-" = stdout. */
+int sl_launch_write_json(const sl_launch *l, const char *path, sl_error *err);
+/* The same JSON as a malloc'd string (NULL + err on failure). */
+char *sl_launch_to_json(const sl_launch *l, sl_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SHARDLAB_H */

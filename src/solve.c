@@ -1,0 +1,2 @@
+/* solve.c: placeholder until implemented. */
+#include "internal.h"

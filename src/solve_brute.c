@@ -1,0 +1,2 @@
+/* solve_brute.c: placeholder until implemented. */
+#include "internal.h"

@@ -1,0 +1,2 @@
+/* solve_dp.c: placeholder until implemented. */
+#include "internal.h"

@@ -1,0 +1,2 @@
+/* solve_ilp.c: placeholder until implemented. */
+#include "internal.h"

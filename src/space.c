@@ -1,0 +1,884 @@
+/*
+ * space.c: the strategy space and the cost model (doc/cost-model.md).
+ *
+ * For every operator it enumerates the strategies a mesh allows (one loop
+ * dimension, or none, per mesh axis; optional ZeRO-3/OSDP variants), derives
+ * the sharding spec of each tensor, and prices each strategy (node) and each
+ * pair of strategies across a tensor edge in memory bytes and communication
+ * nanoseconds.  sl_space_problem weighs the two by alpha into the int64
+ * tables every solver sees.
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* ------------------------------------------------------------ local sizes */
+
+static int
+axes_parts(const sl_mesh *m, uint8_t axes)
+{
+	int p = 1;
+
+	for (int a = 0; a < m->n_axes; a++)
+		if (axes & (1u << a))
+			p *= m->axes[a].size;
+	return p;
+}
+
+/* Index of a device within the group that splits over axes (axis 0 outer). */
+static int
+axes_index(const sl_mesh *m, uint8_t axes, const int *coord)
+{
+	int idx = 0;
+
+	if (coord == NULL)
+		return 0;
+	for (int a = 0; a < m->n_axes; a++)
+		if (axes & (1u << a))
+			idx = idx * m->axes[a].size + coord[a];
+	return idx;
+}
+
+/* Piece i of n split into parts, lower indices taking the remainder. */
+static int64_t
+piece(int64_t n, int parts, int i)
+{
+	return n / parts + (i < n % parts ? 1 : 0);
+}
+
+int64_t
+sl_local_dim(const sl_mesh *m, const sl_spec *sp, int d, int64_t size,
+    const int *coord)
+{
+	uint8_t axes = sp->split[d];
+
+	if (axes == 0)
+		return size;
+	return piece(size, axes_parts(m, axes), axes_index(m, axes, coord));
+}
+
+int64_t
+sl_local_elems(const sl_mesh *m, const sl_spec *sp, const sl_tensor *t,
+    const int *coord)
+{
+	int64_t n = 1;
+
+	for (int d = 0; d < t->rank; d++)
+		n = sl_mul_sat(n, sl_local_dim(m, sp, d, t->dims[d], coord));
+	return n;
+}
+
+const char *
+sl_spec_format(const sl_spec *s, int rank, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+#define PUT(...) do { if (o < len) o += snprintf(buf + o, len - o, __VA_ARGS__); } while (0)
+	for (int d = 0; d < rank; d++) {
+		PUT("%s", d ? "," : "");
+		if (s->split[d] == 0)
+			PUT("R");
+		else {
+			PUT("S");
+			for (int a = 0; a < SL_MAX_AXES; a++)
+				if (s->split[d] & (1u << a))
+					PUT("%d", a);
+		}
+	}
+	if (rank == 0)
+		PUT("R");
+	if (s->partial) {
+		PUT("|P");
+		for (int a = 0; a < SL_MAX_AXES; a++)
+			if (s->partial & (1u << a))
+				PUT("%d", a);
+	}
+	if (s->zero) {
+		PUT("|Z");
+		for (int a = 0; a < SL_MAX_AXES; a++)
+			if (s->zero & (1u << a))
+				PUT("%d", a);
+	}
+#undef PUT
+	return buf;
+}
+
+int64_t
+sl_mem_total(const sl_mem *m)
+{
+	return sl_add_sat(sl_add_sat(sl_add_sat(m->params, m->grads),
+	    sl_add_sat(m->optim, m->acts)), m->buffers);
+}
+
+/* Cap of one weighed term: 2^53, exact in a double, and sums of many stay in int64. */
+#define SL_TERM_MAX ((int64_t)1 << 53)
+
+int64_t
+sl_weigh(int64_t mem, int64_t ns, double alpha)
+{
+	double t = alpha > 0 ? alpha * (double)ns / 1000.0 : 0.0;
+	int64_t r;
+
+	if (!(t < (double)SL_TERM_MAX))
+		return SL_TERM_MAX;
+	r = sl_add_sat(mem, (int64_t)llround(t));
+	return r > SL_TERM_MAX ? SL_TERM_MAX : r;
+}
+
+/* ------------------------------------------------------------- strategies */
+
+/* Axes splitting a loop dimension that tensor slot does not have. */
+static uint8_t
+missing_axes(const sl_binding *b, const sl_strategy *st, int slot)
+{
+	bool has[SL_MAX_LOOP] = { false };
+	uint8_t axes = 0;
+
+	for (int d = 0; d < SL_MAX_RANK; d++)
+		if (b->map[slot][d] >= 0)
+			has[b->map[slot][d]] = true;
+	for (int l = 0; l < b->n_loop; l++)
+		if (!has[l])
+			axes |= st->loop_axes[l];
+	return axes;
+}
+
+static bool
+needs_grad(const sl_tensor *t)
+{
+	return t->role != SL_ROLE_INPUT && t->dtype != SL_DT_I32 &&
+	    t->dtype != SL_DT_I64 && t->dtype != SL_DT_U8;
+}
+
+static void
+derive_specs(const sl_graph *g, const sl_op *op, const sl_binding *b,
+    sl_strategy *st)
+{
+	int ns = sl_op_nslots(op);
+
+	for (int s = 0; s < ns; s++) {
+		const sl_tensor *t = &g->tensors[sl_op_slot_tensor(op, s)];
+		sl_spec *sp = &st->spec[s];
+
+		memset(sp, 0, sizeof *sp);
+		for (int d = 0; d < t->rank; d++)
+			if (b->map[s][d] >= 0)
+				sp->split[d] = st->loop_axes[b->map[s][d]];
+		if (s >= op->n_in)
+			sp->partial = missing_axes(b, st, s);
+		else if (t->role == SL_ROLE_PARAMETER)
+			sp->zero = st->zero & missing_axes(b, st, s);
+	}
+}
+
+/* Does every split fit the sizes it splits (at least one element a piece)? */
+static bool
+strategy_fits(const sl_graph *g, const sl_op *op, const sl_mesh *m,
+    const sl_binding *b, const sl_strategy *st)
+{
+	for (int l = 0; l < b->n_loop; l++)
+		if (st->loop_axes[l] && b->size[l] < axes_parts(m, st->loop_axes[l]))
+			return false;
+	for (int s = 0; s < sl_op_nslots(op); s++) {
+		const sl_tensor *t = &g->tensors[sl_op_slot_tensor(op, s)];
+		for (int d = 0; d < t->rank; d++)
+			if (st->spec[s].split[d] &&
+			    t->dims[d] < axes_parts(m, st->spec[s].split[d]))
+				return false;
+	}
+	return true;
+}
+
+static void
+strategy_name(const sl_mesh *m, const sl_binding *b, sl_strategy *st)
+{
+	size_t o = 0, len = sizeof st->name;
+	bool any = false;
+
+	st->name[0] = '\0';
+	/* In axis order: the loop dimension each axis splits, first time seen. */
+	for (int a = 0; a < m->n_axes; a++) {
+		for (int l = 0; l < b->n_loop; l++) {
+			uint8_t ax = st->loop_axes[l];
+			int first;
+			if (!(ax & (1u << a)))
+				continue;
+			first = __builtin_ctz(ax);
+			if (first != a)
+				continue;
+			o += snprintf(st->name + o, len - o, "%s%s", any ? "." : "",
+			    b->role[l]);
+			if (m->n_axes > 1)
+				for (int k = 0; k < m->n_axes; k++)
+					if (ax & (1u << k))
+						o += snprintf(st->name + o, len - o, "%d", k);
+			any = true;
+		}
+	}
+	if (!any)
+		snprintf(st->name, len, "rep");
+}
+
+static bool
+owns_params(const sl_graph *g, const sl_op *op, int opi, const int *owner)
+{
+	for (int i = 0; i < op->n_in; i++)
+		if (owner[op->in[i]] == opi)
+			return true;
+	return false;
+}
+
+static void
+push_strategy(sl_space_op *so, int *cap, const sl_strategy *st)
+{
+	if (so->n_strat == *cap) {
+		*cap = *cap ? 2 * *cap : 16;
+		so->strat = sl_xrealloc(so->strat, *cap * sizeof *so->strat);
+	}
+	so->strat[so->n_strat++] = *st;
+}
+
+static int
+strategy_cmp(const void *a, const void *b)
+{
+	const sl_strategy *x = a, *y = b;
+	bool rx = strcmp(x->name, "rep") == 0, ry = strcmp(y->name, "rep") == 0;
+
+	if (rx != ry)
+		return rx ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static void
+enumerate(const sl_space *sp, int opi)
+{
+	const sl_graph *g = sp->g;
+	const sl_op *op = &g->ops[opi];
+	const sl_mesh *m = &sp->mesh;
+	sl_space_op *so = &sp->ops[opi];
+	const sl_binding *b = &so->bind;
+	int active[SL_MAX_AXES], n_active = 0, choice[SL_MAX_AXES], cap = 0;
+	int opts = b->n_loop + 1;	/* per axis: none or a loop dimension */
+	long total = 1;
+	bool params = owns_params(g, op, opi, sp->owner);
+
+	for (int a = 0; a < m->n_axes; a++)
+		if (m->axes[a].size > 1)
+			active[n_active++] = a;
+	for (int i = 0; i < n_active; i++)
+		total *= opts;
+	for (long c = 0; c < total; c++) {
+		sl_strategy st;
+		long r = c;
+		bool ok = true;
+
+		memset(&st, 0, sizeof st);
+		for (int i = 0; i < n_active; i++) {
+			choice[i] = (int)(r % opts) - 1;
+			r /= opts;
+		}
+		for (int i = 0; i < n_active && ok; i++) {
+			if (choice[i] < 0)
+				continue;
+			if (!b->splittable[choice[i]])
+				ok = false;
+			else
+				st.loop_axes[choice[i]] |= (uint8_t)(1u << active[i]);
+		}
+		if (!ok)
+			continue;
+		derive_specs(g, op, b, &st);
+		if (!strategy_fits(g, op, m, b, &st))
+			continue;
+		strategy_name(m, b, &st);
+		push_strategy(so, &cap, &st);
+		if (params && sp->opts.zero) {
+			uint8_t z = 0;
+			for (int i = 0; i < op->n_in; i++)
+				if (sp->owner[op->in[i]] == opi)
+					z |= missing_axes(b, &st, i);
+			if (z) {
+				st.zero = z;
+				derive_specs(g, op, b, &st);
+				strncat(st.name, "+z", sizeof st.name - strlen(st.name) - 1);
+				push_strategy(so, &cap, &st);
+			}
+		}
+	}
+	/* "rep" first, then by name: a stable, readable order. */
+	qsort(so->strat, so->n_strat, sizeof *so->strat, strategy_cmp);
+}
+
+int
+sl_space_find_strategy(const sl_space *s, int op, const char *name)
+{
+	if (op < 0 || op >= s->g->n_ops)
+		return -1;
+	for (int i = 0; i < s->ops[op].n_strat; i++)
+		if (strcmp(s->ops[op].strat[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+/* ------------------------------------------------------------------- costs */
+
+/* Adds collective c of B bytes over axis a to comm. */
+static void
+add_coll(const sl_mesh *m, sl_comm *comm, sl_coll c, int a, int64_t bytes)
+{
+	int n = m->axes[a].size;
+
+	if (n <= 1 || bytes <= 0)
+		return;
+	comm->ns[c] = sl_add_sat(comm->ns[c], sl_coll_time(c, n, bytes, &m->axes[a].link));
+	comm->bytes[c] = sl_add_sat(comm->bytes[c], bytes);
+}
+
+/*
+ * Memory items of a node, each with its local bytes on coord and its full
+ * (unsharded) bytes, passed to fn; the evaluator uses the full bytes for
+ * redundancy, sl_node_cost only the local ones.
+ */
+void
+sl_node_items(const sl_space *sp, int opi, int si, const int *coord, item_fn fn,
+    void *ctx)
+{
+	const sl_graph *g = sp->g;
+	const sl_op *op = &g->ops[opi];
+	const sl_space_op *so = &sp->ops[opi];
+	const sl_strategy *st = &so->strat[si];
+	const sl_kind_info *k = &sl_kinds[op->kind];
+	const sl_mesh *m = &sp->mesh;
+
+	for (int i = 0; i < op->n_in; i++) {
+		const sl_tensor *t = &g->tensors[op->in[i]];
+		int64_t e, full = sl_tensor_elems(t);
+		int f;
+
+		if (sp->owner[op->in[i]] == opi) {
+			/* Mixed-precision Adam: 2 + 2 + 12 bytes per element. */
+			e = sl_local_elems(m, &st->spec[i], t, coord);
+			if (st->spec[i].zero)
+				e = piece(e, axes_parts(m, st->spec[i].zero),
+				    axes_index(m, st->spec[i].zero, coord));
+			fn(ctx, CAT_PARAMS, sl_mul_sat(2, e), sl_mul_sat(2, full));
+			fn(ctx, CAT_GRADS, sl_mul_sat(2, e), sl_mul_sat(2, full));
+			fn(ctx, CAT_OPTIM, sl_mul_sat(12, e), sl_mul_sat(12, full));
+		}
+		f = k->saved_in[i];
+		if (f != 0 && t->role != SL_ROLE_PARAMETER) {
+			int64_t bpe = f < 0 ? sl_dtype_size(t->dtype) : f;
+			e = sl_local_elems(m, &st->spec[i], t, coord);
+			fn(ctx, CAT_ACTS, sl_mul_sat(bpe, e), sl_mul_sat(bpe, full));
+		}
+	}
+	for (int j = 0; j < op->n_out && j < 2; j++) {
+		const sl_tensor *t = &g->tensors[op->out[j]];
+		int f = k->saved_out[j];
+		if (f != 0) {
+			int64_t bpe = f < 0 ? sl_dtype_size(t->dtype) : f;
+			int64_t e = sl_local_elems(m, &st->spec[op->n_in + j], t, coord);
+			fn(ctx, CAT_ACTS, sl_mul_sat(bpe, e),
+			    sl_mul_sat(bpe, sl_tensor_elems(t)));
+		}
+	}
+	if (k->extra_saved != NULL) {
+		int64_t loc[SL_MAX_LOOP], one[SL_MAX_LOOP];
+		const sl_binding *b = &so->bind;
+		for (int l = 0; l < b->n_loop; l++) {
+			one[l] = b->size[l];
+			loc[l] = st->loop_axes[l] ?
+			    piece(b->size[l], axes_parts(m, st->loop_axes[l]),
+			    axes_index(m, st->loop_axes[l], coord)) : b->size[l];
+		}
+		fn(ctx, CAT_ACTS, k->extra_saved(g, op, b, loc),
+		    k->extra_saved(g, op, b, one));
+	}
+}
+
+void
+sl_mem_add(sl_mem *mem, int cat, int64_t v)
+{
+	int64_t *f[] = { &mem->params, &mem->grads, &mem->optim, &mem->acts, &mem->buffers };
+	*f[cat] = sl_add_sat(*f[cat], v);
+}
+
+static void
+item_to_mem(void *ctx, int cat, int64_t local, int64_t full)
+{
+	sl_mem_add(ctx, cat, local);
+}
+
+/* Bytes the group of axis a holds together of a tensor of spec sp (device 0). */
+static int64_t
+group_bytes(const sl_mesh *m, const sl_spec *sp, const sl_tensor *t, int a)
+{
+	sl_spec other = *sp;
+
+	for (int d = 0; d < t->rank; d++)
+		other.split[d] &= (uint8_t)~(1u << a);
+	return sl_mul_sat(sl_local_elems(m, &other, t, NULL), sl_dtype_size(t->dtype));
+}
+
+static void
+node_comm(const sl_space *sp, int opi, int si, sl_comm *comm)
+{
+	const sl_graph *g = sp->g;
+	const sl_op *op = &g->ops[opi];
+	const sl_space_op *so = &sp->ops[opi];
+	const sl_strategy *st = &so->strat[si];
+	const sl_mesh *m = &sp->mesh;
+
+	for (int i = 0; i < op->n_in; i++) {
+		const sl_tensor *t = &g->tensors[op->in[i]];
+		uint8_t part;
+		int64_t bytes;
+
+		if (!needs_grad(t))
+			continue;
+		/* The input's gradient is a partial sum over these axes. */
+		part = missing_axes(&so->bind, st, i);
+		if (part == 0)
+			continue;
+		bytes = sl_mul_sat(sl_local_elems(m, &st->spec[i], t, NULL),
+		    sl_dtype_size(t->dtype));
+		for (int a = 0; a < m->n_axes; a++) {
+			if (!(part & (1u << a)))
+				continue;
+			if (st->spec[i].zero & (1u << a)) {
+				/* ZeRO-3: gather for forward and backward, scatter the gradient. */
+				add_coll(m, comm, SL_COLL_ALL_GATHER, a, bytes);
+				add_coll(m, comm, SL_COLL_ALL_GATHER, a, bytes);
+				add_coll(m, comm, SL_COLL_REDUCE_SCATTER, a, bytes);
+				bytes = sl_ceil_div(bytes, m->axes[a].size);
+			} else {
+				add_coll(m, comm, SL_COLL_ALL_REDUCE, a, bytes);
+			}
+		}
+	}
+}
+
+void
+sl_node_cost(const sl_space *s, int op, int strat, const int *coord,
+    sl_mem *mem, sl_comm *comm)
+{
+	if (mem != NULL) {
+		memset(mem, 0, sizeof *mem);
+		sl_node_items(s, op, strat, coord, item_to_mem, mem);
+	}
+	if (comm != NULL) {
+		memset(comm, 0, sizeof *comm);
+		node_comm(s, op, strat, comm);
+	}
+}
+
+/* Placement of a tensor along axis a: -2 partial, -1 replicated, else split dim. */
+static int
+placement(const sl_spec *sp, int rank, int a)
+{
+	if (sp->partial & (1u << a))
+		return -2;
+	for (int d = 0; d < rank; d++)
+		if (sp->split[d] & (1u << a))
+			return d;
+	return -1;
+}
+
+/* Resharding src -> dst spec of tensor t: comm, and whether forward moved data. */
+static bool
+reshard(const sl_mesh *m, const sl_tensor *t, const sl_spec *src,
+    const sl_spec *dst, sl_comm *comm)
+{
+	bool moved = false;
+
+	for (int a = 0; a < m->n_axes; a++) {
+		int p = placement(src, t->rank, a), c = placement(dst, t->rank, a);
+		int64_t b;
+
+		if (p == c || m->axes[a].size <= 1)
+			continue;
+		b = group_bytes(m, src, t, a);
+		if (p == -1) {			/* replicated -> split: slice */
+			add_coll(m, comm, SL_COLL_ALL_GATHER, a, b);
+		} else if (p == -2) {		/* partial */
+			moved = true;
+			if (c == -1) {
+				add_coll(m, comm, SL_COLL_ALL_REDUCE, a, b);
+			} else {
+				add_coll(m, comm, SL_COLL_REDUCE_SCATTER, a, b);
+				add_coll(m, comm, SL_COLL_ALL_GATHER, a, b);
+			}
+		} else if (c == -1) {		/* split -> replicated */
+			moved = true;
+			add_coll(m, comm, SL_COLL_ALL_GATHER, a, b);
+		} else {			/* split d -> split d' */
+			moved = true;
+			add_coll(m, comm, SL_COLL_ALL_TO_ALL, a, b);
+			add_coll(m, comm, SL_COLL_ALL_TO_ALL, a, b);
+		}
+	}
+	return moved;
+}
+
+static const sl_spec *
+edge_src_spec(const sl_space *s, const sl_space_edge *e, int s_src, sl_spec *tmp)
+{
+	*tmp = s->ops[e->src].strat[s_src].spec[e->src_slot];
+	tmp->zero = 0;		/* parameters travel as their gathered compute copy */
+	return tmp;
+}
+
+void
+sl_edge_cost(const sl_space *s, int edge, int s_src, int s_dst,
+    const int *coord, sl_mem *mem, sl_comm *comm)
+{
+	const sl_space_edge *e = &s->edges[edge];
+	const sl_tensor *t = &s->g->tensors[e->tensor];
+	const sl_spec *dst = &s->ops[e->dst].strat[s_dst].spec[e->dst_slot];
+	sl_spec tmp;
+	sl_comm c;
+	bool moved;
+
+	memset(&c, 0, sizeof c);
+	moved = reshard(&s->mesh, t, edge_src_spec(s, e, s_src, &tmp), dst, &c);
+	if (comm != NULL)
+		*comm = c;
+	if (mem != NULL) {
+		memset(mem, 0, sizeof *mem);
+		if (moved)
+			mem->buffers = sl_mul_sat(sl_local_elems(&s->mesh, dst, t, coord),
+			    sl_dtype_size(t->dtype));
+	}
+}
+
+void
+sl_comm_add(sl_comm *to, const sl_comm *c)
+{
+	for (int i = 0; i < SL_COLL_COUNT; i++) {
+		to->ns[i] = sl_add_sat(to->ns[i], c->ns[i]);
+		to->bytes[i] = sl_add_sat(to->bytes[i], c->bytes[i]);
+	}
+}
+
+int64_t
+sl_comm_total(const sl_comm *c)
+{
+	int64_t n = 0;
+
+	for (int i = 0; i < SL_COLL_COUNT; i++)
+		n = sl_add_sat(n, c->ns[i]);
+	return n;
+}
+
+/* ------------------------------------------------------------ build, free */
+
+static void
+find_edges(sl_space *sp)
+{
+	const sl_graph *g = sp->g;
+	int cap = 0;
+
+	for (int o = 0; o < g->n_ops; o++) {
+		const sl_op *op = &g->ops[o];
+		for (int i = 0; i < op->n_in; i++) {
+			int t = op->in[i];
+			const sl_tensor *ts = &g->tensors[t];
+			sl_space_edge e = { .tensor = t, .dst = o, .dst_slot = i };
+
+			if (ts->role == SL_ROLE_ACTIVATION && ts->producer >= 0) {
+				const sl_op *p = &g->ops[ts->producer];
+				e.src = ts->producer;
+				for (int j = 0; j < p->n_out; j++)
+					if (p->out[j] == t)
+						e.src_slot = p->n_in + j;
+			} else if (ts->role == SL_ROLE_PARAMETER && sp->owner[t] != o) {
+				const sl_op *p = &g->ops[sp->owner[t]];
+				e.src = sp->owner[t];
+				for (int j = 0; j < p->n_in; j++)
+					if (p->in[j] == t)
+						e.src_slot = j;
+			} else {
+				continue;
+			}
+			if (sp->n_edges == cap) {
+				cap = cap ? 2 * cap : 64;
+				sp->edges = sl_xrealloc(sp->edges, cap * sizeof *sp->edges);
+			}
+			sp->edges[sp->n_edges++] = e;
+		}
+	}
+}
+
+/* Strategies with identical specs on a slot share edge costs: class ids. */
+static int
+spec_classes(const sl_space_op *so, int slot, int *cls)
+{
+	int n = 0;
+	int *rep = sl_xmalloc(so->n_strat * sizeof *rep);
+
+	for (int i = 0; i < so->n_strat; i++) {
+		sl_spec a = so->strat[i].spec[slot];
+		int c = -1;
+		a.zero = 0;
+		for (int j = 0; j < n && c < 0; j++) {
+			sl_spec b = so->strat[rep[j]].spec[slot];
+			b.zero = 0;
+			if (memcmp(&a, &b, sizeof a) == 0)
+				c = j;
+		}
+		if (c < 0) {
+			rep[n] = i;
+			c = n++;
+		}
+		cls[i] = c;
+	}
+	/* reuse cls' tail is not possible; return representatives via cls sign */
+	for (int i = 0; i < n; i++)
+		cls[so->n_strat + i] = rep[i];
+	free(rep);
+	return n;
+}
+
+static void
+edge_tables(sl_space *sp, int ei)
+{
+	const sl_space_edge *e = &sp->edges[ei];
+	const sl_space_op *a = &sp->ops[e->src], *b = &sp->ops[e->dst];
+	int *ca = sl_xmalloc(2 * a->n_strat * sizeof *ca);
+	int *cb = sl_xmalloc(2 * b->n_strat * sizeof *cb);
+	int na = spec_classes(a, e->src_slot, ca);
+	int nb = spec_classes(b, e->dst_slot, cb);
+	int64_t *cm = sl_xmalloc((size_t)na * nb * sizeof *cm);
+	int64_t *ct = sl_xmalloc((size_t)na * nb * sizeof *ct);
+
+	for (int i = 0; i < na; i++)
+		for (int j = 0; j < nb; j++) {
+			sl_mem mem;
+			sl_comm comm;
+			sl_edge_cost(sp, ei, ca[a->n_strat + i], cb[b->n_strat + j],
+			    NULL, &mem, &comm);
+			cm[i * nb + j] = sl_mem_total(&mem);
+			ct[i * nb + j] = sl_comm_total(&comm);
+		}
+	sp->edge_mem[ei] = sl_xmalloc((size_t)a->n_strat * b->n_strat * sizeof(int64_t));
+	sp->edge_ns[ei] = sl_xmalloc((size_t)a->n_strat * b->n_strat * sizeof(int64_t));
+	for (int s = 0; s < a->n_strat; s++)
+		for (int t = 0; t < b->n_strat; t++) {
+			sp->edge_mem[ei][s * b->n_strat + t] = cm[ca[s] * nb + cb[t]];
+			sp->edge_ns[ei][s * b->n_strat + t] = ct[ca[s] * nb + cb[t]];
+		}
+	free(ca);
+	free(cb);
+	free(cm);
+	free(ct);
+}
+
+sl_space *
+sl_space_build(const sl_graph *g, const sl_mesh *m, const sl_space_opts *o,
+    sl_error *err)
+{
+	sl_space *sp = sl_xcalloc(1, sizeof *sp);
+
+	sp->g = g;
+	sp->mesh = *m;
+	sp->opts.zero = o ? o->zero : true;
+	sp->ops = sl_xcalloc(g->n_ops, sizeof *sp->ops);
+	sp->owner = sl_xmalloc(g->n_tensors * sizeof *sp->owner);
+	for (int t = 0; t < g->n_tensors; t++)
+		sp->owner[t] = -1;
+	for (int o2 = 0; o2 < g->n_ops; o2++)
+		for (int i = 0; i < g->ops[o2].n_in; i++) {
+			int t = g->ops[o2].in[i];
+			if (g->tensors[t].role == SL_ROLE_PARAMETER && sp->owner[t] < 0)
+				sp->owner[t] = o2;
+		}
+	for (int i = 0; i < g->n_ops; i++) {
+		sl_kinds[g->ops[i].kind].bind(g, &g->ops[i], &sp->ops[i].bind);
+		enumerate(sp, i);
+		if (sp->ops[i].n_strat == 0) {
+			sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+			    _("operator '%s' has no strategy on this mesh"), g->ops[i].name);
+			sl_space_free(sp);
+			return NULL;
+		}
+	}
+	find_edges(sp);
+	sp->node_mem = sl_xcalloc(g->n_ops, sizeof *sp->node_mem);
+	sp->node_ns = sl_xcalloc(g->n_ops, sizeof *sp->node_ns);
+	for (int i = 0; i < g->n_ops; i++) {
+		int k = sp->ops[i].n_strat;
+		sp->node_mem[i] = sl_xmalloc(k * sizeof(int64_t));
+		sp->node_ns[i] = sl_xmalloc(k * sizeof(int64_t));
+		for (int s = 0; s < k; s++) {
+			sl_mem mem;
+			sl_comm comm;
+			sl_node_cost(sp, i, s, NULL, &mem, &comm);
+			sp->node_mem[i][s] = sl_mem_total(&mem);
+			sp->node_ns[i][s] = sl_comm_total(&comm);
+		}
+	}
+	sp->edge_mem = sl_xcalloc(sp->n_edges ? sp->n_edges : 1, sizeof *sp->edge_mem);
+	sp->edge_ns = sl_xcalloc(sp->n_edges ? sp->n_edges : 1, sizeof *sp->edge_ns);
+	for (int e = 0; e < sp->n_edges; e++)
+		edge_tables(sp, e);
+	return sp;
+}
+
+void
+sl_space_free(sl_space *s)
+{
+	if (s == NULL)
+		return;
+	for (int i = 0; i < s->g->n_ops; i++) {
+		free(s->ops[i].strat);
+		if (s->node_mem)
+			free(s->node_mem[i]);
+		if (s->node_ns)
+			free(s->node_ns[i]);
+	}
+	for (int e = 0; e < s->n_edges; e++) {
+		if (s->edge_mem)
+			free(s->edge_mem[e]);
+		if (s->edge_ns)
+			free(s->edge_ns[e]);
+	}
+	free(s->node_mem);
+	free(s->node_ns);
+	free(s->edge_mem);
+	free(s->edge_ns);
+	free(s->ops);
+	free(s->edges);
+	free(s->owner);
+	free(s);
+}
+
+/* ---------------------------------------------------------------- problems */
+
+void
+sl_space_reweigh(const sl_space *s, double alpha, sl_problem *p)
+{
+	for (int v = 0; v < p->n; v++)
+		for (int i = 0; i < p->k[v]; i++)
+			p->cost[v][i] = sl_weigh(s->node_mem[v][i], s->node_ns[v][i], alpha);
+	for (int e = 0; e < p->m; e++) {
+		int n = p->k[p->edge[e][0]] * p->k[p->edge[e][1]];
+		for (int i = 0; i < n; i++)
+			p->ecost[e][i] = sl_weigh(s->edge_mem[e][i], s->edge_ns[e][i], alpha);
+	}
+}
+
+int
+sl_space_constrain(const sl_space *s, sl_problem *p, const sl_constraints *cs,
+    sl_error *err)
+{
+	const sl_graph *g = s->g;
+	int *pin_of = sl_xmalloc(g->n_ops * sizeof *pin_of);
+	int rc = SL_OK;
+
+	for (int v = 0; v < p->n; v++) {
+		memset(p->allowed[v], 1, p->k[v]);
+		pin_of[v] = -1;
+	}
+	for (int i = 0; cs != NULL && i < cs->n && rc == SL_OK; i++) {
+		const sl_constraint *c = &cs->c[i];
+		int v = sl_graph_find_op(g, c->op), st;
+
+		if (v < 0) {
+			rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("--%s %s=%s: no operator named '%s'"),
+			    c->pin ? "pin" : "forbid", c->op, c->strategy, c->op);
+			break;
+		}
+		st = sl_space_find_strategy(s, v, c->strategy);
+		if (st < 0) {
+			char list[512];
+			size_t o = 0;
+			list[0] = '\0';
+			for (int j = 0; j < s->ops[v].n_strat && o < sizeof list - 8; j++)
+				o += snprintf(list + o, sizeof list - o, "%s%s",
+				    j ? ", " : "", s->ops[v].strat[j].name);
+			rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("--%s %s=%s: operator '%s' has no strategy '%s' on this mesh (it has: %s)"),
+			    c->pin ? "pin" : "forbid", c->op, c->strategy, c->op,
+			    c->strategy, list);
+			break;
+		}
+		if (c->pin) {
+			if (pin_of[v] >= 0 && pin_of[v] != st) {
+				rc = sl_error_set(err, SL_EINFEASIBLE, NULL, 0, 0,
+				    _("conflicting pins: operator '%s' is pinned to both '%s' and '%s'"),
+				    c->op, s->ops[v].strat[pin_of[v]].name, c->strategy);
+				break;
+			}
+			pin_of[v] = st;
+		}
+	}
+	for (int i = 0; cs != NULL && i < cs->n && rc == SL_OK; i++) {
+		const sl_constraint *c = &cs->c[i];
+		int v = sl_graph_find_op(g, c->op);
+		int st = sl_space_find_strategy(s, v, c->strategy);
+		if (c->pin) {
+			for (int j = 0; j < p->k[v]; j++)
+				if (j != st)
+					p->allowed[v][j] = 0;
+		} else {
+			p->allowed[v][st] = 0;
+		}
+	}
+	for (int v = 0; v < p->n && rc == SL_OK; v++) {
+		bool any = false;
+		for (int j = 0; j < p->k[v]; j++)
+			any |= p->allowed[v][j] != 0;
+		if (any)
+			continue;
+		if (pin_of[v] >= 0)
+			rc = sl_error_set(err, SL_EINFEASIBLE, NULL, 0, 0,
+			    _("operator '%s' is left no strategy: it is pinned to '%s' and '%s' is forbidden"),
+			    g->ops[v].name, s->ops[v].strat[pin_of[v]].name,
+			    s->ops[v].strat[pin_of[v]].name);
+		else
+			rc = sl_error_set(err, SL_EINFEASIBLE, NULL, 0, 0,
+			    _("operator '%s' is left no strategy: all %d of its strategies are forbidden"),
+			    g->ops[v].name, p->k[v]);
+	}
+	free(pin_of);
+	return rc;
+}
+
+sl_problem *
+sl_space_problem(const sl_space *s, double alpha, const sl_constraints *cs,
+    sl_error *err)
+{
+	const sl_graph *g = s->g;
+	int *k = sl_xmalloc(g->n_ops * sizeof *k);
+	int (*ends)[2] = sl_xmalloc((s->n_edges ? s->n_edges : 1) * sizeof *ends);
+	sl_problem *p;
+
+	for (int i = 0; i < g->n_ops; i++)
+		k[i] = s->ops[i].n_strat;
+	for (int e = 0; e < s->n_edges; e++) {
+		ends[e][0] = s->edges[e].src;
+		ends[e][1] = s->edges[e].dst;
+	}
+	p = sl_problem_new(g->n_ops, k, s->n_edges, (const int (*)[2])ends);
+	free(k);
+	free(ends);
+	if (p == NULL) {
+		sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, _("cannot build the problem"));
+		return NULL;
+	}
+	free(p->name);
+	p->name = sl_xstrdup(g->name);
+	for (int v = 0; v < p->n; v++) {
+		p->layer[v] = g->ops[v].layer;
+		p->pos[v] = g->ops[v].pos;
+	}
+	sl_space_reweigh(s, alpha, p);
+	if (sl_space_constrain(s, p, cs, err) != SL_OK) {
+		sl_problem_free(p);
+		return NULL;
+	}
+	return p;
+}

@@ -1,0 +1,2 @@
+/* sweep.c: placeholder until implemented. */
+#include "internal.h"

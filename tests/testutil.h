@@ -1,0 +1,9 @@
+#ifndef SL_TESTUTIL_H
+#define SL_TESTUTIL_H
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include "shardlab.h"
+#endif

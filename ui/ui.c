@@ -1,0 +1,2 @@
+/* ui.c: placeholder. */
+#include "ui.h"

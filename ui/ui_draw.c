@@ -1,0 +1,2 @@
+/* ui_draw.c: placeholder. */
+#include "ui.h"

@@ -1,0 +1,2 @@
+/* ui_graph.c: placeholder. */
+#include "ui.h"

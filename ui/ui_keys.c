@@ -1,0 +1,2 @@
+/* ui_keys.c: placeholder. */
+#include "ui.h"
