@@ -354,6 +354,7 @@ typedef struct sl_space {
 	int n_edges;
 	sl_space_edge *edges;
 	int *owner;		/* per tensor: operator that holds a parameter's states, or -1 */
+	bool *consumed;		/* per tensor: some operator reads it */
 	/* cost tables on device 0, filled by sl_space_build */
 	int64_t **node_mem, **node_ns;	/* [op][strategy] */
 	int64_t **edge_mem, **edge_ns;	/* [edge][s_src * k_dst + s_dst] */
@@ -515,6 +516,22 @@ sl_dp *sl_dp_new(const sl_problem *p, sl_error *err);
 /* Re-solves after p's costs or allowed changed (same structure). */
 int sl_dp_resolve(sl_dp *d, const sl_problem *p, sl_solution *sol, sl_error *err);
 void sl_dp_free(sl_dp *d);
+/* sl_dp_new with folding of repeated layers on or off (off: plain elimination). */
+sl_dp *sl_dp_new_fold(const sl_problem *p, bool fold, sl_error *err);
+/* sl_dp_resolve when only p->allowed changed (pins, forbids): skips comparing
+ * edge costs with the cached copy.  Node costs are still compared. */
+int sl_dp_resolve_allowed(sl_dp *d, const sl_problem *p, sl_solution *sol,
+    sl_error *err);
+typedef struct sl_dp_info {
+	int runs;		/* chains of folded layers */
+	int folded_layers;	/* layers reduced to transfer matrices */
+	int classes;		/* distinct layer contents held */
+	int recomputed;		/* layer matrices computed by the last resolve */
+	int outer_nodes;	/* nodes solved outside the chains */
+	int width;		/* most neighbours of an eliminated node */
+	int64_t max_entries;	/* largest factor built */
+} sl_dp_info;
+void sl_dp_info_get(const sl_dp *d, sl_dp_info *info);
 
 /* Alpha frontier: every distinct optimal plan over alpha in [0, inf). */
 typedef struct sl_frontier_point {

@@ -458,6 +458,17 @@ node_comm(const sl_space *sp, int opi, int si, sl_comm *comm)
 			}
 		}
 	}
+	/* A graph output left as a partial sum is all-reduced to be usable. */
+	for (int j = 0; j < op->n_out; j++) {
+		const sl_spec *sp2 = &st->spec[op->n_in + j];
+		const sl_tensor *t = &g->tensors[op->out[j]];
+		if (sp->consumed[op->out[j]] || sp2->partial == 0)
+			continue;
+		for (int a = 0; a < m->n_axes; a++)
+			if (sp2->partial & (1u << a))
+				add_coll(m, comm, SL_COLL_ALL_REDUCE, a,
+				    group_bytes(m, sp2, t, a));
+	}
 }
 
 void
@@ -686,11 +697,13 @@ sl_space_build(const sl_graph *g, const sl_mesh *m, const sl_space_opts *o,
 	sp->opts.zero = o ? o->zero : true;
 	sp->ops = sl_xcalloc(g->n_ops, sizeof *sp->ops);
 	sp->owner = sl_xmalloc(g->n_tensors * sizeof *sp->owner);
+	sp->consumed = sl_xcalloc(g->n_tensors, sizeof *sp->consumed);
 	for (int t = 0; t < g->n_tensors; t++)
 		sp->owner[t] = -1;
 	for (int o2 = 0; o2 < g->n_ops; o2++)
 		for (int i = 0; i < g->ops[o2].n_in; i++) {
 			int t = g->ops[o2].in[i];
+			sp->consumed[t] = true;
 			if (g->tensors[t].role == SL_ROLE_PARAMETER && sp->owner[t] < 0)
 				sp->owner[t] = o2;
 		}
@@ -751,6 +764,7 @@ sl_space_free(sl_space *s)
 	free(s->ops);
 	free(s->edges);
 	free(s->owner);
+	free(s->consumed);
 	free(s);
 }
 
