@@ -455,6 +455,50 @@ solve_problem(const cli_opts *o, cli_session *s, sl_solution *sol)
 	return SL_OK;
 }
 
+/*
+ * The plan at the user's alpha needs more than --mem-limit: take, among the
+ * plans of the alpha frontier that fit, the one with the least weighed
+ * objective at the user's alpha (a Lagrangian choice: exact on the
+ * frontier's plans, not over every plan).  No plan fits: exit status 1.
+ */
+static int
+fit_mem_limit(const cli_opts *o, cli_session *s, sl_solution *sol, sl_eval *ev)
+{
+	sl_frontier f = { 0 };
+	sl_error err;
+	int best = -1;
+	int64_t best_obj = INT64_MAX;
+	char b1[32], b2[32];
+
+	sl_error_clear(&err);
+	if (sl_sweep(s->space, &o->cs, o->solver, &f, &err) != SL_OK)
+		return cli_report(&err);
+	for (int i = 0; i < f.n; i++) {
+		int64_t obj = sl_weigh(f.pt[i].mem, f.pt[i].comm_ns, o->alpha);
+		if (f.pt[i].mem <= o->mem_limit && obj < best_obj) {
+			best = i;
+			best_obj = obj;
+		}
+	}
+	if (best < 0) {
+		fprintf(stderr, _("shardlab: no plan fits in --mem-limit %s per device: the least-memory plan needs %s\n"),
+		    B(o->mem_limit, b1), B(f.n ? f.pt[0].mem : ev->max_total, b2));
+		sl_frontier_free(&f);
+		return SL_EINFEASIBLE;
+	}
+	memcpy(sol->choice, f.pt[best].choice, s->g->n_ops * sizeof *sol->choice);
+	sol->objective = sl_problem_score(s->prob, sol->choice);
+	sol->status = SL_SOLVE_FEASIBLE;
+	snprintf(sol->note, sizeof sol->note,
+	    _("memory limit: frontier plan %d of %d (optimal for alpha %.4g..%.4g)"),
+	    best + 1, f.n, f.pt[best].alpha_lo, f.pt[best].alpha_hi);
+	sl_eval_free(ev);
+	sl_frontier_free(&f);
+	if (sl_evaluate(s->space, sol->choice, o->alpha, ev, &err) != SL_OK)
+		return cli_report(&err);
+	return SL_OK;
+}
+
 static int
 cmd_solve(int argc, char **argv)
 {
@@ -464,7 +508,6 @@ cmd_solve(int argc, char **argv)
 	sl_eval ev;
 	sl_error err;
 	int rc;
-	char b1[32];
 
 	sl_error_clear(&err);
 	if (cli_parse(argc, argv, &o, &err) != SL_OK)
@@ -490,11 +533,8 @@ cmd_solve(int argc, char **argv)
 		    (long long)ev.objective, (long long)sol.objective);
 		rc = SL_EINTERNAL;
 	}
-	if (rc == SL_OK && o.mem_limit > 0 && ev.max_total > o.mem_limit) {
-		fprintf(stderr, _("shardlab: the plan needs %s per device, over --mem-limit; lower --alpha (alpha 0 gives the least memory)\n"),
-		    B(ev.max_total, b1));
-		rc = SL_EINFEASIBLE;
-	}
+	if (rc == SL_OK && o.mem_limit > 0 && ev.max_total > o.mem_limit)
+		rc = fit_mem_limit(&o, &s, &sol, &ev);
 	if (rc == SL_OK && o.export_problem != NULL)
 		rc = sl_iopddl_save(s.prob, o.export_problem, &err) == SL_OK ? SL_OK :
 		    cli_report(&err);
