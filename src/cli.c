@@ -540,7 +540,8 @@ cmd_solve(int argc, char **argv)
 		    cli_report(&err);
 	if (rc == SL_OK && o.json != NULL) {
 		sl_plan_meta meta = { .model_source = s.source, .alpha = o.alpha,
-		    .sol = &sol, .cs = &o.cs };
+		    .sol = &sol, .cs = &o.cs, .micro_batch = o.micro_batch,
+		    .hw_source = o.hw };
 		if (sl_plan_write(s.space, sol.choice, &ev, &meta, o.json, &err) != SL_OK)
 			rc = cli_report(&err);
 	}

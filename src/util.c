@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <nettle/sha2.h>
@@ -185,6 +186,12 @@ sl_atomic_open(sl_atomic *a, const char *path, sl_error *err)
 		memset(a, 0, sizeof *a);
 		return sl_error_set(err, SL_EINPUT, path, 0, 0,
 		    _("cannot create a file in its directory: %s"), strerror(e));
+	}
+	{
+		/* mkstemp makes 0600; give the file what a plain open would. */
+		mode_t mask = umask(0);
+		umask(mask);
+		(void)fchmod(fd, 0666 & ~mask);
 	}
 	a->fp = fdopen(fd, "w");
 	if (a->fp == NULL) {
