@@ -74,4 +74,43 @@ int cli_cmd_render(int argc, char **argv);
 #define CLI_DEFAULT_MODEL "gpt-1.7b"
 #define CLI_DEFAULT_HW "h100-nvlink"
 
+/*
+ * GPU validation in the background (cli_validate.c): start runs the GPU
+ * runner as a child process on the plan (s, choice); poll returns 1 while it
+ * runs, then SL_OK with res filled (measured beside predicted, per device)
+ * or an error saying what is missing (runner not built, no GPU) or failed.
+ */
+typedef struct cli_vdev {
+	bool ok;
+	char error[256];
+	sl_mem predicted, measured;	/* measured: the runner's allocations */
+	int64_t meminfo_delta, meminfo_peak, overhead;	/* cudaMemGetInfo, scratch */
+	int64_t pred_ns, step_ns, compute_ns, comm_ns;
+	bool comm_measured;		/* false: communication modelled */
+} cli_vdev;
+
+typedef struct cli_vresult {
+	char gpu[256], mode[16];	/* mode "nccl" or "emulated" */
+	int n_gpus, steps, warmup, n_devices;
+	int64_t gpu_memory;
+	cli_vdev *dev;
+} cli_vresult;
+
+typedef struct cli_vjob {
+	int pid, err_fd;
+	char launch_path[512], result_path[512];
+	char errbuf[2048];
+	size_t errlen;
+	int n_devices;
+	sl_mem *predicted;
+	int64_t *pred_ns;
+} cli_vjob;
+
+const char *cli_validate_runner(void);	/* NULL when not built/installed */
+int cli_validate_start(const sl_space *s, const int *choice, bool emulate,
+    int steps, cli_vjob *job, sl_error *err);
+int cli_validate_poll(cli_vjob *job, bool block, cli_vresult *res, sl_error *err);
+void cli_validate_cancel(cli_vjob *job);
+void cli_vresult_free(cli_vresult *res);
+
 #endif

@@ -1,2 +1,859 @@
-/* launch.c: placeholder until implemented. */
+/*
+ * launch.c: turns a plan (a strategy per operator) into what one training
+ * step does on each device: the buffers it holds and, in order, the kernels
+ * and collectives it runs.  The GPU runner executes this list; here it is only
+ * built, from the same cost rules as space.c (doc/cost-model.md), and checked
+ * against the evaluator so that the runner allocates exactly what was
+ * predicted.
+ *
+ * Buffers are itemized from the strategy specs (parameter states, saved
+ * tensors, resharding copies).  Where an operator's itemization disagrees
+ * with sl_node_cost in a category, the cost model wins: one buffer of its
+ * size replaces the items and n_mismatch counts it, so the runner still
+ * measures the prediction and the tests can insist on agreement.
+ */
 #include "internal.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+
+static const char *const launch_cat_names[SL_CAT_COUNT] = {
+	"parameters", "gradients", "optimizer", "activations", "buffers"
+};
+
+const char *
+sl_mem_cat_name(int cat)
+{
+	if (cat < 0 || cat >= SL_CAT_COUNT)
+		return "?";
+	return launch_cat_names[cat];
+}
+
+int
+sl_mem_cat_from_name(const char *s)
+{
+	for (int c = 0; c < SL_CAT_COUNT; c++)
+		if (strcmp(s, launch_cat_names[c]) == 0)
+			return c;
+	return -1;
+}
+
+int64_t
+sl_mem_get(const sl_mem *m, int cat)
+{
+	switch (cat) {
+	case SL_CAT_PARAMS: return m->params;
+	case SL_CAT_GRADS: return m->grads;
+	case SL_CAT_OPTIM: return m->optim;
+	case SL_CAT_ACTS: return m->acts;
+	case SL_CAT_BUFFERS: return m->buffers;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ building */
+
+typedef struct launch_ctx {
+	const sl_space *s;
+	const int *choice;
+	sl_launch_dev *d;
+	int cap_alloc, cap_items;
+} launch_ctx;
+
+static void
+launch_alloc(launch_ctx *c, int op, int cat, int64_t bytes, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static void
+launch_alloc(launch_ctx *c, int op, int cat, int64_t bytes, const char *fmt, ...)
+{
+	sl_launch_dev *d = c->d;
+	va_list ap;
+
+	if (bytes <= 0)
+		return;
+	if (d->n_alloc == c->cap_alloc) {
+		c->cap_alloc = c->cap_alloc ? 2 * c->cap_alloc : 64;
+		d->alloc = sl_xrealloc(d->alloc, c->cap_alloc * sizeof(*d->alloc));
+	}
+	sl_alloc *a = &d->alloc[d->n_alloc++];
+	memset(a, 0, sizeof(*a));
+	va_start(ap, fmt);
+	vsnprintf(a->name, sizeof(a->name), fmt, ap);
+	va_end(ap);
+	a->cat = cat;
+	a->op = op;
+	a->bytes = bytes;
+	sl_mem_add(&d->alloc_sum, cat, bytes);
+}
+
+static sl_launch_item *
+launch_item(launch_ctx *c, sl_item_kind kind, sl_phase ph, int op,
+    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static sl_launch_item *
+launch_item(launch_ctx *c, sl_item_kind kind, sl_phase ph, int op,
+    const char *fmt, ...)
+{
+	sl_launch_dev *d = c->d;
+	va_list ap;
+
+	if (d->n_items == c->cap_items) {
+		c->cap_items = c->cap_items ? 2 * c->cap_items : 64;
+		d->item = sl_xrealloc(d->item, c->cap_items * sizeof(*d->item));
+	}
+	sl_launch_item *it = &d->item[d->n_items++];
+	memset(it, 0, sizeof(*it));
+	it->kind = kind;
+	it->phase = ph;
+	it->op = op;
+	it->batch = 1;
+	it->axis = -1;
+	va_start(ap, fmt);
+	vsnprintf(it->name, sizeof(it->name), fmt, ap);
+	va_end(ap);
+	return it;
+}
+
+static void
+launch_gemm(launch_ctx *c, sl_phase ph, int op, const char *what,
+    int64_t batch, int64_t m, int64_t n, int64_t k)
+{
+	const sl_op *o = &c->s->g->ops[op];
+	sl_launch_item *it = launch_item(c, SL_ITEM_GEMM, ph, op, "%s.%s",
+	    o->name, what);
+
+	it->batch = batch;
+	it->m = m;
+	it->n = n;
+	it->k = k;
+	it->flops = sl_mul_sat(sl_mul_sat(sl_mul_sat(2 * batch, m), n), k);
+	c->d->flops = sl_add_sat(c->d->flops, it->flops);
+}
+
+static void
+launch_memory(launch_ctx *c, sl_phase ph, int op, const char *what, int64_t bytes)
+{
+	const sl_op *o = &c->s->g->ops[op];
+	sl_launch_item *it;
+
+	if (bytes <= 0)
+		return;
+	it = launch_item(c, SL_ITEM_MEMORY, ph, op, "%s.%s", o->name, what);
+	it->bytes = bytes;
+	c->d->traffic = sl_add_sat(c->d->traffic, bytes);
+}
+
+static void
+launch_coll(launch_ctx *c, sl_phase ph, int op, sl_coll coll, int axis,
+    int64_t bytes, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+
+static void
+launch_coll(launch_ctx *c, sl_phase ph, int op, sl_coll coll, int axis,
+    int64_t bytes, const char *fmt, ...)
+{
+	const sl_mesh *m = &c->s->mesh;
+	char name[96];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	sl_launch_item *it = launch_item(c, SL_ITEM_COLL, ph, op, "%s", name);
+	it->coll = coll;
+	it->axis = axis;
+	it->group = m->axes[axis].size;
+	it->bytes = bytes;
+	it->ns = sl_coll_time(coll, it->group, bytes, &m->axes[axis].link);
+	c->d->items_comm_ns = sl_add_sat(c->d->items_comm_ns, it->ns);
+}
+
+/* Local size of loop dimension l of op's strategy on the device. */
+static int64_t
+launch_loop_local(const sl_space *s, int op, int strat, int l, const int *coord)
+{
+	const sl_space_op *so = &s->ops[op];
+	sl_spec sp;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.split[0] = so->strat[strat].loop_axes[l];
+	return sl_local_dim(&s->mesh, &sp, 0, so->bind.size[l], coord);
+}
+
+static const sl_tensor *
+launch_slot_tensor(const sl_space *s, int op, int slot)
+{
+	const sl_op *o = &s->g->ops[op];
+	int t = slot < o->n_in ? o->in[slot] : o->out[slot - o->n_in];
+
+	return &s->g->tensors[t];
+}
+
+/* Local elements of a slot's tensor without the ZeRO state sharding. */
+static int64_t
+launch_slot_elems(const sl_space *s, int op, int strat, int slot, const int *coord)
+{
+	sl_spec sp = s->ops[op].strat[strat].spec[slot];
+
+	sp.zero = 0;
+	return sl_local_elems(&s->mesh, &sp, launch_slot_tensor(s, op, slot), coord);
+}
+
+static int64_t
+launch_slot_bytes(const sl_space *s, int op, int strat, int slot, const int *coord)
+{
+	const sl_tensor *t = launch_slot_tensor(s, op, slot);
+
+	return sl_mul_sat(launch_slot_elems(s, op, strat, slot, coord),
+	    sl_dtype_size(t->dtype));
+}
+
+/* Product of the sizes of the mesh axes in a bit set. */
+static int64_t
+launch_axes_size(const sl_mesh *m, unsigned axes)
+{
+	int64_t n = 1;
+
+	for (int a = 0; a < m->n_axes; a++)
+		if (axes & (1u << a))
+			n *= m->axes[a].size;
+	return n;
+}
+
+/* Index of a device within the group of axes (axis 0 outer). */
+static int64_t
+launch_axes_index(const sl_mesh *m, unsigned axes, const int *coord)
+{
+	int64_t idx = 0;
+
+	for (int a = 0; a < m->n_axes; a++)
+		if (axes & (1u << a))
+			idx = idx * m->axes[a].size + coord[a];
+	return idx;
+}
+
+/* Piece i of n split into parts, lower indices taking the remainder. */
+static int64_t
+launch_piece(int64_t n, int64_t parts, int64_t i)
+{
+	return n / parts + (i < n % parts ? 1 : 0);
+}
+
+/* Does slot use loop dimension l? */
+static bool
+launch_slot_has_loop(const sl_binding *b, const sl_tensor *t, int slot, int l)
+{
+	for (int d = 0; d < t->rank; d++)
+		if (b->map[slot][d] == l)
+			return true;
+	return false;
+}
+
+/*
+ * The buffers of one operator on the device (node share), itemized; then
+ * checked per category against sl_node_cost.
+ */
+static void
+launch_node_buffers(launch_ctx *c, int op, const int *coord)
+{
+	const sl_space *s = c->s;
+	const sl_graph *g = s->g;
+	const sl_op *o = &g->ops[op];
+	const sl_space_op *so = &s->ops[op];
+	int st = c->choice[op];
+	const sl_strategy *str = &so->strat[st];
+	const sl_kind_info *ki = &sl_kinds[o->kind];
+	int first = c->d->n_alloc;
+	sl_mem item, cost;
+	sl_comm comm;
+
+	memset(&item, 0, sizeof(item));
+	/* parameter states, counted by the owner (doc/cost-model.md) */
+	for (int i = 0; i < o->n_in; i++) {
+		int t = o->in[i];
+		const sl_tensor *tt = &g->tensors[t];
+
+		if (tt->role != SL_ROLE_PARAMETER || s->owner[t] != op)
+			continue;
+		int64_t elems = launch_slot_elems(s, op, st, i, coord);
+		uint8_t z = str->spec[i].zero;
+		if (z) {
+			/* states sharded over the ZeRO axes, lower indices
+			 * taking the remainder (as every split) */
+			int64_t parts = launch_axes_size(&s->mesh, z);
+			elems = launch_piece(elems, parts, launch_axes_index(&s->mesh,
+			    z, coord));
+		}
+		launch_alloc(c, op, SL_CAT_PARAMS, 2 * elems, "%s", tt->name);
+		launch_alloc(c, op, SL_CAT_GRADS, 2 * elems, "%s.grad", tt->name);
+		launch_alloc(c, op, SL_CAT_OPTIM, 4 * elems, "%s.master", tt->name);
+		launch_alloc(c, op, SL_CAT_OPTIM, 4 * elems, "%s.adam_m", tt->name);
+		launch_alloc(c, op, SL_CAT_OPTIM, 4 * elems, "%s.adam_v", tt->name);
+	}
+	/* saved for backward */
+	for (int slot = 0; slot < o->n_in + o->n_out; slot++) {
+		int per = slot < o->n_in ? ki->saved_in[slot] :
+		    (slot - o->n_in < 2 ? ki->saved_out[slot - o->n_in] : 0);
+		const sl_tensor *tt = launch_slot_tensor(s, op, slot);
+
+		/* a parameter's weight is already counted with its states */
+		if (per == 0 || (slot < o->n_in && tt->role == SL_ROLE_PARAMETER))
+			continue;
+		if (per < 0)
+			per = sl_dtype_size(tt->dtype);
+		launch_alloc(c, op, SL_CAT_ACTS,
+		    sl_mul_sat(launch_slot_elems(s, op, st, slot, coord), per),
+		    "%s:saved:%s", o->name, tt->name);
+	}
+	if (ki->extra_saved) {
+		int64_t local[SL_MAX_LOOP];
+
+		for (int l = 0; l < so->bind.n_loop; l++)
+			local[l] = launch_loop_local(s, op, st, l, coord);
+		launch_alloc(c, op, SL_CAT_ACTS,
+		    ki->extra_saved(g, o, &so->bind, local), "%s:saved:extra",
+		    o->name);
+	}
+	for (int i = first; i < c->d->n_alloc; i++)
+		sl_mem_add(&item, c->d->alloc[i].cat, c->d->alloc[i].bytes);
+
+	sl_node_cost(s, op, st, coord, &cost, &comm);
+	for (int cat = 0; cat < SL_CAT_COUNT; cat++) {
+		int64_t want = sl_mem_get(&cost, cat);
+
+		if (sl_mem_get(&item, cat) == want)
+			continue;
+		/* the cost model wins: replace this category's items */
+		c->d->n_mismatch++;
+		int w = first;
+		for (int i = first; i < c->d->n_alloc; i++) {
+			if (c->d->alloc[i].cat == cat) {
+				sl_mem_add(&c->d->alloc_sum, cat, -c->d->alloc[i].bytes);
+				continue;
+			}
+			c->d->alloc[w++] = c->d->alloc[i];
+		}
+		c->d->n_alloc = w;
+		launch_alloc(c, op, cat, want, "%s:%s", o->name, sl_mem_cat_name(cat));
+	}
+	for (int k = 0; k < SL_COLL_COUNT; k++)
+		c->d->comm_ns = sl_add_sat(c->d->comm_ns, comm.ns[k]);
+}
+
+static void
+launch_edge_buffers(launch_ctx *c, int e, const int *coord)
+{
+	const sl_space *s = c->s;
+	const sl_space_edge *ed = &s->edges[e];
+	sl_mem cost;
+	sl_comm comm;
+
+	sl_edge_cost(s, e, c->choice[ed->src], c->choice[ed->dst], coord,
+	    &cost, &comm);
+	for (int cat = 0; cat < SL_CAT_COUNT; cat++)
+		launch_alloc(c, ed->dst, cat, sl_mem_get(&cost, cat),
+		    "%s:%s->%s%s%s", s->g->tensors[ed->tensor].name,
+		    s->g->ops[ed->src].name, s->g->ops[ed->dst].name,
+		    cat == SL_CAT_BUFFERS ? "" : ":",
+		    cat == SL_CAT_BUFFERS ? "" : sl_mem_cat_name(cat));
+	for (int k = 0; k < SL_COLL_COUNT; k++)
+		c->d->comm_ns = sl_add_sat(c->d->comm_ns, comm.ns[k]);
+}
+
+/* ------------------------------------------------------------- kernels */
+
+/*
+ * Matmul-like kinds as an einsum of two inputs A, B into Y: loop dimensions
+ * in A, B and Y are batch; in A and Y only m; in B and Y only n; in A and B
+ * only k (the contraction).
+ */
+static void
+launch_gemm_shape(const launch_ctx *c, int op, const int *coord, int64_t *batch,
+    int64_t *m, int64_t *n, int64_t *k)
+{
+	const sl_space *s = c->s;
+	const sl_op *o = &s->g->ops[op];
+	const sl_binding *b = &s->ops[op].bind;
+	int st = c->choice[op];
+	const sl_tensor *ta = launch_slot_tensor(s, op, 0);
+	const sl_tensor *tb = launch_slot_tensor(s, op, 1);
+	const sl_tensor *ty = launch_slot_tensor(s, op, o->n_in);
+
+	*batch = *m = *n = *k = 1;
+	for (int l = 0; l < b->n_loop; l++) {
+		bool ia = launch_slot_has_loop(b, ta, 0, l);
+		bool ib = launch_slot_has_loop(b, tb, 1, l);
+		bool iy = launch_slot_has_loop(b, ty, o->n_in, l);
+		int64_t sz = launch_loop_local(s, op, st, l, coord);
+
+		if (ia && ib && iy)
+			*batch *= sz;
+		else if (ia && iy)
+			*m *= sz;
+		else if (ib && iy)
+			*n *= sz;
+		else if (ia && ib)
+			*k *= sz;
+	}
+}
+
+static bool
+launch_needs_grad(const sl_tensor *t)
+{
+	return t->role != SL_ROLE_INPUT && t->dtype != SL_DT_I32 &&
+	    t->dtype != SL_DT_I64 && t->dtype != SL_DT_U8;
+}
+
+/* Forward (ph FWD) or backward kernels of one operator. */
+static void
+launch_op_kernels(launch_ctx *c, int op, sl_phase ph, const int *coord)
+{
+	const sl_space *s = c->s;
+	const sl_op *o = &s->g->ops[op];
+	int st = c->choice[op];
+	int64_t in_b = 0, out_b = 0, grad_in_b = 0;
+
+	for (int i = 0; i < o->n_in; i++) {
+		int64_t b = launch_slot_bytes(s, op, st, i, coord);
+
+		in_b += b;
+		if (launch_needs_grad(launch_slot_tensor(s, op, i)))
+			grad_in_b += b;
+	}
+	for (int j = 0; j < o->n_out; j++)
+		out_b += launch_slot_bytes(s, op, st, o->n_in + j, coord);
+
+	switch (o->kind) {
+	case SL_OP_MATMUL:
+	case SL_OP_BMM: {
+		int64_t bt, m, n, k;
+
+		launch_gemm_shape(c, op, coord, &bt, &m, &n, &k);
+		if (ph == SL_PHASE_FWD) {
+			launch_gemm(c, ph, op, "fwd", bt, m, n, k);
+			if (o->n_in > 2)	/* bias: read y and bias, write y */
+				launch_memory(c, ph, op, "bias", 2 * out_b);
+		} else {
+			if (o->n_in > 2)	/* bias gradient: a reduction of dy */
+				launch_memory(c, ph, op, "dbias", out_b);
+			if (launch_needs_grad(launch_slot_tensor(s, op, 0)))
+				launch_gemm(c, ph, op, "dgrad", bt, m, k, n);
+			if (launch_needs_grad(launch_slot_tensor(s, op, 1)))
+				launch_gemm(c, ph, op, "wgrad", bt, k, n, m);
+		}
+		break;
+	}
+	case SL_OP_ATTENTION: {
+		/* qkv[b,s,(q+2kv)d] -> y[b,s,q d]; keys span the whole sequence */
+		const sl_tensor *y = launch_slot_tensor(s, op, o->n_in);
+		const sl_spec *ys = &s->ops[op].strat[st].spec[o->n_in];
+		int heads = o->heads > 0 ? o->heads : 1;
+		int64_t d = y->dims[y->rank - 1] / heads;
+		int64_t S = y->rank >= 2 ? y->dims[y->rank - 2] : 1;
+		int64_t yl = sl_local_elems(&s->mesh, ys, y, coord);
+		int64_t sl = y->rank >= 2 ?
+		    sl_local_dim(&s->mesh, ys, y->rank - 2, S, coord) : 1;
+		int64_t bh = (sl > 0 && d > 0) ? yl / (sl * d) : 0;
+		int64_t probs = sl_mul_sat(sl_mul_sat(bh, sl), S) * 2;
+
+		if (ph == SL_PHASE_FWD) {
+			launch_gemm(c, ph, op, "qk", bh, sl, S, d);
+			launch_memory(c, ph, op, "softmax", 2 * probs);
+			launch_gemm(c, ph, op, "pv", bh, sl, d, S);
+		} else {
+			launch_gemm(c, ph, op, "dp", bh, sl, S, d);
+			launch_gemm(c, ph, op, "dv", bh, S, d, sl);
+			launch_memory(c, ph, op, "dsoftmax", 3 * probs);
+			launch_gemm(c, ph, op, "dq", bh, sl, d, S);
+			launch_gemm(c, ph, op, "dk", bh, S, d, sl);
+		}
+		break;
+	}
+	case SL_OP_RESHAPE:
+		break;		/* a view: no traffic */
+	case SL_OP_EMBEDDING:
+		/* gather rows into y; backward scatter-adds dy into the table */
+		if (ph == SL_PHASE_FWD)
+			launch_memory(c, ph, op, "fwd", 2 * out_b);
+		else
+			launch_memory(c, ph, op, "bwd", 3 * out_b);
+		break;
+	default:
+		/* read the inputs, write the outputs; backward reads dy and the
+		 * saved inputs and writes their gradients */
+		if (ph == SL_PHASE_FWD)
+			launch_memory(c, ph, op, "fwd", in_b + out_b);
+		else
+			launch_memory(c, ph, op, "bwd", out_b + in_b + grad_in_b);
+		break;
+	}
+}
+
+/* --------------------------------------------------------- collectives */
+
+/*
+ * Bytes of the tensor of spec sp that the group of axis a holds together,
+ * taken on device 0 (the largest shard) so that every member of the group
+ * agrees on the size of the collective.
+ */
+static int64_t
+launch_group_bytes(const sl_space *s, const sl_tensor *t, const sl_spec *sp,
+    int a)
+{
+	sl_spec q = *sp;
+
+	for (int d = 0; d < SL_MAX_RANK; d++)
+		q.split[d] &= (uint8_t)~(1u << a);
+	return sl_mul_sat(sl_local_elems(&s->mesh, &q, t, NULL),
+	    sl_dtype_size(t->dtype));
+}
+
+/* Placement of a spec along axis a: -2 partial, -1 replicated, else split dim. */
+static int
+launch_placement(const sl_spec *sp, int rank, int a)
+{
+	if (sp->partial & (1u << a))
+		return -2;
+	for (int d = 0; d < rank; d++)
+		if (sp->split[d] & (1u << a))
+			return d;
+	return -1;
+}
+
+/*
+ * Resharding of an edge, axis by axis (doc/cost-model.md's table): the
+ * forward column in phase FWD, the backward mirror in phase BWD.
+ */
+static void
+launch_edge_colls(launch_ctx *c, int e, sl_phase ph)
+{
+	const sl_space *s = c->s;
+	const sl_space_edge *ed = &s->edges[e];
+	const sl_tensor *t = &s->g->tensors[ed->tensor];
+	sl_spec src = s->ops[ed->src].strat[c->choice[ed->src]].spec[ed->src_slot];
+	const sl_spec *dst = &s->ops[ed->dst].strat[c->choice[ed->dst]].spec[ed->dst_slot];
+	const char *sn = s->g->ops[ed->src].name, *dn = s->g->ops[ed->dst].name;
+	bool fwd = ph == SL_PHASE_FWD;
+
+	src.zero = 0;		/* parameters travel as their gathered copy */
+	for (int a = 0; a < s->mesh.n_axes; a++) {
+		int p = launch_placement(&src, t->rank, a);
+		int q = launch_placement(dst, t->rank, a);
+		int64_t B;
+		sl_coll k = SL_COLL_COUNT;
+
+		if (p == q || s->mesh.axes[a].size <= 1)
+			continue;
+		B = launch_group_bytes(s, t, &src, a);
+		if (p == -1)			/* replicated -> split: a slice */
+			k = fwd ? SL_COLL_COUNT : SL_COLL_ALL_GATHER;
+		else if (p == -2 && q == -1)	/* partial -> replicated */
+			k = fwd ? SL_COLL_ALL_REDUCE : SL_COLL_COUNT;
+		else if (p == -2)		/* partial -> split */
+			k = fwd ? SL_COLL_REDUCE_SCATTER : SL_COLL_ALL_GATHER;
+		else if (q == -1)		/* split -> replicated */
+			k = fwd ? SL_COLL_ALL_GATHER : SL_COLL_COUNT;
+		else				/* split d -> split d' */
+			k = SL_COLL_ALL_TO_ALL;
+		if (k != SL_COLL_COUNT)
+			launch_coll(c, ph, ed->dst, k, a, B, "%s:%s->%s.%s%d",
+			    t->name, sn, dn, fwd ? "fwd" : "bwd", a);
+	}
+}
+
+/*
+ * Collectives an operator's strategy triggers (sl_node_cost): every input
+ * gradient that is a partial sum over an axis splitting a loop dimension the
+ * input lacks is all-reduced over that axis after backward; for a ZeRO axis
+ * the parameter is instead gathered before forward and before backward and
+ * its gradient reduce-scattered, which leaves 1/n of it for the next axis.
+ * stage 0: before forward; 1: before backward; 2: after backward.
+ */
+static void
+launch_node_colls(launch_ctx *c, int op, int stage)
+{
+	const sl_space *s = c->s;
+	const sl_op *o = &s->g->ops[op];
+	const sl_space_op *so = &s->ops[op];
+	const sl_strategy *str = &so->strat[c->choice[op]];
+	sl_phase ph = stage == 0 ? SL_PHASE_FWD : SL_PHASE_BWD;
+
+	for (int i = 0; i < o->n_in; i++) {
+		const sl_tensor *tt = &s->g->tensors[o->in[i]];
+		const sl_spec *sp = &str->spec[i];
+		int64_t B;
+
+		if (!launch_needs_grad(tt))
+			continue;
+		B = sl_mul_sat(sl_local_elems(&s->mesh, sp, tt, NULL),
+		    sl_dtype_size(tt->dtype));
+		for (int a = 0; a < s->mesh.n_axes; a++) {
+			bool partial = false, z = sp->zero & (1u << a);
+
+			for (int l = 0; l < so->bind.n_loop; l++)
+				if ((str->loop_axes[l] & (1u << a)) &&
+				    !launch_slot_has_loop(&so->bind, tt, i, l))
+					partial = true;
+			if (!partial || s->mesh.axes[a].size <= 1 || B <= 0)
+				continue;
+			if (z && stage < 2)
+				launch_coll(c, ph, op, SL_COLL_ALL_GATHER, a, B,
+				    "%s.%s.gather%d", o->name, tt->name, a);
+			else if (stage == 2)
+				launch_coll(c, ph, op, z ? SL_COLL_REDUCE_SCATTER :
+				    SL_COLL_ALL_REDUCE, a, B, "%s.%s.grad%d",
+				    o->name, tt->name, a);
+			if (z)
+				B = sl_ceil_div(B, s->mesh.axes[a].size);
+		}
+	}
+}
+
+/* A graph output left as a partial sum is all-reduced after forward. */
+static void
+launch_output_colls(launch_ctx *c, int op)
+{
+	const sl_space *s = c->s;
+	const sl_op *o = &s->g->ops[op];
+	const sl_strategy *str = &s->ops[op].strat[c->choice[op]];
+
+	for (int j = 0; j < o->n_out; j++) {
+		const sl_spec *sp = &str->spec[o->n_in + j];
+		const sl_tensor *t = &s->g->tensors[o->out[j]];
+
+		if ((s->consumed && s->consumed[o->out[j]]) || sp->partial == 0)
+			continue;
+		for (int a = 0; a < s->mesh.n_axes; a++)
+			if ((sp->partial & (1u << a)) && s->mesh.axes[a].size > 1)
+				launch_coll(c, SL_PHASE_FWD, op, SL_COLL_ALL_REDUCE, a,
+				    launch_group_bytes(s, t, sp, a), "%s.%s.out%d",
+				    o->name, t->name, a);
+	}
+}
+
+/* ---------------------------------------------------------------- build */
+
+static int
+launch_build_dev(const sl_space *s, const int *choice, int dev, sl_launch_dev *d)
+{
+	const sl_graph *g = s->g;
+	launch_ctx c = { s, choice, d, 0, 0 };
+	int coord[SL_MAX_AXES] = { 0 };
+
+	d->id = dev;
+	sl_mesh_coords(&s->mesh, dev, coord);
+	memcpy(d->coord, coord, sizeof(d->coord));
+
+	for (int op = 0; op < g->n_ops; op++)
+		launch_node_buffers(&c, op, coord);
+	for (int e = 0; e < s->n_edges; e++)
+		launch_edge_buffers(&c, e, coord);
+
+	/* forward in graph order: incoming resharding, ZeRO gathers, kernels */
+	for (int op = 0; op < g->n_ops; op++) {
+		for (int e = 0; e < s->n_edges; e++)
+			if (s->edges[e].dst == op)
+				launch_edge_colls(&c, e, SL_PHASE_FWD);
+		launch_node_colls(&c, op, 0);
+		launch_op_kernels(&c, op, SL_PHASE_FWD, coord);
+		launch_output_colls(&c, op);
+	}
+	/* backward in reverse: gathers, kernels, gradient reductions, and the
+	 * backward mirror of the incoming resharding */
+	for (int op = g->n_ops - 1; op >= 0; op--) {
+		launch_node_colls(&c, op, 1);
+		launch_op_kernels(&c, op, SL_PHASE_BWD, coord);
+		launch_node_colls(&c, op, 2);
+		for (int e = s->n_edges - 1; e >= 0; e--)
+			if (s->edges[e].dst == op)
+				launch_edge_colls(&c, e, SL_PHASE_BWD);
+	}
+	if (s->mesh.hw.flops > 0)
+		d->compute_ns = (int64_t)((double)d->flops / s->mesh.hw.flops * 1e9 + 0.5);
+	return SL_OK;
+}
+
+int
+sl_launch_build(const sl_space *s, const int *choice, sl_launch *l, sl_error *err)
+{
+	sl_eval ev;
+	int rc;
+
+	memset(l, 0, sizeof(*l));
+	for (int op = 0; op < s->g->n_ops; op++)
+		if (choice[op] < 0 || choice[op] >= s->ops[op].n_strat)
+			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("operator %s: strategy index %d out of range"),
+			    s->g->ops[op].name, choice[op]);
+	memset(&ev, 0, sizeof(ev));
+	if ((rc = sl_evaluate(s, choice, 0.0, &ev, err)) != SL_OK)
+		return rc;
+	snprintf(l->model, sizeof(l->model), "%s", s->g->name ? s->g->name : "");
+	snprintf(l->hardware, sizeof(l->hardware), "%s", s->mesh.hw.name);
+	l->mesh = s->mesh;
+	l->n_devices = s->mesh.n_devices;
+	l->eval_comm_ns = ev.comm_ns;
+	l->dev = sl_xcalloc(l->n_devices, sizeof(*l->dev));
+	for (int d = 0; d < l->n_devices; d++) {
+		launch_build_dev(s, choice, d, &l->dev[d]);
+		if (d < ev.n_devices)
+			l->dev[d].predicted = ev.dev[d];
+	}
+	sl_eval_free(&ev);
+	return SL_OK;
+}
+
+void
+sl_launch_free(sl_launch *l)
+{
+	if (l->dev) {
+		for (int d = 0; d < l->n_devices; d++) {
+			free(l->dev[d].alloc);
+			free(l->dev[d].item);
+		}
+		free(l->dev);
+	}
+	memset(l, 0, sizeof(*l));
+}
+
+/* ----------------------------------------------------------------- JSON */
+
+static json_t *
+launch_mem_json(const sl_mem *m)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "total", json_integer(sl_mem_total(m)));
+	for (int c = 0; c < SL_CAT_COUNT; c++)
+		json_object_set_new(o, sl_mem_cat_name(c),
+		    json_integer(sl_mem_get(m, c)));
+	return o;
+}
+
+static const char *const launch_item_kinds[] = { "gemm", "memory", "collective" };
+
+static json_t *
+launch_item_json(const sl_launch *l, const sl_launch_item *it)
+{
+	json_t *o = json_pack("{s:s, s:s, s:s, s:i}",
+	    "kind", launch_item_kinds[it->kind],
+	    "phase", it->phase == SL_PHASE_FWD ? "fwd" : "bwd",
+	    "name", it->name, "op", it->op);
+
+	switch (it->kind) {
+	case SL_ITEM_GEMM:
+		json_object_set_new(o, "batch", json_integer(it->batch));
+		json_object_set_new(o, "m", json_integer(it->m));
+		json_object_set_new(o, "n", json_integer(it->n));
+		json_object_set_new(o, "k", json_integer(it->k));
+		json_object_set_new(o, "flops", json_integer(it->flops));
+		break;
+	case SL_ITEM_MEMORY:
+		json_object_set_new(o, "bytes", json_integer(it->bytes));
+		break;
+	case SL_ITEM_COLL:
+		json_object_set_new(o, "collective",
+		    json_string(sl_coll_name(it->coll)));
+		json_object_set_new(o, "axis", json_integer(it->axis));
+		json_object_set_new(o, "group", json_integer(it->group));
+		json_object_set_new(o, "bytes", json_integer(it->bytes));
+		json_object_set_new(o, "time_ns", json_integer(it->ns));
+		break;
+	}
+	return o;
+}
+
+static json_t *
+launch_json(const sl_launch *l)
+{
+	json_t *root = json_object(), *mesh = json_object();
+	json_t *shape = json_array(), *axes = json_array(), *devs = json_array();
+
+	json_object_set_new(root, "format", json_string("shardlab-launch"));
+	json_object_set_new(root, "version", json_integer(1));
+	json_object_set_new(root, "model", json_string(l->model));
+	for (int a = 0; a < l->mesh.n_axes; a++) {
+		json_array_append_new(shape, json_integer(l->mesh.axes[a].size));
+		json_array_append_new(axes, json_pack("{s:i, s:f, s:f}",
+		    "size", l->mesh.axes[a].size,
+		    "bandwidth", l->mesh.axes[a].link.bandwidth,
+		    "latency", l->mesh.axes[a].link.latency));
+	}
+	json_object_set_new(mesh, "shape", shape);
+	json_object_set_new(mesh, "axes", axes);
+	json_object_set_new(mesh, "hardware", json_string(l->hardware));
+	json_object_set_new(mesh, "device", json_string(l->mesh.hw.device));
+	json_object_set_new(mesh, "flops", json_real(l->mesh.hw.flops));
+	json_object_set_new(mesh, "memory_bytes", json_integer(l->mesh.hw.memory_bytes));
+	json_object_set_new(root, "mesh", mesh);
+	json_object_set_new(root, "comm_time_ns", json_integer(l->eval_comm_ns));
+
+	for (int d = 0; d < l->n_devices; d++) {
+		const sl_launch_dev *dv = &l->dev[d];
+		json_t *jd = json_object(), *coord = json_array();
+		json_t *allocs = json_array(), *items = json_array();
+
+		json_object_set_new(jd, "id", json_integer(dv->id));
+		for (int a = 0; a < l->mesh.n_axes; a++)
+			json_array_append_new(coord, json_integer(dv->coord[a]));
+		json_object_set_new(jd, "coord", coord);
+		json_object_set_new(jd, "predicted", json_pack(
+		    "{s:o, s:I, s:I, s:I}",
+		    "memory_bytes", launch_mem_json(&dv->predicted),
+		    "comm_time_ns", (json_int_t)dv->comm_ns,
+		    "compute_time_ns", (json_int_t)dv->compute_ns,
+		    "step_time_ns", (json_int_t)sl_add_sat(dv->comm_ns, dv->compute_ns)));
+		json_object_set_new(jd, "allocated_bytes", launch_mem_json(&dv->alloc_sum));
+		json_object_set_new(jd, "flops", json_integer(dv->flops));
+		json_object_set_new(jd, "traffic_bytes", json_integer(dv->traffic));
+		json_object_set_new(jd, "mismatches", json_integer(dv->n_mismatch));
+		for (int i = 0; i < dv->n_alloc; i++)
+			json_array_append_new(allocs, json_pack("{s:s, s:s, s:I}",
+			    "name", dv->alloc[i].name,
+			    "category", sl_mem_cat_name(dv->alloc[i].cat),
+			    "bytes", (json_int_t)dv->alloc[i].bytes));
+		json_object_set_new(jd, "allocations", allocs);
+		for (int i = 0; i < dv->n_items; i++)
+			json_array_append_new(items, launch_item_json(l, &dv->item[i]));
+		json_object_set_new(jd, "launch", items);
+		json_array_append_new(devs, jd);
+	}
+	json_object_set_new(root, "devices", devs);
+	return root;
+}
+
+char *
+sl_launch_to_json(const sl_launch *l, sl_error *err)
+{
+	json_t *root = launch_json(l);
+	char *txt = json_dumps(root, JSON_COMPACT);
+
+	json_decref(root);
+	if (!txt)
+		sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+		    _("cannot encode the launch list as JSON"));
+	return txt;
+}
+
+int
+sl_launch_write_json(const sl_launch *l, const char *path, sl_error *err)
+{
+	sl_atomic a;
+	char *txt;
+	int rc;
+
+	if (!(txt = sl_launch_to_json(l, err)))
+		return SL_EINTERNAL;
+	if ((rc = sl_atomic_open(&a, path, err)) != SL_OK) {
+		free(txt);
+		return rc;
+	}
+	if (fputs(txt, a.fp) == EOF || fputc('\n', a.fp) == EOF) {
+		free(txt);
+		sl_atomic_abort(&a);
+		return sl_error_set(err, SL_EINTERNAL, path, 0, 0,
+		    _("cannot write the launch list"));
+	}
+	free(txt);
+	return sl_atomic_commit(&a, err);
+}

@@ -273,7 +273,13 @@ int sl_hw_load(const char *name_or_path, sl_hw *hw, sl_error *err);
 const char *const *sl_bundled_hardware(void);
 /* "8", "2x4": shape parse; 0 or error. */
 int sl_mesh_parse(const char *s, int *n_axes, int shape[SL_MAX_AXES], sl_error *err);
-/* Inner axis (last) is intra-node while it fits a node; outer likewise. */
+/*
+ * Devices are numbered row-major and fill nodes in order.  The inner (last)
+ * axis uses the intra-node link when each of its groups lies in one node;
+ * the outer axis only when the whole mesh fits one node.  Errors: sizes
+ * below 1, more than 65536 devices, or a mesh beyond one node on a profile
+ * without an inter-node link.
+ */
 int sl_mesh_make(const sl_hw *hw, int n_axes, const int *shape, sl_mesh *m,
     sl_error *err);
 /* Device id -> coordinates and back (row-major). */
@@ -286,7 +292,11 @@ typedef enum sl_coll {
 	SL_COLL_ALL_TO_ALL, SL_COLL_COUNT
 } sl_coll;
 const char *sl_coll_name(sl_coll c);
-/* Ring collective time in ns over n devices of a link, B bytes of the full tensor. */
+/*
+ * Ring collective time in ns over n devices of a link, B bytes of the full
+ * tensor (formulas in doc/cost-model.md).  0 when n <= 1 or bytes <= 0;
+ * saturates at INT64_MAX (also for a link without bandwidth).
+ */
 int64_t sl_coll_time(sl_coll c, int n, int64_t bytes, const sl_link *l);
 
 /* ----------------------------------------------------------- strategy space */

@@ -1,2 +1,164 @@
 #!/bin/sh
-echo "not written yet"; exit 77
+# shardlab validate: bad plans exit 2; a missing runner and a missing GPU
+# each exit 3 with their own message and write nothing; the report (table and
+# --json) is checked against a stand-in runner with known measurements; a
+# runner that fails or crashes is reported, not followed.  The real run on a
+# GPU (emulated ranks) needs one: without it the script ends with a skip.
+. "$TESTS_SRCDIR/lib.sh"
+
+MSG_NO_RUNNER="shardlab: the GPU runner was not built (configure found no CUDA/NCCL; see --with-cuda)"
+MSG_NO_GPU="shardlab: no CUDA-capable GPU found: validation needs one"
+
+# Megatron MLP on 4 devices.  Every device predicts parameters 1,048,576,
+# gradients 1,048,576, optimizer 6,291,456, activations 24,576: 8,413,184.
+run plan "$SHARDLAB" solve mlp-2layer --devices 4 --pin fc1=col --pin gelu=col \
+	--pin fc2=row --json "$TMP/plan.json"
+expect_status 0 plan
+
+# ---------------------------------------------------------------- bad input
+run noarg "$SHARDLAB" validate
+expect_status 2 noarg
+expect_in "$TMP/noarg.err" "usage: shardlab validate"
+
+run missing "$SHARDLAB" validate "$TMP/nope.json"
+expect_status 2 missing
+expect_in "$TMP/missing.err" "nope.json"
+
+printf '{"format": "shardlab-plan", "version": 1,\n "model": 3}\n' >"$TMP/bad.json"
+run bad "$SHARDLAB" validate "$TMP/bad.json"
+expect_status 2 bad
+expect_in "$TMP/bad.err" "bad.json:"
+
+sed 's/"strategy": "row"/"strategy": "diagonal"/' "$TMP/plan.json" >"$TMP/unknown.json"
+run unknown "$SHARDLAB" validate "$TMP/unknown.json"
+expect_status 2 unknown
+expect_in "$TMP/unknown.err" "diagonal"
+
+# ----------------------------------------------------------- missing runner
+run norunner env SHARDLAB_RUNNER="$TMP/no-such-runner" "$SHARDLAB" validate \
+	"$TMP/plan.json" --json "$TMP/r0.json"
+expect_status 3 norunner
+expect_in "$TMP/norunner.err" "$MSG_NO_RUNNER"
+[ ! -e "$TMP/r0.json" ] || fail "a report was written without a runner"
+
+# ------------------------------------------------- stand-in runner (no GPU)
+# It records its arguments and answers as FAKE_MODE says: the real runner's
+# "no CUDA device found", a failure, a crash, or a result with known figures.
+cat >"$TMP/runner" <<'EOF'
+#!/bin/sh
+out=; steps=; emulate=no; launch=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--out) out=$2; shift ;;
+	--steps) steps=$2; shift ;;
+	--emulate) emulate=yes ;;
+	*) launch=$1 ;;
+	esac
+	shift
+done
+echo "steps=$steps emulate=$emulate" >"$FAKE_LOG"
+grep -q '"format": *"shardlab-launch"' "$launch" && echo "launch=ok" >>"$FAKE_LOG"
+cp "$launch" "$FAKE_LOG.launch"
+case $FAKE_MODE in
+nogpu) echo "shardlab-runner: no CUDA device found (CUDA driver version is insufficient)" >&2; exit 3 ;;
+fail) echo "shardlab-runner: ncclCommInitAll failed: unhandled system error" >&2; exit 3 ;;
+crash) kill -SEGV $$ ;;
+esac
+dev() {
+	printf '{"id": %d, "gpu": 0, "ok": true, "memory_bytes": {"total": 8413184,
+ "parameters": 1048576, "gradients": 1048576, "optimizer": 6291456,
+ "activations": 24576, "buffers": 0}, "allocations": 12, "overhead_bytes": 0,
+ "meminfo_delta_bytes": 10485760, "meminfo_peak_bytes": 12582912,
+ "step_time_ns": 100000, "step_min_ns": 90000, "compute_time_ns": 81973,
+ "comm_time_ns": 18027, "comm": "modelled"}' "$1"
+}
+{
+	printf '{"format": "shardlab-validation-run", "version": 1,
+"gpu": {"name": "Stand-in GPU", "count": 1, "memory_bytes": 85899345920},
+"mode": "emulated", "steps": %s, "warmup": 3, "devices": [' "$steps"
+	dev 0; printf ','; dev 1; printf ','; dev 2; printf ','; dev 3
+	printf ']}\n'
+} >"$out"
+EOF
+chmod +x "$TMP/runner"
+fake() {
+	mode=$1
+	shift
+	run "$mode" env SHARDLAB_RUNNER="$TMP/runner" FAKE_MODE="$mode" \
+		FAKE_LOG="$TMP/$mode.log" "$SHARDLAB" validate "$@"
+}
+
+fake nogpu "$TMP/plan.json" --json "$TMP/r1.json"
+expect_status 3 nogpu
+expect_in "$TMP/nogpu.err" "$MSG_NO_GPU"
+expect_not_in "$TMP/nogpu.err" "not built"
+[ ! -e "$TMP/r1.json" ] || fail "a report was written without a GPU"
+
+fake fail "$TMP/plan.json"
+expect_status 3 fail
+expect_in "$TMP/fail.err" "ncclCommInitAll failed"
+
+fake crash "$TMP/plan.json"
+expect_status 3 crash
+expect_in "$TMP/crash.err" "killed by signal"
+
+fake ok "$TMP/plan.json" --emulate --steps 7 --json "$TMP/report.json"
+expect_status 0 ok
+expect_in "$TMP/ok.log" "steps=7 emulate=yes"
+expect_in "$TMP/ok.log" "launch=ok"
+expect_in "$TMP/ok.out" "Stand-in GPU"
+expect_in "$TMP/ok.out" "communication modelled"
+# allocated bytes equal the prediction: 0 % in every category
+expect_eq "$(grep -c '^ *[0-3]  memory total .* +0.00%' "$TMP/ok.out")" 4 "total rows at 0%"
+# cudaMemGetInfo 10 MiB against 8,413,184 predicted: (8413184-10485760)/10485760
+expect_in "$TMP/ok.out" "-19.77%"
+# time: predicted compute at peak plus 18.03 us modelled, against 100 us
+expect_in "$TMP/ok.out" "step time"
+expect_in "$TMP/report.json" '"format": "shardlab-validation"'
+expect_in "$TMP/report.json" '"communication": "modelled"'
+expect_in "$TMP/report.json" '"meminfo_delta_bytes": 10485760'
+expect_eq "$(json_int "$TMP/report.json" total | head -n 1)" 8413184 "predicted total"
+expect_in "$TMP/report.json" '"device_memory": -19.7'
+
+# --json - writes the report to standard output only
+fake ok "$TMP/plan.json" --json -
+expect_status 0 ok
+expect_in "$TMP/ok.out" '"format": "shardlab-validation"'
+expect_not_in "$TMP/ok.out" "step time"
+
+# The runner reads the launch list the command wrote: per device it would
+# allocate the predicted 8,413,184 bytes and launch fc1 fwd and wgrad (x is
+# data: no dgrad), fc2 fwd, dgrad and wgrad, and one all-reduce (fc2's
+# output is a partial sum over the 4 devices).
+if [ -x "${SHARDLAB_RUNNER:-}" ]; then
+	run dry "$SHARDLAB_RUNNER" --dry-run "$TMP/ok.log.launch"
+	expect_status 0 dry
+	expect_eq "$(grep -c '"total": 8413184' "$TMP/dry.out")" 8 "allocated and predicted totals"
+	expect_eq "$(grep -c '"gemms": 5' "$TMP/dry.out")" 4 "gemms per device"
+	expect_eq "$(grep -c '"collectives": 1' "$TMP/dry.out")" 4 "collectives per device"
+	printf '{"format": "shardlab-launch", "version": 2}\n' >"$TMP/v2.json"
+	run dry2 "$SHARDLAB_RUNNER" --dry-run "$TMP/v2.json"
+	expect_status 2 dry2
+	expect_in "$TMP/dry2.err" "not a shardlab launch list"
+fi
+
+echo "ok: $n_checks checks of validate without a GPU"
+
+# ------------------------------------------------------------ the real thing
+[ -x "${SHARDLAB_RUNNER:-}" ] ||
+	skip "no GPU runner built (configure found no CUDA/NCCL): no GPU run"
+run probe "$SHARDLAB_RUNNER" --probe
+if [ "$rc" -ne 0 ]; then
+	expect_status 3 probe
+	expect_in "$TMP/probe.err" "no CUDA device found"
+	run real "$SHARDLAB" validate "$TMP/plan.json" --json "$TMP/r2.json"
+	expect_status 3 real
+	expect_in "$TMP/real.err" "$MSG_NO_GPU"
+	[ ! -e "$TMP/r2.json" ] || fail "a report was written without a GPU"
+	skip "no GPU: the real validation run was not exercised"
+fi
+run real "$SHARDLAB" validate "$TMP/plan.json" --emulate --steps 3 --json "$TMP/real.json"
+expect_status 0 real
+expect_eq "$(grep -c '^ *[0-3]  memory total .* +0.00%' "$TMP/real.out")" 4 "allocated = predicted"
+expect_in "$TMP/real.json" '"mode": "emulated"'
+echo "ok: real validation run on $(sed -n 's/^GPU: //p' "$TMP/real.out")"

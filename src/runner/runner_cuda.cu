@@ -1,1 +1,549 @@
-// placeholder
+/*
+ * runner_cuda.cu: the CUDA side of shardlab-runner.  For each rank of the
+ * mesh it allocates exactly the buffers of the launch list (one cudaMalloc
+ * each, counted by category), then runs warm-up and measured steps of the
+ * rank's kernels: matmuls with cuBLAS (bf16 in, fp32 accumulate) on the local
+ * shapes, a streaming kernel for the memory-traffic items, and the
+ * collectives with NCCL when every rank has its own GPU.  With fewer GPUs the
+ * ranks run one after another and the collectives are taken from the cost
+ * model.
+ *
+ * Operand data is irrelevant to time, so matmul and copy operands are placed
+ * inside the rank's own largest buffer; only when an operand set does not fit
+ * there does the runner allocate scratch, reported as overhead.
+ */
+#include "runner.h"
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <nccl.h>
+#include <pthread.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+struct rank_ctx {
+	const sl_launch *l;
+	const rn_opts *o;
+	int rank, gpu;
+	rn_dev_result *res;
+	/* NCCL mode: one communicator per mesh axis, collective byte counts
+	 * agreed over each group (uneven shards differ by device) */
+	ncclComm_t comm[SL_MAX_AXES];
+	const std::vector<int64_t> *coll_bytes;	/* per item index */
+	pthread_barrier_t *barrier;
+	int *any_failed;	/* set by a rank that cannot run; read after a barrier */
+};
+
+void
+set_error(rn_dev_result *r, const char *what, const char *detail)
+{
+	r->ok = false;
+	snprintf(r->error, sizeof(r->error), "%s: %s", what, detail);
+}
+
+int64_t
+used_bytes()
+{
+	size_t fr = 0, tot = 0;
+
+	if (cudaMemGetInfo(&fr, &tot) != cudaSuccess)
+		return 0;
+	return (int64_t)(tot - fr);
+}
+
+/* Reads and writes bytes/2 each: dst = src * 1.0, 16 bytes per thread step. */
+__global__ void
+traffic_kernel(const uint4 *__restrict__ src, uint4 *__restrict__ dst, size_t n)
+{
+	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+	size_t stride = (size_t)gridDim.x * blockDim.x;
+
+	for (; i < n; i += stride)
+		dst[i] = src[i];
+}
+
+/* Bytes of operands an item needs. */
+int64_t
+item_need(const sl_launch_item *it, int64_t coll_bytes)
+{
+	switch (it->kind) {
+	case SL_ITEM_GEMM:	/* A, B, C in bf16, each 256-byte aligned */
+		return 2 * it->batch * (it->m * it->k + it->k * it->n + it->m * it->n) +
+		    3 * 256;
+	case SL_ITEM_MEMORY:
+		return it->bytes;
+	case SL_ITEM_COLL:
+		return coll_bytes;
+	}
+	return 0;
+}
+
+struct pool {
+	char *big;		/* largest plan buffer */
+	int64_t big_bytes;
+	char *scratch;		/* only when an item does not fit in big */
+	int64_t scratch_bytes;
+
+	char *
+	get(int64_t need)
+	{
+		if (need <= big_bytes)
+			return big;
+		return scratch;
+	}
+};
+
+char *
+align256(char *p)
+{
+	return (char *)(((uintptr_t)p + 255) & ~(uintptr_t)255);
+}
+
+int
+run_gemm(cublasHandle_t h, const sl_launch_item *it, char *base)
+{
+	if (it->batch <= 0 || it->m <= 0 || it->n <= 0 || it->k <= 0)
+		return 0;
+	if (it->m > INT_MAX || it->n > INT_MAX || it->k > INT_MAX ||
+	    it->batch > INT_MAX)
+		return -1;
+	int m = (int)it->m, n = (int)it->n, k = (int)it->k;
+	int64_t sa = it->m * it->k, sb = it->k * it->n, sc = it->m * it->n;
+	__nv_bfloat16 *A = (__nv_bfloat16 *)base;
+	__nv_bfloat16 *B = (__nv_bfloat16 *)align256((char *)(A + sa * it->batch));
+	__nv_bfloat16 *C = (__nv_bfloat16 *)align256((char *)(B + sb * it->batch));
+	float alpha = 1.0f, beta = 0.0f;
+	cublasStatus_t st;
+
+	/* column-major C[m,n] = A[m,k] B[k,n] */
+	if (it->batch == 1)
+		st = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha,
+		    A, CUDA_R_16BF, m, B, CUDA_R_16BF, k, &beta, C, CUDA_R_16BF, m,
+		    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+	else
+		st = cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n,
+		    k, &alpha, A, CUDA_R_16BF, m, sa, B, CUDA_R_16BF, k, sb, &beta,
+		    C, CUDA_R_16BF, m, sc, (int)it->batch, CUBLAS_COMPUTE_32F,
+		    CUBLAS_GEMM_DEFAULT);
+	return st == CUBLAS_STATUS_SUCCESS ? 0 : -1;
+}
+
+void
+run_memory(cudaStream_t s, const sl_launch_item *it, char *base)
+{
+	size_t half = (size_t)(it->bytes / 2) / sizeof(uint4);
+
+	if (half == 0)
+		return;
+	const uint4 *src = (const uint4 *)base;
+	uint4 *dst = (uint4 *)base + half;
+	int threads = 256;
+	size_t blocks = std::min<size_t>((half + threads - 1) / threads, 65535 * 8);
+	traffic_kernel<<<(unsigned)blocks, threads, 0, s>>>(src, dst, half);
+}
+
+ncclResult_t
+run_coll(cudaStream_t s, ncclComm_t comm, const sl_launch_item *it,
+    int64_t bytes, char *base)
+{
+	int n = it->group;
+	size_t elems = (size_t)(bytes / 2);	/* bf16 */
+	ncclResult_t r = ncclSuccess;
+
+	if (n <= 1 || elems == 0)
+		return ncclSuccess;
+	switch (it->coll) {
+	case SL_COLL_ALL_REDUCE:
+		return ncclAllReduce(base, base, elems, ncclBfloat16, ncclSum, comm, s);
+	case SL_COLL_ALL_GATHER:
+		return ncclAllGather(base + (size_t)bytes, base, elems / n,
+		    ncclBfloat16, comm, s);
+	case SL_COLL_REDUCE_SCATTER:
+		return ncclReduceScatter(base, base + (size_t)bytes,
+		    elems / n, ncclBfloat16, ncclSum, comm, s);
+	case SL_COLL_ALL_TO_ALL: {
+		size_t chunk = (size_t)bytes / ((size_t)n * n);
+		int me;
+
+		if (chunk == 0)
+			return ncclSuccess;
+		ncclCommUserRank(comm, &me);
+		ncclGroupStart();
+		for (int p = 0; p < n; p++) {
+			if (p == me)
+				continue;
+			ncclSend(base + p * chunk, chunk, ncclChar, p, comm, s);
+			ncclRecv(base + (size_t)bytes + p * chunk, chunk,
+			    ncclChar, p, comm, s);
+		}
+		r = ncclGroupEnd();
+		return r;
+	}
+	default:
+		return ncclSuccess;
+	}
+}
+
+/* One step of a rank on its stream; false with the error set on failure. */
+bool
+run_step(rank_ctx *c, cublasHandle_t h, cudaStream_t s, pool *p, bool nccl)
+{
+	const sl_launch_dev *d = &c->l->dev[c->rank];
+
+	for (int i = 0; i < d->n_items; i++) {
+		const sl_launch_item *it = &d->item[i];
+
+		switch (it->kind) {
+		case SL_ITEM_GEMM:
+			if (run_gemm(h, it, p->get(item_need(it, 0))) != 0) {
+				set_error(c->res, "cuBLAS matmul failed", it->name);
+				return false;
+			}
+			break;
+		case SL_ITEM_MEMORY:
+			run_memory(s, it, p->get(it->bytes));
+			break;
+		case SL_ITEM_COLL:
+			if (nccl) {
+				int64_t b = (*c->coll_bytes)[i];
+				ncclResult_t r = run_coll(s, c->comm[it->axis], it, b,
+				    p->get(2 * b));
+				if (r != ncclSuccess) {
+					set_error(c->res, "NCCL collective failed",
+					    ncclGetErrorString(r));
+					return false;
+				}
+			}
+			break;
+		}
+	}
+	cudaError_t e = cudaGetLastError();
+	if (e != cudaSuccess) {
+		set_error(c->res, "kernel launch failed", cudaGetErrorString(e));
+		return false;
+	}
+	return true;
+}
+
+void *
+run_rank(void *arg)
+{
+	rank_ctx *c = (rank_ctx *)arg;
+	const sl_launch_dev *d = &c->l->dev[c->rank];
+	rn_dev_result *r = c->res;
+	bool nccl = c->barrier != NULL;
+	std::vector<void *> bufs;
+	cublasHandle_t h = NULL;
+	cudaStream_t s = NULL;
+	cudaEvent_t ev0 = NULL, ev1 = NULL;
+	pool p = { NULL, 0, NULL, 0 };
+	int64_t base, peak, total_ns = 0, min_ns = INT64_MAX;
+	int steps = c->o->steps, warm = c->o->warmup;
+	bool ok = true;
+
+	r->id = c->rank;
+	r->gpu = c->gpu;
+	r->ok = true;
+	cudaSetDevice(c->gpu);
+	cudaFree(0);		/* create the context before the first reading */
+	if (cudaStreamCreate(&s) != cudaSuccess || cublasCreate(&h) !=
+	    CUBLAS_STATUS_SUCCESS) {
+		set_error(r, "cannot start CUDA or cuBLAS", cudaGetErrorString(
+		    cudaGetLastError()));
+		ok = false;
+	}
+	if (ok)
+		cublasSetStream(h, s);
+	cudaDeviceSynchronize();
+	base = used_bytes();
+
+	/* the plan's buffers, exactly as listed */
+	for (int i = 0; ok && i < d->n_alloc; i++) {
+		void *ptr = NULL;
+		cudaError_t e = cudaMalloc(&ptr, (size_t)d->alloc[i].bytes);
+
+		if (e != cudaSuccess) {
+			char msg[160];
+			snprintf(msg, sizeof(msg), "%s (%lld bytes)", d->alloc[i].name,
+			    (long long)d->alloc[i].bytes);
+			set_error(r, "out of memory allocating", msg);
+			cudaGetLastError();
+			ok = false;
+			break;
+		}
+		cudaMemset(ptr, 0, (size_t)d->alloc[i].bytes);
+		bufs.push_back(ptr);
+		sl_mem_add(&r->alloc, d->alloc[i].cat, d->alloc[i].bytes);
+		r->n_alloc++;
+		if (d->alloc[i].bytes > p.big_bytes) {
+			p.big_bytes = d->alloc[i].bytes;
+			p.big = (char *)ptr;
+		}
+	}
+	cudaDeviceSynchronize();
+	r->meminfo_delta = used_bytes() - base;
+
+	/* scratch for operand sets larger than the largest plan buffer */
+	for (int i = 0; ok && i < d->n_items; i++) {
+		const sl_launch_item *it = &d->item[i];
+		int64_t need = item_need(it, nccl && it->kind == SL_ITEM_COLL ?
+		    2 * (*c->coll_bytes)[i] : 0);
+		if (need > p.big_bytes)
+			p.scratch_bytes = std::max(p.scratch_bytes, need);
+	}
+	if (ok && p.scratch_bytes > 0) {
+		if (cudaMalloc((void **)&p.scratch, (size_t)p.scratch_bytes) !=
+		    cudaSuccess) {
+			cudaGetLastError();
+			set_error(r, "out of memory allocating", "matmul operands");
+			ok = false;
+		} else {
+			r->overhead_bytes = p.scratch_bytes;
+		}
+	}
+	if (ok && (cudaEventCreate(&ev0) != cudaSuccess ||
+	    cudaEventCreate(&ev1) != cudaSuccess)) {
+		set_error(r, "cannot create CUDA events", cudaGetErrorString(
+		    cudaGetLastError()));
+		ok = false;
+	}
+	/* with NCCL, one rank that cannot run would leave the others waiting in
+	 * their collectives: then none runs */
+	if (nccl) {
+		if (!ok)
+			*c->any_failed = 1;
+		pthread_barrier_wait(c->barrier);
+		if (ok && *c->any_failed) {
+			set_error(r, "not run", "another rank could not start");
+			ok = false;
+		}
+	}
+
+	/* every rank must reach every barrier, failed or not */
+	peak = used_bytes() - base;
+	for (int step = 0; step < warm + steps; step++) {
+		if (nccl)
+			pthread_barrier_wait(c->barrier);
+		if (!ok)
+			continue;
+		cudaEventRecord(ev0, s);
+		ok = run_step(c, h, s, &p, nccl);
+		cudaEventRecord(ev1, s);
+		cudaError_t e = cudaEventSynchronize(ev1);
+		if (ok && e != cudaSuccess) {
+			set_error(r, "step failed", cudaGetErrorString(e));
+			ok = false;
+		}
+		peak = std::max(peak, used_bytes() - base);
+		if (!ok || step < warm)
+			continue;
+		float ms = 0;
+		cudaEventElapsedTime(&ms, ev0, ev1);
+		int64_t ns = (int64_t)(ms * 1e6);
+		total_ns += ns;
+		min_ns = std::min(min_ns, ns);
+	}
+	r->meminfo_peak = peak;
+	if (ok && steps > 0) {
+		r->step_ns = total_ns / steps;
+		r->step_min_ns = min_ns;
+		if (nccl) {
+			r->comm_measured = true;
+			r->compute_ns = -1;	/* not separated from the collectives */
+			r->comm_ns = -1;
+		} else {
+			r->compute_ns = r->step_ns;
+			r->comm_ns = d->comm_ns;	/* modelled */
+			r->step_ns += d->comm_ns;
+			r->step_min_ns += d->comm_ns;
+		}
+	}
+	if (ev0)
+		cudaEventDestroy(ev0);
+	if (ev1)
+		cudaEventDestroy(ev1);
+	for (void *b : bufs)
+		cudaFree(b);
+	if (p.scratch)
+		cudaFree(p.scratch);
+	if (h)
+		cublasDestroy(h);
+	if (s)
+		cudaStreamDestroy(s);
+	return NULL;
+}
+
+/* Mesh coordinates back to a device id (row-major). */
+int
+mesh_dev(const sl_mesh *m, const int *coord)
+{
+	int id = 0;
+
+	for (int a = 0; a < m->n_axes; a++)
+		id = id * m->axes[a].size + coord[a];
+	return id;
+}
+
+int
+run_nccl(const sl_launch *l, const rn_opts *o, rn_result *r, char *why, size_t len)
+{
+	int n = l->n_devices;
+	const sl_mesh *m = &l->mesh;
+	std::vector<rank_ctx> ctx(n);
+	std::vector<std::vector<int64_t>> bytes(n);
+	std::vector<pthread_t> th(n);
+	pthread_barrier_t bar;
+
+	std::vector<std::vector<int>> colls(n);
+	int any_failed = 0;
+
+	/* every device runs the same sequence of collectives; the j-th of one
+	 * device meets the j-th of the others in its group */
+	for (int d = 0; d < n; d++) {
+		memset(&ctx[d], 0, sizeof(ctx[d]));
+		bytes[d].assign(l->dev[d].n_items, 0);
+		for (int i = 0; i < l->dev[d].n_items; i++)
+			if (l->dev[d].item[i].kind == SL_ITEM_COLL)
+				colls[d].push_back(i);
+	}
+	for (int d = 1; d < n; d++) {
+		bool same = colls[d].size() == colls[0].size();
+		for (size_t j = 0; same && j < colls[d].size(); j++) {
+			const sl_launch_item *x = &l->dev[d].item[colls[d][j]];
+			const sl_launch_item *y = &l->dev[0].item[colls[0][j]];
+			same = x->coll == y->coll && x->axis == y->axis;
+		}
+		if (!same) {
+			snprintf(why, len, "the collectives of devices 0 and %d "
+			    "differ: not a launch list of one plan", d);
+			return RN_EXIT_FAIL;
+		}
+	}
+	/* sizes agreed over each group: the largest (uneven shards) */
+	for (int d = 0; d < n; d++) {
+		for (size_t j = 0; j < colls[d].size(); j++) {
+			const sl_launch_item *it = &l->dev[d].item[colls[d][j]];
+			int a = it->axis, coord[SL_MAX_AXES];
+			int64_t mx = 0;
+			memcpy(coord, l->dev[d].coord, sizeof(coord));
+			for (int k = 0; k < m->axes[a].size; k++) {
+				coord[a] = k;
+				int p = mesh_dev(m, coord);
+				mx = std::max(mx, l->dev[p].item[colls[p][j]].bytes);
+			}
+			bytes[d][colls[d][j]] = mx;
+		}
+	}
+	/* one communicator per group of each axis */
+	for (int a = 0; a < m->n_axes; a++) {
+		for (int d = 0; d < n; d++) {
+			if (l->dev[d].coord[a] != 0)
+				continue;
+			int g = m->axes[a].size, coord[SL_MAX_AXES];
+			std::vector<int> devs(g);
+			std::vector<ncclComm_t> comms(g);
+			memcpy(coord, l->dev[d].coord, sizeof(coord));
+			for (int k = 0; k < g; k++) {
+				coord[a] = k;
+				devs[k] = mesh_dev(m, coord);
+			}
+			ncclResult_t nr = ncclCommInitAll(comms.data(), g, devs.data());
+			if (nr != ncclSuccess) {
+				snprintf(why, len, "ncclCommInitAll failed: %s",
+				    ncclGetErrorString(nr));
+				return RN_EXIT_FAIL;
+			}
+			for (int k = 0; k < g; k++)
+				ctx[devs[k]].comm[a] = comms[k];
+		}
+	}
+	pthread_barrier_init(&bar, NULL, (unsigned)n);
+	for (int d = 0; d < n; d++) {
+		ctx[d].l = l;
+		ctx[d].o = o;
+		ctx[d].rank = d;
+		ctx[d].gpu = d;
+		ctx[d].res = &r->dev[d];
+		ctx[d].coll_bytes = &bytes[d];
+		ctx[d].barrier = &bar;
+		ctx[d].any_failed = &any_failed;
+		pthread_create(&th[d], NULL, run_rank, &ctx[d]);
+	}
+	for (int d = 0; d < n; d++)
+		pthread_join(th[d], NULL);
+	pthread_barrier_destroy(&bar);
+	for (int d = 0; d < n; d++)
+		for (int a = 0; a < m->n_axes; a++)
+			if (ctx[d].comm[a])
+				ncclCommDestroy(ctx[d].comm[a]);
+	return RN_EXIT_OK;
+}
+
+} /* namespace */
+
+extern "C" int
+rn_gpu_count(char *why, size_t len)
+{
+	int n = 0;
+	cudaError_t e = cudaGetDeviceCount(&n);
+
+	if (e != cudaSuccess) {
+		snprintf(why, len, "%s", cudaGetErrorString(e));
+		return 0;
+	}
+	if (n == 0)
+		snprintf(why, len, "no CUDA device");
+	return n;
+}
+
+extern "C" int
+rn_run(const sl_launch *l, const rn_opts *o, rn_result *r, char *why, size_t len)
+{
+	int ngpu = rn_gpu_count(why, len);
+	cudaDeviceProp prop;
+
+	memset(r, 0, sizeof(*r));
+	if (ngpu <= 0)
+		return RN_EXIT_FAIL;
+	r->n_gpus = ngpu;
+	if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) {
+		snprintf(r->gpu_name, sizeof(r->gpu_name), "%s", prop.name);
+		r->gpu_memory = (int64_t)prop.totalGlobalMem;
+	}
+	cudaRuntimeGetVersion(&r->cuda_runtime);
+	cudaDriverGetVersion(&r->cuda_driver);
+	ncclGetVersion(&r->nccl_version);
+	r->steps = o->steps;
+	r->warmup = o->warmup;
+	r->n_devices = l->n_devices;
+	r->dev = (rn_dev_result *)calloc(l->n_devices, sizeof(*r->dev));
+	if (!r->dev) {
+		snprintf(why, len, "out of host memory");
+		return RN_EXIT_FAIL;
+	}
+	if (!o->emulate && l->n_devices > 1 && ngpu >= l->n_devices) {
+		r->mode = RN_MODE_NCCL;
+		return run_nccl(l, o, r, why, len);
+	}
+	r->mode = RN_MODE_EMULATED;
+	for (int d = 0; d < l->n_devices; d++) {
+		rank_ctx c;
+
+		memset(&c, 0, sizeof(c));
+		c.l = l;
+		c.o = o;
+		c.rank = d;
+		c.gpu = d % ngpu;
+		c.res = &r->dev[d];
+		run_rank(&c);
+	}
+	return RN_EXIT_OK;
+}

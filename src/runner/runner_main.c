@@ -1,2 +1,395 @@
-/* runner placeholder */
-int main(void){return 3;}
+/*
+ * runner_main.c: shardlab-runner, the GPU validation runner that `shardlab
+ * validate` starts.  It reads a launch list (the JSON of sl_launch_write_json),
+ * runs it on the local GPUs (runner_cuda.cu) and writes the measurements as
+ * JSON on standard output or into --out FILE.  Exit status 3 when no GPU can
+ * be used ("no CUDA device found"), 2 for bad usage or a bad launch list.
+ *
+ *   shardlab-runner [--steps N] [--warmup N] [--emulate] [--out FILE] LAUNCH.json
+ *   shardlab-runner --probe        prints the GPUs; status 3 when there are none
+ *   shardlab-runner --dry-run LAUNCH.json
+ *                                  reads the list and prints what it would
+ *                                  allocate and launch, touching no GPU
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include "runner.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int
+rn_usage(void)
+{
+	fprintf(stderr, "usage: shardlab-runner [--steps N] [--warmup N] "
+	    "[--emulate] [--out FILE] LAUNCH.json\n"
+	    "       shardlab-runner --probe\n"
+	    "       shardlab-runner --dry-run LAUNCH.json\n");
+	return RN_EXIT_USAGE;
+}
+
+static int64_t
+rn_int(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
+}
+
+static void
+rn_str(json_t *o, const char *key, char *buf, size_t len)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	snprintf(buf, len, "%s", s ? s : "");
+}
+
+static json_t *rn_mem_json(const sl_mem *m);
+
+static int
+rn_coll_from_name(const char *s)
+{
+	for (int c = 0; c < SL_COLL_COUNT; c++)
+		if (s && strcmp(s, sl_coll_name((sl_coll)c)) == 0)
+			return c;
+	return -1;
+}
+
+/* What a run would do, per device, read back from the list. */
+static json_t *
+rn_dry_json(const sl_launch *l)
+{
+	json_t *devs = json_array();
+
+	for (int d = 0; d < l->n_devices; d++) {
+		const sl_launch_dev *dv = &l->dev[d];
+		int64_t n[3] = { 0, 0, 0 }, flops = 0;
+
+		for (int i = 0; i < dv->n_items; i++) {
+			n[dv->item[i].kind]++;
+			flops += dv->item[i].kind == SL_ITEM_GEMM ? dv->item[i].flops : 0;
+		}
+		json_array_append_new(devs, json_pack("{s:i, s:i, s:o, s:o, s:I, s:I, s:I, s:I}",
+		    "id", dv->id, "allocations", dv->n_alloc,
+		    "allocated_bytes", rn_mem_json(&dv->alloc_sum),
+		    "predicted_bytes", rn_mem_json(&dv->predicted),
+		    "gemms", (json_int_t)n[SL_ITEM_GEMM],
+		    "memory_kernels", (json_int_t)n[SL_ITEM_MEMORY],
+		    "collectives", (json_int_t)n[SL_ITEM_COLL],
+		    "flops", (json_int_t)flops));
+	}
+	return json_pack("{s:s, s:i, s:o}", "format", "shardlab-runner-dry-run",
+	    "version", 1, "devices", devs);
+}
+
+static int
+rn_mem_read(json_t *o, sl_mem *m)
+{
+	memset(m, 0, sizeof(*m));
+	if (!json_is_object(o))
+		return -1;
+	for (int c = 0; c < SL_CAT_COUNT; c++)
+		sl_mem_add(m, c, rn_int(o, sl_mem_cat_name(c)));
+	return 0;
+}
+
+/* Reads the launch list; -1 with why on a malformed file. */
+static int
+rn_read_launch(const char *path, sl_launch *l, char *why, size_t len)
+{
+	json_error_t je;
+	json_t *root = json_load_file(path, 0, &je), *mesh, *devs, *shape, *axes;
+
+	memset(l, 0, sizeof(*l));
+	if (!root) {
+		snprintf(why, len, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+		return -1;
+	}
+	const char *fmt = json_string_value(json_object_get(root, "format"));
+	if (!fmt || strcmp(fmt, "shardlab-launch") != 0 ||
+	    rn_int(root, "version") != 1) {
+		snprintf(why, len, "%s: not a shardlab launch list (version 1)", path);
+		goto bad;
+	}
+	rn_str(root, "model", l->model, sizeof(l->model));
+	mesh = json_object_get(root, "mesh");
+	shape = json_object_get(mesh, "shape");
+	axes = json_object_get(mesh, "axes");
+	l->mesh.n_axes = (int)json_array_size(shape);
+	if (l->mesh.n_axes < 1 || l->mesh.n_axes > SL_MAX_AXES) {
+		snprintf(why, len, "%s: bad mesh shape", path);
+		goto bad;
+	}
+	l->mesh.n_devices = 1;
+	for (int a = 0; a < l->mesh.n_axes; a++) {
+		json_t *ax = json_array_get(axes, a);
+		l->mesh.axes[a].size = (int)json_integer_value(json_array_get(shape, a));
+		l->mesh.axes[a].link.bandwidth =
+		    json_number_value(json_object_get(ax, "bandwidth"));
+		l->mesh.axes[a].link.latency =
+		    json_number_value(json_object_get(ax, "latency"));
+		if (l->mesh.axes[a].size < 1 || l->mesh.axes[a].size > 4096) {
+			snprintf(why, len, "%s: bad mesh shape", path);
+			goto bad;
+		}
+		l->mesh.n_devices *= l->mesh.axes[a].size;
+	}
+	rn_str(mesh, "hardware", l->hardware, sizeof(l->hardware));
+	rn_str(mesh, "device", l->mesh.hw.device, sizeof(l->mesh.hw.device));
+	l->mesh.hw.flops = json_number_value(json_object_get(mesh, "flops"));
+	l->eval_comm_ns = rn_int(root, "comm_time_ns");
+	devs = json_object_get(root, "devices");
+	l->n_devices = (int)json_array_size(devs);
+	if (l->n_devices != l->mesh.n_devices) {
+		snprintf(why, len, "%s: %d devices listed, the mesh has %d", path,
+		    l->n_devices, l->mesh.n_devices);
+		goto bad;
+	}
+	l->dev = calloc(l->n_devices, sizeof(*l->dev));
+	for (int d = 0; d < l->n_devices; d++) {
+		json_t *jd = json_array_get(devs, d), *pred = json_object_get(jd, "predicted");
+		json_t *ja = json_object_get(jd, "allocations");
+		json_t *ji = json_object_get(jd, "launch");
+		json_t *coord = json_object_get(jd, "coord");
+		sl_launch_dev *dv = &l->dev[d];
+
+		dv->id = (int)rn_int(jd, "id");
+		for (int a = 0; a < l->mesh.n_axes; a++) {
+			dv->coord[a] = (int)json_integer_value(json_array_get(coord, a));
+			if (dv->coord[a] < 0 || dv->coord[a] >= l->mesh.axes[a].size) {
+				snprintf(why, len, "%s: device %d: bad coordinates", path, d);
+				goto bad;
+			}
+		}
+		if (rn_mem_read(json_object_get(pred, "memory_bytes"), &dv->predicted)) {
+			snprintf(why, len, "%s: device %d: no predicted memory", path, d);
+			goto bad;
+		}
+		dv->comm_ns = rn_int(pred, "comm_time_ns");
+		dv->compute_ns = rn_int(pred, "compute_time_ns");
+		dv->n_alloc = (int)json_array_size(ja);
+		dv->alloc = calloc(dv->n_alloc + 1, sizeof(*dv->alloc));
+		for (int i = 0; i < dv->n_alloc; i++) {
+			json_t *x = json_array_get(ja, i);
+			const char *cat = json_string_value(json_object_get(x, "category"));
+			sl_alloc *al = &dv->alloc[i];
+
+			rn_str(x, "name", al->name, sizeof(al->name));
+			al->cat = cat ? sl_mem_cat_from_name(cat) : -1;
+			al->bytes = rn_int(x, "bytes");
+			al->op = -1;
+			if (al->cat < 0 || al->bytes <= 0) {
+				snprintf(why, len, "%s: device %d: bad allocation %d",
+				    path, d, i);
+				goto bad;
+			}
+			sl_mem_add(&dv->alloc_sum, al->cat, al->bytes);
+		}
+		dv->n_items = (int)json_array_size(ji);
+		dv->item = calloc(dv->n_items + 1, sizeof(*dv->item));
+		for (int i = 0; i < dv->n_items; i++) {
+			json_t *x = json_array_get(ji, i);
+			sl_launch_item *it = &dv->item[i];
+			const char *kind = json_string_value(json_object_get(x, "kind"));
+			const char *ph = json_string_value(json_object_get(x, "phase"));
+
+			rn_str(x, "name", it->name, sizeof(it->name));
+			it->op = (int)rn_int(x, "op");
+			it->phase = ph && strcmp(ph, "bwd") == 0 ? SL_PHASE_BWD : SL_PHASE_FWD;
+			it->batch = rn_int(x, "batch");
+			it->m = rn_int(x, "m");
+			it->n = rn_int(x, "n");
+			it->k = rn_int(x, "k");
+			it->flops = rn_int(x, "flops");
+			it->bytes = rn_int(x, "bytes");
+			it->ns = rn_int(x, "time_ns");
+			it->axis = (int)rn_int(x, "axis");
+			it->group = (int)rn_int(x, "group");
+			if (kind && strcmp(kind, "gemm") == 0) {
+				it->kind = SL_ITEM_GEMM;
+			} else if (kind && strcmp(kind, "memory") == 0) {
+				it->kind = SL_ITEM_MEMORY;
+			} else if (kind && strcmp(kind, "collective") == 0) {
+				int c = rn_coll_from_name(json_string_value(
+				    json_object_get(x, "collective")));
+				it->kind = SL_ITEM_COLL;
+				if (c < 0 || it->axis < 0 || it->axis >= l->mesh.n_axes) {
+					snprintf(why, len, "%s: device %d: bad collective %d",
+					    path, d, i);
+					goto bad;
+				}
+				it->coll = (sl_coll)c;
+			} else {
+				snprintf(why, len, "%s: device %d: bad launch item %d",
+				    path, d, i);
+				goto bad;
+			}
+			if (it->batch < 0 || it->m < 0 || it->n < 0 || it->k < 0 ||
+			    it->bytes < 0) {
+				snprintf(why, len, "%s: device %d: negative size in item %d",
+				    path, d, i);
+				goto bad;
+			}
+		}
+	}
+	json_decref(root);
+	return 0;
+bad:
+	json_decref(root);
+	sl_launch_free(l);
+	return -1;
+}
+
+static json_t *
+rn_mem_json(const sl_mem *m)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "total", json_integer(sl_mem_total(m)));
+	for (int c = 0; c < SL_CAT_COUNT; c++)
+		json_object_set_new(o, sl_mem_cat_name(c), json_integer(sl_mem_get(m, c)));
+	return o;
+}
+
+static json_t *
+rn_result_json(const sl_launch *l, const rn_result *r)
+{
+	json_t *root = json_object(), *devs = json_array();
+
+	json_object_set_new(root, "format", json_string("shardlab-validation-run"));
+	json_object_set_new(root, "version", json_integer(1));
+	json_object_set_new(root, "model", json_string(l->model));
+	json_object_set_new(root, "gpu", json_pack("{s:s, s:i, s:I}",
+	    "name", r->gpu_name, "count", r->n_gpus,
+	    "memory_bytes", (json_int_t)r->gpu_memory));
+	json_object_set_new(root, "cuda_runtime", json_integer(r->cuda_runtime));
+	json_object_set_new(root, "cuda_driver", json_integer(r->cuda_driver));
+	json_object_set_new(root, "nccl", json_integer(r->nccl_version));
+	json_object_set_new(root, "mode", json_string(r->mode == RN_MODE_NCCL ?
+	    "nccl" : "emulated"));
+	json_object_set_new(root, "steps", json_integer(r->steps));
+	json_object_set_new(root, "warmup", json_integer(r->warmup));
+	for (int d = 0; d < r->n_devices; d++) {
+		const rn_dev_result *x = &r->dev[d];
+		json_t *jd = json_object();
+
+		json_object_set_new(jd, "id", json_integer(x->id));
+		json_object_set_new(jd, "gpu", json_integer(x->gpu));
+		json_object_set_new(jd, "ok", json_boolean(x->ok));
+		if (!x->ok)
+			json_object_set_new(jd, "error", json_string(x->error));
+		json_object_set_new(jd, "memory_bytes", rn_mem_json(&x->alloc));
+		json_object_set_new(jd, "allocations", json_integer(x->n_alloc));
+		json_object_set_new(jd, "overhead_bytes", json_integer(x->overhead_bytes));
+		json_object_set_new(jd, "meminfo_delta_bytes", json_integer(x->meminfo_delta));
+		json_object_set_new(jd, "meminfo_peak_bytes", json_integer(x->meminfo_peak));
+		json_object_set_new(jd, "step_time_ns", json_integer(x->step_ns));
+		json_object_set_new(jd, "step_min_ns", json_integer(x->step_min_ns));
+		json_object_set_new(jd, "compute_time_ns", json_integer(x->compute_ns));
+		json_object_set_new(jd, "comm_time_ns", json_integer(x->comm_ns));
+		json_object_set_new(jd, "comm", json_string(x->comm_measured ?
+		    "measured" : "modelled"));
+		json_array_append_new(devs, jd);
+	}
+	json_object_set_new(root, "devices", devs);
+	return root;
+}
+
+int
+main(int argc, char **argv)
+{
+	rn_opts o = { 10, 3, false };
+	const char *path = NULL, *out = NULL;
+	bool probe = false, dry = false;
+	char why[512] = "";
+	sl_launch l;
+	rn_result r;
+	int rc, ngpu;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc)
+			o.steps = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc)
+			o.warmup = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--emulate") == 0)
+			o.emulate = true;
+		else if (strcmp(argv[i], "--probe") == 0)
+			probe = true;
+		else if (strcmp(argv[i], "--dry-run") == 0)
+			dry = true;
+		else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
+			out = argv[++i];
+		else if (argv[i][0] == '-' && argv[i][1] != '\0')
+			return rn_usage();
+		else if (!path)
+			path = argv[i];
+		else
+			return rn_usage();
+	}
+	if ((!path && !probe) || o.steps < 1 || o.steps > 100000 || o.warmup < 0 ||
+	    o.warmup > 100000)
+		return rn_usage();
+
+	if (dry) {
+		if (rn_read_launch(path, &l, why, sizeof(why)) != 0) {
+			fprintf(stderr, "shardlab-runner: %s\n", why);
+			return RN_EXIT_USAGE;
+		}
+		json_t *root = rn_dry_json(&l);
+		rc = json_dumpf(root, stdout, JSON_INDENT(1)) == 0 ? RN_EXIT_OK :
+		    RN_EXIT_FAIL;
+		putchar('\n');
+		json_decref(root);
+		sl_launch_free(&l);
+		return rc;
+	}
+	ngpu = rn_gpu_count(why, sizeof(why));
+	if (ngpu <= 0) {
+		fprintf(stderr, "shardlab-runner: no CUDA device found (%s)\n", why);
+		return RN_EXIT_FAIL;
+	}
+	if (probe) {
+		printf("%d\n", ngpu);
+		return RN_EXIT_OK;
+	}
+	if (rn_read_launch(path, &l, why, sizeof(why)) != 0) {
+		fprintf(stderr, "shardlab-runner: %s\n", why);
+		return RN_EXIT_USAGE;
+	}
+	rc = rn_run(&l, &o, &r, why, sizeof(why));
+	if (rc != RN_EXIT_OK) {
+		fprintf(stderr, "shardlab-runner: %s\n", why);
+		free(r.dev);
+		sl_launch_free(&l);
+		return rc;
+	}
+	json_t *root = rn_result_json(&l, &r);
+	int flags = JSON_INDENT(1);
+	if (out) {
+		/* written whole, then renamed: a reader never sees half a file */
+		sl_error err;
+		sl_error_clear(&err);
+		char *txt = json_dumps(root, flags);
+		sl_atomic a;
+		rc = RN_EXIT_FAIL;
+		if (txt && sl_atomic_open(&a, out, &err) == SL_OK) {
+			fputs(txt, a.fp);
+			fputc('\n', a.fp);
+			if (sl_atomic_commit(&a, &err) == SL_OK)
+				rc = RN_EXIT_OK;
+		}
+		if (rc != RN_EXIT_OK)
+			fprintf(stderr, "shardlab-runner: cannot write %s: %s\n", out,
+			    err.msg);
+		free(txt);
+	} else {
+		rc = json_dumpf(root, stdout, flags) == 0 && fputc('\n', stdout) != EOF ?
+		    RN_EXIT_OK : RN_EXIT_FAIL;
+	}
+	json_decref(root);
+	free(r.dev);
+	sl_launch_free(&l);
+	return rc;
+}
