@@ -1,2 +1,919 @@
-/* baseline.c: placeholder until implemented. */
+/*
+ * baseline.c: the plans other systems would run, as assignments of the same
+ * strategy space, scored by the same evaluator, so that a comparison measures
+ * plans and not cost models.
+ *
+ *   dp            every operator splits its batch over every mesh axis
+ *   zero1, zero2  the dp plan with optimizer states (and gradients) divided
+ *                 over all devices afterwards (not strategies of the space)
+ *   zero3         the dp plan with the +z (ZeRO-3 / OSDP) variants
+ *   megatron      Megatron-LM tensor parallelism on the inner mesh axis, data
+ *                 parallelism on the outer one; -sp adds sequence parallelism
+ *   alpa          least communication time (the frontier's high-alpha end),
+ *                 optionally under a per-device memory budget
+ *   colossal-auto least communication under the device memory of the profile
+ *
+ * Strategies are chosen by role (dp, col, row, head, vocab, seq) per mesh
+ * axis: first by the name doc/cost-model.md gives them, then by matching the
+ * loop dimensions each axis splits, so a renamed strategy is still found.
+ */
 #include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const struct {
+	const char *name, *title;
+} base_info[SL_BASE_COUNT] = {
+	[SL_BASE_DP] = { "dp", N_("Data parallel") },
+	[SL_BASE_ZERO1] = { "zero1", N_("ZeRO-1") },
+	[SL_BASE_ZERO2] = { "zero2", N_("ZeRO-2") },
+	[SL_BASE_ZERO3] = { "zero3", N_("ZeRO-3 / FSDP") },
+	[SL_BASE_MEGATRON] = { "megatron", N_("Megatron-LM") },
+	[SL_BASE_MEGATRON_SP] = { "megatron-sp", N_("Megatron-LM + SP") },
+	[SL_BASE_ALPA] = { "alpa", N_("Alpa") },
+	[SL_BASE_ALPA_BUDGET] = { "alpa-budget", N_("Alpa (budget)") },
+	[SL_BASE_COLOSSAL] = { "colossal-auto", N_("Colossal-Auto") },
+};
+
+const char *
+sl_baseline_name(sl_baseline_kind k)
+{
+	return ((int)k >= 0 && k < SL_BASE_COUNT) ? base_info[k].name : "?";
+}
+
+const char *
+sl_baseline_title(sl_baseline_kind k)
+{
+	return ((int)k >= 0 && k < SL_BASE_COUNT) ? _(base_info[k].title) : "?";
+}
+
+int
+sl_baseline_from_name(const char *s)
+{
+	for (int k = 0; k < SL_BASE_COUNT; k++)
+		if (strcmp(base_info[k].name, s) == 0)
+			return k;
+	return -1;
+}
+
+void
+sl_scored_plan_free(sl_scored_plan *p)
+{
+	if (p == NULL)
+		return;
+	free(p->choice);
+	if (p->applicable)
+		sl_eval_free(&p->ev);
+	memset(p, 0, sizeof *p);
+}
+
+static void
+plan_init(sl_scored_plan *out, const char *method, const char *title)
+{
+	memset(out, 0, sizeof *out);
+	snprintf(out->method, sizeof out->method, "%s", method);
+	snprintf(out->title, sizeof out->title, "%s", title);
+}
+
+static void
+note_add(sl_scored_plan *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+note_add(sl_scored_plan *out, const char *fmt, ...)
+{
+	size_t o = strlen(out->note);
+	va_list ap;
+
+	if (o + 3 >= sizeof out->note)
+		return;
+	if (o > 0) {
+		memcpy(out->note + o, "; ", 3);
+		o += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(out->note + o, sizeof out->note - o, fmt, ap);
+	va_end(ap);
+}
+
+/* Totals of an evaluation: max, mean over devices, device-0 redundancy. */
+static void
+plan_totals(sl_scored_plan *p)
+{
+	int64_t sum = 0, mx = 0;
+
+	for (int d = 0; d < p->ev.n_devices; d++) {
+		int64_t t = sl_mem_total(&p->ev.dev[d]);
+		sum = sl_add_sat(sum, t);
+		if (t > mx)
+			mx = t;
+	}
+	p->ev.max_total = mx;
+	p->max_mem = mx;
+	p->mean_mem = p->ev.n_devices > 0 ? sum / p->ev.n_devices : 0;
+	p->redundant = p->ev.redundant;
+	p->comm_ns = p->ev.comm_ns;
+}
+
+int
+sl_score_plan(const sl_space *s, const int *choice, double alpha,
+    const char *method, const char *title, sl_scored_plan *out, sl_error *err)
+{
+	int n = s->g->n_ops;
+
+	plan_init(out, method, title);
+	if (sl_evaluate(s, choice, alpha, &out->ev, err) != SL_OK)
+		return err != NULL && err->code != SL_OK ? err->code : SL_EINTERNAL;
+	out->applicable = true;
+	out->choice = sl_xcalloc(n > 0 ? n : 1, sizeof *out->choice);
+	memcpy(out->choice, choice, n * sizeof *choice);
+	plan_totals(out);
+	return SL_OK;
+}
+
+/* ------------------------------------------------------ finding strategies */
+
+/*
+ * The name doc/cost-model.md gives a strategy that splits, per mesh axis,
+ * the loop dimension of role want[a] (NULL: the axis splits nothing).
+ */
+static void
+role_name(const sl_mesh *m, const char *const *want, bool zero, char *buf,
+    size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	if (m->n_axes == 1) {
+		o = snprintf(buf, len, "%s", want[0] != NULL ? want[0] : "rep");
+	} else if (want[0] != NULL && want[1] != NULL &&
+	    strcmp(want[0], want[1]) == 0) {
+		o = snprintf(buf, len, "%s01", want[0]);
+	} else {
+		for (int a = 0; a < m->n_axes && o < len; a++) {
+			if (want[a] == NULL)
+				continue;
+			o += snprintf(buf + o, len - o, "%s%s%d", o ? "." : "",
+			    want[a], a);
+		}
+		if (o == 0)
+			o = snprintf(buf, len, "rep");
+	}
+	if (zero && o < len)
+		snprintf(buf + o, len - o, "+z");
+}
+
+/* Role of the loop dimension that axis a splits in strategy st, or NULL. */
+static const char *
+axis_role(const sl_space *s, int op, const sl_strategy *st, int a)
+{
+	const sl_binding *b = &s->ops[op].bind;
+
+	for (int l = 0; l < b->n_loop; l++)
+		if (st->loop_axes[l] & (1u << a))
+			return b->role[l];
+	return NULL;
+}
+
+static bool
+same_role(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+/*
+ * Strategy of op that splits the role want[a] on every axis a of size > 1
+ * (axes of size 1 split nothing), with or without +z; -1 if none.
+ */
+static int
+find_roles(const sl_space *s, int op, const char *const *want, bool zero)
+{
+	const sl_space_op *so = &s->ops[op];
+	const char *w[SL_MAX_AXES] = { NULL, NULL };
+	char name[32];
+	int i;
+
+	for (int a = 0; a < s->mesh.n_axes; a++)
+		w[a] = s->mesh.axes[a].size > 1 ? want[a] : NULL;
+	role_name(&s->mesh, w, zero, name, sizeof name);
+	i = sl_space_find_strategy(s, op, name);
+	if (i >= 0 && i < so->n_strat)
+		return i;
+	for (i = 0; i < so->n_strat; i++) {
+		const sl_strategy *st = &so->strat[i];
+		bool ok = (st->zero != 0) == zero;
+		for (int a = 0; ok && a < s->mesh.n_axes; a++)
+			ok = same_role(axis_role(s, op, st, a), w[a]);
+		if (ok)
+			return i;
+	}
+	return -1;
+}
+
+/* Does op hold the states of a parameter (is it the parameter's owner)? */
+static bool
+owns_params(const sl_space *s, int op)
+{
+	const sl_op *o = &s->g->ops[op];
+
+	for (int i = 0; i < o->n_in; i++) {
+		int t = o->in[i];
+		if (s->g->tensors[t].role == SL_ROLE_PARAMETER &&
+		    (s->owner == NULL || s->owner[t] == op))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Fallback: among the strategies whose split of axis keep_axis is role
+ * keep_role (keep_axis < 0: any), the one with the least resharding time
+ * from the operators already chosen, then the least memory.
+ */
+static int
+follow_inputs(const sl_space *s, const int *choice, int op, int keep_axis,
+    const char *keep_role)
+{
+	const sl_space_op *so = &s->ops[op];
+	int best = -1;
+	int64_t best_ns = INT64_MAX, best_mem = INT64_MAX;
+
+	for (int pass = 0; pass < 2 && best < 0; pass++) {
+		for (int i = 0; i < so->n_strat; i++) {
+			sl_mem m;
+			sl_comm c;
+			int64_t ns = 0, mem;
+
+			if (pass == 0 && keep_axis >= 0 && keep_axis < s->mesh.n_axes &&
+			    s->mesh.axes[keep_axis].size > 1 &&
+			    !same_role(axis_role(s, op, &so->strat[i], keep_axis),
+			    keep_role))
+				continue;
+			if (so->strat[i].zero != 0)
+				continue;
+			for (int e = 0; e < s->n_edges; e++) {
+				const sl_space_edge *ed = &s->edges[e];
+				if (ed->dst != op || choice[ed->src] < 0)
+					continue;
+				sl_edge_cost(s, e, choice[ed->src], i, NULL, &m, &c);
+				for (int k = 0; k < SL_COLL_COUNT; k++)
+					ns = sl_add_sat(ns, c.ns[k]);
+			}
+			sl_node_cost(s, op, i, NULL, &m, &c);
+			mem = sl_mem_total(&m);
+			if (ns < best_ns || (ns == best_ns && mem < best_mem)) {
+				best = i;
+				best_ns = ns;
+				best_mem = mem;
+			}
+		}
+	}
+	return best >= 0 ? best : 0;
+}
+
+/* --------------------------------------------------- data parallel, ZeRO */
+
+static int
+plan_dp(const sl_space *s, bool zero, int *choice, int *n_fallback)
+{
+	const char *all[SL_MAX_AXES] = { "dp", "dp" };
+	const char *outer[SL_MAX_AXES] = { "dp", NULL };
+	const char *inner[SL_MAX_AXES] = { NULL, "dp" };
+
+	for (int v = 0; v < s->g->n_ops; v++)
+		choice[v] = -1;
+	for (int v = 0; v < s->g->n_ops; v++) {
+		bool z = zero && owns_params(s, v);
+		int i = find_roles(s, v, all, z);
+
+		if (i < 0 && z)
+			i = find_roles(s, v, all, false);
+		if (i < 0 && s->mesh.n_axes == 2) {
+			if ((i = find_roles(s, v, outer, z)) < 0)
+				i = find_roles(s, v, inner, z);
+		}
+		if (i < 0) {
+			i = follow_inputs(s, choice, v, -1, NULL);
+			(*n_fallback)++;
+		}
+		choice[v] = i;
+	}
+	return SL_OK;
+}
+
+/* Piece of n elements that rank r of p holds (lower ranks the larger pieces). */
+static int64_t
+piece(int64_t n, int p, int r)
+{
+	return n / p + (r < n % p ? 1 : 0);
+}
+
+/*
+ * ZeRO-1 (optimizer states) and ZeRO-2 (and gradients) over the plain data
+ * parallel plan.  Every parameter is replicated on all N devices there, with
+ * 12 bytes of optimizer state and 2 bytes of gradient per element.  ZeRO
+ * partitions each state over the N data-parallel ranks, so device r keeps
+ * piece(E, N, r) = floor(E/N) (+1 for the first E mod N ranks) elements of
+ * a parameter of E elements:
+ *   optimizer   12 E  ->  12 piece(E, N, r)
+ *   gradients    2 E  ->   2 piece(E, N, r)       (ZeRO-2 only)
+ * Replicated bytes that go away were redundant bytes, so device r's
+ * redundancy drops by the same amount.  Communication is the data parallel
+ * plan's: the ZeRO paper's reduce-scatter of gradients plus all-gather of
+ * updated parameters moves 2 Psi like the all-reduce it replaces, and with
+ * the ring formulas its time is identical, 2(N-1)/N B/beta.
+ */
+static void
+zero_adjust(const sl_space *s, const int *choice, bool grads, sl_scored_plan *p)
+{
+	const sl_graph *g = s->g;
+	int nd = p->ev.n_devices;
+
+	for (int t = 0; t < g->n_tensors; t++) {
+		const sl_tensor *tt = &g->tensors[t];
+		int own, slot = -1;
+		const sl_op *o;
+		const sl_spec *sp;
+		int groups = 1;
+
+		if (tt->role != SL_ROLE_PARAMETER)
+			continue;
+		own = s->owner != NULL ? s->owner[t] : -1;
+		if (own < 0)
+			continue;
+		o = &g->ops[own];
+		for (int i = 0; i < o->n_in; i++)
+			if (o->in[i] == t)
+				slot = i;
+		if (slot < 0)
+			continue;
+		sp = &s->ops[own].strat[choice[own]].spec[slot];
+		if (sp->zero != 0)
+			continue;
+		/* devices holding the same piece of t: axes that do not split it */
+		for (int a = 0; a < s->mesh.n_axes; a++) {
+			bool split = false;
+			for (int d = 0; d < tt->rank; d++)
+				if (sp->split[d] & (1u << a))
+					split = true;
+			if (!split)
+				groups *= s->mesh.axes[a].size;
+		}
+		for (int d = 0; d < nd; d++) {
+			int coord[SL_MAX_AXES] = { 0, 0 }, r = 0;
+			int64_t e, part, drop;
+
+			sl_mesh_coords(&s->mesh, d, coord);
+			/* rank within the replicating group, row-major over its axes */
+			for (int a = 0; a < s->mesh.n_axes; a++) {
+				bool split = false;
+				for (int k = 0; k < tt->rank; k++)
+					if (sp->split[k] & (1u << a))
+						split = true;
+				if (!split)
+					r = r * s->mesh.axes[a].size + coord[a];
+			}
+			e = sl_local_elems(&s->mesh, sp, tt, coord);
+			part = piece(e, groups, r);
+			drop = 12 * (e - part);
+			p->ev.dev[d].optim -= 12 * (e - part);
+			if (grads) {
+				p->ev.dev[d].grads -= 2 * (e - part);
+				drop += 2 * (e - part);
+			}
+			if (p->ev.dev_redundant != NULL)
+				p->ev.dev_redundant[d] -= drop;
+			if (d == 0)
+				p->ev.redundant -= drop;
+		}
+	}
+	plan_totals(p);
+}
+
+/* ------------------------------------------------------------ Megatron-LM */
+
+/* The spec the producer of input slot i of op gives its tensor, or NULL. */
+static const sl_spec *
+input_spec(const sl_space *s, const int *choice, int op, int i)
+{
+	const sl_graph *g = s->g;
+	int t = g->ops[op].in[i], p = g->tensors[t].producer;
+
+	if (p < 0 || choice[p] < 0)
+		return NULL;
+	for (int k = 0; k < g->ops[p].n_out; k++)
+		if (g->ops[p].out[k] == t)
+			return &s->ops[p].strat[choice[p]].spec[g->ops[p].n_in + k];
+	return NULL;
+}
+
+/* Role (in op's binding) of the dimension of input slot i that axis a splits. */
+static const char *
+input_split_role(const sl_space *s, const int *choice, int op, int i, int a)
+{
+	const sl_spec *sp = input_spec(s, choice, op, i);
+	const sl_tensor *t = &s->g->tensors[s->g->ops[op].in[i]];
+	const sl_binding *b = &s->ops[op].bind;
+
+	if (sp == NULL)
+		return NULL;
+	for (int d = 0; d < t->rank; d++) {
+		int l = b->map[i][d];
+		if ((sp->split[d] & (1u << a)) && l >= 0 && b->splittable[l])
+			return b->role[l];
+	}
+	return NULL;
+}
+
+static bool
+has_role(const sl_space *s, int op, const char *role)
+{
+	const sl_binding *b = &s->ops[op].bind;
+
+	for (int l = 0; l < b->n_loop; l++)
+		if (b->splittable[l] && strcmp(b->role[l], role) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The tensor-parallel role Megatron-LM gives op on the inner axis:
+ * vocabulary-parallel embedding and cross-entropy; a matmul is
+ * row-parallel when its input arrives split on features (proj, fc2, down)
+ * and column-parallel otherwise (qkv, fc1, gate, up, lm_head); attention
+ * splits heads; elementwise operators follow their input's split; norms,
+ * and anything fed by a replicated or partial tensor, are replicated, or
+ * split on the sequence with sequence parallelism.
+ */
+static const char *
+megatron_role(const sl_space *s, const int *choice, int op, int tp, bool sp)
+{
+	const sl_op *o = &s->g->ops[op];
+	const char *in_role = o->n_in > 0 ? input_split_role(s, choice, op, 0, tp) : NULL;
+	const char *seq = sp && has_role(s, op, "seq") ? "seq" : NULL;
+
+	switch (o->kind) {
+	case SL_OP_EMBEDDING:
+		return "vocab";
+	case SL_OP_MATMUL:
+		return in_role != NULL && strcmp(in_role, "row") == 0 ? "row" : "col";
+	case SL_OP_ATTENTION:
+		return "head";
+	case SL_OP_BMM:
+	case SL_OP_SOFTMAX:
+		return has_role(s, op, "head") ? "head" : in_role;
+	case SL_OP_CROSS_ENTROPY:
+		return in_role != NULL && strcmp(in_role, "vocab") == 0 ? "vocab" : seq;
+	case SL_OP_LAYERNORM:
+	case SL_OP_RMSNORM:
+		return seq;
+	default:
+		if (in_role != NULL && strcmp(in_role, "dp") != 0)
+			return in_role;
+		return seq;
+	}
+}
+
+static int
+plan_megatron(const sl_space *s, bool sp, int *choice, int *n_fallback,
+    char *fb_op, int *n_rep, char *rep_op, size_t fb_len)
+{
+	int na = s->mesh.n_axes, tp = na - 1;
+
+	for (int v = 0; v < s->g->n_ops; v++)
+		choice[v] = -1;
+	for (int v = 0; v < s->g->n_ops; v++) {
+		const char *want[SL_MAX_AXES] = { NULL, NULL };
+		const char *role = megatron_role(s, choice, v, tp, sp);
+		int i;
+
+		if (na == 2)
+			want[0] = has_role(s, v, "dp") ? "dp" : NULL;
+		want[tp] = role;
+		i = find_roles(s, v, want, false);
+		if (i < 0 && role != NULL && strcmp(role, "row") != 0 &&
+		    strcmp(role, "col") != 0) {
+			/* e.g. fewer heads than devices: replicate that operator */
+			want[tp] = NULL;
+			i = find_roles(s, v, want, false);
+			if (i >= 0 && (*n_rep)++ == 0)
+				snprintf(rep_op, fb_len, "%s", s->g->ops[v].name);
+		}
+		if (i < 0) {
+			i = follow_inputs(s, choice, v, na == 2 ? 0 : -1, want[0]);
+			if ((*n_fallback)++ == 0)
+				snprintf(fb_op, fb_len, "%s", s->g->ops[v].name);
+		}
+		choice[v] = i;
+	}
+	return SL_OK;
+}
+
+/* ---------------------------------------------------- Alpa, Colossal-Auto */
+
+/*
+ * Alpa and Colossal-Auto price computation too, and never replicate the
+ * computation of a heavy operator (matmul, batched matmul, attention) over
+ * a mesh axis: without that rule the least-communication plan of a cost
+ * model that counts no computation is to replicate everything.  The rule as
+ * forbids: every strategy of a heavy operator that leaves an axis of size > 1
+ * splitting nothing (kept when it would leave the operator no strategy).
+ */
+static void
+heavy_forbids(const sl_space *s, sl_constraints *cs)
+{
+	for (int v = 0; v < s->g->n_ops; v++) {
+		const sl_space_op *so = &s->ops[v];
+		sl_op_kind k = s->g->ops[v].kind;
+		int n_bad = 0;
+
+		if (k != SL_OP_MATMUL && k != SL_OP_BMM && k != SL_OP_ATTENTION)
+			continue;
+		for (int pass = 0; pass < 2; pass++) {
+			for (int i = 0; i < so->n_strat; i++) {
+				bool bad = false;
+				for (int a = 0; a < s->mesh.n_axes; a++)
+					if (s->mesh.axes[a].size > 1 &&
+					    axis_role(s, v, &so->strat[i], a) == NULL)
+						bad = true;
+				if (!bad)
+					continue;
+				if (pass == 0)
+					n_bad++;
+				else
+					sl_constraints_add(cs, s->g->ops[v].name,
+					    so->strat[i].name, false);
+			}
+			if (n_bad == so->n_strat)
+				break;
+		}
+	}
+}
+
+/* A stand-in frontier when sl_sweep is unavailable: solves at fixed alphas. */
+static int
+grid_frontier(const sl_space *s, const sl_constraints *cs, sl_solver_kind kind,
+    sl_frontier *f, sl_error *err)
+{
+	static const double alphas[] = { 0, 1e-3, 1e-2, 1e-1, 1, 10, 1e2, 1e3,
+	    1e4, 1e5, 1e6, 1e7 };
+	int n = s->g->n_ops;
+
+	memset(f, 0, sizeof *f);
+	f->pt = sl_xcalloc(SL_ARRAY_LEN(alphas), sizeof *f->pt);
+	for (size_t i = 0; i < SL_ARRAY_LEN(alphas); i++) {
+		sl_problem *p = sl_space_problem(s, alphas[i], cs, err);
+		sl_solution sol;
+		sl_eval ev;
+		int rc;
+
+		if (p == NULL)
+			return err != NULL ? err->code : SL_EINTERNAL;
+		sl_solution_init(&sol, p->n);
+		rc = sl_solve(p, kind, NULL, &sol, err);
+		sl_problem_free(p);
+		if (rc != SL_OK || (sol.status != SL_SOLVE_OPTIMAL &&
+		    sol.status != SL_SOLVE_FEASIBLE)) {
+			sl_solution_free(&sol);
+			return rc != SL_OK ? rc : sl_error_set(err, SL_EINTERNAL,
+			    NULL, 0, 0, "%s", _("no plan found for the frontier"));
+		}
+		if (sl_evaluate(s, sol.choice, 0, &ev, err) != SL_OK) {
+			sl_solution_free(&sol);
+			return SL_EINTERNAL;
+		}
+		f->pt[f->n].alpha_lo = alphas[i];
+		f->pt[f->n].alpha_hi = i + 1 < SL_ARRAY_LEN(alphas) ? alphas[i + 1] : -1;
+		f->pt[f->n].mem = ev.mem_part;
+		f->pt[f->n].comm_ns = ev.comm_ns;
+		f->pt[f->n].choice = sl_xcalloc(n > 0 ? n : 1, sizeof(int));
+		memcpy(f->pt[f->n].choice, sol.choice, n * sizeof(int));
+		f->n++;
+		sl_eval_free(&ev);
+		sl_solution_free(&sol);
+	}
+	return SL_OK;
+}
+
+static void
+grid_frontier_free(sl_frontier *f)
+{
+	for (int i = 0; i < f->n; i++)
+		free(f->pt[i].choice);
+	free(f->pt);
+	memset(f, 0, sizeof *f);
+}
+
+/*
+ * The least-communication point of the frontier whose highest device memory
+ * fits budget (< 0: any), scored into out.  Points are re-evaluated: the
+ * frontier's mem is device 0's objective part, the budget is about the
+ * total of the fullest device.  Ties in time go to less memory.
+ */
+static int
+pick_frontier(const sl_space *s, const sl_frontier *f, int64_t budget,
+    sl_scored_plan *out, sl_error *err)
+{
+	int best = -1;
+	int64_t best_ns = INT64_MAX, best_mem = INT64_MAX, least = INT64_MAX;
+	char b1[32], b2[32];
+
+	for (int i = 0; i < f->n; i++) {
+		sl_eval ev;
+		int64_t mx = 0;
+
+		if (sl_evaluate(s, f->pt[i].choice, 0, &ev, err) != SL_OK)
+			return err != NULL && err->code ? err->code : SL_EINTERNAL;
+		for (int d = 0; d < ev.n_devices; d++)
+			if (sl_mem_total(&ev.dev[d]) > mx)
+				mx = sl_mem_total(&ev.dev[d]);
+		if (mx < least)
+			least = mx;
+		if ((budget < 0 || mx <= budget) && (ev.comm_ns < best_ns ||
+		    (ev.comm_ns == best_ns && mx < best_mem))) {
+			best = i;
+			best_ns = ev.comm_ns;
+			best_mem = mx;
+		}
+		sl_eval_free(&ev);
+	}
+	if (best < 0) {
+		out->applicable = false;
+		note_add(out, _("no plan of the alpha frontier fits %s per device "
+		    "(the least needs %s)"), sl_format_bytes(budget, b1, sizeof b1),
+		    sl_format_bytes(least, b2, sizeof b2));
+		return SL_OK;
+	}
+	{
+		char method[32], title[64], note[512];
+		int rc;
+
+		memcpy(method, out->method, sizeof method);
+		memcpy(title, out->title, sizeof title);
+		memcpy(note, out->note, sizeof note);
+		rc = sl_score_plan(s, f->pt[best].choice, 0, method, title, out, err);
+		memcpy(out->note, note, sizeof note);
+		if (rc != SL_OK)
+			return rc;
+	}
+	if (budget >= 0)
+		note_add(out, _("least communication of %d frontier plans under %s "
+		    "per device, heavy operators not replicated"), f->n,
+		    sl_format_bytes(budget, b1, sizeof b1));
+	else
+		note_add(out, _("least communication of %d frontier plans, heavy "
+		    "operators not replicated"), f->n);
+	return SL_OK;
+}
+
+/* ------------------------------------------------------------- dispatch */
+
+int
+sl_baseline_plan(const sl_space *s, sl_baseline_kind k,
+    const sl_baseline_opts *o, const sl_frontier *frontier,
+    sl_scored_plan *out, sl_error *err)
+{
+	int n = s->g->n_ops, nfb = 0, nrep = 0, rc = SL_OK, na = s->mesh.n_axes;
+	int *choice;
+	char fb_op[128] = "", rep_op[128] = "";
+	sl_baseline_opts def = { .mem_budget = -1, .solver = SL_SOLVER_AUTO };
+	sl_frontier own = { 0, NULL };
+	bool own_frontier = false;
+
+	if (o == NULL)
+		o = &def;
+	plan_init(out, sl_baseline_name(k), sl_baseline_title(k));
+	if ((int)k < 0 || k >= SL_BASE_COUNT)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("unknown baseline %d"), (int)k);
+
+	switch (k) {
+	case SL_BASE_ALPA:
+	case SL_BASE_ALPA_BUDGET:
+	case SL_BASE_COLOSSAL: {
+		int64_t budget = -1;
+
+		if (k == SL_BASE_ALPA_BUDGET) {
+			if (o->mem_budget < 0) {
+				note_add(out, "%s", _("needs a memory budget (--mem-limit)"));
+				return SL_OK;
+			}
+			budget = o->mem_budget;
+		} else if (k == SL_BASE_COLOSSAL) {
+			budget = s->mesh.hw.memory_bytes;
+			if (budget <= 0) {
+				note_add(out, "%s", _("the hardware profile gives no device memory"));
+				return SL_OK;
+			}
+		}
+		if (frontier == NULL) {
+			sl_error e2;
+			sl_constraints cs = { 0, 0, NULL };
+
+			sl_error_clear(&e2);
+			heavy_forbids(s, &cs);
+			if (sl_sweep(s, &cs, o->solver, &own, &e2) != SL_OK) {
+				memset(&own, 0, sizeof own);
+				rc = grid_frontier(s, &cs, o->solver, &own, err);
+				sl_constraints_free(&cs);
+				if (rc != SL_OK) {
+					grid_frontier_free(&own);
+					return rc;
+				}
+				rc = pick_frontier(s, &own, budget, out, err);
+				grid_frontier_free(&own);
+				return rc;
+			}
+			sl_constraints_free(&cs);
+			own_frontier = true;
+			frontier = &own;
+		}
+		rc = pick_frontier(s, frontier, budget, out, err);
+		if (own_frontier)
+			sl_frontier_free(&own);
+		return rc;
+	}
+	default:
+		break;
+	}
+
+	choice = sl_xcalloc(n > 0 ? n : 1, sizeof *choice);
+	switch (k) {
+	case SL_BASE_DP:
+	case SL_BASE_ZERO1:
+	case SL_BASE_ZERO2:
+		plan_dp(s, false, choice, &nfb);
+		break;
+	case SL_BASE_ZERO3:
+		plan_dp(s, true, choice, &nfb);
+		break;
+	case SL_BASE_MEGATRON:
+	case SL_BASE_MEGATRON_SP:
+		plan_megatron(s, k == SL_BASE_MEGATRON_SP, choice, &nfb,
+		    fb_op, &nrep, rep_op, sizeof fb_op);
+		break;
+	default:
+		break;
+	}
+	{
+		char method[32], title[64];
+
+		memcpy(method, out->method, sizeof method);
+		memcpy(title, out->title, sizeof title);
+		rc = sl_score_plan(s, choice, 0, method, title, out, err);
+	}
+	free(choice);
+	if (rc != SL_OK)
+		return rc;
+
+	switch (k) {
+	case SL_BASE_DP:
+		note_add(out, "%s", _("batch split over every axis, parameters replicated"));
+		break;
+	case SL_BASE_ZERO1:
+		zero_adjust(s, out->choice, false, out);
+		note_add(out, _("data parallel plan; optimizer states (12 B/param) "
+		    "divided over %d devices after evaluation"), s->mesh.n_devices);
+		break;
+	case SL_BASE_ZERO2:
+		zero_adjust(s, out->choice, true, out);
+		note_add(out, _("data parallel plan; optimizer states and gradients "
+		    "(14 B/param) divided over %d devices after evaluation"),
+		    s->mesh.n_devices);
+		break;
+	case SL_BASE_ZERO3:
+		note_add(out, "%s", _("data parallel with +z: all parameter states sharded"));
+		break;
+	case SL_BASE_MEGATRON:
+	case SL_BASE_MEGATRON_SP:
+		if (na == 2 && s->mesh.axes[0].size > 1)
+			note_add(out, _("tensor parallel %d (axis 1) x data parallel %d (axis 0)"),
+			    s->mesh.axes[1].size, s->mesh.axes[0].size);
+		else
+			note_add(out, _("tensor parallel %d, no data parallel axis"),
+			    s->mesh.axes[na - 1].size);
+		if (k == SL_BASE_MEGATRON_SP)
+			note_add(out, "%s", _("norm, dropout and residual regions split on the sequence"));
+		break;
+	default:
+		break;
+	}
+	if (nrep > 0)
+		note_add(out, _("%d operators cannot take their tensor-parallel split "
+		    "(first: %s, e.g. fewer heads than devices) and are replicated "
+		    "over that axis"), nrep, rep_op);
+	if (nfb > 0) {
+		if (fb_op[0] != '\0')
+			note_add(out, _("%d operators without the preset strategy "
+			    "(first: %s) follow their inputs"), nfb, fb_op);
+		else
+			note_add(out, _("%d operators without the preset strategy "
+			    "follow their inputs"), nfb);
+	}
+	return SL_OK;
+}
+
+/* ------------------------------------------------------------ comparison */
+
+void
+sl_comparison_free(sl_comparison *c)
+{
+	if (c == NULL)
+		return;
+	for (int i = 0; i < c->n; i++)
+		sl_scored_plan_free(&c->row[i]);
+	free(c->row);
+	memset(c, 0, sizeof *c);
+}
+
+static int
+solve_ours(const sl_space *s, double alpha, const sl_constraints *cs,
+    sl_solver_kind kind, sl_scored_plan *out, sl_error *err)
+{
+	sl_problem *p = sl_space_problem(s, alpha, cs, err);
+	sl_solution sol;
+	int rc;
+
+	plan_init(out, "ours", _("shardlab"));
+	if (p == NULL)
+		return err != NULL && err->code ? err->code : SL_EINTERNAL;
+	sl_solution_init(&sol, p->n);
+	rc = sl_solve(p, kind, NULL, &sol, err);
+	sl_problem_free(p);
+	if (rc == SL_OK && sol.status != SL_SOLVE_OPTIMAL &&
+	    sol.status != SL_SOLVE_FEASIBLE)
+		rc = sl_error_set(err, sol.status == SL_SOLVE_INFEASIBLE ?
+		    SL_EINFEASIBLE : SL_EINTERNAL, NULL, 0, 0,
+		    _("no plan: solver %s"), sl_solve_status_name(sol.status));
+	if (rc == SL_OK) {
+		rc = sl_score_plan(s, sol.choice, alpha, "ours", _("shardlab"), out, err);
+		if (rc == SL_OK) {
+			note_add(out, _("alpha %g, solver %s (%s)"), alpha,
+			    sl_solver_name(sol.solver), sl_solve_status_name(sol.status));
+			if (sol.note[0] != '\0')
+				note_add(out, "%s", sol.note);
+			if (cs != NULL && cs->n > 0)
+				note_add(out, _("%d pins and forbids (the baselines ignore them)"),
+				    cs->n);
+		}
+	}
+	sl_solution_free(&sol);
+	return rc;
+}
+
+int
+sl_compare(const sl_space *s, double alpha, const sl_constraints *cs,
+    const sl_baseline_opts *o, sl_comparison *c, sl_error *err)
+{
+	sl_baseline_opts def = { .mem_budget = -1, .solver = SL_SOLVER_AUTO };
+	sl_frontier f = { 0, NULL };
+	bool have_f = false;
+	int rc;
+
+	if (o == NULL)
+		o = &def;
+	memset(c, 0, sizeof *c);
+	c->alpha = alpha;
+	c->row = sl_xcalloc(1 + SL_BASE_COUNT, sizeof *c->row);
+	if ((rc = solve_ours(s, alpha, cs, o->solver, &c->row[0], err)) != SL_OK) {
+		sl_comparison_free(c);
+		return rc;
+	}
+	c->n = 1;
+	{
+		sl_error e2;
+		sl_constraints hcs = { 0, 0, NULL };
+
+		sl_error_clear(&e2);
+		heavy_forbids(s, &hcs);
+		have_f = sl_sweep(s, &hcs, o->solver, &f, &e2) == SL_OK;
+		if (!have_f) {
+			memset(&f, 0, sizeof f);
+			rc = grid_frontier(s, &hcs, o->solver, &f, err);
+			if (rc != SL_OK) {
+				sl_constraints_free(&hcs);
+				grid_frontier_free(&f);
+				sl_comparison_free(c);
+				return rc;
+			}
+		}
+		sl_constraints_free(&hcs);
+	}
+	for (int k = 0; k < SL_BASE_COUNT; k++) {
+		rc = sl_baseline_plan(s, k, o, &f, &c->row[c->n], err);
+		if (rc != SL_OK)
+			break;
+		c->n++;
+	}
+	if (have_f)
+		sl_frontier_free(&f);
+	else
+		grid_frontier_free(&f);
+	if (rc != SL_OK)
+		sl_comparison_free(c);
+	return rc;
+}

@@ -1,2 +1,798 @@
-/* explain.c: placeholder until implemented. */
+/*
+ * explain.c: the teaching text for one operator under one strategy.  It
+ * walks the same rules as the cost model (doc/cost-model.md, space.c) and
+ * writes each step out with its numbers: how the strategy splits the loop
+ * dimensions, the shard of every tensor on every device, the bytes kept and
+ * which of them are redundant and why, the collectives of forward and
+ * backward with their sizes and times, and, given a plan, the resharding
+ * with the neighbours.  The engine returns the text; front ends show it.
+ */
 #include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ------------------------------------------------------------ text buffer */
+
+typedef struct sbuf {
+	char *s;
+	size_t len, cap;
+} sbuf;
+
+static void
+sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+sb_printf(sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		size_t room = b->cap - b->len;
+		va_start(ap, fmt);
+		n = vsnprintf(b->s != NULL ? b->s + b->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return;
+		if ((size_t)n < room) {
+			b->len += n;
+			return;
+		}
+		b->cap = b->cap * 2 + n + 256;
+		b->s = sl_xrealloc(b->s, b->cap);
+	}
+}
+
+/* 1234567 -> "1,234,567" */
+static const char *
+num(int64_t v, char *buf, size_t len)
+{
+	char tmp[32];
+	int n, o = 0, lead;
+	bool neg = v < 0;
+
+	snprintf(tmp, sizeof tmp, "%lld", (long long)(neg ? -v : v));
+	n = (int)strlen(tmp);
+	lead = n % 3 ? n % 3 : 3;
+	if (neg && o < (int)len - 1)
+		buf[o++] = '-';
+	for (int i = 0; i < n && o < (int)len - 2; i++) {
+		if (i > 0 && (i - lead) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* "4.00 MiB" or "512 B" */
+static const char *
+bytes_h(int64_t v, char *buf, size_t len)
+{
+	return sl_format_bytes(v, buf, len);
+}
+
+static void
+shape_str(int rank, const int64_t *dims, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	o += snprintf(buf, len, "[");
+	for (int i = 0; i < rank && o < len; i++)
+		o += snprintf(buf + o, len - o, "%s%lld", i ? ", " : "",
+		    (long long)dims[i]);
+	if (o < len)
+		snprintf(buf + o, len - o, "]");
+}
+
+/* "512 x 512" (product spelled out), dims of rank r */
+static void
+product_str(int rank, const int64_t *dims, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < rank && o < len; i++)
+		o += snprintf(buf + o, len - o, "%s%lld", i ? " x " : "",
+		    (long long)dims[i]);
+	if (rank == 0)
+		snprintf(buf, len, "1");
+}
+
+static const char *
+axes_str(uint8_t axes, char *buf, size_t len)
+{
+	size_t o = 0;
+	int n = 0;
+
+	buf[0] = '\0';
+	for (int a = 0; a < SL_MAX_AXES; a++)
+		if (axes & (1u << a))
+			n++;
+	o += snprintf(buf, len, n > 1 ? "axes " : "axis ");
+	for (int a = 0, k = 0; a < SL_MAX_AXES && o < len; a++)
+		if (axes & (1u << a))
+			o += snprintf(buf + o, len - o, "%s%d", k++ ? " and " : "", a);
+	return buf;
+}
+
+static int
+axes_parts(const sl_mesh *m, uint8_t axes)
+{
+	int p = 1;
+
+	for (int a = 0; a < m->n_axes; a++)
+		if (axes & (1u << a))
+			p *= m->axes[a].size;
+	return p;
+}
+
+static int
+axes_index(const sl_mesh *m, uint8_t axes, const int *coord)
+{
+	int idx = 0;
+
+	for (int a = 0; a < m->n_axes; a++)
+		if (axes & (1u << a))
+			idx = idx * m->axes[a].size + coord[a];
+	return idx;
+}
+
+static int64_t
+piece(int64_t n, int parts, int i)
+{
+	return n / parts + (i < n % parts ? 1 : 0);
+}
+
+/* Axes splitting a loop dimension that tensor slot does not have. */
+static uint8_t
+missing_axes(const sl_binding *b, const sl_strategy *st, int slot)
+{
+	bool has[SL_MAX_LOOP] = { false };
+	uint8_t axes = 0;
+
+	for (int d = 0; d < SL_MAX_RANK; d++)
+		if (b->map[slot][d] >= 0)
+			has[b->map[slot][d]] = true;
+	for (int l = 0; l < b->n_loop; l++)
+		if (!has[l])
+			axes |= st->loop_axes[l];
+	return axes;
+}
+
+static bool
+needs_grad(const sl_tensor *t)
+{
+	return t->role != SL_ROLE_INPUT && t->dtype != SL_DT_I32 &&
+	    t->dtype != SL_DT_I64 && t->dtype != SL_DT_U8;
+}
+
+/* Axes (of size > 1) along which a tensor of spec sp is replicated. */
+static uint8_t
+replicated_axes(const sl_mesh *m, const sl_spec *sp, int rank)
+{
+	uint8_t axes = 0;
+
+	for (int a = 0; a < m->n_axes; a++) {
+		bool split = false;
+		for (int d = 0; d < rank; d++)
+			if (sp->split[d] & (1u << a))
+				split = true;
+		if (!split && !(sp->partial & (1u << a)) && m->axes[a].size > 1)
+			axes |= 1u << a;
+	}
+	return axes;
+}
+
+/* The loop dimensions axis a splits, as "col (2048)". */
+static const char *
+loop_desc(const sl_binding *b, int l, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s (%lld)", b->role[l], (long long)b->size[l]);
+	return buf;
+}
+
+/* "devices 0-3", "devices 0, 2", "device 1" from a membership list. */
+static void
+devset_str(const bool *in, int n, char *buf, size_t len)
+{
+	size_t o = 0;
+	int cnt = 0;
+
+	for (int d = 0; d < n; d++)
+		cnt += in[d];
+	o += snprintf(buf, len, cnt == 1 ? "device " : "devices ");
+	for (int d = 0, first = 1; d < n && o < len; d++) {
+		int e = d;
+		if (!in[d])
+			continue;
+		while (e + 1 < n && in[e + 1])
+			e++;
+		if (e == d)
+			o += snprintf(buf + o, len - o, "%s%d", first ? "" : ", ", d);
+		else
+			o += snprintf(buf + o, len - o, "%s%d-%d", first ? "" : ", ", d, e);
+		first = 0;
+		d = e;
+	}
+}
+
+/* ---------------------------------------------------------------- sections */
+
+/* What splitting a loop dimension of each role means, in one line. */
+static const struct {
+	const char *role, *text;
+} role_text[] = {
+	{ "dp", N_("data parallel: each device takes a slice of the batch") },
+	{ "seq", N_("sequence parallel: each device takes a slice of the tokens") },
+	{ "row", N_("row-parallel (Megatron-LM): each device multiplies a slice of the "
+	    "contraction dimension, so its result is a partial sum") },
+	{ "col", N_("column-parallel (Megatron-LM): each device computes a slice of the "
+	    "output features") },
+	{ "head", N_("each device computes a subset of the attention heads") },
+	{ "vocab", N_("vocabulary-parallel: each device holds a slice of the vocabulary") },
+};
+
+static const char *
+role_meaning(const char *role)
+{
+	for (size_t i = 0; i < SL_ARRAY_LEN(role_text); i++)
+		if (strcmp(role_text[i].role, role) == 0)
+			return _(role_text[i].text);
+	return NULL;
+}
+
+static void
+explain_header(sbuf *b, const sl_space *s, int opi, const sl_strategy *st)
+{
+	const sl_op *op = &s->g->ops[opi];
+	const sl_mesh *m = &s->mesh;
+	const sl_binding *bd = &s->ops[opi].bind;
+	char buf[64];
+
+	sb_printf(b, _("Operator %s (%s), strategy %s\n"), op->name,
+	    sl_op_kind_name(op->kind), st->name);
+	sb_printf(b, "  %s\n", _(sl_kinds[op->kind].summary));
+	if (m->n_axes == 1)
+		sb_printf(b, _("Mesh: 1-D, %d devices (%s)\n"), m->n_devices, m->hw.name);
+	else
+		sb_printf(b, _("Mesh: %d x %d = %d devices (%s), axis 0 outer\n"),
+		    m->axes[0].size, m->axes[1].size, m->n_devices, m->hw.name);
+	for (int a = 0; a < m->n_axes; a++)
+		sb_printf(b, _("  axis %d: %d devices, %g GB/s per direction, %g us latency\n"),
+		    a, m->axes[a].size, m->axes[a].link.bandwidth / 1e9,
+		    m->axes[a].link.latency * 1e6);
+
+	sb_printf(b, "\n%s\n", _("1. How the strategy splits the work"));
+	sb_printf(b, "%s", _("  Loop dimensions:"));
+	for (int l = 0; l < bd->n_loop; l++)
+		sb_printf(b, "%s %s%s", l ? "," : "", loop_desc(bd, l, buf, sizeof buf),
+		    bd->splittable[l] ? "" : _(" not splittable"));
+	sb_printf(b, "\n");
+	{
+		bool any = false;
+		char ax[32];
+		for (int l = 0; l < bd->n_loop; l++) {
+			if (st->loop_axes[l] == 0)
+				continue;
+			sb_printf(b, _("  %s %s %s into %d parts\n"),
+			    axes_str(st->loop_axes[l], ax, sizeof ax),
+			    (st->loop_axes[l] & (st->loop_axes[l] - 1)) ? _("together split") :
+			    _("splits"), loop_desc(bd, l, buf, sizeof buf),
+			    axes_parts(m, st->loop_axes[l]));
+			if (role_meaning(bd->role[l]) != NULL)
+				sb_printf(b, "    (%s: %s)\n", bd->role[l], role_meaning(bd->role[l]));
+			any = true;
+		}
+		if (!any)
+			sb_printf(b, "%s\n", _("  nothing is split: every device does the whole operator"));
+	}
+}
+
+static void
+explain_shards(sbuf *b, const sl_space *s, int opi, const sl_strategy *st)
+{
+	const sl_graph *g = s->g;
+	const sl_op *op = &g->ops[opi];
+	const sl_mesh *m = &s->mesh;
+	int nd = m->n_devices;
+	bool *done = sl_xcalloc(nd, sizeof *done), *in = sl_xcalloc(nd, sizeof *in);
+
+	sb_printf(b, "\n%s\n", _("2. Tensor shards on each device"));
+	for (int slot = 0; slot < sl_op_nslots(op); slot++) {
+		const sl_tensor *t = &g->tensors[sl_op_slot_tensor(op, slot)];
+		const sl_spec *sp = &st->spec[slot];
+		char sh[96], spec[48], ds[256], ax[32];
+		uint8_t rep = replicated_axes(m, sp, t->rank);
+
+		shape_str(t->rank, t->dims, sh, sizeof sh);
+		sl_spec_format(sp, t->rank, spec, sizeof spec);
+		sb_printf(b, "  %s %s (%s, %s) %s %s, spec %s\n",
+		    slot < op->n_in ? _("in ") : _("out"), t->name,
+		    sl_role_name(t->role), sl_dtype_name(t->dtype), _("full"), sh, spec);
+		memset(done, 0, nd * sizeof *done);
+		for (int d = 0; d < nd; d++) {
+			int64_t ld[SL_MAX_RANK];
+			int c0[SL_MAX_AXES];
+
+			if (done[d])
+				continue;
+			sl_mesh_coords(m, d, c0);
+			for (int k = 0; k < t->rank; k++)
+				ld[k] = sl_local_dim(m, sp, k, t->dims[k], c0);
+			memset(in, 0, nd * sizeof *in);
+			for (int e = d; e < nd; e++) {
+				int c1[SL_MAX_AXES];
+				bool same = true;
+				sl_mesh_coords(m, e, c1);
+				for (int k = 0; k < t->rank && same; k++)
+					same = sl_local_dim(m, sp, k, t->dims[k], c1) == ld[k];
+				if (same)
+					in[e] = done[e] = true;
+			}
+			devset_str(in, nd, ds, sizeof ds);
+			shape_str(t->rank, ld, sh, sizeof sh);
+			sb_printf(b, "      %s: %s\n", ds, sh);
+		}
+		if (sp->partial)
+			sb_printf(b, _("      a partial sum over %s: each device holds its own "
+			    "addend of the full values\n"), axes_str(sp->partial, ax, sizeof ax));
+		if (sp->zero)
+			sb_printf(b, _("      states sharded over %s (+z): the weight is gathered "
+			    "for forward and backward\n"), axes_str(sp->zero, ax, sizeof ax));
+		if (rep != 0 && nd > 1 && (rep & ~sp->zero) != 0)
+			sb_printf(b, _("      replicated along %s: those devices hold the same "
+			    "values\n"), axes_str(rep & ~sp->zero, ax, sizeof ax));
+		if ((rep & sp->zero) != 0 && nd > 1)
+			sb_printf(b, _("      whole for compute along %s, but each device "
+			    "stores only its share of the states between uses\n"),
+			    axes_str(rep & sp->zero, ax, sizeof ax));
+	}
+	free(done);
+	free(in);
+}
+
+/* Memory items of one tensor slot on device 0, written out; returns bytes. */
+static int64_t
+mem_line(sbuf *b, const sl_space *s, const sl_tensor *t, const sl_spec *sp,
+    int64_t bpe, const char *what, const char *why_bpe, int64_t *redundant)
+{
+	const sl_mesh *m = &s->mesh;
+	int64_t ld[SL_MAX_RANK], e, full = sl_tensor_elems(t), bytes, fair, red;
+	char p[96], n1[32], n2[32], n3[32], h[32], ax[32];
+	int nd = m->n_devices;
+	uint8_t rep = replicated_axes(m, sp, t->rank);
+
+	for (int k = 0; k < t->rank; k++)
+		ld[k] = sl_local_dim(m, sp, k, t->dims[k], NULL);
+	e = sl_local_elems(m, sp, t, NULL);
+	product_str(t->rank, ld, p, sizeof p);
+	if (sp->zero) {
+		int zp = axes_parts(m, sp->zero);
+		int64_t z = piece(e, zp, 0);
+		if (t->rank > 1)
+			sb_printf(b, _("  %s %s: %s = %s local elements"), what, t->name, p,
+			    num(e, n1, sizeof n1));
+		else
+			sb_printf(b, _("  %s %s: %s local elements"), what, t->name,
+			    num(e, n1, sizeof n1));
+		sb_printf(b, _(", states sharded over %s: "
+		    "%s / %d -> %s elements x %lld bytes (%s) = %s bytes (%s)\n"),
+		    axes_str(sp->zero, ax, sizeof ax), n1, zp, num(z, n2, sizeof n2),
+		    (long long)bpe, why_bpe, num(z * bpe, n3, sizeof n3),
+		    bytes_h(z * bpe, h, sizeof h));
+		e = z;
+	} else {
+		sb_printf(b, _("  %s %s: %s local elements x %lld bytes (%s) = %s bytes (%s)\n"),
+		    what, t->name, p, (long long)bpe, why_bpe,
+		    num(sl_mul_sat(e, bpe), n1, sizeof n1),
+		    bytes_h(sl_mul_sat(e, bpe), h, sizeof h));
+	}
+	bytes = sl_mul_sat(e, bpe);
+	fair = sl_mul_sat(full, bpe) / nd;
+	red = bytes - fair;
+	*redundant += red;
+	if (red > 0) {
+		sb_printf(b, _("      redundant: %s - %s total / %d devices = %s bytes"),
+		    num(bytes, n1, sizeof n1), num(sl_mul_sat(full, bpe), n2, sizeof n2),
+		    nd, num(red, n3, sizeof n3));
+		if (rep != 0 && !sp->zero)
+			sb_printf(b, _(": the same values are kept on every device along %s\n"),
+			    axes_str(rep, ax, sizeof ax));
+		else if (rep != 0)
+			sb_printf(b, _(": the states are split over %s only, not along the rest\n"),
+			    axes_str(sp->zero, ax, sizeof ax));
+		else
+			sb_printf(b, "%s\n", _(": an uneven split leaves device 0 the larger piece"));
+	} else {
+		sb_printf(b, "%s\n", _("      redundant: none, every device keeps a different piece"));
+	}
+	return bytes;
+}
+
+static int64_t
+explain_memory(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *st)
+{
+	const sl_graph *g = s->g;
+	const sl_op *op = &g->ops[opi];
+	const sl_kind_info *k = &sl_kinds[op->kind];
+	const sl_mesh *m = &s->mesh;
+	int64_t total = 0, redundant = 0;
+	char n1[32], n2[32], h[32], why[64];
+	bool any = false;
+
+	sb_printf(b, "\n%s\n", _("3. Memory on device 0 (it holds the largest shard of everything)"));
+	for (int i = 0; i < op->n_in; i++) {
+		const sl_tensor *t = &g->tensors[op->in[i]];
+		int f;
+
+		if (s->owner[op->in[i]] == opi) {
+			total += mem_line(b, s, t, &st->spec[i], 16, _("parameter"),
+			    _("2 weight + 2 gradient + 12 Adam: fp32 master, m, v"), &redundant);
+			any = true;
+		} else if (t->role == SL_ROLE_PARAMETER) {
+			sb_printf(b, _("  parameter %s: its states are counted at its first user "
+			    "%s\n"), t->name, g->ops[s->owner[op->in[i]]].name);
+		}
+		f = k->saved_in[i];
+		if (f != 0 && t->role != SL_ROLE_PARAMETER) {
+			int64_t bpe = f < 0 ? sl_dtype_size(t->dtype) : f;
+			snprintf(why, sizeof why, f < 0 ? "%s" : _("%s, kept as fp32"),
+			    sl_dtype_name(t->dtype));
+			total += mem_line(b, s, t, &st->spec[i], bpe, _("saved input"), why,
+			    &redundant);
+			any = true;
+		}
+	}
+	for (int j = 0; j < op->n_out && j < 2; j++) {
+		const sl_tensor *t = &g->tensors[op->out[j]];
+		int f = k->saved_out[j];
+		if (f != 0) {
+			int64_t bpe = f < 0 ? sl_dtype_size(t->dtype) : f;
+			if (f < 0)
+				snprintf(why, sizeof why, "%s", sl_dtype_name(t->dtype));
+			else
+				snprintf(why, sizeof why, _("a %d-byte mask"), f);
+			total += mem_line(b, s, t, &st->spec[op->n_in + j], bpe,
+			    _("saved output"), why, &redundant);
+			any = true;
+		}
+	}
+	if (k->extra_saved != NULL) {
+		const sl_binding *bd = &s->ops[opi].bind;
+		int64_t loc[SL_MAX_LOOP], one[SL_MAX_LOOP], x, full, red;
+		int zero[SL_MAX_AXES] = { 0, 0 };
+		char n3[32];
+
+		for (int l = 0; l < bd->n_loop; l++) {
+			one[l] = bd->size[l];
+			loc[l] = st->loop_axes[l] ? piece(bd->size[l],
+			    axes_parts(m, st->loop_axes[l]),
+			    axes_index(m, st->loop_axes[l], zero)) : bd->size[l];
+		}
+		x = k->extra_saved(g, op, bd, loc);
+		full = k->extra_saved(g, op, bd, one);
+		if (op->kind == SL_OP_ATTENTION)
+			sb_printf(b, _("  attention scores, softmax, dropout mask and output: "
+			    "5 bytes x batch %lld x heads %lld x seq %lld x seq %lld = %s bytes (%s)\n"),
+			    (long long)loc[0], (long long)loc[2], (long long)bd->size[1],
+			    (long long)bd->size[1], num(x, n1, sizeof n1), bytes_h(x, h, sizeof h));
+		else
+			sb_printf(b, _("  other saved state: %s bytes (%s)\n"),
+			    num(x, n1, sizeof n1), bytes_h(x, h, sizeof h));
+		red = x - full / m->n_devices;
+		redundant += red;
+		sb_printf(b, _("      redundant: %s - %s total / %d devices = %s bytes\n"),
+		    num(x, n1, sizeof n1), num(full, n2, sizeof n2), m->n_devices,
+		    num(red, n3, sizeof n3));
+		total += x;
+		any = true;
+	}
+	if (!any)
+		sb_printf(b, "%s\n", _("  nothing: this operator keeps no state and saves nothing for backward"));
+	sb_printf(b, _("  total: %s bytes (%s), of which %s bytes redundant\n"),
+	    num(total, n1, sizeof n1), bytes_h(total, h, sizeof h),
+	    num(redundant, n2, sizeof n2));
+	{
+		sl_mem mem;
+		sl_node_cost(s, opi, si, NULL, &mem, NULL);
+		if (sl_mem_total(&mem) != total)
+			sb_printf(b, _("  (the cost model counts %s bytes)\n"),
+			    num(sl_mem_total(&mem), n1, sizeof n1));
+	}
+	return total;
+}
+
+/* One collective written out with its formula; returns its time. */
+static int64_t
+coll_line(sbuf *b, const sl_mesh *m, sl_coll c, int a, int64_t bytes,
+    const char *indent)
+{
+	int n = m->axes[a].size;
+	const sl_link *l = &m->axes[a].link;
+	int64_t ns = sl_coll_time(c, n, bytes, l);
+	double bw_ns, lat_ns;
+	char n1[32], n2[32], h[32];
+
+	if (n <= 1 || bytes <= 0)
+		return 0;
+	lat_ns = l->latency * 1e9;
+	switch (c) {
+	case SL_COLL_ALL_REDUCE:
+		bw_ns = 2.0 * (n - 1) / n * (double)bytes / l->bandwidth * 1e9;
+		sb_printf(b, _("%s%s over axis %d (%d devices) of %s bytes (%s): "
+		    "2 x %d/%d x %s B / %g GB/s + 2 x %d x %g us = %.1f + %.1f ns = %s ns\n"),
+		    indent, sl_coll_name(c), a, n, num(bytes, n1, sizeof n1),
+		    bytes_h(bytes, h, sizeof h), n - 1, n, n1, l->bandwidth / 1e9, n - 1,
+		    l->latency * 1e6, bw_ns, 2.0 * (n - 1) * lat_ns, num(ns, n2, sizeof n2));
+		break;
+	case SL_COLL_ALL_TO_ALL:
+		bw_ns = (double)(n - 1) / ((double)n * n) * (double)bytes / l->bandwidth * 1e9;
+		sb_printf(b, _("%s%s over axis %d (%d devices) of %s bytes (%s): "
+		    "%d/%d^2 x %s B / %g GB/s + %d x %g us = %.1f + %.1f ns = %s ns\n"),
+		    indent, sl_coll_name(c), a, n, num(bytes, n1, sizeof n1),
+		    bytes_h(bytes, h, sizeof h), n - 1, n, n1, l->bandwidth / 1e9, n - 1,
+		    l->latency * 1e6, bw_ns, (n - 1) * lat_ns, num(ns, n2, sizeof n2));
+		break;
+	default:
+		bw_ns = (double)(n - 1) / n * (double)bytes / l->bandwidth * 1e9;
+		sb_printf(b, _("%s%s over axis %d (%d devices) of %s bytes (%s): "
+		    "%d/%d x %s B / %g GB/s + %d x %g us = %.1f + %.1f ns = %s ns\n"),
+		    indent, sl_coll_name(c), a, n, num(bytes, n1, sizeof n1),
+		    bytes_h(bytes, h, sizeof h), n - 1, n, n1, l->bandwidth / 1e9, n - 1,
+		    l->latency * 1e6, bw_ns, (n - 1) * lat_ns, num(ns, n2, sizeof n2));
+		break;
+	}
+	return ns;
+}
+
+static int64_t
+explain_comm(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *st)
+{
+	const sl_graph *g = s->g;
+	const sl_op *op = &g->ops[opi];
+	const sl_binding *bd = &s->ops[opi].bind;
+	const sl_mesh *m = &s->mesh;
+	int64_t total = 0;
+	bool fwd = false, bwd = false;
+	char n1[32], h[32], ld[64], ax[32];
+
+	sb_printf(b, "\n%s\n", _("4. Communication of the operator itself, per step"));
+	sb_printf(b, "%s\n", _("  forward:"));
+	for (int i = 0; i < op->n_in; i++) {
+		const sl_tensor *t = &g->tensors[op->in[i]];
+		const sl_spec *sp = &st->spec[i];
+		int64_t bytes = sl_mul_sat(sl_local_elems(m, sp, t, NULL),
+		    sl_dtype_size(t->dtype));
+
+		for (int a = 0; a < m->n_axes; a++) {
+			if (!(sp->zero & (1u << a)))
+				continue;
+			sb_printf(b, _("    %s is stored sharded (+z): gather it before use\n"),
+			    t->name);
+			total += coll_line(b, m, SL_COLL_ALL_GATHER, a, bytes, "      ");
+			bytes = sl_ceil_div(bytes, m->axes[a].size);
+			fwd = true;
+		}
+	}
+	for (int j = 0; j < op->n_out; j++) {
+		const sl_spec *sp = &st->spec[op->n_in + j];
+		const sl_tensor *t = &g->tensors[op->out[j]];
+
+		if (sp->partial == 0)
+			continue;
+		fwd = true;
+		if (s->consumed == NULL || s->consumed[op->out[j]]) {
+			sb_printf(b, _("    %s leaves as a partial sum over %s: it is reduced "
+			    "on the way to its consumers (section 5)\n"),
+			    t->name, axes_str(sp->partial, ax, sizeof ax));
+			continue;
+		}
+		sb_printf(b, _("    %s is a partial sum over %s and an output of the "
+		    "model: it is summed where it is made\n"), t->name,
+		    axes_str(sp->partial, ax, sizeof ax));
+		for (int a = 0; a < m->n_axes; a++) {
+			sl_spec other = *sp;
+			if (!(sp->partial & (1u << a)))
+				continue;
+			for (int d = 0; d < t->rank; d++)
+				other.split[d] &= (uint8_t)~(1u << a);
+			total += coll_line(b, m, SL_COLL_ALL_REDUCE, a,
+			    sl_mul_sat(sl_local_elems(m, &other, t, NULL),
+			    sl_dtype_size(t->dtype)), "      ");
+		}
+	}
+	if (!fwd)
+		sb_printf(b, "%s\n", _("    none: every device computes its part from what it holds"));
+	sb_printf(b, "%s\n", _("  backward:"));
+	for (int i = 0; i < op->n_in; i++) {
+		const sl_tensor *t = &g->tensors[op->in[i]];
+		const sl_spec *sp = &st->spec[i];
+		uint8_t part;
+		int64_t bytes;
+		char p[96];
+		int64_t l0[SL_MAX_RANK];
+
+		part = missing_axes(bd, st, i);
+		if (part == 0)
+			continue;
+		if (!needs_grad(t)) {
+			sb_printf(b, _("    %s is %s with no gradient: the partial sum of "
+			    "its gradient over %s is never formed\n"), t->name,
+			    t->role == SL_ROLE_INPUT ? _("data fed to the step") :
+			    _("an integer tensor"), axes_str(part, ax, sizeof ax));
+			bwd = true;
+			continue;
+		}
+		bytes = sl_mul_sat(sl_local_elems(m, sp, t, NULL), sl_dtype_size(t->dtype));
+		for (int k = 0; k < t->rank; k++)
+			l0[k] = sl_local_dim(m, sp, k, t->dims[k], NULL);
+		product_str(t->rank, l0, p, sizeof p);
+		for (int a = 0; a < m->n_axes; a++) {
+			int l;
+			if (!(part & (1u << a)))
+				continue;
+			for (l = 0; l < bd->n_loop; l++)
+				if (st->loop_axes[l] & (1u << a))
+					break;
+			sb_printf(b, _("    gradient of %s: axis %d splits %s, a dimension %s "
+			    "does not have, so each device holds a partial sum of it; "
+			    "%s local elements x %d bytes = %s bytes (%s)\n"),
+			    t->name, a, l < bd->n_loop ? loop_desc(bd, l, ld, sizeof ld) : "?",
+			    t->name, p, sl_dtype_size(t->dtype), num(bytes, n1, sizeof n1),
+			    bytes_h(bytes, h, sizeof h));
+			if (sp->zero & (1u << a)) {
+				sb_printf(b, "%s\n", _("      +z: gather the weight again for backward, then "
+				    "reduce-scatter the gradient so each device keeps its shard"));
+				total += coll_line(b, m, SL_COLL_ALL_GATHER, a, bytes, "      ");
+				total += coll_line(b, m, SL_COLL_REDUCE_SCATTER, a, bytes, "      ");
+				bytes = sl_ceil_div(bytes, m->axes[a].size);
+			} else {
+				total += coll_line(b, m, SL_COLL_ALL_REDUCE, a, bytes, "      ");
+			}
+			bwd = true;
+		}
+	}
+	if (!bwd)
+		sb_printf(b, "%s\n", _("    none: every input gradient is complete on its "
+		    "device (no axis splits a dimension an input lacks)"));
+	{
+		sl_comm c;
+		char n2[32];
+		sl_node_cost(s, opi, si, NULL, NULL, &c);
+		sb_printf(b, _("  total: %s ns (%s)\n"), num(sl_comm_total(&c), n1, sizeof n1),
+		    sl_format_ns(sl_comm_total(&c), h, sizeof h));
+		if (sl_comm_total(&c) != total)
+			sb_printf(b, _("  (the lines above add up to %s ns)\n"),
+			    num(total, n2, sizeof n2));
+	}
+	return total;
+}
+
+/* Placement along axis a: -2 partial, -1 replicated, else the split dimension. */
+static int
+placement(const sl_spec *sp, int rank, int a)
+{
+	if (sp->partial & (1u << a))
+		return -2;
+	for (int d = 0; d < rank; d++)
+		if (sp->split[d] & (1u << a))
+			return d;
+	return -1;
+}
+
+static void
+edge_text(sbuf *b, const sl_space *s, int e, int s_src, int s_dst, bool incoming)
+{
+	const sl_graph *g = s->g;
+	const sl_space_edge *ed = &s->edges[e];
+	const sl_tensor *t = &g->tensors[ed->tensor];
+	const sl_mesh *m = &s->mesh;
+	sl_spec src = s->ops[ed->src].strat[s_src].spec[ed->src_slot];
+	const sl_spec *dst = &s->ops[ed->dst].strat[s_dst].spec[ed->dst_slot];
+	char a1[48], a2[48], n1[32], h[32];
+	sl_mem mem;
+	sl_comm c;
+	bool any = false;
+
+	src.zero = 0;
+	sl_spec_format(&src, t->rank, a1, sizeof a1);
+	sl_spec_format(dst, t->rank, a2, sizeof a2);
+	if (incoming)
+		sb_printf(b, _("  %s from %s (%s): %s -> %s\n"), t->name,
+		    g->ops[ed->src].name, s->ops[ed->src].strat[s_src].name, a1, a2);
+	else
+		sb_printf(b, _("  %s to %s (%s): %s -> %s\n"), t->name,
+		    g->ops[ed->dst].name, s->ops[ed->dst].strat[s_dst].name, a1, a2);
+	for (int a = 0; a < m->n_axes; a++) {
+		int p = placement(&src, t->rank, a), q = placement(dst, t->rank, a);
+		sl_spec other = src;
+		int64_t gb;
+
+		if (p == q || m->axes[a].size <= 1)
+			continue;
+		for (int d = 0; d < t->rank; d++)
+			other.split[d] &= (uint8_t)~(1u << a);
+		gb = sl_mul_sat(sl_local_elems(m, &other, t, NULL), sl_dtype_size(t->dtype));
+		any = true;
+		if (p == -1) {
+			sb_printf(b, _("    axis %d: replicated -> split: forward slices "
+			    "locally; backward gathers the gradient\n"), a);
+			coll_line(b, m, SL_COLL_ALL_GATHER, a, gb, "      backward ");
+		} else if (p == -2 && q == -1) {
+			sb_printf(b, _("    axis %d: partial sum -> replicated\n"), a);
+			coll_line(b, m, SL_COLL_ALL_REDUCE, a, gb, "      forward ");
+		} else if (p == -2) {
+			sb_printf(b, _("    axis %d: partial sum -> split\n"), a);
+			coll_line(b, m, SL_COLL_REDUCE_SCATTER, a, gb, "      forward ");
+			coll_line(b, m, SL_COLL_ALL_GATHER, a, gb, "      backward ");
+		} else if (q == -1) {
+			sb_printf(b, _("    axis %d: split -> replicated\n"), a);
+			coll_line(b, m, SL_COLL_ALL_GATHER, a, gb, "      forward ");
+		} else {
+			sb_printf(b, _("    axis %d: split on dimension %d -> split on "
+			    "dimension %d\n"), a, p, q);
+			coll_line(b, m, SL_COLL_ALL_TO_ALL, a, gb, "      forward ");
+			coll_line(b, m, SL_COLL_ALL_TO_ALL, a, gb, "      backward ");
+		}
+	}
+	sl_edge_cost(s, e, s_src, s_dst, NULL, &mem, &c);
+	if (!any)
+		sb_printf(b, "%s\n", _("    same layout: nothing moves"));
+	else
+		sb_printf(b, _("    edge total: %s ns; transient buffer %s bytes (%s)\n"),
+		    num(sl_comm_total(&c), n1, sizeof n1), num(mem.buffers, a1, sizeof a1),
+		    bytes_h(mem.buffers, h, sizeof h));
+}
+
+static void
+explain_edges(sbuf *b, const sl_space *s, const int *choice, int opi, int si)
+{
+	bool any = false;
+
+	sb_printf(b, "\n%s\n", _("5. Resharding with the neighbours in the plan"));
+	for (int e = 0; e < s->n_edges; e++) {
+		const sl_space_edge *ed = &s->edges[e];
+		if (ed->dst == opi && ed->src != opi) {
+			edge_text(b, s, e, choice[ed->src], si, true);
+			any = true;
+		}
+	}
+	for (int e = 0; e < s->n_edges; e++) {
+		const sl_space_edge *ed = &s->edges[e];
+		if (ed->src == opi && ed->dst != opi) {
+			edge_text(b, s, e, si, choice[ed->dst], false);
+			any = true;
+		}
+	}
+	if (!any)
+		sb_printf(b, "%s\n", _("  no edges: this operator exchanges no tensor with another"));
+}
+
+char *
+sl_explain(const sl_space *s, const int *choice, int op, int strat,
+    sl_error *err)
+{
+	sbuf b = { NULL, 0, 0 };
+	const sl_strategy *st;
+
+	if (op < 0 || op >= s->g->n_ops) {
+		sl_error_set(err, SL_EINPUT, NULL, 0, 0, _("no operator number %d"), op);
+		return NULL;
+	}
+	if (strat < 0 || strat >= s->ops[op].n_strat) {
+		sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("operator '%s' has no strategy number %d"), s->g->ops[op].name, strat);
+		return NULL;
+	}
+	st = &s->ops[op].strat[strat];
+	sb_printf(&b, "%s", "");
+	explain_header(&b, s, op, st);
+	explain_shards(&b, s, op, st);
+	explain_memory(&b, s, op, strat, st);
+	explain_comm(&b, s, op, strat, st);
+	if (choice != NULL)
+		explain_edges(&b, s, choice, op, strat);
+	return b.s;
+}

@@ -1,0 +1,295 @@
+/*
+ * cli_compare.c: `shardlab compare` (ours against the baselines, as a table
+ * or JSON) and `shardlab explain` (the teaching text of one operator).  Both
+ * are thin: the engine builds the plans (baseline.c) and the text
+ * (explain.c); this file parses, prints and writes files.
+ */
+#include "cli.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+
+static const char *
+B(int64_t v, char *buf)
+{
+	return sl_format_bytes(v, buf, 32);
+}
+
+static const char *
+NS(int64_t v, char *buf)
+{
+	return sl_format_ns(v, buf, 32);
+}
+
+/* a / b as "0.52", or "-" when undefined. */
+static const char *
+ratio(int64_t a, int64_t b, char *buf)
+{
+	if (b <= 0 || a < 0)
+		snprintf(buf, 16, "-");
+	else
+		snprintf(buf, 16, "%.2f", (double)a / (double)b);
+	return buf;
+}
+
+static json_t *
+ratio_json(int64_t a, int64_t b)
+{
+	return b > 0 && a >= 0 ? json_real((double)a / (double)b) : json_null();
+}
+
+static json_t *
+mem_json(const sl_mem *m)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}",
+	    "total", (json_int_t)sl_mem_total(m), "parameters", (json_int_t)m->params,
+	    "gradients", (json_int_t)m->grads, "optimizer", (json_int_t)m->optim,
+	    "activations", (json_int_t)m->acts, "buffers", (json_int_t)m->buffers);
+}
+
+static json_t *
+compare_json(const cli_session *s, const sl_comparison *c)
+{
+	const sl_scored_plan *ours = &c->row[0];
+	json_t *root, *rows, *shape;
+
+	shape = json_array();
+	for (int a = 0; a < s->mesh.n_axes; a++)
+		json_array_append_new(shape, json_integer(s->mesh.axes[a].size));
+	rows = json_array();
+	for (int i = 0; i < c->n; i++) {
+		const sl_scored_plan *p = &c->row[i];
+		json_t *r = json_pack("{s:s, s:s, s:b, s:s}", "method", p->method,
+		    "title", p->title, "applicable", p->applicable, "note", p->note);
+
+		if (p->applicable) {
+			int dmax = 0;
+			json_t *comm = json_object();
+
+			for (int d = 0; d < p->ev.n_devices; d++)
+				if (sl_mem_total(&p->ev.dev[d]) > sl_mem_total(&p->ev.dev[dmax]))
+					dmax = d;
+			for (int k = 0; k < SL_COLL_COUNT; k++)
+				json_object_set_new(comm, sl_coll_name(k),
+				    json_integer(p->ev.comm.ns[k]));
+			json_object_set_new(r, "max_memory_bytes", json_integer(p->max_mem));
+			json_object_set_new(r, "mean_memory_bytes", json_integer(p->mean_mem));
+			json_object_set_new(r, "max_device", json_integer(dmax));
+			json_object_set_new(r, "memory_bytes", mem_json(&p->ev.dev[dmax]));
+			json_object_set_new(r, "redundant_bytes", json_integer(p->redundant));
+			json_object_set_new(r, "comm_time_ns", json_integer(p->comm_ns));
+			json_object_set_new(r, "comm_by_collective_ns", comm);
+			json_object_set_new(r, "memory_ours_over_theirs",
+			    ratio_json(ours->max_mem, p->max_mem));
+			json_object_set_new(r, "memory_theirs_over_ours",
+			    ratio_json(p->max_mem, ours->max_mem));
+			json_object_set_new(r, "comm_ours_over_theirs",
+			    ratio_json(ours->comm_ns, p->comm_ns));
+			json_object_set_new(r, "comm_theirs_over_ours",
+			    ratio_json(p->comm_ns, ours->comm_ns));
+		}
+		json_array_append_new(rows, r);
+	}
+	root = json_pack("{s:s, s:i, s:{s:s, s:s, s:I}, s:{s:o, s:s, s:I}, s:f, s:o}",
+	    "format", "shardlab-compare", "version", 1,
+	    "model", "name", s->g->name, "source", s->source,
+	    "parameters", (json_int_t)sl_graph_param_count(s->g),
+	    "mesh", "shape", shape, "hardware", s->mesh.hw.name,
+	    "device_memory_bytes", (json_int_t)s->mesh.hw.memory_bytes,
+	    "alpha", c->alpha, "methods", rows);
+	return root;
+}
+
+static void
+print_compare(const cli_session *s, const sl_comparison *c)
+{
+	const sl_scored_plan *ours = &c->row[0];
+	char b[8][32];
+
+	{
+		double np = (double)sl_graph_param_count(s->g);
+		if (np >= 1e9)
+			printf(_("model %s: %.2f B parameters; mesh "), s->g->name, np / 1e9);
+		else
+			printf(_("model %s: %.2f M parameters; mesh "), s->g->name, np / 1e6);
+	}
+	if (s->mesh.n_axes == 1)
+		printf("%d", s->mesh.axes[0].size);
+	else
+		printf("%dx%d", s->mesh.axes[0].size, s->mesh.axes[1].size);
+	printf(_(" on %s (%s per device); ours at alpha %g\n\n"), s->mesh.hw.name,
+	    B(s->mesh.hw.memory_bytes, b[0]), c->alpha);
+	printf("%-14s %12s %12s %12s %12s %9s %9s %9s\n", _("method"),
+	    _("max mem/dev"), _("mean mem/dev"), _("redundant"), _("comm/step"),
+	    _("ours/thr"), _("thr/ours"), _("comm t/o"));
+	for (int i = 0; i < c->n; i++) {
+		const sl_scored_plan *p = &c->row[i];
+
+		if (!p->applicable) {
+			printf("%-14s %12s %12s %12s %12s %9s %9s %9s\n", p->method,
+			    "-", "-", "-", "-", "-", "-", "-");
+			continue;
+		}
+		printf("%-14s %12s %12s %12s %12s %9s %9s %9s%s\n", p->method,
+		    B(p->max_mem, b[0]), B(p->mean_mem, b[1]), B(p->redundant, b[2]),
+		    NS(p->comm_ns, b[3]), ratio(ours->max_mem, p->max_mem, b[4]),
+		    ratio(p->max_mem, ours->max_mem, b[5]),
+		    ratio(p->comm_ns, ours->comm_ns, b[6]),
+		    p->ev.n_over_capacity > 0 ? _("  over capacity") : "");
+	}
+	printf("\n%s\n", _("ours/thr: our max memory per device over theirs (the paper's "
+	    "Table 2 ratio); thr/ours its inverse; comm t/o: their communication "
+	    "time over ours."));
+	for (int i = 0; i < c->n; i++)
+		printf("  %-14s %s: %s\n", c->row[i].method, c->row[i].title,
+		    c->row[i].note);
+}
+
+int
+cli_cmd_compare(int argc, char **argv)
+{
+	cli_opts o;
+	cli_session s;
+	sl_comparison c;
+	sl_baseline_opts bo;
+	sl_error err;
+	int rc;
+
+	sl_error_clear(&err);
+	if (cli_parse(argc, argv, &o, &err) != SL_OK)
+		return cli_report(&err);
+	if ((rc = cli_open(&o, false, &s, &err)) != SL_OK || s.is_iopddl) {
+		if (rc == SL_OK)
+			rc = sl_error_set(&err, SL_EINPUT, s.source, 0, 0, "%s",
+			    _("compare needs a model: an IOPDDL problem has no baselines"));
+		cli_close(&s);
+		cli_opts_free(&o);
+		return cli_report(&err);
+	}
+	bo.mem_budget = o.mem_limit;
+	bo.solver = o.solver;
+	if ((rc = sl_compare(s.space, o.alpha, &o.cs, &bo, &c, &err)) != SL_OK) {
+		rc = cli_report(&err);
+		goto out;
+	}
+	if (o.json != NULL) {
+		sl_atomic a;
+		json_t *root = compare_json(&s, &c);
+
+		rc = sl_atomic_open(&a, o.json, &err);
+		if (rc == SL_OK) {
+			if (json_dumpf(root, a.fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0) {
+				sl_atomic_abort(&a);
+				rc = sl_error_set(&err, SL_EINTERNAL, o.json, 0, 0, "%s",
+				    _("cannot write the comparison"));
+			} else {
+				fputc('\n', a.fp);
+				rc = sl_atomic_commit(&a, &err);
+			}
+		}
+		json_decref(root);
+		if (rc != SL_OK)
+			rc = cli_report(&err);
+	}
+	if (rc == SL_OK && !(o.json != NULL && strcmp(o.json, "-") == 0) && !o.quiet)
+		print_compare(&s, &c);
+	sl_comparison_free(&c);
+out:
+	cli_close(&s);
+	cli_opts_free(&o);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- explain */
+
+int
+cli_cmd_explain(int argc, char **argv)
+{
+	cli_opts o;
+	cli_session s;
+	sl_solution sol;
+	sl_error err;
+	int rc, op, st;
+	char *text;
+	bool have_sol = false;
+	sl_problem *prob = NULL;
+
+	sl_error_clear(&err);
+	if (cli_parse(argc, argv, &o, &err) != SL_OK)
+		return cli_report(&err);
+	if (o.op == NULL) {
+		cli_opts_free(&o);
+		sl_error_set(&err, SL_EINPUT, NULL, 0, 0, "%s",
+		    _("usage: shardlab explain MODEL --op NAME [--strategy S] [OPTIONS]"));
+		return cli_report(&err);
+	}
+	if ((rc = cli_open(&o, false, &s, &err)) != SL_OK || s.is_iopddl) {
+		if (rc == SL_OK)
+			rc = sl_error_set(&err, SL_EINPUT, s.source, 0, 0, "%s",
+			    _("explain needs a model: an IOPDDL problem has no tensors"));
+		cli_close(&s);
+		cli_opts_free(&o);
+		return cli_report(&err);
+	}
+	if ((op = sl_graph_find_op(s.g, o.op)) < 0) {
+		rc = sl_error_set(&err, SL_EINPUT, NULL, 0, 0,
+		    _("--op: model %s has no operator named '%s' (see shardlab show %s)"),
+		    s.g->name, o.op, s.source);
+		rc = cli_report(&err);
+		goto out;
+	}
+	if (o.strategy != NULL) {
+		if ((st = sl_space_find_strategy(s.space, op, o.strategy)) < 0) {
+			char list[512];
+			size_t n = 0;
+			list[0] = '\0';
+			for (int j = 0; j < s.space->ops[op].n_strat && n < sizeof list - 40; j++)
+				n += snprintf(list + n, sizeof list - n, "%s%s", j ? ", " : "",
+				    s.space->ops[op].strat[j].name);
+			sl_error_set(&err, SL_EINPUT, NULL, 0, 0,
+			    _("--strategy: operator '%s' has no strategy '%s' on this mesh (it has: %s)"),
+			    o.op, o.strategy, list);
+			rc = cli_report(&err);
+			goto out;
+		}
+		/* the neighbours come from the best plan around this choice */
+		sl_constraints_add(&o.cs, o.op, o.strategy, true);
+		if ((prob = sl_space_problem(s.space, o.alpha, &o.cs, &err)) == NULL) {
+			rc = cli_report(&err);
+			goto out;
+		}
+	}
+	sl_solution_init(&sol, s.prob->n);
+	have_sol = true;
+	rc = sl_solve(prob != NULL ? prob : s.prob, o.solver, NULL, &sol, &err);
+	if (rc != SL_OK) {
+		rc = cli_report(&err);
+		goto out;
+	}
+	if (sol.status != SL_SOLVE_OPTIMAL && sol.status != SL_SOLVE_FEASIBLE) {
+		fprintf(stderr, _("shardlab: no plan to take the neighbours from (%s)\n"),
+		    sl_solve_status_name(sol.status));
+		rc = SL_EINFEASIBLE;
+		goto out;
+	}
+	st = sol.choice[op];
+	if ((text = sl_explain(s.space, sol.choice, op, st, &err)) == NULL) {
+		rc = cli_report(&err);
+		goto out;
+	}
+	fputs(text, stdout);
+	if (o.strategy != NULL)
+		printf(_("\n(neighbours from the best plan at alpha %g with %s pinned to %s)\n"),
+		    o.alpha, o.op, o.strategy);
+	else
+		printf(_("\n(the strategy and its neighbours from the plan at alpha %g)\n"),
+		    o.alpha);
+	free(text);
+out:
+	if (have_sol)
+		sl_solution_free(&sol);
+	sl_problem_free(prob);
+	cli_close(&s);
+	cli_opts_free(&o);
+	return rc;
+}
