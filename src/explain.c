@@ -145,22 +145,6 @@ piece(int64_t n, int parts, int i)
 	return n / parts + (i < n % parts ? 1 : 0);
 }
 
-/* Axes splitting a loop dimension that tensor slot does not have. */
-static uint8_t
-missing_axes(const sl_binding *b, const sl_strategy *st, int slot)
-{
-	bool has[SL_MAX_LOOP] = { false };
-	uint8_t axes = 0;
-
-	for (int d = 0; d < SL_MAX_RANK; d++)
-		if (b->map[slot][d] >= 0)
-			has[b->map[slot][d]] = true;
-	for (int l = 0; l < b->n_loop; l++)
-		if (!has[l])
-			axes |= st->loop_axes[l];
-	return axes;
-}
-
 static bool
 needs_grad(const sl_tensor *t)
 {
@@ -614,7 +598,7 @@ explain_comm(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *st)
 		char p[96];
 		int64_t l0[SL_MAX_RANK];
 
-		part = missing_axes(bd, st, i);
+		part = sl_grad_axes(bd, st, i, op->n_in);
 		if (part == 0)
 			continue;
 		if (!needs_grad(t)) {

@@ -84,6 +84,9 @@ enum { CAT_PARAMS, CAT_GRADS, CAT_OPTIM, CAT_ACTS, CAT_BUFFERS, CAT_COUNT };
 typedef void (*item_fn)(void *ctx, int category, int64_t local, int64_t full);
 void sl_node_items(const sl_space *sp, int opi, int si, const int *coord,
     item_fn fn, void *ctx);
+/* Axes over which an input's gradient is a partial sum (space.c). */
+uint8_t sl_grad_axes(const sl_binding *b, const sl_strategy *st, int slot,
+    int out_slot);
 /* Adds v to the category cat of m. */
 void sl_mem_add(sl_mem *m, int cat, int64_t v);
 int64_t sl_comm_total(const sl_comm *c);

@@ -588,12 +588,8 @@ launch_node_colls(launch_ctx *c, int op, int stage)
 		B = sl_mul_sat(sl_local_elems(&s->mesh, sp, tt, NULL),
 		    sl_dtype_size(tt->dtype));
 		for (int a = 0; a < s->mesh.n_axes; a++) {
-			bool partial = false, z = sp->zero & (1u << a);
-
-			for (int l = 0; l < so->bind.n_loop; l++)
-				if ((str->loop_axes[l] & (1u << a)) &&
-				    !launch_slot_has_loop(&so->bind, tt, i, l))
-					partial = true;
+			bool partial = sl_grad_axes(&so->bind, str, i, o->n_in) & (1u << a);
+			bool z = sp->zero & (1u << a);
 			if (!partial || s->mesh.axes[a].size <= 1 || B <= 0)
 				continue;
 			if (z && stage < 2)

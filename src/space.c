@@ -145,6 +145,30 @@ missing_axes(const sl_binding *b, const sl_strategy *st, int slot)
 	return axes;
 }
 
+/*
+ * Axes over which the gradient of input slot is a partial sum: those that
+ * split a loop dimension the input lacks but the output has (dX = dY . W
+ * sums over them).  A loop dimension in neither (a row-parallel matmul's
+ * contraction, seen from its bias) leaves the gradient complete.
+ */
+uint8_t
+sl_grad_axes(const sl_binding *b, const sl_strategy *st, int slot, int out_slot)
+{
+	bool has[SL_MAX_LOOP] = { false }, out[SL_MAX_LOOP] = { false };
+	uint8_t axes = 0;
+
+	for (int d = 0; d < SL_MAX_RANK; d++) {
+		if (b->map[slot][d] >= 0)
+			has[b->map[slot][d]] = true;
+		if (b->map[out_slot][d] >= 0)
+			out[b->map[out_slot][d]] = true;
+	}
+	for (int l = 0; l < b->n_loop; l++)
+		if (!has[l] && out[l])
+			axes |= st->loop_axes[l];
+	return axes;
+}
+
 static bool
 needs_grad(const sl_tensor *t)
 {
@@ -169,7 +193,7 @@ derive_specs(const sl_graph *g, const sl_op *op, const sl_binding *b,
 		if (s >= op->n_in)
 			sp->partial = missing_axes(b, st, s);
 		else if (t->role == SL_ROLE_PARAMETER)
-			sp->zero = st->zero & missing_axes(b, st, s);
+			sp->zero = st->zero & sl_grad_axes(b, st, s, op->n_in);
 	}
 }
 
@@ -298,7 +322,7 @@ enumerate(const sl_space *sp, int opi)
 			uint8_t z = 0;
 			for (int i = 0; i < op->n_in; i++)
 				if (sp->owner[op->in[i]] == opi)
-					z |= missing_axes(b, &st, i);
+					z |= sl_grad_axes(b, &st, i, op->n_in);
 			if (z) {
 				st.zero = z;
 				derive_specs(g, op, b, &st);
@@ -439,7 +463,7 @@ node_comm(const sl_space *sp, int opi, int si, sl_comm *comm)
 		if (!needs_grad(t))
 			continue;
 		/* The input's gradient is a partial sum over these axes. */
-		part = missing_axes(&so->bind, st, i);
+		part = sl_grad_axes(&so->bind, st, i, op->n_in);
 		if (part == 0)
 			continue;
 		bytes = sl_mul_sat(sl_local_elems(m, &st->spec[i], t, NULL),

@@ -195,6 +195,45 @@ test_mlp_reshard(void **state)
 	teardown(&f);
 }
 
+/* x[8,512] w[512,256] b[256] -> y[8,256]: the bias of a row-parallel matmul
+ * gets its gradient from the complete dY, so only y's all-reduce is paid. */
+static void
+test_bias_gradient(void **state)
+{
+	sl_graph *g = sl_graph_new("bias");
+	sl_error err;
+	int64_t dx[2] = { 8, 512 }, dw[2] = { 512, 256 }, db[1] = { 256 }, dy[2] = { 8, 256 };
+	int in[3], y;
+	sl_mesh m;
+	sl_space *s;
+	sl_eval ev;
+	int choice[1];
+
+	sl_error_clear(&err);
+	in[0] = sl_graph_add_tensor(g, "x", 2, dx, SL_DT_BF16, SL_ROLE_INPUT, &err);
+	in[1] = sl_graph_add_tensor(g, "w", 2, dw, SL_DT_BF16, SL_ROLE_PARAMETER, &err);
+	in[2] = sl_graph_add_tensor(g, "b", 1, db, SL_DT_BF16, SL_ROLE_PARAMETER, &err);
+	y = sl_graph_add_tensor(g, "y", 2, dy, SL_DT_BF16, SL_ROLE_ACTIVATION, &err);
+	sl_graph_add_op(g, "fc", SL_OP_MATMUL, 3, in, 1, &y, NULL, &err);
+	assert_int_equal(sl_graph_validate(g, "t", &err), SL_OK);
+	assert_int_equal(tu_mesh("h100-nvlink", 1, 2, 1, &m), 0);
+	s = sl_space_build(g, &m, NULL, &err);
+
+	choice[0] = sl_space_find_strategy(s, 0, "row");
+	assert_int_equal(sl_evaluate(s, choice, 0, &ev, &err), SL_OK);
+	/* y [8,256] bf16 = 4096 bytes, all-reduced once; nothing for b */
+	assert_int_equal(ev.comm_ns, ar(&m, 0, 4096));
+	sl_eval_free(&ev);
+
+	choice[0] = sl_space_find_strategy(s, 0, "dp");
+	assert_int_equal(sl_evaluate(s, choice, 0, &ev, &err), SL_OK);
+	/* data parallel: gradients of w (262,144 bytes) and b (512 bytes) */
+	assert_int_equal(ev.comm_ns, ar(&m, 0, 512 * 256 * 2) + ar(&m, 0, 256 * 2));
+	sl_eval_free(&ev);
+	sl_space_free(s);
+	sl_graph_free(g);
+}
+
 static void
 test_collective_formulas(void **state)
 {
@@ -230,6 +269,7 @@ main(void)
 		cmocka_unit_test(test_mlp_2x2),
 		cmocka_unit_test(test_mlp_zero),
 		cmocka_unit_test(test_mlp_reshard),
+		cmocka_unit_test(test_bias_gradient),
 		cmocka_unit_test(test_collective_formulas),
 		cmocka_unit_test(test_weigh),
 	};
