@@ -22,7 +22,11 @@
  *   solve.c        solver dispatch (auto|dp|ilp|brute)
  *   iopddl.c       IOPDDL contest problems: load (plain or gzip), export
  *   eval.c         per-device evaluator of any assignment
+ *   sweep.c        the alpha frontier (parametric search over exact solves)
  *   plan.c         plan JSON write/read (man shardlab-plan.5)
+ *   baseline.c     data parallel, ZeRO, Megatron-LM, Alpa, Colossal-Auto plans
+ *   explain.c      one operator's strategy explained step by step (text)
+ *   launch.c       a plan as per-device buffers and kernels for the GPU runner
  *   util.c         errors, allocation, atomic files, size parsing
  *
  * Units: memory in bytes, time in nanoseconds, both int64_t.
