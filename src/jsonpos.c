@@ -1,2 +1,741 @@
-/* jsonpos.c: placeholder until implemented. */
+/*
+ * jsonpos.c: a strict JSON scanner that records where every value starts
+ * (see jsonpos.h).  It follows RFC 8259: no comments, no trailing commas,
+ * strings in valid UTF-8 without raw control characters, integers that fit
+ * in 64 bits (jansson's json_int_t) and finite reals.  Recursion is bounded
+ * by JP_MAX_DEPTH, so no input can exhaust the stack.
+ */
 #include "internal.h"
+#include "jsonpos.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+struct jp_doc {
+	jp_node *root;
+};
+
+typedef struct jp_scanner {
+	const unsigned char *s;
+	size_t len, pos;
+	int line, col;		/* of the byte at pos */
+	jp_error *e;
+	int failed;
+} jp_scanner;
+
+static int jp_value(jp_scanner *sc, jp_node *n, int depth);
+
+static void
+jp_fail_at(jp_scanner *sc, int line, int col, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (sc->failed)
+		return;
+	sc->failed = 1;
+	if (sc->e == NULL)
+		return;
+	sc->e->line = line;
+	sc->e->col = col;
+	va_start(ap, fmt);
+	vsnprintf(sc->e->msg, sizeof sc->e->msg, fmt, ap);
+	va_end(ap);
+}
+
+#define jp_fail(sc, ...) jp_fail_at((sc), (sc)->line, (sc)->col, __VA_ARGS__)
+
+static int
+jp_peek(const jp_scanner *sc)
+{
+	return sc->pos < sc->len ? sc->s[sc->pos] : -1;
+}
+
+/* Moves past one byte; a column counts bytes that start a UTF-8 character. */
+static void
+jp_next(jp_scanner *sc)
+{
+	unsigned char c = sc->s[sc->pos++];
+
+	if (c == '\n') {
+		sc->line++;
+		sc->col = 1;
+	} else if ((c & 0xc0) != 0x80)
+		sc->col++;
+}
+
+static void
+jp_skip_ws(jp_scanner *sc)
+{
+	int c;
+
+	while ((c = jp_peek(sc)) == ' ' || c == '\t' || c == '\n' || c == '\r')
+		jp_next(sc);
+}
+
+/* Describes the character at the scanner for "got ..." in a message. */
+static const char *
+jp_got(const jp_scanner *sc, char *buf, size_t len)
+{
+	int c = jp_peek(sc);
+
+	if (c < 0)
+		snprintf(buf, len, "%s", _("end of file"));
+	else if (c == '\'')
+		snprintf(buf, len, "%s", _("''' (strings need double quotes)"));
+	else if (isalpha(c) || c == '_') {
+		size_t i = sc->pos, n = 0;
+		char word[24];
+
+		while (i < sc->len && n < sizeof word - 1 &&
+		    (isalnum(sc->s[i]) || sc->s[i] == '_' || sc->s[i] == '-'))
+			word[n++] = (char)sc->s[i++];
+		word[n] = '\0';
+		snprintf(buf, len, _("'%s' (strings need double quotes)"), word);
+	} else if (c >= 0x20 && c < 0x7f)
+		snprintf(buf, len, "'%c'", c);
+	else if (c == '\n')
+		snprintf(buf, len, "%s", _("a line break"));
+	else if (c == 0 || c >= 0x80)
+		snprintf(buf, len, _("byte 0x%02x (not JSON text; is it a binary file?)"), c);
+	else
+		snprintf(buf, len, _("control character 0x%02x"), c);
+	return buf;
+}
+
+static jp_node *
+jp_node_new(jp_scanner *sc, jp_type t)
+{
+	jp_node *n = sl_xcalloc(1, sizeof *n);
+
+	n->type = t;
+	n->line = sc->line;
+	n->col = sc->col;
+	return n;
+}
+
+static void
+jp_node_free(jp_node *n)
+{
+	if (n == NULL)
+		return;
+	for (int i = 0; i < n->n; i++)
+		jp_node_free(n->kids[i]);
+	free(n->kids);
+	free(n->key);
+	free(n);
+}
+
+static void
+jp_add_kid(jp_node *n, jp_node *k)
+{
+	/* grow by powers of two */
+	if ((n->n & (n->n - 1)) == 0)
+		n->kids = sl_xrealloc(n->kids,
+		    (size_t)(n->n ? 2 * n->n : 1) * sizeof *n->kids);
+	n->kids[n->n++] = k;
+}
+
+static void
+jp_put_utf8(char *out, size_t *o, unsigned cp)
+{
+	if (cp < 0x80)
+		out[(*o)++] = (char)cp;
+	else if (cp < 0x800) {
+		out[(*o)++] = (char)(0xc0 | (cp >> 6));
+		out[(*o)++] = (char)(0x80 | (cp & 0x3f));
+	} else if (cp < 0x10000) {
+		out[(*o)++] = (char)(0xe0 | (cp >> 12));
+		out[(*o)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		out[(*o)++] = (char)(0x80 | (cp & 0x3f));
+	} else {
+		out[(*o)++] = (char)(0xf0 | (cp >> 18));
+		out[(*o)++] = (char)(0x80 | ((cp >> 12) & 0x3f));
+		out[(*o)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		out[(*o)++] = (char)(0x80 | (cp & 0x3f));
+	}
+}
+
+/* Length of the valid UTF-8 sequence at p (n bytes left), 0 if invalid. */
+static int
+jp_utf8_len(const unsigned char *p, size_t n)
+{
+	unsigned char c = p[0];
+	int len;
+	unsigned char lo = 0x80, hi = 0xbf;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2;
+	else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		if (c == 0xe0)
+			lo = 0xa0;
+		else if (c == 0xed)
+			hi = 0x9f;	/* no UTF-16 surrogates */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		if (c == 0xf0)
+			lo = 0x90;
+		else if (c == 0xf4)
+			hi = 0x8f;
+	} else
+		return 0;
+	if ((size_t)len > n)
+		return 0;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (int i = 2; i < len; i++)
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
+static int
+jp_hex4(const unsigned char *p, unsigned *v)
+{
+	*v = 0;
+	for (int i = 0; i < 4; i++) {
+		int c = p[i], d;
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			d = c - 'A' + 10;
+		else
+			return -1;
+		*v = *v * 16 + (unsigned)d;
+	}
+	return 0;
+}
+
+/*
+ * Decodes the escape at the backslash into *cp and moves past it.  \u pairs
+ * of UTF-16 surrogates give one code point; NUL and lone surrogates are
+ * refused, as jansson refuses them.
+ */
+static int
+jp_escape(jp_scanner *sc, int sline, int scol, unsigned *cp)
+{
+	const unsigned char *p;
+	unsigned lo;
+	int ec, bl = sc->line, bc = sc->col;
+
+	jp_next(sc);		/* the backslash */
+	ec = jp_peek(sc);
+	switch (ec) {
+	case '"': case '\\': case '/': *cp = (unsigned)ec; break;
+	case 'b': *cp = '\b'; break;
+	case 'f': *cp = '\f'; break;
+	case 'n': *cp = '\n'; break;
+	case 'r': *cp = '\r'; break;
+	case 't': *cp = '\t'; break;
+	case 'u':
+		if (sc->len - sc->pos < 5 || jp_hex4(sc->s + sc->pos + 1, cp) != 0) {
+			jp_fail_at(sc, bl, bc, _("expected four hexadecimal digits after \\u"));
+			return -1;
+		}
+		if (*cp == 0) {
+			jp_fail_at(sc, bl, bc, _("\\u0000 (a NUL character) is not allowed in strings"));
+			return -1;
+		}
+		if (*cp >= 0xdc00 && *cp <= 0xdfff) {
+			jp_fail_at(sc, bl, bc, _("invalid \\u%04x: a lone low surrogate"), *cp);
+			return -1;
+		}
+		if (*cp >= 0xd800 && *cp <= 0xdbff) {
+			p = sc->s + sc->pos + 5;
+			if (sc->len - sc->pos < 11 || p[0] != '\\' || p[1] != 'u' ||
+			    jp_hex4(p + 2, &lo) != 0 || lo < 0xdc00 || lo > 0xdfff) {
+				jp_fail_at(sc, bl, bc, _("invalid \\u%04x: a high surrogate must be "
+				    "followed by a \\u low surrogate"), *cp);
+				return -1;
+			}
+			*cp = 0x10000 + ((*cp - 0xd800) << 10) + (lo - 0xdc00);
+			for (int i = 0; i < 6; i++)
+				jp_next(sc);
+		}
+		for (int i = 0; i < 4; i++)
+			jp_next(sc);
+		break;
+	default:
+		if (ec < 0)
+			jp_fail_at(sc, sline, scol, _("unterminated string: end of "
+			    "file before its closing '\"'"));
+		else if (ec >= 0x20 && ec < 0x7f)
+			jp_fail_at(sc, bl, bc, _("invalid escape '\\%c' in a string (expected one "
+			    "of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)"), ec);
+		else
+			jp_fail_at(sc, bl, bc, _("invalid escape: byte 0x%02x after '\\'"), ec);
+		return -1;
+	}
+	jp_next(sc);
+	return 0;
+}
+
+/*
+ * Scans a string at the opening quote.  With out non-NULL, returns the
+ * decoded text in a new buffer (keys are compared decoded).
+ */
+static int
+jp_string(jp_scanner *sc, char **out)
+{
+	int sline = sc->line, scol = sc->col;
+	char *buf = NULL;
+	size_t o = 0, cap = 0;
+
+	jp_next(sc);		/* the opening quote */
+	if (out != NULL) {
+		cap = 32;
+		buf = sl_xmalloc(cap);
+	}
+	for (;;) {
+		int c = jp_peek(sc);
+
+		if (buf != NULL && o + 5 > cap) {
+			cap *= 2;
+			buf = sl_xrealloc(buf, cap);
+		}
+
+		if (c < 0) {
+			jp_fail_at(sc, sline, scol,
+			    _("unterminated string: end of file before its closing '\"'"));
+			goto bad;
+		}
+		if (c == '"') {
+			jp_next(sc);
+			break;
+		}
+		if (c == '\n') {
+			jp_fail(sc, _("line break inside a string: close the string "
+			    "with '\"' (it starts at line %d, column %d) or write \\n"),
+			    sline, scol);
+			goto bad;
+		}
+		if (c == 0) {
+			jp_fail(sc, _("NUL byte inside a string (not JSON text; "
+			    "is it a binary file?)"));
+			goto bad;
+		}
+		if (c < 0x20) {
+			jp_fail(sc, _("control character 0x%02x inside a string: "
+			    "write it as \\u%04x"), c, c);
+			goto bad;
+		}
+		if (c == '\\') {
+			unsigned cp;
+
+			if (jp_escape(sc, sline, scol, &cp) != 0)
+				goto bad;
+			if (buf != NULL)
+				jp_put_utf8(buf, &o, cp);
+			continue;
+		}
+		if (c >= 0x80) {
+			int n = jp_utf8_len(sc->s + sc->pos, sc->len - sc->pos);
+
+			if (n == 0) {
+				jp_fail(sc, _("invalid UTF-8: byte 0x%02x inside a string "
+				    "(the file must be UTF-8 text)"), c);
+				goto bad;
+			}
+			for (int i = 0; i < n; i++) {
+				if (buf != NULL)
+					buf[o++] = (char)sc->s[sc->pos];
+				jp_next(sc);
+			}
+			continue;
+		}
+		if (buf != NULL)
+			buf[o++] = (char)c;
+		jp_next(sc);
+	}
+	if (out != NULL) {
+		buf[o] = '\0';
+		*out = buf;
+	}
+	return 0;
+bad:
+	free(buf);
+	return -1;
+}
+
+static int
+jp_number(jp_scanner *sc)
+{
+	size_t start = sc->pos;
+	int line = sc->line, col = sc->col;
+	bool neg = false, is_int = true;
+	size_t ndig;
+	char shown[80];
+
+	if (jp_peek(sc) == '-') {
+		neg = true;
+		jp_next(sc);
+	}
+	if (!isdigit(jp_peek(sc))) {
+		jp_fail(sc, _("expected a digit after '-'"));
+		return -1;
+	}
+	if (jp_peek(sc) == '0') {
+		jp_next(sc);
+		if (isdigit(jp_peek(sc))) {
+			jp_fail_at(sc, line, col,
+			    _("a number cannot start with 0 followed by digits"));
+			return -1;
+		}
+	} else
+		while (isdigit(jp_peek(sc)))
+			jp_next(sc);
+	ndig = sc->pos - start - (neg ? 1 : 0);
+	if (jp_peek(sc) == '.') {
+		is_int = false;
+		jp_next(sc);
+		if (!isdigit(jp_peek(sc))) {
+			jp_fail(sc, _("expected a digit after the decimal point"));
+			return -1;
+		}
+		while (isdigit(jp_peek(sc)))
+			jp_next(sc);
+	}
+	if (jp_peek(sc) == 'e' || jp_peek(sc) == 'E') {
+		is_int = false;
+		jp_next(sc);
+		if (jp_peek(sc) == '+' || jp_peek(sc) == '-')
+			jp_next(sc);
+		if (!isdigit(jp_peek(sc))) {
+			jp_fail(sc, _("expected a digit in the exponent"));
+			return -1;
+		}
+		while (isdigit(jp_peek(sc)))
+			jp_next(sc);
+	}
+
+	{
+		size_t n = sc->pos - start;
+		if (n < 40)
+			snprintf(shown, sizeof shown, "%.*s", (int)n, sc->s + start);
+		else
+			snprintf(shown, sizeof shown, "%.20s... (%zu digits)",
+			    sc->s + start, n);
+	}
+	if (is_int) {
+		const char *lim = neg ? "9223372036854775808" : "9223372036854775807";
+		const char *d = (const char *)sc->s + start + (neg ? 1 : 0);
+
+		if (ndig > 19 || (ndig == 19 && strncmp(d, lim, 19) > 0)) {
+			jp_fail_at(sc, line, col, _("integer %s is too large: "
+			    "integers must fit in 64 bits (at most %s)"), shown,
+			    neg ? "-9223372036854775808" : "9223372036854775807");
+			return -1;
+		}
+	} else {
+		size_t n = sc->pos - start;
+		char *tmp = sl_xmalloc(n + 1);
+		double v;
+
+		memcpy(tmp, sc->s + start, n);
+		tmp[n] = '\0';
+		errno = 0;
+		v = strtod(tmp, NULL);
+		free(tmp);
+		if (isinf(v)) {
+			jp_fail_at(sc, line, col,
+			    _("number %s is out of range of a double"), shown);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+jp_literal(jp_scanner *sc, const char *word)
+{
+	size_t n = strlen(word);
+
+	if (sc->len - sc->pos < n || memcmp(sc->s + sc->pos, word, n) != 0 ||
+	    (sc->len - sc->pos > n && isalnum(sc->s[sc->pos + n]))) {
+		char got[64];
+		jp_fail(sc, _("expected a JSON value (object, array, string, "
+		    "number, true, false or null), got %s"), jp_got(sc, got, sizeof got));
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		jp_next(sc);
+	return 0;
+}
+
+static int
+jp_object(jp_scanner *sc, jp_node *n, int depth)
+{
+	char got[96];
+
+	jp_next(sc);		/* '{' */
+	jp_skip_ws(sc);
+	if (jp_peek(sc) == '}') {
+		jp_next(sc);
+		return 0;
+	}
+	for (;;) {
+		jp_node *kid;
+		char *key = NULL;
+		int kline, kcol;
+
+		jp_skip_ws(sc);
+		if (jp_peek(sc) != '"') {
+			if (n->n > 0 && jp_peek(sc) == '}')
+				jp_fail(sc, _("expected a member name in double quotes "
+				    "after ',', got '}' (remove the trailing comma)"));
+			else if (jp_peek(sc) < 0)
+				jp_fail(sc, _("end of file inside the object that "
+				    "starts at line %d, column %d"), n->line, n->col);
+			else
+				jp_fail(sc, _("expected a member name in double "
+				    "quotes%s, got %s"), n->n > 0 ? "" : _(" or '}'"),
+				    jp_got(sc, got, sizeof got));
+			return -1;
+		}
+		kline = sc->line;
+		kcol = sc->col;
+		if (jp_string(sc, &key) != 0)
+			return -1;
+		/* duplicate keys: jansson would refuse them too, less precisely */
+		if (n->n <= 1024)
+			for (int i = 0; i < n->n; i++)
+				if (strcmp(n->kids[i]->key, key) == 0) {
+					jp_fail_at(sc, kline, kcol, _("duplicate member "
+					    "\"%s\" (first at line %d, column %d)"), key,
+					    n->kids[i]->key_line, n->kids[i]->key_col);
+					free(key);
+					return -1;
+				}
+		jp_skip_ws(sc);
+		if (jp_peek(sc) != ':') {
+			jp_fail(sc, _("expected ':' after the member name \"%s\", got %s"),
+			    key, jp_got(sc, got, sizeof got));
+			free(key);
+			return -1;
+		}
+		jp_next(sc);
+		jp_skip_ws(sc);
+		kid = jp_node_new(sc, JP_NULL);
+		kid->key = key;
+		kid->key_line = kline;
+		kid->key_col = kcol;
+		jp_add_kid(n, kid);
+		if (jp_value(sc, kid, depth + 1) != 0)
+			return -1;
+		jp_skip_ws(sc);
+		if (jp_peek(sc) == ',') {
+			jp_next(sc);
+			continue;
+		}
+		if (jp_peek(sc) == '}') {
+			jp_next(sc);
+			return 0;
+		}
+		if (jp_peek(sc) < 0)
+			jp_fail(sc, _("end of file inside the object that starts at "
+			    "line %d, column %d: expected ',' or '}'"), n->line, n->col);
+		else
+			jp_fail(sc, _("expected ',' or '}' after the member \"%s\", got %s"),
+			    kid->key, jp_got(sc, got, sizeof got));
+		return -1;
+	}
+}
+
+static int
+jp_array(jp_scanner *sc, jp_node *n, int depth)
+{
+	char got[96];
+
+	jp_next(sc);		/* '[' */
+	jp_skip_ws(sc);
+	if (jp_peek(sc) == ']') {
+		jp_next(sc);
+		return 0;
+	}
+	for (;;) {
+		jp_node *kid;
+
+		jp_skip_ws(sc);
+		if (n->n > 0 && jp_peek(sc) == ']') {
+			jp_fail(sc, _("expected a value after ',', got ']' "
+			    "(remove the trailing comma)"));
+			return -1;
+		}
+		if (jp_peek(sc) < 0) {
+			jp_fail(sc, _("end of file inside the array that starts at "
+			    "line %d, column %d"), n->line, n->col);
+			return -1;
+		}
+		kid = jp_node_new(sc, JP_NULL);
+		jp_add_kid(n, kid);
+		if (jp_value(sc, kid, depth + 1) != 0)
+			return -1;
+		jp_skip_ws(sc);
+		if (jp_peek(sc) == ',') {
+			jp_next(sc);
+			continue;
+		}
+		if (jp_peek(sc) == ']') {
+			jp_next(sc);
+			return 0;
+		}
+		if (jp_peek(sc) < 0)
+			jp_fail(sc, _("end of file inside the array that starts at "
+			    "line %d, column %d: expected ',' or ']'"), n->line, n->col);
+		else
+			jp_fail(sc, _("expected ',' or ']' after element %d of the "
+			    "array, got %s"), n->n - 1, jp_got(sc, got, sizeof got));
+		return -1;
+	}
+}
+
+/* Scans the value at the scanner into n (whose position is already set). */
+static int
+jp_value(jp_scanner *sc, jp_node *n, int depth)
+{
+	char got[96];
+	int c = jp_peek(sc);
+
+	n->line = sc->line;
+	n->col = sc->col;
+	if ((c == '{' || c == '[') && depth >= JP_MAX_DEPTH) {
+		jp_fail(sc, _("arrays and objects nested deeper than %d levels"),
+		    JP_MAX_DEPTH);
+		return -1;
+	}
+	switch (c) {
+	case '{':
+		n->type = JP_OBJECT;
+		return jp_object(sc, n, depth);
+	case '[':
+		n->type = JP_ARRAY;
+		return jp_array(sc, n, depth);
+	case '"':
+		n->type = JP_STRING;
+		return jp_string(sc, NULL);
+	case 't':
+		n->type = JP_TRUE;
+		return jp_literal(sc, "true");
+	case 'f':
+		n->type = JP_FALSE;
+		return jp_literal(sc, "false");
+	case 'n':
+		n->type = JP_NULL;
+		return jp_literal(sc, "null");
+	default:
+		if (c == '-' || (c >= '0' && c <= '9')) {
+			n->type = JP_NUMBER;
+			return jp_number(sc);
+		}
+		jp_fail(sc, _("expected a JSON value (object, array, string, "
+		    "number, true, false or null), got %s"),
+		    jp_got(sc, got, sizeof got));
+		return -1;
+	}
+}
+
+jp_doc *
+jp_scan(const char *text, size_t len, jp_error *e)
+{
+	jp_scanner sc = { (const unsigned char *)text, len, 0, 1, 1, e, 0 };
+	jp_doc *d;
+	jp_node *root;
+	char got[96];
+
+	if (e != NULL)
+		memset(e, 0, sizeof *e);
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		sc.pos = 3;	/* byte order mark: not a character of the text */
+	jp_skip_ws(&sc);
+	if (jp_peek(&sc) < 0) {
+		jp_fail(&sc, _("expected a JSON value, got end of file"));
+		return NULL;
+	}
+	root = jp_node_new(&sc, JP_NULL);
+	if (jp_value(&sc, root, 0) != 0) {
+		jp_node_free(root);
+		return NULL;
+	}
+	jp_skip_ws(&sc);
+	if (jp_peek(&sc) >= 0) {
+		jp_fail(&sc, _("unexpected %s after the end of the JSON value "
+		    "that starts at line %d, column %d"), jp_got(&sc, got, sizeof got),
+		    root->line, root->col);
+		jp_node_free(root);
+		return NULL;
+	}
+	d = sl_xcalloc(1, sizeof *d);
+	d->root = root;
+	return d;
+}
+
+void
+jp_free(jp_doc *d)
+{
+	if (d == NULL)
+		return;
+	jp_node_free(d->root);
+	free(d);
+}
+
+const jp_node *
+jp_root(const jp_doc *d)
+{
+	return d != NULL ? d->root : NULL;
+}
+
+const jp_node *
+jp_member(const jp_node *n, const char *key)
+{
+	if (n == NULL || n->type != JP_OBJECT)
+		return NULL;
+	for (int i = 0; i < n->n; i++)
+		if (strcmp(n->kids[i]->key, key) == 0)
+			return n->kids[i];
+	return NULL;
+}
+
+const jp_node *
+jp_index(const jp_node *n, int i)
+{
+	if (n == NULL || n->type != JP_ARRAY || i < 0 || i >= n->n)
+		return NULL;
+	return n->kids[i];
+}
+
+const jp_node *
+jp_find(const jp_doc *d, const char *path)
+{
+	const jp_node *n = jp_root(d);
+	const char *p = path;
+
+	while (n != NULL && *p != '\0') {
+		if (*p == '[') {
+			char *end;
+			long i = strtol(p + 1, &end, 10);
+
+			if (end == p + 1 || *end != ']' || i < 0 || i > INT32_MAX)
+				return NULL;
+			n = jp_index(n, (int)i);
+			p = end + 1;
+		} else {
+			char key[256];
+			size_t k = 0;
+
+			if (*p == '.')
+				p++;
+			while (*p != '\0' && *p != '.' && *p != '[' &&
+			    k < sizeof key - 1)
+				key[k++] = *p++;
+			key[k] = '\0';
+			n = jp_member(n, key);
+		}
+	}
+	return n;
+}
