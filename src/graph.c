@@ -290,6 +290,11 @@ sl_graph_validate(sl_graph *g, const char *file, sl_error *err)
 			return op_error(g, op, file, err,
 			    _("operator '%s' needs %s inputs"), why);
 		}
+		for (int i = 0; i < op->n_in + op->n_out; i++)
+			if (g->tensors[sl_op_slot_tensor(op, i)].rank < 1)
+				return op_error(g, op, file, err,
+				    _("operator '%s' uses '%s', a scalar; operators take tensors of 1 to 4 dimensions"),
+				    g->tensors[sl_op_slot_tensor(op, i)].name);
 		if (op->n_out != k->n_out)
 			return op_error(g, op, file, err,
 			    _("operator '%s' needs %s output"), "1");
@@ -322,32 +327,72 @@ sl_graph_validate(sl_graph *g, const char *file, sl_error *err)
 				    t->name);
 		}
 	}
-	/* Kahn's algorithm: any operator left over sits on a cycle. */
+	/* Kahn's algorithm over consumer lists: operators left over sit on or
+	 * after a cycle. */
 	indeg = sl_xcalloc(g->n_ops, sizeof *indeg);
 	queue = sl_xcalloc(g->n_ops, sizeof *queue);
-	for (int o = 0; o < g->n_ops; o++)
-		for (int j = 0; j < g->ops[o].n_in; j++)
-			if (g->tensors[g->ops[o].in[j]].producer >= 0)
-				indeg[o]++;
-	for (int o = 0; o < g->n_ops; o++)
-		if (indeg[o] == 0)
-			queue[tail++] = o;
-	while (head < tail) {
-		int u = queue[head++];
+	{
+		int *first = sl_xmalloc(g->n_ops * sizeof *first);
+		int n_use = 0, *next, *user;
+
 		for (int o = 0; o < g->n_ops; o++)
-			for (int j = 0; j < g->ops[o].n_in; j++)
-				if (g->tensors[g->ops[o].in[j]].producer == u &&
-				    --indeg[o] == 0)
-					queue[tail++] = o;
+			n_use += g->ops[o].n_in;
+		next = sl_xmalloc((n_use + 1) * sizeof *next);
+		user = sl_xmalloc((n_use + 1) * sizeof *user);
+		for (int o = 0; o < g->n_ops; o++)
+			first[o] = -1;
+		n_use = 0;
+		for (int o = 0; o < g->n_ops; o++)
+			for (int j = 0; j < g->ops[o].n_in; j++) {
+				int p = g->tensors[g->ops[o].in[j]].producer;
+				if (p < 0)
+					continue;
+				indeg[o]++;
+				user[n_use] = o;
+				next[n_use] = first[p];
+				first[p] = n_use++;
+			}
+		for (int o = 0; o < g->n_ops; o++)
+			if (indeg[o] == 0)
+				queue[tail++] = o;
+		while (head < tail) {
+			int u = queue[head++];
+			for (int e = first[u]; e >= 0; e = next[e])
+				if (--indeg[user[e]] == 0)
+					queue[tail++] = user[e];
+		}
+		free(first);
+		free(next);
+		free(user);
 	}
 	if (tail < g->n_ops) {
-		for (int o = 0; o < g->n_ops; o++)
-			if (indeg[o] > 0) {
-				rc = op_error(g, &g->ops[o], file, err,
-				    _("operator '%s' is part of a cycle (through '%s')"),
-				    g->tensors[g->ops[o].in[0]].name);
-				break;
+		/* Walk back through unfinished producers until one repeats: that
+		 * operator is on the cycle, and so is the tensor that led to it. */
+		int o = 0, t = -1;
+		char *seen = sl_xcalloc(g->n_ops, 1);
+
+		while (indeg[o] == 0)
+			o++;
+		while (!seen[o]) {
+			seen[o] = 1;
+			for (int j = 0; j < g->ops[o].n_in; j++) {
+				int p = g->tensors[g->ops[o].in[j]].producer;
+				if (p >= 0 && indeg[p] > 0) {
+					o = p;
+					break;
+				}
 			}
+		}
+		free(seen);
+		/* o is on the cycle; so is the input the walk took from it */
+		for (int j = 0; j < g->ops[o].n_in && t < 0; j++) {
+			int p = g->tensors[g->ops[o].in[j]].producer;
+			if (p >= 0 && indeg[p] > 0)
+				t = g->ops[o].in[j];
+		}
+		rc = op_error(g, &g->ops[o], file, err,
+		    _("operator '%s' is part of a cycle: it reads '%s', which depends on its own output"),
+		    g->tensors[t].name);
 	}
 	free(indeg);
 	free(queue);
