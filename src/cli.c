@@ -301,6 +301,19 @@ print_solution_line(const sl_solution *sol)
 	printf("\n");
 }
 
+/* 1.65 B, 336.2 M, 4096 */
+static const char *
+count_str(int64_t n, char *buf)
+{
+	if (n >= 1000000000)
+		snprintf(buf, 32, "%.2f B", (double)n / 1e9);
+	else if (n >= 1000000)
+		snprintf(buf, 32, "%.2f M", (double)n / 1e6);
+	else
+		snprintf(buf, 32, "%lld", (long long)n);
+	return buf;
+}
+
 /* Two layers are alike in a plan when they choose the same strategies. */
 static bool
 layers_alike(const sl_graph *g, const int *choice, int a, int b)
@@ -547,14 +560,13 @@ cmd_solve(int argc, char **argv)
 	}
 	if (rc == SL_OK && !(o.json != NULL && strcmp(o.json, "-") == 0) && !o.quiet) {
 		char pc[32];
-		printf(_("model %s: %d operators, %.2f B parameters; mesh "), s.g->name,
-		    s.g->n_ops, (double)sl_graph_param_count(s.g) / 1e9);
+		printf(_("model %s: %d operators, %s parameters; mesh "), s.g->name,
+		    s.g->n_ops, count_str(sl_graph_param_count(s.g), pc));
 		print_mesh(&s.mesh);
 		printf(_(" on %s; alpha %g\n"), s.mesh.hw.name, o.alpha);
 		print_solution_line(&sol);
 		printf(_("objective: %lld\n"), (long long)sol.objective);
 		print_plan(s.space, &ev, sol.choice);
-		(void)pc;
 		if (o.json != NULL)
 			printf(_("plan written to %s\n"), o.json);
 	}
