@@ -1,2 +1,1147 @@
-/* ui_draw.c: placeholder. */
+/*
+ * ui_draw.c: the explorer's panels.  Each draw function takes a WINDOW and
+ * the state read-only and writes only into that window; ui_draw redraws the
+ * panels marked dirty and sends them with one doupdate, so a key press costs
+ * the cells that changed and nothing more.  Widths are counted in terminal
+ * columns (wcwidth), so translated text with wide characters stays aligned.
+ */
 #include "ui.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <wctype.h>
+
+static const struct ui_glyphs ui_gl_utf8 = {
+	.h = "─", .v = "│", .ul = "┌", .ur = "┐", .ll = "└", .lr = "┘",
+	.tee_d = "┬", .tee_u = "┴", .tee_r = "├", .tee_l = "┤", .cross = "┼",
+	.closed = "▸", .open = "▾",
+	.bar = { "█", "▓", "▒", "░", "▚" },
+	.marker = "┃", .knob = "●", .track = "─", .point = "•",
+	.current = "◆", .arrow_d = "▼", .arrow_u = "▲", .arrow_r = "▶",
+	.arrow_l = "◀", .ok = "✓", .pin = "P", .forbid = "×",
+	.ellipsis = "…", .times = "×",
+};
+
+static const struct ui_glyphs ui_gl_ascii = {
+	.h = "-", .v = "|", .ul = "+", .ur = "+", .ll = "+", .lr = "+",
+	.tee_d = "+", .tee_u = "+", .tee_r = "+", .tee_l = "+", .cross = "+",
+	.closed = "+", .open = "-",
+	.bar = { "P", "G", "O", "A", "B" },
+	.marker = "|", .knob = "O", .track = "-", .point = "o",
+	.current = "@", .arrow_d = "v", .arrow_u = "^", .arrow_r = ">",
+	.arrow_l = "<", .ok = "ok", .pin = "P", .forbid = "x",
+	.ellipsis = "~", .times = "x",
+};
+
+/* ------------------------------------------------------------------ setup */
+
+void
+ui_screen_setup(ui *u, bool color)
+{
+	static const struct { short fg, bg; } pairs[UI_R_COUNT] = {
+		[UI_R_TITLE] = { COLOR_WHITE, COLOR_BLUE },
+		[UI_R_HEADER] = { COLOR_CYAN, -1 },
+		[UI_R_CHOSEN] = { COLOR_GREEN, -1 },
+		[UI_R_PINNED] = { COLOR_YELLOW, -1 },
+		[UI_R_FORBIDDEN] = { COLOR_RED, -1 },
+		[UI_R_PARAMS] = { COLOR_BLUE, -1 },
+		[UI_R_GRADS] = { COLOR_CYAN, -1 },
+		[UI_R_OPTIM] = { COLOR_MAGENTA, -1 },
+		[UI_R_ACTS] = { COLOR_GREEN, -1 },
+		[UI_R_BUFFERS] = { COLOR_YELLOW, -1 },
+		[UI_R_OVER] = { COLOR_WHITE, COLOR_RED },
+		[UI_R_ERROR] = { COLOR_RED, -1 },
+		[UI_R_EDGE] = { COLOR_CYAN, -1 },
+	};
+	int r;
+
+	u->gl = u->utf8 ? &ui_gl_utf8 : &ui_gl_ascii;
+	u->color = color;
+	u->mono = !color;
+	/* Monochrome: roles by attribute alone. */
+	for (r = 0; r < UI_R_COUNT; r++)
+		u->attr[r] = A_NORMAL;
+	u->attr[UI_R_TITLE] = A_REVERSE;
+	u->attr[UI_R_HEADER] = A_BOLD;
+	u->attr[UI_R_CURSOR] = A_REVERSE;
+	u->attr[UI_R_CHOSEN] = A_BOLD;
+	u->attr[UI_R_PINNED] = A_BOLD | A_UNDERLINE;
+	u->attr[UI_R_FORBIDDEN] = A_DIM;
+	u->attr[UI_R_OVER] = A_REVERSE | A_BOLD;
+	u->attr[UI_R_STATUS] = A_REVERSE;
+	u->attr[UI_R_ERROR] = A_BOLD;
+	u->attr[UI_R_DIM] = A_DIM;
+	if (!color || start_color() == ERR)
+		return;
+	use_default_colors();
+	for (r = 0; r < UI_R_COUNT; r++) {
+		if (pairs[r].fg == 0 && pairs[r].bg == 0)
+			continue;
+		init_pair(r, pairs[r].fg, pairs[r].bg);
+		u->attr[r] = COLOR_PAIR(r) |
+		    (r == UI_R_CHOSEN || r == UI_R_PINNED || r == UI_R_ERROR ||
+		    r == UI_R_HEADER || r == UI_R_OVER ? A_BOLD : 0);
+	}
+}
+
+/* ------------------------------------------------------------------- text */
+
+static int
+ui_wc_width(wchar_t c)
+{
+	int w = wcwidth(c);
+	return w < 0 ? 1 : w;
+}
+
+int
+ui_text_width(const char *s)
+{
+	mbstate_t st;
+	wchar_t c;
+	size_t r;
+	int w = 0;
+
+	memset(&st, 0, sizeof st);
+	while (*s != '\0') {
+		r = mbrtowc(&c, s, MB_CUR_MAX, &st);
+		if (r == (size_t)-1 || r == (size_t)-2) {
+			memset(&st, 0, sizeof st);
+			r = 1;
+			c = '?';
+		}
+		w += ui_wc_width(c);
+		s += r;
+	}
+	return w;
+}
+
+int
+ui_put(WINDOW *w, int y, int x, int maxw, const char *s, attr_t a)
+{
+	mbstate_t st;
+	wchar_t c;
+	size_t r, bytes = 0;
+	int cw, used = 0;
+
+	if (maxw <= 0 || w == NULL)
+		return 0;
+	memset(&st, 0, sizeof st);
+	while (s[bytes] != '\0') {
+		r = mbrtowc(&c, s + bytes, MB_CUR_MAX, &st);
+		if (r == (size_t)-1 || r == (size_t)-2 || r == 0)
+			break;
+		cw = ui_wc_width(c);
+		if (used + cw > maxw)
+			break;
+		used += cw;
+		bytes += r;
+	}
+	if (bytes == 0)
+		return 0;
+	wattr_on(w, a, NULL);
+	mvwaddnstr(w, y, x, s, (int)bytes);
+	wattr_off(w, a, NULL);
+	return used;
+}
+
+/* Fills columns [x, x+n) of row y with spaces in attribute a. */
+static void
+ui_fill(WINDOW *w, int y, int x, int n, attr_t a)
+{
+	int i;
+
+	wattr_on(w, a, NULL);
+	for (i = 0; i < n; i++)
+		mvwaddch(w, y, x + i, ' ');
+	wattr_off(w, a, NULL);
+}
+
+/* Writes s right-aligned so that it ends at column xend (exclusive). */
+static int
+ui_put_right(WINDOW *w, int y, int xend, int maxw, const char *s, attr_t a)
+{
+	int tw = ui_text_width(s);
+
+	if (tw > maxw)
+		tw = maxw;
+	return ui_put(w, y, xend - tw, tw, s, a);
+}
+
+static void
+ui_title_line(WINDOW *w, const ui *u, const char *title, bool focused)
+{
+	int width = getmaxx(w);
+	attr_t a = u->attr[UI_R_HEADER] | (focused ? A_REVERSE : 0);
+
+	ui_fill(w, 0, 0, width, a);
+	ui_put(w, 0, 1, width - 2, title, a);
+}
+
+void
+ui_format_alpha(double alpha, char *buf, size_t len)
+{
+	if (alpha <= 0)
+		snprintf(buf, len, "0");
+	else if (alpha >= 10000 || alpha < 0.1)
+		snprintf(buf, len, "%.0e", alpha);
+	else
+		snprintf(buf, len, "%g", alpha);
+}
+
+/* ------------------------------------------------------------------- rows */
+
+static bool
+ui_layers_alike(const sl_graph *g, int a, int b)
+{
+	const sl_layer *la = &g->layers[a], *lb = &g->layers[b];
+	int i;
+
+	if (la->n_ops != lb->n_ops)
+		return false;
+	for (i = 0; i < la->n_ops; i++)
+		if (g->ops[la->first_op + i].kind != g->ops[lb->first_op + i].kind)
+			return false;
+	return true;
+}
+
+static void
+ui_row_add(ui *u, struct ui_row r)
+{
+	if (u->n_rows == u->cap_rows) {
+		u->cap_rows = u->cap_rows ? 2 * u->cap_rows : 64;
+		u->rows = sl_xrealloc(u->rows, u->cap_rows * sizeof *u->rows);
+	}
+	u->rows[u->n_rows++] = r;
+}
+
+/*
+ * Groups runs of identical consecutive layers once (first call), then lays
+ * the rows out from each group's fold mode.
+ */
+void
+ui_rows_build(ui *u)
+{
+	const sl_graph *g = u->space != NULL ? u->space->g : NULL;
+	int i, l, gi, op;
+	struct ui_row r;
+
+	if (g != NULL && u->groups == NULL && g->n_layers > 0) {
+		u->groups = sl_xcalloc(g->n_layers, sizeof *u->groups);
+		u->op_group = sl_xcalloc(g->n_layers, sizeof(int));
+		for (l = 0; l < g->n_layers; l++) {
+			if (u->n_groups > 0) {
+				struct ui_group *pg = &u->groups[u->n_groups - 1];
+				int last = pg->first_layer + pg->n_layers - 1;
+				if (last == l - 1 && ui_layers_alike(g, pg->first_layer, l) &&
+				    g->layers[last].first_op + g->layers[last].n_ops ==
+				    g->layers[l].first_op) {
+					pg->n_layers++;
+					u->op_group[l] = u->n_groups - 1;
+					continue;
+				}
+			}
+			u->groups[u->n_groups].first_layer = l;
+			u->groups[u->n_groups].n_layers = 1;
+			u->groups[u->n_groups].mode = UI_FOLD_ONCE;
+			u->op_group[l] = u->n_groups++;
+		}
+	}
+	u->n_rows = 0;
+	for (op = 0; op < u->n; op++) {
+		memset(&r, 0, sizeof r);
+		r.group = -1;
+		l = g != NULL ? g->ops[op].layer : -1;
+		if (l < 0) {
+			r.kind = UI_ROW_OP;
+			r.op = op;
+			ui_row_add(u, r);
+			continue;
+		}
+		gi = u->op_group[l];
+		if (g->layers[l].first_op != op ||
+		    u->groups[gi].first_layer != l)
+			continue;
+		r.kind = UI_ROW_GROUP;
+		r.group = gi;
+		ui_row_add(u, r);
+		if (u->groups[gi].mode == UI_FOLD_CLOSED)
+			continue;
+		for (i = 0; i < u->groups[gi].n_layers; i++) {
+			const sl_layer *ly = &g->layers[l + i];
+			int j;
+			if (u->groups[gi].mode == UI_FOLD_ALL &&
+			    u->groups[gi].n_layers > 1) {
+				memset(&r, 0, sizeof r);
+				r.kind = UI_ROW_LAYER;
+				r.group = gi;
+				r.layer = l + i;
+				ui_row_add(u, r);
+			}
+			for (j = 0; j < ly->n_ops; j++) {
+				memset(&r, 0, sizeof r);
+				r.kind = UI_ROW_OP;
+				r.op = ly->first_op + j;
+				r.group = gi;
+				r.folded = u->groups[gi].mode == UI_FOLD_ONCE &&
+				    u->groups[gi].n_layers > 1;
+				ui_row_add(u, r);
+			}
+			if (u->groups[gi].mode == UI_FOLD_ONCE)
+				break;
+		}
+	}
+	if (u->row_cur >= u->n_rows)
+		u->row_cur = u->n_rows - 1;
+	if (u->row_cur < 0)
+		u->row_cur = 0;
+	u->dirty |= UI_D_OPS | UI_D_STRATS | UI_D_GRAPH;
+}
+
+int
+ui_row_op(const ui *u)
+{
+	const struct ui_row *r;
+	const sl_graph *g;
+
+	if (u->n_rows == 0)
+		return -1;
+	r = &u->rows[u->row_cur];
+	if (r->kind == UI_ROW_OP)
+		return r->op;
+	g = u->space->g;
+	if (r->kind == UI_ROW_LAYER)
+		return g->layers[r->layer].first_op;
+	return g->layers[u->groups[r->group].first_layer].first_op;
+}
+
+/* Moves the cursor to op, unfolding its group as far as needed. */
+void
+ui_rows_select_op(ui *u, int op)
+{
+	int i, l;
+
+	if (u->space != NULL && (l = u->space->g->ops[op].layer) >= 0) {
+		struct ui_group *gr = &u->groups[u->op_group[l]];
+		if (l != gr->first_layer)
+			gr->mode = UI_FOLD_ALL;
+		else if (gr->mode == UI_FOLD_CLOSED)
+			gr->mode = UI_FOLD_ONCE;
+		ui_rows_build(u);
+	}
+	for (i = 0; i < u->n_rows; i++)
+		if (u->rows[i].kind == UI_ROW_OP && u->rows[i].op == op) {
+			u->row_cur = i;
+			break;
+		}
+	u->strat_cur = ui_chosen(u, op) < 0 ? 0 : ui_chosen(u, op);
+	u->dirty |= UI_D_OPS | UI_D_STRATS | UI_D_GRAPH;
+}
+
+/* ----------------------------------------------------------------- layout */
+
+static void
+ui_delwin(WINDOW **w)
+{
+	if (*w != NULL) {
+		delwin(*w);
+		*w = NULL;
+	}
+}
+
+void
+ui_destroy_windows(ui *u)
+{
+	int i;
+
+	for (i = 0; i < UI_W_COUNT; i++)
+		ui_delwin(&u->win[i]);
+}
+
+static int
+ui_clamp(int v, int lo, int hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Rows of the memory panel: devices with equal memory share a row. */
+static int
+ui_dev_rows(const ui *u, int *first, int *count, int max)
+{
+	int d, n = 0;
+
+	if (!u->have_ev)
+		return 0;
+	for (d = 0; d < u->ev.n_devices; d++) {
+		if (n > 0 && memcmp(&u->ev.dev[d], &u->ev.dev[first[n - 1]],
+		    sizeof(sl_mem)) == 0 && first != NULL) {
+			count[n - 1]++;
+			continue;
+		}
+		if (n == max)
+			break;
+		first[n] = d;
+		count[n] = 1;
+		n++;
+	}
+	return n;
+}
+
+void
+ui_layout(ui *u, int lines, int cols)
+{
+	int bh, opsw, rw, rx, alpha_h, mem_h, strat_h, midw, first[64], cnt[64];
+	int ndev;
+
+	ui_destroy_windows(u);
+	ui_graph_invalidate(u);
+	u->lines = lines;
+	u->cols = cols;
+	u->dirty = UI_D_ALL;
+	u->too_small = lines < UI_MIN_LINES || cols < UI_MIN_COLS;
+	if (u->too_small) {
+		u->win[UI_W_TITLE] = newwin(lines, cols, 0, 0);
+		return;
+	}
+	bh = lines - 3;
+	u->win[UI_W_TITLE] = newwin(1, cols, 0, 0);
+	u->win[UI_W_MSG] = newwin(1, cols, lines - 2, 0);
+	u->win[UI_W_STATUS] = newwin(1, cols, lines - 1, 0);
+	ndev = ui_dev_rows(u, first, cnt, 64);
+	u->wide = cols >= 140 && lines >= 30;
+	if (!u->wide) {
+		opsw = ui_clamp(cols * 2 / 5, 24, 36);
+		rx = opsw;
+		rw = cols - opsw;
+		alpha_h = bh >= 26 ? 10 : 7;
+		mem_h = ui_clamp(4 + ndev, 5, bh / 3);
+		strat_h = bh - alpha_h - mem_h;
+		u->win[UI_W_OPS] = newwin(bh, opsw, 1, 0);
+		u->win[UI_W_STRATS] = newwin(strat_h, rw, 1, rx);
+		u->win[UI_W_MEM] = newwin(mem_h, rw, 1 + strat_h, rx);
+		u->win[UI_W_ALPHA] = newwin(alpha_h, rw, 1 + strat_h + mem_h, rx);
+		u->win[UI_W_GRAPH] = newwin(strat_h + mem_h, rw, 1, rx);
+	} else {
+		opsw = ui_clamp(cols / 4, 30, 48);
+		midw = (cols - opsw) * 9 / 20;
+		rx = opsw + midw;
+		rw = cols - rx;
+		mem_h = ui_clamp(5 + ndev, 6, bh / 2);
+		alpha_h = ui_clamp(bh / 3, 9, 16);
+		u->win[UI_W_OPS] = newwin(bh, opsw, 1, 0);
+		u->win[UI_W_STRATS] = newwin(bh - mem_h, midw, 1, opsw);
+		u->win[UI_W_MEM] = newwin(mem_h, midw, 1 + bh - mem_h, opsw);
+		u->win[UI_W_GRAPH] = newwin(bh - alpha_h, rw, 1, rx);
+		u->win[UI_W_ALPHA] = newwin(alpha_h, rw, 1 + bh - alpha_h, rx);
+	}
+	clearok(curscr, TRUE);
+}
+
+/* -------------------------------------------------------------- the panels */
+
+void
+ui_draw_too_small(WINDOW *w, const ui *u)
+{
+	char buf[256];
+	int h = getmaxy(w), width = getmaxx(w), tw;
+
+	werase(w);
+	snprintf(buf, sizeof buf, _("terminal too small: %dx%d, need at least %dx%d"),
+	    u->cols, u->lines, UI_MIN_COLS, UI_MIN_LINES);
+	tw = ui_text_width(buf);
+	ui_put(w, h / 2, tw < width ? (width - tw) / 2 : 0, width, buf,
+	    u->attr[UI_R_ERROR]);
+}
+
+void
+ui_draw_title(WINDOW *w, const ui *u)
+{
+	char buf[512], mesh[64], pbuf[32];
+	int width = getmaxx(w);
+	const sl_mesh *m = u->space != NULL ? &u->space->mesh : NULL;
+
+	werase(w);
+	ui_fill(w, 0, 0, width, u->attr[UI_R_TITLE]);
+	if (m != NULL) {
+		if (m->n_axes == 2)
+			snprintf(mesh, sizeof mesh, "%d%s%d", m->axes[0].size,
+			    u->gl->times, m->axes[1].size);
+		else
+			snprintf(mesh, sizeof mesh, "%d", m->axes[0].size);
+		{
+			double pc = (double)sl_graph_param_count(u->space->g);
+			if (pc >= 1e9)
+				snprintf(pbuf, sizeof pbuf, "%.2fB", pc / 1e9);
+			else if (pc >= 1e6)
+				snprintf(pbuf, sizeof pbuf, "%.1fM", pc / 1e6);
+			else
+				snprintf(pbuf, sizeof pbuf, "%.0fK", pc / 1e3);
+		}
+		snprintf(buf, sizeof buf, _("shardlab %s %s %s %d ops %s mesh %s %s %s %s params"),
+		    u->gl->h, u->space->g->name, u->gl->h, u->n, u->gl->h, mesh,
+		    m->hw.name, u->gl->h, pbuf);
+	} else {
+		snprintf(buf, sizeof buf, _("shardlab %s %s %s %d nodes"),
+		    u->gl->h, u->prob->name ? u->prob->name : u->source,
+		    u->gl->h, u->n);
+	}
+	ui_put(w, 0, 1, width - 12, buf, u->attr[UI_R_TITLE]);
+	ui_put_right(w, 0, width - 1, 11, _("? help"), u->attr[UI_R_TITLE]);
+}
+
+/* Strategy shown on an operator row: the chosen one, or "mixed" when the
+ * folded layers disagree. */
+static const char *
+ui_row_strategy(const ui *u, const struct ui_row *r, bool *mixed)
+{
+	int same[4096], n, i, c = ui_chosen(u, r->op);
+
+	*mixed = false;
+	if (c < 0)
+		return "";
+	if (r->folded && u->n <= 4096) {
+		n = ui_same_position(u, r->op, same);
+		for (i = 0; i < n; i++)
+			if (strcmp(ui_strat_name(u, same[i], ui_chosen(u, same[i])),
+			    ui_strat_name(u, r->op, c)) != 0)
+				*mixed = true;
+	}
+	return *mixed ? _("mixed") : ui_strat_name(u, r->op, c);
+}
+
+void
+ui_draw_ops(WINDOW *w, const ui *u)
+{
+	const sl_graph *g = u->space != NULL ? u->space->g : NULL;
+	int h = getmaxy(w), width = getmaxx(w) - 1, y, i, x, nf, s;
+	char buf[256], marks[32];
+	const struct ui_row *r;
+	attr_t a;
+	bool mixed;
+
+	werase(w);
+	snprintf(buf, sizeof buf, _("Operators (%d)"), u->n);
+	ui_title_line(w, u, buf, u->focus == UI_FOCUS_OPS);
+	for (y = 0; y < h; y++)
+		ui_put(w, y, width, 1, u->gl->v, u->attr[UI_R_DIM]);
+	for (y = 1, i = u->row_top; y < h && i < u->n_rows; y++, i++) {
+		r = &u->rows[i];
+		a = i == u->row_cur ? u->attr[UI_R_CURSOR] : A_NORMAL;
+		if (i == u->row_cur)
+			ui_fill(w, y, 0, width, a);
+		if (r->kind == UI_ROW_GROUP) {
+			const struct ui_group *gr = &u->groups[r->group];
+			const char *first = g->layers[gr->first_layer].name;
+			const char *last = g->layers[gr->first_layer + gr->n_layers - 1].name;
+			if (gr->n_layers > 1)
+				snprintf(buf, sizeof buf, "%s %s..%s %s%d",
+				    gr->mode == UI_FOLD_CLOSED ? u->gl->closed : u->gl->open,
+				    first, last, u->gl->times, gr->n_layers);
+			else
+				snprintf(buf, sizeof buf, "%s %s",
+				    gr->mode == UI_FOLD_CLOSED ? u->gl->closed : u->gl->open,
+				    first);
+			ui_put(w, y, 0, width, buf, a | u->attr[UI_R_HEADER]);
+			continue;
+		}
+		if (r->kind == UI_ROW_LAYER) {
+			snprintf(buf, sizeof buf, "  %s %s", u->gl->h,
+			    g->layers[r->layer].name);
+			ui_put(w, y, 0, width, buf, a | u->attr[UI_R_DIM]);
+			continue;
+		}
+		x = r->group >= 0 ? 2 : 0;
+		if (r->group >= 0 && u->groups[r->group].mode == UI_FOLD_ALL &&
+		    u->groups[r->group].n_layers > 1)
+			x = 4;
+		/* marks: P pinned, xN forbidden */
+		marks[0] = '\0';
+		for (nf = 0, s = 0; s < ui_op_k(u, r->op); s++)
+			nf += u->forbid[r->op][s];
+		if (u->pin[r->op] >= 0)
+			snprintf(marks, sizeof marks, "%s", u->gl->pin);
+		if (nf > 0)
+			snprintf(marks + strlen(marks), sizeof marks - strlen(marks),
+			    "%s%s%d", marks[0] ? " " : "", u->gl->forbid, nf);
+		const char *st = ui_row_strategy(u, r, &mixed);
+		int sw = ui_text_width(st), mw = ui_text_width(marks);
+		int namew = width - x - sw - (mw ? mw + 1 : 0) - 2;
+		if (namew < 4)
+			namew = 4;
+		ui_put(w, y, x, namew, ui_op_name(u, r->op), a);
+		x = width - 1 - sw - (mw ? mw + 1 : 0);
+		if (x > 0) {
+			ui_put(w, y, x, sw, st, a | (mixed ? u->attr[UI_R_DIM] :
+			    u->attr[UI_R_CHOSEN]));
+			if (mw)
+				ui_put(w, y, x + sw + 1, mw, marks,
+				    a | u->attr[UI_R_PINNED]);
+		}
+	}
+}
+
+void
+ui_draw_strats(WINDOW *w, const ui *u)
+{
+	int h = getmaxy(w), width = getmaxx(w), op = ui_row_op(u), y, s, k, c;
+	int col_mem, col_comm, col_spec, mw, cw;
+	char buf[256], mb[32], nb[32], sp[64];
+	sl_mem mem;
+	sl_comm comm;
+	attr_t a;
+	int64_t ns;
+
+	werase(w);
+	if (op < 0) {
+		ui_title_line(w, u, _("Strategies"), false);
+		return;
+	}
+	if (u->space != NULL)
+		snprintf(buf, sizeof buf, _("Strategies of %s (%s)"),
+		    ui_op_name(u, op), sl_op_kind_name(u->space->g->ops[op].kind));
+	else
+		snprintf(buf, sizeof buf, _("Strategies of %s"), ui_op_name(u, op));
+	ui_title_line(w, u, buf, u->focus == UI_FOCUS_STRATS);
+	k = ui_op_k(u, op);
+	col_mem = ui_text_width(_("strategy")) + 4;
+	for (s = 0; s < k; s++)
+		if (ui_text_width(ui_strat_name(u, op, s)) + 4 > col_mem)
+			col_mem = ui_text_width(ui_strat_name(u, op, s)) + 4;
+	if (col_mem > 20)
+		col_mem = 20;
+	/* number columns: wide enough for "1023.99 MiB" and their headings */
+	mw = ui_text_width(_("mem/device")) + 1;
+	mw = mw < 11 ? 11 : mw > 16 ? 16 : mw;
+	cw = ui_text_width(_("comm/step")) + 1;
+	cw = cw < 11 ? 11 : cw > 16 ? 16 : cw;
+	if (col_mem + mw + cw + 1 > width)
+		col_mem = width - mw - cw - 1 < 8 ? 8 : width - mw - cw - 1;
+	col_comm = col_mem + mw + 1;
+	col_spec = col_comm + cw;
+	ui_put(w, 1, 3, col_mem - 3, _("strategy"), u->attr[UI_R_DIM]);
+	if (u->space != NULL) {
+		ui_put_right(w, 1, col_mem + mw, mw, _("mem/device"), u->attr[UI_R_DIM]);
+		ui_put_right(w, 1, col_comm + cw - 1, cw - 1, _("comm/step"), u->attr[UI_R_DIM]);
+	} else {
+		ui_put_right(w, 1, col_mem + mw, mw, _("cost"), u->attr[UI_R_DIM]);
+	}
+	if (u->space != NULL && width > col_spec + 6)
+		ui_put(w, 1, col_spec + 1, width - col_spec - 2, _("output spec"),
+		    u->attr[UI_R_DIM]);
+	k = ui_op_k(u, op);
+	c = ui_chosen(u, op);
+	for (y = 2, s = u->strat_top; y < h && s < k; y++, s++) {
+		a = A_NORMAL;
+		if (u->forbid[op][s])
+			a = u->attr[UI_R_FORBIDDEN];
+		else if (s == c)
+			a = u->attr[UI_R_CHOSEN];
+		if (s == u->strat_cur && u->focus == UI_FOCUS_STRATS)
+			a |= A_REVERSE;
+		else if (s == u->strat_cur)
+			a |= A_UNDERLINE;
+		if (a & (A_REVERSE | A_UNDERLINE))
+			ui_fill(w, y, 0, width, a);
+		ui_put(w, y, 0, 1, s == c ? u->gl->knob : " ", a);
+		ui_put(w, y, 1, 1, u->pin[op] == s ? u->gl->pin :
+		    u->forbid[op][s] ? u->gl->forbid : " ", a);
+		ui_put(w, y, 3, col_mem - 4, ui_strat_name(u, op, s), a);
+		if (u->space != NULL) {
+			sl_node_cost(u->space, op, s, NULL, &mem, &comm);
+			ns = 0;
+			for (int i = 0; i < SL_COLL_COUNT; i++)
+				ns += comm.ns[i];
+			sl_format_bytes(sl_mem_total(&mem), mb, sizeof mb);
+			sl_format_ns(ns, nb, sizeof nb);
+		} else {
+			snprintf(mb, sizeof mb, "%lld",
+			    (long long)u->prob->cost[op][s]);
+			nb[0] = '\0';
+		}
+		ui_put_right(w, y, col_mem + mw, mw, mb, a);
+		ui_put_right(w, y, col_comm + cw - 1, cw - 1, nb, a);
+		if (u->space != NULL && width > col_spec + 6) {
+			const sl_op *o = &u->space->g->ops[op];
+			const sl_tensor *t = &u->space->g->tensors[o->out[0]];
+			sl_spec_format(&u->space->ops[op].strat[s].spec[o->n_in],
+			    t->rank, sp, sizeof sp);
+			ui_put(w, y, col_spec + 1, width - col_spec - 2, sp, a);
+		}
+	}
+	if (s < k)
+		ui_put_right(w, h - 1, width, width, u->gl->arrow_d, u->attr[UI_R_DIM]);
+}
+
+static const enum ui_role ui_cat_role[5] = {
+	UI_R_PARAMS, UI_R_GRADS, UI_R_OPTIM, UI_R_ACTS, UI_R_BUFFERS
+};
+static const char *const ui_cat_name[5] = {
+	N_("params"), N_("grads"), N_("optim"), N_("acts"), N_("buffers")
+};
+
+static void
+ui_mem_cats(const sl_mem *m, int64_t v[5])
+{
+	v[0] = m->params;
+	v[1] = m->grads;
+	v[2] = m->optim;
+	v[3] = m->acts;
+	v[4] = m->buffers;
+}
+
+/* One bar cell of category c (or the free track when c < 0). */
+static void
+ui_bar_cell(WINDOW *w, const ui *u, int y, int x, int c, bool over)
+{
+	const char *ch;
+	attr_t a;
+
+	if (c < 0) {
+		ui_put(w, y, x, 1, u->utf8 ? "·" : ".", u->attr[UI_R_DIM]);
+		return;
+	}
+	ch = u->color && u->utf8 ? u->gl->bar[0] : u->gl->bar[c];
+	a = u->attr[ui_cat_role[c]];
+	if (over)
+		a = u->attr[UI_R_OVER];
+	if (!u->color && over)
+		ch = u->utf8 ? u->gl->bar[c] : u->gl->bar[c];
+	ui_put(w, y, x, 1, ch, a);
+}
+
+void
+ui_draw_mem(WINDOW *w, const ui *u)
+{
+	int h = getmaxy(w), width = getmaxx(w), y, i, j, c, n, bw, x0, cap_x;
+	int first[64], cnt[64];
+	char buf[512], b1[32], b2[32], b3[32], lab[32];
+	int64_t v[5], cum, scale, cap, total;
+
+	werase(w);
+	if (!u->have_ev) {
+		ui_title_line(w, u, _("Memory per device"), false);
+		if (u->have_sol && u->prob->usage_limit >= 0) {
+			snprintf(buf, sizeof buf, _("peak usage %lld of %lld"),
+			    (long long)sl_problem_peak_usage(u->prob, u->sol.choice),
+			    (long long)u->prob->usage_limit);
+			ui_put(w, 1, 1, width - 2, buf, A_NORMAL);
+		} else {
+			ui_put(w, 1, 1, width - 2,
+			    _("no per-device breakdown for this problem"),
+			    u->attr[UI_R_DIM]);
+		}
+		return;
+	}
+	cap = u->space->mesh.hw.memory_bytes;
+	snprintf(buf, sizeof buf, _("Memory per device (capacity %s)"),
+	    sl_format_bytes(cap, b2, sizeof b2));
+	ui_title_line(w, u, buf, false);
+	snprintf(buf, sizeof buf, _("max %s  redundant %s"),
+	    sl_format_bytes(u->ev.max_total, b1, sizeof b1),
+	    sl_format_bytes(u->ev.redundant, b3, sizeof b3));
+	ui_put(w, h - 2, 0, width, buf, A_NORMAL);
+	n = ui_dev_rows(u, first, cnt, h - 3 < 64 ? h - 3 : 64);
+	x0 = 7;
+	bw = width - x0 - 13;
+	if (bw < 4)
+		bw = 4;
+	scale = u->ev.max_total > cap ? u->ev.max_total : cap;
+	if (scale <= 0)
+		scale = 1;
+	cap_x = cap > 0 ? (int)((double)cap * bw / scale) : bw;
+	for (i = 0, y = 1; i < n && y < h - 2; i++, y++) {
+		if (cnt[i] > 1)
+			snprintf(lab, sizeof lab, "d%d-%d", first[i],
+			    first[i] + cnt[i] - 1);
+		else
+			snprintf(lab, sizeof lab, "d%d", first[i]);
+		ui_put(w, y, 0, x0 - 1, lab, A_NORMAL);
+		ui_mem_cats(&u->ev.dev[first[i]], v);
+		total = sl_mem_total(&u->ev.dev[first[i]]);
+		/* Cumulative rounding keeps the segments adding up to the total. */
+		cum = 0;
+		for (c = 0, j = 0; c < 5; c++) {
+			int end;
+			cum += v[c];
+			end = (int)((double)cum * bw / scale + 0.5);
+			for (; j < end && j < bw; j++)
+				ui_bar_cell(w, u, y, x0 + j, c, j >= cap_x);
+		}
+		for (; j < bw; j++)
+			ui_bar_cell(w, u, y, x0 + j, -1, false);
+		/* where the capacity ends, when some device goes past it */
+		if (u->ev.max_total > cap && cap_x >= 0 && cap_x < bw)
+			ui_put(w, y, x0 + cap_x, 1, u->gl->marker,
+			    total > cap ? u->attr[UI_R_OVER] : u->attr[UI_R_DIM]);
+		sl_format_bytes(total, b1, sizeof b1);
+		ui_put_right(w, y, width - 1, 11, b1,
+		    total > cap ? u->attr[UI_R_OVER] : A_BOLD);
+		if (total > cap)
+			ui_put(w, y, width - 1, 1, "!", u->attr[UI_R_OVER]);
+	}
+	/* legend */
+	x0 = 0;
+	for (c = 0; c < 5 && x0 < width; c++) {
+		ui_bar_cell(w, u, h - 1, x0, c, false);
+		x0 += 1;
+		x0 += ui_put(w, h - 1, x0, width - x0, _(ui_cat_name[c]),
+		    u->attr[UI_R_DIM]) + 1;
+	}
+	if (u->ev.n_over_capacity > 0 && x0 < width) {
+		snprintf(buf, sizeof buf, _("%d over capacity"),
+		    u->ev.n_over_capacity);
+		ui_put(w, h - 1, x0 + 1, width - x0 - 1, buf, u->attr[UI_R_OVER]);
+	}
+}
+
+void
+ui_draw_alpha(WINDOW *w, const ui *u)
+{
+	int h = getmaxy(w), width = getmaxx(w), x0, tw, i, knob, pw, ph, px, py;
+	int npos = ui_alpha_positions();
+	char buf[256], ab[32], b1[32], b2[32];
+	int64_t mlo = INT64_MAX, mhi = INT64_MIN, clo = INT64_MAX, chi = INT64_MIN;
+
+	werase(w);
+	if (u->space == NULL) {
+		ui_title_line(w, u, _("Alpha"), false);
+		ui_put(w, 1, 1, width - 2,
+		    _("alpha does not apply: this problem's costs are given"),
+		    u->attr[UI_R_DIM]);
+		return;
+	}
+	ui_format_alpha(u->alpha, ab, sizeof ab);
+	snprintf(buf, sizeof buf, _("Alpha %s B/us  ([ ] to move)"), ab);
+	ui_title_line(w, u, buf, false);
+	/* slider: 0 at the left end, then a log scale */
+	x0 = ui_put(w, 1, 0, 6, "0 ", u->attr[UI_R_DIM]);
+	snprintf(b1, sizeof b1, " %s", "5e+12");
+	tw = ui_text_width(b1);
+	int sw = width - x0 - tw - 1;
+	if (sw < 4)
+		sw = 4;
+	for (i = 0; i < sw; i++)
+		ui_put(w, 1, x0 + i, 1, u->gl->track, u->attr[UI_R_DIM]);
+	knob = (int)((double)u->alpha_pos * (sw - 1) / (npos - 1) + 0.5);
+	ui_put(w, 1, x0 + knob, 1, u->gl->knob, u->attr[UI_R_CHOSEN]);
+	ui_put(w, 1, x0 + sw, tw, b1, u->attr[UI_R_DIM]);
+
+	/* Pareto plot: memory (up) against communication (right). */
+	ph = h - 3;
+	if (ph < 1)
+		return;
+	if (!u->have_front) {
+		ui_put(w, 2, 1, width - 2, u->front_busy ?
+		    _("computing the Pareto frontier...") :
+		    _("no Pareto frontier"), u->attr[UI_R_DIM]);
+		return;
+	}
+	for (i = 0; i < u->front.n; i++) {
+		const sl_frontier_point *p = &u->front.pt[i];
+		mlo = p->mem < mlo ? p->mem : mlo;
+		mhi = p->mem > mhi ? p->mem : mhi;
+		clo = p->comm_ns < clo ? p->comm_ns : clo;
+		chi = p->comm_ns > chi ? p->comm_ns : chi;
+	}
+	if (u->have_ev) {
+		mlo = u->ev.mem_part < mlo ? u->ev.mem_part : mlo;
+		mhi = u->ev.mem_part > mhi ? u->ev.mem_part : mhi;
+		clo = u->ev.comm_ns < clo ? u->ev.comm_ns : clo;
+		chi = u->ev.comm_ns > chi ? u->ev.comm_ns : chi;
+	}
+	if (mlo > mhi)
+		return;
+	x0 = 11;
+	pw = width - x0 - 1;
+	if (pw < 4)
+		return;
+	sl_format_bytes(mhi, b1, sizeof b1);
+	ui_put_right(w, 2, x0 - 1, x0 - 1, b1, u->attr[UI_R_DIM]);
+	sl_format_bytes(mlo, b1, sizeof b1);
+	ui_put_right(w, 2 + ph - 1, x0 - 1, x0 - 1, b1, u->attr[UI_R_DIM]);
+	for (i = 0; i < ph; i++)
+		ui_put(w, 2 + i, x0 - 1, 1, u->gl->v, u->attr[UI_R_DIM]);
+	sl_format_ns(clo, b1, sizeof b1);
+	sl_format_ns(chi, b2, sizeof b2);
+	ui_put(w, h - 1, x0, pw, b1, u->attr[UI_R_DIM]);
+	snprintf(buf, sizeof buf, _("comm %s"), b2);
+	ui_put_right(w, h - 1, width - 1, pw / 2, buf, u->attr[UI_R_DIM]);
+	for (i = 0; i <= u->front.n; i++) {
+		int64_t m, cns;
+		bool cur = i == u->front.n;
+		if (cur && !u->have_ev)
+			break;
+		m = cur ? u->ev.mem_part : u->front.pt[i].mem;
+		cns = cur ? u->ev.comm_ns : u->front.pt[i].comm_ns;
+		px = chi > clo ? (int)((double)(cns - clo) * (pw - 1) / (chi - clo) + 0.5) : 0;
+		py = mhi > mlo ? (int)((double)(mhi - m) * (ph - 1) / (mhi - mlo) + 0.5) : ph - 1;
+		ui_put(w, 2 + py, x0 + px, 1, cur ? u->gl->current : u->gl->point,
+		    cur ? u->attr[UI_R_CHOSEN] | A_REVERSE : A_NORMAL);
+	}
+}
+
+void
+ui_draw_msg(WINDOW *w, const ui *u)
+{
+	int width = getmaxx(w), x;
+	char buf[1100];
+	const char *label = NULL;
+
+	werase(w);
+	switch (u->prompt) {
+	case UI_P_SEARCH:
+		label = _("Search: ");
+		break;
+	case UI_P_EXPORT:
+		label = _("Export plan to: ");
+		break;
+	case UI_P_SVG:
+		label = _("Export graph (SVG) to: ");
+		break;
+	case UI_P_QUIT:
+		label = _("The plan changed since the last export. Quit anyway? (y/n) ");
+		break;
+	default:
+		break;
+	}
+	if (label != NULL) {
+		x = ui_put(w, 0, 0, width, label, A_BOLD);
+		if (u->prompt != UI_P_QUIT) {
+			wcstombs(buf, u->input, sizeof buf);
+			buf[sizeof buf - 1] = '\0';
+			x += ui_put(w, 0, x, width - x - 1, buf, A_NORMAL);
+		}
+		ui_put(w, 0, x, 1, " ", A_REVERSE);
+		return;
+	}
+	if (u->msg[0] != '\0') {
+		ui_put(w, 0, 0, width, u->msg, u->msg_error ?
+		    u->attr[UI_R_ERROR] : A_NORMAL);
+		return;
+	}
+	ui_put(w, 0, 0, width, _("Tab panel  p/f/u pin/forbid/clear  P/F/U every layer  [ ] alpha  / search  e export  ? help  q quit"),
+	    u->attr[UI_R_DIM]);
+}
+
+void
+ui_draw_status(WINDOW *w, const ui *u)
+{
+	int width = getmaxx(w), x, i;
+	char buf[1024], tb[32];
+	const char *conf = "";
+	attr_t a = u->attr[UI_R_STATUS];
+
+	werase(w);
+	ui_fill(w, 0, 0, width, a);
+	if (!u->have_sol) {
+		ui_put(w, 0, 1, width - 2, u->solve_err[0] ? u->solve_err :
+		    _("no plan"), a);
+		return;
+	}
+	switch (u->confirm) {
+	case UI_CONF_NONE:
+		conf = "";
+		break;
+	case UI_CONF_RUNNING:
+		conf = _("GLPK confirming...");
+		break;
+	case UI_CONF_YES:
+		conf = _("GLPK confirmed");
+		break;
+	case UI_CONF_DIFFERS:
+		conf = _("GLPK DISAGREES");
+		break;
+	case UI_CONF_TOO_LARGE:
+		conf = _("not confirmed (too large for GLPK)");
+		break;
+	case UI_CONF_FAILED:
+		conf = _("not confirmed (GLPK failed)");
+		break;
+	case UI_CONF_LIMIT:
+		conf = _("not confirmed (GLPK time limit)");
+		break;
+	}
+	snprintf(tb, sizeof tb, "%.2f", u->sol.time_ms);
+	snprintf(buf, sizeof buf, _("%s %s  objective %lld  %s ms  %s  "),
+	    u->dp != NULL ? "DP" : sl_solver_name(u->sol.solver),
+	    sl_solve_status_name(u->sol.status), (long long)u->sol.objective,
+	    tb, conf);
+	x = 1 + ui_put(w, 0, 1, width - 2, buf, a);
+	if (u->n_changed == 0) {
+		ui_put(w, 0, x, width - x - 1, _("plan unchanged"), a);
+		return;
+	}
+	if (u->n_changed > 3)
+		snprintf(buf, sizeof buf, _("changed (%d):"), u->n_changed);
+	else
+		snprintf(buf, sizeof buf, "%s", _("changed:"));
+	for (i = 0; i < u->n_changed && strlen(buf) < 600; i++)
+		snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " %s",
+		    ui_op_name(u, u->changed[i]));
+	ui_put(w, 0, x, width - x - 1, buf, a | A_BOLD);
+}
+
+void
+ui_draw_help(WINDOW *w, const ui *u)
+{
+	int h = getmaxy(w), width = getmaxx(w), y, colw, ncol, i, row, col;
+	size_t k;
+
+	werase(w);
+	ui_title_line(w, u, _("Keys (any key closes this help)"), true);
+	ncol = width >= 120 ? 2 : 1;
+	colw = width / ncol;
+	row = 0;
+	for (k = 0, i = 0; k < ui_n_keys; k++) {
+		if (ui_keys[k].help == NULL)
+			continue;
+		if (i++ < u->help_top)
+			continue;
+		col = row / (h - 1);
+		y = 1 + row % (h - 1);
+		if (col >= ncol)
+			break;
+		ui_put(w, y, col * colw + 1, 12, _(ui_keys[k].name), A_BOLD);
+		ui_put(w, y, col * colw + 14, colw - 15, _(ui_keys[k].help),
+		    A_NORMAL);
+		row++;
+	}
+}
+
+void
+ui_show_text(ui *u, const char *title, char *text)
+{
+	free(u->text);
+	u->text = text;
+	u->text_top = 0;
+	snprintf(u->text_title, sizeof u->text_title, "%s", title);
+	u->dirty |= UI_D_ALL;
+}
+
+void
+ui_draw_text(WINDOW *w, const ui *u)
+{
+	int h = getmaxy(w), width = getmaxx(w), y, line = 0;
+	const char *p = u->text, *nl;
+	char buf[1024];
+	size_t n;
+
+	werase(w);
+	ui_title_line(w, u, u->text_title, true);
+	for (y = 1; p != NULL && *p != '\0' && y < h; line++) {
+		nl = strchr(p, '\n');
+		n = nl != NULL ? (size_t)(nl - p) : strlen(p);
+		if (line >= u->text_top) {
+			if (n >= sizeof buf)
+				n = sizeof buf - 1;
+			memcpy(buf, p, n);
+			buf[n] = '\0';
+			ui_put(w, y++, 1, width - 2, buf, A_NORMAL);
+		}
+		p = nl != NULL ? nl + 1 : p + strlen(p);
+	}
+}
+
+/* ------------------------------------------------------------ the frame */
+
+static void
+ui_scroll(int cur, int *top, int visible)
+{
+	if (visible < 1)
+		visible = 1;
+	if (cur < *top)
+		*top = cur;
+	if (cur >= *top + visible)
+		*top = cur - visible + 1;
+	if (*top < 0)
+		*top = 0;
+}
+
+static void
+ui_out(WINDOW *w)
+{
+	if (w != NULL)
+		wnoutrefresh(w);
+}
+
+void
+ui_draw(ui *u)
+{
+	WINDOW **W = u->win;
+
+	if (u->too_small) {
+		if (u->dirty) {
+			ui_draw_too_small(W[UI_W_TITLE], u);
+			ui_out(W[UI_W_TITLE]);
+		}
+		u->dirty = 0;
+		doupdate();
+		return;
+	}
+	if (u->dirty == 0)
+		return;
+	ui_scroll(u->row_cur, &u->row_top, getmaxy(W[UI_W_OPS]) - 1);
+	ui_scroll(u->strat_cur, &u->strat_top, getmaxy(W[UI_W_STRATS]) - 2);
+	if (u->show_help || u->text != NULL) {
+		WINDOW *hw = W[UI_W_OPS] ? newwin(u->lines - 3, u->cols, 1, 0) : NULL;
+		if (hw != NULL) {
+			if (u->show_help)
+				ui_draw_help(hw, u);
+			else
+				ui_draw_text(hw, u);
+			ui_out(hw);
+			delwin(hw);
+		}
+		if (u->dirty & UI_D_MSG) {
+			ui_draw_msg(W[UI_W_MSG], u);
+			ui_out(W[UI_W_MSG]);
+		}
+		if (u->dirty & UI_D_STATUS) {
+			ui_draw_status(W[UI_W_STATUS], u);
+			ui_out(W[UI_W_STATUS]);
+		}
+		u->dirty = 0;
+		doupdate();
+		return;
+	}
+	if (u->dirty & UI_D_TITLE) {
+		ui_draw_title(W[UI_W_TITLE], u);
+		ui_out(W[UI_W_TITLE]);
+	}
+	if (u->dirty & UI_D_OPS) {
+		ui_draw_ops(W[UI_W_OPS], u);
+		ui_out(W[UI_W_OPS]);
+	}
+	if (!u->wide && u->show_graph) {
+		if (u->dirty & (UI_D_GRAPH | UI_D_STRATS | UI_D_MEM)) {
+			ui_draw_graph(W[UI_W_GRAPH], u);
+			ui_out(W[UI_W_GRAPH]);
+		}
+	} else {
+		if (u->dirty & UI_D_STRATS) {
+			ui_draw_strats(W[UI_W_STRATS], u);
+			ui_out(W[UI_W_STRATS]);
+		}
+		if (u->dirty & UI_D_MEM) {
+			ui_draw_mem(W[UI_W_MEM], u);
+			ui_out(W[UI_W_MEM]);
+		}
+		if (u->wide && (u->dirty & UI_D_GRAPH)) {
+			ui_draw_graph(W[UI_W_GRAPH], u);
+			ui_out(W[UI_W_GRAPH]);
+		}
+	}
+	if (u->dirty & UI_D_ALPHA) {
+		ui_draw_alpha(W[UI_W_ALPHA], u);
+		ui_out(W[UI_W_ALPHA]);
+	}
+	if (u->dirty & UI_D_MSG) {
+		ui_draw_msg(W[UI_W_MSG], u);
+		ui_out(W[UI_W_MSG]);
+	}
+	if (u->dirty & UI_D_STATUS) {
+		ui_draw_status(W[UI_W_STATUS], u);
+		ui_out(W[UI_W_STATUS]);
+	}
+	u->dirty = 0;
+	doupdate();
+}
