@@ -843,7 +843,9 @@ main(int argc, char **argv)
 {
 	setlocale(LC_ALL, "");
 #ifdef ENABLE_NLS
-	bindtextdomain(PACKAGE, LOCALEDIR);
+	/* SHARDLAB_LOCALEDIR: catalogues not yet installed (tests, a build tree). */
+	bindtextdomain(PACKAGE, getenv("SHARDLAB_LOCALEDIR") != NULL ?
+	    getenv("SHARDLAB_LOCALEDIR") : LOCALEDIR);
 	textdomain(PACKAGE);
 #endif
 	if (argc < 2)
