@@ -1,2 +1,530 @@
-/* iopddl.c: placeholder until implemented. */
+/*
+ * iopddl.c: problems of the ASPLOS/EuroSys 2025 IOPDDL contest (google/iopddl),
+ * plain or gzip JSON, read into an sl_problem and written back in the same
+ * format.  Node i is "n<i>", its strategy s "s<s>".  Edges given more than
+ * once (in either direction) are merged into one edge whose costs are the sum.
+ * Entries that are not allowed are written with the contest's cost for an
+ * impossible choice (10^18), so an exported problem keeps its optimum in any
+ * reader.
+ */
 #include "internal.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define IOPDDL_IMPOSSIBLE 1000000000000000000LL
+
+static bool
+iopddl_is_gz(const char *path)
+{
+	unsigned char m[2];
+	FILE *f = fopen(path, "rb");
+	bool gz = false;
+
+	if (f == NULL)
+		return false;
+	if (fread(m, 1, 2, f) == 2 && m[0] == 0x1f && m[1] == 0x8b)
+		gz = true;
+	fclose(f);
+	return gz;
+}
+
+/* An int64 from an integer (or an integral real that fits). */
+static bool
+iopddl_int(const json_t *j, int64_t *out)
+{
+	if (json_is_integer(j)) {
+		*out = (int64_t)json_integer_value(j);
+		return true;
+	}
+	if (json_is_real(j)) {
+		double d = json_real_value(j);
+		if (d >= -9.2e18 && d <= 9.2e18 && d == (double)(int64_t)d) {
+			*out = (int64_t)d;
+			return true;
+		}
+	}
+	return false;
+}
+
+struct iopddl_ctx {
+	const char *path;
+	sl_error *err;
+};
+
+static int
+iopddl_bad(struct iopddl_ctx *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int
+iopddl_bad(struct iopddl_ctx *c, const char *fmt, ...)
+{
+	char msg[900];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	return sl_error_set(c->err, SL_EINPUT, c->path, 0, 0, "%s", msg);
+}
+
+/* Reads an array of n int64 arrays; lens[i] filled (or checked when want). */
+static int
+iopddl_matrix(struct iopddl_ctx *c, const json_t *a, const char *what,
+    size_t n, const size_t *want, int64_t ***out, size_t **lens)
+{
+	int64_t **rows;
+
+	if (!json_is_array(a))
+		return iopddl_bad(c, _("%s: expected an array"), what);
+	if (json_array_size(a) != n)
+		return iopddl_bad(c, _("%s: expected %zu entries, found %zu"),
+		    what, n, json_array_size(a));
+	rows = sl_xcalloc(n + 1, sizeof *rows);
+	if (lens != NULL)
+		*lens = sl_xcalloc(n + 1, sizeof **lens);
+	for (size_t i = 0; i < n; i++) {
+		const json_t *r = json_array_get(a, i);
+		size_t len;
+		if (!json_is_array(r)) {
+			iopddl_bad(c, _("%s[%zu]: expected an array of integers"),
+			    what, i);
+			goto fail;
+		}
+		len = json_array_size(r);
+		if (want != NULL && len != want[i]) {
+			iopddl_bad(c, _("%s[%zu]: expected %zu values, found %zu"),
+			    what, i, want[i], len);
+			goto fail;
+		}
+		rows[i] = sl_xmalloc((len + 1) * sizeof **rows);
+		for (size_t j = 0; j < len; j++)
+			if (!iopddl_int(json_array_get(r, j), &rows[i][j])) {
+				iopddl_bad(c, _("%s[%zu][%zu]: expected an integer"),
+				    what, i, j);
+				goto fail;
+			}
+		if (lens != NULL)
+			(*lens)[i] = len;
+	}
+	*out = rows;
+	return SL_OK;
+fail:
+	for (size_t i = 0; i < n; i++)
+		free(rows[i]);
+	free(rows);
+	if (lens != NULL) {
+		free(*lens);
+		*lens = NULL;
+	}
+	return c->err != NULL ? c->err->code : SL_EINPUT;
+}
+
+static void
+iopddl_free_rows(int64_t **rows, size_t n)
+{
+	if (rows == NULL)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(rows[i]);
+	free(rows);
+}
+
+static sl_problem *
+iopddl_from_json(struct iopddl_ctx *c, const json_t *root)
+{
+	const json_t *pr, *nodes, *edges, *jn, *lim;
+	int64_t **cost = NULL, **usage = NULL, **iv = NULL, **ep = NULL,
+	    **ec = NULL;
+	size_t *klen = NULL, n, m = 0, *want = NULL, *two = NULL;
+	int *k = NULL, (*edge)[2] = NULL, *map = NULL, me = 0;
+	sl_problem *p = NULL;
+
+	if (!json_is_object(root) ||
+	    !json_is_object(pr = json_object_get(root, "problem"))) {
+		iopddl_bad(c, "%s", _("expected an object with a \"problem\" object"));
+		return NULL;
+	}
+	nodes = json_object_get(pr, "nodes");
+	if (!json_is_object(nodes)) {
+		iopddl_bad(c, "%s", _("problem.nodes: expected an object"));
+		return NULL;
+	}
+	jn = json_object_get(nodes, "costs");
+	if (!json_is_array(jn)) {
+		iopddl_bad(c, "%s", _("problem.nodes.costs: expected an array"));
+		return NULL;
+	}
+	n = json_array_size(jn);
+	if (n > 100000000) {
+		iopddl_bad(c, "%s", _("problem.nodes.costs: too many nodes"));
+		return NULL;
+	}
+	if (iopddl_matrix(c, jn, "problem.nodes.costs", n, NULL, &cost,
+	    &klen) != SL_OK)
+		return NULL;
+	k = sl_xmalloc((n + 1) * sizeof *k);
+	for (size_t i = 0; i < n; i++) {
+		if (klen[i] == 0 || klen[i] > 1000000) {
+			iopddl_bad(c, _("problem.nodes.costs[%zu]: a node needs "
+			    "between 1 and 1000000 strategies, found %zu"),
+			    i, klen[i]);
+			goto out;
+		}
+		k[i] = (int)klen[i];
+	}
+	two = sl_xmalloc((n + 1) * sizeof *two);
+	for (size_t i = 0; i < n; i++)
+		two[i] = 2;
+	if (json_object_get(nodes, "intervals") != NULL &&
+	    iopddl_matrix(c, json_object_get(nodes, "intervals"),
+	    "problem.nodes.intervals", n, two, &iv, NULL) != SL_OK)
+		goto out;
+	if (json_object_get(nodes, "usages") != NULL &&
+	    iopddl_matrix(c, json_object_get(nodes, "usages"),
+	    "problem.nodes.usages", n, klen, &usage, NULL) != SL_OK)
+		goto out;
+	for (size_t i = 0; iv != NULL && i < n; i++)
+		if (iv[i][0] > iv[i][1]) {
+			iopddl_bad(c, _("problem.nodes.intervals[%zu]: lower bound "
+			    "%lld above upper bound %lld"), i,
+			    (long long)iv[i][0], (long long)iv[i][1]);
+			goto out;
+		}
+	lim = json_object_get(pr, "usage_limit");
+	if (lim != NULL && !json_is_null(lim)) {
+		int64_t l;
+		if (!iopddl_int(lim, &l) || l < 0) {
+			iopddl_bad(c, "%s", _("problem.usage_limit: expected a "
+			    "non-negative integer"));
+			goto out;
+		}
+		if (iv == NULL || usage == NULL) {
+			iopddl_bad(c, "%s", _("problem.usage_limit needs "
+			    "problem.nodes.intervals and problem.nodes.usages"));
+			goto out;
+		}
+	}
+
+	edges = json_object_get(pr, "edges");
+	if (edges != NULL && !json_is_object(edges)) {
+		iopddl_bad(c, "%s", _("problem.edges: expected an object"));
+		goto out;
+	}
+	if (edges != NULL) {
+		const json_t *en = json_object_get(edges, "nodes");
+		if (!json_is_array(en)) {
+			iopddl_bad(c, "%s",
+			    _("problem.edges.nodes: expected an array"));
+			goto out;
+		}
+		m = json_array_size(en);
+		free(two);
+		two = sl_xmalloc((m + 1) * sizeof *two);
+		for (size_t e = 0; e < m; e++)
+			two[e] = 2;
+		if (iopddl_matrix(c, en, "problem.edges.nodes", m, two, &ep,
+		    NULL) != SL_OK)
+			goto out;
+		want = sl_xmalloc((m + 1) * sizeof *want);
+		for (size_t e = 0; e < m; e++) {
+			int64_t a = ep[e][0], b = ep[e][1];
+			if (a < 0 || (size_t)a >= n || b < 0 || (size_t)b >= n) {
+				iopddl_bad(c, _("problem.edges.nodes[%zu]: node "
+				    "index out of range 0..%zu in [%lld, %lld]"),
+				    e, n - 1, (long long)a, (long long)b);
+				goto out;
+			}
+			if (a == b) {
+				iopddl_bad(c, _("problem.edges.nodes[%zu]: an edge "
+				    "from node %lld to itself"), e, (long long)a);
+				goto out;
+			}
+			want[e] = (size_t)k[a] * (size_t)k[b];
+		}
+		if (iopddl_matrix(c, json_object_get(edges, "costs"),
+		    "problem.edges.costs", m, want, &ec, NULL) != SL_OK)
+			goto out;
+	}
+
+	/* Merge repeated edges (either direction) into the first of them. */
+	edge = sl_xmalloc((m + 1) * sizeof *edge);
+	map = sl_xmalloc((m + 1) * sizeof *map);
+	{
+		/* Open-addressing hash on the unordered pair. */
+		size_t cap = 16;
+		int *slot;
+		while (cap < 2 * m + 2)
+			cap *= 2;
+		slot = sl_xmalloc(cap * sizeof *slot);
+		for (size_t i = 0; i < cap; i++)
+			slot[i] = -1;
+		for (size_t e = 0; e < m; e++) {
+			int64_t a = ep[e][0] < ep[e][1] ? ep[e][0] : ep[e][1];
+			int64_t b = ep[e][0] < ep[e][1] ? ep[e][1] : ep[e][0];
+			size_t h = ((size_t)a * 1000003u + (size_t)b) & (cap - 1);
+			for (;;) {
+				int q = slot[h];
+				if (q < 0) {
+					slot[h] = me;
+					edge[me][0] = (int)ep[e][0];
+					edge[me][1] = (int)ep[e][1];
+					map[e] = me++;
+					break;
+				}
+				if ((edge[q][0] == a && edge[q][1] == b) ||
+				    (edge[q][0] == b && edge[q][1] == a)) {
+					map[e] = q;
+					break;
+				}
+				h = (h + 1) & (cap - 1);
+			}
+		}
+		free(slot);
+	}
+
+	p = sl_problem_new((int)n, k, me, (const int (*)[2])edge);
+	for (size_t v = 0; v < n; v++)
+		memcpy(p->cost[v], cost[v], (size_t)k[v] * sizeof **cost);
+	for (size_t e = 0; e < m; e++) {
+		int q = map[e], u = p->edge[q][0], v = p->edge[q][1];
+		bool flip = ep[e][0] != u;
+		for (int s = 0; s < k[u]; s++)
+			for (int t = 0; t < k[v]; t++) {
+				size_t src = flip ? (size_t)t * k[u] + s :
+				    (size_t)s * k[v] + t;
+				int64_t *dst = &p->ecost[q][(size_t)s * k[v] + t];
+				*dst = sl_add_sat(*dst, ec[e][src]);
+			}
+	}
+	if (iv != NULL) {
+		p->interval = sl_xmalloc((n + 1) * sizeof *p->interval);
+		for (size_t v = 0; v < n; v++) {
+			p->interval[v][0] = iv[v][0];
+			p->interval[v][1] = iv[v][1];
+		}
+	}
+	if (usage != NULL) {
+		p->usage = usage;
+		usage = NULL;
+	}
+	if (lim != NULL && !json_is_null(lim))
+		iopddl_int(lim, &p->usage_limit);
+	{
+		const json_t *nm = json_object_get(pr, "name");
+		p->name = sl_xstrdup(json_is_string(nm) ? json_string_value(nm) :
+		    "iopddl");
+	}
+	p->node_name = sl_xcalloc(n + 1, sizeof *p->node_name);
+	p->strat_name = sl_xcalloc(n + 1, sizeof *p->strat_name);
+	for (size_t v = 0; v < n; v++) {
+		char buf[32];
+		snprintf(buf, sizeof buf, "n%zu", v);
+		p->node_name[v] = sl_xstrdup(buf);
+		p->strat_name[v] = sl_xcalloc((size_t)k[v], sizeof **p->strat_name);
+		for (int s = 0; s < k[v]; s++) {
+			snprintf(buf, sizeof buf, "s%d", s);
+			p->strat_name[v][s] = sl_xstrdup(buf);
+		}
+	}
+out:
+	iopddl_free_rows(cost, n);
+	iopddl_free_rows(usage, n);
+	iopddl_free_rows(iv, n);
+	iopddl_free_rows(ep, m);
+	iopddl_free_rows(ec, m);
+	free(klen);
+	free(k);
+	free(want);
+	free(two);
+	free(edge);
+	free(map);
+	return p;
+}
+
+sl_problem *
+sl_iopddl_load(const char *path, sl_error *err)
+{
+	struct iopddl_ctx c = { path, err };
+	json_error_t je;
+	json_t *root;
+	size_t len;
+	char *text;
+	sl_problem *p;
+
+	text = sl_read_file(path, &len, iopddl_is_gz(path), err);
+	if (text == NULL)
+		return NULL;
+	root = json_loadb(text, len, 0, &je);
+	free(text);
+	if (root == NULL) {
+		sl_error_set(err, SL_EINPUT, path, je.line > 0 ? je.line : 0,
+		    je.column > 0 ? je.column : 0, _("invalid JSON: %s"), je.text);
+		return NULL;
+	}
+	p = iopddl_from_json(&c, root);
+	json_decref(root);
+	return p;
+}
+
+/* Skips whitespace; returns the next non-space character or NUL. */
+static const char *
+iopddl_skip_ws(const char *s, const char *end)
+{
+	while (s < end && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
+		s++;
+	return s;
+}
+
+bool
+sl_iopddl_is_problem(const char *path)
+{
+	char head[4096];
+	const char *s, *end;
+	bool gz = iopddl_is_gz(path), yes = false;
+	int got;
+	gzFile f;
+
+	/* gzread reads plain files as they are, too. */
+	if ((f = gzopen(path, "rb")) == NULL)
+		return false;
+	got = gzread(f, head, sizeof head);
+	gzclose(f);
+	if (got <= 0)
+		return false;
+	s = head;
+	end = head + got;
+	s = iopddl_skip_ws(s, end);
+	if (s == end || *s != '{')
+		return false;
+	s = iopddl_skip_ws(s + 1, end);
+	if ((size_t)(end - s) >= 9 && memcmp(s, "\"problem\"", 9) == 0)
+		return true;
+	/* "problem" is not the first key but comes early: parse to be sure. */
+	if (memmem(head, (size_t)got, "\"problem\"", 9) != NULL) {
+		size_t len;
+		char *text = sl_read_file(path, &len, gz, NULL);
+		json_t *root;
+		if (text == NULL)
+			return false;
+		root = json_loadb(text, len, 0, NULL);
+		free(text);
+		yes = json_is_object(root) &&
+		    json_is_object(json_object_get(root, "problem"));
+		json_decref(root);
+	}
+	return yes;
+}
+
+/* ----------------------------------------------------------------- save */
+
+static void
+iopddl_row(FILE *fp, const int64_t *v, size_t n, const uint8_t *allowed)
+{
+	fputc('[', fp);
+	for (size_t i = 0; i < n; i++)
+		fprintf(fp, "%s%lld", i ? ", " : "", (long long)
+		    (allowed != NULL && !allowed[i] ? IOPDDL_IMPOSSIBLE : v[i]));
+	fputc(']', fp);
+}
+
+static void
+iopddl_write(const sl_problem *p, FILE *fp)
+{
+	fputs("{\"problem\": {\n  \"name\": ", fp);
+	{
+		json_t *s = json_string(p->name != NULL ? p->name : "shardlab");
+		char *d = s != NULL ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
+		fputs(d != NULL ? d : "\"shardlab\"", fp);
+		free(d);
+		json_decref(s);
+	}
+	fputs(",\n  \"nodes\": {\n    \"intervals\": [", fp);
+	for (int v = 0; v < p->n; v++)
+		fprintf(fp, "%s[%lld, %lld]", v ? ", " : "",
+		    (long long)(p->interval ? p->interval[v][0] : 0),
+		    (long long)(p->interval ? p->interval[v][1] : 0));
+	fputs("],\n    \"costs\": [", fp);
+	for (int v = 0; v < p->n; v++) {
+		fputs(v ? ",\n      " : "\n      ", fp);
+		iopddl_row(fp, p->cost[v], (size_t)p->k[v], p->allowed[v]);
+	}
+	fputs("],\n    \"usages\": [", fp);
+	for (int v = 0; v < p->n; v++) {
+		fputs(v ? ", " : "", fp);
+		if (p->usage != NULL)
+			iopddl_row(fp, p->usage[v], (size_t)p->k[v], NULL);
+		else {
+			fputc('[', fp);
+			for (int s = 0; s < p->k[v]; s++)
+				fputs(s ? ", 0" : "0", fp);
+			fputc(']', fp);
+		}
+	}
+	fputs("]},\n  \"edges\": {\n    \"nodes\": [", fp);
+	for (int e = 0; e < p->m; e++)
+		fprintf(fp, "%s[%d, %d]", e ? ", " : "", p->edge[e][0],
+		    p->edge[e][1]);
+	fputs("],\n    \"costs\": [", fp);
+	for (int e = 0; e < p->m; e++) {
+		fputs(e ? ",\n      " : "\n      ", fp);
+		iopddl_row(fp, p->ecost[e], (size_t)p->k[p->edge[e][0]] *
+		    p->k[p->edge[e][1]], NULL);
+	}
+	fputs("]}", fp);
+	if (p->usage_limit >= 0 && p->interval != NULL && p->usage != NULL)
+		fprintf(fp, ",\n  \"usage_limit\": %lld",
+		    (long long)p->usage_limit);
+	fputs("\n}}\n", fp);
+}
+
+static bool
+iopddl_ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+int
+sl_iopddl_save(const sl_problem *p, const char *path, sl_error *err)
+{
+	sl_atomic a;
+	int rc;
+
+	if ((rc = sl_atomic_open(&a, path, err)) != SL_OK)
+		return rc;
+	if (iopddl_ends_with(path, ".gz") && !a.is_stdout) {
+		/* Text to memory, then gzip into the temporary file. */
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&buf, &len);
+		gzFile gz;
+		int fd;
+
+		if (mem == NULL) {
+			sl_atomic_abort(&a);
+			return sl_error_set(err, SL_EINTERNAL, path, 0, 0,
+			    "open_memstream: %s", strerror(errno));
+		}
+		iopddl_write(p, mem);
+		fclose(mem);
+		fflush(a.fp);
+		fd = dup(fileno(a.fp));
+		gz = fd >= 0 ? gzdopen(fd, "wb") : NULL;
+		if (gz == NULL || gzwrite(gz, buf, (unsigned)len) != (int)len ||
+		    gzclose(gz) != Z_OK) {
+			if (gz == NULL && fd >= 0)
+				close(fd);
+			free(buf);
+			sl_atomic_abort(&a);
+			return sl_error_set(err, SL_EINTERNAL, path, 0, 0, "%s",
+			    _("cannot write the compressed file"));
+		}
+		free(buf);
+	} else
+		iopddl_write(p, a.fp);
+	return sl_atomic_commit(&a, err);
+}

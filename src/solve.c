@@ -1,2 +1,189 @@
-/* solve.c: placeholder until implemented. */
+/*
+ * solve.c: solver dispatch.  auto takes the exact DP, falls back to the ILP
+ * when the DP refuses (a usage limit, a core too wide), and on small problems
+ * asks a second exact solver for the same objective: the two must agree in
+ * integer units, or something is wrong in one of them.
+ */
 #include "internal.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+/* Problems this small (total strategies) are cross-checked by auto. */
+#define SOLVE_CONFIRM_STRATS 2000
+/* ... with the ILP given at most this long. */
+#define SOLVE_CONFIRM_SECONDS 10.0
+/* Brute force confirms only below this many assignments. */
+#define SOLVE_CONFIRM_BRUTE 1e5
+
+static double
+solve_ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) * 1e3 +
+	    (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static int64_t
+solve_total_strats(const sl_problem *p)
+{
+	int64_t t = 0;
+
+	for (int v = 0; v < p->n; v++)
+		t += p->k[v];
+	return t;
+}
+
+static double
+solve_combos(const sl_problem *p)
+{
+	double c = 1;
+
+	for (int v = 0; v < p->n; v++) {
+		int a = 0;
+		for (int s = 0; s < p->k[v]; s++)
+			a += p->allowed[v][s] != 0;
+		c *= a;
+	}
+	return c;
+}
+
+/*
+ * Runs another exact solver on p and compares.  Returns SL_OK (setting
+ * sol->confirmed when they agree) or SL_EINTERNAL when two optima differ.
+ */
+static int
+solve_confirm(const sl_problem *p, sl_solver_kind other, const sl_solve_opts *o,
+    sl_solution *sol, sl_error *err)
+{
+	sl_solve_opts co = { 0 };
+	sl_solution alt;
+	sl_error e2;
+	int rc;
+
+	if (o != NULL) {
+		co.cancel = o->cancel;
+		co.cancel_ctx = o->cancel_ctx;
+	}
+	co.time_limit = SOLVE_CONFIRM_SECONDS;
+	if (o != NULL && o->time_limit > 0 && o->time_limit < co.time_limit)
+		co.time_limit = o->time_limit;
+	sl_error_clear(&e2);
+	sl_solution_init(&alt, p->n);
+	switch (other) {
+	case SL_SOLVER_ILP:
+		rc = sl_solve_ilp(p, &co, &alt, &e2);
+		break;
+	case SL_SOLVER_BRUTE:
+		rc = sl_solve_brute(p, &co, &alt, &e2);
+		break;
+	default:
+		rc = sl_solve_dp(p, &co, &alt, &e2);
+		break;
+	}
+	if (rc == SL_OK && alt.status == sol->status &&
+	    (alt.status == SL_SOLVE_OPTIMAL || alt.status == SL_SOLVE_INFEASIBLE)) {
+		if (alt.status == SL_SOLVE_INFEASIBLE ||
+		    alt.objective == sol->objective)
+			sol->confirmed = true;
+		else
+			rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+			    _("solvers disagree: %s found objective %lld, %s %lld"),
+			    sl_solver_name(sol->solver),
+			    (long long)sol->objective, sl_solver_name(other),
+			    (long long)alt.objective);
+	} else if (rc == SL_OK && alt.status == SL_SOLVE_OPTIMAL &&
+	    sol->status == SL_SOLVE_INFEASIBLE) {
+		rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+		    _("solvers disagree: %s found no plan, %s one of objective %lld"),
+		    sl_solver_name(sol->solver), sl_solver_name(other),
+		    (long long)alt.objective);
+	} else
+		rc = SL_OK;	/* the other could not answer: no opinion */
+	sl_solution_free(&alt);
+	return rc;
+}
+
+/* time_ms covers the answer (refusal included), not the cross-check. */
+static int
+solve_auto(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
+    const struct timespec *t0, sl_error *err)
+{
+	sl_error dperr;
+	int rc;
+
+	sl_error_clear(&dperr);
+	rc = sl_solve_dp(p, o, sol, &dperr);
+	if (rc == SL_EINTERNAL) {
+		/* The DP refused (or failed): the ILP is the general path. */
+		const char *why = dperr.msg;
+		/* The DP's messages start with its own name. */
+		if (strncmp(why, "dp: ", 4) == 0)
+			why += 4;
+		snprintf(sol->note, sizeof sol->note,
+		    _("dp refused: %s; solved with ilp"), why);
+		rc = sl_solve_ilp(p, o, sol, err);
+		if (rc != SL_OK)
+			return rc;
+		sol->solver = SL_SOLVER_ILP;
+		sol->time_ms = solve_ms_since(t0);
+		if (solve_combos(p) <= SOLVE_CONFIRM_BRUTE &&
+		    (sol->status == SL_SOLVE_OPTIMAL ||
+		    sol->status == SL_SOLVE_INFEASIBLE))
+			return solve_confirm(p, SL_SOLVER_BRUTE, o, sol, err);
+		return SL_OK;
+	}
+	if (rc != SL_OK) {
+		if (err != NULL && err->code == SL_OK)
+			*err = dperr;
+		return rc;
+	}
+	sol->solver = SL_SOLVER_DP;
+	sol->time_ms = solve_ms_since(t0);
+	if (solve_total_strats(p) <= SOLVE_CONFIRM_STRATS &&
+	    (sol->status == SL_SOLVE_OPTIMAL ||
+	    sol->status == SL_SOLVE_INFEASIBLE))
+		return solve_confirm(p, SL_SOLVER_ILP, o, sol, err);
+	return SL_OK;
+}
+
+int
+sl_solve(const sl_problem *p, sl_solver_kind kind, const sl_solve_opts *o,
+    sl_solution *sol, sl_error *err)
+{
+	struct timespec t0;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (sol->choice == NULL || sol->n != p->n) {
+		free(sol->choice);
+		sol->n = p->n;
+		sol->choice = sl_xcalloc((size_t)(p->n > 0 ? p->n : 1),
+		    sizeof *sol->choice);
+	}
+	sol->note[0] = '\0';
+	sol->confirmed = false;
+	switch (kind) {
+	case SL_SOLVER_DP:
+		rc = sl_solve_dp(p, o, sol, err);
+		sol->solver = SL_SOLVER_DP;
+		break;
+	case SL_SOLVER_ILP:
+		rc = sl_solve_ilp(p, o, sol, err);
+		sol->solver = SL_SOLVER_ILP;
+		break;
+	case SL_SOLVER_BRUTE:
+		rc = sl_solve_brute(p, o, sol, err);
+		sol->solver = SL_SOLVER_BRUTE;
+		break;
+	case SL_SOLVER_AUTO:
+		return solve_auto(p, o, sol, &t0, err);
+	default:
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("unknown solver %d"), (int)kind);
+	}
+	sol->time_ms = solve_ms_since(&t0);
+	return rc;
+}
