@@ -1,2 +1,370 @@
-/* placeholder */
-int main(void){return 0;}
+/*
+ * bench_solve.c: speed of the live DP against GLPK, measured in one run
+ * (`make bench`).  For each model and mesh: cold DP solve (folded and
+ * unfolded), a pin or forbid re-solve (median of many), an alpha change,
+ * the full alpha sweep, and GLPK cold and warm where they finish within the
+ * time limit; ratios GLPK/DP; peak RSS against the space alone.
+ *
+ * usage: bench_solve [--time-limit SECONDS] [--no-glpk] [--pins N] [--quick]
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#define _POSIX_C_SOURCE 200809L
+#include "shardlab.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static double
+peak_rss_mib(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss / 1024.0;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double
+median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static uint64_t rng_state = 88172645463325252ULL;
+
+static int
+rnd(int n)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (int)(rng_state % (uint64_t)n);
+}
+
+struct bcase {
+	const char *label;
+	const char *model;	/* bundled name, or NULL for the generated 175B */
+	int n_axes, shape[2];
+	bool glpk;		/* try GLPK at all */
+};
+
+static const struct bcase cases[] = {
+	{ "gpt-1.7b 4", "gpt-1.7b", 1, { 4, 0 }, true },
+	{ "gpt-1.7b 8", "gpt-1.7b", 1, { 8, 0 }, true },
+	{ "gpt-1.7b 2x4", "gpt-1.7b", 2, { 2, 4 }, true },
+	{ "gpt-7.5b 4", "gpt-7.5b", 1, { 4, 0 }, true },
+	{ "gpt-7.5b 8", "gpt-7.5b", 1, { 8, 0 }, true },
+	{ "gpt-7.5b 2x4", "gpt-7.5b", 2, { 2, 4 }, true },
+	{ "gpt3-175b 2x4", NULL, 2, { 2, 4 }, false },
+};
+
+static sl_space *
+open_case(const struct bcase *c, sl_error *err)
+{
+	sl_hw hw;
+	sl_mesh mesh;
+	sl_graph *g;
+	sl_model_opts mo = { .micro_batch = 1 };
+	int nd = c->shape[0] * (c->n_axes > 1 ? c->shape[1] : 1);
+	const char *const *hwn;
+
+	if (sl_hw_load("h100-nvlink", &hw, err) != SL_OK) {
+		sl_error_clear(err);
+		hwn = sl_bundled_hardware();
+		if (hwn == NULL || hwn[0] == NULL ||
+		    sl_hw_load(hwn[0], &hw, err) != SL_OK)
+			return NULL;
+	}
+	if (sl_mesh_make(&hw, c->n_axes, c->shape, &mesh, err) != SL_OK)
+		return NULL;
+	mo.devices = nd;
+	if (c->model != NULL)
+		g = sl_model_open(c->model, &mo, err);
+	else {
+		sl_gen_config gc;
+		sl_gen_defaults(SL_FAM_GPT, &gc);
+		snprintf(gc.name, sizeof gc.name, "gpt3-175b");
+		gc.layers = 96;
+		gc.hidden = 12288;
+		gc.heads = 96;
+		gc.kv_heads = 96;
+		gc.ffn = 4 * 12288;
+		gc.seq = 2048;
+		gc.vocab = 51200;
+		gc.batch = nd;
+		g = sl_gen(&gc, err);
+	}
+	if (g == NULL)
+		return NULL;
+	return sl_space_build(g, &mesh, NULL, err);
+}
+
+static void
+fmt_ms(double ms, char *buf, size_t len)
+{
+	if (ms < 0)
+		snprintf(buf, len, "-");
+	else if (ms < 1)
+		snprintf(buf, len, "%.1f us", ms * 1e3);
+	else if (ms < 1e4)
+		snprintf(buf, len, "%.2f ms", ms);
+	else
+		snprintf(buf, len, "%.1f s", ms / 1e3);
+}
+
+int
+main(int argc, char **argv)
+{
+	double time_limit = 60, alpha = 100;
+	bool glpk = true, quick = false;
+	int npins = 200;
+	sl_error err;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--time-limit") == 0 && i + 1 < argc)
+			time_limit = atof(argv[++i]);
+		else if (strcmp(argv[i], "--no-glpk") == 0)
+			glpk = false;
+		else if (strcmp(argv[i], "--pins") == 0 && i + 1 < argc)
+			npins = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--quick") == 0)
+			quick = true;
+		else {
+			fprintf(stderr, "usage: %s [--time-limit SECONDS] [--no-glpk] "
+			    "[--pins N] [--quick]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (quick)
+		npins = 40;
+
+	printf("shardlab solver benchmark: alpha %g bytes/us, GLPK limit %g s, "
+	    "pin re-solve = median of %d\n\n", alpha, time_limit, npins);
+	printf("%-14s %5s %5s %4s | %9s %9s %9s %9s %9s %9s %5s | %9s %9s %9s | %8s %8s | %7s %7s\n",
+	    "model mesh", "ops", "edges", "kmax",
+	    "dp cold", "unfolded", "pin", "pin(a)", "alpha", "sweep", "plans",
+	    "glpk cold", "glpk warm", "objective",
+	    "cold x", "warm x", "RSS sp", "RSS dp");
+
+	for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+		const struct bcase *c = &cases[ci];
+		sl_space *s;
+		sl_problem *p;
+		sl_solution sol;
+		sl_dp *d;
+		sl_dp_info info;
+		double t, cold, unf, pin, pina, alch, sw = -1, gc = -1, gw = -1;
+		double rss_space, rss_dp;
+		double *tv;
+		int kmax = 0, nplans = 0;
+		int64_t obj;
+		const char *gnote = "";
+		char b[12][32];
+
+		if (quick && ci > 0 && ci < sizeof cases / sizeof cases[0] - 1 &&
+		    ci != 4)
+			continue;
+		sl_error_clear(&err);
+		s = open_case(c, &err);
+		if (s == NULL) {
+			printf("%-14s cannot open: %s\n", c->label, err.msg);
+			continue;
+		}
+		p = sl_space_problem(s, alpha, NULL, &err);
+		if (p == NULL) {
+			printf("%-14s problem: %s\n", c->label, err.msg);
+			continue;
+		}
+		rss_space = peak_rss_mib();
+		for (int v = 0; v < p->n; v++)
+			if (p->k[v] > kmax)
+				kmax = p->k[v];
+		sl_solution_init(&sol, p->n);
+
+		/* cold: structure, every layer class, trees, outer problem */
+		tv = malloc((size_t)(npins * 2 + 16) * sizeof *tv);
+		for (int r = 0; r < 5; r++) {
+			t = now_ms();
+			d = sl_dp_new(p, &err);
+			if (d == NULL || sl_dp_resolve(d, p, &sol, &err) != SL_OK) {
+				printf("%-14s dp: %s\n", c->label, err.msg);
+				goto next;
+			}
+			tv[r] = now_ms() - t;
+			sl_dp_free(d);
+		}
+		cold = median(tv, 5);
+		obj = sol.objective;
+		for (int r = 0; r < 3; r++) {
+			t = now_ms();
+			d = sl_dp_new_fold(p, false, &err);
+			sl_dp_resolve(d, p, &sol, &err);
+			tv[r] = now_ms() - t;
+			if (sol.objective != obj)
+				printf("%-14s MISMATCH unfolded %lld folded %lld\n",
+				    c->label, (long long)sol.objective,
+				    (long long)obj);
+			sl_dp_free(d);
+		}
+		unf = median(tv, 3);
+
+		d = sl_dp_new(p, &err);
+		sl_dp_resolve(d, p, &sol, &err);
+		rss_dp = peak_rss_mib();
+		sl_dp_info_get(d, &info);
+		/* pin re-solves: pin a random strategy, re-solve, release, re-solve */
+		for (int r = 0; r < npins; r++) {
+			int v = rnd(p->n), s0 = rnd(p->k[v]);
+			uint8_t *save = malloc((size_t)p->k[v]);
+			memcpy(save, p->allowed[v], (size_t)p->k[v]);
+			for (int j = 0; j < p->k[v]; j++)
+				p->allowed[v][j] = j == s0;
+			t = now_ms();
+			sl_dp_resolve(d, p, &sol, &err);
+			tv[2 * r] = now_ms() - t;
+			memcpy(p->allowed[v], save, (size_t)p->k[v]);
+			t = now_ms();
+			sl_dp_resolve(d, p, &sol, &err);
+			tv[2 * r + 1] = now_ms() - t;
+			free(save);
+		}
+		pin = median(tv, 2 * npins);
+		for (int r = 0; r < npins; r++) {
+			int v = rnd(p->n), s0 = rnd(p->k[v]);
+			uint8_t *save = malloc((size_t)p->k[v]);
+			memcpy(save, p->allowed[v], (size_t)p->k[v]);
+			for (int j = 0; j < p->k[v]; j++)
+				p->allowed[v][j] = j == s0;
+			t = now_ms();
+			sl_dp_resolve_allowed(d, p, &sol, &err);
+			tv[2 * r] = now_ms() - t;
+			memcpy(p->allowed[v], save, (size_t)p->k[v]);
+			t = now_ms();
+			sl_dp_resolve_allowed(d, p, &sol, &err);
+			tv[2 * r + 1] = now_ms() - t;
+			free(save);
+		}
+		pina = median(tv, 2 * npins);
+		/* alpha change: re-weigh and re-solve */
+		for (int r = 0; r < 9; r++) {
+			double a = r % 2 ? alpha : alpha * 10;
+			t = now_ms();
+			sl_space_reweigh(s, a, p);
+			sl_dp_resolve(d, p, &sol, &err);
+			tv[r] = now_ms() - t;
+		}
+		alch = median(tv, 9);
+		sl_space_reweigh(s, alpha, p);
+		sl_dp_resolve(d, p, &sol, &err);
+		sl_dp_free(d);
+		{
+			sl_frontier f;
+			t = now_ms();
+			if (sl_sweep(s, NULL, SL_SOLVER_DP, &f, &err) == SL_OK) {
+				sw = now_ms() - t;
+				nplans = f.n;
+				sl_frontier_free(&f);
+			} else
+				printf("%-14s sweep: %s\n", c->label, err.msg);
+		}
+
+		/* GLPK cold (build + first solve of the kept object), then warm after a pin */
+		if (glpk && c->glpk) {
+			sl_solve_opts o = { .time_limit = time_limit };
+			sl_solution gs;
+			sl_ilp *w;
+			sl_solution_init(&gs, p->n);
+			t = now_ms();
+			w = sl_ilp_new(p, &err);
+			if (w != NULL && sl_ilp_resolve(w, p, &o, &gs, &err) == SL_OK &&
+			    gs.status == SL_SOLVE_OPTIMAL) {
+				gc = now_ms() - t;
+				if (gs.objective != obj)
+					printf("%-14s MISMATCH glpk %lld dp %lld\n",
+					    c->label, (long long)gs.objective,
+					    (long long)obj);
+				int v = rnd(p->n), s0 = rnd(p->k[v]);
+				uint8_t *save = malloc((size_t)p->k[v]);
+				memcpy(save, p->allowed[v], (size_t)p->k[v]);
+				for (int j = 0; j < p->k[v]; j++)
+					p->allowed[v][j] = j == s0;
+				t = now_ms();
+				if (sl_ilp_resolve(w, p, &o, &gs, &err) == SL_OK &&
+				    gs.status == SL_SOLVE_OPTIMAL)
+					gw = now_ms() - t;
+				else
+					gnote = "glpk warm: limit";
+				memcpy(p->allowed[v], save, (size_t)p->k[v]);
+				free(save);
+			} else
+				gnote = "glpk: limit";
+			sl_ilp_free(w);
+			sl_solution_free(&gs);
+		} else
+			gnote = glpk ? "glpk: skipped (size)" : "glpk: off";
+
+		fmt_ms(cold, b[0], 32);
+		fmt_ms(unf, b[1], 32);
+		fmt_ms(pin, b[2], 32);
+		fmt_ms(pina, b[3], 32);
+		fmt_ms(alch, b[4], 32);
+		fmt_ms(sw, b[5], 32);
+		fmt_ms(gc, b[6], 32);
+		fmt_ms(gw, b[7], 32);
+		if (gc >= 0)
+			snprintf(b[8], 32, "%.0f", gc / cold);
+		else
+			snprintf(b[8], 32, "-");
+		if (gw >= 0)
+			snprintf(b[9], 32, "%.0f", gw / pin);
+		else
+			snprintf(b[9], 32, "-");
+		printf("%-14s %5d %5d %4d | %9s %9s %9s %9s %9s %9s %5d | %9s %9s %9lld | %8s %8s | %6.0fM %6.0fM %s\n",
+		    c->label, p->n, p->m, kmax, b[0], b[1], b[2], b[3], b[4], b[5],
+		    nplans, b[6], b[7], (long long)obj, b[8], b[9],
+		    rss_space, rss_dp, gnote);
+		printf("%-14s   folded %d layers in %d chains, %d classes, "
+		    "%d outer nodes, width %d\n", "", info.folded_layers,
+		    info.runs, info.classes, info.outer_nodes, info.width);
+		fflush(stdout);
+next:
+		free(tv);
+		sl_solution_free(&sol);
+		sl_problem_free(p);
+		{
+			sl_graph *g = (sl_graph *)s->g;
+			sl_space_free(s);
+			sl_graph_free(g);
+		}
+	}
+	printf("\ncolumns: dp cold = new live solver + first solve (median of 5); "
+	    "unfolded = same without layer folding (median of 3);\n"
+	    "pin = pin or release one strategy and re-solve (sl_dp_resolve, median); "
+	    "pin(a) = same via sl_dp_resolve_allowed;\n"
+	    "alpha = re-weigh all costs and re-solve; sweep = whole alpha frontier; "
+	    "x = GLPK time / DP time (cold / pin);\n"
+	    "RSS sp = peak RSS with the space and problem built; RSS dp = peak "
+	    "after the live solver (process-wide peak).\n");
+	return 0;
+}

@@ -1,2 +1,2032 @@
-/* solve_dp.c: placeholder until implemented. */
+/*
+ * solve_dp.c: the exact live solver.
+ *
+ * The strategy graph is a pairwise min-sum problem (PBQP).  Variable
+ * elimination solves it exactly: a node of degree 0 or 1 folds into its
+ * neighbour's costs, a node of degree 2 into an edge between its two
+ * neighbours (merged with any edge already there), and when none of those is
+ * left a general elimination step in min-size order builds a factor over the
+ * node's neighbours, refusing when that factor would be too large.  Each
+ * step records the best strategy of the eliminated node for every choice of
+ * its neighbours, so the argmin comes back by substitution in reverse order.
+ * Disallowed strategies cost DP_INF and are never picked.  The order depends
+ * on the structure alone, so sl_dp_new runs it once on scopes only and
+ * refuses a problem too wide for exact elimination before building a table.
+ *
+ * Repeated layers (p->layer, p->pos) that talk to the rest of the graph only
+ * through one input node and one output node are folded (TAP): each layer
+ * becomes a k_in x k_out min-plus transfer matrix, layers with equal content
+ * share one matrix, and a segment tree over a chain of layers keeps the
+ * chain's product so that a change in one layer costs one layer elimination
+ * and O(log L) products.  The first and last layers keep their own choices:
+ * the argmin is recovered per layer by descending the tree.
+ *
+ * The live object (sl_dp) keeps the structure, a copy of the costs it last
+ * saw, the layer classes and the trees; a resolve recomputes what differs.
+ */
 #include "internal.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+#define DP_INF INT64_MAX
+/* Largest factor (entries) one elimination step may build. */
+#define DP_MAX_ENTRIES 20000000LL
+/* Most work (entries times strategies, summed over steps) one solve may take. */
+#define DP_MAX_WORK 4e9
+#define DP_MAX_K 65535
+
+static inline int64_t
+dp_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (a == DP_INF || b == DP_INF)
+		return DP_INF;
+	if (__builtin_add_overflow(a, b, &r))
+		return a > 0 ? DP_INF : INT64_MIN;
+	return r;
+}
+
+static double
+dp_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ------------------------------------------------------- variable elimination */
+
+typedef struct ve_fac {
+	int ar;			/* arity; 0 when consumed */
+	int *sc;		/* scope: variables, row-major order of t */
+	int64_t *t;
+} ve_fac;
+
+typedef struct ve_step {
+	int x, ny;
+	int *y;			/* neighbours at elimination, index order of arg */
+	uint16_t *arg;		/* best strategy of x per neighbour choice */
+} ve_step;
+
+typedef struct ve {
+	int n;
+	int *k;
+	int64_t **u;		/* unary costs per variable */
+	ve_fac *f;
+	int nf, capf;
+	int **adj;		/* variable -> factor ids (dead ones skipped) */
+	int *nadj, *capadj;
+	uint8_t *state;		/* 0 live, 1 kept, 2 eliminated */
+	int64_t cst;
+	ve_step *st;
+	int nst, capst;
+	int *mark, stamp;
+	int width;		/* largest neighbour count met */
+	int64_t max_entries;	/* largest factor built */
+	double work;		/* entries x strategies so far */
+	bool sym;		/* symbolic: scopes only, no tables */
+	/* scratch */
+	int *nb, *fl, capfl;
+	int64_t *tmp1, *tmp2;
+	size_t captmp1, captmp2;
+} ve;
+
+static void
+ve_init(ve *w, int n, const int *k)
+{
+	memset(w, 0, sizeof *w);
+	w->n = n;
+	w->k = sl_xcalloc((size_t)(n ? n : 1), sizeof *w->k);
+	w->u = sl_xcalloc((size_t)(n ? n : 1), sizeof *w->u);
+	if (k != NULL) {
+		/* k NULL: a symbolic run fills w->k and needs no costs */
+		memcpy(w->k, k, (size_t)n * sizeof *w->k);
+		for (int v = 0; v < n; v++)
+			w->u[v] = sl_xcalloc((size_t)k[v], sizeof **w->u);
+	}
+	w->adj = sl_xcalloc((size_t)(n ? n : 1), sizeof *w->adj);
+	w->nadj = sl_xcalloc((size_t)(n ? n : 1), sizeof *w->nadj);
+	w->capadj = sl_xcalloc((size_t)(n ? n : 1), sizeof *w->capadj);
+	w->state = sl_xcalloc((size_t)(n ? n : 1), 1);
+	w->mark = sl_xcalloc((size_t)(n ? n : 1), sizeof *w->mark);
+	w->nb = sl_xmalloc((size_t)(n ? n : 1) * sizeof *w->nb);
+}
+
+/* Frees everything but the record of steps (k and st). */
+static void
+ve_free_work(ve *w)
+{
+	if (w->u != NULL)
+		for (int v = 0; v < w->n; v++)
+			free(w->u[v]);
+	free(w->u);
+	w->u = NULL;
+	for (int i = 0; i < w->nf; i++) {
+		free(w->f[i].sc);
+		free(w->f[i].t);
+	}
+	free(w->f);
+	w->f = NULL;
+	w->nf = w->capf = 0;
+	if (w->adj != NULL)
+		for (int v = 0; v < w->n; v++)
+			free(w->adj[v]);
+	free(w->adj);
+	w->adj = NULL;
+	free(w->nadj);
+	free(w->capadj);
+	free(w->state);
+	free(w->mark);
+	free(w->nb);
+	free(w->fl);
+	free(w->tmp1);
+	free(w->tmp2);
+	w->nadj = w->capadj = w->mark = w->nb = w->fl = NULL;
+	w->capfl = 0;
+	w->state = NULL;
+	w->tmp1 = w->tmp2 = NULL;
+	w->captmp1 = w->captmp2 = 0;
+}
+
+static void
+ve_free(ve *w)
+{
+	ve_free_work(w);
+	for (int i = 0; i < w->nst; i++) {
+		free(w->st[i].y);
+		free(w->st[i].arg);
+	}
+	free(w->st);
+	free(w->k);
+	memset(w, 0, sizeof *w);
+}
+
+static int64_t *
+ve_scratch(int64_t **buf, size_t *cap, size_t n)
+{
+	if (n > *cap) {
+		free(*buf);
+		*buf = sl_xmalloc(n * sizeof **buf);
+		*cap = n;
+	}
+	return *buf;
+}
+
+static void
+ve_adj_push(ve *w, int v, int f)
+{
+	if (w->nadj[v] == w->capadj[v]) {
+		w->capadj[v] = w->capadj[v] ? 2 * w->capadj[v] : 4;
+		w->adj[v] = sl_xrealloc(w->adj[v],
+		    (size_t)w->capadj[v] * sizeof *w->adj[v]);
+	}
+	w->adj[v][w->nadj[v]++] = f;
+}
+
+/* Drops consumed factors from v's list. */
+static void
+ve_adj_compact(ve *w, int v)
+{
+	int j = 0;
+
+	for (int i = 0; i < w->nadj[v]; i++)
+		if (w->f[w->adj[v][i]].ar > 0)
+			w->adj[v][j++] = w->adj[v][i];
+	w->nadj[v] = j;
+}
+
+static int
+ve_new_fac(ve *w, int ar, const int *sc, int64_t *t)
+{
+	ve_fac *f;
+
+	if (w->nf == w->capf) {
+		w->capf = w->capf ? 2 * w->capf : 16;
+		w->f = sl_xrealloc(w->f, (size_t)w->capf * sizeof *w->f);
+	}
+	f = &w->f[w->nf];
+	f->ar = ar;
+	f->sc = sl_xmalloc((size_t)ar * sizeof *f->sc);
+	memcpy(f->sc, sc, (size_t)ar * sizeof *f->sc);
+	f->t = t;
+	for (int i = 0; i < ar; i++)
+		ve_adj_push(w, sc[i], w->nf);
+	return w->nf++;
+}
+
+/*
+ * Adds a table over (a, b), a-major, into the factor on {a, b} (parallel
+ * edges merge).  take: t may be kept as the new factor's table.
+ */
+static void
+ve_add_binary(ve *w, int a, int b, int64_t *t, bool take)
+{
+	int ka = w->k[a], kb = w->k[b];
+	int v = w->nadj[a] <= w->nadj[b] ? a : b;
+
+	for (int i = 0; i < w->nadj[v]; i++) {
+		ve_fac *f = &w->f[w->adj[v][i]];
+		if (f->ar != 2)
+			continue;
+		if (w->sym && ((f->sc[0] == a && f->sc[1] == b) ||
+		    (f->sc[0] == b && f->sc[1] == a))) {
+			if (take)
+				free(t);
+			return;
+		}
+		if (f->sc[0] == a && f->sc[1] == b) {
+			size_t n = (size_t)ka * kb;
+			for (size_t j = 0; j < n; j++)
+				f->t[j] = dp_add(f->t[j], t[j]);
+		} else if (f->sc[0] == b && f->sc[1] == a) {
+			for (int s = 0; s < ka; s++)
+				for (int r = 0; r < kb; r++)
+					f->t[(size_t)r * ka + s] = dp_add(
+					    f->t[(size_t)r * ka + s],
+					    t[(size_t)s * kb + r]);
+		} else
+			continue;
+		if (take)
+			free(t);
+		return;
+	}
+	if (w->sym) {
+		if (take)
+			free(t);
+		t = NULL;
+	} else if (!take) {
+		int64_t *c = sl_xmalloc((size_t)ka * kb * sizeof *c);
+		memcpy(c, t, (size_t)ka * kb * sizeof *c);
+		t = c;
+	}
+	int sc[2] = { a, b };
+	ve_new_fac(w, 2, sc, t);
+}
+
+/* Adds a factor over sorted scope sc (arity ar) and takes t. */
+static void
+ve_add_factor(ve *w, int ar, const int *sc, int64_t *t)
+{
+	if (w->sym && ar < 2) {
+		free(t);
+		return;
+	}
+	if (ar == 0) {
+		w->cst = dp_add(w->cst, t[0]);
+		free(t);
+		return;
+	}
+	if (ar == 1) {
+		for (int s = 0; s < w->k[sc[0]]; s++)
+			w->u[sc[0]][s] = dp_add(w->u[sc[0]][s], t[s]);
+		free(t);
+		return;
+	}
+	if (ar == 2) {
+		ve_add_binary(w, sc[0], sc[1], t, true);
+		return;
+	}
+	for (int i = 0; i < w->nadj[sc[0]]; i++) {
+		ve_fac *f = &w->f[w->adj[sc[0]][i]];
+		size_t n = 1;
+		if (f->ar != ar || memcmp(f->sc, sc, (size_t)ar * sizeof *sc) != 0)
+			continue;
+		if (w->sym) {
+			free(t);
+			return;
+		}
+		for (int j = 0; j < ar; j++)
+			n *= (size_t)w->k[sc[j]];
+		for (size_t j = 0; j < n; j++)
+			f->t[j] = dp_add(f->t[j], t[j]);
+		free(t);
+		return;
+	}
+	ve_new_fac(w, ar, sc, t);
+}
+
+/* Neighbours of x into w->nb (count returned); its live factors into w->fl. */
+static int
+ve_nbrs(ve *w, int x, int *nfac, bool *binary)
+{
+	int ny = 0, nf = 0;
+
+	ve_adj_compact(w, x);
+	if (w->nadj[x] > w->capfl) {
+		w->capfl = 2 * w->nadj[x];
+		free(w->fl);
+		w->fl = sl_xmalloc((size_t)w->capfl * sizeof *w->fl);
+	}
+	if (++w->stamp == 0) {
+		memset(w->mark, 0, (size_t)w->n * sizeof *w->mark);
+		w->stamp = 1;
+	}
+	w->mark[x] = w->stamp;
+	*binary = true;
+	for (int i = 0; i < w->nadj[x]; i++) {
+		ve_fac *f = &w->f[w->adj[x][i]];
+		if (f->ar != 2)
+			*binary = false;
+		w->fl[nf++] = w->adj[x][i];
+		for (int j = 0; j < f->ar; j++) {
+			int y = f->sc[j];
+			if (w->mark[y] != w->stamp) {
+				w->mark[y] = w->stamp;
+				w->nb[ny++] = y;
+			}
+		}
+	}
+	*nfac = nf;
+	return ny;
+}
+
+static ve_step *
+ve_push_step(ve *w, int x, int ny, const int *y, size_t nargs)
+{
+	ve_step *st;
+
+	if (w->nst == w->capst) {
+		w->capst = w->capst ? 2 * w->capst : 16;
+		w->st = sl_xrealloc(w->st, (size_t)w->capst * sizeof *w->st);
+	}
+	st = &w->st[w->nst++];
+	st->x = x;
+	st->ny = ny;
+	st->y = sl_xmalloc((size_t)(ny ? ny : 1) * sizeof *st->y);
+	if (ny > 0)
+		memcpy(st->y, y, (size_t)ny * sizeof *y);
+	st->arg = sl_xcalloc(nargs ? nargs : 1, sizeof *st->arg);
+	return st;
+}
+
+/* The table of binary factor f as x-major (x first) into buf. */
+static const int64_t *
+ve_xmajor(ve *w, const ve_fac *f, int x, int64_t **buf, size_t *cap)
+{
+	int o = f->sc[0] == x ? f->sc[1] : f->sc[0];
+	int kx = w->k[x], ko = w->k[o];
+	int64_t *t;
+
+	if (f->sc[0] == x)
+		return f->t;
+	t = ve_scratch(buf, cap, (size_t)kx * ko);
+	for (int r = 0; r < ko; r++)
+		for (int s = 0; s < kx; s++)
+			t[(size_t)s * ko + r] = f->t[(size_t)r * kx + s];
+	return t;
+}
+
+static int
+ve_cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int
+ve_elim(ve *w, int x, sl_error *err)
+{
+	int nfac, ny, kx = w->k[x];
+	bool binary;
+	const int64_t *ux = w->u[x];
+	size_t size = 1;
+
+	ny = ve_nbrs(w, x, &nfac, &binary);
+	for (int i = 0; i < ny; i++) {
+		size *= (size_t)w->k[w->nb[i]];
+		if (size > (size_t)DP_MAX_ENTRIES) {
+			double est = 1;
+			for (int j = 0; j < ny; j++)
+				est *= w->k[w->nb[j]];
+			return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+			    _("dp: elimination width %d too costly (%.1e entries); use ilp"),
+			    ny, est);
+		}
+	}
+	if (ny > w->width)
+		w->width = ny;
+	if ((int64_t)size > w->max_entries)
+		w->max_entries = (int64_t)size;
+	w->work += (double)size * kx * (nfac > 0 ? nfac : 1);
+	if (w->work > DP_MAX_WORK)
+		return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+		    _("dp: elimination too costly (over %.1e operations, width %d); use ilp"),
+		    DP_MAX_WORK, w->width);
+
+	if (w->sym) {
+		/* the same scopes, in the same order, as below; no tables */
+		if (!(binary && ny == 2))
+			qsort(w->nb, (size_t)ny, sizeof *w->nb, ve_cmp_int);
+		int *y = sl_xmalloc((size_t)(ny ? ny : 1) * sizeof *y);
+		memcpy(y, w->nb, (size_t)ny * sizeof *y);
+		for (int j = 0; j < nfac; j++)
+			w->f[w->fl[j]].ar = 0;
+		for (int i = 0; i < ny; i++)
+			ve_adj_compact(w, y[i]);
+		if (ny >= 2)
+			ve_add_factor(w, ny, y, NULL);
+		free(y);
+		w->state[x] = 2;
+		return SL_OK;
+	}
+
+	if (ny == 0) {
+		ve_step *st = ve_push_step(w, x, 0, NULL, 1);
+		int64_t best = DP_INF;
+		for (int s = 0; s < kx; s++)
+			if (ux[s] < best) {
+				best = ux[s];
+				st->arg[0] = (uint16_t)s;
+			}
+		w->cst = dp_add(w->cst, best);
+	} else if (binary && ny == 1) {
+		int y = w->nb[0], ky = w->k[y];
+		ve_step *st = ve_push_step(w, x, 1, &y, (size_t)ky);
+		int64_t *acc = ve_scratch(&w->tmp2, &w->captmp2, (size_t)ky);
+		const int64_t *m;
+
+		/* parallel factors are merged: exactly one */
+		m = ve_xmajor(w, &w->f[w->fl[0]], x, &w->tmp1, &w->captmp1);
+		for (int t = 0; t < ky; t++)
+			acc[t] = DP_INF;
+		for (int s = 0; s < kx; s++) {
+			const int64_t *row = m + (size_t)s * ky;
+			if (ux[s] == DP_INF)
+				continue;
+			for (int t = 0; t < ky; t++) {
+				int64_t v = dp_add(ux[s], row[t]);
+				if (v < acc[t]) {
+					acc[t] = v;
+					st->arg[t] = (uint16_t)s;
+				}
+			}
+		}
+		for (int t = 0; t < ky; t++)
+			w->u[y][t] = dp_add(w->u[y][t], acc[t]);
+	} else if (binary && ny == 2) {
+		int y, z, ky, kz, yz[2];
+		const ve_fac *fa = &w->f[w->fl[0]], *fb = &w->f[w->fl[1]];
+		const int64_t *m1, *m2;
+		int64_t *out;
+		ve_step *st;
+		int64_t *t1 = NULL, *t2 = NULL;
+		size_t c1 = 0, c2 = 0;
+
+		y = fa->sc[0] == x ? fa->sc[1] : fa->sc[0];
+		z = fb->sc[0] == x ? fb->sc[1] : fb->sc[0];
+		ky = w->k[y];
+		kz = w->k[z];
+		yz[0] = y;
+		yz[1] = z;
+		st = ve_push_step(w, x, 2, yz, (size_t)ky * kz);
+		m1 = fa->sc[0] == x ? fa->t : ve_xmajor(w, fa, x, &t1, &c1);
+		m2 = fb->sc[0] == x ? fb->t : ve_xmajor(w, fb, x, &t2, &c2);
+		out = sl_xmalloc((size_t)ky * kz * sizeof *out);
+		for (size_t i = 0; i < (size_t)ky * kz; i++)
+			out[i] = DP_INF;
+		for (int s = 0; s < kx; s++) {
+			const int64_t *r1 = m1 + (size_t)s * ky;
+			const int64_t *r2 = m2 + (size_t)s * kz;
+			uint16_t us = (uint16_t)s;
+			if (ux[s] == DP_INF)
+				continue;
+			for (int t = 0; t < ky; t++) {
+				int64_t base = dp_add(ux[s], r1[t]);
+				int64_t *o = out + (size_t)t * kz;
+				uint16_t *ag = st->arg + (size_t)t * kz;
+				if (base == DP_INF)
+					continue;
+				for (int r = 0; r < kz; r++) {
+					int64_t v;
+					if (r2[r] == DP_INF ||
+					    __builtin_add_overflow(base, r2[r], &v))
+						continue;
+					if (v < o[r]) {
+						o[r] = v;
+						ag[r] = us;
+					}
+				}
+			}
+		}
+		free(t1);
+		free(t2);
+		/* consume before merging, so the new factor does not meet them */
+		w->f[w->fl[0]].ar = 0;
+		w->f[w->fl[1]].ar = 0;
+		ve_adj_compact(w, y);
+		ve_adj_compact(w, z);
+		ve_add_binary(w, y, z, out, true);
+	} else {
+		/* general step: a factor over the sorted neighbours */
+		int *y = w->nb;
+		int ar = ny;
+		ve_step *st;
+		int64_t *out;
+		int *idx = sl_xcalloc((size_t)ny, sizeof *idx);
+		/* per factor: stride of x, strides of each neighbour */
+		size_t *sx = sl_xcalloc((size_t)nfac, sizeof *sx);
+		size_t *sy = sl_xcalloc((size_t)nfac * ny, sizeof *sy);
+
+		qsort(y, (size_t)ny, sizeof *y, ve_cmp_int);
+		st = ve_push_step(w, x, ny, y, size);
+		for (int j = 0; j < nfac; j++) {
+			const ve_fac *f = &w->f[w->fl[j]];
+			size_t stride = 1;
+			for (int a = f->ar - 1; a >= 0; a--) {
+				int v = f->sc[a];
+				if (v == x)
+					sx[j] = stride;
+				else
+					for (int i = 0; i < ny; i++)
+						if (y[i] == v)
+							sy[(size_t)j * ny + i] = stride;
+				stride *= (size_t)w->k[v];
+			}
+		}
+		out = sl_xmalloc(size * sizeof *out);
+		for (size_t e = 0; e < size; e++) {
+			int64_t best = DP_INF;
+			int arg = 0;
+			for (int s = 0; s < kx; s++) {
+				int64_t v = ux[s];
+				for (int j = 0; j < nfac && v != DP_INF; j++) {
+					const ve_fac *f = &w->f[w->fl[j]];
+					size_t off = (size_t)s * sx[j];
+					for (int i = 0; i < ny; i++)
+						off += (size_t)idx[i] *
+						    sy[(size_t)j * ny + i];
+					v = dp_add(v, f->t[off]);
+				}
+				if (v < best) {
+					best = v;
+					arg = s;
+				}
+			}
+			out[e] = best;
+			st->arg[e] = (uint16_t)arg;
+			for (int i = ny - 1; i >= 0; i--) {
+				if (++idx[i] < w->k[y[i]])
+					break;
+				idx[i] = 0;
+			}
+		}
+		for (int j = 0; j < nfac; j++)
+			w->f[w->fl[j]].ar = 0;
+		for (int i = 0; i < ny; i++)
+			ve_adj_compact(w, y[i]);
+		free(idx);
+		free(sx);
+		free(sy);
+		ve_add_factor(w, ar, st->y, out);
+	}
+	for (int j = 0; j < nfac; j++)
+		w->f[w->fl[j]].ar = 0;
+	w->state[x] = 2;
+	return SL_OK;
+}
+
+/* Size of eliminating x now (product of neighbour k), or -1 when not live. */
+static double
+ve_cost(ve *w, int x, int *ny)
+{
+	int nfac;
+	bool binary;
+	double size = 1;
+
+	*ny = ve_nbrs(w, x, &nfac, &binary);
+	for (int i = 0; i < *ny; i++)
+		size *= w->k[w->nb[i]];
+	return size * w->k[x];
+}
+
+/*
+ * Eliminates every variable not marked kept: degree <= 2 first (exact, never
+ * widens), then the cheapest in product-of-sizes order.
+ */
+static int
+ve_run(ve *w, sl_error *err)
+{
+	int *queue, nq = 0, capq;
+	int *live, nlive = 0;
+	int rc;
+
+	capq = 2 * w->n + 16;
+	queue = sl_xmalloc((size_t)capq * sizeof *queue);
+	live = sl_xmalloc((size_t)(w->n ? w->n : 1) * sizeof *live);
+	for (int v = w->n - 1; v >= 0; v--)
+		queue[nq++] = v;
+	for (int v = 0; v < w->n; v++)
+		if (w->state[v] == 0)
+			live[nlive++] = v;
+	for (;;) {
+		while (nq > 0) {
+			int x = queue[--nq], ny, nfac;
+			bool binary;
+			if (w->state[x] != 0)
+				continue;
+			ny = ve_nbrs(w, x, &nfac, &binary);
+			if (ny > 2)
+				continue;
+			int nbs[2] = { ny > 0 ? w->nb[0] : -1, ny > 1 ? w->nb[1] : -1 };
+			if ((rc = ve_elim(w, x, err)) != SL_OK)
+				goto out;
+			for (int i = 0; i < ny; i++) {
+				if (nq + 1 > capq) {
+					capq *= 2;
+					queue = sl_xrealloc(queue,
+					    (size_t)capq * sizeof *queue);
+				}
+				if (w->state[nbs[i]] == 0)
+					queue[nq++] = nbs[i];
+			}
+		}
+		/* no node of degree <= 2 left: cheapest general step */
+		int best = -1, nl = 0;
+		double bcost = 0;
+		for (int i = 0; i < nlive; i++) {
+			int ny, v = live[i];
+			double c;
+			if (w->state[v] != 0)
+				continue;
+			live[nl++] = v;
+			c = ve_cost(w, v, &ny);
+			if (best < 0 || c < bcost) {
+				best = v;
+				bcost = c;
+			}
+		}
+		nlive = nl;
+		if (best < 0)
+			break;
+		{
+			int nfac;
+			bool binary;
+			int ny = ve_nbrs(w, best, &nfac, &binary);
+			int *nbs = sl_xmalloc((size_t)(ny ? ny : 1) * sizeof *nbs);
+			memcpy(nbs, w->nb, (size_t)ny * sizeof *nbs);
+			if ((rc = ve_elim(w, best, err)) != SL_OK) {
+				free(nbs);
+				goto out;
+			}
+			for (int i = 0; i < ny; i++) {
+				if (nq + 1 > capq) {
+					capq *= 2;
+					queue = sl_xrealloc(queue,
+					    (size_t)capq * sizeof *queue);
+				}
+				if (w->state[nbs[i]] == 0)
+					queue[nq++] = nbs[i];
+			}
+			free(nbs);
+		}
+	}
+	rc = SL_OK;
+out:
+	free(queue);
+	free(live);
+	return rc;
+}
+
+/* Choices of every eliminated variable, given those of the kept ones. */
+static void
+ve_backsub(const ve *w, int *val)
+{
+	for (int i = w->nst - 1; i >= 0; i--) {
+		const ve_step *st = &w->st[i];
+		size_t idx = 0;
+		for (int j = 0; j < st->ny; j++)
+			idx = idx * (size_t)w->k[st->y[j]] + (size_t)val[st->y[j]];
+		val[st->x] = st->arg[idx];
+	}
+}
+
+/* ------------------------------------------------------------- layer folding */
+
+/* Content of one layer, the key of its transfer matrix. */
+typedef struct dp_class {
+	uint64_t hash;
+	int64_t *content;
+	size_t len;
+	int refs;
+	int kin, ko;
+	int64_t *T;		/* kin x ko */
+	ve rec;			/* var 0 = input node, 1 + j = local node j */
+} dp_class;
+
+typedef struct dp_layer {
+	int n;
+	int *node;		/* global node per local index (pos order) */
+	int o;			/* local index of the output node */
+	int in;			/* global input node, -1 none */
+	int kin;
+	/* merged internal pairs (a < b local); contributions CSR */
+	int npair;
+	int (*pair)[2];
+	int *poff, *pedge;
+	uint8_t *pflip;		/* edge stored (b, a) */
+	/* input edges per local node; contributions CSR */
+	int nin;
+	int *inx, *ioff, *iedge;
+	uint8_t *iflip;		/* edge stored (x, in) */
+	int nedge;
+	int *edges;		/* every edge owned by the layer */
+	dp_class *cls;
+	bool dirty;
+} dp_layer;
+
+typedef struct dp_seg {
+	int rows, cols;
+	int64_t *m;		/* owned for inner nodes; class T for leaves */
+	uint64_t sig;		/* hash of the classes of its layers */
+	int l;			/* first layer of its range */
+} dp_seg;
+
+/*
+ * Within one pass, an inner node whose layers have the same classes as a
+ * node already computed copies that product instead of multiplying: a chain
+ * of equal layers costs O(log L) products after an alpha change.
+ */
+typedef struct dp_memo {
+	int cap;		/* power of two */
+	int *node, *stamp;
+	uint64_t *sig;
+	int pass;
+} dp_memo;
+
+typedef struct dp_run {
+	int first, len;		/* layers first .. first+len-1 */
+	int in, out;		/* outer input node (-1 none), output node */
+	dp_seg *seg;		/* heap order, 4*len */
+	dp_memo memo;
+} dp_run;
+
+struct sl_dp {
+	int n, m;
+	int *k;
+	int (*edge)[2];
+	/* copy of the costs last seen, flat */
+	size_t *noff, *eoff;
+	int64_t *ncost, *ecost;
+	uint8_t *nallow;
+	bool primed;
+	/* folding */
+	int nlayer;
+	dp_layer *layer;
+	int nrun;
+	dp_run *run;
+	int *nown;		/* node -> layer eliminating it, -1 outer */
+	int *eown;		/* edge -> layer owning it, -1 outer */
+	int nclass, capclass;
+	dp_class **cls;
+	/* outer problem */
+	int nouter;
+	int *outer;		/* outer index -> node */
+	int *oidx;		/* node -> outer index or -1 */
+	int *val;		/* scratch choices */
+	int64_t *cbuf;		/* scratch content */
+	size_t capcbuf;
+	int recomputed, width;
+	int64_t max_entries;
+};
+
+static uint64_t
+dp_hash(const int64_t *a, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= (uint64_t)a[i];
+		h *= 1099511628211ULL;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+static void
+dp_class_unref(sl_dp *d, dp_class *c)
+{
+	if (c == NULL || --c->refs > 0)
+		return;
+	for (int i = 0; i < d->nclass; i++)
+		if (d->cls[i] == c) {
+			d->cls[i] = d->cls[--d->nclass];
+			break;
+		}
+	free(c->content);
+	free(c->T);
+	ve_free(&c->rec);
+	free(c);
+}
+
+static int64_t *
+dp_cbuf(sl_dp *d, size_t n)
+{
+	if (n > d->capcbuf) {
+		free(d->cbuf);
+		d->capcbuf = n + n / 2;
+		d->cbuf = sl_xmalloc(d->capcbuf * sizeof *d->cbuf);
+	}
+	return d->cbuf;
+}
+
+/*
+ * Canonical content of layer L from p: header (sizes, output, pairs), then
+ * unary costs (DP_INF where not allowed), merged pair tables (a-major), and
+ * input tables (in-major).  Returns its length in d->cbuf.
+ */
+static size_t
+dp_layer_content(sl_dp *d, const sl_problem *p, const dp_layer *L)
+{
+	size_t len = 5 + (size_t)L->n + 2 * (size_t)L->npair + (size_t)L->nin;
+	int64_t *c;
+	size_t at;
+
+	for (int j = 0; j < L->n; j++)
+		len += (size_t)p->k[L->node[j]];
+	for (int i = 0; i < L->npair; i++)
+		len += (size_t)p->k[L->node[L->pair[i][0]]] *
+		    p->k[L->node[L->pair[i][1]]];
+	for (int i = 0; i < L->nin; i++)
+		len += (size_t)L->kin * p->k[L->node[L->inx[i]]];
+	c = dp_cbuf(d, len);
+	at = 0;
+	c[at++] = L->n;
+	c[at++] = L->kin;
+	c[at++] = L->o;
+	c[at++] = L->npair;
+	c[at++] = L->nin;
+	for (int j = 0; j < L->n; j++)
+		c[at++] = p->k[L->node[j]];
+	for (int i = 0; i < L->npair; i++) {
+		c[at++] = L->pair[i][0];
+		c[at++] = L->pair[i][1];
+	}
+	for (int i = 0; i < L->nin; i++)
+		c[at++] = L->inx[i];
+	for (int j = 0; j < L->n; j++) {
+		int v = L->node[j];
+		for (int s = 0; s < p->k[v]; s++)
+			c[at++] = p->allowed[v][s] ? p->cost[v][s] : DP_INF;
+	}
+	for (int i = 0; i < L->npair; i++) {
+		int ka = p->k[L->node[L->pair[i][0]]];
+		int kb = p->k[L->node[L->pair[i][1]]];
+		int64_t *t = c + at;
+		size_t n = (size_t)ka * kb;
+		memset(t, 0, n * sizeof *t);
+		for (int q = L->poff[i]; q < L->poff[i + 1]; q++) {
+			const int64_t *e = p->ecost[L->pedge[q]];
+			if (!L->pflip[q])
+				for (size_t j = 0; j < n; j++)
+					t[j] = dp_add(t[j], e[j]);
+			else
+				for (int s = 0; s < ka; s++)
+					for (int r = 0; r < kb; r++)
+						t[(size_t)s * kb + r] = dp_add(
+						    t[(size_t)s * kb + r],
+						    e[(size_t)r * ka + s]);
+		}
+		at += n;
+	}
+	for (int i = 0; i < L->nin; i++) {
+		int kx = p->k[L->node[L->inx[i]]], ki = L->kin;
+		int64_t *t = c + at;
+		size_t n = (size_t)ki * kx;
+		memset(t, 0, n * sizeof *t);
+		for (int q = L->ioff[i]; q < L->ioff[i + 1]; q++) {
+			const int64_t *e = p->ecost[L->iedge[q]];
+			if (!L->iflip[q])
+				for (size_t j = 0; j < n; j++)
+					t[j] = dp_add(t[j], e[j]);
+			else
+				for (int a = 0; a < ki; a++)
+					for (int s = 0; s < kx; s++)
+						t[(size_t)a * kx + s] = dp_add(
+						    t[(size_t)a * kx + s],
+						    e[(size_t)s * ki + a]);
+		}
+		at += n;
+	}
+	return at;
+}
+
+/* Eliminates a layer's inner nodes: its transfer matrix and argmin record. */
+static dp_class *
+dp_class_build(sl_dp *d, const int64_t *c, size_t len, uint64_t h,
+    sl_error *err)
+{
+	int n = (int)c[0], kin = (int)c[1], o = (int)c[2], npair = (int)c[3];
+	int nin = (int)c[4];
+	const int64_t *kk = c + 5, *pairs = kk + n, *inx = pairs + 2 * (size_t)npair;
+	int *k;
+	size_t at = 5 + (size_t)n + 2 * (size_t)npair + (size_t)nin;
+	dp_class *cl;
+	ve *w;
+
+	(void)len;
+	cl = sl_xcalloc(1, sizeof *cl);
+	w = &cl->rec;
+	k = sl_xmalloc((size_t)(n + 1) * sizeof *k);
+	k[0] = kin;
+	for (int j = 0; j < n; j++)
+		k[1 + j] = (int)kk[j];
+	ve_init(w, n + 1, k);
+	for (int j = 0; j < n; j++) {
+		memcpy(w->u[1 + j], c + at, (size_t)k[1 + j] * sizeof *c);
+		at += (size_t)k[1 + j];
+	}
+	for (int i = 0; i < npair; i++) {
+		int a = 1 + (int)pairs[2 * i], b = 1 + (int)pairs[2 * i + 1];
+		ve_add_binary(w, a, b, (int64_t *)(c + at), false);
+		at += (size_t)k[a] * k[b];
+	}
+	for (int i = 0; i < nin; i++) {
+		int x = 1 + (int)inx[i];
+		ve_add_binary(w, 0, x, (int64_t *)(c + at), false);
+		at += (size_t)kin * k[x];
+	}
+	w->state[0] = 1;
+	w->state[1 + o] = 1;
+	if (ve_run(w, err) != SL_OK) {
+		ve_free(w);
+		free(k);
+		free(cl);
+		return NULL;
+	}
+	cl->kin = kin;
+	cl->ko = k[1 + o];
+	cl->T = sl_xmalloc((size_t)kin * cl->ko * sizeof *cl->T);
+	for (int a = 0; a < kin; a++)
+		for (int b = 0; b < cl->ko; b++)
+			cl->T[(size_t)a * cl->ko + b] = dp_add(w->cst,
+			    dp_add(w->u[0][a], w->u[1 + o][b]));
+	for (int i = 0; i < w->nf; i++) {
+		const ve_fac *f = &w->f[i];
+		if (f->ar == 0)
+			continue;
+		/* only {0, 1+o} can remain */
+		for (int a = 0; a < kin; a++)
+			for (int b = 0; b < cl->ko; b++) {
+				size_t idx = f->sc[0] == 0 ?
+				    (size_t)a * cl->ko + b : (size_t)b * kin + a;
+				cl->T[(size_t)a * cl->ko + b] = dp_add(
+				    cl->T[(size_t)a * cl->ko + b], f->t[idx]);
+			}
+	}
+	if (w->width > d->width)
+		d->width = w->width;
+	if (w->max_entries > d->max_entries)
+		d->max_entries = w->max_entries;
+	ve_free_work(w);
+	free(k);
+	cl->hash = h;
+	cl->len = len;
+	cl->content = sl_xmalloc(len * sizeof *c);
+	memcpy(cl->content, c, len * sizeof *c);
+	return cl;
+}
+
+/* Finds or builds the class of layer L's current content. */
+static int
+dp_layer_classify(sl_dp *d, const sl_problem *p, dp_layer *L, sl_error *err)
+{
+	size_t len = dp_layer_content(d, p, L);
+	uint64_t h = dp_hash(d->cbuf, len);
+	dp_class *cl = NULL;
+
+	if (L->cls != NULL && L->cls->hash == h && L->cls->len == len &&
+	    memcmp(L->cls->content, d->cbuf, len * sizeof *d->cbuf) == 0)
+		return SL_OK;
+	for (int i = 0; i < d->nclass; i++) {
+		dp_class *c = d->cls[i];
+		if (c->hash == h && c->len == len &&
+		    memcmp(c->content, d->cbuf, len * sizeof *d->cbuf) == 0) {
+			cl = c;
+			break;
+		}
+	}
+	if (cl == NULL) {
+		cl = dp_class_build(d, d->cbuf, len, h, err);
+		if (cl == NULL)
+			return err != NULL ? err->code : SL_EINTERNAL;
+		d->recomputed++;
+		if (d->nclass == d->capclass) {
+			d->capclass = d->capclass ? 2 * d->capclass : 8;
+			d->cls = sl_xrealloc(d->cls,
+			    (size_t)d->capclass * sizeof *d->cls);
+		}
+		d->cls[d->nclass++] = cl;
+	}
+	cl->refs++;
+	dp_class_unref(d, L->cls);
+	L->cls = cl;
+	L->dirty = true;
+	return SL_OK;
+}
+
+/* Min-plus product C = A (r x m) (x) B (m x c). */
+static void
+dp_minplus(const int64_t *A, const int64_t *B, int64_t *C, int r, int m, int c)
+{
+	for (size_t i = 0; i < (size_t)r * c; i++)
+		C[i] = DP_INF;
+	for (int a = 0; a < r; a++) {
+		int64_t *out = C + (size_t)a * c;
+		for (int b = 0; b < m; b++) {
+			int64_t base = A[(size_t)a * m + b];
+			const int64_t *row = B + (size_t)b * c;
+			if (base == DP_INF)
+				continue;
+			for (int j = 0; j < c; j++) {
+				int64_t v;
+				if (row[j] == DP_INF ||
+				    __builtin_add_overflow(base, row[j], &v))
+					continue;
+				if (v < out[j])
+					out[j] = v;
+			}
+		}
+	}
+}
+
+static uint64_t
+dp_mix(uint64_t a, uint64_t b)
+{
+	uint64_t h = a * 0x9e3779b97f4a7c15ULL ^ (b + 0x632be59bd9b4e019ULL);
+
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	return h ^ (h >> 29);
+}
+
+/* Whether layers [a, a+n) and [b, b+n) of run R have the same classes. */
+static bool
+dp_same_classes(const sl_dp *d, const dp_run *R, int a, int b, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (d->layer[R->first + a + i].cls != d->layer[R->first + b + i].cls)
+			return false;
+	return true;
+}
+
+/* Recomputes the tree nodes above changed leaves; returns whether node changed. */
+static bool
+dp_seg_fix(sl_dp *d, dp_run *R, int node, int l, int r, bool all)
+{
+	dp_seg *s = &R->seg[node];
+
+	s->l = l;
+	if (l == r) {
+		dp_layer *L = &d->layer[R->first + l];
+		bool ch = all || L->dirty || s->m != L->cls->T;
+		s->m = L->cls->T;
+		s->rows = L->cls->kin;
+		s->cols = L->cls->ko;
+		s->sig = dp_mix((uint64_t)(uintptr_t)L->cls, 1);
+		return ch;
+	}
+	int mid = (l + r) / 2;
+	bool a = dp_seg_fix(d, R, 2 * node, l, mid, all);
+	bool b = dp_seg_fix(d, R, 2 * node + 1, mid + 1, r, all);
+	if (!(a || b || all) && s->m != NULL)
+		return false;
+	dp_seg *x = &R->seg[2 * node], *y = &R->seg[2 * node + 1];
+	dp_memo *M = &R->memo;
+	uint64_t sig = dp_mix(dp_mix(x->sig, y->sig), (uint64_t)(r - l + 1));
+	size_t slot = (size_t)(sig & (uint64_t)(M->cap - 1));
+	const dp_seg *twin = NULL;
+
+	s->sig = sig;
+	if (s->m == NULL || s->rows != x->rows || s->cols != y->cols) {
+		free(s->m);
+		s->m = sl_xmalloc((size_t)x->rows * y->cols * sizeof *s->m);
+	}
+	s->rows = x->rows;
+	s->cols = y->cols;
+	for (int probe = 0; probe < M->cap; probe++) {
+		size_t q = (slot + (size_t)probe) & (size_t)(M->cap - 1);
+		if (M->stamp[q] != M->pass)
+			break;
+		const dp_seg *t = &R->seg[M->node[q]];
+		if (M->sig[q] == sig && t->rows == s->rows && t->cols == s->cols &&
+		    dp_same_classes(d, R, t->l, l, r - l + 1)) {
+			twin = t;
+			break;
+		}
+	}
+	if (twin != NULL) {
+		memcpy(s->m, twin->m, (size_t)s->rows * s->cols * sizeof *s->m);
+		return true;
+	}
+	dp_minplus(x->m, y->m, s->m, x->rows, x->cols, y->cols);
+	for (int probe = 0; probe < M->cap; probe++) {
+		size_t q = (size_t)((sig + (uint64_t)probe) & (uint64_t)(M->cap - 1));
+		if (M->stamp[q] == M->pass)
+			continue;
+		M->stamp[q] = M->pass;
+		M->sig[q] = sig;
+		M->node[q] = node;
+		break;
+	}
+	return true;
+}
+
+/* Boundary choices by descending the tree: out[l] = choice of layer l's output. */
+static void
+dp_seg_descend(const dp_run *R, int node, int l, int r, int a, int c, int *out)
+{
+	if (l == r) {
+		out[l] = c;
+		return;
+	}
+	const dp_seg *x = &R->seg[2 * node], *y = &R->seg[2 * node + 1];
+	int64_t want = R->seg[node].m[(size_t)a * R->seg[node].cols + c];
+	int best = 0, mid = (l + r) / 2;
+	int64_t bv = DP_INF;
+	for (int b = 0; b < x->cols; b++) {
+		int64_t v = dp_add(x->m[(size_t)a * x->cols + b],
+		    y->m[(size_t)b * y->cols + c]);
+		if (v < bv) {
+			bv = v;
+			best = b;
+			if (v == want)
+				break;
+		}
+	}
+	dp_seg_descend(R, 2 * node, l, mid, a, best, out);
+	dp_seg_descend(R, 2 * node + 1, mid + 1, r, best, c, out);
+}
+
+/* ------------------------------------------------------------- structure */
+
+typedef struct dp_inst {
+	int n;
+	int *node;		/* pos order */
+	int min;
+} dp_inst;
+
+/* Sort key of a layer node: instance, position, index. */
+typedef struct dp_key {
+	int layer, pos, v;
+} dp_key;
+
+static int
+dp_cmp_key(const void *a, const void *b)
+{
+	const dp_key *x = a, *y = b;
+
+	if (x->layer != y->layer)
+		return x->layer < y->layer ? -1 : 1;
+	if (x->pos != y->pos)
+		return x->pos < y->pos ? -1 : 1;
+	return (x->v > y->v) - (x->v < y->v);
+}
+
+static int
+dp_cmp_inst(const void *a, const void *b)
+{
+	const dp_inst *x = a, *y = b;
+
+	return (x->min > y->min) - (x->min < y->min);
+}
+
+/* Node adjacency (CSR of edge ids) of p. */
+typedef struct dp_adj {
+	int *off, *e;
+} dp_adj;
+
+static void
+dp_adj_build(const sl_problem *p, dp_adj *A)
+{
+	int *cnt = sl_xcalloc((size_t)p->n + 1, sizeof *cnt);
+
+	A->off = sl_xcalloc((size_t)p->n + 1, sizeof *A->off);
+	A->e = sl_xmalloc((size_t)(2 * p->m + 1) * sizeof *A->e);
+	for (int e = 0; e < p->m; e++) {
+		A->off[p->edge[e][0] + 1]++;
+		A->off[p->edge[e][1] + 1]++;
+	}
+	for (int v = 0; v < p->n; v++)
+		A->off[v + 1] += A->off[v];
+	for (int e = 0; e < p->m; e++)
+		for (int j = 0; j < 2; j++) {
+			int v = p->edge[e][j];
+			A->e[A->off[v] + cnt[v]++] = e;
+		}
+	free(cnt);
+}
+
+/*
+ * Whether instance i (with output node o, input node in) talks to the rest
+ * only through in and o; next: the instance its output may feed (-1 for the
+ * last layer of a chain, whose output may feed anything).
+ */
+static bool
+dp_inst_ok(const sl_problem *p, const dp_adj *A, const int *inst_of,
+    const dp_inst *I, int i, int o, int in, int next)
+{
+	for (int j = 0; j < I[i].n; j++) {
+		int x = I[i].node[j];
+		for (int q = A->off[x]; q < A->off[x + 1]; q++) {
+			int e = A->e[q];
+			int y = p->edge[e][0] == x ? p->edge[e][1] : p->edge[e][0];
+			if (inst_of[y] == i)
+				continue;
+			if (y == in)
+				continue;
+			if (x == o && (next < 0 || inst_of[y] == next))
+				continue;
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Unique outside endpoint of instance i's edges other than o -> next. */
+static int
+dp_inst_input(const sl_problem *p, const dp_adj *A, const int *inst_of,
+    const dp_inst *I, int i, int o, int next, bool *ok)
+{
+	int in = -1;
+
+	*ok = true;
+	for (int j = 0; j < I[i].n; j++) {
+		int x = I[i].node[j];
+		for (int q = A->off[x]; q < A->off[x + 1]; q++) {
+			int e = A->e[q];
+			int y = p->edge[e][0] == x ? p->edge[e][1] : p->edge[e][0];
+			if (inst_of[y] == i)
+				continue;
+			if (x == o && next >= 0 && inst_of[y] == next)
+				continue;
+			if (in < 0)
+				in = y;
+			else if (in != y)
+				*ok = false;
+		}
+	}
+	return in;
+}
+
+static int
+dp_pair_cmp(const void *a, const void *b)
+{
+	const int *x = a, *y = b;
+
+	if (x[0] != y[0])
+		return x[0] - y[0];
+	if (x[1] != y[1])
+		return x[1] - y[1];
+	return x[2] - y[2];
+}
+
+/* Fills the layer's pair and input lists and marks its edges owned. */
+static bool
+dp_layer_setup(sl_dp *d, const sl_problem *p, const dp_adj *A, int li,
+    const int *inst_of, int inst)
+{
+	dp_layer *L = &d->layer[li];
+	int (*pe)[3], npe = 0, (*ie)[3], nie = 0;
+	int cap = 0;
+
+	for (int j = 0; j < L->n; j++) {
+		int x = L->node[j];
+		cap += A->off[x + 1] - A->off[x];
+	}
+	pe = sl_xmalloc((size_t)(cap + 1) * sizeof *pe);
+	ie = sl_xmalloc((size_t)(cap + 1) * sizeof *ie);
+	L->edges = sl_xmalloc((size_t)(cap + 1) * sizeof *L->edges);
+	L->nedge = 0;
+	for (int j = 0; j < L->n; j++) {
+		int x = L->node[j];
+		for (int q = A->off[x]; q < A->off[x + 1]; q++) {
+			int e = A->e[q];
+			int u = p->edge[e][0], v = p->edge[e][1];
+			int y = u == x ? v : u;
+			if (inst_of[y] == inst) {
+				/* internal: record once, from its first end */
+				if (x != u)
+					continue;
+				int ju = -1, jv = -1;
+				for (int t = 0; t < L->n; t++) {
+					if (L->node[t] == u)
+						ju = t;
+					if (L->node[t] == v)
+						jv = t;
+				}
+				if (ju < jv) {
+					pe[npe][0] = ju;
+					pe[npe][1] = jv;
+					pe[npe][2] = e * 2;
+				} else {
+					pe[npe][0] = jv;
+					pe[npe][1] = ju;
+					pe[npe][2] = e * 2 + 1;
+				}
+				npe++;
+			} else if (y == L->in && L->in >= 0) {
+				ie[nie][0] = j;
+				ie[nie][1] = e * 2 + (u == x);
+				ie[nie][2] = 0;
+				nie++;
+			} else
+				continue;
+			if (d->eown[e] >= 0 && d->eown[e] != li) {
+				free(pe);
+				free(ie);
+				return false;
+			}
+			if (d->eown[e] < 0) {
+				d->eown[e] = li;
+				L->edges[L->nedge++] = e;
+			}
+		}
+	}
+	qsort(pe, (size_t)npe, sizeof *pe, dp_pair_cmp);
+	qsort(ie, (size_t)nie, sizeof *ie, dp_pair_cmp);
+	L->pair = sl_xmalloc((size_t)(npe + 1) * sizeof *L->pair);
+	L->poff = sl_xmalloc((size_t)(npe + 2) * sizeof *L->poff);
+	L->pedge = sl_xmalloc((size_t)(npe + 1) * sizeof *L->pedge);
+	L->pflip = sl_xmalloc((size_t)(npe + 1));
+	L->npair = 0;
+	for (int i = 0; i < npe; i++) {
+		if (i == 0 || pe[i][0] != pe[i - 1][0] || pe[i][1] != pe[i - 1][1]) {
+			L->pair[L->npair][0] = pe[i][0];
+			L->pair[L->npair][1] = pe[i][1];
+			L->poff[L->npair++] = i;
+		}
+		L->pedge[i] = pe[i][2] / 2;
+		L->pflip[i] = (uint8_t)(pe[i][2] & 1);
+	}
+	L->poff[L->npair] = npe;
+	L->inx = sl_xmalloc((size_t)(nie + 1) * sizeof *L->inx);
+	L->ioff = sl_xmalloc((size_t)(nie + 2) * sizeof *L->ioff);
+	L->iedge = sl_xmalloc((size_t)(nie + 1) * sizeof *L->iedge);
+	L->iflip = sl_xmalloc((size_t)(nie + 1));
+	L->nin = 0;
+	for (int i = 0; i < nie; i++) {
+		if (i == 0 || ie[i][0] != ie[i - 1][0]) {
+			L->inx[L->nin] = ie[i][0];
+			L->ioff[L->nin++] = i;
+		}
+		L->iedge[i] = ie[i][1] / 2;
+		L->iflip[i] = (uint8_t)(ie[i][1] & 1);
+	}
+	L->ioff[L->nin] = nie;
+	free(pe);
+	free(ie);
+	return true;
+}
+
+static void
+dp_unfold(sl_dp *d)
+{
+	for (int i = 0; i < d->nlayer; i++) {
+		dp_layer *L = &d->layer[i];
+		dp_class_unref(d, L->cls);
+		free(L->node);
+		free(L->pair);
+		free(L->poff);
+		free(L->pedge);
+		free(L->pflip);
+		free(L->inx);
+		free(L->ioff);
+		free(L->iedge);
+		free(L->iflip);
+		free(L->edges);
+	}
+	free(d->layer);
+	d->layer = NULL;
+	d->nlayer = 0;
+	for (int r = 0; r < d->nrun; r++) {
+		dp_run *R = &d->run[r];
+		free(R->seg);
+		free(R->memo.node);
+		free(R->memo.stamp);
+		free(R->memo.sig);
+	}
+	free(d->run);
+	d->run = NULL;
+	d->nrun = 0;
+	for (int v = 0; v < d->n; v++)
+		d->nown[v] = -1;
+	for (int e = 0; e < d->m; e++)
+		d->eown[e] = -1;
+}
+
+/* Frees the inner nodes of a run's tree (leaves belong to classes). */
+static void
+dp_seg_free(dp_run *R, int node, int l, int r)
+{
+	if (l == r)
+		return;
+	int mid = (l + r) / 2;
+	dp_seg_free(R, 2 * node, l, mid);
+	dp_seg_free(R, 2 * node + 1, mid + 1, r);
+	free(R->seg[node].m);
+	R->seg[node].m = NULL;
+}
+
+/* Finds chains of layers that fold; leaves d unfolded when none or unsure. */
+static void
+dp_find_runs(sl_dp *d, const sl_problem *p)
+{
+	int *ord, ni = 0, *inst_of, *o;
+	dp_inst *I;
+	dp_adj A;
+	bool ok = true;
+
+	if (p->layer == NULL)
+		return;
+	ord = sl_xmalloc((size_t)(p->n + 1) * sizeof *ord);
+	int no = 0;
+	for (int v = 0; v < p->n; v++)
+		if (p->layer[v] >= 0)
+			ord[no++] = v;
+	if (no == 0) {
+		free(ord);
+		return;
+	}
+	{
+		dp_key *key = sl_xmalloc((size_t)no * sizeof *key);
+		for (int i = 0; i < no; i++) {
+			key[i].layer = p->layer[ord[i]];
+			key[i].pos = p->pos != NULL ? p->pos[ord[i]] : 0;
+			key[i].v = ord[i];
+		}
+		qsort(key, (size_t)no, sizeof *key, dp_cmp_key);
+		for (int i = 0; i < no; i++)
+			ord[i] = key[i].v;
+		free(key);
+	}
+	I = sl_xcalloc((size_t)no, sizeof *I);
+	inst_of = sl_xmalloc((size_t)p->n * sizeof *inst_of);
+	for (int v = 0; v < p->n; v++)
+		inst_of[v] = -1;
+	for (int i = 0; i < no; ) {
+		int j = i;
+		while (j < no && p->layer[ord[j]] == p->layer[ord[i]])
+			j++;
+		I[ni].n = j - i;
+		I[ni].node = ord + i;
+		I[ni].min = ord[i];
+		for (int t = i; t < j; t++)
+			if (ord[t] < I[ni].min)
+				I[ni].min = ord[t];
+		ni++;
+		i = j;
+	}
+	qsort(I, (size_t)ni, sizeof *I, dp_cmp_inst);
+	for (int i = 0; i < ni; i++)
+		for (int j = 0; j < I[i].n; j++)
+			inst_of[I[i].node[j]] = i;
+	dp_adj_build(p, &A);
+
+	/* output of each instance: the one node feeding the next instance */
+	o = sl_xmalloc((size_t)(ni + 1) * sizeof *o);
+	int *link = sl_xmalloc((size_t)(ni + 1) * sizeof *link);
+	for (int i = 0; i < ni; i++)
+		link[i] = -1;
+	for (int i = 0; i + 1 < ni; i++) {
+		int x = -1;
+		bool one = true;
+		for (int j = 0; j < I[i].n && one; j++) {
+			int v = I[i].node[j];
+			for (int q = A.off[v]; q < A.off[v + 1]; q++) {
+				int e = A.e[q];
+				int y = p->edge[e][0] == v ? p->edge[e][1] : p->edge[e][0];
+				if (inst_of[y] != i + 1)
+					continue;
+				if (x >= 0 && x != v) {
+					one = false;
+					break;
+				}
+				x = v;
+			}
+		}
+		link[i] = one ? x : -1;
+	}
+	for (int i = 0; i < ni; i++) {
+		o[i] = link[i];
+		if (o[i] < 0 && i > 0 && link[i - 1] >= 0) {
+			int j;
+			for (j = 0; j < I[i - 1].n; j++)
+				if (I[i - 1].node[j] == link[i - 1])
+					break;
+			if (j < I[i].n && I[i].n == I[i - 1].n)
+				o[i] = I[i].node[j];
+		}
+	}
+
+	/* greedy chains */
+	int *rfirst = sl_xmalloc((size_t)(ni + 1) * sizeof *rfirst);
+	int *rlen = sl_xmalloc((size_t)(ni + 1) * sizeof *rlen);
+	int *rin = sl_xmalloc((size_t)(ni + 1) * sizeof *rin);
+	int nr = 0;
+	for (int i = 0; i < ni; ) {
+		bool iok;
+		int in, cur;
+		if (o[i] < 0) {
+			i++;
+			continue;
+		}
+		in = dp_inst_input(p, &A, inst_of, I, i,
+		    o[i], link[i] >= 0 ? i + 1 : -1, &iok);
+		if (!iok || (in >= 0 && inst_of[in] >= 0 && inst_of[in] >= i)) {
+			i++;
+			continue;
+		}
+		cur = i;
+		int cin = in;
+		while (link[cur] >= 0 && cur + 1 < ni && o[cur + 1] >= 0 &&
+		    dp_inst_ok(p, &A, inst_of, I, cur, o[cur], cin, cur + 1) &&
+		    dp_inst_ok(p, &A, inst_of, I, cur + 1, o[cur + 1], o[cur], -1)) {
+			cin = o[cur];
+			cur++;
+		}
+		if (cur > i && dp_inst_ok(p, &A, inst_of, I, cur, o[cur], cin, -1)) {
+			rfirst[nr] = i;
+			rlen[nr] = cur - i + 1;
+			rin[nr] = in;
+			nr++;
+		}
+		i = cur + 1;
+	}
+
+	if (nr > 0) {
+		int total = 0;
+		for (int r = 0; r < nr; r++)
+			total += rlen[r];
+		d->layer = sl_xcalloc((size_t)total, sizeof *d->layer);
+		d->run = sl_xcalloc((size_t)nr, sizeof *d->run);
+		for (int r = 0; r < nr && ok; r++) {
+			dp_run *R = &d->run[d->nrun++];
+			R->first = d->nlayer;
+			R->len = rlen[r];
+			R->in = rin[r];
+			R->out = o[rfirst[r] + rlen[r] - 1];
+			R->seg = sl_xcalloc((size_t)4 * R->len, sizeof *R->seg);
+			R->memo.cap = 16;
+			while (R->memo.cap < 8 * R->len)
+				R->memo.cap *= 2;
+			R->memo.node = sl_xcalloc((size_t)R->memo.cap, sizeof(int));
+			R->memo.stamp = sl_xcalloc((size_t)R->memo.cap, sizeof(int));
+			R->memo.sig = sl_xcalloc((size_t)R->memo.cap, sizeof(uint64_t));
+			for (int t = 0; t < rlen[r]; t++) {
+				int ii = rfirst[r] + t;
+				dp_layer *L = &d->layer[d->nlayer++];
+				L->n = I[ii].n;
+				L->node = sl_xmalloc((size_t)L->n * sizeof *L->node);
+				memcpy(L->node, I[ii].node, (size_t)L->n * sizeof *L->node);
+				L->o = -1;
+				for (int j = 0; j < L->n; j++)
+					if (L->node[j] == o[ii])
+						L->o = j;
+				L->in = t == 0 ? rin[r] : o[ii - 1];
+				L->kin = L->in >= 0 ? p->k[L->in] : 1;
+				if (!dp_layer_setup(d, p, &A, d->nlayer - 1,
+				    inst_of, ii))
+					ok = false;
+				for (int j = 0; j < L->n; j++)
+					if (t < rlen[r] - 1 || j != L->o)
+						d->nown[L->node[j]] = d->nlayer - 1;
+			}
+		}
+		/* every edge touching an eliminated node must be owned by a layer */
+		for (int e = 0; e < p->m && ok; e++)
+			if (d->eown[e] < 0 &&
+			    (d->nown[p->edge[e][0]] >= 0 || d->nown[p->edge[e][1]] >= 0))
+				ok = false;
+		for (int r = 0; r < d->nrun && ok; r++) {
+			dp_run *R = &d->run[r];
+			if (R->in >= 0 && (d->nown[R->in] >= 0 || R->in == R->out))
+				ok = false;
+		}
+		if (!ok)
+			dp_unfold(d);
+	}
+	free(rfirst);
+	free(rlen);
+	free(rin);
+	free(link);
+	free(o);
+	free(A.off);
+	free(A.e);
+	free(inst_of);
+	free(I);
+	free(ord);
+}
+
+/* ------------------------------------------------------------- live object */
+
+/*
+ * Runs the elimination of the outer problem and of every layer on their
+ * structure alone (the order depends on nothing else), so that a problem too
+ * wide for exact elimination is refused before any table is built.
+ */
+static int
+dp_check_width(sl_dp *d, const sl_problem *p, sl_error *err)
+{
+	ve w;
+	int rc;
+
+	ve_init(&w, d->nouter, NULL);
+	for (int i = 0; i < d->nouter; i++)
+		w.k[i] = p->k[d->outer[i]];
+	w.sym = true;
+	for (int e = 0; e < p->m; e++)
+		if (d->eown[e] < 0)
+			ve_add_binary(&w, d->oidx[p->edge[e][0]],
+			    d->oidx[p->edge[e][1]], NULL, true);
+	for (int r = 0; r < d->nrun; r++)
+		if (d->run[r].in >= 0)
+			ve_add_binary(&w, d->oidx[d->run[r].in],
+			    d->oidx[d->run[r].out], NULL, true);
+	rc = ve_run(&w, err);
+	ve_free(&w);
+	for (int i = 0; i < d->nlayer && rc == SL_OK; i++) {
+		const dp_layer *L = &d->layer[i];
+		ve_init(&w, L->n + 1, NULL);
+		w.k[0] = L->kin;
+		for (int j = 0; j < L->n; j++)
+			w.k[1 + j] = p->k[L->node[j]];
+		w.sym = true;
+		for (int q = 0; q < L->npair; q++)
+			ve_add_binary(&w, 1 + L->pair[q][0], 1 + L->pair[q][1],
+			    NULL, true);
+		for (int q = 0; q < L->nin; q++)
+			ve_add_binary(&w, 0, 1 + L->inx[q], NULL, true);
+		w.state[0] = 1;
+		w.state[1 + L->o] = 1;
+		rc = ve_run(&w, err);
+		ve_free(&w);
+	}
+	return rc;
+}
+
+static sl_dp *
+dp_create(const sl_problem *p, bool fold, sl_error *err)
+{
+	sl_dp *d;
+	size_t nc = 0, ec = 0;
+
+	if (p->usage_limit >= 0 && p->interval != NULL && p->usage != NULL) {
+		sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, "%s",
+		    _("dp: memory usage limits need ilp"));
+		return NULL;
+	}
+	for (int v = 0; v < p->n; v++)
+		if (p->k[v] < 1 || p->k[v] > DP_MAX_K) {
+			sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+			    _("dp: node %d has %d strategies (1 to %d supported)"),
+			    v, p->k[v], DP_MAX_K);
+			return NULL;
+		}
+	for (int e = 0; e < p->m; e++) {
+		int u = p->edge[e][0], v = p->edge[e][1];
+		if (u < 0 || v < 0 || u >= p->n || v >= p->n || u == v) {
+			sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("dp: edge %d has bad endpoints (%d, %d)"), e, u, v);
+			return NULL;
+		}
+	}
+	d = sl_xcalloc(1, sizeof *d);
+	d->n = p->n;
+	d->m = p->m;
+	d->k = sl_xmalloc((size_t)(p->n + 1) * sizeof *d->k);
+	memcpy(d->k, p->k, (size_t)p->n * sizeof *d->k);
+	d->edge = sl_xmalloc((size_t)(p->m + 1) * sizeof *d->edge);
+	memcpy(d->edge, p->edge, (size_t)p->m * sizeof *d->edge);
+	d->noff = sl_xmalloc((size_t)(p->n + 1) * sizeof *d->noff);
+	d->eoff = sl_xmalloc((size_t)(p->m + 1) * sizeof *d->eoff);
+	for (int v = 0; v < p->n; v++) {
+		d->noff[v] = nc;
+		nc += (size_t)p->k[v];
+	}
+	d->noff[p->n] = nc;
+	for (int e = 0; e < p->m; e++) {
+		d->eoff[e] = ec;
+		ec += (size_t)p->k[p->edge[e][0]] * p->k[p->edge[e][1]];
+	}
+	d->eoff[p->m] = ec;
+	d->ncost = sl_xmalloc((nc + 1) * sizeof *d->ncost);
+	d->nallow = sl_xmalloc(nc + 1);
+	d->ecost = sl_xmalloc((ec + 1) * sizeof *d->ecost);
+	d->nown = sl_xmalloc((size_t)(p->n + 1) * sizeof *d->nown);
+	d->eown = sl_xmalloc((size_t)(p->m + 1) * sizeof *d->eown);
+	for (int v = 0; v < p->n; v++)
+		d->nown[v] = -1;
+	for (int e = 0; e < p->m; e++)
+		d->eown[e] = -1;
+	if (fold)
+		dp_find_runs(d, p);
+	d->oidx = sl_xmalloc((size_t)(p->n + 1) * sizeof *d->oidx);
+	d->outer = sl_xmalloc((size_t)(p->n + 1) * sizeof *d->outer);
+	for (int v = 0; v < p->n; v++) {
+		d->oidx[v] = -1;
+		if (d->nown[v] < 0) {
+			d->oidx[v] = d->nouter;
+			d->outer[d->nouter++] = v;
+		}
+	}
+	d->val = sl_xmalloc((size_t)(p->n + 2) * sizeof *d->val);
+	if (dp_check_width(d, p, err) != SL_OK) {
+		sl_dp_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+sl_dp *
+sl_dp_new_fold(const sl_problem *p, bool fold, sl_error *err)
+{
+	return dp_create(p, fold, err);
+}
+
+sl_dp *
+sl_dp_new(const sl_problem *p, sl_error *err)
+{
+	return dp_create(p, true, err);
+}
+
+void
+sl_dp_free(sl_dp *d)
+{
+	if (d == NULL)
+		return;
+	for (int r = 0; r < d->nrun; r++)
+		dp_seg_free(&d->run[r], 1, 0, d->run[r].len - 1);
+	dp_unfold(d);
+	while (d->nclass > 0) {
+		d->cls[0]->refs = 1;
+		dp_class_unref(d, d->cls[0]);
+	}
+	free(d->cls);
+	free(d->k);
+	free(d->edge);
+	free(d->noff);
+	free(d->eoff);
+	free(d->ncost);
+	free(d->nallow);
+	free(d->ecost);
+	free(d->nown);
+	free(d->eown);
+	free(d->oidx);
+	free(d->outer);
+	free(d->val);
+	free(d->cbuf);
+	free(d);
+}
+
+void
+sl_dp_info_get(const sl_dp *d, sl_dp_info *info)
+{
+	memset(info, 0, sizeof *info);
+	info->runs = d->nrun;
+	info->folded_layers = d->nlayer;
+	info->classes = d->nclass;
+	info->recomputed = d->recomputed;
+	info->width = d->width;
+	info->max_entries = d->max_entries;
+	info->outer_nodes = d->nouter;
+}
+
+/* Copies node v's costs into the cache; true when they differed. */
+static bool
+dp_sync_node(sl_dp *d, const sl_problem *p, int v, bool force)
+{
+	int64_t *c = d->ncost + d->noff[v];
+	uint8_t *a = d->nallow + d->noff[v];
+	size_t k = (size_t)p->k[v];
+
+	if (!force && memcmp(c, p->cost[v], k * sizeof *c) == 0 &&
+	    memcmp(a, p->allowed[v], k) == 0)
+		return false;
+	memcpy(c, p->cost[v], k * sizeof *c);
+	memcpy(a, p->allowed[v], k);
+	return true;
+}
+
+static bool
+dp_sync_edge(sl_dp *d, const sl_problem *p, int e, bool force)
+{
+	int64_t *c = d->ecost + d->eoff[e];
+	size_t n = d->eoff[e + 1] - d->eoff[e];
+
+	if (!force && memcmp(c, p->ecost[e], n * sizeof *c) == 0)
+		return false;
+	memcpy(c, p->ecost[e], n * sizeof *c);
+	return true;
+}
+
+static int
+dp_check_same(const sl_dp *d, const sl_problem *p, sl_error *err)
+{
+	if (p->n != d->n || p->m != d->m ||
+	    memcmp(p->k, d->k, (size_t)p->n * sizeof *p->k) != 0 ||
+	    memcmp(p->edge, d->edge, (size_t)p->m * sizeof *p->edge) != 0)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0, "%s",
+		    _("dp: the problem's structure changed; build a new solver"));
+	return SL_OK;
+}
+
+static int64_t
+dp_score(const sl_problem *p, const int *choice)
+{
+	int64_t sum = 0;
+
+	for (int v = 0; v < p->n; v++) {
+		if (choice[v] < 0 || choice[v] >= p->k[v] ||
+		    !p->allowed[v][choice[v]])
+			return INT64_MAX;
+		sum = sl_add_sat(sum, p->cost[v][choice[v]]);
+	}
+	for (int e = 0; e < p->m; e++) {
+		int u = p->edge[e][0], v = p->edge[e][1];
+		sum = sl_add_sat(sum,
+		    p->ecost[e][(size_t)choice[u] * p->k[v] + choice[v]]);
+	}
+	return sum;
+}
+
+static int
+dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_solution *sol,
+    sl_error *err)
+{
+	double t0 = dp_now_ms();
+	ve w;
+	int rc;
+	int64_t best;
+
+	if ((rc = dp_check_same(d, p, err)) != SL_OK)
+		return rc;
+	if (sol->choice == NULL || sol->n != p->n) {
+		free(sol->choice);
+		sol->choice = sl_xcalloc((size_t)(p->n ? p->n : 1),
+		    sizeof *sol->choice);
+		sol->n = p->n;
+	}
+	sol->solver = SL_SOLVER_DP;
+	sol->status = SL_SOLVE_FAILED;
+	sol->confirmed = false;
+	sol->note[0] = '\0';
+	sol->objective = INT64_MAX;
+	d->recomputed = 0;
+
+	for (int v = 0; v < p->n; v++) {
+		bool any = false;
+		for (int s = 0; s < p->k[v] && !any; s++)
+			any = p->allowed[v][s] != 0;
+		if (!any) {
+			sol->status = SL_SOLVE_INFEASIBLE;
+			snprintf(sol->note, sizeof sol->note,
+			    _("node %d has no allowed strategy"), v);
+			sol->time_ms = dp_now_ms() - t0;
+			return SL_OK;
+		}
+	}
+
+	/* layers whose content changed get their class (and matrix) again */
+	for (int i = 0; i < d->nlayer; i++) {
+		dp_layer *L = &d->layer[i];
+		bool ch = !d->primed;
+		for (int j = 0; j < L->n; j++)
+			ch |= dp_sync_node(d, p, L->node[j], !d->primed);
+		if (!costs_same || !d->primed)
+			for (int j = 0; j < L->nedge; j++)
+				ch |= dp_sync_edge(d, p, L->edges[j], !d->primed);
+		L->dirty = false;
+		if (ch && (rc = dp_layer_classify(d, p, L, err)) != SL_OK)
+			return rc;
+	}
+	for (int r = 0; r < d->nrun; r++) {
+		d->run[r].memo.pass++;
+		dp_seg_fix(d, &d->run[r], 1, 0, d->run[r].len - 1, !d->primed);
+	}
+	d->primed = true;
+
+	/* the outer problem: unfolded nodes plus each chain's product */
+	{
+		int *ko = sl_xmalloc((size_t)(d->nouter + 1) * sizeof *ko);
+		for (int i = 0; i < d->nouter; i++)
+			ko[i] = p->k[d->outer[i]];
+		ve_init(&w, d->nouter, ko);
+		free(ko);
+	}
+	for (int i = 0; i < d->nouter; i++) {
+		int v = d->outer[i];
+		for (int s = 0; s < p->k[v]; s++)
+			w.u[i][s] = p->allowed[v][s] ? p->cost[v][s] : DP_INF;
+	}
+	for (int r = 0; r < d->nrun; r++) {
+		int o = d->oidx[d->run[r].out];
+		/* the output node's own costs live in its layer's matrix */
+		for (int s = 0; s < p->k[d->run[r].out]; s++)
+			w.u[o][s] = 0;
+	}
+	for (int e = 0; e < p->m; e++) {
+		if (d->eown[e] >= 0)
+			continue;
+		ve_add_binary(&w, d->oidx[p->edge[e][0]], d->oidx[p->edge[e][1]],
+		    p->ecost[e], false);
+	}
+	for (int r = 0; r < d->nrun; r++) {
+		dp_run *R = &d->run[r];
+		int o = d->oidx[R->out];
+		const int64_t *P = R->seg[1].m;
+		if (R->in >= 0)
+			ve_add_binary(&w, d->oidx[R->in], o, (int64_t *)P, false);
+		else
+			for (int s = 0; s < p->k[R->out]; s++)
+				w.u[o][s] = dp_add(w.u[o][s], P[s]);
+	}
+	rc = ve_run(&w, err);
+	if (rc != SL_OK) {
+		ve_free(&w);
+		return rc;
+	}
+	if (w.width > d->width)
+		d->width = w.width;
+	if (w.max_entries > d->max_entries)
+		d->max_entries = w.max_entries;
+	best = w.cst;
+	if (best == DP_INF) {
+		ve_free(&w);
+		sol->status = SL_SOLVE_INFEASIBLE;
+		snprintf(sol->note, sizeof sol->note, "%s",
+		    _("every choice includes a disallowed strategy"));
+		sol->time_ms = dp_now_ms() - t0;
+		return SL_OK;
+	}
+	ve_backsub(&w, d->val);
+	for (int i = 0; i < d->nouter; i++)
+		sol->choice[d->outer[i]] = d->val[i];
+	ve_free(&w);
+
+	/* chains: boundary choices from the trees, inner ones per layer */
+	for (int r = 0; r < d->nrun; r++) {
+		dp_run *R = &d->run[r];
+		int *bo = sl_xmalloc((size_t)R->len * sizeof *bo);
+		int a = R->in >= 0 ? sol->choice[R->in] : 0;
+		dp_seg_descend(R, 1, 0, R->len - 1, a, sol->choice[R->out], bo);
+		for (int t = 0; t < R->len; t++) {
+			dp_layer *L = &d->layer[R->first + t];
+			int *val = d->val;
+			val[0] = t == 0 ? a : bo[t - 1];
+			val[1 + L->o] = bo[t];
+			ve_backsub(&L->cls->rec, val);
+			for (int j = 0; j < L->n; j++)
+				sol->choice[L->node[j]] = val[1 + j];
+		}
+		free(bo);
+	}
+
+	sol->objective = dp_score(p, sol->choice);
+	sol->time_ms = dp_now_ms() - t0;
+	if (sol->objective != best) {
+		sol->status = SL_SOLVE_FAILED;
+		return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+		    _("dp: internal error: value %lld but the choice scores %lld"),
+		    (long long)best, (long long)sol->objective);
+	}
+	sol->status = SL_SOLVE_OPTIMAL;
+	if (d->nrun > 0)
+		snprintf(sol->note, sizeof sol->note,
+		    _("dp: %d layers folded in %d chains, %d recomputed"),
+		    d->nlayer, d->nrun, d->recomputed);
+	return SL_OK;
+}
+
+int
+sl_dp_resolve(sl_dp *d, const sl_problem *p, sl_solution *sol, sl_error *err)
+{
+	return dp_solve(d, p, false, sol, err);
+}
+
+int
+sl_dp_resolve_allowed(sl_dp *d, const sl_problem *p, sl_solution *sol,
+    sl_error *err)
+{
+	return dp_solve(d, p, true, sol, err);
+}
+
+int
+sl_solve_dp(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
+    sl_error *err)
+{
+	double t0 = dp_now_ms();
+	sl_dp *d = sl_dp_new(p, err);
+	int rc;
+
+	(void)o;
+	if (d == NULL)
+		return err != NULL ? err->code : SL_EINTERNAL;
+	rc = sl_dp_resolve(d, p, sol, err);
+	sl_dp_free(d);
+	sol->time_ms = dp_now_ms() - t0;
+	return rc;
+}
