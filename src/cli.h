@@ -10,6 +10,8 @@
 #include "shardlab.h"
 #include "internal.h"
 
+#include <stdio.h>
+
 typedef struct cli_opts {
 	/* positional arguments after the subcommand */
 	int n_args;
@@ -112,5 +114,10 @@ int cli_validate_start(const sl_space *s, const int *choice, bool emulate,
 int cli_validate_poll(cli_vjob *job, bool block, cli_vresult *res, sl_error *err);
 void cli_validate_cancel(cli_vjob *job);
 void cli_vresult_free(cli_vresult *res);
+/* (predicted - measured) / measured, in percent. */
+double cli_validate_error(int64_t predicted, int64_t measured);
+/* The report table of `shardlab validate` (also the explorer's v report). */
+void cli_validate_print(FILE *fp, const char *plan, const sl_space *s,
+    const cli_vresult *res);
 
 #endif

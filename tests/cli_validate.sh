@@ -44,42 +44,7 @@ expect_in "$TMP/norunner.err" "$MSG_NO_RUNNER"
 # ------------------------------------------------- stand-in runner (no GPU)
 # It records its arguments and answers as FAKE_MODE says: the real runner's
 # "no CUDA device found", a failure, a crash, or a result with known figures.
-cat >"$TMP/runner" <<'EOF'
-#!/bin/sh
-out=; steps=; emulate=no; launch=
-while [ $# -gt 0 ]; do
-	case $1 in
-	--out) out=$2; shift ;;
-	--steps) steps=$2; shift ;;
-	--emulate) emulate=yes ;;
-	*) launch=$1 ;;
-	esac
-	shift
-done
-echo "steps=$steps emulate=$emulate" >"$FAKE_LOG"
-grep -q '"format": *"shardlab-launch"' "$launch" && echo "launch=ok" >>"$FAKE_LOG"
-cp "$launch" "$FAKE_LOG.launch"
-case $FAKE_MODE in
-nogpu) echo "shardlab-runner: no CUDA device found (CUDA driver version is insufficient)" >&2; exit 3 ;;
-fail) echo "shardlab-runner: ncclCommInitAll failed: unhandled system error" >&2; exit 3 ;;
-crash) kill -SEGV $$ ;;
-esac
-dev() {
-	printf '{"id": %d, "gpu": 0, "ok": true, "memory_bytes": {"total": 8413184,
- "parameters": 1048576, "gradients": 1048576, "optimizer": 6291456,
- "activations": 24576, "buffers": 0}, "allocations": 12, "overhead_bytes": 0,
- "meminfo_delta_bytes": 10485760, "meminfo_peak_bytes": 12582912,
- "step_time_ns": 100000, "step_min_ns": 90000, "compute_time_ns": 81973,
- "comm_time_ns": 18027, "comm": "modelled"}' "$1"
-}
-{
-	printf '{"format": "shardlab-validation-run", "version": 1,
-"gpu": {"name": "Stand-in GPU", "count": 1, "memory_bytes": 85899345920},
-"mode": "emulated", "steps": %s, "warmup": 3, "devices": [' "$steps"
-	dev 0; printf ','; dev 1; printf ','; dev 2; printf ','; dev 3
-	printf ']}\n'
-} >"$out"
-EOF
+cp "$TESTS_SRCDIR/fake_runner.sh" "$TMP/runner"
 chmod +x "$TMP/runner"
 fake() {
 	mode=$1

@@ -9,6 +9,7 @@
 
 #include <locale.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <unistd.h>
 
 static FILE *t_out, *t_in;
@@ -517,6 +518,147 @@ test_keys_in_man_page(void **state)
 	free(text);
 }
 
+/* A copy of the stand-in GPU runner (tests/fake_runner.sh) in path. */
+static void
+fake_runner(char *path, size_t len)
+{
+	char src[4096], cmd[3 * 4096 + 64];
+	const char *dir = getenv("TESTS_SRCDIR");
+	int fd;
+
+	snprintf(src, sizeof src, "%s/fake_runner.sh", dir ? dir : "tests");
+	snprintf(path, len, "%s/shardlab-fake-runner-XXXXXX",
+	    getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof cmd, "cp '%s' '%s' && chmod 755 '%s'", src, path,
+	    path);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Polls the running validation as the main loop does, up to 20 s. */
+static void
+wait_validation(struct fixture *f)
+{
+	int i;
+
+	for (i = 0; i < 2000 && f->u.vrunning; i++) {
+		ui_poll_jobs(&f->u);
+		if (f->u.vrunning)
+			usleep(10000);
+	}
+	assert_false(f->u.vrunning);
+	ui_draw(&f->u);
+}
+
+/*
+ * v: the Megatron MLP plan on 4 devices run by the stand-in runner, which
+ * reports the predicted 8,413,184 bytes allocated per device, 10 MiB by
+ * cudaMemGetInfo and a 100 us step.  The memory panel must show both figures
+ * and the error (8413184 - 10485760) / 10485760 = -19.77 %.
+ */
+static void
+test_validate(void **state)
+{
+	struct fixture f;
+	WINDOW **W;
+	char runner[4096];
+	int op;
+
+	fake_runner(runner, sizeof runner);
+	setenv("SHARDLAB_RUNNER", runner, 1);
+	setenv("FAKE_MODE", "ok", 1);
+	unsetenv("FAKE_LOG");
+	assert_int_equal(open_model(&f, "mlp-2layer", 4), 0);
+	term_open(&f, 24, 80, true);
+	W = f.u.win;
+	select_strategy(&f, "fc1", "col");
+	key(&f, 'p');
+	select_strategy(&f, "gelu", "col");
+	key(&f, 'p');
+	select_strategy(&f, "fc2", "row");
+	key(&f, 'p');
+	assert_int_equal(eval_total(&f, 0), 8413184);
+	assert_false(win_has(W[UI_W_MEM], "10.00 MiB"));
+
+	key(&f, 'v');
+	assert_true(f.u.vrunning);
+	assert_true(win_has(W[UI_W_MSG], "validating the plan"));
+	assert_true(win_has(W[UI_W_MEM], "validating..."));
+	wait_validation(&f);
+	assert_true(f.u.have_vres);
+	assert_false(f.u.msg_error);
+	assert_true(win_has(W[UI_W_MSG], "validated on Stand-in GPU"));
+	assert_true(win_has(W[UI_W_MSG], "device memory -19.8%"));
+	if (!win_has(W[UI_W_MEM], "10.00 MiB"))
+		dump(W[UI_W_MEM]);
+	/* one row d0-3: predicted 8.02 MiB, measured 10.00 MiB */
+	assert_true(win_has(W[UI_W_MEM], "d0-3"));
+	assert_true(win_has(W[UI_W_MEM], "8.02 MiB"));
+	assert_true(win_has(W[UI_W_MEM], "10.00 MiB"));
+	if (!win_has(W[UI_W_MEM], "error: memory -19.8%"))
+		dump(W[UI_W_MEM]);
+	assert_true(win_has(W[UI_W_MEM], "error: memory -19.8%"));
+	assert_true(win_has(W[UI_W_MEM], "measured on"));
+
+	/* v again: the full report, as `shardlab validate` prints it */
+	key(&f, 'v');
+	assert_non_null(f.u.text);
+	assert_non_null(strstr(f.u.text, "GPU: Stand-in GPU x1"));
+	assert_non_null(strstr(f.u.text, "-19.77%"));
+	key(&f, 'q');		/* closes the report */
+	assert_null(f.u.text);
+	assert_false(f.u.quit);
+
+	/* another plan: the measurement no longer applies */
+	op = select_strategy(&f, "fc2", "rep");
+	key(&f, 'p');
+	assert_int_equal(f.u.sol.choice[op],
+	    sl_space_find_strategy(f.s.space, op, "rep"));
+	assert_false(win_has(W[UI_W_MEM], "10.00 MiB"));
+	assert_true(win_has(W[UI_W_MEM], "an earlier plan"));
+
+	/* a runner that does not finish: v cancels it */
+	setenv("FAKE_MODE", "slow", 1);
+	key(&f, 'v');
+	assert_true(f.u.vrunning);
+	assert_true(f.u.vjob.pid > 0);
+	key(&f, 'v');
+	assert_false(f.u.vrunning);
+	assert_true(win_has(W[UI_W_MSG], "validation cancelled"));
+
+	/* no GPU, a crash, no runner: each says so, nothing else changes */
+	setenv("FAKE_MODE", "nogpu", 1);
+	key(&f, 'v');
+	wait_validation(&f);
+	assert_true(f.u.msg_error);
+	assert_true(win_has(W[UI_W_MSG], "no CUDA-capable GPU"));
+	setenv("FAKE_MODE", "crash", 1);
+	key(&f, 'v');
+	wait_validation(&f);
+	assert_true(win_has(W[UI_W_MSG], "killed by signal"));
+	setenv("SHARDLAB_RUNNER", "/nonexistent/shardlab-runner", 1);
+	key(&f, 'v');
+	assert_false(f.u.vrunning);
+	assert_true(win_has(W[UI_W_MSG], "the GPU runner was not built"));
+
+	/* quitting while one runs stops the runner */
+	setenv("SHARDLAB_RUNNER", runner, 1);
+	setenv("FAKE_MODE", "slow", 1);
+	key(&f, 'v');
+	assert_true(f.u.vrunning);
+	{
+		pid_t pid = f.u.vjob.pid;
+		term_close(&f);
+		close_model(&f);
+		assert_int_equal(kill(pid, 0), -1);
+	}
+	unlink(runner);
+	unsetenv("SHARDLAB_RUNNER");
+	unsetenv("FAKE_MODE");
+}
+
 int
 main(void)
 {
@@ -529,6 +671,7 @@ main(void)
 		cmocka_unit_test(test_gpt_folded_layers),
 		cmocka_unit_test(test_export_roundtrip),
 		cmocka_unit_test(test_keys_in_man_page),
+		cmocka_unit_test(test_validate),
 	};
 	const char *dd = getenv("SHARDLAB_DATADIR");
 	char path[4096];

@@ -219,6 +219,44 @@ wait_for "Quit anyway?" || fail "q did not ask (gpt-1.7b)"
 keys y
 wait_for "EXITED 0" || fail "gpt-1.7b explorer did not exit"
 
+# ------------------------------------------------- validation (v), no GPU
+# The stand-in runner (tests/fake_runner.sh) reports 10 MiB by cudaMemGetInfo
+# on every device; the memory panel must show it beside the prediction, and
+# the error against solve's predicted total.
+cp "${TESTS_SRCDIR:-tests}/fake_runner.sh" "$TMP/runner" && chmod 755 "$TMP/runner" ||
+    fail "cannot copy the stand-in runner"
+start "SHARDLAB_RUNNER=$TMP/runner FAKE_MODE=ok" mlp-2layer --devices 4
+wait_for "Operators (3)" || fail "explorer did not start for validation"
+check_solve mlp-2layer --devices 4
+keys v
+wait_for "validated on Stand-in GPU" || fail "validation did not finish"
+err=$(awk -v p="$tot" 'BEGIN { printf "%+.1f\n", (p - 10485760) * 100 / 10485760 }')
+wait_for "error: memory $err%" || fail "memory panel does not show error $err%"
+wait_for "10.00 MiB" || fail "memory panel does not show the measured 10.00 MiB"
+keys v
+wait_for "GPU: Stand-in GPU x1" || fail "v does not show the report"
+keys Escape
+wait_gone "GPU: Stand-in GPU x1" || fail "the report does not close"
+keys q
+wait_for "EXITED 0" || fail "explorer did not exit after validation"
+
+# SIGTERM during a validation ends the runner too.
+start "SHARDLAB_RUNNER=$TMP/runner FAKE_MODE=slow" mlp-2layer --devices 4
+wait_for "Operators (3)" || fail "explorer did not start for a slow validation"
+keys v
+wait_for "validating..." || fail "validation did not start"
+pid=$(pgrep -n -f "$SHARDLAB tui mlp-2layer" 2>/dev/null)
+if [ -n "$pid" ] && pgrep -f "$TMP/runner" >/dev/null 2>&1; then
+	kill -TERM "$pid"
+	wait_for "EXITED 143" || fail "SIGTERM did not end the explorer during validation"
+	n=0
+	while pgrep -f "$TMP/runner" >/dev/null 2>&1 && [ "$n" -lt 50 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	pgrep -f "$TMP/runner" >/dev/null 2>&1 && fail "the runner outlived the explorer"
+fi
+
 # SIGTERM restores the terminal and ends the program.
 start "" mlp-2layer
 wait_for "Operators (3)" || fail "explorer did not restart"

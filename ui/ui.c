@@ -27,6 +27,9 @@
 /* Seconds GLPK may spend confirming one plan. */
 #define UI_ILP_TIME_LIMIT 60.0
 
+/* The GPU runner's pid while a validation runs, for the crash handler. */
+static volatile sig_atomic_t ui_child_pid = -1;
+
 /* ------------------------------------------------------------ alpha scale */
 
 /*
@@ -520,6 +523,8 @@ ui_request_background(ui *u)
 	}
 }
 
+static void ui_validate_poll(ui *u);
+
 /* Takes finished background results that still belong to the current plan. */
 void
 ui_poll_jobs(ui *u)
@@ -559,6 +564,7 @@ ui_poll_jobs(ui *u)
 		}
 		pthread_mutex_unlock(&j->mu);
 	}
+	ui_validate_poll(u);
 }
 
 static void
@@ -576,6 +582,152 @@ ui_job_stop(struct ui_job *j, bool join)
 	else
 		pthread_detach(j->thread);
 	j->started = false;
+}
+
+/* ---------------------------------------------------------- GPU validation */
+
+/*
+ * v runs the GPU runner (shardlab-runner) on the plan as a child process,
+ * exactly as `shardlab validate` does; the main loop polls it every tick, so
+ * the explorer stays live while it runs.  The result belongs to the plan
+ * that was on screen when it started (vchoice): the memory panel shows the
+ * measured figures only while that plan is the current one.
+ */
+
+bool
+ui_vres_current(const ui *u)
+{
+	return u->have_vres && u->have_sol && u->vchoice != NULL &&
+	    memcmp(u->vchoice, u->sol.choice, u->n * sizeof(int)) == 0;
+}
+
+void
+ui_validate_cancel(ui *u)
+{
+	if (!u->vrunning)
+		return;
+	ui_child_pid = -1;
+	cli_validate_cancel(&u->vjob);
+	u->vrunning = false;
+	u->dirty |= UI_D_MEM;
+}
+
+void
+ui_vres_errors(const ui *u, double *mem_err, double *time_err, int *failed)
+{
+	int d;
+
+	*mem_err = *time_err = 0;
+	*failed = -1;
+	for (d = 0; d < u->vres.n_devices; d++) {
+		const cli_vdev *v = &u->vres.dev[d];
+		double e;
+
+		if (!v->ok) {
+			if (*failed < 0)
+				*failed = d;
+			continue;
+		}
+		e = cli_validate_error(sl_mem_total(&v->predicted), v->meminfo_delta);
+		if (fabs(e) > fabs(*mem_err))
+			*mem_err = e;
+		e = cli_validate_error(v->pred_ns, v->step_ns);
+		if (fabs(e) > fabs(*time_err))
+			*time_err = e;
+	}
+}
+
+static void
+ui_validate_poll(ui *u)
+{
+	cli_vresult res;
+	sl_error err;
+	double me, te;
+	int rc, failed;
+
+	if (!u->vrunning)
+		return;
+	sl_error_clear(&err);
+	rc = cli_validate_poll(&u->vjob, false, &res, &err);
+	if (rc == 1)
+		return;
+	u->vrunning = false;
+	ui_child_pid = -1;
+	u->dirty |= UI_D_MEM;
+	if (rc != SL_OK) {
+		ui_message(u, true, _("validation failed: %s"), err.msg);
+		return;
+	}
+	u->vres = res;
+	u->have_vres = true;
+	ui_vres_errors(u, &me, &te, &failed);
+	if (failed >= 0)
+		ui_message(u, true, _("validation: device %d could not run: %s"),
+		    failed, u->vres.dev[failed].error);
+	else
+		ui_message(u, false, _("validated on %s: device memory %+.1f%%, "
+		    "step time %+.1f%% (worst device); v shows the report"),
+		    u->vres.gpu, me, te);
+}
+
+static void
+ui_validate_report(ui *u)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&text, &len);
+
+	if (fp == NULL) {
+		ui_message(u, true, _("cannot show the report: %s"), strerror(errno));
+		return;
+	}
+	cli_validate_print(fp, u->source, u->space, &u->vres);
+	if (fclose(fp) != 0 || text == NULL) {
+		free(text);
+		ui_message(u, true, _("cannot show the report: %s"), strerror(errno));
+		return;
+	}
+	ui_show_text(u, _("Validation on local GPUs"), text);
+}
+
+void
+ui_validate(ui *u)
+{
+	sl_error err;
+
+	if (u->space == NULL) {
+		ui_message(u, true, "%s",
+		    _("validation needs a model: this problem has no operators to run"));
+		return;
+	}
+	if (u->vrunning) {
+		ui_validate_cancel(u);
+		ui_message(u, false, "%s", _("validation cancelled"));
+		return;
+	}
+	if (!u->have_sol)
+		return;
+	if (ui_vres_current(u)) {
+		ui_validate_report(u);
+		return;
+	}
+	sl_error_clear(&err);
+	if (cli_validate_start(u->space, u->sol.choice, false, 0, &u->vjob,
+	    &err) != SL_OK) {
+		ui_message(u, true, _("cannot validate: %s"), err.msg);
+		return;
+	}
+	u->vrunning = true;
+	ui_child_pid = u->vjob.pid;
+	if (u->vchoice == NULL)
+		u->vchoice = sl_xmalloc(u->n * sizeof(int));
+	memcpy(u->vchoice, u->sol.choice, u->n * sizeof(int));
+	if (u->have_vres)
+		cli_vresult_free(&u->vres);
+	u->have_vres = false;
+	u->dirty |= UI_D_MEM;
+	ui_message(u, false, "%s", _("validating the plan on the local GPUs "
+	    "(v again cancels)..."));
 }
 
 /* ----------------------------------------------------------------- set up */
@@ -664,6 +816,10 @@ ui_free(ui *u)
 	 * GLPK polls the cancel flag; the sweep cannot be interrupted, so this
 	 * waits for it (the caller frees the space it reads next).
 	 */
+	ui_validate_cancel(u);
+	if (u->have_vres)
+		cli_vresult_free(&u->vres);
+	free(u->vchoice);
 	ui_job_stop(&u->ilp_job, true);
 	ui_job_stop(&u->sweep_job, true);
 	if (u->sweep_job.have_front)
@@ -785,6 +941,8 @@ ui_on_signal(int sig)
 static void
 ui_on_crash(int sig)
 {
+	if (ui_child_pid > 0)
+		kill((pid_t)ui_child_pid, SIGTERM);
 	ui_restore_raw();
 	signal(sig, SIG_DFL);
 	raise(sig);
@@ -881,6 +1039,8 @@ ui_run(ui *u)
 		ui_handle_event(u, ev);
 	}
 	sig = ui_signalled;
+	/* A runner still going would outlive the explorer: stop it. */
+	ui_validate_cancel(u);
 	ui_restore();
 	if (sig != 0) {
 		/* Die of the signal, as the caller expects, terminal restored. */

@@ -202,6 +202,12 @@ typedef struct ui {
 	char text_title[256];
 	int text_top;
 
+	/* GPU validation (v): the runner as a child process, polled each tick */
+	cli_vjob vjob;
+	bool vrunning, have_vres;
+	cli_vresult vres;
+	int *vchoice;		/* the plan that was validated */
+
 	/* hooks for x and v: when set they replace the built-in behaviour */
 	ui_hook explain, validate;
 	bool quit;
@@ -229,6 +235,16 @@ bool ui_plan_changed(const ui *u);
 int ui_same_position(const ui *u, int op, int *out);
 void ui_poll_jobs(ui *u);
 void ui_request_background(ui *u);
+/* v: starts a validation of the plan; while one runs, cancels it; when the
+ * current plan has been validated, shows the report. */
+void ui_validate(ui *u);
+/* Whether the validation result is for the plan on screen. */
+bool ui_vres_current(const ui *u);
+void ui_validate_cancel(ui *u);
+/* The worst (largest in size) errors in percent of device memory and step
+ * time over the devices that ran; failed: the first that did not (-1). */
+void ui_vres_errors(const ui *u, double *mem_err, double *time_err,
+    int *failed);
 
 /* ---- ui_draw.c */
 void ui_screen_setup(ui *u, bool color);	/* glyphs and attributes */

@@ -708,10 +708,61 @@ ui_bar_cell(WINDOW *w, const ui *u, int y, int x, int c, bool over)
 	ui_put(w, y, x, 1, ch, a);
 }
 
+/* Columns of the measured figure beside each predicted total. */
+#define UI_MEAS_W 11
+
+/*
+ * The measured device memory (cudaMemGetInfo) of a row of devices: the
+ * largest of the row, or why one of them did not run.
+ */
+static void
+ui_mem_measured(WINDOW *w, const ui *u, int y, int xend, int first, int cnt)
+{
+	char b[32];
+	int64_t m = 0;
+	int d;
+
+	for (d = first; d < first + cnt && d < u->vres.n_devices; d++) {
+		if (!u->vres.dev[d].ok) {
+			ui_put_right(w, y, xend, UI_MEAS_W - 1, _("failed"),
+			    u->attr[UI_R_ERROR]);
+			return;
+		}
+		if (u->vres.dev[d].meminfo_delta > m)
+			m = u->vres.dev[d].meminfo_delta;
+	}
+	sl_format_bytes(m, b, sizeof b);
+	ui_put_right(w, y, xend, UI_MEAS_W - 1, b, u->attr[UI_R_CHOSEN]);
+}
+
+/* What the line below the bars adds about validation (v). */
+static void
+ui_mem_vnote(const ui *u, char *buf, size_t len)
+{
+	double me, te;
+	int failed;
+
+	if (u->vrunning) {
+		snprintf(buf, len, "%s", _("validating..."));
+		return;
+	}
+	if (!u->have_vres) {
+		buf[0] = '\0';
+		return;
+	}
+	if (!ui_vres_current(u)) {
+		snprintf(buf, len, "%s", _("measured: an earlier plan (v)"));
+		return;
+	}
+	ui_vres_errors(u, &me, &te, &failed);
+	snprintf(buf, len, _("error: memory %+.1f%%, step time %+.1f%%"), me, te);
+}
+
 void
 ui_draw_mem(WINDOW *w, const ui *u)
 {
-	int h = getmaxy(w), width = getmaxx(w), y, i, j, c, n, bw, x0, cap_x;
+	int h = getmaxy(w), width = getmaxx(w), y, i, j, c, n, bw, x0, cap_x, xr;
+	bool vshow;
 	int first[64], cnt[64];
 	char buf[512], b1[32], b2[32], b3[32], lab[32];
 	int64_t v[5], cum, scale, cap, total;
@@ -732,8 +783,13 @@ ui_draw_mem(WINDOW *w, const ui *u)
 		return;
 	}
 	cap = u->space->mesh.hw.memory_bytes;
-	snprintf(buf, sizeof buf, _("Memory per device (capacity %s)"),
-	    sl_format_bytes(cap, b2, sizeof b2));
+	vshow = ui_vres_current(u);
+	if (vshow)
+		snprintf(buf, sizeof buf, _("Memory: predicted, measured on %s"),
+		    u->vres.gpu);
+	else
+		snprintf(buf, sizeof buf, _("Memory per device (capacity %s)"),
+		    sl_format_bytes(cap, b2, sizeof b2));
 	ui_title_line(w, u, buf, false);
 	snprintf(buf, sizeof buf, _("max %s  redundant %s"),
 	    sl_format_bytes(u->ev.max_total, b1, sizeof b1),
@@ -741,7 +797,7 @@ ui_draw_mem(WINDOW *w, const ui *u)
 	ui_put(w, h - 2, 0, width, buf, A_NORMAL);
 	n = ui_dev_rows(u, first, cnt, h - 3 < 64 ? h - 3 : 64);
 	x0 = 7;
-	bw = width - x0 - 13;
+	bw = width - x0 - 13 - (vshow ? UI_MEAS_W : 0);
 	if (bw < 4)
 		bw = 4;
 	scale = u->ev.max_total > cap ? u->ev.max_total : cap;
@@ -773,10 +829,22 @@ ui_draw_mem(WINDOW *w, const ui *u)
 			ui_put(w, y, x0 + cap_x, 1, u->gl->marker,
 			    total > cap ? u->attr[UI_R_OVER] : u->attr[UI_R_DIM]);
 		sl_format_bytes(total, b1, sizeof b1);
-		ui_put_right(w, y, width - 1, 11, b1,
+		xr = width - 1 - (vshow ? UI_MEAS_W : 0);
+		ui_put_right(w, y, xr, 11, b1,
 		    total > cap ? u->attr[UI_R_OVER] : A_BOLD);
+		if (vshow)
+			ui_mem_measured(w, u, y, width - 1, first[i], cnt[i]);
 		if (total > cap)
 			ui_put(w, y, width - 1, 1, "!", u->attr[UI_R_OVER]);
+	}
+	/* validation: on the row above the totals if it is free, else in
+	 * place of the legend */
+	ui_mem_vnote(u, buf, sizeof buf);
+	if (buf[0] != '\0') {
+		ui_put(w, y <= h - 3 ? h - 3 : h - 1, 0, width, buf,
+		    u->attr[UI_R_DIM]);
+		if (y > h - 3)
+			return;
 	}
 	/* legend */
 	x0 = 0;

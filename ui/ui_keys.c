@@ -360,7 +360,7 @@ k_validate(ui *u, struct ui_event e)
 	if (u->validate != NULL)
 		u->validate(u);
 	else
-		ui_message(u, true, "%s", _("validate is not available in this build"));
+		ui_validate(u);
 }
 
 static void
@@ -424,7 +424,7 @@ const struct ui_key ui_keys[] = {
 	{ K('e'), "e", N_("export the plan as JSON"), k_export },
 	{ K('E'), "E", N_("export the strategy graph as SVG"), k_export_svg },
 	{ K('x'), "x", N_("explain the strategy under the cursor step by step"), k_explain },
-	{ K('v'), "v", N_("validate the plan on local GPUs"), k_validate },
+	{ K('v'), "v", N_("validate the plan on local GPUs in the background; again: the report"), k_validate },
 	{ K('\f'), N_("Ctrl-L"), N_("redraw the screen"), k_redraw },
 	{ K('?'), "?", N_("this help"), k_help },
 	{ K('q'), "q", N_("quit (asks first if the plan changed since the last export)"), k_quit },

@@ -1,0 +1,51 @@
+#!/bin/sh
+# fake_runner.sh: a stand-in for shardlab-runner, for tests on machines
+# without a GPU.  It takes the runner's arguments, records them in $FAKE_LOG
+# (and the launch list in $FAKE_LOG.launch), and answers as $FAKE_MODE says:
+#   nogpu   the real runner's "no CUDA device found", status 3
+#   fail    an NCCL failure, status 3
+#   crash   killed by SIGSEGV
+#   slow    sleeps until killed (to test cancelling)
+#   (else)  a result for $FAKE_DEVICES devices (default 4), each with the
+#           allocations of the Megatron MLP plan on 4 devices (8,413,184
+#           bytes), 10 MiB by cudaMemGetInfo and a step of 100 us.
+out=; steps=; emulate=no; launch=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--out) out=$2; shift ;;
+	--steps) steps=$2; shift ;;
+	--emulate) emulate=yes ;;
+	*) launch=$1 ;;
+	esac
+	shift
+done
+log=${FAKE_LOG:-/dev/null}
+echo "steps=$steps emulate=$emulate" >"$log"
+grep -q '"format": *"shardlab-launch"' "$launch" && echo "launch=ok" >>"$log"
+[ "$log" = /dev/null ] || cp "$launch" "$log.launch"
+case ${FAKE_MODE:-ok} in
+nogpu) echo "shardlab-runner: no CUDA device found (CUDA driver version is insufficient)" >&2; exit 3 ;;
+fail) echo "shardlab-runner: ncclCommInitAll failed: unhandled system error" >&2; exit 3 ;;
+crash) kill -SEGV $$ ;;
+slow) while :; do sleep 1; done ;;
+esac
+dev() {
+	printf '{"id": %d, "gpu": 0, "ok": true, "memory_bytes": {"total": 8413184,
+ "parameters": 1048576, "gradients": 1048576, "optimizer": 6291456,
+ "activations": 24576, "buffers": 0}, "allocations": 12, "overhead_bytes": 0,
+ "meminfo_delta_bytes": 10485760, "meminfo_peak_bytes": 12582912,
+ "step_time_ns": 100000, "step_min_ns": 90000, "compute_time_ns": 81973,
+ "comm_time_ns": 18027, "comm": "modelled"}' "$1"
+}
+{
+	printf '{"format": "shardlab-validation-run", "version": 1,
+"gpu": {"name": "Stand-in GPU", "count": 1, "memory_bytes": 85899345920},
+"mode": "emulated", "steps": %s, "warmup": 3, "devices": [' "${steps:-10}"
+	d=0
+	while [ "$d" -lt "${FAKE_DEVICES:-4}" ]; do
+		[ "$d" -gt 0 ] && printf ','
+		dev "$d"
+		d=$((d + 1))
+	done
+	printf ']}\n'
+} >"$out"
