@@ -8,7 +8,9 @@
  * reader.
  */
 #include "internal.h"
+#include "jsonpos.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -53,7 +55,48 @@ iopddl_int(const json_t *j, int64_t *out)
 struct iopddl_ctx {
 	const char *path;
 	sl_error *err;
+	const char *text;	/* the JSON text, to find where an error is */
+	size_t len;
 };
+
+/*
+ * Line and column of the value a message names: the message starts with
+ * its path ("problem.nodes.usages[3]: ..."); the deepest part of that path
+ * present in the text is where it points.  0, 0 when none is.
+ */
+static void
+iopddl_locate(const struct iopddl_ctx *c, const char *msg, int *line, int *col)
+{
+	char path[256];
+	size_t k = 0;
+	jp_doc *d;
+	const jp_node *n = NULL;
+
+	*line = *col = 0;
+	while (msg[k] != '\0' && k < sizeof path - 1 &&
+	    (isalnum((unsigned char)msg[k]) || strchr("_.[]", msg[k]) != NULL)) {
+		path[k] = msg[k];
+		k++;
+	}
+	path[k] = '\0';
+	if (c->text == NULL || k == 0 || strncmp(path, "problem", 7) != 0)
+		return;
+	if ((d = jp_scan_path(c->text, c->len, path, NULL)) == NULL)
+		return;
+	while (k > 0 && (n = jp_find(d, path)) == NULL) {
+		/* drop the last component and try its parent */
+		while (k > 0 && path[k - 1] != '.' && path[k - 1] != '[')
+			k--;
+		if (k > 0)
+			k--;
+		path[k] = '\0';
+	}
+	if (n != NULL) {
+		*line = n->line;
+		*col = n->col;
+	}
+	jp_free(d);
+}
 
 static int
 iopddl_bad(struct iopddl_ctx *c, const char *fmt, ...)
@@ -65,10 +108,13 @@ iopddl_bad(struct iopddl_ctx *c, const char *fmt, ...)
 	char msg[900];
 	va_list ap;
 
+	int line, col;
+
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	return sl_error_set(c->err, SL_EINPUT, c->path, 0, 0, "%s", msg);
+	iopddl_locate(c, msg, &line, &col);
+	return sl_error_set(c->err, SL_EINPUT, c->path, line, col, "%s", msg);
 }
 
 /* Reads an array of n int64 arrays; lens[i] filled (or checked when want). */
@@ -348,7 +394,7 @@ out:
 sl_problem *
 sl_iopddl_load(const char *path, sl_error *err)
 {
-	struct iopddl_ctx c = { path, err };
+	struct iopddl_ctx c = { path, err, NULL, 0 };
 	json_error_t je;
 	json_t *root;
 	size_t len;
@@ -359,14 +405,17 @@ sl_iopddl_load(const char *path, sl_error *err)
 	if (text == NULL)
 		return NULL;
 	root = json_loadb(text, len, 0, &je);
-	free(text);
 	if (root == NULL) {
+		free(text);
 		sl_error_set(err, SL_EINPUT, path, je.line > 0 ? je.line : 0,
 		    je.column > 0 ? je.column : 0, _("invalid JSON: %s"), je.text);
 		return NULL;
 	}
+	c.text = text;
+	c.len = len;
 	p = iopddl_from_json(&c, root);
 	json_decref(root);
+	free(text);
 	return p;
 }
 

@@ -23,9 +23,10 @@ typedef struct jp_scanner {
 	int line, col;		/* of the byte at pos */
 	jp_error *e;
 	int failed;
+	bool prune;		/* keep children only on the path (jp_scan_path) */
 } jp_scanner;
 
-static int jp_value(jp_scanner *sc, jp_node *n, int depth);
+static int jp_value(jp_scanner *sc, jp_node *n, int depth, const char *on);
 
 static void
 jp_fail_at(jp_scanner *sc, int line, int col, const char *fmt, ...)
@@ -125,6 +126,53 @@ jp_node_free(jp_node *n)
 	free(n->kids);
 	free(n->key);
 	free(n);
+}
+
+/*
+ * The rest of the path after a child (member key, or element idx when key is
+ * NULL) of a node whose remaining path is on; NULL when the child is off the
+ * path, or past its end.  Without pruning every node is kept ("").
+ */
+static const char *
+jp_step(const jp_scanner *sc, const char *on, const char *key, int idx)
+{
+	const char *p = on;
+
+	if (!sc->prune)
+		return on;
+	if (p == NULL || *p == '\0')
+		return NULL;
+	if (key != NULL) {
+		size_t k = strlen(key);
+
+		if (*p == '.')
+			p++;
+		if (strncmp(p, key, k) != 0 ||
+		    (p[k] != '\0' && p[k] != '.' && p[k] != '['))
+			return NULL;
+		return p + k;
+	} else {
+		char *end;
+		long i;
+
+		if (*p != '[')
+			return NULL;
+		i = strtol(p + 1, &end, 10);
+		if (end == p + 1 || *end != ']' || i != idx)
+			return NULL;
+		return end + 1;
+	}
+}
+
+/* Drops the children of a node off the path. */
+static void
+jp_prune(jp_node *n)
+{
+	for (int i = 0; i < n->n; i++)
+		jp_node_free(n->kids[i]);
+	free(n->kids);
+	n->kids = NULL;
+	n->n = 0;
 }
 
 static void
@@ -469,7 +517,7 @@ jp_literal(jp_scanner *sc, const char *word)
 }
 
 static int
-jp_object(jp_scanner *sc, jp_node *n, int depth)
+jp_object(jp_scanner *sc, jp_node *n, int depth, const char *on)
 {
 	char got[96];
 
@@ -482,6 +530,7 @@ jp_object(jp_scanner *sc, jp_node *n, int depth)
 	for (;;) {
 		jp_node *kid;
 		char *key = NULL;
+		const char *kon;
 		int kline, kcol;
 
 		jp_skip_ws(sc);
@@ -526,8 +575,11 @@ jp_object(jp_scanner *sc, jp_node *n, int depth)
 		kid->key_line = kline;
 		kid->key_col = kcol;
 		jp_add_kid(n, kid);
-		if (jp_value(sc, kid, depth + 1) != 0)
+		kon = jp_step(sc, on, key, -1);
+		if (jp_value(sc, kid, depth + 1, kon) != 0)
 			return -1;
+		if (kon == NULL)
+			jp_prune(kid);
 		jp_skip_ws(sc);
 		if (jp_peek(sc) == ',') {
 			jp_next(sc);
@@ -548,7 +600,7 @@ jp_object(jp_scanner *sc, jp_node *n, int depth)
 }
 
 static int
-jp_array(jp_scanner *sc, jp_node *n, int depth)
+jp_array(jp_scanner *sc, jp_node *n, int depth, const char *on)
 {
 	char got[96];
 
@@ -560,6 +612,7 @@ jp_array(jp_scanner *sc, jp_node *n, int depth)
 	}
 	for (;;) {
 		jp_node *kid;
+		const char *kon;
 
 		jp_skip_ws(sc);
 		if (n->n > 0 && jp_peek(sc) == ']') {
@@ -574,8 +627,11 @@ jp_array(jp_scanner *sc, jp_node *n, int depth)
 		}
 		kid = jp_node_new(sc, JP_NULL);
 		jp_add_kid(n, kid);
-		if (jp_value(sc, kid, depth + 1) != 0)
+		kon = jp_step(sc, on, NULL, n->n - 1);
+		if (jp_value(sc, kid, depth + 1, kon) != 0)
 			return -1;
+		if (kon == NULL)
+			jp_prune(kid);
 		jp_skip_ws(sc);
 		if (jp_peek(sc) == ',') {
 			jp_next(sc);
@@ -597,7 +653,7 @@ jp_array(jp_scanner *sc, jp_node *n, int depth)
 
 /* Scans the value at the scanner into n (whose position is already set). */
 static int
-jp_value(jp_scanner *sc, jp_node *n, int depth)
+jp_value(jp_scanner *sc, jp_node *n, int depth, const char *on)
 {
 	char got[96];
 	int c = jp_peek(sc);
@@ -612,10 +668,10 @@ jp_value(jp_scanner *sc, jp_node *n, int depth)
 	switch (c) {
 	case '{':
 		n->type = JP_OBJECT;
-		return jp_object(sc, n, depth);
+		return jp_object(sc, n, depth, on);
 	case '[':
 		n->type = JP_ARRAY;
-		return jp_array(sc, n, depth);
+		return jp_array(sc, n, depth, on);
 	case '"':
 		n->type = JP_STRING;
 		return jp_string(sc, NULL);
@@ -640,10 +696,11 @@ jp_value(jp_scanner *sc, jp_node *n, int depth)
 	}
 }
 
-jp_doc *
-jp_scan(const char *text, size_t len, jp_error *e)
+static jp_doc *
+jp_scan_on(const char *text, size_t len, const char *path, jp_error *e)
 {
-	jp_scanner sc = { (const unsigned char *)text, len, 0, 1, 1, e, 0 };
+	jp_scanner sc = { (const unsigned char *)text, len, 0, 1, 1, e, 0,
+	    path != NULL };
 	jp_doc *d;
 	jp_node *root;
 	char got[96];
@@ -658,7 +715,7 @@ jp_scan(const char *text, size_t len, jp_error *e)
 		return NULL;
 	}
 	root = jp_node_new(&sc, JP_NULL);
-	if (jp_value(&sc, root, 0) != 0) {
+	if (jp_value(&sc, root, 0, path != NULL ? path : "") != 0) {
 		jp_node_free(root);
 		return NULL;
 	}
@@ -673,6 +730,18 @@ jp_scan(const char *text, size_t len, jp_error *e)
 	d = sl_xcalloc(1, sizeof *d);
 	d->root = root;
 	return d;
+}
+
+jp_doc *
+jp_scan(const char *text, size_t len, jp_error *e)
+{
+	return jp_scan_on(text, len, NULL, e);
+}
+
+jp_doc *
+jp_scan_path(const char *text, size_t len, const char *path, jp_error *e)
+{
+	return jp_scan_on(text, len, path, e);
 }
 
 void

@@ -46,6 +46,13 @@ typedef struct jp_error {
  * error.  A UTF-8 byte order mark at the start is skipped.
  */
 jp_doc *jp_scan(const char *text, size_t len, jp_error *e);
+/*
+ * The same, keeping children only along path (as for jp_find): positions of
+ * the nodes on the path and of their immediate children, in memory that
+ * stays small on large documents.  For pointing at a value in an error.
+ */
+jp_doc *jp_scan_path(const char *text, size_t len, const char *path,
+    jp_error *e);
 void jp_free(jp_doc *d);
 const jp_node *jp_root(const jp_doc *d);
 

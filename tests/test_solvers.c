@@ -751,31 +751,32 @@ test_iopddl_bad_inputs(void **state)
 {
 	static const struct {
 		const char *text, *needle;
+		int col;	/* of the value the error is about (line 1); 0: any */
 	} bad[] = {
 		{ "{\"problem\": {\"nodes\": {\"costs\": [[1], [2]]},"
 		  "\"edges\": {\"nodes\": [[0, 0]], \"costs\": [[1]]}}}",
-		  "to itself" },
+		  "to itself", 65 },
 		{ "{\"problem\": {\"nodes\": {\"costs\": [[1], [2]]},"
 		  "\"edges\": {\"nodes\": [[0, 2]], \"costs\": [[1]]}}}",
-		  "out of range" },
+		  "out of range", 65 },
 		{ "{\"problem\": {\"nodes\": {\"costs\": [[1, 2], [2]]},"
 		  "\"edges\": {\"nodes\": [[0, 1]], \"costs\": [[1]]}}}",
-		  "expected 2 values" },
+		  "expected 2 values", 87 },
 		{ "{\"problem\": {\"nodes\": {\"costs\": [[1], [\"x\"]]}}}",
-		  "expected an integer" },
+		  "expected an integer", 40 },
 		{ "{\"problem\": {\"nodes\": {\"costs\": [[1], []]}}}",
-		  "strategies" },
+		  "strategies", 39 },
 		{ "{\"problem\": {\"nodes\": {\"costs\": [[1]], "
 		  "\"intervals\": [[0, 1]], \"usages\": [[1]]},"
-		  "\"usage_limit\": -3}}", "usage_limit" },
+		  "\"usage_limit\": -3}}", "usage_limit", 95 },
 		{ "{\"problem\": {\"nodes\": {\"costs\": [[1]]},"
-		  "\"usage_limit\": 3}}", "usage_limit" },
+		  "\"usage_limit\": 3}}", "usage_limit", 55 },
 		{ "{\"problem\": {\"nodes\": {\"costs\": [[1]], "
-		  "\"intervals\": [[5, 1]], \"usages\": [[1]]}}}", "interval" },
-		{ "{\"model\": {}}", "problem" },
-		{ "{\"problem\": {\"nodes\": {\"costs\": [[1]]}", "invalid JSON" },
+		  "\"intervals\": [[5, 1]], \"usages\": [[1]]}}}", "interval", 54 },
+		{ "{\"model\": {}}", "problem", 0 },
+		{ "{\"problem\": {\"nodes\": {\"costs\": [[1]]}", "invalid JSON", 0 },
 		{ "{\"problem\": {\"nodes\": {\"costs\": [[99999999999999999999]]}}}",
-		  "invalid JSON" },
+		  "invalid JSON", 54 },
 	};
 	sl_error err;
 
@@ -792,6 +793,9 @@ test_iopddl_bad_inputs(void **state)
 		if (strstr(err.msg, bad[i].needle) == NULL)
 			fail_msg("case %zu: expected '%s' in '%s'", i,
 			    bad[i].needle, err.msg);
+		if (bad[i].col > 0 && (err.line != 1 || err.column != bad[i].col))
+			fail_msg("case %zu: at %d:%d, expected 1:%d", i, err.line,
+			    err.column, bad[i].col);
 		unlink(path);
 		free(path);
 	}
