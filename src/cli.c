@@ -347,7 +347,7 @@ print_plan(const sl_space *s, const sl_eval *ev, const int *choice)
 	const sl_graph *g = s->g;
 	char b[6][32];
 
-	printf("\n%-24s %-10s %-16s %12s %12s\n", _("operator"), _("kind"),
+	cli_fprintf(stdout, "\n%-24s %-10s %-16s %12s %12s\n", _("operator"), _("kind"),
 	    _("strategy"), _("memory/dev"), _("comm/step"));
 	for (int v = 0; v < g->n_ops;) {
 		int l = g->ops[v].layer;
@@ -376,7 +376,7 @@ print_plan(const sl_space *s, const sl_eval *ev, const int *choice)
 		v = g->layers[last].first_op + g->layers[last].n_ops;
 	}
 
-	printf("\n%-6s %-7s %11s %11s %11s %11s %11s %11s\n", _("device"),
+	cli_fprintf(stdout, "\n%-6s %-7s %11s %11s %11s %11s %11s %11s\n", _("device"),
 	    _("coords"), _("parameters"), _("gradients"), _("optimizer"),
 	    _("activations"), _("buffers"), _("total"));
 	for (int d = 0; d < ev->n_devices; d++) {
@@ -638,7 +638,7 @@ cmd_sweep(int argc, char **argv)
 	printf(_("alpha frontier of %s on "), s.g->name);
 	print_mesh(&s.mesh);
 	printf(_(": %d distinct plans\n\n"), f.n);
-	printf("%-4s %-27s %14s %14s\n", "#", _("alpha (bytes/us)"), _("memory/dev"),
+	cli_fprintf(stdout, "%-4s %-27s %14s %14s\n", "#", _("alpha (bytes/us)"), _("memory/dev"),
 	    _("comm/step"));
 	for (int i = 0; i < f.n; i++) {
 		char range[64];
@@ -715,7 +715,7 @@ cmd_show(int argc, char **argv)
 	    B(sl_mul_sat(16, sl_graph_param_count(g)), b1));
 	printf(_("operators: %d, tensors: %d, layers: %d\n\n"), g->n_ops, g->n_tensors,
 	    g->n_layers);
-	printf("%-24s %-14s %-10s %s\n", _("operator"), _("kind"), _("layer"),
+	cli_fprintf(stdout, "%-24s %-14s %-10s %s\n", _("operator"), _("kind"), _("layer"),
 	    _("inputs -> outputs"));
 	for (int v = 0; v < g->n_ops; v++) {
 		const sl_op *op = &g->ops[v];
@@ -728,7 +728,7 @@ cmd_show(int argc, char **argv)
 			printf("%s%s", i ? ", " : "", g->tensors[op->out[i]].name);
 		printf("\n");
 	}
-	printf("\n%-28s %-22s %-6s %s\n", _("tensor"), _("shape"), _("dtype"), _("role"));
+	cli_fprintf(stdout, "\n%-28s %-22s %-6s %s\n", _("tensor"), _("shape"), _("dtype"), _("role"));
 	for (int t = 0; t < g->n_tensors; t++) {
 		char sh[96];
 		shape_str(&g->tensors[t], sh, sizeof sh);

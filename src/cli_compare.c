@@ -119,18 +119,18 @@ print_compare(const cli_session *s, const sl_comparison *c)
 		printf("%dx%d", s->mesh.axes[0].size, s->mesh.axes[1].size);
 	printf(_(" on %s (%s per device); ours at alpha %g\n\n"), s->mesh.hw.name,
 	    B(s->mesh.hw.memory_bytes, b[0]), c->alpha);
-	printf("%-14s %12s %12s %12s %12s %9s %9s %9s\n", _("method"),
+	cli_fprintf(stdout, "%-14s %12s %12s %12s %12s %9s %9s %9s\n", _("method"),
 	    _("max mem/dev"), _("mean mem/dev"), _("redundant"), _("comm/step"),
 	    _("ours/thr"), _("thr/ours"), _("comm t/o"));
 	for (int i = 0; i < c->n; i++) {
 		const sl_scored_plan *p = &c->row[i];
 
 		if (!p->applicable) {
-			printf("%-14s %12s %12s %12s %12s %9s %9s %9s\n", p->method,
+			cli_fprintf(stdout, "%-14s %12s %12s %12s %12s %9s %9s %9s\n", p->method,
 			    "-", "-", "-", "-", "-", "-", "-");
 			continue;
 		}
-		printf("%-14s %12s %12s %12s %12s %9s %9s %9s%s\n", p->method,
+		cli_fprintf(stdout, "%-14s %12s %12s %12s %12s %9s %9s %9s%s\n", p->method,
 		    B(p->max_mem, b[0]), B(p->mean_mem, b[1]), B(p->redundant, b[2]),
 		    NS(p->comm_ns, b[3]), ratio(ours->max_mem, p->max_mem, b[4]),
 		    ratio(p->max_mem, ours->max_mem, b[5]),

@@ -375,7 +375,7 @@ val_row(FILE *fp, int dev, const char *what, int64_t pred, int64_t meas,
 		sl_format_ns(pred, a, sizeof(a));
 		sl_format_ns(meas, b, sizeof(b));
 	}
-	fprintf(fp, "%6d  %-16s %14s %14s %+9.2f%%  %s\n", dev, what, a, b,
+	cli_fprintf(fp, "%6d  %-16s %14s %14s %+9.2f%%  %s\n", dev, what, a, b,
 	    cli_validate_error(pred, meas), source);
 }
 
@@ -400,7 +400,7 @@ cli_validate_print(FILE *fp, const char *plan, const sl_space *s,
 	else
 		fprintf(fp, _("mode: emulated, ranks one after another; memory and "
 		    "kernels measured, communication modelled\n"));
-	fprintf(fp, "%6s  %-16s %14s %14s %10s  %s\n", _("device"), _("quantity"),
+	cli_fprintf(fp, "%6s  %-16s %14s %14s %10s  %s\n", _("device"), _("quantity"),
 	    _("predicted"), _("measured"), _("error"), _("source"));
 	for (int d = 0; d < res->n_devices; d++) {
 		const cli_vdev *v = &res->dev[d];

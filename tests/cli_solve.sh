@@ -79,4 +79,22 @@ run sweep "$SHARDLAB" sweep mlp-2layer --mesh 2x2
 expect_status 0 sweep
 rows=$(grep -c '^[0-9]' "$TMP/sweep.out")
 [ "$rows" -ge 2 ] || fail "sweep found $rows plans"
+# Tables keep their columns in a translation with wide characters: in
+# Chinese the device table's header ends where its rows end (display
+# columns, as wc -L counts them in a UTF-8 locale).
+mo=
+for d in "$(dirname "$SHARDLAB")/po" "$TESTS_SRCDIR/../po"; do
+	[ -f "$d/zh_CN.gmo" ] && mo="$d/zh_CN.gmo" && break
+done
+if [ -n "$mo" ] && [ "$(printf '合计' | LC_ALL=C.UTF-8 wc -L)" = 4 ]; then
+	mkdir -p "$TMP/locale/zh_CN/LC_MESSAGES"
+	cp "$mo" "$TMP/locale/zh_CN/LC_MESSAGES/shardlab.mo"
+	run zh env LANGUAGE=zh_CN LC_ALL=C.UTF-8 SHARDLAB_LOCALEDIR="$TMP/locale" \
+		"$SHARDLAB" solve mlp-2layer --devices 4
+	expect_status 0 zh
+	expect_in "$TMP/zh.out" "合计"
+	head_w=$(grep '合计' "$TMP/zh.out" | LC_ALL=C.UTF-8 wc -L)
+	row_w=$(grep '^0  ' "$TMP/zh.out" | LC_ALL=C.UTF-8 wc -L)
+	expect_eq "$head_w" "$row_w" "display width of the zh_CN device header"
+fi
 done_ok

@@ -1,0 +1,141 @@
+/*
+ * cli_fmt.c: tables on the command line that keep their columns in any
+ * language.  printf pads %-16s to 16 bytes, which is 8 to 11 columns of
+ * Chinese; cli_fprintf pads to display columns instead.
+ */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <wchar.h>
+
+/* Display columns of a UTF-8 string (bytes when it is not valid UTF-8). */
+static int
+cli_width(const char *s)
+{
+	mbstate_t st;
+	const char *p = s;
+	int w = 0;
+
+	memset(&st, 0, sizeof st);
+	while (*p != '\0') {
+		wchar_t wc;
+		size_t n = mbrtowc(&wc, p, MB_CUR_MAX, &st);
+		int cw;
+
+		if (n == (size_t)-1 || n == (size_t)-2) {
+			memset(&st, 0, sizeof st);
+			w++;
+			p++;
+			continue;
+		}
+		cw = wcwidth(wc);
+		w += cw > 0 ? cw : 0;
+		p += n;
+	}
+	return w;
+}
+
+/*
+ * fprintf in which the width of a %s counts display columns, not bytes, so
+ * that tables keep their columns in translations with wide characters.
+ * Other conversions (d, i, u, f, g, e, x, c with flags, width, precision
+ * and the length modifiers l, ll, z) are formatted as fprintf would.
+ */
+int
+cli_fprintf(FILE *fp, const char *fmt, ...)
+{
+	va_list ap;
+	const char *p = fmt;
+	int total = 0;
+
+	va_start(ap, fmt);
+	while (*p != '\0') {
+		char spec[32], buf[128];
+		const char *start;
+		size_t k;
+		bool left = false;
+		int width = 0;
+		enum { L_NONE, L_LONG, L_LLONG, L_SIZE } len = L_NONE;
+
+		if (*p != '%') {
+			fputc(*p++, fp);
+			total++;
+			continue;
+		}
+		if (p[1] == '%') {
+			fputc('%', fp);
+			total++;
+			p += 2;
+			continue;
+		}
+		start = p++;
+		while (*p != '\0' && strchr("-+ #0", *p) != NULL)
+			left |= *p++ == '-';
+		while (*p >= '0' && *p <= '9')
+			width = width * 10 + (*p++ - '0');
+		if (*p == '.')
+			for (p++; *p >= '0' && *p <= '9'; p++)
+				;
+		if (*p == 'l' && p[1] == 'l') {
+			len = L_LLONG;
+			p += 2;
+		} else if (*p == 'l') {
+			len = L_LONG;
+			p++;
+		} else if (*p == 'z') {
+			len = L_SIZE;
+			p++;
+		}
+		k = (size_t)(p - start) + 1;
+		if (*p == '\0' || k >= sizeof spec)
+			break;
+		memcpy(spec, start, k);
+		spec[k] = '\0';
+		switch (*p++) {
+		case 's': {
+			const char *str = va_arg(ap, const char *);
+			int pad = width - cli_width(str);
+
+			if (!left)
+				for (; pad > 0; pad--, total++)
+					fputc(' ', fp);
+			total += fprintf(fp, "%s", str);
+			for (; pad > 0; pad--, total++)
+				fputc(' ', fp);
+			continue;
+		}
+		case 'd': case 'i': case 'c':
+			if (len == L_LLONG)
+				snprintf(buf, sizeof buf, spec, va_arg(ap, long long));
+			else if (len == L_LONG)
+				snprintf(buf, sizeof buf, spec, va_arg(ap, long));
+			else if (len == L_SIZE)
+				snprintf(buf, sizeof buf, spec, va_arg(ap, ssize_t));
+			else
+				snprintf(buf, sizeof buf, spec, va_arg(ap, int));
+			break;
+		case 'u': case 'x': case 'X':
+			if (len == L_LLONG)
+				snprintf(buf, sizeof buf, spec,
+				    va_arg(ap, unsigned long long));
+			else if (len == L_LONG)
+				snprintf(buf, sizeof buf, spec, va_arg(ap, unsigned long));
+			else if (len == L_SIZE)
+				snprintf(buf, sizeof buf, spec, va_arg(ap, size_t));
+			else
+				snprintf(buf, sizeof buf, spec, va_arg(ap, unsigned));
+			break;
+		case 'f': case 'g': case 'e': case 'F': case 'G': case 'E':
+			snprintf(buf, sizeof buf, spec, va_arg(ap, double));
+			break;
+		default:
+			/* not supported: print the conversion as it stands */
+			snprintf(buf, sizeof buf, "%s", spec);
+			break;
+		}
+		total += fprintf(fp, "%s", buf);
+	}
+	va_end(ap);
+	return total;
+}
