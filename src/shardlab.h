@@ -562,6 +562,11 @@ typedef struct sl_frontier {
 
 int sl_sweep(const sl_space *s, const sl_constraints *cs, sl_solver_kind kind,
     sl_frontier *f, sl_error *err);
+/* The same; cancel (when not NULL) is polled before every exact solve, and
+ * returning true stops the sweep with SL_EINTERNAL and no frontier. */
+int sl_sweep_cancellable(const sl_space *s, const sl_constraints *cs,
+    sl_solver_kind kind, bool (*cancel)(void *ctx), void *cancel_ctx,
+    sl_frontier *f, sl_error *err);
 void sl_frontier_free(sl_frontier *f);
 
 /* ------------------------------------------------------------------ IOPDDL */

@@ -33,6 +33,8 @@ typedef struct sweep {
 	int nplan, capplan;
 	sweep_plan *plan;
 	int solves;
+	bool (*cancel)(void *ctx);
+	void *cancel_ctx;
 } sweep;
 
 /* Solves at alpha; returns the plan's index (existing when equal). */
@@ -42,6 +44,9 @@ sweep_solve(sweep *w, double alpha, int *out, sl_error *err)
 	sl_eval ev;
 	int rc;
 
+	if (w->cancel != NULL && w->cancel(w->cancel_ctx))
+		return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, "%s",
+		    _("sweep: cancelled"));
 	if (++w->solves > SWEEP_MAX_SOLVES)
 		return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, "%s",
 		    _("sweep: too many solves; the frontier is not converging"));
@@ -156,6 +161,14 @@ int
 sl_sweep(const sl_space *s, const sl_constraints *cs, sl_solver_kind kind,
     sl_frontier *f, sl_error *err)
 {
+	return sl_sweep_cancellable(s, cs, kind, NULL, NULL, f, err);
+}
+
+int
+sl_sweep_cancellable(const sl_space *s, const sl_constraints *cs,
+    sl_solver_kind kind, bool (*cancel)(void *ctx), void *cancel_ctx,
+    sl_frontier *f, sl_error *err)
+{
 	sweep w;
 	double amax = SWEEP_ALPHA_MAX, tmax;
 	int a, b, rc, keep;
@@ -164,6 +177,8 @@ sl_sweep(const sl_space *s, const sl_constraints *cs, sl_solver_kind kind,
 	memset(&w, 0, sizeof w);
 	w.s = s;
 	w.kind = kind;
+	w.cancel = cancel;
+	w.cancel_ctx = cancel_ctx;
 	w.p = sl_space_problem(s, 0, cs, err);
 	if (w.p == NULL)
 		return err != NULL && err->code != SL_OK ? err->code : SL_EINTERNAL;

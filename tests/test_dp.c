@@ -849,6 +849,19 @@ test_models(void **state)
 }
 
 /* Each frontier plan is optimal inside its range; memory up, communication down. */
+static bool
+count_never(void *ctx)
+{
+	(*(int *)ctx)++;
+	return false;
+}
+
+static bool
+cancel_at_four(void *ctx)
+{
+	return ++*(int *)ctx == 4;
+}
+
 static void
 test_sweep(void **state)
 {
@@ -886,6 +899,31 @@ test_sweep(void **state)
 		assert_int_equal(dp_cold(p), ev.objective);
 		sl_eval_free(&ev);
 		sl_problem_free(p);
+	}
+
+	/* cancellable: never cancelled, the same frontier; cancelled after
+	 * at the fourth poll, an error and no frontier after three solves */
+	{
+		sl_frontier g = { 0 };
+		int polls = 0;
+
+		assert_int_equal(sl_sweep_cancellable(s, NULL, SL_SOLVER_DP,
+		    count_never, &polls, &g, &err), SL_OK);
+		assert_int_equal(g.n, f.n);
+		for (int i = 0; i < f.n; i++) {
+			assert_int_equal(g.pt[i].mem, f.pt[i].mem);
+			assert_int_equal(g.pt[i].comm_ns, f.pt[i].comm_ns);
+		}
+		assert_true(polls >= f.n);
+		sl_frontier_free(&g);
+		polls = 0;
+		sl_error_clear(&err);
+		assert_int_equal(sl_sweep_cancellable(s, NULL, SL_SOLVER_DP,
+		    cancel_at_four, &polls, &g, &err), SL_EINTERNAL);
+		assert_non_null(strstr(err.msg, "cancelled"));
+		assert_int_equal(polls, 4);
+		assert_int_equal(g.n, 0);
+		assert_null(g.pt);
 	}
 	sl_frontier_free(&f);
 	close_space(s);

@@ -439,6 +439,7 @@ ui_sweep_thread(void *arg)
 {
 	ui *u = arg;
 	struct ui_job *j = &u->sweep_job;
+	struct ui_cancel c;
 	sl_constraints cs;
 	sl_frontier f;
 	sl_error err;
@@ -452,7 +453,12 @@ ui_sweep_thread(void *arg)
 		pthread_mutex_unlock(&j->mu);
 		sl_error_clear(&err);
 		memset(&f, 0, sizeof f);
-		rc = sl_sweep(u->space, &cs, SL_SOLVER_DP, &f, &err);
+		/* a newer pin set, or quitting, stops this sweep between solves */
+		c.job = j;
+		c.gen = g;
+		c.u = u;
+		rc = sl_sweep_cancellable(u->space, &cs, SL_SOLVER_DP, ui_cancel_cb,
+		    &c, &f, &err);
 		sl_constraints_free(&cs);
 		pthread_mutex_lock(&j->mu);
 		if (j->have_front)
@@ -813,8 +819,8 @@ ui_free(ui *u)
 	int i;
 
 	/*
-	 * GLPK polls the cancel flag; the sweep cannot be interrupted, so this
-	 * waits for it (the caller frees the space it reads next).
+	 * GLPK and the sweep poll their cancel flags and stop soon; this waits
+	 * for them (the caller frees the space they read next).
 	 */
 	ui_validate_cancel(u);
 	if (u->have_vres)
@@ -1078,7 +1084,7 @@ cli_cmd_tui(int argc, char **argv)
 	char *empty[1] = { NULL };
 	char *plan_args[1];
 	int rc, i;
-	bool have_pf = false, busy;
+	bool have_pf = false;
 
 	setlocale(LC_ALL, "");
 #ifdef ENABLE_NLS
@@ -1161,12 +1167,7 @@ cli_cmd_tui(int argc, char **argv)
 		free(c);
 	}
 	rc = ui_run(&u);
-	busy = u.sweep_job.started && u.sweep_job.busy;
-	if (busy) {
-		/* The sweep cannot be interrupted: leave without waiting. */
-		fflush(stdout);
-		_exit(rc);
-	}
+	/* GLPK and the sweep stop at their next poll; ui_free waits for them. */
 	ui_free(&u);
 	cli_close(&s);
 	if (have_pf)
