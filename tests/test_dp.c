@@ -901,7 +901,7 @@ test_sweep(void **state)
 		sl_problem_free(p);
 	}
 
-	/* cancellable: never cancelled, the same frontier; cancelled after
+	/* cancellable: never cancelled, the same frontier; cancelled
 	 * at the fourth poll, an error and no frontier after three solves */
 	{
 		sl_frontier g = { 0 };
