@@ -246,12 +246,51 @@ sl_atomic_abort(sl_atomic *a)
 	memset(a, 0, sizeof *a);
 }
 
+/* Whether dir holds the bundled data (its hardware profiles). */
+static bool
+sl_is_datadir(const char *dir)
+{
+	char p[4096];
+
+	return (size_t)snprintf(p, sizeof p, "%s/hardware", dir) < sizeof p &&
+	    access(p, R_OK | X_OK) == 0;
+}
+
+/*
+ * $SHARDLAB_DATADIR when set; else the installed data directory; else, for
+ * a program run from its build tree before `make install`, data/ beside the
+ * executable or in the source tree it was built from.
+ */
 const char *
 sl_datadir(void)
 {
+	static _Thread_local char buf[4096];
 	const char *d = getenv("SHARDLAB_DATADIR");
+	char self[2048];
+	ssize_t n;
+
 	if (d != NULL && *d != '\0')
 		return d;
+#ifdef DATADIR
+	if (sl_is_datadir(DATADIR))
+		return DATADIR;
+#endif
+	n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n > 0) {
+		char *slash;
+
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/')) != NULL) {
+			*slash = '\0';
+			snprintf(buf, sizeof buf, "%s/data", self);
+			if (sl_is_datadir(buf))
+				return buf;
+		}
+	}
+#ifdef SRCDATADIR
+	if (sl_is_datadir(SRCDATADIR))
+		return SRCDATADIR;
+#endif
 #ifdef DATADIR
 	return DATADIR;
 #else

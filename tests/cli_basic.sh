@@ -54,4 +54,9 @@ expect_in "$TMP/gensolve.out" "objective:"
 
 run genbad "$SHARDLAB" gen transformerxl
 expect_status 2 genbad
+# Run from its build tree, before make install and from anywhere, the
+# program finds the bundled data by itself (the README's quick start).
+run nodatadir sh -c 'cd / && env -u SHARDLAB_DATADIR "$0" show mlp-2layer' "$SHARDLAB"
+expect_status 0 nodatadir
+expect_in "$TMP/nodatadir.out" "parameters: 2097152"
 done_ok
