@@ -12,6 +12,7 @@
 #endif
 #define _POSIX_C_SOURCE 200809L
 #include "shardlab.h"
+#include "../tests/gpt3.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -103,21 +104,44 @@ open_case(const struct bcase *c, sl_error *err)
 		g = sl_model_open(c->model, &mo, err);
 	else {
 		sl_gen_config gc;
-		sl_gen_defaults(SL_FAM_GPT, &gc);
-		snprintf(gc.name, sizeof gc.name, "gpt3-175b");
-		gc.layers = 96;
-		gc.hidden = 12288;
-		gc.heads = 96;
-		gc.kv_heads = 96;
-		gc.ffn = 4 * 12288;
-		gc.seq = 2048;
-		gc.vocab = 51200;
+		gpt3_175b_config(&gc);
 		gc.batch = nd;
 		g = sl_gen(&gc, err);
 	}
 	if (g == NULL)
 		return NULL;
 	return sl_space_build(g, &mesh, NULL, err);
+}
+
+/*
+ * Median time of npins pin re-solves: pin a random strategy, re-solve with
+ * resolve, release it, re-solve (tv: room for 2 * npins times).
+ */
+static double
+pin_resolves(sl_dp *d, sl_problem *p, sl_solution *sol,
+    int (*resolve)(sl_dp *, const sl_problem *, sl_solution *, sl_error *),
+    int npins, double *tv)
+{
+	sl_error err;
+	double t;
+
+	sl_error_clear(&err);
+	for (int r = 0; r < npins; r++) {
+		int v = rnd(p->n), s0 = rnd(p->k[v]);
+		uint8_t *save = malloc((size_t)p->k[v]);
+		memcpy(save, p->allowed[v], (size_t)p->k[v]);
+		for (int j = 0; j < p->k[v]; j++)
+			p->allowed[v][j] = j == s0;
+		t = now_ms();
+		resolve(d, p, sol, &err);
+		tv[2 * r] = now_ms() - t;
+		memcpy(p->allowed[v], save, (size_t)p->k[v]);
+		t = now_ms();
+		resolve(d, p, sol, &err);
+		tv[2 * r + 1] = now_ms() - t;
+		free(save);
+	}
+	return median(tv, 2 * npins);
 }
 
 static void
@@ -234,38 +258,8 @@ main(int argc, char **argv)
 		rss_dp = peak_rss_mib();
 		sl_dp_info_get(d, &info);
 		/* pin re-solves: pin a random strategy, re-solve, release, re-solve */
-		for (int r = 0; r < npins; r++) {
-			int v = rnd(p->n), s0 = rnd(p->k[v]);
-			uint8_t *save = malloc((size_t)p->k[v]);
-			memcpy(save, p->allowed[v], (size_t)p->k[v]);
-			for (int j = 0; j < p->k[v]; j++)
-				p->allowed[v][j] = j == s0;
-			t = now_ms();
-			sl_dp_resolve(d, p, &sol, &err);
-			tv[2 * r] = now_ms() - t;
-			memcpy(p->allowed[v], save, (size_t)p->k[v]);
-			t = now_ms();
-			sl_dp_resolve(d, p, &sol, &err);
-			tv[2 * r + 1] = now_ms() - t;
-			free(save);
-		}
-		pin = median(tv, 2 * npins);
-		for (int r = 0; r < npins; r++) {
-			int v = rnd(p->n), s0 = rnd(p->k[v]);
-			uint8_t *save = malloc((size_t)p->k[v]);
-			memcpy(save, p->allowed[v], (size_t)p->k[v]);
-			for (int j = 0; j < p->k[v]; j++)
-				p->allowed[v][j] = j == s0;
-			t = now_ms();
-			sl_dp_resolve_allowed(d, p, &sol, &err);
-			tv[2 * r] = now_ms() - t;
-			memcpy(p->allowed[v], save, (size_t)p->k[v]);
-			t = now_ms();
-			sl_dp_resolve_allowed(d, p, &sol, &err);
-			tv[2 * r + 1] = now_ms() - t;
-			free(save);
-		}
-		pina = median(tv, 2 * npins);
+		pin = pin_resolves(d, p, &sol, sl_dp_resolve, npins, tv);
+		pina = pin_resolves(d, p, &sol, sl_dp_resolve_allowed, npins, tv);
 		/* alpha change: re-weigh and re-solve */
 		for (int r = 0; r < 9; r++) {
 			double a = r % 2 ? alpha : alpha * 10;

@@ -834,6 +834,32 @@ dp_cbuf(sl_dp *d, size_t n)
 }
 
 /*
+ * The ka x kb table (a-major) summing n edges of p between two nodes: edge
+ * edges[q] is stored (a, b), or (b, a) when flip[q].  Returns ka * kb.
+ */
+static size_t
+dp_edge_table(const sl_problem *p, int64_t *t, int ka, int kb,
+    const int *edges, const uint8_t *flip, int n)
+{
+	size_t len = (size_t)ka * kb;
+
+	memset(t, 0, len * sizeof *t);
+	for (int q = 0; q < n; q++) {
+		const int64_t *e = p->ecost[edges[q]];
+		if (!flip[q])
+			for (size_t j = 0; j < len; j++)
+				t[j] = dp_add(t[j], e[j]);
+		else
+			for (int a = 0; a < ka; a++)
+				for (int b = 0; b < kb; b++)
+					t[(size_t)a * kb + b] = dp_add(
+					    t[(size_t)a * kb + b],
+					    e[(size_t)b * ka + a]);
+	}
+	return len;
+}
+
+/*
  * Canonical content of layer L from p: header (sizes, output, pairs), then
  * unary costs (DP_INF where not allowed), merged pair tables (a-major), and
  * input tables (in-major).  Returns its length in d->cbuf.
@@ -875,41 +901,13 @@ dp_layer_content(sl_dp *d, const sl_problem *p, const dp_layer *L)
 	for (int i = 0; i < L->npair; i++) {
 		int ka = p->k[L->node[L->pair[i][0]]];
 		int kb = p->k[L->node[L->pair[i][1]]];
-		int64_t *t = c + at;
-		size_t n = (size_t)ka * kb;
-		memset(t, 0, n * sizeof *t);
-		for (int q = L->poff[i]; q < L->poff[i + 1]; q++) {
-			const int64_t *e = p->ecost[L->pedge[q]];
-			if (!L->pflip[q])
-				for (size_t j = 0; j < n; j++)
-					t[j] = dp_add(t[j], e[j]);
-			else
-				for (int s = 0; s < ka; s++)
-					for (int r = 0; r < kb; r++)
-						t[(size_t)s * kb + r] = dp_add(
-						    t[(size_t)s * kb + r],
-						    e[(size_t)r * ka + s]);
-		}
-		at += n;
+		at += dp_edge_table(p, c + at, ka, kb, L->pedge + L->poff[i],
+		    L->pflip + L->poff[i], L->poff[i + 1] - L->poff[i]);
 	}
 	for (int i = 0; i < L->nin; i++) {
 		int kx = p->k[L->node[L->inx[i]]], ki = L->kin;
-		int64_t *t = c + at;
-		size_t n = (size_t)ki * kx;
-		memset(t, 0, n * sizeof *t);
-		for (int q = L->ioff[i]; q < L->ioff[i + 1]; q++) {
-			const int64_t *e = p->ecost[L->iedge[q]];
-			if (!L->iflip[q])
-				for (size_t j = 0; j < n; j++)
-					t[j] = dp_add(t[j], e[j]);
-			else
-				for (int a = 0; a < ki; a++)
-					for (int s = 0; s < kx; s++)
-						t[(size_t)a * kx + s] = dp_add(
-						    t[(size_t)a * kx + s],
-						    e[(size_t)s * ki + a]);
-		}
-		at += n;
+		at += dp_edge_table(p, c + at, ki, kx, L->iedge + L->ioff[i],
+		    L->iflip + L->ioff[i], L->ioff[i + 1] - L->ioff[i]);
 	}
 	return at;
 }
@@ -1834,25 +1832,6 @@ dp_check_same(const sl_dp *d, const sl_problem *p, sl_error *err)
 	return SL_OK;
 }
 
-static int64_t
-dp_score(const sl_problem *p, const int *choice)
-{
-	int64_t sum = 0;
-
-	for (int v = 0; v < p->n; v++) {
-		if (choice[v] < 0 || choice[v] >= p->k[v] ||
-		    !p->allowed[v][choice[v]])
-			return INT64_MAX;
-		sum = sl_add_sat(sum, p->cost[v][choice[v]]);
-	}
-	for (int e = 0; e < p->m; e++) {
-		int u = p->edge[e][0], v = p->edge[e][1];
-		sum = sl_add_sat(sum,
-		    p->ecost[e][(size_t)choice[u] * p->k[v] + choice[v]]);
-	}
-	return sum;
-}
-
 static int
 dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_solution *sol,
     sl_error *err)
@@ -1985,7 +1964,7 @@ dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_solution *sol,
 		free(bo);
 	}
 
-	sol->objective = dp_score(p, sol->choice);
+	sol->objective = sl_problem_score(p, sol->choice);
 	sol->time_ms = dp_now_ms() - t0;
 	if (sol->objective != best) {
 		sol->status = SL_SOLVE_FAILED;

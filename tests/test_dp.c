@@ -6,6 +6,7 @@
  * unfolded elimination; bundled and generated models; the alpha frontier.
  */
 #include "testutil.h"
+#include "gpt3.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -185,30 +186,40 @@ combos(const sl_problem *p)
 	return c;
 }
 
-/* DP result checked: scored objective, status; returns objective or -1 (infeasible). */
+/*
+ * A solver's result checked (status optimal, the choice allowed and scored
+ * to the objective) and freed; returns the objective, or -1 when infeasible.
+ */
+static int64_t
+checked_obj(const sl_problem *p, int rc, sl_solution *sol, const sl_error *err,
+    const char *what)
+{
+	int64_t obj;
+
+	if (rc != SL_OK)
+		fail_msg("%s: %s", what, err->msg);
+	if (sol->status == SL_SOLVE_INFEASIBLE) {
+		sl_solution_free(sol);
+		return -1;
+	}
+	assert_int_equal(sol->status, SL_SOLVE_OPTIMAL);
+	assert_int_equal(sl_problem_score(p, sol->choice), sol->objective);
+	for (int v = 0; v < p->n; v++)
+		assert_true(p->allowed[v][sol->choice[v]]);
+	obj = sol->objective;
+	sl_solution_free(sol);
+	return obj;
+}
+
 static int64_t
 dp_cold(const sl_problem *p)
 {
 	sl_solution sol;
 	sl_error err;
-	int64_t obj;
 
 	sl_error_clear(&err);
 	sl_solution_init(&sol, p->n);
-	int rc = sl_solve_dp(p, NULL, &sol, &err);
-	if (rc != SL_OK)
-		fail_msg("dp: %s", err.msg);
-	if (sol.status == SL_SOLVE_INFEASIBLE) {
-		sl_solution_free(&sol);
-		return -1;
-	}
-	assert_int_equal(sol.status, SL_SOLVE_OPTIMAL);
-	assert_int_equal(sl_problem_score(p, sol.choice), sol.objective);
-	for (int v = 0; v < p->n; v++)
-		assert_true(p->allowed[v][sol.choice[v]]);
-	obj = sol.objective;
-	sl_solution_free(&sol);
-	return obj;
+	return checked_obj(p, sl_solve_dp(p, NULL, &sol, &err), &sol, &err, "dp");
 }
 
 static int64_t
@@ -216,21 +227,10 @@ ilp_obj(const sl_problem *p)
 {
 	sl_solution sol;
 	sl_error err;
-	int64_t obj;
 
 	sl_error_clear(&err);
 	sl_solution_init(&sol, p->n);
-	if (sl_solve_ilp(p, NULL, &sol, &err) != SL_OK)
-		fail_msg("ilp: %s", err.msg);
-	if (sol.status == SL_SOLVE_INFEASIBLE) {
-		sl_solution_free(&sol);
-		return -1;
-	}
-	assert_int_equal(sol.status, SL_SOLVE_OPTIMAL);
-	assert_int_equal(sl_problem_score(p, sol.choice), sol.objective);
-	obj = sol.objective;
-	sl_solution_free(&sol);
-	return obj;
+	return checked_obj(p, sl_solve_ilp(p, NULL, &sol, &err), &sol, &err, "ilp");
 }
 
 static int64_t
@@ -558,21 +558,11 @@ dp_live(sl_dp *d, const sl_problem *p)
 {
 	sl_solution sol;
 	sl_error err;
-	int64_t obj;
 
 	sl_error_clear(&err);
 	sl_solution_init(&sol, p->n);
-	if (sl_dp_resolve(d, p, &sol, &err) != SL_OK)
-		fail_msg("dp resolve: %s", err.msg);
-	if (sol.status == SL_SOLVE_INFEASIBLE) {
-		sl_solution_free(&sol);
-		return -1;
-	}
-	assert_int_equal(sol.status, SL_SOLVE_OPTIMAL);
-	assert_int_equal(sl_problem_score(p, sol.choice), sol.objective);
-	obj = sol.objective;
-	sl_solution_free(&sol);
-	return obj;
+	return checked_obj(p, sl_dp_resolve(d, p, &sol, &err), &sol, &err,
+	    "dp resolve");
 }
 
 static int64_t
@@ -832,15 +822,7 @@ test_models(void **state)
 		sl_problem_free(p);
 		close_space(s);
 	}
-	sl_gen_defaults(SL_FAM_GPT, &gc);
-	snprintf(gc.name, sizeof gc.name, "gpt3-175b");
-	gc.layers = 96;
-	gc.hidden = 12288;
-	gc.heads = 96;
-	gc.kv_heads = 96;
-	gc.ffn = 4 * 12288;
-	gc.seq = 2048;
-	gc.vocab = 51200;
+	gpt3_175b_config(&gc);
 	sl_space *s = open_space(NULL, &gc, 2, shape);
 	if (s == NULL)
 		skip();
