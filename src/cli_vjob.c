@@ -43,8 +43,6 @@ cli_validate_runner(void)
 {
 	static char path[4096];
 	const char *env = getenv("SHARDLAB_RUNNER");
-	char self[sizeof(path) - 32];
-	ssize_t n;
 
 	if (env != NULL && *env != '\0') {
 		snprintf(path, sizeof(path), "%s", env);
@@ -53,18 +51,9 @@ cli_validate_runner(void)
 	snprintf(path, sizeof(path), "%s", LIBEXECDIR "/shardlab-runner");
 	if (access(path, X_OK) == 0)
 		return path;
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		char *slash;
-
-		self[n] = '\0';
-		if ((slash = strrchr(self, '/')) != NULL) {
-			*slash = '\0';
-			snprintf(path, sizeof(path), "%s/shardlab-runner", self);
-			if (access(path, X_OK) == 0)
-				return path;
-		}
-	}
+	if (sl_beside_program(path, sizeof(path), "shardlab-runner") &&
+	    access(path, X_OK) == 0)
+		return path;
 	return NULL;
 }
 

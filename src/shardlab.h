@@ -95,6 +95,9 @@ void sl_atomic_abort(sl_atomic *a);			/* closes, removes */
 
 /* Directory of bundled data (models, hardware); SHARDLAB_DATADIR overrides. */
 const char *sl_datadir(void);
+/* path of a file beside the running program ("<its directory>/name") into
+ * buf; false when that cannot be known or does not fit. */
+bool sl_beside_program(char *buf, size_t len, const char *name);
 
 /* ------------------------------------------------------------------- graph */
 

@@ -246,6 +246,21 @@ sl_atomic_abort(sl_atomic *a)
 	memset(a, 0, sizeof *a);
 }
 
+bool
+sl_beside_program(char *buf, size_t len, const char *name)
+{
+	char self[4096], *slash;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+
+	if (n <= 0)
+		return false;
+	self[n] = '\0';
+	if ((slash = strrchr(self, '/')) == NULL)
+		return false;
+	*slash = '\0';
+	return (size_t)snprintf(buf, len, "%s/%s", self, name) < len;
+}
+
 /* Whether dir holds the bundled data (its hardware profiles). */
 static bool
 sl_is_datadir(const char *dir)
@@ -266,8 +281,6 @@ sl_datadir(void)
 {
 	static _Thread_local char buf[4096];
 	const char *d = getenv("SHARDLAB_DATADIR");
-	char self[2048];
-	ssize_t n;
 
 	if (d != NULL && *d != '\0')
 		return d;
@@ -275,18 +288,8 @@ sl_datadir(void)
 	if (sl_is_datadir(DATADIR))
 		return DATADIR;
 #endif
-	n = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (n > 0) {
-		char *slash;
-
-		self[n] = '\0';
-		if ((slash = strrchr(self, '/')) != NULL) {
-			*slash = '\0';
-			snprintf(buf, sizeof buf, "%s/data", self);
-			if (sl_is_datadir(buf))
-				return buf;
-		}
-	}
+	if (sl_beside_program(buf, sizeof buf, "data") && sl_is_datadir(buf))
+		return buf;
 #ifdef SRCDATADIR
 	if (sl_is_datadir(SRCDATADIR))
 		return SRCDATADIR;
