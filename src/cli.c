@@ -21,7 +21,8 @@ enum {
 	OPT_SOLVER, OPT_MEM_LIMIT, OPT_MICRO_BATCH, OPT_TIME_LIMIT, OPT_JSON,
 	OPT_FORMAT, OPT_PLAN, OPT_OP, OPT_STRATEGY, OPT_HF_CONFIG, OPT_EMULATE,
 	OPT_STEPS, OPT_EXPORT_PROBLEM, OPT_NO_ZERO, OPT_LAYERS, OPT_HIDDEN,
-	OPT_HEADS, OPT_KV_HEADS, OPT_FFN, OPT_VOCAB, OPT_SEQ, OPT_BATCH, OPT_NAME
+	OPT_HEADS, OPT_KV_HEADS, OPT_FFN, OPT_VOCAB, OPT_SEQ, OPT_BATCH, OPT_NAME,
+	OPT_ATTENTION, OPT_PRECISION, OPT_RECOMPUTE, OPT_GLOBAL_BATCH
 };
 
 static const struct option long_opts[] = {
@@ -54,6 +55,10 @@ static const struct option long_opts[] = {
 	{ "seq", required_argument, NULL, OPT_SEQ },
 	{ "batch", required_argument, NULL, OPT_BATCH },
 	{ "name", required_argument, NULL, OPT_NAME },
+	{ "attention", required_argument, NULL, OPT_ATTENTION },
+	{ "precision", required_argument, NULL, OPT_PRECISION },
+	{ "recompute", required_argument, NULL, OPT_RECOMPUTE },
+	{ "global-batch", required_argument, NULL, OPT_GLOBAL_BATCH },
 	{ "output", required_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ NULL, 0, NULL, 0 }
@@ -90,6 +95,7 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 	o->solver = SL_SOLVER_AUTO;
 	o->mem_limit = -1;
 	o->micro_batch = 1;
+	sl_recipe_default(&o->recipe);
 	o->steps = 10;
 	optind = 0;
 	opterr = 0;
@@ -180,6 +186,32 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 		case OPT_SEQ: rc = parse_int64(name, optarg, 1, INT32_MAX, &o->seq, err); break;
 		case OPT_BATCH: rc = parse_int64(name, optarg, 1, INT32_MAX, &o->batch, err); break;
 		case OPT_NAME: o->name = optarg; break;
+		case OPT_ATTENTION:
+			if ((v = sl_attention_from_name(optarg)) < 0)
+				rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+				    _("--attention: expected flash or naive, got '%s'"), optarg);
+			else
+				o->recipe.attention = (sl_attention)v;
+			break;
+		case OPT_PRECISION:
+			if ((v = sl_precision_from_name(optarg)) < 0)
+				rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+				    _("--precision: expected bf16, megatron, amp or fp32, got '%s'"),
+				    optarg);
+			else
+				o->recipe.precision = (sl_precision)v;
+			break;
+		case OPT_RECOMPUTE:
+			if ((v = sl_recompute_from_name(optarg)) < 0)
+				rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+				    _("--recompute: expected none, selective, full or auto, got '%s'"),
+				    optarg);
+			else
+				o->recipe.recompute = (sl_recompute)v;
+			break;
+		case OPT_GLOBAL_BATCH:
+			rc = parse_int64(name, optarg, 1, INT32_MAX, &o->recipe.global_batch, err);
+			break;
 		case ':':
 			rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 			    _("option '%s' needs a value"), argv[optind - 1]);
@@ -192,6 +224,8 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 	}
 	if (rc != SL_OK)
 		return rc;
+	o->recipe.micro_batch = o->micro_batch;
+	o->recipe.seq = o->seq;
 	o->n_args = argc - optind;
 	o->args = argv + optind;
 	return SL_OK;
@@ -242,12 +276,16 @@ cli_open(const cli_opts *o, bool allow_default, cli_session *s, sl_error *err)
 		return rc;
 	if ((rc = sl_mesh_make(&hw, o->n_axes, o->shape, &s->mesh, err)) != SL_OK)
 		return rc;
+	memset(&mo, 0, sizeof mo);
 	mo.micro_batch = o->micro_batch;
 	mo.devices = s->mesh.n_devices;
+	mo.seq = o->seq;
 	s->g = sl_model_open(arg, &mo, err);
 	if (s->g == NULL)
 		return err->code ? err->code : SL_EINPUT;
+	sl_space_opts_default(&so);
 	so.zero = !o->no_zero;
+	so.recipe = o->recipe;
 	s->space = sl_space_build(s->g, &s->mesh, &so, err);
 	if (s->space == NULL)
 		return err->code;
@@ -702,8 +740,10 @@ cmd_show(int argc, char **argv)
 		cli_opts_free(&o);
 		return SL_OK;
 	}
+	memset(&mo, 0, sizeof mo);
 	mo.micro_batch = o.micro_batch;
 	mo.devices = o.shape[0] * (o.n_axes > 1 ? o.shape[1] : 1);
+	mo.seq = o.seq;
 	g = sl_model_open(o.args[0], &mo, &err);
 	if (g == NULL) {
 		cli_opts_free(&o);

@@ -27,6 +27,8 @@ typedef struct cli_opts {
 	int64_t micro_batch;		/* --micro-batch (default 1) */
 	double time_limit;		/* --time-limit seconds, 0 none */
 	bool no_zero;			/* --no-zero: no ZeRO-3/OSDP variants */
+	sl_recipe recipe;		/* --attention, --precision, --recompute,
+					 * --global-batch, --micro-batch, --seq */
 	/* outputs and per-command options */
 	const char *json;		/* --json FILE|- */
 	const char *output;		/* -o FILE */

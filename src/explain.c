@@ -455,8 +455,8 @@ explain_memory(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *s
 			    axes_parts(m, st->loop_axes[l]),
 			    axes_index(m, st->loop_axes[l], zero)) : bd->size[l];
 		}
-		x = k->extra_saved(g, op, bd, loc);
-		full = k->extra_saved(g, op, bd, one);
+		x = k->extra_saved(s, op, bd, loc);
+		full = k->extra_saved(s, op, bd, one);
 		if (op->kind == SL_OP_ATTENTION)
 			sb_printf(b, _("  attention scores, softmax, dropout mask and output: "
 			    "5 bytes x batch %lld x heads %lld x seq %lld x seq %lld = %s bytes (%s)\n"),

@@ -57,7 +57,7 @@ typedef struct sl_kind_info {
 	void (*bind)(const sl_graph *g, const sl_op *op, sl_binding *b);
 	int saved_in[SL_MAX_OP_TENSORS];
 	int saved_out[2];
-	int64_t (*extra_saved)(const sl_graph *g, const sl_op *op,
+	int64_t (*extra_saved)(const sl_space *sp, const sl_op *op,
 	    const sl_binding *b, const int64_t *local_loop);
 	bool elementwise;	/* output follows the inputs dimension by dimension */
 	const char *summary;	/* one line for man pages and `show` */
@@ -87,6 +87,16 @@ void sl_node_items(const sl_space *sp, int opi, int si, const int *coord,
 /* Axes over which an input's gradient is a partial sum (space.c). */
 uint8_t sl_grad_axes(const sl_binding *b, const sl_strategy *st, int slot,
     int out_slot);
+/* Local size of every loop dimension of an operator's strategy on coord. */
+void sl_local_loop(const sl_space *sp, int opi, int si, const int *coord,
+    int64_t *loc);
+/* Recipe rules (space.c): bytes per element as moved, as reduced; what
+ * attention keeps beyond qkv; bytes per score element of naive attention. */
+int sl_elem_bytes(const sl_space *sp, const sl_tensor *t);
+int sl_grad_elem_bytes(const sl_space *sp, const sl_tensor *t);
+int64_t sl_attention_saved(const sl_space *sp, const sl_op *op,
+    const sl_binding *b, const int64_t *local_loop);
+int sl_attention_score_bytes(const sl_space *sp, const sl_op *op);
 /* Adds v to the category cat of m. */
 void sl_mem_add(sl_mem *m, int cat, int64_t v);
 int64_t sl_comm_total(const sl_comm *c);

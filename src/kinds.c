@@ -412,14 +412,12 @@ bind_attention(const sl_graph *g, const sl_op *op, sl_binding *b)
 	b->map[0][2] = b->map[1][2] = lh;
 }
 
-/* Scores, softmax output, dropout mask and output: 5 bytes x b x heads x s^2. */
+/* What attention keeps beyond qkv depends on the recipe (space.c). */
 static int64_t
-extra_attention(const sl_graph *g, const sl_op *op, const sl_binding *b,
+extra_attention(const sl_space *sp, const sl_op *op, const sl_binding *b,
     const int64_t *local)
 {
-	int64_t s = b->size[1];
-
-	return sl_mul_sat(sl_mul_sat(sl_mul_sat(5, local[0]), local[2]), sl_mul_sat(s, s));
+	return sl_attention_saved(sp, op, b, local);
 }
 
 /* ------------------------------------------------------------ cross-entropy */
@@ -498,7 +496,7 @@ const sl_kind_info sl_kinds[SL_OP_KIND_COUNT] = {
 	[SL_OP_ATTENTION] = { .name = "attention", .min_in = 1, .max_in = 1, .n_out = 1,
 	    .check = check_attention, .bind = bind_attention, .saved_in = { -1 },
 	    .extra_saved = extra_attention,
-	    .summary = N_("fused core attention qkv[b,s,(q+2kv)d] -> [b,s,qd]; keeps qkv and 5 b a s^2 bytes") },
+	    .summary = N_("fused core attention qkv[b,s,(q+2kv)d] -> [b,s,qd]; keeps qkv, and the s^2 scores (naive) or the log-sum-exp (flash)") },
 	[SL_OP_CROSS_ENTROPY] = { .name = "cross_entropy", .min_in = 2, .max_in = 2, .n_out = 1,
 	    .check = check_xent, .bind = bind_xent, .saved_in = { 4 },
 	    .summary = N_("logits[b,s,V], labels[b,s] -> loss[b,s]; keeps fp32 softmax") },

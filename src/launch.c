@@ -311,7 +311,7 @@ launch_node_buffers(launch_ctx *c, int op, const int *coord)
 		for (int l = 0; l < so->bind.n_loop; l++)
 			local[l] = launch_loop_local(s, op, st, l, coord);
 		launch_alloc(c, op, SL_CAT_ACTS,
-		    ki->extra_saved(g, o, &so->bind, local), "%s:saved:extra",
+		    ki->extra_saved(s, o, &so->bind, local), "%s:saved:extra",
 		    o->name);
 	}
 	for (int i = first; i < c->d->n_alloc; i++)

@@ -742,6 +742,8 @@ mj_generator(mj *m, json_t *gen, const jp_node *gp, const char *name,
 		    _("batch %lld x %lld devices is too large"), (long long)mb,
 		    (long long)dev);
 	c.batch = batch;
+	if (o != NULL && o->seq > 0)
+		c.seq = o->seq;
 	snprintf(c.name, sizeof c.name, "%.63s", name);
 	sl_error_clear(&e2);
 	if ((g = sl_gen(&c, &e2)) == NULL)

@@ -15,6 +15,7 @@
  *   gen.c          GPT / BERT / LLaMA generators, Hugging Face config.json
  *   hardware.c     hardware profiles and device meshes
  *   space.c        strategy enumeration and the cost model
+ *   compute.c      compute time of an operator's shard (FLOPs, bytes, profile)
  *   problem.c      the solvers' pairwise min-sum problem, pins and forbids
  *   solve_ilp.c    GLPK integer program (per-edge marginal formulation)
  *   solve_dp.c     exact elimination / folded-layer DP
@@ -27,6 +28,8 @@
  *   baseline.c     data parallel, ZeRO, Megatron-LM, Alpa, Colossal-Auto plans
  *   explain.c      one operator's strategy explained step by step (text)
  *   launch.c       a plan as per-device buffers and kernels for the GPU runner
+ *   recipe.c       the training recipe: attention kernel, precision,
+ *                  recomputation, batches; bytes per element by recipe
  *   util.c         errors, allocation, atomic files, size parsing
  *
  * Units: memory in bytes, time in nanoseconds, both int64_t.
@@ -210,6 +213,69 @@ int sl_role_from_name(const char *s);
 const char *sl_op_kind_name(sl_op_kind k);
 int sl_op_kind_from_name(const char *s);	/* -1 if unknown */
 
+/* ------------------------------------------------------------------ recipe */
+
+/*
+ * How the user trains: what a training step keeps and computes depends on
+ * it as much as on the sharding (recipe.c; doc/cost-model.md has every
+ * formula).  Defaults follow common practice: flash attention, bf16 weights
+ * with fp32 master weights and Adam states, no recomputation.
+ */
+typedef enum sl_attention {
+	SL_ATTN_FLASH,		/* fused: keeps output and log-sum-exp, no s^2 tensor */
+	SL_ATTN_NAIVE,		/* softmax(QK^T)V materialised: keeps the s^2 tensors */
+	SL_ATTN_COUNT
+} sl_attention;
+
+typedef enum sl_precision {
+	SL_PREC_BF16,		/* bf16 weights, fp32 master + Adam (ZeRO/FSDP): 16 B/param */
+	SL_PREC_MEGATRON,	/* bf16 weights, fp32 main grads, fp32 master + Adam: 18 B/param */
+	SL_PREC_AMP,		/* fp32 weights under bf16 autocast: 16 B/param + bf16 copies */
+	SL_PREC_FP32,		/* everything fp32: 16 B/param, 4-byte activations */
+	SL_PREC_COUNT
+} sl_precision;
+
+typedef enum sl_recompute {
+	SL_RECOMP_NONE,		/* keep everything for backward */
+	SL_RECOMP_SELECTIVE,	/* attention core recomputed (Korthikanti et al.) */
+	SL_RECOMP_FULL,		/* only each layer's input kept; layer re-run in backward */
+	SL_RECOMP_AUTO,		/* the solver chooses per layer */
+	SL_RECOMP_COUNT
+} sl_recompute;
+
+typedef struct sl_recipe {
+	sl_attention attention;
+	sl_precision precision;
+	sl_recompute recompute;
+	int64_t micro_batch;	/* samples per device per micro-step (default 1) */
+	int64_t global_batch;	/* samples per optimizer step; 0: one micro-step */
+	int64_t seq;		/* training sequence length; 0: the model's */
+} sl_recipe;
+
+void sl_recipe_default(sl_recipe *r);
+const char *sl_attention_name(sl_attention a);		/* "flash" */
+int sl_attention_from_name(const char *s);		/* -1 if unknown */
+const char *sl_precision_name(sl_precision p);		/* "bf16" */
+int sl_precision_from_name(const char *s);
+const char *sl_recompute_name(sl_recompute r);		/* "selective" */
+int sl_recompute_from_name(const char *s);
+/* One line for reports: "flash attention, bf16 mixed precision, ...". */
+const char *sl_recipe_describe(const sl_recipe *r, char *buf, size_t len);
+/*
+ * Bytes of training state per parameter element, by memory category
+ * (sl_mem_cat: parameters, gradients, optimizer); 0 for other categories.
+ */
+int sl_recipe_state_bytes(const sl_recipe *r, int cat);
+/* Bytes per element of an activation the step keeps in floating point:
+ * 2 under bf16 recipes, 4 under fp32. */
+int sl_recipe_act_bytes(const sl_recipe *r);
+/*
+ * Gradient accumulation steps of a graph batch of graph_batch samples
+ * (one micro-step of the whole mesh): global_batch / graph_batch, 1 when no
+ * global batch is given.  -1 when it does not divide.
+ */
+int64_t sl_recipe_accum_steps(const sl_recipe *r, int64_t graph_batch);
+
 /* ------------------------------------------------------------------ models */
 
 typedef enum sl_family { SL_FAM_GPT, SL_FAM_BERT, SL_FAM_LLAMA } sl_family;
@@ -230,8 +296,9 @@ int sl_gen_from_hf_config(const char *path, sl_gen_config *c, sl_error *err);
 sl_graph *sl_gen(const sl_gen_config *c, sl_error *err);
 
 typedef struct sl_model_opts {
-	int64_t micro_batch;	/* per data-parallel rank; default 1 */
+	int64_t micro_batch;	/* per device; default 1 */
 	int devices;		/* mesh size: generated models get batch = micro_batch * devices */
+	int64_t seq;		/* training sequence length of generated models; 0: the model's */
 } sl_model_opts;
 
 /*
@@ -254,6 +321,14 @@ typedef struct sl_link {
 	double latency;		/* seconds */
 } sl_link;
 
+/* Measured matmul throughput at a problem size (hardware profile "gemm"). */
+typedef struct sl_gemm_point {
+	double flops;		/* 2 m n k of the problem */
+	double achieved;	/* FLOP/s measured */
+} sl_gemm_point;
+
+#define SL_MAX_GEMM_POINTS 32
+
 typedef struct sl_hw {
 	char name[64];
 	char description[256];
@@ -261,6 +336,11 @@ typedef struct sl_hw {
 	int devices_per_node;
 	int64_t memory_bytes;	/* per device */
 	double flops;		/* dense bf16 peak per device */
+	double mem_bandwidth;	/* bytes/s read plus written; 0: unknown (2.0e12 assumed) */
+	double matmul_efficiency; /* fraction of peak when no gemm table; 0: 0.7 */
+	double attention_flops;	/* fused attention FLOP/s; 0: matmul rate */
+	int n_gemm;		/* measured points, by increasing flops */
+	sl_gemm_point gemm[SL_MAX_GEMM_POINTS];
 	sl_link intra, inter;
 } sl_hw;
 
@@ -361,12 +441,18 @@ typedef struct sl_space_edge {
 
 typedef struct sl_space_opts {
 	bool zero;		/* offer ZeRO-3 / OSDP variants (+z); default true */
+	sl_recipe recipe;	/* how the step is trained (sl_recipe_default) */
 } sl_space_opts;
+/* zero on, default recipe. */
+void sl_space_opts_default(sl_space_opts *o);
 
 typedef struct sl_space {
 	const sl_graph *g;
 	sl_mesh mesh;
 	sl_space_opts opts;
+	/* per graph layer: SL_RECOMP_NONE, _SELECTIVE or _FULL (auto resolves
+	 * to these per layer); operators outside layers follow none */
+	uint8_t *layer_recompute;
 	sl_space_op *ops;	/* one per graph operator */
 	int n_edges;
 	sl_space_edge *edges;
@@ -398,6 +484,24 @@ int64_t sl_local_dim(const sl_mesh *m, const sl_spec *sp, int d, int64_t size,
     const int *coord);
 int64_t sl_local_elems(const sl_mesh *m, const sl_spec *sp, const sl_tensor *t,
     const int *coord);
+
+/*
+ * Compute of one operator's shard on device coord (NULL = device 0) under
+ * its strategy (compute.c): forward and backward kernel time from FLOPs at
+ * the profile's matmul throughput and bytes at its memory bandwidth, and
+ * the forward time re-run in backward when the operator's layer recomputes.
+ */
+typedef struct sl_compute {
+	int64_t flops_fwd, flops_bwd;	/* useful FLOPs of this shard */
+	int64_t fwd_ns, bwd_ns;		/* kernel time */
+	int64_t recompute_ns;		/* forward re-run in backward (0: kept) */
+} sl_compute;
+void sl_node_compute(const sl_space *s, int op, int strat, const int *coord,
+    sl_compute *out);
+/* Time of a gemm of 2mnk = flops FLOPs at the profile's measured rate. */
+int64_t sl_gemm_ns(const sl_hw *hw, int64_t m, int64_t n, int64_t k, int64_t batch);
+/* Recomputation of one layer: rebuilds the node cost tables of its operators. */
+void sl_space_set_layer_recompute(sl_space *s, int layer, sl_recompute r);
 
 /* Objective weight: a term of mem bytes and ns time costs mem + round(alpha*ns/1000). */
 int64_t sl_weigh(int64_t mem, int64_t ns, double alpha);

@@ -47,6 +47,19 @@ piece(int64_t n, int parts, int i)
 	return n / parts + (i < n % parts ? 1 : 0);
 }
 
+void
+sl_local_loop(const sl_space *sp, int opi, int si, const int *coord,
+    int64_t *loc)
+{
+	const sl_binding *b = &sp->ops[opi].bind;
+	const sl_strategy *st = &sp->ops[opi].strat[si];
+
+	for (int l = 0; l < b->n_loop; l++)
+		loc[l] = st->loop_axes[l] ? piece(b->size[l],
+		    axes_parts(&sp->mesh, st->loop_axes[l]),
+		    axes_index(&sp->mesh, st->loop_axes[l], coord)) : b->size[l];
+}
+
 int64_t
 sl_local_dim(const sl_mesh *m, const sl_spec *sp, int d, int64_t size,
     const int *coord)
@@ -360,10 +373,140 @@ add_coll(const sl_mesh *m, sl_comm *comm, sl_coll c, int a, int64_t bytes)
 	comm->bytes[c] = sl_add_sat(comm->bytes[c], bytes);
 }
 
+/* ------------------------------------------------------------ recipe rules */
+
+static bool
+is_float(const sl_tensor *t)
+{
+	return t->dtype == SL_DT_F32 || t->dtype == SL_DT_F16 || t->dtype == SL_DT_BF16;
+}
+
+/*
+ * Bytes per element of a tensor as the step moves it (collectives, resharding
+ * buffers): parameters in their weight precision, floating-point activations
+ * at the recipe's activation width, integer data as stored.
+ */
+int
+sl_elem_bytes(const sl_space *sp, const sl_tensor *t)
+{
+	const sl_recipe *r = &sp->opts.recipe;
+
+	if (!is_float(t))
+		return sl_dtype_size(t->dtype);
+	if (t->role == SL_ROLE_PARAMETER)
+		return sl_recipe_state_bytes(r, SL_CAT_PARAMS);
+	return sl_recipe_act_bytes(r);
+}
+
+/* Bytes per element of a gradient as it is reduced. */
+int
+sl_grad_elem_bytes(const sl_space *sp, const sl_tensor *t)
+{
+	if (t->role == SL_ROLE_PARAMETER)
+		return sl_recipe_state_bytes(&sp->opts.recipe, SL_CAT_GRADS);
+	return sl_elem_bytes(sp, t);
+}
+
+/*
+ * Bytes per element that a kind's saved-tensor rule f (sl_kind_info.saved_in
+ * or saved_out: -1 the tensor's width, else fixed bytes) keeps of t.  Under
+ * autocast (amp) the residual stream is fp32, so norms keep 4-byte inputs.
+ */
+static int
+saved_width(const sl_space *sp, const sl_op *op, const sl_tensor *t, int f)
+{
+	const sl_recipe *r = &sp->opts.recipe;
+
+	if (f >= 0)
+		return f;
+	if (!is_float(t))
+		return sl_dtype_size(t->dtype);
+	if (r->precision == SL_PREC_AMP &&
+	    (op->kind == SL_OP_LAYERNORM || op->kind == SL_OP_RMSNORM))
+		return 4;
+	return sl_recipe_act_bytes(r);
+}
+
+/* The layer's recomputation mode for an operator (none outside layers). */
+static sl_recompute
+op_recompute(const sl_space *sp, const sl_op *op)
+{
+	if (op->layer < 0 || sp->layer_recompute == NULL)
+		return SL_RECOMP_NONE;
+	return (sl_recompute)sp->layer_recompute[op->layer];
+}
+
+/*
+ * Under full recomputation a layer keeps only its input: a tensor read by
+ * the layer but produced outside it, counted by the layer's first reader.
+ */
+static bool
+keeps_layer_input(const sl_graph *g, int opi, int slot)
+{
+	const sl_op *op = &g->ops[opi];
+	const sl_layer *ly = &g->layers[op->layer];
+	int t = op->in[slot], prod = g->tensors[t].producer;
+
+	if (g->tensors[t].role == SL_ROLE_PARAMETER)
+		return false;
+	if (prod >= ly->first_op && prod < ly->first_op + ly->n_ops)
+		return false;
+	for (int o = ly->first_op; o < opi; o++)
+		for (int i = 0; i < g->ops[o].n_in; i++)
+			if (g->ops[o].in[i] == t)
+				return false;
+	for (int i = 0; i < slot; i++)
+		if (op->in[i] == t)
+			return false;
+	return true;
+}
+
+/*
+ * Bytes per (batch x head x s^2) score element that naive attention keeps:
+ * the softmax output, and with dropout its 1-byte mask and the dropped
+ * copy that P.V reads.  Under autocast the softmax runs in fp32 and P.V
+ * keeps a bf16 cast of it.  (Korthikanti et al. 2022 count 5 for bf16.)
+ */
+int
+sl_attention_score_bytes(const sl_space *sp, const sl_op *op)
+{
+	const sl_recipe *r = &sp->opts.recipe;
+	bool drop = op->p > 0;
+
+	switch (r->precision) {
+	case SL_PREC_AMP:
+		return drop ? 4 + 1 + 2 : 4 + 2;
+	case SL_PREC_FP32:
+		return drop ? 4 + 1 + 4 : 4;
+	default:
+		return drop ? 2 + 1 + 2 : 2;
+	}
+}
+
+/*
+ * What attention keeps beyond its qkv input, on local loop sizes loc (b,
+ * seq, heads): naive the s^2 scores (unless recomputed), flash the fp32
+ * log-sum-exp per row.  Its output is kept by its consumer (the projection).
+ */
+int64_t
+sl_attention_saved(const sl_space *sp, const sl_op *op, const sl_binding *b,
+    const int64_t *loc)
+{
+	int64_t s = b->size[1], rows = sl_mul_sat(loc[0], loc[2]);
+
+	if (sp->opts.recipe.attention == SL_ATTN_FLASH)
+		return sl_mul_sat(sl_mul_sat(4, rows), loc[1]);
+	if (op_recompute(sp, op) == SL_RECOMP_SELECTIVE)
+		return 0;
+	return sl_mul_sat(sl_mul_sat(sl_attention_score_bytes(sp, op), rows),
+	    sl_mul_sat(loc[1], s));
+}
+
 /*
  * Memory items of a node, each with its local bytes on coord and its full
  * (unsharded) bytes, passed to fn; the evaluator uses the full bytes for
- * redundancy, sl_node_cost only the local ones.
+ * redundancy, sl_node_cost only the local ones.  Every memory rule of the
+ * recipe is applied here and nowhere else.
  */
 void
 sl_node_items(const sl_space *sp, int opi, int si, const int *coord, item_fn fn,
@@ -375,6 +518,8 @@ sl_node_items(const sl_space *sp, int opi, int si, const int *coord, item_fn fn,
 	const sl_strategy *st = &so->strat[si];
 	const sl_kind_info *k = &sl_kinds[op->kind];
 	const sl_mesh *m = &sp->mesh;
+	const sl_recipe *r = &sp->opts.recipe;
+	sl_recompute rc = op_recompute(sp, op);
 
 	for (int i = 0; i < op->n_in; i++) {
 		const sl_tensor *t = &g->tensors[op->in[i]];
@@ -382,43 +527,59 @@ sl_node_items(const sl_space *sp, int opi, int si, const int *coord, item_fn fn,
 		int f;
 
 		if (sp->owner[op->in[i]] == opi) {
-			/* Mixed-precision Adam: 2 + 2 + 12 bytes per element. */
+			/* Weight, gradient and optimizer states (recipe.c). */
 			e = sl_local_elems(m, &st->spec[i], t, coord);
 			if (st->spec[i].zero)
 				e = piece(e, axes_parts(m, st->spec[i].zero),
 				    axes_index(m, st->spec[i].zero, coord));
-			fn(ctx, CAT_PARAMS, sl_mul_sat(2, e), sl_mul_sat(2, full));
-			fn(ctx, CAT_GRADS, sl_mul_sat(2, e), sl_mul_sat(2, full));
-			fn(ctx, CAT_OPTIM, sl_mul_sat(12, e), sl_mul_sat(12, full));
+			for (int c = SL_CAT_PARAMS; c <= SL_CAT_OPTIM; c++) {
+				int bpe = sl_recipe_state_bytes(r, c);
+				fn(ctx, c, sl_mul_sat(bpe, e), sl_mul_sat(bpe, full));
+			}
+		}
+		if (t->role == SL_ROLE_PARAMETER) {
+			/* Autocast keeps the bf16 copy of a matmul's weight for
+			 * backward (not when the layer is recomputed). */
+			if (r->precision == SL_PREC_AMP && op->kind == SL_OP_MATMUL &&
+			    i == 1 && rc != SL_RECOMP_FULL) {
+				e = sl_local_elems(m, &st->spec[i], t, coord);
+				fn(ctx, CAT_ACTS, sl_mul_sat(2, e), sl_mul_sat(2, full));
+			}
+			continue;
 		}
 		f = k->saved_in[i];
-		if (f != 0 && t->role != SL_ROLE_PARAMETER) {
-			int64_t bpe = f < 0 ? sl_dtype_size(t->dtype) : f;
+		if (rc == SL_RECOMP_FULL) {
+			if (!keeps_layer_input(g, opi, i))
+				continue;
+			if (f == 0)
+				f = -1;
+		} else if (f == 0) {
+			continue;
+		}
+		{
+			int64_t bpe = saved_width(sp, op, t, f);
 			e = sl_local_elems(m, &st->spec[i], t, coord);
 			fn(ctx, CAT_ACTS, sl_mul_sat(bpe, e), sl_mul_sat(bpe, full));
 		}
 	}
+	if (rc == SL_RECOMP_FULL)
+		return;
 	for (int j = 0; j < op->n_out && j < 2; j++) {
 		const sl_tensor *t = &g->tensors[op->out[j]];
 		int f = k->saved_out[j];
 		if (f != 0) {
-			int64_t bpe = f < 0 ? sl_dtype_size(t->dtype) : f;
+			int64_t bpe = saved_width(sp, op, t, f);
 			int64_t e = sl_local_elems(m, &st->spec[op->n_in + j], t, coord);
 			fn(ctx, CAT_ACTS, sl_mul_sat(bpe, e),
 			    sl_mul_sat(bpe, sl_tensor_elems(t)));
 		}
 	}
 	if (k->extra_saved != NULL) {
-		int64_t loc[SL_MAX_LOOP], one[SL_MAX_LOOP];
+		int64_t loc[SL_MAX_LOOP];
 		const sl_binding *b = &so->bind;
-		for (int l = 0; l < b->n_loop; l++) {
-			one[l] = b->size[l];
-			loc[l] = st->loop_axes[l] ?
-			    piece(b->size[l], axes_parts(m, st->loop_axes[l]),
-			    axes_index(m, st->loop_axes[l], coord)) : b->size[l];
-		}
-		fn(ctx, CAT_ACTS, k->extra_saved(g, op, b, loc),
-		    k->extra_saved(g, op, b, one));
+		sl_local_loop(sp, opi, si, coord, loc);
+		fn(ctx, CAT_ACTS, k->extra_saved(sp, op, b, loc),
+		    k->extra_saved(sp, op, b, b->size));
 	}
 }
 
@@ -437,13 +598,14 @@ item_to_mem(void *ctx, int cat, int64_t local, int64_t full)
 
 /* Bytes the group of axis a holds together of a tensor of spec sp (device 0). */
 static int64_t
-group_bytes(const sl_mesh *m, const sl_spec *sp, const sl_tensor *t, int a)
+group_bytes(const sl_mesh *m, const sl_spec *sp, const sl_tensor *t, int a,
+    int bpe)
 {
 	sl_spec other = *sp;
 
 	for (int d = 0; d < t->rank; d++)
 		other.split[d] &= (uint8_t)~(1u << a);
-	return sl_mul_sat(sl_local_elems(m, &other, t, NULL), sl_dtype_size(t->dtype));
+	return sl_mul_sat(sl_local_elems(m, &other, t, NULL), bpe);
 }
 
 static void
@@ -467,7 +629,7 @@ node_comm(const sl_space *sp, int opi, int si, sl_comm *comm)
 		if (part == 0)
 			continue;
 		bytes = sl_mul_sat(sl_local_elems(m, &st->spec[i], t, NULL),
-		    sl_dtype_size(t->dtype));
+		    sl_grad_elem_bytes(sp, t));
 		for (int a = 0; a < m->n_axes; a++) {
 			if (!(part & (1u << a)))
 				continue;
@@ -491,7 +653,7 @@ node_comm(const sl_space *sp, int opi, int si, sl_comm *comm)
 		for (int a = 0; a < m->n_axes; a++)
 			if (sp2->partial & (1u << a))
 				add_coll(m, comm, SL_COLL_ALL_REDUCE, a,
-				    group_bytes(m, sp2, t, a));
+				    group_bytes(m, sp2, t, a, sl_elem_bytes(sp, t)));
 	}
 }
 
@@ -524,7 +686,7 @@ placement(const sl_spec *sp, int rank, int a)
 /* Resharding src -> dst spec of tensor t: comm, and whether forward moved data. */
 static bool
 reshard(const sl_mesh *m, const sl_tensor *t, const sl_spec *src,
-    const sl_spec *dst, sl_comm *comm)
+    const sl_spec *dst, int bpe, sl_comm *comm)
 {
 	bool moved = false;
 
@@ -534,7 +696,7 @@ reshard(const sl_mesh *m, const sl_tensor *t, const sl_spec *src,
 
 		if (p == c || m->axes[a].size <= 1)
 			continue;
-		b = group_bytes(m, src, t, a);
+		b = group_bytes(m, src, t, a, bpe);
 		if (p == -1) {			/* replicated -> split: slice */
 			add_coll(m, comm, SL_COLL_ALL_GATHER, a, b);
 		} else if (p == -2) {		/* partial */
@@ -577,14 +739,15 @@ sl_edge_cost(const sl_space *s, int edge, int s_src, int s_dst,
 	bool moved;
 
 	memset(&c, 0, sizeof c);
-	moved = reshard(&s->mesh, t, edge_src_spec(s, e, s_src, &tmp), dst, &c);
+	moved = reshard(&s->mesh, t, edge_src_spec(s, e, s_src, &tmp), dst,
+	    sl_elem_bytes(s, t), &c);
 	if (comm != NULL)
 		*comm = c;
 	if (mem != NULL) {
 		memset(mem, 0, sizeof *mem);
 		if (moved)
 			mem->buffers = sl_mul_sat(sl_local_elems(&s->mesh, dst, t, coord),
-			    sl_dtype_size(t->dtype));
+			    sl_elem_bytes(s, t));
 	}
 }
 
@@ -710,6 +873,38 @@ edge_tables(sl_space *sp, int ei)
 	free(ct);
 }
 
+/*
+ * The solvers' node terms on device 0: memory, and time that differs between
+ * plans beyond the kernels themselves: communication, and the forward run
+ * again when the operator's layer recomputes.
+ */
+static void
+node_tables(sl_space *sp, int i)
+{
+	for (int s = 0; s < sp->ops[i].n_strat; s++) {
+		sl_mem mem;
+		sl_comm comm;
+		sl_compute cp;
+		sl_node_cost(sp, i, s, NULL, &mem, &comm);
+		sl_node_compute(sp, i, s, NULL, &cp);
+		sp->node_mem[i][s] = sl_mem_total(&mem);
+		sp->node_ns[i][s] = sl_add_sat(sl_comm_total(&comm), cp.recompute_ns);
+	}
+}
+
+void
+sl_space_set_layer_recompute(sl_space *sp, int layer, sl_recompute r)
+{
+	const sl_layer *ly;
+
+	if (layer < 0 || layer >= sp->g->n_layers || r == SL_RECOMP_AUTO)
+		return;
+	sp->layer_recompute[layer] = (uint8_t)r;
+	ly = &sp->g->layers[layer];
+	for (int i = ly->first_op; i < ly->first_op + ly->n_ops; i++)
+		node_tables(sp, i);
+}
+
 sl_space *
 sl_space_build(const sl_graph *g, const sl_mesh *m, const sl_space_opts *o,
     sl_error *err)
@@ -718,7 +913,16 @@ sl_space_build(const sl_graph *g, const sl_mesh *m, const sl_space_opts *o,
 
 	sp->g = g;
 	sp->mesh = *m;
-	sp->opts.zero = o ? o->zero : true;
+	if (o != NULL)
+		sp->opts = *o;
+	else
+		sl_space_opts_default(&sp->opts);
+	if (sp->opts.recipe.micro_batch <= 0)
+		sp->opts.recipe.micro_batch = 1;
+	sp->layer_recompute = sl_xcalloc(g->n_layers ? g->n_layers : 1, 1);
+	for (int l = 0; l < g->n_layers; l++)
+		sp->layer_recompute[l] = sp->opts.recipe.recompute == SL_RECOMP_AUTO ?
+		    SL_RECOMP_NONE : sp->opts.recipe.recompute;
 	sp->ops = sl_xcalloc(g->n_ops, sizeof *sp->ops);
 	sp->owner = sl_xmalloc(g->n_tensors * sizeof *sp->owner);
 	sp->consumed = sl_xcalloc(g->n_tensors, sizeof *sp->consumed);
@@ -748,13 +952,7 @@ sl_space_build(const sl_graph *g, const sl_mesh *m, const sl_space_opts *o,
 		int k = sp->ops[i].n_strat;
 		sp->node_mem[i] = sl_xmalloc(k * sizeof(int64_t));
 		sp->node_ns[i] = sl_xmalloc(k * sizeof(int64_t));
-		for (int s = 0; s < k; s++) {
-			sl_mem mem;
-			sl_comm comm;
-			sl_node_cost(sp, i, s, NULL, &mem, &comm);
-			sp->node_mem[i][s] = sl_mem_total(&mem);
-			sp->node_ns[i][s] = sl_comm_total(&comm);
-		}
+		node_tables(sp, i);
 	}
 	sp->edge_mem = sl_xcalloc(sp->n_edges ? sp->n_edges : 1, sizeof *sp->edge_mem);
 	sp->edge_ns = sl_xcalloc(sp->n_edges ? sp->n_edges : 1, sizeof *sp->edge_ns);
@@ -768,6 +966,7 @@ sl_space_free(sl_space *s)
 {
 	if (s == NULL)
 		return;
+	free(s->layer_recompute);
 	for (int i = 0; i < s->g->n_ops; i++) {
 		free(s->ops[i].strat);
 		if (s->node_mem)

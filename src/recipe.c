@@ -1,0 +1,144 @@
+/*
+ * recipe.c: the training recipe (attention kernel, precision, recomputation,
+ * batches) and the bytes it implies.  Every byte count that depends on the
+ * recipe is answered here, so that the cost model, explain, the baselines
+ * and the launch lists read one rule (doc/cost-model.md).
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const attention_names[SL_ATTN_COUNT] = { "flash", "naive" };
+static const char *const precision_names[SL_PREC_COUNT] = {
+	"bf16", "megatron", "amp", "fp32"
+};
+static const char *const recompute_names[SL_RECOMP_COUNT] = {
+	"none", "selective", "full", "auto"
+};
+
+/*
+ * Bytes per parameter element: weight, gradient, optimizer states.
+ *   bf16      2 + 2 + 12  fp32 master weight, Adam m and v (ZeRO's 16 Psi)
+ *   megatron  2 + 4 + 12  fp32 main gradients (Megatron-LM's grad buffer)
+ *   amp       4 + 4 + 8   fp32 weights and gradients, Adam m and v
+ *   fp32      4 + 4 + 8
+ */
+static const int state_bytes[SL_PREC_COUNT][3] = {
+	[SL_PREC_BF16] = { 2, 2, 12 },
+	[SL_PREC_MEGATRON] = { 2, 4, 12 },
+	[SL_PREC_AMP] = { 4, 4, 8 },
+	[SL_PREC_FP32] = { 4, 4, 8 },
+};
+
+void
+sl_recipe_default(sl_recipe *r)
+{
+	memset(r, 0, sizeof *r);
+	r->attention = SL_ATTN_FLASH;
+	r->precision = SL_PREC_BF16;
+	r->recompute = SL_RECOMP_NONE;
+	r->micro_batch = 1;
+}
+
+void
+sl_space_opts_default(sl_space_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->zero = true;
+	sl_recipe_default(&o->recipe);
+}
+
+static int
+name_index(const char *const *names, int n, const char *s)
+{
+	for (int i = 0; s != NULL && i < n; i++)
+		if (strcmp(names[i], s) == 0)
+			return i;
+	return -1;
+}
+
+const char *
+sl_attention_name(sl_attention a)
+{
+	return (unsigned)a < SL_ATTN_COUNT ? attention_names[a] : "?";
+}
+
+int
+sl_attention_from_name(const char *s)
+{
+	return name_index(attention_names, SL_ATTN_COUNT, s);
+}
+
+const char *
+sl_precision_name(sl_precision p)
+{
+	return (unsigned)p < SL_PREC_COUNT ? precision_names[p] : "?";
+}
+
+int
+sl_precision_from_name(const char *s)
+{
+	return name_index(precision_names, SL_PREC_COUNT, s);
+}
+
+const char *
+sl_recompute_name(sl_recompute r)
+{
+	return (unsigned)r < SL_RECOMP_COUNT ? recompute_names[r] : "?";
+}
+
+int
+sl_recompute_from_name(const char *s)
+{
+	return name_index(recompute_names, SL_RECOMP_COUNT, s);
+}
+
+const char *
+sl_recipe_describe(const sl_recipe *r, char *buf, size_t len)
+{
+	static const char *const prec[SL_PREC_COUNT] = {
+		N_("bf16 with fp32 master weights and Adam states (16 B/param)"),
+		N_("Megatron-LM bf16 with fp32 main gradients (18 B/param)"),
+		N_("fp32 weights under bf16 autocast (16 B/param + bf16 copies)"),
+		N_("fp32 (16 B/param, 4-byte activations)"),
+	};
+	static const char *const att[SL_ATTN_COUNT] = {
+		N_("flash attention"), N_("naive attention"),
+	};
+	static const char *const rec[SL_RECOMP_COUNT] = {
+		N_("no recomputation"), N_("selective recomputation"),
+		N_("full recomputation"), N_("recomputation chosen per layer"),
+	};
+	snprintf(buf, len, "%s, %s, %s", _(att[r->attention % SL_ATTN_COUNT]),
+	    _(prec[r->precision % SL_PREC_COUNT]),
+	    _(rec[r->recompute % SL_RECOMP_COUNT]));
+	return buf;
+}
+
+int
+sl_recipe_state_bytes(const sl_recipe *r, int cat)
+{
+	sl_precision p = r != NULL ? r->precision : SL_PREC_BF16;
+
+	if ((unsigned)p >= SL_PREC_COUNT || cat < SL_CAT_PARAMS || cat > SL_CAT_OPTIM)
+		return 0;
+	return state_bytes[p][cat - SL_CAT_PARAMS];
+}
+
+int
+sl_recipe_act_bytes(const sl_recipe *r)
+{
+	return r != NULL && r->precision == SL_PREC_FP32 ? 4 : 2;
+}
+
+int64_t
+sl_recipe_accum_steps(const sl_recipe *r, int64_t graph_batch)
+{
+	if (r == NULL || r->global_batch <= 0)
+		return 1;
+	if (graph_batch <= 0 || r->global_batch % graph_batch != 0 ||
+	    r->global_batch < graph_batch)
+		return -1;
+	return r->global_batch / graph_batch;
+}
