@@ -16,13 +16,13 @@ struct dev_acc {
 };
 
 static void
-acc_item(void *ctx, int cat, int64_t local, int64_t full)
+acc_item(void *ctx, const sl_mem_item *it)
 {
 	struct dev_acc *a = ctx;
 
-	sl_mem_add(a->mem, cat, local);
+	sl_mem_add(a->mem, it->cat, it->local);
 	/* Redundant bytes: what this device holds beyond its fair share. */
-	*a->redundant = sl_add_sat(*a->redundant, local - full / a->n_devices);
+	*a->redundant = sl_add_sat(*a->redundant, it->local - it->full / a->n_devices);
 }
 
 int
@@ -59,9 +59,12 @@ sl_evaluate(const sl_space *s, const int *choice, double alpha, sl_eval *ev,
 
 			sl_edge_cost(s, e, choice[se->src], choice[se->dst], coord,
 			    &mem, NULL);
-			if (mem.buffers > 0)
-				acc_item(&acc, CAT_BUFFERS, mem.buffers,
-				    sl_mul_sat(sl_tensor_elems(t), sl_dtype_size(t->dtype)));
+			if (mem.buffers > 0) {
+				sl_mem_item it = { .cat = CAT_BUFFERS,
+				    .local = mem.buffers, .full = sl_mul_sat(
+				    sl_tensor_elems(t), sl_elem_bytes(s, t)) };
+				acc_item(&acc, &it);
+			}
 		}
 	}
 
@@ -70,13 +73,18 @@ sl_evaluate(const sl_space *s, const int *choice, double alpha, sl_eval *ev,
 		sl_mem mem;
 		sl_comm comm;
 
+		sl_compute cp;
+
 		sl_node_cost(s, v, choice[v], NULL, &mem, &comm);
+		sl_node_compute(s, v, choice[v], NULL, &cp);
 		ev->ops[v].mem = mem;
 		ev->ops[v].comm = comm;
 		sl_comm_add(&ev->comm, &comm);
+		ev->recompute_ns = sl_add_sat(ev->recompute_ns, cp.recompute_ns);
 		ev->mem_part = sl_add_sat(ev->mem_part, sl_mem_total(&mem));
-		ev->objective = sl_add_sat(ev->objective,
-		    sl_weigh(sl_mem_total(&mem), sl_comm_total(&comm), alpha));
+		/* the solvers' node time: communication plus recomputation */
+		ev->objective = sl_add_sat(ev->objective, sl_weigh(sl_mem_total(&mem),
+		    sl_add_sat(sl_comm_total(&comm), cp.recompute_ns), alpha));
 	}
 	for (int e = 0; e < s->n_edges; e++) {
 		const sl_space_edge *se = &s->edges[e];

@@ -117,33 +117,8 @@ axes_str(uint8_t axes, char *buf, size_t len)
 	return buf;
 }
 
-static int
-axes_parts(const sl_mesh *m, uint8_t axes)
-{
-	int p = 1;
 
-	for (int a = 0; a < m->n_axes; a++)
-		if (axes & (1u << a))
-			p *= m->axes[a].size;
-	return p;
-}
 
-static int
-axes_index(const sl_mesh *m, uint8_t axes, const int *coord)
-{
-	int idx = 0;
-
-	for (int a = 0; a < m->n_axes; a++)
-		if (axes & (1u << a))
-			idx = idx * m->axes[a].size + coord[a];
-	return idx;
-}
-
-static int64_t
-piece(int64_t n, int parts, int i)
-{
-	return n / parts + (i < n % parts ? 1 : 0);
-}
 
 static bool
 needs_grad(const sl_tensor *t)
@@ -264,7 +239,7 @@ explain_header(sbuf *b, const sl_space *s, int opi, const sl_strategy *st)
 			    axes_str(st->loop_axes[l], ax, sizeof ax),
 			    (st->loop_axes[l] & (st->loop_axes[l] - 1)) ? _("together split") :
 			    _("splits"), loop_desc(bd, l, buf, sizeof buf),
-			    axes_parts(m, st->loop_axes[l]));
+			    sl_axes_parts(m, st->loop_axes[l]));
 			if (role_meaning(bd->role[l]) != NULL)
 				sb_printf(b, "    (%s: %s)\n", bd->role[l], role_meaning(bd->role[l]));
 			any = true;
@@ -353,8 +328,8 @@ mem_line(sbuf *b, const sl_space *s, const sl_tensor *t, const sl_spec *sp,
 	e = sl_local_elems(m, sp, t, NULL);
 	product_str(t->rank, ld, p, sizeof p);
 	if (sp->zero) {
-		int zp = axes_parts(m, sp->zero);
-		int64_t z = piece(e, zp, 0);
+		int zp = sl_axes_parts(m, sp->zero);
+		int64_t z = sl_piece(e, zp, 0);
 		if (t->rank > 1)
 			sb_printf(b, _("  %s %s: %s = %s local elements"), what, t->name, p,
 			    num(e, n1, sizeof n1));
@@ -395,85 +370,128 @@ mem_line(sbuf *b, const sl_space *s, const sl_tensor *t, const sl_spec *sp,
 	return bytes;
 }
 
+/* The cost model's memory items of one operator, collected (sl_node_items). */
+typedef struct item_list {
+	int n;
+	sl_mem_item it[3 * SL_MAX_OP_TENSORS + 2 * SL_MAX_OP_TENSORS + 2];
+} item_list;
+
+static void
+collect_item(void *ctx, const sl_mem_item *it)
+{
+	item_list *l = ctx;
+
+	if (l->n < (int)SL_ARRAY_LEN(l->it))
+		l->it[l->n++] = *it;
+}
+
+static const char *
+state_why(const sl_space *s, int w, int gr, int o, char *buf, size_t len)
+{
+	const sl_recipe *r = &s->opts.recipe;
+
+	if (r->precision == SL_PREC_BF16 || r->precision == SL_PREC_MEGATRON)
+		snprintf(buf, len, _("%d weight + %d gradient + %d Adam: fp32 master, m, v"),
+		    w, gr, o);
+	else
+		snprintf(buf, len, _("%d weight + %d gradient + %d Adam: m, v"), w, gr, o);
+	return buf;
+}
+
 static int64_t
 explain_memory(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *st)
 {
 	const sl_graph *g = s->g;
 	const sl_op *op = &g->ops[opi];
-	const sl_kind_info *k = &sl_kinds[op->kind];
 	const sl_mesh *m = &s->mesh;
 	int64_t total = 0, redundant = 0;
-	char n1[32], n2[32], h[32], why[64];
-	bool any = false;
+	char n1[32], n2[32], n3[32], h[32], why[96], rb[160];
+	item_list l = { 0 };
 
 	sb_printf(b, "\n%s\n", _("3. Memory on device 0 (it holds the largest shard of everything)"));
+	sb_printf(b, _("  recipe: %s\n"), sl_recipe_describe(&s->opts.recipe, rb, sizeof rb));
 	for (int i = 0; i < op->n_in; i++) {
 		const sl_tensor *t = &g->tensors[op->in[i]];
-		int f;
-
-		if (s->owner[op->in[i]] == opi) {
-			total += mem_line(b, s, t, &st->spec[i], 16, _("parameter"),
-			    _("2 weight + 2 gradient + 12 Adam: fp32 master, m, v"), &redundant);
-			any = true;
-		} else if (t->role == SL_ROLE_PARAMETER) {
+		if (t->role == SL_ROLE_PARAMETER && s->owner[op->in[i]] != opi)
 			sb_printf(b, _("  parameter %s: its states are counted at its first user "
 			    "%s\n"), t->name, g->ops[s->owner[op->in[i]]].name);
-		}
-		f = k->saved_in[i];
-		if (f != 0 && t->role != SL_ROLE_PARAMETER) {
-			int64_t bpe = f < 0 ? sl_dtype_size(t->dtype) : f;
-			snprintf(why, sizeof why, f < 0 ? "%s" : _("%s, kept as fp32"),
-			    sl_dtype_name(t->dtype));
-			total += mem_line(b, s, t, &st->spec[i], bpe, _("saved input"), why,
-			    &redundant);
-			any = true;
-		}
 	}
-	for (int j = 0; j < op->n_out && j < 2; j++) {
-		const sl_tensor *t = &g->tensors[op->out[j]];
-		int f = k->saved_out[j];
-		if (f != 0) {
-			int64_t bpe = f < 0 ? sl_dtype_size(t->dtype) : f;
-			if (f < 0)
+	sl_node_items(s, opi, si, NULL, collect_item, &l);
+	for (int i = 0; i < l.n; i++) {
+		const sl_mem_item *it = &l.it[i];
+		const sl_tensor *t = it->tensor >= 0 ? &g->tensors[it->tensor] : NULL;
+		sl_spec sp;
+
+		switch (it->what) {
+		case SL_WHAT_STATE: {
+			/* weight, gradient and optimizer come in a row: one line */
+			int w = it->bpe, gr = 0, o = 0;
+			if (i + 2 < l.n && l.it[i + 1].what == SL_WHAT_STATE &&
+			    l.it[i + 2].what == SL_WHAT_STATE) {
+				gr = l.it[i + 1].bpe;
+				o = l.it[i + 2].bpe;
+				i += 2;
+			}
+			total += mem_line(b, s, t, &st->spec[it->slot], w + gr + o,
+			    _("parameter"), state_why(s, w, gr, o, why, sizeof why),
+			    &redundant);
+			break;
+		}
+		case SL_WHAT_AUTOCAST:
+			sp = st->spec[it->slot];
+			sp.zero = 0;
+			total += mem_line(b, s, t, &sp, it->bpe, _("autocast copy of"),
+			    _("bf16 copy of the fp32 weight, kept for backward"), &redundant);
+			break;
+		case SL_WHAT_SAVED:
+		case SL_WHAT_LAYER_INPUT:
+			sp = st->spec[it->slot];
+			sp.zero = 0;
+			if (it->bpe == 1)
+				snprintf(why, sizeof why, _("a %d-byte mask"), it->bpe);
+			else if (it->bpe == sl_dtype_size(t->dtype))
 				snprintf(why, sizeof why, "%s", sl_dtype_name(t->dtype));
 			else
-				snprintf(why, sizeof why, _("a %d-byte mask"), f);
-			total += mem_line(b, s, t, &st->spec[op->n_in + j], bpe,
-			    _("saved output"), why, &redundant);
-			any = true;
+				snprintf(why, sizeof why, _("kept as %d-byte values"), it->bpe);
+			total += mem_line(b, s, t, &sp, it->bpe,
+			    it->what == SL_WHAT_LAYER_INPUT ? _("layer input (the layer is recomputed)") :
+			    it->slot < op->n_in ? _("saved input") : _("saved output"), why,
+			    &redundant);
+			break;
+		case SL_WHAT_EXTRA: {
+			const sl_binding *bd = &s->ops[opi].bind;
+			int64_t loc[SL_MAX_LOOP], red;
+			sl_local_loop(s, opi, si, NULL, loc);
+			if (op->kind == SL_OP_ATTENTION &&
+			    s->opts.recipe.attention == SL_ATTN_FLASH)
+				sb_printf(b, _("  flash attention log-sum-exp: 4 bytes x batch %lld x "
+				    "heads %lld x seq %lld = %s bytes (%s)\n"),
+				    (long long)loc[0], (long long)loc[2], (long long)loc[1],
+				    num(it->local, n1, sizeof n1), bytes_h(it->local, h, sizeof h));
+			else if (op->kind == SL_OP_ATTENTION && it->local > 0)
+				sb_printf(b, _("  attention scores (softmax output%s): %d bytes x batch "
+				    "%lld x heads %lld x seq %lld x seq %lld = %s bytes (%s)\n"),
+				    op->p > 0 ? _(", dropout mask and dropped copy") : "",
+				    sl_attention_score_bytes(s, op), (long long)loc[0],
+				    (long long)loc[2], (long long)loc[1], (long long)bd->size[1],
+				    num(it->local, n1, sizeof n1), bytes_h(it->local, h, sizeof h));
+			else if (op->kind == SL_OP_ATTENTION)
+				sb_printf(b, "%s\n", _("  attention scores: none kept, recomputed in backward"));
+			else
+				sb_printf(b, _("  other saved state: %s bytes (%s)\n"),
+				    num(it->local, n1, sizeof n1), bytes_h(it->local, h, sizeof h));
+			red = it->local - it->full / m->n_devices;
+			redundant += red;
+			if (it->local > 0)
+				sb_printf(b, _("      redundant: %s - %s total / %d devices = %s bytes\n"),
+				    num(it->local, n1, sizeof n1), num(it->full, n2, sizeof n2),
+				    m->n_devices, num(red, n3, sizeof n3));
+			total += it->local;
+			break;
+		}
 		}
 	}
-	if (k->extra_saved != NULL) {
-		const sl_binding *bd = &s->ops[opi].bind;
-		int64_t loc[SL_MAX_LOOP], one[SL_MAX_LOOP], x, full, red;
-		int zero[SL_MAX_AXES] = { 0, 0 };
-		char n3[32];
-
-		for (int l = 0; l < bd->n_loop; l++) {
-			one[l] = bd->size[l];
-			loc[l] = st->loop_axes[l] ? piece(bd->size[l],
-			    axes_parts(m, st->loop_axes[l]),
-			    axes_index(m, st->loop_axes[l], zero)) : bd->size[l];
-		}
-		x = k->extra_saved(s, op, bd, loc);
-		full = k->extra_saved(s, op, bd, one);
-		if (op->kind == SL_OP_ATTENTION)
-			sb_printf(b, _("  attention scores, softmax, dropout mask and output: "
-			    "5 bytes x batch %lld x heads %lld x seq %lld x seq %lld = %s bytes (%s)\n"),
-			    (long long)loc[0], (long long)loc[2], (long long)bd->size[1],
-			    (long long)bd->size[1], num(x, n1, sizeof n1), bytes_h(x, h, sizeof h));
-		else
-			sb_printf(b, _("  other saved state: %s bytes (%s)\n"),
-			    num(x, n1, sizeof n1), bytes_h(x, h, sizeof h));
-		red = x - full / m->n_devices;
-		redundant += red;
-		sb_printf(b, _("      redundant: %s - %s total / %d devices = %s bytes\n"),
-		    num(x, n1, sizeof n1), num(full, n2, sizeof n2), m->n_devices,
-		    num(red, n3, sizeof n3));
-		total += x;
-		any = true;
-	}
-	if (!any)
+	if (l.n == 0)
 		sb_printf(b, "%s\n", _("  nothing: this operator keeps no state and saves nothing for backward"));
 	sb_printf(b, _("  total: %s bytes (%s), of which %s bytes redundant\n"),
 	    num(total, n1, sizeof n1), bytes_h(total, h, sizeof h),
@@ -548,7 +566,7 @@ explain_comm(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *st)
 		const sl_tensor *t = &g->tensors[op->in[i]];
 		const sl_spec *sp = &st->spec[i];
 		int64_t bytes = sl_mul_sat(sl_local_elems(m, sp, t, NULL),
-		    sl_dtype_size(t->dtype));
+		    sl_elem_bytes(s, t));
 
 		for (int a = 0; a < m->n_axes; a++) {
 			if (!(sp->zero & (1u << a)))
@@ -584,7 +602,7 @@ explain_comm(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *st)
 				other.split[d] &= (uint8_t)~(1u << a);
 			total += coll_line(b, m, SL_COLL_ALL_REDUCE, a,
 			    sl_mul_sat(sl_local_elems(m, &other, t, NULL),
-			    sl_dtype_size(t->dtype)), "      ");
+			    sl_elem_bytes(s, t)), "      ");
 		}
 	}
 	if (!fwd)
@@ -609,7 +627,7 @@ explain_comm(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *st)
 			bwd = true;
 			continue;
 		}
-		bytes = sl_mul_sat(sl_local_elems(m, sp, t, NULL), sl_dtype_size(t->dtype));
+		bytes = sl_mul_sat(sl_local_elems(m, sp, t, NULL), sl_grad_elem_bytes(s, t));
 		for (int k = 0; k < t->rank; k++)
 			l0[k] = sl_local_dim(m, sp, k, t->dims[k], NULL);
 		product_str(t->rank, l0, p, sizeof p);
@@ -624,7 +642,7 @@ explain_comm(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *st)
 			    "does not have, so each device holds a partial sum of it; "
 			    "%s local elements x %d bytes = %s bytes (%s)\n"),
 			    t->name, a, l < bd->n_loop ? loop_desc(bd, l, ld, sizeof ld) : "?",
-			    t->name, p, sl_dtype_size(t->dtype), num(bytes, n1, sizeof n1),
+			    t->name, p, sl_grad_elem_bytes(s, t), num(bytes, n1, sizeof n1),
 			    bytes_h(bytes, h, sizeof h));
 			if (sp->zero & (1u << a)) {
 				sb_printf(b, "%s\n", _("      +z: gather the weight again for backward, then "
@@ -698,7 +716,7 @@ edge_text(sbuf *b, const sl_space *s, int e, int s_src, int s_dst, bool incoming
 			continue;
 		for (int d = 0; d < t->rank; d++)
 			other.split[d] &= (uint8_t)~(1u << a);
-		gb = sl_mul_sat(sl_local_elems(m, &other, t, NULL), sl_dtype_size(t->dtype));
+		gb = sl_mul_sat(sl_local_elems(m, &other, t, NULL), sl_elem_bytes(s, t));
 		any = true;
 		if (p == -1) {
 			sb_printf(b, _("    axis %d: replicated -> split: forward slices "

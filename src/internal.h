@@ -24,6 +24,7 @@
 
 #define SL_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+static inline int sl_max_int(int a, int b) { return a > b ? a : b; }
 static inline int64_t sl_ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* Saturating int64 arithmetic: costs never wrap. */
@@ -81,12 +82,35 @@ static inline int sl_op_slot_tensor(const sl_op *op, int slot)
  * bytes; the evaluator also uses the full ones for redundancy.
  */
 enum { CAT_PARAMS, CAT_GRADS, CAT_OPTIM, CAT_ACTS, CAT_BUFFERS, CAT_COUNT };
-typedef void (*item_fn)(void *ctx, int category, int64_t local, int64_t full);
+/* What an item is, for launch lists and explain. */
+typedef enum sl_item_what {
+	SL_WHAT_STATE,		/* weight, gradient or optimizer state of a parameter */
+	SL_WHAT_SAVED,		/* a tensor slot kept for backward */
+	SL_WHAT_LAYER_INPUT,	/* the layer input a fully recomputed layer keeps */
+	SL_WHAT_AUTOCAST,	/* autocast's bf16 copy of a weight */
+	SL_WHAT_EXTRA		/* what no slot describes (attention scores, LSE) */
+} sl_item_what;
+typedef struct sl_mem_item {
+	int cat;		/* CAT_* */
+	int64_t local, full;	/* bytes on the device, bytes unsharded */
+	sl_item_what what;
+	int slot;		/* tensor slot (inputs then outputs), -1 for extra */
+	int tensor;		/* tensor index, -1 for extra */
+	int bpe;		/* bytes per element, 0 for extra */
+	int64_t elems;		/* local elements (0 for extra) */
+} sl_mem_item;
+typedef void (*item_fn)(void *ctx, const sl_mem_item *it);
 void sl_node_items(const sl_space *sp, int opi, int si, const int *coord,
     item_fn fn, void *ctx);
 /* Axes over which an input's gradient is a partial sum (space.c). */
 uint8_t sl_grad_axes(const sl_binding *b, const sl_strategy *st, int slot,
     int out_slot);
+/* The one shard rule (space.c): devices in the group of a set of mesh axes,
+ * a device's index in its group (axis 0 outer; coord NULL = device 0), and
+ * piece i of n split into parts, lower indices taking the remainder. */
+int sl_axes_parts(const sl_mesh *m, uint8_t axes);
+int sl_axes_index(const sl_mesh *m, uint8_t axes, const int *coord);
+int64_t sl_piece(int64_t n, int parts, int i);
 /* Local size of every loop dimension of an operator's strategy on coord. */
 void sl_local_loop(const sl_space *sp, int opi, int si, const int *coord,
     int64_t *loc);

@@ -58,6 +58,7 @@ typedef struct launch_ctx {
 	const int *choice;
 	sl_launch_dev *d;
 	int cap_alloc, cap_items;
+	int item_op;		/* operator whose items launch_mem_item names */
 } launch_ctx;
 
 static void
@@ -205,39 +206,11 @@ launch_slot_bytes(const sl_space *s, int op, int strat, int slot, const int *coo
 	const sl_tensor *t = launch_slot_tensor(s, op, slot);
 
 	return sl_mul_sat(launch_slot_elems(s, op, strat, slot, coord),
-	    sl_dtype_size(t->dtype));
+	    sl_elem_bytes(s, t));
 }
 
-/* Product of the sizes of the mesh axes in a bit set. */
-static int64_t
-launch_axes_size(const sl_mesh *m, unsigned axes)
-{
-	int64_t n = 1;
 
-	for (int a = 0; a < m->n_axes; a++)
-		if (axes & (1u << a))
-			n *= m->axes[a].size;
-	return n;
-}
 
-/* Index of a device within the group of axes (axis 0 outer). */
-static int64_t
-launch_axes_index(const sl_mesh *m, unsigned axes, const int *coord)
-{
-	int64_t idx = 0;
-
-	for (int a = 0; a < m->n_axes; a++)
-		if (axes & (1u << a))
-			idx = idx * m->axes[a].size + coord[a];
-	return idx;
-}
-
-/* Piece i of n split into parts, lower indices taking the remainder. */
-static int64_t
-launch_piece(int64_t n, int64_t parts, int64_t i)
-{
-	return n / parts + (i < n % parts ? 1 : 0);
-}
 
 /* Does slot use loop dimension l? */
 static bool
@@ -247,6 +220,42 @@ launch_slot_has_loop(const sl_binding *b, const sl_tensor *t, int slot, int l)
 		if (b->map[slot][d] == l)
 			return true;
 	return false;
+}
+
+/* One memory item of the cost model as named buffers. */
+static void
+launch_mem_item(void *ctx, const sl_mem_item *it)
+{
+	launch_ctx *c = ctx;
+	const sl_graph *g = c->s->g;
+	const sl_op *o = &g->ops[c->item_op];
+	const char *tn = it->tensor >= 0 ? g->tensors[it->tensor].name : "extra";
+
+	switch (it->what) {
+	case SL_WHAT_STATE:
+		if (it->cat == SL_CAT_PARAMS) {
+			launch_alloc(c, c->item_op, it->cat, it->local, "%s", tn);
+		} else if (it->cat == SL_CAT_GRADS) {
+			launch_alloc(c, c->item_op, it->cat, it->local, "%s.grad", tn);
+		} else if (it->bpe == 12 || it->bpe == 8) {
+			/* fp32 master weight (12 only), Adam m and v */
+			static const char *const nm[] = { "master", "adam_m", "adam_v" };
+			for (int i = it->bpe == 12 ? 0 : 1; i < 3; i++)
+				launch_alloc(c, c->item_op, it->cat,
+				    sl_mul_sat(4, it->elems), "%s.%s", tn, nm[i]);
+		} else {
+			launch_alloc(c, c->item_op, it->cat, it->local, "%s.optim", tn);
+		}
+		break;
+	case SL_WHAT_AUTOCAST:
+		launch_alloc(c, c->item_op, it->cat, it->local, "%s:autocast:%s",
+		    o->name, tn);
+		break;
+	default:
+		launch_alloc(c, c->item_op, it->cat, it->local, "%s:saved:%s",
+		    o->name, tn);
+		break;
+	}
 }
 
 /*
@@ -259,61 +268,15 @@ launch_node_buffers(launch_ctx *c, int op, const int *coord)
 	const sl_space *s = c->s;
 	const sl_graph *g = s->g;
 	const sl_op *o = &g->ops[op];
-	const sl_space_op *so = &s->ops[op];
 	int st = c->choice[op];
-	const sl_strategy *str = &so->strat[st];
-	const sl_kind_info *ki = &sl_kinds[o->kind];
 	int first = c->d->n_alloc;
 	sl_mem item, cost;
 	sl_comm comm;
 
 	memset(&item, 0, sizeof(item));
-	/* parameter states, counted by the owner (doc/cost-model.md) */
-	for (int i = 0; i < o->n_in; i++) {
-		int t = o->in[i];
-		const sl_tensor *tt = &g->tensors[t];
-
-		if (tt->role != SL_ROLE_PARAMETER || s->owner[t] != op)
-			continue;
-		int64_t elems = launch_slot_elems(s, op, st, i, coord);
-		uint8_t z = str->spec[i].zero;
-		if (z) {
-			/* states sharded over the ZeRO axes, lower indices
-			 * taking the remainder (as every split) */
-			int64_t parts = launch_axes_size(&s->mesh, z);
-			elems = launch_piece(elems, parts, launch_axes_index(&s->mesh,
-			    z, coord));
-		}
-		launch_alloc(c, op, SL_CAT_PARAMS, 2 * elems, "%s", tt->name);
-		launch_alloc(c, op, SL_CAT_GRADS, 2 * elems, "%s.grad", tt->name);
-		launch_alloc(c, op, SL_CAT_OPTIM, 4 * elems, "%s.master", tt->name);
-		launch_alloc(c, op, SL_CAT_OPTIM, 4 * elems, "%s.adam_m", tt->name);
-		launch_alloc(c, op, SL_CAT_OPTIM, 4 * elems, "%s.adam_v", tt->name);
-	}
-	/* saved for backward */
-	for (int slot = 0; slot < o->n_in + o->n_out; slot++) {
-		int per = slot < o->n_in ? ki->saved_in[slot] :
-		    (slot - o->n_in < 2 ? ki->saved_out[slot - o->n_in] : 0);
-		const sl_tensor *tt = launch_slot_tensor(s, op, slot);
-
-		/* a parameter's weight is already counted with its states */
-		if (per == 0 || (slot < o->n_in && tt->role == SL_ROLE_PARAMETER))
-			continue;
-		if (per < 0)
-			per = sl_dtype_size(tt->dtype);
-		launch_alloc(c, op, SL_CAT_ACTS,
-		    sl_mul_sat(launch_slot_elems(s, op, st, slot, coord), per),
-		    "%s:saved:%s", o->name, tt->name);
-	}
-	if (ki->extra_saved) {
-		int64_t local[SL_MAX_LOOP];
-
-		for (int l = 0; l < so->bind.n_loop; l++)
-			local[l] = launch_loop_local(s, op, st, l, coord);
-		launch_alloc(c, op, SL_CAT_ACTS,
-		    ki->extra_saved(s, o, &so->bind, local), "%s:saved:extra",
-		    o->name);
-	}
+	/* the cost model's own items (sl_node_items), named for the runner */
+	c->item_op = op;
+	sl_node_items(s, op, st, coord, launch_mem_item, c);
 	for (int i = first; i < c->d->n_alloc; i++)
 		sl_mem_add(&item, c->d->alloc[i].cat, c->d->alloc[i].bytes);
 
@@ -505,7 +468,7 @@ launch_group_bytes(const sl_space *s, const sl_tensor *t, const sl_spec *sp,
 	for (int d = 0; d < SL_MAX_RANK; d++)
 		q.split[d] &= (uint8_t)~(1u << a);
 	return sl_mul_sat(sl_local_elems(&s->mesh, &q, t, NULL),
-	    sl_dtype_size(t->dtype));
+	    sl_elem_bytes(s, t));
 }
 
 /* Placement of a spec along axis a: -2 partial, -1 replicated, else split dim. */
@@ -586,7 +549,7 @@ launch_node_colls(launch_ctx *c, int op, int stage)
 		if (!launch_needs_grad(tt))
 			continue;
 		B = sl_mul_sat(sl_local_elems(&s->mesh, sp, tt, NULL),
-		    sl_dtype_size(tt->dtype));
+		    sl_grad_elem_bytes(s, tt));
 		for (int a = 0; a < s->mesh.n_axes; a++) {
 			bool partial = sl_grad_axes(&so->bind, str, i, o->n_in) & (1u << a);
 			bool z = sp->zero & (1u << a);
@@ -633,7 +596,7 @@ static int
 launch_build_dev(const sl_space *s, const int *choice, int dev, sl_launch_dev *d)
 {
 	const sl_graph *g = s->g;
-	launch_ctx c = { s, choice, d, 0, 0 };
+	launch_ctx c = { s, choice, d, 0, 0, -1 };
 	int coord[SL_MAX_AXES] = { 0 };
 
 	d->id = dev;

@@ -697,6 +697,7 @@ typedef struct sl_eval {
 	int64_t redundant;	/* on device 0 */
 	sl_comm comm;		/* per step */
 	int64_t comm_ns;	/* sum of comm.ns */
+	int64_t recompute_ns;	/* forward re-run in backward (device 0) */
 	int64_t mem_part, objective;	/* sum of node+edge memory; weighed objective */
 	int n_ops;
 	sl_op_eval *ops;

@@ -15,8 +15,8 @@
 
 /* ------------------------------------------------------------ local sizes */
 
-static int
-axes_parts(const sl_mesh *m, uint8_t axes)
+int
+sl_axes_parts(const sl_mesh *m, uint8_t axes)
 {
 	int p = 1;
 
@@ -27,8 +27,8 @@ axes_parts(const sl_mesh *m, uint8_t axes)
 }
 
 /* Index of a device within the group that splits over axes (axis 0 outer). */
-static int
-axes_index(const sl_mesh *m, uint8_t axes, const int *coord)
+int
+sl_axes_index(const sl_mesh *m, uint8_t axes, const int *coord)
 {
 	int idx = 0;
 
@@ -41,8 +41,8 @@ axes_index(const sl_mesh *m, uint8_t axes, const int *coord)
 }
 
 /* Piece i of n split into parts, lower indices taking the remainder. */
-static int64_t
-piece(int64_t n, int parts, int i)
+int64_t
+sl_piece(int64_t n, int parts, int i)
 {
 	return n / parts + (i < n % parts ? 1 : 0);
 }
@@ -55,9 +55,9 @@ sl_local_loop(const sl_space *sp, int opi, int si, const int *coord,
 	const sl_strategy *st = &sp->ops[opi].strat[si];
 
 	for (int l = 0; l < b->n_loop; l++)
-		loc[l] = st->loop_axes[l] ? piece(b->size[l],
-		    axes_parts(&sp->mesh, st->loop_axes[l]),
-		    axes_index(&sp->mesh, st->loop_axes[l], coord)) : b->size[l];
+		loc[l] = st->loop_axes[l] ? sl_piece(b->size[l],
+		    sl_axes_parts(&sp->mesh, st->loop_axes[l]),
+		    sl_axes_index(&sp->mesh, st->loop_axes[l], coord)) : b->size[l];
 }
 
 int64_t
@@ -68,7 +68,7 @@ sl_local_dim(const sl_mesh *m, const sl_spec *sp, int d, int64_t size,
 
 	if (axes == 0)
 		return size;
-	return piece(size, axes_parts(m, axes), axes_index(m, axes, coord));
+	return sl_piece(size, sl_axes_parts(m, axes), sl_axes_index(m, axes, coord));
 }
 
 int64_t
@@ -216,13 +216,13 @@ strategy_fits(const sl_graph *g, const sl_op *op, const sl_mesh *m,
     const sl_binding *b, const sl_strategy *st)
 {
 	for (int l = 0; l < b->n_loop; l++)
-		if (st->loop_axes[l] && b->size[l] < axes_parts(m, st->loop_axes[l]))
+		if (st->loop_axes[l] && b->size[l] < sl_axes_parts(m, st->loop_axes[l]))
 			return false;
 	for (int s = 0; s < sl_op_nslots(op); s++) {
 		const sl_tensor *t = &g->tensors[sl_op_slot_tensor(op, s)];
 		for (int d = 0; d < t->rank; d++)
 			if (st->spec[s].split[d] &&
-			    t->dims[d] < axes_parts(m, st->spec[s].split[d]))
+			    t->dims[d] < sl_axes_parts(m, st->spec[s].split[d]))
 				return false;
 	}
 	return true;
@@ -395,7 +395,8 @@ sl_elem_bytes(const sl_space *sp, const sl_tensor *t)
 		return sl_dtype_size(t->dtype);
 	if (t->role == SL_ROLE_PARAMETER)
 		return sl_recipe_state_bytes(r, SL_CAT_PARAMS);
-	return sl_recipe_act_bytes(r);
+	/* the recipe widens (fp32), never narrows what the model declares */
+	return sl_max_int(sl_recipe_act_bytes(r), sl_dtype_size(t->dtype));
 }
 
 /* Bytes per element of a gradient as it is reduced. */
@@ -424,7 +425,7 @@ saved_width(const sl_space *sp, const sl_op *op, const sl_tensor *t, int f)
 	if (r->precision == SL_PREC_AMP &&
 	    (op->kind == SL_OP_LAYERNORM || op->kind == SL_OP_RMSNORM))
 		return 4;
-	return sl_recipe_act_bytes(r);
+	return sl_max_int(sl_recipe_act_bytes(r), sl_dtype_size(t->dtype));
 }
 
 /* The layer's recomputation mode for an operator (none outside layers). */
@@ -508,6 +509,18 @@ sl_attention_saved(const sl_space *sp, const sl_op *op, const sl_binding *b,
  * redundancy, sl_node_cost only the local ones.  Every memory rule of the
  * recipe is applied here and nowhere else.
  */
+static void
+emit(item_fn fn, void *ctx, int cat, sl_item_what what, int slot, int tensor,
+    int bpe, int64_t elems, int64_t full_elems)
+{
+	sl_mem_item it = {
+		.cat = cat, .what = what, .slot = slot, .tensor = tensor, .bpe = bpe,
+		.elems = elems, .local = sl_mul_sat(bpe, elems),
+		.full = sl_mul_sat(bpe, full_elems)
+	};
+	fn(ctx, &it);
+}
+
 void
 sl_node_items(const sl_space *sp, int opi, int si, const int *coord, item_fn fn,
     void *ctx)
@@ -530,21 +543,19 @@ sl_node_items(const sl_space *sp, int opi, int si, const int *coord, item_fn fn,
 			/* Weight, gradient and optimizer states (recipe.c). */
 			e = sl_local_elems(m, &st->spec[i], t, coord);
 			if (st->spec[i].zero)
-				e = piece(e, axes_parts(m, st->spec[i].zero),
-				    axes_index(m, st->spec[i].zero, coord));
-			for (int c = SL_CAT_PARAMS; c <= SL_CAT_OPTIM; c++) {
-				int bpe = sl_recipe_state_bytes(r, c);
-				fn(ctx, c, sl_mul_sat(bpe, e), sl_mul_sat(bpe, full));
-			}
+				e = sl_piece(e, sl_axes_parts(m, st->spec[i].zero),
+				    sl_axes_index(m, st->spec[i].zero, coord));
+			for (int c = SL_CAT_PARAMS; c <= SL_CAT_OPTIM; c++)
+				emit(fn, ctx, c, SL_WHAT_STATE, i, op->in[i],
+				    sl_recipe_state_bytes(r, c), e, full);
 		}
 		if (t->role == SL_ROLE_PARAMETER) {
 			/* Autocast keeps the bf16 copy of a matmul's weight for
 			 * backward (not when the layer is recomputed). */
 			if (r->precision == SL_PREC_AMP && op->kind == SL_OP_MATMUL &&
-			    i == 1 && rc != SL_RECOMP_FULL) {
-				e = sl_local_elems(m, &st->spec[i], t, coord);
-				fn(ctx, CAT_ACTS, sl_mul_sat(2, e), sl_mul_sat(2, full));
-			}
+			    i == 1 && rc != SL_RECOMP_FULL)
+				emit(fn, ctx, CAT_ACTS, SL_WHAT_AUTOCAST, i, op->in[i], 2,
+				    sl_local_elems(m, &st->spec[i], t, coord), full);
 			continue;
 		}
 		f = k->saved_in[i];
@@ -556,30 +567,30 @@ sl_node_items(const sl_space *sp, int opi, int si, const int *coord, item_fn fn,
 		} else if (f == 0) {
 			continue;
 		}
-		{
-			int64_t bpe = saved_width(sp, op, t, f);
-			e = sl_local_elems(m, &st->spec[i], t, coord);
-			fn(ctx, CAT_ACTS, sl_mul_sat(bpe, e), sl_mul_sat(bpe, full));
-		}
+		emit(fn, ctx, CAT_ACTS, rc == SL_RECOMP_FULL ? SL_WHAT_LAYER_INPUT :
+		    SL_WHAT_SAVED, i, op->in[i], saved_width(sp, op, t, f),
+		    sl_local_elems(m, &st->spec[i], t, coord), full);
 	}
 	if (rc == SL_RECOMP_FULL)
 		return;
 	for (int j = 0; j < op->n_out && j < 2; j++) {
 		const sl_tensor *t = &g->tensors[op->out[j]];
 		int f = k->saved_out[j];
-		if (f != 0) {
-			int64_t bpe = saved_width(sp, op, t, f);
-			int64_t e = sl_local_elems(m, &st->spec[op->n_in + j], t, coord);
-			fn(ctx, CAT_ACTS, sl_mul_sat(bpe, e),
-			    sl_mul_sat(bpe, sl_tensor_elems(t)));
-		}
+		if (f != 0)
+			emit(fn, ctx, CAT_ACTS, SL_WHAT_SAVED, op->n_in + j, op->out[j],
+			    saved_width(sp, op, t, f),
+			    sl_local_elems(m, &st->spec[op->n_in + j], t, coord),
+			    sl_tensor_elems(t));
 	}
 	if (k->extra_saved != NULL) {
 		int64_t loc[SL_MAX_LOOP];
 		const sl_binding *b = &so->bind;
+		sl_mem_item it = { .cat = CAT_ACTS, .what = SL_WHAT_EXTRA, .slot = -1,
+		    .tensor = -1 };
 		sl_local_loop(sp, opi, si, coord, loc);
-		fn(ctx, CAT_ACTS, k->extra_saved(sp, op, b, loc),
-		    k->extra_saved(sp, op, b, b->size));
+		it.local = k->extra_saved(sp, op, b, loc);
+		it.full = k->extra_saved(sp, op, b, b->size);
+		fn(ctx, &it);
 	}
 }
 
@@ -591,9 +602,9 @@ sl_mem_add(sl_mem *mem, int cat, int64_t v)
 }
 
 static void
-item_to_mem(void *ctx, int cat, int64_t local, int64_t full)
+item_to_mem(void *ctx, const sl_mem_item *it)
 {
-	sl_mem_add(ctx, cat, local);
+	sl_mem_add(ctx, it->cat, it->local);
 }
 
 /* Bytes the group of axis a holds together of a tensor of spec sp (device 0). */

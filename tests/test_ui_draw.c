@@ -56,7 +56,7 @@ open_model(struct fixture *f, const char *model, int ndev)
 		print_error("%s\n", err.msg);
 		return -1;
 	}
-	so.zero = true;
+	sl_space_opts_default(&so);
 	f->s.space = sl_space_build(f->s.g, &f->s.mesh, &so, &err);
 	if (f->s.space == NULL)
 		return -1;
