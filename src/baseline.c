@@ -305,22 +305,15 @@ plan_dp(const sl_space *s, bool zero, int *choice, int *n_fallback)
 	return SL_OK;
 }
 
-/* Piece of n elements that rank r of p holds (lower ranks the larger pieces). */
-static int64_t
-piece(int64_t n, int p, int r)
-{
-	return n / p + (r < n % p ? 1 : 0);
-}
-
 /*
  * ZeRO-1 (optimizer states) and ZeRO-2 (and gradients) over the plain data
  * parallel plan.  Every parameter is replicated on all N devices there, with
- * 12 bytes of optimizer state and 2 bytes of gradient per element.  ZeRO
- * partitions each state over the N data-parallel ranks, so device r keeps
- * piece(E, N, r) = floor(E/N) (+1 for the first E mod N ranks) elements of
- * a parameter of E elements:
- *   optimizer   12 E  ->  12 piece(E, N, r)
- *   gradients    2 E  ->   2 piece(E, N, r)       (ZeRO-2 only)
+ * o bytes of optimizer state and g bytes of gradient per element (the
+ * recipe's: 12 and 2 for bf16).  ZeRO partitions each state over the N
+ * data-parallel ranks, so device r keeps sl_piece(E, N, r) = floor(E/N)
+ * (+1 for the first E mod N ranks) elements of a parameter of E elements:
+ *   optimizer   o E  ->  o piece(E, N, r)
+ *   gradients   g E  ->  g piece(E, N, r)       (ZeRO-2 only)
  * Replicated bytes that go away were redundant bytes, so device r's
  * redundancy drops by the same amount.  Communication is the data parallel
  * plan's: the ZeRO paper's reduce-scatter of gradients plus all-gather of
@@ -332,6 +325,8 @@ zero_adjust(const sl_space *s, const int *choice, bool grads, sl_scored_plan *p)
 {
 	const sl_graph *g = s->g;
 	int nd = p->ev.n_devices;
+	int ob = sl_recipe_state_bytes(&s->opts.recipe, SL_CAT_OPTIM);
+	int gb = sl_recipe_state_bytes(&s->opts.recipe, SL_CAT_GRADS);
 
 	for (int t = 0; t < g->n_tensors; t++) {
 		const sl_tensor *tt = &g->tensors[t];
@@ -378,12 +373,12 @@ zero_adjust(const sl_space *s, const int *choice, bool grads, sl_scored_plan *p)
 					r = r * s->mesh.axes[a].size + coord[a];
 			}
 			e = sl_local_elems(&s->mesh, sp, tt, coord);
-			part = piece(e, groups, r);
-			drop = 12 * (e - part);
-			p->ev.dev[d].optim -= 12 * (e - part);
+			part = sl_piece(e, groups, r);
+			drop = ob * (e - part);
+			p->ev.dev[d].optim -= ob * (e - part);
 			if (grads) {
-				p->ev.dev[d].grads -= 2 * (e - part);
-				drop += 2 * (e - part);
+				p->ev.dev[d].grads -= gb * (e - part);
+				drop += gb * (e - part);
 			}
 			if (p->ev.dev_redundant != NULL)
 				p->ev.dev_redundant[d] -= drop;
@@ -776,14 +771,16 @@ sl_baseline_plan(const sl_space *s, sl_baseline_kind k,
 		break;
 	case SL_BASE_ZERO1:
 		zero_adjust(s, out->choice, false, out);
-		note_add(out, _("data parallel plan; optimizer states (12 B/param) "
-		    "divided over %d devices after evaluation"), s->mesh.n_devices);
+		note_add(out, _("data parallel plan; optimizer states (%d B/param) "
+		    "divided over %d devices after evaluation"),
+		    sl_recipe_state_bytes(&s->opts.recipe, SL_CAT_OPTIM), s->mesh.n_devices);
 		break;
 	case SL_BASE_ZERO2:
 		zero_adjust(s, out->choice, true, out);
 		note_add(out, _("data parallel plan; optimizer states and gradients "
-		    "(14 B/param) divided over %d devices after evaluation"),
-		    s->mesh.n_devices);
+		    "(%d B/param) divided over %d devices after evaluation"),
+		    sl_recipe_state_bytes(&s->opts.recipe, SL_CAT_OPTIM) +
+		    sl_recipe_state_bytes(&s->opts.recipe, SL_CAT_GRADS), s->mesh.n_devices);
 		break;
 	case SL_BASE_ZERO3:
 		note_add(out, "%s", _("data parallel with +z: all parameter states sharded"));

@@ -249,6 +249,8 @@ gen_attention(gen_b *gb, const sl_gen_config *c, int qkv, int64_t kv)
 	if (o != NULL) {
 		o->heads = (int)c->heads;
 		o->kv_heads = (int)kv;
+		/* GPT and BERT drop attention probabilities; LLaMA has no dropout */
+		o->p = c->family == SL_FAM_LLAMA ? 0.0 : 0.1;
 	}
 	return y;
 }

@@ -376,7 +376,7 @@ mj_attr_int(mj *m, json_t *v, const jp_node *p, const char *what,
 static const char *const *
 mj_kind_attrs(sl_op_kind k)
 {
-	static const char *const att[] = { "heads", "kv_heads", NULL };
+	static const char *const att[] = { "heads", "kv_heads", "dropout", NULL };
 	static const char *const tr[] = { "perm", NULL };
 	static const char *const dr[] = { "p", NULL };
 	static const char *const mm[] = { "transpose_w", NULL };
@@ -455,6 +455,16 @@ mj_attrs(mj *m, sl_op *o, json_t *op, const jp_node *opp, const char *what)
 			if (o->heads % o->kv_heads != 0)
 				return mj_fail(m, p, _("%s: kv_heads %d must divide "
 				    "heads %d"), what, o->kv_heads, o->heads);
+		}
+		/* dropout on the attention probabilities; -1 until known */
+		o->p = -1;
+		if ((v = mj_get(a, ap, "dropout", &p)) != NULL) {
+			if (!json_is_number(v) || json_number_value(v) < 0 ||
+			    json_number_value(v) >= 1)
+				return mj_fail(m, p, _("%s: attribute \"dropout\" must be a "
+				    "probability in [0, 1), got %s"), what,
+				    mj_describe(v, got, sizeof got));
+			o->p = json_number_value(v);
 		}
 		break;
 	case SL_OP_TRANSPOSE: {
@@ -616,6 +626,24 @@ mj_op(mj *m, int i, json_t *op, const jp_node *opp)
 	return mj_attrs(m, &m->g->ops[o], op, opp, what);
 }
 
+
+/*
+ * Attention without a "dropout" attribute drops its probabilities as the
+ * model's dropout operators do (the largest p among them; none: 0).
+ */
+static void
+mj_attention_dropout(sl_graph *g)
+{
+	double p = 0;
+
+	for (int v = 0; v < g->n_ops; v++)
+		if (g->ops[v].kind == SL_OP_DROPOUT && g->ops[v].p > p)
+			p = g->ops[v].p;
+	for (int v = 0; v < g->n_ops; v++)
+		if (g->ops[v].kind == SL_OP_ATTENTION && g->ops[v].p < 0)
+			g->ops[v].p = p;
+}
+
 static int
 mj_explicit(mj *m, json_t *root)
 {
@@ -659,6 +687,7 @@ mj_explicit(mj *m, json_t *root)
 			    "'%.64s' is not written by any operator (declare data fed "
 			    "to the model with \"role\": \"input\")"), t->name);
 	}
+	mj_attention_dropout(m->g);
 	return sl_graph_validate(m->g, m->file, m->err);
 }
 
@@ -1053,6 +1082,8 @@ mj_write(const sl_graph *g, FILE *fp)
 			fprintf(fp, ", \"attrs\": {\"heads\": %d", o->heads);
 			if (o->kv_heads > 0)
 				fprintf(fp, ", \"kv_heads\": %d", o->kv_heads);
+			fputs(", \"dropout\": ", fp);
+			mj_put_double(fp, o->p);
 			fputs("}", fp);
 			break;
 		case SL_OP_TRANSPOSE:
