@@ -109,8 +109,10 @@ val_open(const char *plan, sl_plan_file *pf, sl_graph **g, sl_space **s,
 		return rc;
 	if ((rc = sl_mesh_make(&hw, pf->n_axes, pf->shape, &mesh, err)) != SL_OK)
 		return rc;
+	memset(&mo, 0, sizeof mo);
 	mo.micro_batch = pf->micro_batch > 0 ? pf->micro_batch : 1;
 	mo.devices = mesh.n_devices;
+	mo.seq = pf->recipe.seq;
 	*g = sl_model_open(pf->model_source ? pf->model_source : pf->model, &mo, err);
 	if (!*g && pf->model_source && pf->model) {
 		/* the source path may have been relative to another directory */
@@ -119,8 +121,11 @@ val_open(const char *plan, sl_plan_file *pf, sl_graph **g, sl_space **s,
 	}
 	if (!*g)
 		return err->code ? err->code : SL_EINPUT;
+	so.recipe = pf->recipe;
 	if (!(*s = sl_space_build(*g, &mesh, &so, err)))
 		return err->code ? err->code : SL_EINTERNAL;
+	for (int l = 0; l < pf->n_layer_recompute && l < (*g)->n_layers; l++)
+		sl_space_set_layer_recompute(*s, l, pf->layer_recompute[l]);
 	*choice = sl_xcalloc((*g)->n_ops, sizeof(**choice));
 	return sl_plan_choice(*s, pf, *choice, err);
 }

@@ -53,6 +53,80 @@ sl_gen_defaults(sl_family fam, sl_gen_config *c)
 	}
 }
 
+void
+sl_gen_family_defaults(sl_family fam, sl_gen_config *c)
+{
+	static const struct {
+		const char *name;
+		int layers;
+		int64_t hidden, heads, vocab, seq;
+	} real[] = {
+		[SL_FAM_GPT] = { "gpt2", 12, 768, 12, 50257, 1024 },
+		[SL_FAM_BERT] = { "bert-base", 12, 768, 12, 30522, 512 },
+		[SL_FAM_LLAMA] = { "llama-2-7b", 32, 4096, 32, 32000, 4096 },
+	};
+
+	sl_gen_defaults(fam, c);
+	if ((int)fam < 0 || fam > SL_FAM_LLAMA)
+		return;
+	snprintf(c->name, sizeof c->name, "%s", real[fam].name);
+	c->layers = real[fam].layers;
+	c->hidden = real[fam].hidden;
+	c->heads = c->kv_heads = real[fam].heads;
+	c->ffn = 0;
+	c->vocab = real[fam].vocab;
+	c->seq = real[fam].seq;
+	c->batch = 1;
+}
+
+int64_t
+sl_gen_ffn(sl_family fam, int64_t hidden)
+{
+	if (fam == SL_FAM_LLAMA) {
+		int64_t f = 8 * hidden / 3;
+		return (f + 255) / 256 * 256;
+	}
+	return 4 * hidden;
+}
+
+int
+sl_gen_save(const sl_gen_config *c, const char *path, sl_error *err)
+{
+	sl_atomic a;
+	json_t *root, *gen;
+	char desc[256];
+	int rc;
+
+	gen = json_pack("{s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:I}",
+	    "family", fam_names[c->family], "layers", c->layers,
+	    "hidden", (json_int_t)c->hidden, "heads", (json_int_t)c->heads,
+	    "kv_heads", (json_int_t)(c->kv_heads > 0 ? c->kv_heads : c->heads),
+	    "ffn", (json_int_t)(c->ffn > 0 ? c->ffn : sl_gen_ffn(c->family, c->hidden)),
+	    "vocab", (json_int_t)c->vocab, "seq", (json_int_t)c->seq);
+	snprintf(desc, sizeof desc, "%s: %d layers, hidden %lld, %lld heads, "
+	    "sequence %lld, vocabulary %lld", fam_names[c->family], c->layers,
+	    (long long)c->hidden, (long long)c->heads, (long long)c->seq,
+	    (long long)c->vocab);
+	root = json_pack("{s:s, s:i, s:s, s:s, s:o}", "format", "shardlab-model",
+	    "version", 1, "name", c->name, "description", desc, "generator", gen);
+	if (root == NULL)
+		return sl_error_set(err, SL_EINTERNAL, path, 0, 0,
+		    _("cannot build the model description"));
+	if ((rc = sl_atomic_open(&a, path, err)) != SL_OK) {
+		json_decref(root);
+		return rc;
+	}
+	if (json_dumpf(root, a.fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0 ||
+	    fputc('\n', a.fp) == EOF) {
+		json_decref(root);
+		sl_atomic_abort(&a);
+		return sl_error_set(err, SL_EINTERNAL, path, 0, 0,
+		    _("cannot write the model"));
+	}
+	json_decref(root);
+	return sl_atomic_commit(&a, err);
+}
+
 int
 sl_family_from_name(const char *s)
 {
@@ -332,7 +406,7 @@ sl_gen(const sl_gen_config *c, sl_error *err)
 		return NULL;
 	h = c->hidden;
 	kv = c->kv_heads > 0 ? c->kv_heads : c->heads;
-	ffn = c->ffn > 0 ? c->ffn : 4 * h;
+	ffn = c->ffn > 0 ? c->ffn : sl_gen_ffn(c->family, h);
 
 	memset(&gb, 0, sizeof gb);
 	gb.g = sl_graph_new(c->name[0] ? c->name : fam_names[c->family]);
@@ -475,6 +549,36 @@ hf_int(hf_ctx *h, const char *const *keys, int64_t *v)
 	return SL_OK;
 }
 
+/*
+ * A config without "_name_or_path" is named after where it lives: the folder
+ * of a ".../NAME/config.json", else the file's name without ".json".
+ */
+static void
+hf_name_from_path(const char *path, const char *fallback, char *buf, size_t len)
+{
+	const char *base = strrchr(path, '/');
+	size_t n;
+
+	base = base ? base + 1 : path;
+	if (strcmp(base, "config.json") == 0 && base > path + 1) {
+		const char *end = base - 1, *start = end;
+		while (start > path && start[-1] != '/')
+			start--;
+		n = (size_t)(end - start);
+		if (n > 0 && !(n == 1 && start[0] == '.') &&
+		    !(n == 2 && start[0] == '.' && start[1] == '.')) {
+			snprintf(buf, len, "%.*s", (int)n, start);
+			return;
+		}
+	}
+	n = strlen(base);
+	if (n > 5 && strcmp(base + n - 5, ".json") == 0 && strcmp(base, "config.json") != 0) {
+		snprintf(buf, len, "%.*s", (int)(n - 5), base);
+		return;
+	}
+	snprintf(buf, len, "%s", fallback);
+}
+
 int
 sl_gen_from_hf_config(const char *path, sl_gen_config *c, sl_error *err)
 {
@@ -564,7 +668,7 @@ sl_gen_from_hf_config(const char *path, sl_gen_config *c, sl_error *err)
 		    "llama, mistral, qwen2, gpt2, bert)"), json_string_value(mt));
 		goto out;
 	}
-	sl_gen_defaults(types[ti].fam, c);
+	sl_gen_family_defaults(types[ti].fam, c);
 	c->kv_heads = 0;
 	c->ffn = 0;
 	if (hf_int(&h, k_hidden, &c->hidden) || hf_int(&h, k_layers, &layers) ||
@@ -584,13 +688,21 @@ sl_gen_from_hf_config(const char *path, sl_gen_config *c, sl_error *err)
 	if (layers > 0)
 		c->layers = (int)layers;
 	c->kv_heads = kv > 0 ? kv : c->heads;
-	c->ffn = ffn > 0 ? ffn : 4 * c->hidden;
+	c->ffn = ffn > 0 ? ffn : sl_gen_ffn(c->family, c->hidden);
+	/* Train at the model's longest sequence, but no longer than
+	 * SL_HF_MAX_SEQ (32k-position models are trained shorter). */
+	c->max_positions = 0;
+	if (c->seq > SL_HF_MAX_SEQ) {
+		c->max_positions = c->seq;
+		c->seq = SL_HF_MAX_SEQ;
+	}
 	np = json_object_get(h.root, "_name_or_path");
 	if (json_is_string(np) && json_string_length(np) > 0) {
 		const char *s = json_string_value(np), *slash = strrchr(s, '/');
 		snprintf(c->name, sizeof c->name, "%s", slash && slash[1] ? slash + 1 : s);
-	} else
-		snprintf(c->name, sizeof c->name, "%s", types[ti].type);
+	} else {
+		hf_name_from_path(path, types[ti].type, c->name, sizeof c->name);
+	}
 	{
 		const char *field = NULL;
 		sl_error e2;

@@ -237,6 +237,22 @@ sl_graph_param_count(const sl_graph *g)
 	return n;
 }
 
+int64_t
+sl_graph_batch(const sl_graph *g, int64_t *seq)
+{
+	for (int i = 0; i < g->n_tensors; i++) {
+		const sl_tensor *t = &g->tensors[i];
+		if (t->role == SL_ROLE_INPUT && t->rank >= 1) {
+			if (seq != NULL)
+				*seq = t->rank >= 2 ? t->dims[1] : 1;
+			return t->dims[0];
+		}
+	}
+	if (seq != NULL)
+		*seq = 0;
+	return 1;
+}
+
 static int
 op_error(const sl_graph *g, const sl_op *op, const char *file, sl_error *err,
     const char *fmt, const char *what)

@@ -723,7 +723,7 @@ mj_generator(mj *m, json_t *gen, const jp_node *gp, const char *name,
 		return mj_fail(m, jp_member(gp, "family"), _("generator: unknown "
 		    "family \"%.32s\" (expected one of gpt, bert, llama)%s"), fs,
 		    mj_suggest(fs, fams, 3, '"', sug, sizeof sug));
-	sl_gen_defaults(fam, &c);
+	sl_gen_family_defaults(fam, &c);
 	if (fam != SL_FAM_LLAMA)
 		c.kv_heads = 0;
 	c.ffn = 0;

@@ -186,6 +186,19 @@ write_header(FILE *fp, const sl_space *s, const sl_eval *ev,
 
 	fprintf(fp, "  \"options\": {\"zero\": %s},\n",
 	    s->opts.zero ? "true" : "false");
+	{
+		const sl_recipe *rc = &s->opts.recipe;
+		fprintf(fp, "  \"recipe\": {\"attention\": \"%s\", \"precision\": \"%s\", "
+		    "\"recompute\": \"%s\", \"micro_batch\": %lld, \"global_batch\": %lld, "
+		    "\"seq\": %lld,\n    \"layer_recompute\": [",
+		    sl_attention_name(rc->attention), sl_precision_name(rc->precision),
+		    sl_recompute_name(rc->recompute), (long long)rc->micro_batch,
+		    (long long)rc->global_batch, (long long)rc->seq);
+		for (int l = 0; l < g->n_layers; l++)
+			fprintf(fp, "%s\"%s\"", l ? ", " : "",
+			    sl_recompute_name(s->layer_recompute[l]));
+		fputs("]},\n", fp);
+	}
 	fputs("  \"alpha\": ", fp);
 	put_real(fp, meta->alpha);
 	fputs(",\n", fp);
@@ -523,6 +536,77 @@ rd_model(const plan_rd *r, json_t *root, sl_plan_file *pf)
 	return SL_OK;
 }
 
+/* "recipe": how the plan's step is trained; absent in older plans. */
+static int
+rd_recipe(const plan_rd *r, json_t *root, sl_plan_file *pf)
+{
+	static const char *const names[] = { "attention", "precision", "recompute" };
+	json_t *o = json_object_get(root, "recipe"), *v, *arr;
+	char at[64];
+
+	sl_recipe_default(&pf->recipe);
+	pf->has_recipe = false;
+	if (o == NULL)
+		return SL_OK;
+	if (!json_is_object(o))
+		return rd_fail(r, "recipe", "%s", _("\"recipe\" must be an object"));
+	for (int i = 0; i < 3; i++) {
+		const char *sv;
+		int k;
+		snprintf(at, sizeof at, "recipe.%s", names[i]);
+		v = json_object_get(o, names[i]);
+		if (v == NULL)
+			continue;
+		sv = json_string_value(v);
+		k = i == 0 ? sl_attention_from_name(sv) : i == 1 ?
+		    sl_precision_from_name(sv) : sl_recompute_from_name(sv);
+		if (k < 0)
+			return rd_fail(r, at, _("unknown %s %s (expected %s)"), names[i],
+			    sv ? sv : "?", i == 0 ? "flash, naive" : i == 1 ?
+			    "bf16, megatron, amp, fp32" : "none, selective, full, auto");
+		if (i == 0)
+			pf->recipe.attention = (sl_attention)k;
+		else if (i == 1)
+			pf->recipe.precision = (sl_precision)k;
+		else
+			pf->recipe.recompute = (sl_recompute)k;
+	}
+	for (int i = 0; i < 3; i++) {
+		static const char *const nk[] = { "micro_batch", "global_batch", "seq" };
+		int64_t *dst[] = { &pf->recipe.micro_batch, &pf->recipe.global_batch,
+		    &pf->recipe.seq };
+		snprintf(at, sizeof at, "recipe.%s", nk[i]);
+		v = json_object_get(o, nk[i]);
+		if (v == NULL)
+			continue;
+		if (!json_is_integer(v) || json_integer_value(v) < (i == 0 ? 1 : 0) ||
+		    json_integer_value(v) > INT32_MAX)
+			return rd_fail(r, at, _("\"%s\" must be a whole number from %d to %d"),
+			    nk[i], i == 0 ? 1 : 0, INT32_MAX);
+		*dst[i] = json_integer_value(v);
+	}
+	arr = json_object_get(o, "layer_recompute");
+	if (arr != NULL) {
+		size_t i;
+		if (!json_is_array(arr))
+			return rd_fail(r, "recipe.layer_recompute", "%s",
+			    _("\"layer_recompute\" must be a list such as [\"none\", \"full\"]"));
+		pf->n_layer_recompute = (int)json_array_size(arr);
+		pf->layer_recompute = sl_xcalloc(pf->n_layer_recompute + 1, 1);
+		json_array_foreach(arr, i, v) {
+			int k = sl_recompute_from_name(json_string_value(v));
+			snprintf(at, sizeof at, "recipe.layer_recompute[%zu]", i);
+			if (k < 0 || k == SL_RECOMP_AUTO)
+				return rd_fail(r, at, "%s", _("expected none, selective or full"));
+			pf->layer_recompute[i] = (uint8_t)k;
+		}
+	}
+	if (pf->micro_batch > 0 && json_object_get(o, "micro_batch") == NULL)
+		pf->recipe.micro_batch = pf->micro_batch;
+	pf->has_recipe = true;
+	return SL_OK;
+}
+
 static int
 rd_constraints(const plan_rd *r, json_t *root, sl_plan_file *pf)
 {
@@ -627,7 +711,8 @@ rd_plan(const plan_rd *r, json_t *root, sl_plan_file *pf)
 		return rd_fail(r, "version", "%s", _("unsupported plan version: "
 		    "expected \"version\": 1"));
 	if ((rc = rd_model(r, root, pf)) != SL_OK ||
-	    (rc = rd_mesh(r, root, pf)) != SL_OK)
+	    (rc = rd_mesh(r, root, pf)) != SL_OK ||
+	    (rc = rd_recipe(r, root, pf)) != SL_OK)
 		return rc;
 	v = json_object_get(root, "alpha");
 	if (v == NULL)
@@ -708,6 +793,7 @@ sl_plan_file_free(sl_plan_file *pf)
 	free(pf->pinned);
 	free(pf->op_line);
 	free(pf->op_col);
+	free(pf->layer_recompute);
 	free(pf->model);
 	free(pf->model_source);
 	free(pf->hardware);

@@ -204,6 +204,9 @@ int sl_graph_find_op(const sl_graph *g, const char *name);
  */
 int sl_graph_validate(sl_graph *g, const char *file, sl_error *err);
 int64_t sl_graph_param_count(const sl_graph *g);
+/* Samples of one micro-step: the first dimension of the model's first input
+ * (tokens), 1 without inputs; *seq (may be NULL) gets its second (0 if none). */
+int64_t sl_graph_batch(const sl_graph *g, int64_t *seq);
 int64_t sl_tensor_elems(const sl_tensor *t);
 int sl_dtype_size(sl_dtype dt);
 const char *sl_dtype_name(sl_dtype dt);
@@ -286,10 +289,26 @@ typedef struct sl_gen_config {
 	int layers;
 	int64_t hidden, heads, kv_heads, ffn, vocab, seq;
 	int64_t batch;		/* batch dimension of the graph */
+	int64_t max_positions;	/* Hugging Face config: the model's longest
+				 * sequence, when seq was capped below it (else 0) */
 } sl_gen_config;
 
-/* Defaults for a family (the 2-layer toy sizes); then override fields. */
+/* The 2-layer toy sizes of a family (tests); then override fields. */
 void sl_gen_defaults(sl_family fam, sl_gen_config *c);
+/* A family's real defaults for every member a user leaves out: GPT-2
+ * (12 x 768, 12 heads, vocabulary 50257, sequence 1024), BERT-base (12 x 768,
+ * 12 heads, 30522, 512), LLaMA-2-7B (32 x 4096, 32 heads, 32000, 4096);
+ * kv_heads = heads, ffn 0 (the family's rule, sl_gen_ffn). */
+void sl_gen_family_defaults(sl_family fam, sl_gen_config *c);
+/* Feed-forward size when none is given: 4h for GPT and BERT; LLaMA's
+ * 2/3 x 4h rounded up to a multiple of 256 (11008 for h = 4096). */
+int64_t sl_gen_ffn(sl_family fam, int64_t hidden);
+/* Longest sequence a Hugging Face config trains at unless --seq says. */
+#define SL_HF_MAX_SEQ 4096
+/* Writes c as a generator description (shardlab-model(5)): opened with
+ * sl_model_open, its batch follows --micro-batch and the devices like the
+ * bundled models'.  Atomically; path "-" = stdout. */
+int sl_gen_save(const sl_gen_config *c, const char *path, sl_error *err);
 int sl_family_from_name(const char *s);
 /* Fills c from a Hugging Face config.json (err names the file/line). */
 int sl_gen_from_hf_config(const char *path, sl_gen_config *c, sl_error *err);
@@ -735,6 +754,10 @@ typedef struct sl_plan_file {
 	bool *pinned;
 	sl_constraints cs;	/* pins and forbids recorded in the plan */
 	int64_t micro_batch;	/* 0 when the plan does not say */
+	sl_recipe recipe;	/* the default when the plan does not say */
+	bool has_recipe;
+	int n_layer_recompute;	/* per layer, as chosen (auto resolved) */
+	uint8_t *layer_recompute;
 	char *path;		/* the file read, for messages */
 	int *op_line, *op_col;	/* where each op's strategy is written */
 } sl_plan_file;

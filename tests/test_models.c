@@ -636,7 +636,10 @@ test_hf_gpt2_bert_mistral(void **state)
 	assert_int_equal(c.heads, 14);
 	assert_int_equal(c.kv_heads, 2);
 	assert_int_equal(c.layers, 24);
-	assert_string_equal(c.name, "qwen2");
+	/* named after its folder; trains at 4096 of its 32768 positions */
+	assert_string_equal(c.name, "hfmodel");
+	assert_int_equal(c.seq, 4096);
+	assert_int_equal(c.max_positions, 32768);
 	/* and errors name the file inside it */
 	write_file(tmp_path("hfmodel/config.json"), "{\"model_type\": 7}");
 	sl_error_clear(&err);
@@ -858,7 +861,8 @@ test_hostile_inputs(void **state)
 		sl_error_clear(&err);
 		g = sl_model_parse_json(t4, strlen(t4), "bom.json", &err);
 		assert_non_null(g);
-		assert_int_equal(g->n_layers, 2);
+		/* members left out take the family's real defaults (GPT-2) */
+		assert_int_equal(g->n_layers, 12);
 		sl_graph_free(g);
 	}
 

@@ -1127,7 +1127,20 @@ cli_cmd_tui(int argc, char **argv)
 		if (!ui_has_flag(argc, argv, "--alpha"))
 			o.alpha = pf.alpha;
 		if (!ui_has_flag(argc, argv, "--micro-batch") && pf.micro_batch > 0)
-			o.micro_batch = pf.micro_batch;
+			o.micro_batch = o.recipe.micro_batch = pf.micro_batch;
+		/* the plan's recipe, where the command line says nothing else */
+		if (pf.has_recipe) {
+			if (!ui_has_flag(argc, argv, "--attention"))
+				o.recipe.attention = pf.recipe.attention;
+			if (!ui_has_flag(argc, argv, "--precision"))
+				o.recipe.precision = pf.recipe.precision;
+			if (!ui_has_flag(argc, argv, "--recompute"))
+				o.recipe.recompute = pf.recipe.recompute;
+			if (!ui_has_flag(argc, argv, "--global-batch"))
+				o.recipe.global_batch = pf.recipe.global_batch;
+			if (!ui_has_flag(argc, argv, "--seq") && pf.recipe.seq > 0)
+				o.seq = o.recipe.seq = pf.recipe.seq;
+		}
 		for (i = 0; i < pf.cs.n; i++)
 			sl_constraints_add(&o.cs, pf.cs.c[i].op,
 			    pf.cs.c[i].strategy, pf.cs.c[i].pin);
