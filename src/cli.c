@@ -296,6 +296,16 @@ cli_open(const cli_opts *o, bool allow_default, cli_session *s, sl_error *err)
 	s->space = sl_space_build(s->g, &s->mesh, &so, err);
 	if (s->space == NULL)
 		return err->code;
+	if (o->recipe.recompute == SL_RECOMP_AUTO) {
+		/* the fewest recomputed layers that fit: --mem-limit, else the device */
+		sl_solve_opts sopt = { .time_limit = o->time_limit };
+		int64_t cap = o->mem_limit > 0 ? o->mem_limit : s->mesh.hw.memory_bytes;
+		int rc2 = sl_recompute_auto(s->space, &o->cs, o->alpha, cap, o->solver,
+		    &sopt, &s->recompute, err);
+		if (rc2 != SL_OK)
+			return rc2;
+		s->recompute_auto = true;
+	}
 	s->prob = sl_space_problem(s->space, o->alpha, &o->cs, err);
 	if (s->prob == NULL)
 		return err->code;
@@ -339,6 +349,21 @@ print_recipe(const sl_space *sp)
 	    (long long)b, (long long)r->micro_batch, sp->mesh.n_devices,
 	    (long long)(b * (acc > 0 ? acc : 1)), (long long)(acc > 0 ? acc : 1),
 	    (long long)seq);
+}
+
+static void
+print_recompute_auto(const sl_recompute_choice *c, int64_t cap)
+{
+	char b1[32], b2[32];
+
+	if (c->fits)
+		printf(_("recompute auto: %d of %d layers recomputed, the fewest for "
+		    "%s per device to fit in %s\n"), c->n_recomputed, c->n_layers,
+		    B(c->max_total, b1), B(cap, b2));
+	else
+		printf(_("recompute auto: even with all %d layers recomputed the plan "
+		    "needs %s per device, over %s\n"), c->n_layers, B(c->max_total, b1),
+		    B(cap, b2));
 }
 
 static void
@@ -626,6 +651,9 @@ cmd_solve(int argc, char **argv)
 		print_mesh(&s.mesh);
 		printf(_(" on %s; alpha %g\n"), s.mesh.hw.name, o.alpha);
 		print_recipe(s.space);
+		if (s.recompute_auto)
+			print_recompute_auto(&s.recompute, o.mem_limit > 0 ? o.mem_limit :
+			    s.mesh.hw.memory_bytes);
 		print_solution_line(&sol);
 		printf(_("objective: %lld\n"), (long long)sol.objective);
 		print_plan(s.space, &ev, sol.choice);

@@ -59,6 +59,8 @@ typedef struct cli_session {
 	sl_space *space;		/* NULL for IOPDDL */
 	sl_problem *prob;		/* NULL if the constraints were infeasible */
 	const char *source;		/* what the user named */
+	bool recompute_auto;		/* --recompute auto chose s->recompute */
+	sl_recompute_choice recompute;
 } cli_session;
 
 /* Opens o->args[0] (or the default model when there is none and allow_default). */

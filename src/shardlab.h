@@ -16,6 +16,7 @@
  *   hardware.c     hardware profiles and device meshes
  *   space.c        strategy enumeration and the cost model
  *   compute.c      compute time of an operator's shard (FLOPs, bytes, profile)
+ *   recompute.c    recomputation chosen per layer (--recompute auto)
  *   problem.c      the solvers' pairwise min-sum problem, pins and forbids
  *   solve_ilp.c    GLPK integer program (per-edge marginal formulation)
  *   solve_dp.c     exact elimination / folded-layer DP
@@ -477,6 +478,9 @@ typedef struct sl_space {
 	sl_space_edge *edges;
 	int *owner;		/* per tensor: operator that holds a parameter's states, or -1 */
 	bool *consumed;		/* per tensor: some operator reads it */
+	int *saver;		/* per tensor: the first operator that keeps it for
+				 * backward (a tensor two operators keep is kept
+				 * once), or -1 */
 	/* cost tables on device 0, filled by sl_space_build */
 	int64_t **node_mem, **node_ns;	/* [op][strategy] */
 	int64_t **edge_mem, **edge_ns;	/* [edge][s_src * k_dst + s_dst] */
@@ -694,6 +698,24 @@ int sl_sweep_cancellable(const sl_space *s, const sl_constraints *cs,
     sl_solver_kind kind, bool (*cancel)(void *ctx), void *cancel_ctx,
     sl_frontier *f, sl_error *err);
 void sl_frontier_free(sl_frontier *f);
+
+/*
+ * --recompute auto (recompute.c): the fewest layers fully recomputed for the
+ * plan of alpha and cs to fit capacity bytes per device (the evaluator's
+ * largest device; <= 0: no limit, nothing recomputed).  Leaves the choice
+ * in s->layer_recompute; the caller rebuilds its problem from s.  Exact
+ * over which layers for models of at most SL_RECOMPUTE_EXHAUSTIVE layers,
+ * the first layers otherwise.
+ */
+#define SL_RECOMPUTE_EXHAUSTIVE 12
+typedef struct sl_recompute_choice {
+	int n_layers, n_recomputed;
+	bool fits;		/* false: even full recomputation does not fit */
+	int64_t max_total;	/* the largest device of the plan found */
+} sl_recompute_choice;
+int sl_recompute_auto(sl_space *s, const sl_constraints *cs, double alpha,
+    int64_t capacity, sl_solver_kind kind, const sl_solve_opts *o,
+    sl_recompute_choice *out, sl_error *err);
 
 /* ------------------------------------------------------------------ IOPDDL */
 

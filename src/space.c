@@ -559,6 +559,8 @@ sl_node_items(const sl_space *sp, int opi, int si, const int *coord, item_fn fn,
 			continue;
 		}
 		f = k->saved_in[i];
+		if (f != 0 && sp->saver[op->in[i]] != opi)
+			f = 0;		/* kept already, by its first reader */
 		if (rc == SL_RECOMP_FULL) {
 			if (!keeps_layer_input(g, opi, i))
 				continue;
@@ -946,6 +948,15 @@ sl_space_build(const sl_graph *g, const sl_mesh *m, const sl_space_opts *o,
 			if (g->tensors[t].role == SL_ROLE_PARAMETER && sp->owner[t] < 0)
 				sp->owner[t] = o2;
 		}
+	sp->saver = sl_xmalloc(g->n_tensors * sizeof *sp->saver);
+	for (int t = 0; t < g->n_tensors; t++)
+		sp->saver[t] = -1;
+	for (int o2 = 0; o2 < g->n_ops; o2++)
+		for (int i = 0; i < g->ops[o2].n_in; i++) {
+			int t = g->ops[o2].in[i];
+			if (sl_kinds[g->ops[o2].kind].saved_in[i] != 0 && sp->saver[t] < 0)
+				sp->saver[t] = o2;
+		}
 	for (int i = 0; i < g->n_ops; i++) {
 		sl_kinds[g->ops[i].kind].bind(g, &g->ops[i], &sp->ops[i].bind);
 		enumerate(sp, i);
@@ -978,6 +989,7 @@ sl_space_free(sl_space *s)
 	if (s == NULL)
 		return;
 	free(s->layer_recompute);
+	free(s->saver);
 	for (int i = 0; i < s->g->n_ops; i++) {
 		free(s->ops[i].strat);
 		if (s->node_mem)

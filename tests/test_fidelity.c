@@ -7,6 +7,7 @@
  */
 #include "testutil.h"
 #include "internal.h"
+#include "mlp.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -142,11 +143,259 @@ test_per_layer_measured(void **state)
 	json_decref(rows);
 }
 
+/* ---------------------------------------------------------- hand calculations */
+
+static sl_recipe
+recipe(sl_precision p, sl_attention a, sl_recompute r)
+{
+	sl_recipe rc;
+
+	sl_recipe_default(&rc);
+	rc.precision = p;
+	rc.attention = a;
+	rc.recompute = r;
+	return rc;
+}
+
+/* Total memory of device 0 with every operator replicated (one device). */
+static int64_t
+one_device_total(const sl_graph *g, const sl_recipe *r, int64_t *acts_layer, int layer)
+{
+	int shape[1] = { 1 };
+	sl_space *s = space_on(g, 1, shape, r);
+	int *choice = calloc(g->n_ops, sizeof *choice);
+	sl_eval ev;
+	sl_error err;
+	int64_t total;
+
+	sl_error_clear(&err);
+	for (int v = 0; v < g->n_ops; v++)
+		choice[v] = sl_space_find_strategy(s, v, "rep");
+	assert_int_equal(sl_evaluate(s, choice, 0, &ev, &err), SL_OK);
+	total = ev.max_total;
+	if (acts_layer != NULL) {
+		const sl_layer *ly = &g->layers[layer];
+		*acts_layer = 0;
+		for (int v = ly->first_op; v < ly->first_op + ly->n_ops; v++)
+			*acts_layer += ev.ops[v].mem.acts;
+	}
+	sl_eval_free(&ev);
+	free(choice);
+	sl_space_free(s);
+	return total;
+}
+
+/*
+ * The two-layer MLP: P = 2 x 512 x 2048 = 2,097,152 parameters; saved
+ * x[8,512], h1[8,2048], g[8,2048]: A = 4,096 + 16,384 + 16,384 = 36,864
+ * elements.
+ */
+static void
+test_mlp_recipes(void **state)
+{
+	sl_graph *g = tu_mlp();
+	const int64_t P = 2097152, A = 36864;
+	sl_recipe r;
+
+	(void)state;
+	r = recipe(SL_PREC_BF16, SL_ATTN_FLASH, SL_RECOMP_NONE);
+	assert_int_equal(one_device_total(g, &r, NULL, 0), 16 * P + 2 * A);	/* 33,628,160 */
+	r.precision = SL_PREC_MEGATRON;	/* fp32 main gradients: 18 B/param */
+	assert_int_equal(one_device_total(g, &r, NULL, 0), 18 * P + 2 * A);
+	r.precision = SL_PREC_AMP;	/* 16 B/param + a bf16 copy of each weight */
+	assert_int_equal(one_device_total(g, &r, NULL, 0), 16 * P + 2 * P + 2 * A);
+	r.precision = SL_PREC_FP32;	/* 4-byte activations */
+	assert_int_equal(one_device_total(g, &r, NULL, 0), 16 * P + 4 * A);
+	/* full recomputation: layer0 keeps x (4,096), layer1 keeps g (16,384) */
+	r = recipe(SL_PREC_BF16, SL_ATTN_FLASH, SL_RECOMP_FULL);
+	assert_int_equal(one_device_total(g, &r, NULL, 0), 16 * P + 2 * (4096 + 16384));
+	sl_graph_free(g);
+}
+
+static sl_graph *
+toy(sl_family fam, int layers)
+{
+	sl_gen_config c;
+	sl_error err;
+	sl_graph *g;
+
+	sl_gen_defaults(fam, &c);	/* h 64, 4 heads, s 32, ffn 256 (LLaMA: 2 kv heads, 176) */
+	c.layers = layers;
+	c.batch = 1;
+	sl_error_clear(&err);
+	g = sl_gen(&c, &err);
+	if (g == NULL)
+		fail_msg("gen: %s", err.msg);
+	return g;
+}
+
+/*
+ * One GPT layer, b 1, s 32, h 64, a 4: sbh = 2,048.  What it keeps (bytes
+ * per sbh): ln1 2, qkv 2, attention's qkv 6, proj 2, dropout mask 1, ln2 2,
+ * fc1 2, gelu 8, fc2 8, dropout mask 1: 34 sbh = 69,632 (Korthikanti et al.),
+ * plus naive attention's 5 a s^2 b = 20,480 (softmax 2, mask 1, dropped 2)
+ * or flash's fp32 log-sum-exp 4 b a s = 512.
+ */
+static void
+test_gpt_layer_recipes(void **state)
+{
+	sl_graph *g = toy(SL_FAM_GPT, 2);
+	const int64_t sbh = 2048, base = 34 * sbh, scores = 4 * 32 * 32;
+	sl_recipe r;
+	int64_t a;
+
+	(void)state;
+	r = recipe(SL_PREC_BF16, SL_ATTN_FLASH, SL_RECOMP_NONE);
+	one_device_total(g, &r, &a, 0);
+	assert_int_equal(a, base + 4 * 4 * 32);			/* 70,144 */
+	r.attention = SL_ATTN_NAIVE;
+	one_device_total(g, &r, &a, 0);
+	assert_int_equal(a, base + 5 * scores);			/* 90,112 */
+	r.recompute = SL_RECOMP_SELECTIVE;	/* the s^2 tensors are recomputed */
+	one_device_total(g, &r, &a, 0);
+	assert_int_equal(a, base);
+	r.recompute = SL_RECOMP_FULL;		/* only the layer input, 2 sbh */
+	one_device_total(g, &r, &a, 0);
+	assert_int_equal(a, 2 * sbh);
+	/* autocast: fp32 norm inputs (+2 sbh each), a bf16 copy of the 12 h^2
+	 * weights, and an fp32 softmax whose dropped copy P.V keeps in bf16 */
+	r = recipe(SL_PREC_AMP, SL_ATTN_FLASH, SL_RECOMP_NONE);
+	one_device_total(g, &r, &a, 0);
+	assert_int_equal(a, base + 4 * sbh + 2 * 12 * 64 * 64 + 4 * 4 * 32);	/* 176,640 */
+	r.attention = SL_ATTN_NAIVE;
+	one_device_total(g, &r, &a, 0);
+	assert_int_equal(a, base + 4 * sbh + 2 * 12 * 64 * 64 + 7 * scores);
+	/* fp32: every 2-byte tensor doubles (masks stay 1 byte): 66 sbh, and
+	 * the scores 4 + 1 + 4 */
+	r = recipe(SL_PREC_FP32, SL_ATTN_NAIVE, SL_RECOMP_NONE);
+	one_device_total(g, &r, &a, 0);
+	assert_int_equal(a, 66 * sbh + 9 * scores);		/* 172,032 */
+	sl_graph_free(g);
+}
+
+/*
+ * One LLaMA layer, b 1, s 32, h 64, 4 heads of 16, 2 kv heads, ffn 176, no
+ * dropout: ln1 2 sbh, qkv 2 sbh, attention's qkv (4 + 2 x 2) x 16 x 32 x 2 =
+ * 8,192, its log-sum-exp 512, proj 2 sbh, ln2 2 sbh, gate 2 sbh (up reads the
+ * same tensor, kept once), silu 2 s f = 11,264, mul both inputs 22,528, down
+ * 11,264.  Naive attention without dropout keeps only the softmax output,
+ * 2 a s^2 b = 8,192.
+ */
+static void
+test_llama_layer_recipes(void **state)
+{
+	sl_graph *g = toy(SL_FAM_LLAMA, 2);
+	const int64_t sbh = 2048, sf = 32 * 176;
+	const int64_t base = 5 * 2 * sbh + 8192 + 2 * sf + 4 * sf + 2 * sf;
+	sl_recipe r;
+	int64_t a;
+
+	(void)state;
+	r = recipe(SL_PREC_BF16, SL_ATTN_FLASH, SL_RECOMP_NONE);
+	one_device_total(g, &r, &a, 0);
+	assert_int_equal(a, base + 4 * 4 * 32);			/* 74,240 */
+	r.attention = SL_ATTN_NAIVE;
+	one_device_total(g, &r, &a, 0);
+	assert_int_equal(a, base + 2 * 4 * 32 * 32);
+	r.recompute = SL_RECOMP_FULL;
+	one_device_total(g, &r, &a, 0);
+	assert_int_equal(a, 2 * sbh);
+	sl_graph_free(g);
+}
+
+/* ------------------------------------------------------ recompute auto */
+
+/* Max memory and objective of the exact plan with the layers in mask recomputed. */
+static void
+solve_mask(sl_space *s, unsigned mask, int64_t *max_total, int64_t *obj)
+{
+	sl_problem *p;
+	sl_solution sol;
+	sl_eval ev;
+	sl_error err;
+
+	sl_error_clear(&err);
+	for (int l = 0; l < s->g->n_layers; l++)
+		sl_space_set_layer_recompute(s, l, (mask >> l) & 1 ? SL_RECOMP_FULL :
+		    SL_RECOMP_NONE);
+	p = sl_space_problem(s, 0, NULL, &err);
+	assert_non_null(p);
+	sl_solution_init(&sol, p->n);
+	assert_int_equal(sl_solve(p, SL_SOLVER_ILP, NULL, &sol, &err), SL_OK);
+	assert_int_equal(sl_evaluate(s, sol.choice, 0, &ev, &err), SL_OK);
+	*max_total = ev.max_total;
+	*obj = sol.objective;
+	sl_eval_free(&ev);
+	sl_solution_free(&sol);
+	sl_problem_free(p);
+}
+
+/*
+ * auto recomputes the fewest layers for the plan to fit, and among the sets
+ * of that size takes the best objective: the same as trying every set of
+ * layers with an exact solver (GLPK), for capacities that need 0..L layers.
+ */
+static void
+test_recompute_auto_brute(void **state)
+{
+	sl_graph *g = toy(SL_FAM_GPT, 3);
+	sl_recipe r = recipe(SL_PREC_BF16, SL_ATTN_NAIVE, SL_RECOMP_AUTO);
+	int shape[1] = { 2 }, L = 3, tried = 0;
+	unsigned seen = 0;
+	sl_space *s = space_on(g, 1, shape, &r);
+	int64_t mt[8], ob[8];
+
+	(void)state;
+	for (unsigned m = 0; m < 8; m++)
+		solve_mask(s, m, &mt[m], &ob[m]);
+	assert_true(mt[7] < mt[0]);
+	for (int i = 0; i <= 10; i++) {
+		int64_t cap = mt[7] + (mt[0] - mt[7]) * i / 10;
+		int want = -1;
+		int64_t best = INT64_MAX;
+		sl_recompute_choice c;
+		sl_error err;
+		sl_problem *p;
+		sl_solution sol;
+
+		for (int k = 0; k <= L && want < 0; k++)
+			for (unsigned m = 0; m < 8; m++)
+				if (__builtin_popcount(m) == k && mt[m] <= cap) {
+					want = k;
+					if (ob[m] < best)
+						best = ob[m];
+				}
+		assert_true(want >= 0);
+		sl_error_clear(&err);
+		assert_int_equal(sl_recompute_auto(s, NULL, 0, cap, SL_SOLVER_DP, NULL,
+		    &c, &err), SL_OK);
+		assert_true(c.fits);
+		assert_int_equal(c.n_recomputed, want);
+		seen |= 1u << want;
+		assert_true(c.max_total <= cap);
+		p = sl_space_problem(s, 0, NULL, &err);
+		sl_solution_init(&sol, p->n);
+		assert_int_equal(sl_solve(p, SL_SOLVER_DP, NULL, &sol, &err), SL_OK);
+		assert_int_equal(sol.objective, best);
+		sl_solution_free(&sol);
+		sl_problem_free(p);
+		tried++;
+	}
+	assert_true(tried >= 9);
+	assert_int_equal(seen, 0xf);	/* capacities needing 0, 1, 2 and 3 layers */
+	sl_space_free(s);
+	sl_graph_free(g);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_per_layer_measured),
+		cmocka_unit_test(test_mlp_recipes),
+		cmocka_unit_test(test_gpt_layer_recipes),
+		cmocka_unit_test(test_llama_layer_recipes),
+		cmocka_unit_test(test_recompute_auto_brute),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

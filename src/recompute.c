@@ -1,0 +1,175 @@
+/*
+ * recompute.c: recomputation chosen per layer (--recompute auto).  Full
+ * recomputation of a layer keeps only its input and runs its forward again
+ * in backward; the solvers price that forward time in the objective (space.c
+ * node_tables).  auto recomputes the fewest layers for the plan to fit the
+ * device memory: fewer recomputed layers never need less memory, so the
+ * count is found by bisection over exact solves; among the layer sets of
+ * that size (all of them for small models, the first layers otherwise,
+ * which are interchangeable when the layers repeat) the best objective wins.
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+
+/* Sets the layers in mask (bit l = layer l) to full recomputation, the rest to none. */
+static void
+set_layers(sl_space *s, const uint8_t *full)
+{
+	for (int l = 0; l < s->g->n_layers; l++)
+		if (s->layer_recompute[l] != (full[l] ? SL_RECOMP_FULL : SL_RECOMP_NONE))
+			sl_space_set_layer_recompute(s, l, full[l] ? SL_RECOMP_FULL :
+			    SL_RECOMP_NONE);
+}
+
+typedef struct rc_try {
+	bool ok;		/* solved */
+	bool fits;
+	int64_t objective, max_total;
+} rc_try;
+
+/* Solves with the current layer settings; *sol gets the plan. */
+static int
+try_solve(sl_space *s, const sl_constraints *cs, double alpha, int64_t capacity,
+    sl_solver_kind kind, const sl_solve_opts *o, sl_solution *sol, rc_try *t,
+    sl_error *err)
+{
+	sl_problem *p;
+	sl_eval ev;
+	int rc;
+
+	memset(t, 0, sizeof *t);
+	if ((p = sl_space_problem(s, alpha, cs, err)) == NULL)
+		return err->code;
+	sl_solution_free(sol);
+	sl_solution_init(sol, p->n);
+	rc = sl_solve(p, kind, o, sol, err);
+	sl_problem_free(p);
+	if (rc != SL_OK)
+		return rc;
+	if (sol->status != SL_SOLVE_OPTIMAL && sol->status != SL_SOLVE_FEASIBLE)
+		return SL_OK;
+	if ((rc = sl_evaluate(s, sol->choice, alpha, &ev, err)) != SL_OK)
+		return rc;
+	t->ok = true;
+	t->objective = sol->objective;
+	t->max_total = ev.max_total;
+	t->fits = capacity <= 0 || ev.max_total <= capacity;
+	sl_eval_free(&ev);
+	return SL_OK;
+}
+
+/* First r layers recomputed. */
+static void
+first_layers(uint8_t *full, int n, int r)
+{
+	for (int l = 0; l < n; l++)
+		full[l] = l < r;
+}
+
+/* Next set of the same size (ones moving right); false after the last. */
+static bool
+next_subset(uint8_t *f, int n)
+{
+	int i, ones = 0;
+
+	for (i = n - 2; i >= 0; i--)
+		if (f[i] && !f[i + 1])
+			break;
+	if (i < 0)
+		return false;
+	for (int j = i + 2; j < n; j++)
+		ones += f[j];
+	f[i] = 0;
+	f[i + 1] = 1;
+	for (int j = i + 2; j < n; j++)
+		f[j] = (j - (i + 2)) < ones;
+	return true;
+}
+
+int
+sl_recompute_auto(sl_space *s, const sl_constraints *cs, double alpha,
+    int64_t capacity, sl_solver_kind kind, const sl_solve_opts *o,
+    sl_recompute_choice *out, sl_error *err)
+{
+	int n = s->g->n_layers, lo, hi, rc;
+	uint8_t *full = sl_xcalloc(n + 1, 1), *best = sl_xcalloc(n + 1, 1);
+	sl_solution sol;
+	rc_try t, bt;
+
+	memset(out, 0, sizeof *out);
+	out->n_layers = n;
+	sl_solution_init(&sol, s->g->n_ops);
+	/* none recomputed: fits already? */
+	first_layers(full, n, 0);
+	set_layers(s, full);
+	if ((rc = try_solve(s, cs, alpha, capacity, kind, o, &sol, &t, err)) != SL_OK)
+		goto out;
+	if (t.ok && t.fits) {
+		out->fits = true;
+		out->max_total = t.max_total;
+		goto out;
+	}
+	if (n == 0) {
+		out->max_total = t.max_total;
+		goto out;
+	}
+	/* all recomputed: the least this can do */
+	first_layers(full, n, n);
+	set_layers(s, full);
+	if ((rc = try_solve(s, cs, alpha, capacity, kind, o, &sol, &t, err)) != SL_OK)
+		goto out;
+	if (!t.ok || !t.fits) {
+		out->n_recomputed = n;
+		out->max_total = t.max_total;
+		goto out;
+	}
+	/* fits(hi), not fits(lo) */
+	lo = 0;
+	hi = n;
+	while (hi - lo > 1) {
+		int mid = lo + (hi - lo) / 2;
+		first_layers(full, n, mid);
+		set_layers(s, full);
+		if ((rc = try_solve(s, cs, alpha, capacity, kind, o, &sol, &t,
+		    err)) != SL_OK)
+			goto out;
+		if (t.ok && t.fits)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	/* hi layers: which ones? every set of that size on small models */
+	first_layers(full, n, hi);
+	memcpy(best, full, n);
+	memset(&bt, 0, sizeof bt);
+	do {
+		set_layers(s, full);
+		if ((rc = try_solve(s, cs, alpha, capacity, kind, o, &sol, &t,
+		    err)) != SL_OK)
+			goto out;
+		if (t.ok && t.fits && (!bt.ok || t.objective < bt.objective)) {
+			bt = t;
+			memcpy(best, full, n);
+		}
+	} while (n <= SL_RECOMPUTE_EXHAUSTIVE && next_subset(full, n));
+	if (!bt.ok) {
+		/* only the first-layers set was known to fit; keep it */
+		first_layers(best, n, hi);
+		set_layers(s, best);
+		rc = try_solve(s, cs, alpha, capacity, kind, o, &sol, &bt, err);
+		if (rc != SL_OK)
+			goto out;
+	}
+	memcpy(full, best, n);
+	out->n_recomputed = hi;
+	out->fits = bt.fits;
+	out->max_total = bt.max_total;
+out:
+	if (rc == SL_OK)
+		set_layers(s, full);
+	sl_solution_free(&sol);
+	free(full);
+	free(best);
+	return rc;
+}
