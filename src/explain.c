@@ -548,6 +548,30 @@ coll_line(sbuf *b, const sl_mesh *m, sl_coll c, int a, int64_t bytes,
 	}
 	return ns;
 }
+/* Context parallelism's ring exchange, written out (sl_context_colls). */
+struct ring_lines {
+	sbuf *b;
+	const sl_mesh *m;
+	sl_phase want;
+	int64_t *total;
+	bool any;
+};
+
+static void
+ring_line(void *ctx, sl_phase phase, sl_coll c, int axis, int64_t bytes)
+{
+	struct ring_lines *r = ctx;
+
+	if (phase != r->want)
+		return;
+	if (!r->any)
+		sb_printf(r->b, "%s\n", phase == SL_PHASE_FWD ?
+		    _("    the sequence is split (context parallelism): K and V go round the ring") :
+		    _("    the ring again for K and V, and their gradients reduced to their owners"));
+	r->any = true;
+	*r->total += coll_line(r->b, r->m, c, axis, bytes, "      ");
+}
+
 
 static int64_t
 explain_comm(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *st)
@@ -605,9 +629,19 @@ explain_comm(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *st)
 			    sl_elem_bytes(s, t)), "      ");
 		}
 	}
+	{
+		struct ring_lines rl = { b, m, SL_PHASE_FWD, &total, false };
+		sl_context_colls(s, opi, si, ring_line, &rl);
+		fwd = fwd || rl.any;
+	}
 	if (!fwd)
 		sb_printf(b, "%s\n", _("    none: every device computes its part from what it holds"));
 	sb_printf(b, "%s\n", _("  backward:"));
+	{
+		struct ring_lines rl = { b, m, SL_PHASE_BWD, &total, false };
+		sl_context_colls(s, opi, si, ring_line, &rl);
+		bwd = bwd || rl.any;
+	}
 	for (int i = 0; i < op->n_in; i++) {
 		const sl_tensor *t = &g->tensors[op->in[i]];
 		const sl_spec *sp = &st->spec[i];

@@ -121,6 +121,15 @@ int sl_grad_elem_bytes(const sl_space *sp, const sl_tensor *t);
 int64_t sl_attention_saved(const sl_space *sp, const sl_op *op,
     const sl_binding *b, const int64_t *local_loop);
 int sl_attention_score_bytes(const sl_space *sp, const sl_op *op);
+/*
+ * Collectives of context parallelism (space.c): attention whose sequence is
+ * split over an axis passes K and V round the ring of that axis: an
+ * all-gather's worth in forward, and in backward again plus a reduce-scatter
+ * of their gradients.  bytes: K and V of the sequence the group holds.
+ */
+typedef void (*coll_fn)(void *ctx, sl_phase phase, sl_coll c, int axis,
+    int64_t bytes);
+void sl_context_colls(const sl_space *sp, int opi, int si, coll_fn fn, void *ctx);
 /* Adds v to the category cat of m. */
 void sl_mem_add(sl_mem *m, int cat, int64_t v);
 int64_t sl_comm_total(const sl_comm *c);

@@ -532,6 +532,24 @@ launch_edge_colls(launch_ctx *c, int e, sl_phase ph)
  * its gradient reduce-scattered, which leaves 1/n of it for the next axis.
  * stage 0: before forward; 1: before backward; 2: after backward.
  */
+/* Context parallelism's ring exchange, from the cost model (sl_context_colls). */
+struct ring_ctx {
+	launch_ctx *c;
+	int op;
+	sl_phase want;
+};
+
+static void
+launch_ring_coll(void *ctx, sl_phase phase, sl_coll coll, int axis, int64_t bytes)
+{
+	struct ring_ctx *r = ctx;
+
+	if (phase != r->want)
+		return;
+	launch_coll(r->c, phase, r->op, coll, axis, bytes, "%s.ring.%s%d",
+	    r->c->s->g->ops[r->op].name, sl_coll_name(coll), axis);
+}
+
 static void
 launch_node_colls(launch_ctx *c, int op, int stage)
 {
@@ -541,6 +559,10 @@ launch_node_colls(launch_ctx *c, int op, int stage)
 	const sl_strategy *str = &so->strat[c->choice[op]];
 	sl_phase ph = stage == 0 ? SL_PHASE_FWD : SL_PHASE_BWD;
 
+	if (stage != 2) {
+		struct ring_ctx r = { c, op, ph };
+		sl_context_colls(s, op, c->choice[op], launch_ring_coll, &r);
+	}
 	for (int i = 0; i < o->n_in; i++) {
 		const sl_tensor *tt = &s->g->tensors[o->in[i]];
 		const sl_spec *sp = &str->spec[i];

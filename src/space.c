@@ -218,6 +218,14 @@ strategy_fits(const sl_graph *g, const sl_op *op, const sl_mesh *m,
 	for (int l = 0; l < b->n_loop; l++)
 		if (st->loop_axes[l] && b->size[l] < sl_axes_parts(m, st->loop_axes[l]))
 			return false;
+	/* Grouped-query attention splits whole groups: each device's query
+	 * heads with their own K and V heads (the fused qkv splits evenly). */
+	if (op->kind == SL_OP_ATTENTION && st->loop_axes[2]) {
+		int p = sl_axes_parts(m, st->loop_axes[2]);
+		int64_t kv = op->kv_heads > 0 ? op->kv_heads : op->heads;
+		if (kv % p != 0 || op->heads % p != 0)
+			return false;
+	}
 	for (int s = 0; s < sl_op_nslots(op); s++) {
 		const sl_tensor *t = &g->tensors[sl_op_slot_tensor(op, s)];
 		for (int d = 0; d < t->rank; d++)
@@ -621,6 +629,53 @@ group_bytes(const sl_mesh *m, const sl_spec *sp, const sl_tensor *t, int a,
 	return sl_mul_sat(sl_local_elems(m, &other, t, NULL), bpe);
 }
 
+void
+sl_context_colls(const sl_space *sp, int opi, int si, coll_fn fn, void *ctx)
+{
+	const sl_graph *g = sp->g;
+	const sl_op *op = &g->ops[opi];
+	const sl_strategy *st = &sp->ops[opi].strat[si];
+	const sl_mesh *m = &sp->mesh;
+	const sl_tensor *x;
+	int64_t q, kv, bytes;
+	uint8_t seq;
+
+	if (op->kind != SL_OP_ATTENTION)
+		return;
+	seq = st->loop_axes[1];
+	if (seq == 0)
+		return;
+	x = &g->tensors[op->in[0]];
+	q = op->heads;
+	kv = op->kv_heads > 0 ? op->kv_heads : op->heads;
+	for (int a = 0; a < m->n_axes; a++) {
+		sl_spec other = st->spec[0];
+		if (!(seq & (1u << a)) || m->axes[a].size <= 1)
+			continue;
+		other.split[1] &= (uint8_t)~(1u << a);
+		/* K and V are 2 kv of the q + 2 kv heads of the fused input */
+		bytes = sl_mul_sat(sl_local_elems(m, &other, x, NULL), sl_elem_bytes(sp, x));
+		bytes = bytes / (q + 2 * kv) * (2 * kv);
+		fn(ctx, SL_PHASE_FWD, SL_COLL_ALL_GATHER, a, bytes);
+		fn(ctx, SL_PHASE_BWD, SL_COLL_ALL_GATHER, a, bytes);
+		fn(ctx, SL_PHASE_BWD, SL_COLL_REDUCE_SCATTER, a, bytes);
+	}
+}
+
+struct coll_acc {
+	const sl_mesh *m;
+	sl_comm *comm;
+};
+
+static void
+coll_to_comm(void *ctx, sl_phase phase, sl_coll c, int axis, int64_t bytes)
+{
+	struct coll_acc *a = ctx;
+
+	(void)phase;
+	add_coll(a->m, a->comm, c, axis, bytes);
+}
+
 static void
 node_comm(const sl_space *sp, int opi, int si, sl_comm *comm)
 {
@@ -656,6 +711,10 @@ node_comm(const sl_space *sp, int opi, int si, sl_comm *comm)
 				add_coll(m, comm, SL_COLL_ALL_REDUCE, a, bytes);
 			}
 		}
+	}
+	{
+		struct coll_acc acc = { m, comm };
+		sl_context_colls(sp, opi, si, coll_to_comm, &acc);
 	}
 	/* A graph output left as a partial sum is all-reduced to be usable. */
 	for (int j = 0; j < op->n_out; j++) {
