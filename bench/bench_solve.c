@@ -157,6 +157,77 @@ fmt_ms(double ms, char *buf, size_t len)
 		snprintf(buf, len, "%.1f s", ms / 1e3);
 }
 
+/*
+ * --recompute auto on one case: the whole choice (bisection over live DP
+ * re-solves) against one cold DP solve of the same space, and pin re-solves
+ * with the chosen recomputation against pin re-solves without.
+ */
+static void
+bench_recompute(const struct bcase *c, int npins)
+{
+	sl_error err;
+	sl_space *s;
+	sl_problem *p;
+	sl_solution sol;
+	sl_dp *d;
+	sl_recompute_choice rc;
+	double t, tv[5], cold, autot, pin0, pin1, *pv;
+	char b[4][32];
+
+	sl_error_clear(&err);
+	if ((s = open_case(c, &err)) == NULL) {
+		printf("%-14s cannot open: %s\n", c->label, err.msg);
+		return;
+	}
+	pv = malloc((size_t)(npins * 2 + 2) * sizeof *pv);
+	p = sl_space_problem(s, 0, NULL, &err);
+	sl_solution_init(&sol, p->n);
+	for (int r = 0; r < 5; r++) {
+		t = now_ms();
+		d = sl_dp_new(p, &err);
+		sl_dp_resolve(d, p, &sol, &err);
+		tv[r] = now_ms() - t;
+		sl_dp_free(d);
+	}
+	cold = median(tv, 5);
+	d = sl_dp_new(p, &err);
+	sl_dp_resolve(d, p, &sol, &err);
+	pin0 = pin_resolves(d, p, &sol, sl_dp_resolve, npins, pv);
+	sl_dp_free(d);
+	for (int r = 0; r < 5; r++) {
+		for (int l = 0; l < s->g->n_layers; l++)
+			sl_space_set_layer_recompute(s, l, SL_RECOMP_NONE);
+		t = now_ms();
+		if (sl_recompute_auto(s, p, 0, s->mesh.hw.memory_bytes,
+		    SL_SOLVER_DP, NULL, &rc, &err) != SL_OK) {
+			printf("%-14s recompute auto: %s\n", c->label, err.msg);
+			goto out;
+		}
+		tv[r] = now_ms() - t;
+	}
+	autot = median(tv, 5);
+	d = sl_dp_new(p, &err);
+	sl_dp_resolve(d, p, &sol, &err);
+	pin1 = pin_resolves(d, p, &sol, sl_dp_resolve, npins, pv);
+	sl_dp_free(d);
+	fmt_ms(cold, b[0], 32);
+	fmt_ms(autot, b[1], 32);
+	fmt_ms(pin0, b[2], 32);
+	fmt_ms(pin1, b[3], 32);
+	printf("%-14s %2d/%-3d %-4s | cold %9s  auto %9s  %5.2fx | pin %9s  pin after auto %9s  %5.2fx\n",
+	    c->label, rc.n_recomputed, rc.n_layers, rc.fits ? "fits" : "over",
+	    b[0], b[1], autot / cold, b[2], b[3], pin1 / pin0);
+out:
+	free(pv);
+	sl_solution_free(&sol);
+	sl_problem_free(p);
+	{
+		sl_graph *g = (sl_graph *)s->g;
+		sl_space_free(s);
+		sl_graph_free(g);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -351,6 +422,18 @@ next:
 			sl_space_free(s);
 			sl_graph_free(g);
 		}
+	}
+	{
+		static const struct bcase rcases[] = {
+			{ "gpt-7.5b 2x4", "gpt-7.5b", 2, { 2, 4 }, false },
+			{ "gpt3-175b 2x4", NULL, 2, { 2, 4 }, false },
+			{ "gpt3-175b 8x8", NULL, 2, { 8, 8 }, false },
+		};
+		printf("\n--recompute auto (layers recomputed to fit 80 GB; ratios "
+		    "against the same space without recomputation):\n");
+		for (size_t i = 0; i < sizeof rcases / sizeof rcases[0]; i++)
+			if (!quick || i == 1)
+				bench_recompute(&rcases[i], npins);
 	}
 	printf("\ncolumns: dp cold = new live solver + first solve (median of 5); "
 	    "unfolded = same without layer folding (median of 3);\n"

@@ -296,19 +296,19 @@ cli_open(const cli_opts *o, bool allow_default, cli_session *s, sl_error *err)
 	s->space = sl_space_build(s->g, &s->mesh, &so, err);
 	if (s->space == NULL)
 		return err->code;
+	s->prob = sl_space_problem(s->space, o->alpha, &o->cs, err);
+	if (s->prob == NULL)
+		return err->code;
 	if (o->recipe.recompute == SL_RECOMP_AUTO) {
 		/* the fewest recomputed layers that fit: --mem-limit, else the device */
 		sl_solve_opts sopt = { .time_limit = o->time_limit };
 		int64_t cap = o->mem_limit > 0 ? o->mem_limit : s->mesh.hw.memory_bytes;
-		int rc2 = sl_recompute_auto(s->space, &o->cs, o->alpha, cap, o->solver,
+		int rc2 = sl_recompute_auto(s->space, s->prob, o->alpha, cap, o->solver,
 		    &sopt, &s->recompute, err);
 		if (rc2 != SL_OK)
 			return rc2;
 		s->recompute_auto = true;
 	}
-	s->prob = sl_space_problem(s->space, o->alpha, &o->cs, err);
-	if (s->prob == NULL)
-		return err->code;
 	return SL_OK;
 }
 

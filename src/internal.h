@@ -130,6 +130,8 @@ int sl_attention_score_bytes(const sl_space *sp, const sl_op *op);
 typedef void (*coll_fn)(void *ctx, sl_phase phase, sl_coll c, int axis,
     int64_t bytes);
 void sl_context_colls(const sl_space *sp, int opi, int si, coll_fn fn, void *ctx);
+/* sl_space_reweigh of the node costs alone (recomputation changes no edge). */
+void sl_space_reweigh_nodes(const sl_space *s, double alpha, sl_problem *p);
 /* Adds v to the category cat of m. */
 void sl_mem_add(sl_mem *m, int cat, int64_t v);
 int64_t sl_comm_total(const sl_comm *c);

@@ -28,34 +28,68 @@ typedef struct rc_try {
 	int64_t objective, max_total;
 } rc_try;
 
+/* One problem and, for the DP, one live solver kept across the tries: a
+ * try changes some layers' costs, and the folded DP recomputes only those. */
+typedef struct rc_solver {
+	sl_space *s;
+	double alpha;
+	int64_t capacity;
+	sl_solver_kind kind;
+	const sl_solve_opts *o;
+	sl_problem *p;		/* the caller's, re-weighed in place */
+	bool first;
+	sl_dp *d;
+} rc_solver;
+
+/*
+ * Memory of device 0, which holds the largest shard of every tensor and so
+ * is the largest device: the space's own node and edge tables (what
+ * sl_evaluate's max_total comes to, without walking every device).
+ */
+static int64_t
+device0_total(const sl_space *s, const int *choice)
+{
+	int64_t t = 0;
+
+	for (int v = 0; v < s->g->n_ops; v++)
+		t = sl_add_sat(t, s->node_mem[v][choice[v]]);
+	for (int e = 0; e < s->n_edges; e++) {
+		const sl_space_edge *se = &s->edges[e];
+		t = sl_add_sat(t, s->edge_mem[e][choice[se->src] *
+		    s->ops[se->dst].n_strat + choice[se->dst]]);
+	}
+	return t;
+}
+
 /* Solves with the current layer settings; *sol gets the plan. */
 static int
-try_solve(sl_space *s, const sl_constraints *cs, double alpha, int64_t capacity,
-    sl_solver_kind kind, const sl_solve_opts *o, sl_solution *sol, rc_try *t,
-    sl_error *err)
+try_solve(rc_solver *r, sl_solution *sol, rc_try *t, sl_error *err)
 {
-	sl_problem *p;
-	sl_eval ev;
 	int rc;
 
 	memset(t, 0, sizeof *t);
-	if ((p = sl_space_problem(s, alpha, cs, err)) == NULL)
-		return err->code;
+	if (r->first) {
+		r->first = false;
+		if (r->kind == SL_SOLVER_DP || r->kind == SL_SOLVER_AUTO) {
+			sl_error e2;
+			sl_error_clear(&e2);
+			r->d = sl_dp_new(r->p, &e2);	/* NULL: not exact cheaply */
+		}
+	} else {
+		sl_space_reweigh_nodes(r->s, r->alpha, r->p);
+	}
 	sl_solution_free(sol);
-	sl_solution_init(sol, p->n);
-	rc = sl_solve(p, kind, o, sol, err);
-	sl_problem_free(p);
+	sl_solution_init(sol, r->p->n);
+	rc = r->d != NULL ? sl_dp_resolve(r->d, r->p, sol, err) :
+	    sl_solve(r->p, r->kind, r->o, sol, err);
 	if (rc != SL_OK)
 		return rc;
 	if (sol->status != SL_SOLVE_OPTIMAL && sol->status != SL_SOLVE_FEASIBLE)
 		return SL_OK;
-	if ((rc = sl_evaluate(s, sol->choice, alpha, &ev, err)) != SL_OK)
-		return rc;
 	t->ok = true;
 	t->objective = sol->objective;
-	t->max_total = ev.max_total;
-	t->fits = capacity <= 0 || ev.max_total <= capacity;
-	sl_eval_free(&ev);
+	t->max_total = device0_total(r->s, sol->choice);
+	t->fits = r->capacity <= 0 || t->max_total <= r->capacity;
 	return SL_OK;
 }
 
@@ -88,14 +122,15 @@ next_subset(uint8_t *f, int n)
 }
 
 int
-sl_recompute_auto(sl_space *s, const sl_constraints *cs, double alpha,
-    int64_t capacity, sl_solver_kind kind, const sl_solve_opts *o,
-    sl_recompute_choice *out, sl_error *err)
+sl_recompute_auto(sl_space *s, sl_problem *p, double alpha, int64_t capacity,
+    sl_solver_kind kind, const sl_solve_opts *o, sl_recompute_choice *out,
+    sl_error *err)
 {
 	int n = s->g->n_layers, lo, hi, rc;
 	uint8_t *full = sl_xcalloc(n + 1, 1), *best = sl_xcalloc(n + 1, 1);
 	sl_solution sol;
 	rc_try t, bt;
+	rc_solver r = { s, alpha, capacity, kind, o, p, true, NULL };
 
 	memset(out, 0, sizeof *out);
 	out->n_layers = n;
@@ -103,7 +138,7 @@ sl_recompute_auto(sl_space *s, const sl_constraints *cs, double alpha,
 	/* none recomputed: fits already? */
 	first_layers(full, n, 0);
 	set_layers(s, full);
-	if ((rc = try_solve(s, cs, alpha, capacity, kind, o, &sol, &t, err)) != SL_OK)
+	if ((rc = try_solve(&r, &sol, &t, err)) != SL_OK)
 		goto out;
 	if (t.ok && t.fits) {
 		out->fits = true;
@@ -117,7 +152,7 @@ sl_recompute_auto(sl_space *s, const sl_constraints *cs, double alpha,
 	/* all recomputed: the least this can do */
 	first_layers(full, n, n);
 	set_layers(s, full);
-	if ((rc = try_solve(s, cs, alpha, capacity, kind, o, &sol, &t, err)) != SL_OK)
+	if ((rc = try_solve(&r, &sol, &t, err)) != SL_OK)
 		goto out;
 	if (!t.ok || !t.fits) {
 		out->n_recomputed = n;
@@ -131,8 +166,7 @@ sl_recompute_auto(sl_space *s, const sl_constraints *cs, double alpha,
 		int mid = lo + (hi - lo) / 2;
 		first_layers(full, n, mid);
 		set_layers(s, full);
-		if ((rc = try_solve(s, cs, alpha, capacity, kind, o, &sol, &t,
-		    err)) != SL_OK)
+		if ((rc = try_solve(&r, &sol, &t, err)) != SL_OK)
 			goto out;
 		if (t.ok && t.fits)
 			hi = mid;
@@ -145,8 +179,7 @@ sl_recompute_auto(sl_space *s, const sl_constraints *cs, double alpha,
 	memset(&bt, 0, sizeof bt);
 	do {
 		set_layers(s, full);
-		if ((rc = try_solve(s, cs, alpha, capacity, kind, o, &sol, &t,
-		    err)) != SL_OK)
+		if ((rc = try_solve(&r, &sol, &t, err)) != SL_OK)
 			goto out;
 		if (t.ok && t.fits && (!bt.ok || t.objective < bt.objective)) {
 			bt = t;
@@ -157,7 +190,7 @@ sl_recompute_auto(sl_space *s, const sl_constraints *cs, double alpha,
 		/* only the first-layers set was known to fit; keep it */
 		first_layers(best, n, hi);
 		set_layers(s, best);
-		rc = try_solve(s, cs, alpha, capacity, kind, o, &sol, &bt, err);
+		rc = try_solve(&r, &sol, &bt, err);
 		if (rc != SL_OK)
 			goto out;
 	}
@@ -169,6 +202,8 @@ out:
 	if (rc == SL_OK)
 		set_layers(s, full);
 	sl_solution_free(&sol);
+	sl_dp_free(r.d);
+	sl_space_reweigh_nodes(s, alpha, p);
 	free(full);
 	free(best);
 	return rc;

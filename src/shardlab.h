@@ -701,11 +701,12 @@ void sl_frontier_free(sl_frontier *f);
 
 /*
  * --recompute auto (recompute.c): the fewest layers fully recomputed for the
- * plan of alpha and cs to fit capacity bytes per device (the evaluator's
- * largest device; <= 0: no limit, nothing recomputed).  Leaves the choice
- * in s->layer_recompute; the caller rebuilds its problem from s.  Exact
- * over which layers for models of at most SL_RECOMPUTE_EXHAUSTIVE layers,
- * the first layers otherwise.
+ * plan of p (a problem of s: its alpha and pins) to fit capacity bytes per
+ * device (the largest device; <= 0: no limit, nothing recomputed).  Leaves
+ * the choice in s->layer_recompute and p re-weighed for it.  Exact over
+ * which layers for models of at most SL_RECOMPUTE_EXHAUSTIVE layers, the
+ * first layers otherwise.  One solve when nothing needs recomputing, else a
+ * bisection of live re-solves.
  */
 #define SL_RECOMPUTE_EXHAUSTIVE 12
 typedef struct sl_recompute_choice {
@@ -713,7 +714,7 @@ typedef struct sl_recompute_choice {
 	bool fits;		/* false: even full recomputation does not fit */
 	int64_t max_total;	/* the largest device of the plan found */
 } sl_recompute_choice;
-int sl_recompute_auto(sl_space *s, const sl_constraints *cs, double alpha,
+int sl_recompute_auto(sl_space *s, sl_problem *p, double alpha,
     int64_t capacity, sl_solver_kind kind, const sl_solve_opts *o,
     sl_recompute_choice *out, sl_error *err);
 

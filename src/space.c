@@ -1076,6 +1076,14 @@ sl_space_free(sl_space *s)
 /* ---------------------------------------------------------------- problems */
 
 void
+sl_space_reweigh_nodes(const sl_space *s, double alpha, sl_problem *p)
+{
+	for (int v = 0; v < p->n; v++)
+		for (int i = 0; i < p->k[v]; i++)
+			p->cost[v][i] = sl_weigh(s->node_mem[v][i], s->node_ns[v][i], alpha);
+}
+
+void
 sl_space_reweigh(const sl_space *s, double alpha, sl_problem *p)
 {
 	for (int v = 0; v < p->n; v++)

@@ -367,13 +367,13 @@ test_recompute_auto_brute(void **state)
 				}
 		assert_true(want >= 0);
 		sl_error_clear(&err);
-		assert_int_equal(sl_recompute_auto(s, NULL, 0, cap, SL_SOLVER_DP, NULL,
+		p = sl_space_problem(s, 0, NULL, &err);
+		assert_int_equal(sl_recompute_auto(s, p, 0, cap, SL_SOLVER_DP, NULL,
 		    &c, &err), SL_OK);
 		assert_true(c.fits);
 		assert_int_equal(c.n_recomputed, want);
 		seen |= 1u << want;
 		assert_true(c.max_total <= cap);
-		p = sl_space_problem(s, 0, NULL, &err);
 		sl_solution_init(&sol, p->n);
 		assert_int_equal(sl_solve(p, SL_SOLVER_DP, NULL, &sol, &err), SL_OK);
 		assert_int_equal(sol.objective, best);
