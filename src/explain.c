@@ -548,7 +548,7 @@ coll_line(sbuf *b, const sl_mesh *m, sl_coll c, int a, int64_t bytes,
 	}
 	return ns;
 }
-/* Context parallelism's ring exchange, written out (sl_context_colls). */
+/* Context parallelism's ring exchange, written out (sl_node_colls). */
 struct ring_lines {
 	sbuf *b;
 	const sl_mesh *m;
@@ -558,18 +558,18 @@ struct ring_lines {
 };
 
 static void
-ring_line(void *ctx, sl_phase phase, sl_coll c, int axis, int64_t bytes)
+ring_line(void *ctx, const sl_coll_item *it)
 {
 	struct ring_lines *r = ctx;
 
-	if (phase != r->want)
+	if (it->phase != r->want || strcmp(it->what, "ring") != 0)
 		return;
 	if (!r->any)
-		sb_printf(r->b, "%s\n", phase == SL_PHASE_FWD ?
+		sb_printf(r->b, "%s\n", it->phase == SL_PHASE_FWD ?
 		    _("    the sequence is split (context parallelism): K and V go round the ring") :
 		    _("    the ring again for K and V, and their gradients reduced to their owners"));
 	r->any = true;
-	*r->total += coll_line(r->b, r->m, c, axis, bytes, "      ");
+	*r->total += coll_line(r->b, r->m, it->coll, it->axis, it->bytes, "      ");
 }
 
 
@@ -631,7 +631,7 @@ explain_comm(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *st)
 	}
 	{
 		struct ring_lines rl = { b, m, SL_PHASE_FWD, &total, false };
-		sl_context_colls(s, opi, si, ring_line, &rl);
+		sl_node_colls(s, opi, si, ring_line, &rl);
 		fwd = fwd || rl.any;
 	}
 	if (!fwd)
@@ -639,7 +639,7 @@ explain_comm(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *st)
 	sb_printf(b, "%s\n", _("  backward:"));
 	{
 		struct ring_lines rl = { b, m, SL_PHASE_BWD, &total, false };
-		sl_context_colls(s, opi, si, ring_line, &rl);
+		sl_node_colls(s, opi, si, ring_line, &rl);
 		bwd = bwd || rl.any;
 	}
 	for (int i = 0; i < op->n_in; i++) {

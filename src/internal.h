@@ -122,14 +122,30 @@ int64_t sl_attention_saved(const sl_space *sp, const sl_op *op,
     const sl_binding *b, const int64_t *local_loop);
 int sl_attention_score_bytes(const sl_space *sp, const sl_op *op);
 /*
- * Collectives of context parallelism (space.c): attention whose sequence is
- * split over an axis passes K and V round the ring of that axis: an
- * all-gather's worth in forward, and in backward again plus a reduce-scatter
- * of their gradients.  bytes: K and V of the sequence the group holds.
+ * The collectives of a node or an edge, each once, in the order a step runs
+ * them (space.c): sl_node_cost and sl_edge_cost sum their times, the launch
+ * lists run them, explain writes them out.  A node's: ZeRO gathers of its
+ * parameters (forward, and again in backward), its input gradients' partial
+ * sums reduced after the backward kernels, graph outputs left partial reduced
+ * after the forward kernels, and context parallelism's ring: attention whose
+ * sequence is split passes K and V round that axis (an all-gather's worth
+ * forward, again backward, plus a reduce-scatter of their gradients).  An
+ * edge's: the resharding between producer and consumer, forward and backward.
  */
-typedef void (*coll_fn)(void *ctx, sl_phase phase, sl_coll c, int axis,
-    int64_t bytes);
-void sl_context_colls(const sl_space *sp, int opi, int si, coll_fn fn, void *ctx);
+typedef struct sl_coll_item {
+	sl_phase phase;
+	bool after;		/* after the operator's kernels */
+	sl_coll coll;
+	int axis;
+	int64_t bytes;		/* of the tensor the group holds together */
+	int tensor;
+	const char *what;	/* "gather", "grad", "out", "ring" (nodes); "fwd", "bwd" (edges) */
+} sl_coll_item;
+typedef void (*coll_item_fn)(void *ctx, const sl_coll_item *c);
+void sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx);
+/* Returns whether the edge moves data (the consumer then holds a copy). */
+bool sl_edge_colls(const sl_space *sp, int e, int s_src, int s_dst,
+    coll_item_fn fn, void *ctx);
 /* sl_space_reweigh of the node costs alone (recomputation changes no edge). */
 void sl_space_reweigh_nodes(const sl_space *s, double alpha, sl_problem *p);
 /* Adds v to the category cat of m. */

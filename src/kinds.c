@@ -406,7 +406,7 @@ bind_attention(const sl_graph *g, const sl_op *op, sl_binding *b)
 	bind_reset(b);
 	lb = bind_loop(b, x->dims[0], true, "dp");
 	/* the sequence splits too: context parallelism, K and V passed round
-	 * a ring (space.c sl_context_colls) */
+	 * a ring (space.c sl_node_colls) */
 	ls = bind_loop(b, x->dims[1], true, "seq");
 	lh = bind_loop(b, op->heads, true, "head");
 	b->map[0][0] = b->map[1][0] = lb;

@@ -455,164 +455,55 @@ launch_op_kernels(launch_ctx *c, int op, sl_phase ph, const int *coord)
 /* --------------------------------------------------------- collectives */
 
 /*
- * Bytes of the tensor of spec sp that the group of axis a holds together,
- * taken on device 0 (the largest shard) so that every member of the group
- * agrees on the size of the collective.
+ * The cost model's collectives (sl_node_colls, sl_edge_colls), launched in
+ * step order: for a node, those of one phase, before or after its kernels.
  */
-static int64_t
-launch_group_bytes(const sl_space *s, const sl_tensor *t, const sl_spec *sp,
-    int a)
-{
-	sl_spec q = *sp;
+struct coll_launch {
+	launch_ctx *c;
+	int op;			/* operator they are launched with */
+	sl_phase phase;
+	bool after;
+	const char *label;	/* edge: "tensor:src->dst" */
+};
 
-	for (int d = 0; d < SL_MAX_RANK; d++)
-		q.split[d] &= (uint8_t)~(1u << a);
-	return sl_mul_sat(sl_local_elems(&s->mesh, &q, t, NULL),
-	    sl_elem_bytes(s, t));
+static void
+launch_coll_item(void *ctx, const sl_coll_item *it)
+{
+	struct coll_launch *l = ctx;
+	const sl_graph *g = l->c->s->g;
+
+	if (it->phase != l->phase || it->after != l->after)
+		return;
+	if (l->label != NULL)
+		launch_coll(l->c, it->phase, l->op, it->coll, it->axis, it->bytes,
+		    "%s.%s%d", l->label, it->what, it->axis);
+	else
+		launch_coll(l->c, it->phase, l->op, it->coll, it->axis, it->bytes,
+		    "%s.%s.%s%d", g->ops[l->op].name, g->tensors[it->tensor].name,
+		    it->what, it->axis);
 }
 
-/* Placement of a spec along axis a: -2 partial, -1 replicated, else split dim. */
-static int
-launch_placement(const sl_spec *sp, int rank, int a)
-{
-	if (sp->partial & (1u << a))
-		return -2;
-	for (int d = 0; d < rank; d++)
-		if (sp->split[d] & (1u << a))
-			return d;
-	return -1;
-}
-
-/*
- * Resharding of an edge, axis by axis (doc/cost-model.md's table): the
- * forward column in phase FWD, the backward mirror in phase BWD.
- */
 static void
 launch_edge_colls(launch_ctx *c, int e, sl_phase ph)
 {
 	const sl_space *s = c->s;
 	const sl_space_edge *ed = &s->edges[e];
-	const sl_tensor *t = &s->g->tensors[ed->tensor];
-	sl_spec src = s->ops[ed->src].strat[c->choice[ed->src]].spec[ed->src_slot];
-	const sl_spec *dst = &s->ops[ed->dst].strat[c->choice[ed->dst]].spec[ed->dst_slot];
-	const char *sn = s->g->ops[ed->src].name, *dn = s->g->ops[ed->dst].name;
-	bool fwd = ph == SL_PHASE_FWD;
+	char label[96];
+	struct coll_launch l = { c, ed->dst, ph, false, label };
 
-	src.zero = 0;		/* parameters travel as their gathered copy */
-	for (int a = 0; a < s->mesh.n_axes; a++) {
-		int p = launch_placement(&src, t->rank, a);
-		int q = launch_placement(dst, t->rank, a);
-		int64_t B;
-		sl_coll k = SL_COLL_COUNT;
-
-		if (p == q || s->mesh.axes[a].size <= 1)
-			continue;
-		B = launch_group_bytes(s, t, &src, a);
-		if (p == -1)			/* replicated -> split: a slice */
-			k = fwd ? SL_COLL_COUNT : SL_COLL_ALL_GATHER;
-		else if (p == -2 && q == -1)	/* partial -> replicated */
-			k = fwd ? SL_COLL_ALL_REDUCE : SL_COLL_COUNT;
-		else if (p == -2)		/* partial -> split */
-			k = fwd ? SL_COLL_REDUCE_SCATTER : SL_COLL_ALL_GATHER;
-		else if (q == -1)		/* split -> replicated */
-			k = fwd ? SL_COLL_ALL_GATHER : SL_COLL_COUNT;
-		else				/* split d -> split d' */
-			k = SL_COLL_ALL_TO_ALL;
-		if (k != SL_COLL_COUNT)
-			launch_coll(c, ph, ed->dst, k, a, B, "%s:%s->%s.%s%d",
-			    t->name, sn, dn, fwd ? "fwd" : "bwd", a);
-	}
-}
-
-/*
- * Collectives an operator's strategy triggers (sl_node_cost): every input
- * gradient that is a partial sum over an axis splitting a loop dimension the
- * input lacks is all-reduced over that axis after backward; for a ZeRO axis
- * the parameter is instead gathered before forward and before backward and
- * its gradient reduce-scattered, which leaves 1/n of it for the next axis.
- * stage 0: before forward; 1: before backward; 2: after backward.
- */
-/* Context parallelism's ring exchange, from the cost model (sl_context_colls). */
-struct ring_ctx {
-	launch_ctx *c;
-	int op;
-	sl_phase want;
-};
-
-static void
-launch_ring_coll(void *ctx, sl_phase phase, sl_coll coll, int axis, int64_t bytes)
-{
-	struct ring_ctx *r = ctx;
-
-	if (phase != r->want)
-		return;
-	launch_coll(r->c, phase, r->op, coll, axis, bytes, "%s.ring.%s%d",
-	    r->c->s->g->ops[r->op].name, sl_coll_name(coll), axis);
+	snprintf(label, sizeof label, "%s:%s->%s", s->g->tensors[ed->tensor].name,
+	    s->g->ops[ed->src].name, s->g->ops[ed->dst].name);
+	sl_edge_colls(s, e, c->choice[ed->src], c->choice[ed->dst],
+	    launch_coll_item, &l);
 }
 
 static void
-launch_node_colls(launch_ctx *c, int op, int stage)
+launch_node_colls(launch_ctx *c, int op, sl_phase ph, bool after)
 {
-	const sl_space *s = c->s;
-	const sl_op *o = &s->g->ops[op];
-	const sl_space_op *so = &s->ops[op];
-	const sl_strategy *str = &so->strat[c->choice[op]];
-	sl_phase ph = stage == 0 ? SL_PHASE_FWD : SL_PHASE_BWD;
+	struct coll_launch l = { c, op, ph, after, NULL };
 
-	if (stage != 2) {
-		struct ring_ctx r = { c, op, ph };
-		sl_context_colls(s, op, c->choice[op], launch_ring_coll, &r);
-	}
-	for (int i = 0; i < o->n_in; i++) {
-		const sl_tensor *tt = &s->g->tensors[o->in[i]];
-		const sl_spec *sp = &str->spec[i];
-		int64_t B;
-
-		if (!launch_needs_grad(tt))
-			continue;
-		B = sl_mul_sat(sl_local_elems(&s->mesh, sp, tt, NULL),
-		    sl_grad_elem_bytes(s, tt));
-		for (int a = 0; a < s->mesh.n_axes; a++) {
-			bool partial = sl_grad_axes(&so->bind, str, i, o->n_in) & (1u << a);
-			bool z = sp->zero & (1u << a);
-			if (!partial || s->mesh.axes[a].size <= 1 || B <= 0)
-				continue;
-			if (z && stage < 2)
-				launch_coll(c, ph, op, SL_COLL_ALL_GATHER, a, B,
-				    "%s.%s.gather%d", o->name, tt->name, a);
-			else if (stage == 2)
-				launch_coll(c, ph, op, z ? SL_COLL_REDUCE_SCATTER :
-				    SL_COLL_ALL_REDUCE, a, B, "%s.%s.grad%d",
-				    o->name, tt->name, a);
-			if (z)
-				B = sl_ceil_div(B, s->mesh.axes[a].size);
-		}
-	}
+	sl_node_colls(c->s, op, c->choice[op], launch_coll_item, &l);
 }
-
-/* A graph output left as a partial sum is all-reduced after forward. */
-static void
-launch_output_colls(launch_ctx *c, int op)
-{
-	const sl_space *s = c->s;
-	const sl_op *o = &s->g->ops[op];
-	const sl_strategy *str = &s->ops[op].strat[c->choice[op]];
-
-	for (int j = 0; j < o->n_out; j++) {
-		const sl_spec *sp = &str->spec[o->n_in + j];
-		const sl_tensor *t = &s->g->tensors[o->out[j]];
-
-		if ((s->consumed && s->consumed[o->out[j]]) || sp->partial == 0)
-			continue;
-		for (int a = 0; a < s->mesh.n_axes; a++)
-			if ((sp->partial & (1u << a)) && s->mesh.axes[a].size > 1)
-				launch_coll(c, SL_PHASE_FWD, op, SL_COLL_ALL_REDUCE, a,
-				    launch_group_bytes(s, t, sp, a), "%s.%s.out%d",
-				    o->name, t->name, a);
-	}
-}
-
-/* ---------------------------------------------------------------- build */
 
 static int
 launch_build_dev(const sl_space *s, const int *choice, int dev, sl_launch_dev *d)
@@ -635,16 +526,16 @@ launch_build_dev(const sl_space *s, const int *choice, int dev, sl_launch_dev *d
 		for (int e = 0; e < s->n_edges; e++)
 			if (s->edges[e].dst == op)
 				launch_edge_colls(&c, e, SL_PHASE_FWD);
-		launch_node_colls(&c, op, 0);
+		launch_node_colls(&c, op, SL_PHASE_FWD, false);
 		launch_op_kernels(&c, op, SL_PHASE_FWD, coord);
-		launch_output_colls(&c, op);
+		launch_node_colls(&c, op, SL_PHASE_FWD, true);
 	}
 	/* backward in reverse: gathers, kernels, gradient reductions, and the
 	 * backward mirror of the incoming resharding */
 	for (int op = g->n_ops - 1; op >= 0; op--) {
-		launch_node_colls(&c, op, 1);
+		launch_node_colls(&c, op, SL_PHASE_BWD, false);
 		launch_op_kernels(&c, op, SL_PHASE_BWD, coord);
-		launch_node_colls(&c, op, 2);
+		launch_node_colls(&c, op, SL_PHASE_BWD, true);
 		for (int e = s->n_edges - 1; e >= 0; e--)
 			if (s->edges[e].dst == op)
 				launch_edge_colls(&c, e, SL_PHASE_BWD);

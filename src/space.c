@@ -629,8 +629,18 @@ group_bytes(const sl_mesh *m, const sl_spec *sp, const sl_tensor *t, int a,
 	return sl_mul_sat(sl_local_elems(m, &other, t, NULL), bpe);
 }
 
-void
-sl_context_colls(const sl_space *sp, int opi, int si, coll_fn fn, void *ctx)
+static void
+emit_coll(coll_item_fn fn, void *ctx, sl_phase ph, bool after, sl_coll c, int a,
+    int64_t bytes, int tensor, const char *what)
+{
+	sl_coll_item it = { ph, after, c, a, bytes, tensor, what };
+
+	fn(ctx, &it);
+}
+
+/* Context parallelism's ring for attention whose sequence is split. */
+static void
+ring_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 {
 	const sl_graph *g = sp->g;
 	const sl_op *op = &g->ops[opi];
@@ -640,10 +650,7 @@ sl_context_colls(const sl_space *sp, int opi, int si, coll_fn fn, void *ctx)
 	int64_t q, kv, bytes;
 	uint8_t seq;
 
-	if (op->kind != SL_OP_ATTENTION)
-		return;
-	seq = st->loop_axes[1];
-	if (seq == 0)
+	if (op->kind != SL_OP_ATTENTION || (seq = st->loop_axes[1]) == 0)
 		return;
 	x = &g->tensors[op->in[0]];
 	q = op->heads;
@@ -656,28 +663,17 @@ sl_context_colls(const sl_space *sp, int opi, int si, coll_fn fn, void *ctx)
 		/* K and V are 2 kv of the q + 2 kv heads of the fused input */
 		bytes = sl_mul_sat(sl_local_elems(m, &other, x, NULL), sl_elem_bytes(sp, x));
 		bytes = bytes / (q + 2 * kv) * (2 * kv);
-		fn(ctx, SL_PHASE_FWD, SL_COLL_ALL_GATHER, a, bytes);
-		fn(ctx, SL_PHASE_BWD, SL_COLL_ALL_GATHER, a, bytes);
-		fn(ctx, SL_PHASE_BWD, SL_COLL_REDUCE_SCATTER, a, bytes);
+		emit_coll(fn, ctx, SL_PHASE_FWD, false, SL_COLL_ALL_GATHER, a, bytes,
+		    op->in[0], "ring");
+		emit_coll(fn, ctx, SL_PHASE_BWD, false, SL_COLL_ALL_GATHER, a, bytes,
+		    op->in[0], "ring");
+		emit_coll(fn, ctx, SL_PHASE_BWD, true, SL_COLL_REDUCE_SCATTER, a, bytes,
+		    op->in[0], "ring");
 	}
 }
 
-struct coll_acc {
-	const sl_mesh *m;
-	sl_comm *comm;
-};
-
-static void
-coll_to_comm(void *ctx, sl_phase phase, sl_coll c, int axis, int64_t bytes)
-{
-	struct coll_acc *a = ctx;
-
-	(void)phase;
-	add_coll(a->m, a->comm, c, axis, bytes);
-}
-
-static void
-node_comm(const sl_space *sp, int opi, int si, sl_comm *comm)
+void
+sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 {
 	const sl_graph *g = sp->g;
 	const sl_op *op = &g->ops[opi];
@@ -699,23 +695,24 @@ node_comm(const sl_space *sp, int opi, int si, sl_comm *comm)
 		bytes = sl_mul_sat(sl_local_elems(m, &st->spec[i], t, NULL),
 		    sl_grad_elem_bytes(sp, t));
 		for (int a = 0; a < m->n_axes; a++) {
-			if (!(part & (1u << a)))
+			if (!(part & (1u << a)) || m->axes[a].size <= 1 || bytes <= 0)
 				continue;
 			if (st->spec[i].zero & (1u << a)) {
 				/* ZeRO-3: gather for forward and backward, scatter the gradient. */
-				add_coll(m, comm, SL_COLL_ALL_GATHER, a, bytes);
-				add_coll(m, comm, SL_COLL_ALL_GATHER, a, bytes);
-				add_coll(m, comm, SL_COLL_REDUCE_SCATTER, a, bytes);
+				emit_coll(fn, ctx, SL_PHASE_FWD, false, SL_COLL_ALL_GATHER, a,
+				    bytes, op->in[i], "gather");
+				emit_coll(fn, ctx, SL_PHASE_BWD, false, SL_COLL_ALL_GATHER, a,
+				    bytes, op->in[i], "gather");
+				emit_coll(fn, ctx, SL_PHASE_BWD, true, SL_COLL_REDUCE_SCATTER, a,
+				    bytes, op->in[i], "grad");
 				bytes = sl_ceil_div(bytes, m->axes[a].size);
 			} else {
-				add_coll(m, comm, SL_COLL_ALL_REDUCE, a, bytes);
+				emit_coll(fn, ctx, SL_PHASE_BWD, true, SL_COLL_ALL_REDUCE, a,
+				    bytes, op->in[i], "grad");
 			}
 		}
 	}
-	{
-		struct coll_acc acc = { m, comm };
-		sl_context_colls(sp, opi, si, coll_to_comm, &acc);
-	}
+	ring_colls(sp, opi, si, fn, ctx);
 	/* A graph output left as a partial sum is all-reduced to be usable. */
 	for (int j = 0; j < op->n_out; j++) {
 		const sl_spec *sp2 = &st->spec[op->n_in + j];
@@ -723,10 +720,32 @@ node_comm(const sl_space *sp, int opi, int si, sl_comm *comm)
 		if (sp->consumed[op->out[j]] || sp2->partial == 0)
 			continue;
 		for (int a = 0; a < m->n_axes; a++)
-			if (sp2->partial & (1u << a))
-				add_coll(m, comm, SL_COLL_ALL_REDUCE, a,
-				    group_bytes(m, sp2, t, a, sl_elem_bytes(sp, t)));
+			if ((sp2->partial & (1u << a)) && m->axes[a].size > 1)
+				emit_coll(fn, ctx, SL_PHASE_FWD, true, SL_COLL_ALL_REDUCE, a,
+				    group_bytes(m, sp2, t, a, sl_elem_bytes(sp, t)),
+				    op->out[j], "out");
 	}
+}
+
+struct coll_acc {
+	const sl_mesh *m;
+	sl_comm *comm;
+};
+
+static void
+coll_to_comm(void *ctx, const sl_coll_item *c)
+{
+	struct coll_acc *a = ctx;
+
+	add_coll(a->m, a->comm, c->coll, c->axis, c->bytes);
+}
+
+static void
+node_comm(const sl_space *sp, int opi, int si, sl_comm *comm)
+{
+	struct coll_acc acc = { &sp->mesh, comm };
+
+	sl_node_colls(sp, opi, si, coll_to_comm, &acc);
 }
 
 void
@@ -756,47 +775,61 @@ placement(const sl_spec *sp, int rank, int a)
 }
 
 /* Resharding src -> dst spec of tensor t: comm, and whether forward moved data. */
-static bool
-reshard(const sl_mesh *m, const sl_tensor *t, const sl_spec *src,
-    const sl_spec *dst, int bpe, sl_comm *comm)
-{
-	bool moved = false;
-
-	for (int a = 0; a < m->n_axes; a++) {
-		int p = placement(src, t->rank, a), c = placement(dst, t->rank, a);
-		int64_t b;
-
-		if (p == c || m->axes[a].size <= 1)
-			continue;
-		b = group_bytes(m, src, t, a, bpe);
-		if (p == -1) {			/* replicated -> split: slice */
-			add_coll(m, comm, SL_COLL_ALL_GATHER, a, b);
-		} else if (p == -2) {		/* partial */
-			moved = true;
-			if (c == -1) {
-				add_coll(m, comm, SL_COLL_ALL_REDUCE, a, b);
-			} else {
-				add_coll(m, comm, SL_COLL_REDUCE_SCATTER, a, b);
-				add_coll(m, comm, SL_COLL_ALL_GATHER, a, b);
-			}
-		} else if (c == -1) {		/* split -> replicated */
-			moved = true;
-			add_coll(m, comm, SL_COLL_ALL_GATHER, a, b);
-		} else {			/* split d -> split d' */
-			moved = true;
-			add_coll(m, comm, SL_COLL_ALL_TO_ALL, a, b);
-			add_coll(m, comm, SL_COLL_ALL_TO_ALL, a, b);
-		}
-	}
-	return moved;
-}
-
 static const sl_spec *
 edge_src_spec(const sl_space *s, const sl_space_edge *e, int s_src, sl_spec *tmp)
 {
 	*tmp = s->ops[e->src].strat[s_src].spec[e->src_slot];
 	tmp->zero = 0;		/* parameters travel as their gathered compute copy */
 	return tmp;
+}
+
+/*
+ * Per axis, from the producer's placement to the consumer's (doc/cost-model.md):
+ * replicated -> split slices in forward and gathers the gradient in backward;
+ * partial -> replicated all-reduces; partial -> split reduce-scatters, and
+ * gathers the gradient; split -> replicated gathers; split -> other split
+ * is an all-to-all both ways.
+ */
+bool
+sl_edge_colls(const sl_space *s, int edge, int s_src, int s_dst,
+    coll_item_fn fn, void *ctx)
+{
+	const sl_space_edge *e = &s->edges[edge];
+	const sl_tensor *t = &s->g->tensors[e->tensor];
+	const sl_spec *dst = &s->ops[e->dst].strat[s_dst].spec[e->dst_slot];
+	const sl_mesh *m = &s->mesh;
+	sl_spec tmp;
+	const sl_spec *src = edge_src_spec(s, e, s_src, &tmp);
+	int bpe = sl_elem_bytes(s, t);
+	bool moved = false;
+
+	for (int a = 0; a < m->n_axes; a++) {
+		int p = placement(src, t->rank, a), c = placement(dst, t->rank, a);
+		int64_t b;
+		sl_coll fw = SL_COLL_COUNT, bw = SL_COLL_COUNT;
+
+		if (p == c || m->axes[a].size <= 1)
+			continue;
+		b = group_bytes(m, src, t, a, bpe);
+		if (p == -1) {			/* replicated -> split: slice */
+			bw = SL_COLL_ALL_GATHER;
+		} else if (p == -2 && c == -1) {	/* partial -> replicated */
+			fw = SL_COLL_ALL_REDUCE;
+		} else if (p == -2) {		/* partial -> split */
+			fw = SL_COLL_REDUCE_SCATTER;
+			bw = SL_COLL_ALL_GATHER;
+		} else if (c == -1) {		/* split -> replicated */
+			fw = SL_COLL_ALL_GATHER;
+		} else {			/* split d -> split d' */
+			fw = bw = SL_COLL_ALL_TO_ALL;
+		}
+		moved = moved || p != -1;
+		if (fn != NULL && fw != SL_COLL_COUNT)
+			emit_coll(fn, ctx, SL_PHASE_FWD, false, fw, a, b, e->tensor, "fwd");
+		if (fn != NULL && bw != SL_COLL_COUNT)
+			emit_coll(fn, ctx, SL_PHASE_BWD, false, bw, a, b, e->tensor, "bwd");
+	}
+	return moved;
 }
 
 void
@@ -806,13 +839,12 @@ sl_edge_cost(const sl_space *s, int edge, int s_src, int s_dst,
 	const sl_space_edge *e = &s->edges[edge];
 	const sl_tensor *t = &s->g->tensors[e->tensor];
 	const sl_spec *dst = &s->ops[e->dst].strat[s_dst].spec[e->dst_slot];
-	sl_spec tmp;
 	sl_comm c;
+	struct coll_acc acc = { &s->mesh, &c };
 	bool moved;
 
 	memset(&c, 0, sizeof c);
-	moved = reshard(&s->mesh, t, edge_src_spec(s, e, s_src, &tmp), dst,
-	    sl_elem_bytes(s, t), &c);
+	moved = sl_edge_colls(s, edge, s_src, s_dst, coll_to_comm, &acc);
 	if (comm != NULL)
 		*comm = c;
 	if (mem != NULL) {
