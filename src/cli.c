@@ -490,6 +490,7 @@ print_plan(const sl_space *s, const sl_eval *ev, const int *choice)
 		if (ev->comm.ns[c] > 0)
 			printf(" %s %s", sl_coll_name(c), NS(ev->comm.ns[c], b[1]));
 	printf("\n");
+	cli_print_step(stdout, ev);
 }
 
 static int
@@ -678,7 +679,7 @@ cmd_sweep(int argc, char **argv)
 	sl_frontier f = { 0 };
 	sl_error err;
 	int rc;
-	char b1[32], b2[32];
+	char b1[32], b2[32], b3[32], b4[32];
 
 	sl_error_clear(&err);
 	if (cli_parse(argc, argv, &o, &err) != SL_OK)
@@ -710,8 +711,11 @@ cmd_sweep(int argc, char **argv)
 				fprintf(a.fp, "null");
 			else
 				fprintf(a.fp, "%.17g", f.pt[i].alpha_hi);
-			fprintf(a.fp, ", \"memory_bytes\": %lld, \"comm_time_ns\": %lld, \"strategies\": {",
-			    (long long)f.pt[i].mem, (long long)f.pt[i].comm_ns);
+			fprintf(a.fp, ", \"memory_bytes\": %lld, \"comm_time_ns\": %lld, "
+			    "\"step_time_ns\": %lld, \"tokens_per_s\": %.6g, \"mfu\": %.6g, "
+			    "\"strategies\": {",
+			    (long long)f.pt[i].mem, (long long)f.pt[i].comm_ns,
+			    (long long)f.pt[i].step_ns, f.pt[i].tokens_per_s, f.pt[i].mfu);
 			for (int v = 0; v < s.g->n_ops; v++)
 				fprintf(a.fp, "%s\"%s\": \"%s\"", v ? ", " : "", s.g->ops[v].name,
 				    s.space->ops[v].strat[f.pt[i].choice[v]].name);
@@ -728,8 +732,9 @@ cmd_sweep(int argc, char **argv)
 	printf(_("alpha frontier of %s on "), s.g->name);
 	print_mesh(&s.mesh);
 	printf(_(": %d distinct plans\n\n"), f.n);
-	cli_fprintf(stdout, "%-4s %-27s %14s %14s\n", "#", _("alpha (bytes/us)"), _("memory/dev"),
-	    _("comm/step"));
+	cli_fprintf(stdout, "%-4s %-27s %14s %14s %12s %10s %6s\n", "#",
+	    _("alpha (bytes/us)"), _("memory/dev"), _("comm/step"), _("step time"),
+	    _("tokens/s"), _("MFU"));
 	for (int i = 0; i < f.n; i++) {
 		char range[64];
 		if (f.pt[i].alpha_hi < 0)
@@ -737,8 +742,11 @@ cmd_sweep(int argc, char **argv)
 		else
 			snprintf(range, sizeof range, "%.4g .. %.4g", f.pt[i].alpha_lo,
 			    f.pt[i].alpha_hi);
-		printf("%-4d %-27s %14s %14s\n", i + 1, range, B(f.pt[i].mem, b1),
-		    NS(f.pt[i].comm_ns, b2));
+		printf("%-4d %-27s %14s %14s %12s %10s %5.1f%%\n", i + 1, range,
+		    B(f.pt[i].mem, b1), NS(f.pt[i].comm_ns, b2),
+		    NS(f.pt[i].step_ns, b3),
+		    sl_format_rate(f.pt[i].tokens_per_s, b4, sizeof b4),
+		    100 * f.pt[i].mfu);
 	}
 out:
 	sl_frontier_free(&f);
@@ -988,6 +996,8 @@ static const cli_cmd commands[] = {
 	  N_("draw the strategy graph of the chosen plan with Graphviz") },
 	{ "validate", cli_cmd_validate, N_("validate PLAN [--emulate] [--steps N] [--json FILE|-]"),
 	  N_("run a plan's training step on local GPUs and compare with the prediction") },
+	{ "profile", cli_cmd_profile, N_("profile [--hw BASE] -o FILE"),
+	  N_("measure a hardware profile on the local GPUs (needs the GPU runner)") },
 	{ "help", cmd_help, N_("help"), N_("this text") },
 };
 

@@ -75,10 +75,13 @@ int cli_cmd_tui(int argc, char **argv);
 int cli_cmd_compare(int argc, char **argv);
 int cli_cmd_explain(int argc, char **argv);
 int cli_cmd_validate(int argc, char **argv);
+int cli_cmd_profile(int argc, char **argv);
 /* fprintf whose %Ns widths count display columns (wide translations). */
 int cli_fprintf(FILE *fp, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 int cli_cmd_render(int argc, char **argv);
+/* The evaluator's step time, tokens per second and MFU, two lines. */
+void cli_print_step(FILE *fp, const sl_eval *ev);
 
 #define CLI_DEFAULT_MODEL "gpt-1.7b"
 #define CLI_DEFAULT_HW "h100-nvlink"

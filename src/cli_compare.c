@@ -79,6 +79,12 @@ compare_json(const cli_session *s, const sl_comparison *c)
 			json_object_set_new(r, "redundant_bytes", json_integer(p->redundant));
 			json_object_set_new(r, "comm_time_ns", json_integer(p->comm_ns));
 			json_object_set_new(r, "comm_by_collective_ns", comm);
+			json_object_set_new(r, "step_time_ns", json_integer(p->ev.step_ns));
+			json_object_set_new(r, "compute_ns", json_integer(p->ev.compute_ns));
+			json_object_set_new(r, "exposed_comm_ns",
+			    json_integer(p->ev.exposed_comm_ns));
+			json_object_set_new(r, "tokens_per_s", json_real(p->ev.tokens_per_s));
+			json_object_set_new(r, "mfu", json_real(p->ev.mfu));
 			json_object_set_new(r, "memory_ours_over_theirs",
 			    ratio_json(ours->max_mem, p->max_mem));
 			json_object_set_new(r, "memory_theirs_over_ours",
@@ -104,7 +110,7 @@ static void
 print_compare(const cli_session *s, const sl_comparison *c)
 {
 	const sl_scored_plan *ours = &c->row[0];
-	char b[8][32];
+	char b[9][32];
 
 	{
 		double np = (double)sl_graph_param_count(s->g);
@@ -119,27 +125,32 @@ print_compare(const cli_session *s, const sl_comparison *c)
 		printf("%dx%d", s->mesh.axes[0].size, s->mesh.axes[1].size);
 	printf(_(" on %s (%s per device); ours at alpha %g\n\n"), s->mesh.hw.name,
 	    B(s->mesh.hw.memory_bytes, b[0]), c->alpha);
-	cli_fprintf(stdout, "%-14s %12s %12s %12s %12s %9s %9s %9s\n", _("method"),
-	    _("max mem/dev"), _("mean mem/dev"), _("redundant"), _("comm/step"),
-	    _("ours/thr"), _("thr/ours"), _("comm t/o"));
+	cli_fprintf(stdout, "%-14s %12s %12s %12s %12s %9s %9s %9s %11s %9s %6s\n",
+	    _("method"), _("max mem/dev"), _("mean mem/dev"), _("redundant"),
+	    _("comm/step"), _("ours/thr"), _("thr/ours"), _("comm t/o"),
+	    _("step time"), _("tokens/s"), _("MFU"));
 	for (int i = 0; i < c->n; i++) {
 		const sl_scored_plan *p = &c->row[i];
 
 		if (!p->applicable) {
-			cli_fprintf(stdout, "%-14s %12s %12s %12s %12s %9s %9s %9s\n", p->method,
-			    "-", "-", "-", "-", "-", "-", "-");
+			cli_fprintf(stdout, "%-14s %12s %12s %12s %12s %9s %9s %9s %11s %9s %6s\n",
+			    p->method, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-");
 			continue;
 		}
-		cli_fprintf(stdout, "%-14s %12s %12s %12s %12s %9s %9s %9s%s\n", p->method,
+		cli_fprintf(stdout, "%-14s %12s %12s %12s %12s %9s %9s %9s %11s %9s %5.1f%%%s\n",
+		    p->method,
 		    B(p->max_mem, b[0]), B(p->mean_mem, b[1]), B(p->redundant, b[2]),
 		    NS(p->comm_ns, b[3]), ratio(ours->max_mem, p->max_mem, b[4]),
 		    ratio(p->max_mem, ours->max_mem, b[5]),
-		    ratio(p->comm_ns, ours->comm_ns, b[6]),
+		    ratio(p->comm_ns, ours->comm_ns, b[6]), NS(p->ev.step_ns, b[7]),
+		    sl_format_rate(p->ev.tokens_per_s, b[8], sizeof b[8]),
+		    100 * p->ev.mfu,
 		    p->ev.n_over_capacity > 0 ? _("  over capacity") : "");
 	}
 	printf("\n%s\n", _("ours/thr: our max memory per device over theirs (the paper's "
 	    "Table 2 ratio); thr/ours its inverse; comm t/o: their communication "
-	    "time over ours."));
+	    "time over ours; step time, tokens/s and MFU: one optimizer step "
+	    "(doc/cost-model.md)."));
 	for (int i = 0; i < c->n; i++)
 		printf("  %-14s %s: %s\n", c->row[i].method, c->row[i].title,
 		    c->row[i].note);

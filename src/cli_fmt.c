@@ -1,7 +1,8 @@
 /*
  * cli_fmt.c: tables on the command line that keep their columns in any
  * language.  printf pads %-16s to 16 bytes, which is 8 to 11 columns of
- * Chinese; cli_fprintf pads to display columns instead.
+ * Chinese; cli_fprintf pads to display columns instead.  Also the lines
+ * every plan prints about its step time.
  */
 #include "cli.h"
 
@@ -138,4 +139,20 @@ cli_fprintf(FILE *fp, const char *fmt, ...)
 	}
 	va_end(ap);
 	return total;
+}
+
+void
+cli_print_step(FILE *fp, const sl_eval *ev)
+{
+	char b[3][32];
+
+	fprintf(fp, _("step time: %s = %lld micro-step(s) x (compute %s + "
+	    "exposed communication %s)\n"),
+	    sl_format_ns(ev->step_ns, b[0], sizeof b[0]),
+	    (long long)ev->accum_steps,
+	    sl_format_ns(ev->compute_ns, b[1], sizeof b[1]),
+	    sl_format_ns(ev->exposed_comm_ns, b[2], sizeof b[2]));
+	fprintf(fp, _("throughput: %s tokens/s, MFU %.1f%%\n"),
+	    sl_format_rate(ev->tokens_per_s, b[0], sizeof b[0]),
+	    100 * ev->mfu);
 }

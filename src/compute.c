@@ -1,11 +1,18 @@
 /*
- * compute.c: how long an operator's shard computes.  Matmuls (and the
- * matmuls inside attention) run at the throughput the hardware profile
- * measured for their size; everything else is bound by memory bandwidth
- * (bytes read plus written).  Backward costs twice the forward FLOPs of a
- * matmul (input and weight gradients) and twice the bytes of the others.
- * A layer that recomputes runs its forward again in backward.
- * doc/cost-model.md, "Compute time", has the formulas.
+ * compute.c: how long an operator's shard computes.  Each operator runs as a
+ * few kernels (a table by kind); each kernel takes the longest of its three
+ * bounds (a roofline with a launch floor):
+ *
+ *   - its FLOPs at the throughput the hardware profile measured for a
+ *     problem of that size (matmuls; attention at the fused-attention rate),
+ *   - its bytes (read plus written) at the profile's memory bandwidth,
+ *   - the profile's launch overhead: the least time a kernel takes from
+ *     issue to issue, which bounds small kernels (tensor-parallel shards).
+ *
+ * Backward costs twice the forward FLOPs of a matmul (input and weight
+ * gradients) and twice the bytes of the others.  A layer that recomputes
+ * runs its forward again in backward.  doc/cost-model.md, "Compute time",
+ * has the formulas and doc/validation.md their comparison with an H100.
  */
 #include "internal.h"
 
@@ -14,21 +21,44 @@
 #define DEFAULT_MEM_BW 2.0e12
 #define DEFAULT_EFFICIENCY 0.7
 
-/* Achieved FLOP/s for a problem of f FLOPs: the profile's measured points,
- * interpolated in log(flops); the peak times an efficiency without them. */
-static double
-gemm_rate(const sl_hw *hw, double f)
-{
-	double eff = hw->matmul_efficiency > 0 ? hw->matmul_efficiency : DEFAULT_EFFICIENCY;
-	const sl_gemm_point *p = hw->gemm;
-	int n = hw->n_gemm;
+/*
+ * Kernels an operator runs, forward and backward, as eager frameworks issue
+ * them: a matmul's backward is two gemms (input and weight gradient); a
+ * norm's backward a kernel for the input and one for its scale and shift;
+ * fused attention's backward the pre-pass over dO.O, the main kernel, the
+ * conversion of dQ and the packing of dQ, dK and dV into one tensor; an
+ * elementwise operator one kernel each way (for a residual add, the
+ * accumulation of the gradient of its shared input).  Every parameter adds
+ * one more in backward: its gradient reduced (a bias) or accumulated into
+ * the gradient buffer across micro-steps.
+ */
+static const struct {
+	uint8_t fwd, bwd;
+} kernels[SL_OP_KIND_COUNT] = {
+	[SL_OP_EMBEDDING] = { 1, 4 },
+	[SL_OP_MATMUL] = { 1, 2 },
+	[SL_OP_BMM] = { 1, 2 },
+	[SL_OP_LAYERNORM] = { 1, 3 },
+	[SL_OP_RMSNORM] = { 1, 3 },
+	[SL_OP_SOFTMAX] = { 1, 1 },
+	[SL_OP_GELU] = { 1, 1 },
+	[SL_OP_SILU] = { 1, 1 },
+	[SL_OP_RELU] = { 1, 1 },
+	[SL_OP_MUL] = { 1, 2 },
+	[SL_OP_ADD] = { 1, 1 },
+	[SL_OP_DROPOUT] = { 1, 1 },
+	[SL_OP_RESHAPE] = { 1, 1 },
+	[SL_OP_TRANSPOSE] = { 1, 1 },
+	[SL_OP_ATTENTION] = { 1, 4 },
+	[SL_OP_CROSS_ENTROPY] = { 3, 3 },
+};
 
-	if (n <= 0)
-		return hw->flops * eff;
+/* Measured points, interpolated in log(flops), flat beyond both ends. */
+static double
+points_rate(const sl_gemm_point *p, int n, double f)
+{
 	if (f <= p[0].flops)
-		return p[0].achieved * (f / p[0].flops > 0.01 ? 1.0 : 0.5);
-	if (f >= p[n - 1].flops)
-		return p[n - 1].achieved;
+		return p[0].achieved;
 	for (int i = 1; i < n; i++)
 		if (f <= p[i].flops) {
 			double t = (log(f) - log(p[i - 1].flops)) /
@@ -36,6 +66,47 @@ gemm_rate(const sl_hw *hw, double f)
 			return p[i - 1].achieved + t * (p[i].achieved - p[i - 1].achieved);
 		}
 	return p[n - 1].achieved;
+}
+
+/* Achieved FLOP/s for one matmul of f FLOPs: the profile's measured points;
+ * the peak times an efficiency without them. */
+double
+sl_gemm_rate(const sl_hw *hw, double f)
+{
+	double eff = hw->matmul_efficiency > 0 ? hw->matmul_efficiency : DEFAULT_EFFICIENCY;
+
+	if (hw->n_gemm <= 0)
+		return hw->flops * eff;
+	return points_rate(hw->gemm, hw->n_gemm, f);
+}
+
+/* Fused attention of f FLOPs forward plus backward: the profile's points,
+ * else its single rate, else the matmul rate. */
+static double
+attention_rate(const sl_hw *hw, double f)
+{
+	if (hw->n_attention > 0)
+		return points_rate(hw->attention, hw->n_attention, f);
+	if (hw->attention_flops > 0)
+		return hw->attention_flops;
+	return sl_gemm_rate(hw, f);
+}
+
+double
+sl_attention_flops(const sl_graph *g, const sl_op *op, int64_t batch,
+    int64_t heads)
+{
+	const sl_tensor *x = &g->tensors[op->in[0]];
+	int64_t kvh = op->kv_heads > 0 ? op->kv_heads : op->heads;
+	double d = (double)x->dims[2] / (double)(op->heads + 2 * kvh);
+	double s = (double)x->dims[1];
+
+	if (batch <= 0)
+		batch = x->dims[0];
+	if (heads <= 0)
+		heads = op->heads;
+	/* QK^T and PV, 2 b h s^2 d each; causal: half of it computed. */
+	return 4.0 * (double)batch * (double)heads * s * s * d * 0.5;
 }
 
 static int64_t
@@ -48,20 +119,40 @@ ns_of(double seconds)
 	return ns >= 9.2e18 ? INT64_MAX : (int64_t)(ns + 0.5);
 }
 
-int64_t
-sl_gemm_ns(const sl_hw *hw, int64_t m, int64_t n, int64_t k, int64_t batch)
-{
-	double f = 2.0 * (double)m * (double)n * (double)k * (double)batch;
-
-	if (f <= 0 || hw->flops <= 0)
-		return 0;
-	return ns_of(f / gemm_rate(hw, f / (batch > 0 ? batch : 1)));
-}
-
 static double
 mem_bw(const sl_hw *hw)
 {
 	return hw->mem_bandwidth > 0 ? hw->mem_bandwidth : DEFAULT_MEM_BW;
+}
+
+/* Seconds of k kernels sharing flops f at rate r and bytes b: each takes
+ * the longest of its FLOP time, its memory time and the launch overhead. */
+static double
+kernels_s(const sl_hw *hw, int k, double f, double r, double b)
+{
+	double t = 0;
+
+	if (k <= 0)
+		return 0;
+	if (f > 0 && r > 0)
+		t = f / r / k;
+	if (b / mem_bw(hw) / k > t)
+		t = b / mem_bw(hw) / k;
+	if (hw->launch_overhead > t)
+		t = hw->launch_overhead;
+	return k * t;
+}
+
+int64_t
+sl_gemm_ns(const sl_hw *hw, int64_t m, int64_t n, int64_t k, int64_t batch)
+{
+	double f1 = 2.0 * (double)m * (double)n * (double)k;
+	double nb = batch > 0 ? (double)batch : 1;
+	double bytes = 2.0 * nb * ((double)m * k + (double)k * n + (double)m * n);
+
+	if (f1 <= 0 || hw->flops <= 0)
+		return 0;
+	return ns_of(kernels_s(hw, 1, f1 * nb, sl_gemm_rate(hw, f1 * nb), bytes));
 }
 
 /* Local bytes of every tensor slot of the operator (read plus written once). */
@@ -88,61 +179,54 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 	const sl_binding *b = &sp->ops[opi].bind;
 	const sl_hw *hw = &sp->mesh.hw;
 	int64_t loc[SL_MAX_LOOP];
-	double fwd_s = 0, bwd_s = 0, ff = 0, fb = 0;
+	double bytes = slot_bytes(sp, opi, si, coord);
+	double ff = 0, fb = 0, rate = 0, xb_f = 0, xb_b = 0;
+	int kf = kernels[op->kind].fwd, kb = kernels[op->kind].bwd;
 	int lay = op->layer;
 
 	memset(out, 0, sizeof *out);
+	if (hw->flops <= 0)
+		return;
+	for (int i = 0; i < op->n_in; i++)
+		kb += sp->g->tensors[op->in[i]].role == SL_ROLE_PARAMETER;
 	sl_local_loop(sp, opi, si, coord, loc);
 	switch (op->kind) {
 	case SL_OP_MATMUL:
 	case SL_OP_BMM: {
 		/* Loops: batch dims..., (m), k, n: 2 x product of all. */
-		double prod = 1, rows = 1;
+		double prod = 1;
 		for (int l = 0; l < b->n_loop; l++)
 			prod *= (double)loc[l];
-		for (int l = 0; l < b->n_loop - 2; l++)
-			rows *= (double)loc[l];
 		ff = 2 * prod;
 		fb = 2 * ff;
-		if (hw->flops > 0) {
-			double r = gemm_rate(hw, ff);
-			fwd_s = ff / r;
-			bwd_s = fb / r;
-		}
-		(void)rows;
+		rate = sl_gemm_rate(hw, ff);
 		break;
 	}
 	case SL_OP_ATTENTION: {
-		/* QK^T and PV over b x heads x s x s x d, causal: half computed. */
-		const sl_tensor *x = &sp->g->tensors[op->in[0]];
-		int64_t kvh = op->kv_heads > 0 ? op->kv_heads : op->heads;
-		double d = (double)x->dims[2] / (double)(op->heads + 2 * kvh);
 		double s = (double)b->size[1];
-		double rate;
-		ff = 4.0 * (double)loc[0] * (double)loc[2] * s * s * d * 0.5;
+		ff = sl_attention_flops(sp->g, op, loc[0], loc[2]);
 		fb = 2.5 * ff;	/* dQ, dK, dV and the recomputed scores */
-		rate = hw->attention_flops > 0 ? hw->attention_flops : gemm_rate(hw, ff);
-		if (hw->flops > 0) {
-			fwd_s = ff / rate;
-			bwd_s = fb / rate;
-		}
+		rate = attention_rate(hw, ff + fb);
 		if (sp->opts.recipe.attention == SL_ATTN_NAIVE) {
-			/* The s^2 scores go through memory: write and read them. */
+			/* Two batched gemms that compute the masked half too,
+			 * and the s^2 scores through memory: written and read by
+			 * the scaling, mask, softmax and dropout kernels. */
 			double sb = 2.0 * (double)loc[0] * (double)loc[2] * s * s;
-			fwd_s += 3 * sb / mem_bw(hw);
-			bwd_s += 6 * sb / mem_bw(hw);
+			rate = sl_gemm_rate(hw, ff) / 2;
+			xb_f = 4 * sb;
+			xb_b = 8 * sb;
+			kf += 4;
+			kb += 4;
 		}
 		break;
 	}
 	default:
-		fwd_s = slot_bytes(sp, opi, si, coord) / mem_bw(hw);
-		bwd_s = 2 * fwd_s;
 		break;
 	}
 	out->flops_fwd = (int64_t)ff;
 	out->flops_bwd = (int64_t)fb;
-	out->fwd_ns = ns_of(fwd_s);
-	out->bwd_ns = ns_of(bwd_s);
+	out->fwd_ns = ns_of(kernels_s(hw, kf, ff, rate, bytes + xb_f));
+	out->bwd_ns = ns_of(kernels_s(hw, kb, fb, rate, 2 * bytes + xb_b));
 	if (lay >= 0 && sp->layer_recompute != NULL) {
 		sl_recompute r = sp->layer_recompute[lay];
 		if (r == SL_RECOMP_FULL ||

@@ -1,7 +1,8 @@
 /*
  * hardware.c: hardware profiles (JSON, man shardlab-plan.5 HARDWARE
- * PROFILES), device meshes built on them, and the ring-collective time
- * formulas every cost in the engine goes through.
+ * PROFILES): reading them, writing them, and filling one from what the GPU
+ * runner measured (`shardlab profile`); device meshes built on them, and
+ * the ring-collective time formulas every cost in the engine goes through.
  */
 #include "internal.h"
 #include "jsonpos.h"
@@ -204,6 +205,156 @@ hw_link(const hw_ctx *c, json_t *root, const char *key, bool required,
 	return SL_OK;
 }
 
+/* An optional number: absent leaves *out as it is. */
+static int
+hw_opt_number(const hw_ctx *c, json_t *obj, const char *parent,
+    const char *key, bool min_zero, double max, double *out)
+{
+	if (json_object_get(obj, key) == NULL)
+		return SL_OK;
+	return hw_number(c, obj, parent, key, min_zero, max, out);
+}
+
+static int
+gemm_point_cmp(const void *a, const void *b)
+{
+	const sl_gemm_point *x = a, *y = b;
+
+	return (x->flops > y->flops) - (x->flops < y->flops);
+}
+
+/* Sorts points by size and merges those of one size into one at their
+ * mean time; returns how many are left. */
+static int
+merge_points(sl_gemm_point *pts, int n)
+{
+	int k = 0;
+
+	qsort(pts, n, sizeof pts[0], gemm_point_cmp);
+	for (int a = 0; a < n;) {
+		int b = a;
+		double secs = 0, f = pts[a].flops;
+		while (b < n && pts[b].flops == f)
+			secs += f / pts[b++].achieved;
+		pts[k].flops = f;
+		pts[k].achieved = f * (b - a) / secs;
+		k++;
+		a = b;
+	}
+	return k;
+}
+
+/* A table of measured points: how its shape members make the FLOPs. */
+typedef struct hw_table {
+	const char *key;		/* "gemm", "attention" */
+	const char *const *dims;	/* shape members, NULL-terminated */
+	double flops_per;		/* FLOPs = flops_per x product of dims */
+	const char *const *known;
+} hw_table;
+
+static const char *const gemm_dims[] = { "m", "n", "k", NULL };
+static const char *const gemm_known[] = { "m", "n", "k", "flops", "tflops", NULL };
+static const char *const attn_dims[] = { "batch", "heads", "seq", "seq2", "dim", NULL };
+static const char *const attn_known[] = { "batch", "heads", "seq", "dim", "flops",
+    "tflops", NULL };
+
+/* gemm: 2mnk.  Causal attention forward and backward: 3.5 x 4 b h s^2 d / 2
+ * (doc/cost-model.md); "seq2" stands for the second factor of s. */
+static const hw_table hw_tables[] = {
+	{ "gemm", gemm_dims, 2.0, gemm_known },
+	{ "attention", attn_dims, 7.0, attn_known },
+};
+
+/*
+ * device.gemm and device.attention: measured points, each its problem's
+ * shape and "tflops" achieved, or {"flops", "tflops"}.  Sorted by size;
+ * points of the same size are merged into their mean time.
+ */
+static int
+hw_points(const hw_ctx *c, json_t *dev, const hw_table *tb, sl_gemm_point *pts,
+    int *n_out, double peak)
+{
+	json_t *arr = json_object_get(dev, tb->key), *pt;
+	char base[64];
+	size_t i;
+	int n = 0, rc;
+
+	if (arr == NULL)
+		return SL_OK;
+	snprintf(base, sizeof base, "device.%s", tb->key);
+	if (!json_is_array(arr) || json_array_size(arr) == 0)
+		return hw_fail(c, base, _("\"%s\" must be a non-empty array of "
+		    "measured points, each with \"tflops\""), tb->key);
+	if (json_array_size(arr) > SL_MAX_GEMM_POINTS)
+		return hw_fail(c, base, _("\"%s\" has %zu points; at most %d "
+		    "are supported"), tb->key, json_array_size(arr),
+		    SL_MAX_GEMM_POINTS);
+	json_array_foreach(arr, i, pt) {
+		char p[96], q[112];
+		double tf, f;
+
+		snprintf(p, sizeof p, "%s[%zu]", base, i);
+		if (!json_is_object(pt))
+			return hw_fail(c, p, _("a point of \"%s\" must be an "
+			    "object with its shape or \"flops\", and \"tflops\""),
+			    tb->key);
+		if ((rc = hw_check_keys(c, pt, p, tb->known)) != SL_OK)
+			return rc;
+		if (json_object_get(pt, "flops") != NULL) {
+			if (json_object_size(pt) != 2)
+				return hw_fail(c, p, _("a point gives either "
+				    "\"flops\" or its shape, not both"));
+			if ((rc = hw_number(c, pt, p, "flops", false, 1e18,
+			    &f)) != SL_OK)
+				return rc;
+		} else {
+			f = tb->flops_per;
+			for (const char *const *d = tb->dims; *d != NULL; d++) {
+				int64_t v;
+				const char *k = strcmp(*d, "seq2") == 0 ? "seq" : *d;
+				if ((rc = hw_count(c, pt, p, k, 1e7, &v)) != SL_OK)
+					return rc;
+				f *= (double)v;
+			}
+		}
+		if ((rc = hw_number(c, pt, p, "tflops", false, 1e9, &tf)) != SL_OK)
+			return rc;
+		if (tf * 1e12 > peak * 1.0001) {
+			snprintf(q, sizeof q, "%s.tflops", p);
+			return hw_fail(c, q, _("measured %g TFLOP/s is above the "
+			    "device's peak \"flops\" (%g TFLOP/s)"), tf,
+			    peak / 1e12);
+		}
+		pts[n].flops = f;
+		pts[n].achieved = tf * 1e12;
+		n++;
+	}
+	*n_out = merge_points(pts, n);
+	return SL_OK;
+}
+
+/* The compute figures of device (all optional; doc/cost-model.md). */
+static int
+hw_compute(const hw_ctx *c, json_t *dev, sl_hw *hw)
+{
+	int rc;
+
+	if ((rc = hw_opt_number(c, dev, "device", "memory_bandwidth", false,
+	    1e15, &hw->mem_bandwidth)) != SL_OK ||
+	    (rc = hw_opt_number(c, dev, "device", "matmul_efficiency", false,
+	    1.0, &hw->matmul_efficiency)) != SL_OK ||
+	    (rc = hw_opt_number(c, dev, "device", "attention_flops", false,
+	    hw->flops, &hw->attention_flops)) != SL_OK ||
+	    (rc = hw_opt_number(c, dev, "device", "launch_overhead", true,
+	    1e-2, &hw->launch_overhead)) != SL_OK)
+		return rc;
+	if ((rc = hw_points(c, dev, &hw_tables[0], hw->gemm, &hw->n_gemm,
+	    hw->flops)) != SL_OK)
+		return rc;
+	return hw_points(c, dev, &hw_tables[1], hw->attention, &hw->n_attention,
+	    hw->flops);
+}
+
 static int
 hw_parse(const hw_ctx *c, const char *text, size_t len, sl_hw *hw)
 {
@@ -211,7 +362,8 @@ hw_parse(const hw_ctx *c, const char *text, size_t len, sl_hw *hw)
 	    "description", "device", "devices_per_node", "intra_node",
 	    "inter_node", NULL };
 	static const char *const dev_known[] = { "name", "memory_bytes",
-	    "flops", NULL };
+	    "flops", "memory_bandwidth", "matmul_efficiency", "attention_flops",
+	    "launch_overhead", "gemm", "attention", NULL };
 	json_error_t je;
 	json_t *root, *v;
 	int64_t n;
@@ -259,7 +411,8 @@ hw_parse(const hw_ctx *c, const char *text, size_t len, sl_hw *hw)
 	    (rc = hw_count(c, v, "device", "memory_bytes", 9.2e18,
 	    &hw->memory_bytes)) != SL_OK ||
 	    (rc = hw_number(c, v, "device", "flops", false, 1e21,
-	    &hw->flops)) != SL_OK)
+	    &hw->flops)) != SL_OK ||
+	    (rc = hw_compute(c, v, hw)) != SL_OK)
 		goto out;
 	if ((rc = hw_count(c, root, NULL, "devices_per_node", SL_MAX_DEVICES,
 	    &n)) != SL_OK)
@@ -346,6 +499,177 @@ sl_hw_load(const char *name_or_path, sl_hw *hw, sl_error *err)
 	free(text);
 	free(path);
 	return rc;
+}
+
+/* ------------------------------------------------- measured profiles */
+
+/* A number member of o, or -1 when absent or not a number. */
+static double
+run_num(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+int
+sl_hw_apply_measured(sl_hw *hw, const char *path, sl_error *err)
+{
+	json_error_t je;
+	json_t *root, *gpu, *arr, *pt, *copy;
+	const char *fmt, *name;
+	size_t i;
+	int n_gpus, rc = SL_OK;
+	double ls, sx = 0, sy = 0, sxx = 0, sxy = 0;
+	sl_hw out = *hw;
+
+	root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+	if (root == NULL)
+		return sl_error_set(err, SL_EINTERNAL, path, je.line, je.column,
+		    _("the GPU runner's measurements are unreadable: %s"), je.text);
+	fmt = json_string_value(json_object_get(root, "format"));
+	gpu = json_object_get(root, "gpu");
+	name = json_string_value(json_object_get(gpu, "name"));
+	n_gpus = (int)run_num(gpu, "count");
+	arr = json_object_get(root, "gemm");
+	copy = json_object_get(root, "copy");
+	if (fmt == NULL || strcmp(fmt, "shardlab-profile-run") != 0 ||
+	    name == NULL || n_gpus < 1 || run_num(gpu, "memory_bytes") <= 0 ||
+	    !json_is_array(arr) || json_array_size(arr) == 0 ||
+	    json_array_size(arr) > SL_MAX_GEMM_POINTS ||
+	    run_num(copy, "bytes") <= 0 || run_num(copy, "s") <= 0) {
+		rc = sl_error_set(err, SL_EINTERNAL, path, 0, 0, "%s",
+		    _("the GPU runner's measurements are incomplete"));
+		goto out;
+	}
+	snprintf(out.device, sizeof out.device, "%s", name);
+	out.memory_bytes = (int64_t)run_num(gpu, "memory_bytes");
+	/* copy: bytes read plus bytes written */
+	out.mem_bandwidth = 2 * run_num(copy, "bytes") / run_num(copy, "s");
+	ls = run_num(root, "launch_s");
+	if (ls >= 0)
+		out.launch_overhead = ls;
+	out.n_gemm = 0;
+	json_array_foreach(arr, i, pt) {
+		double m = run_num(pt, "m"), n = run_num(pt, "n"), k = run_num(pt, "k");
+		double s = run_num(pt, "s"), f = 2 * m * n * k;
+
+		if (m <= 0 || n <= 0 || k <= 0 || s <= 0) {
+			rc = sl_error_set(err, SL_EINTERNAL, path, 0, 0, "%s",
+			    _("the GPU runner's measurements are incomplete"));
+			goto out;
+		}
+		if (f / s > out.flops) {
+			rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("a %.0f x %.0f x %.0f gemm ran at %.1f TFLOP/s, above "
+			    "the peak of %.1f TFLOP/s of the base profile \"%s\": "
+			    "name a profile of this GPU with --hw"), m, n, k,
+			    f / s / 1e12, out.flops / 1e12, hw->name);
+			goto out;
+		}
+		out.gemm[out.n_gemm].flops = f;
+		out.gemm[out.n_gemm++].achieved = f / s;
+	}
+	out.n_gemm = merge_points(out.gemm, out.n_gemm);
+	/*
+	 * All-reduce over the node's n GPUs: t = 2(n-1)/n B / beta +
+	 * 2(n-1) lambda (sl_coll_time), fitted by least squares in B.
+	 */
+	arr = json_object_get(root, "all_reduce");
+	if (n_gpus >= 2 && json_is_array(arr) && json_array_size(arr) >= 2) {
+		double cnt = 0, a, c;
+		json_array_foreach(arr, i, pt) {
+			double x = 2.0 * (n_gpus - 1) / n_gpus * run_num(pt, "bytes");
+			double y = run_num(pt, "s");
+			if (x <= 0 || y <= 0)
+				continue;
+			sx += x;
+			sy += y;
+			sxx += x * x;
+			sxy += x * y;
+			cnt++;
+		}
+		if (cnt >= 2 && cnt * sxx - sx * sx > 0) {
+			a = (cnt * sxy - sx * sy) / (cnt * sxx - sx * sx);
+			c = (sy - a * sx) / cnt;
+			if (a > 0) {
+				out.intra.bandwidth = 1 / a;
+				out.intra.latency = c > 0 ? c / (2.0 * (n_gpus - 1)) : 0;
+				out.devices_per_node = n_gpus;
+			}
+		}
+	}
+	*hw = out;
+out:
+	json_decref(root);
+	return rc;
+}
+
+static json_t *
+link_json(const sl_link *l)
+{
+	return json_pack("{s:f, s:f}", "bandwidth", l->bandwidth,
+	    "latency", l->latency);
+}
+
+int
+sl_hw_write(const sl_hw *hw, const char *path, sl_error *err)
+{
+	json_t *root, *dev, *g;
+	sl_atomic a;
+	int rc;
+
+	dev = json_pack("{s:s, s:I, s:f}", "name", hw->device,
+	    "memory_bytes", (json_int_t)hw->memory_bytes, "flops", hw->flops);
+	if (hw->mem_bandwidth > 0)
+		json_object_set_new(dev, "memory_bandwidth",
+		    json_real(hw->mem_bandwidth));
+	if (hw->matmul_efficiency > 0)
+		json_object_set_new(dev, "matmul_efficiency",
+		    json_real(hw->matmul_efficiency));
+	if (hw->attention_flops > 0)
+		json_object_set_new(dev, "attention_flops",
+		    json_real(hw->attention_flops));
+	if (hw->launch_overhead > 0)
+		json_object_set_new(dev, "launch_overhead",
+		    json_real(hw->launch_overhead));
+	if (hw->n_gemm > 0) {
+		g = json_array();
+		for (int i = 0; i < hw->n_gemm; i++)
+			json_array_append_new(g, json_pack("{s:f, s:f}",
+			    "flops", hw->gemm[i].flops,
+			    "tflops", hw->gemm[i].achieved / 1e12));
+		json_object_set_new(dev, "gemm", g);
+	}
+	if (hw->n_attention > 0) {
+		g = json_array();
+		for (int i = 0; i < hw->n_attention; i++)
+			json_array_append_new(g, json_pack("{s:f, s:f}",
+			    "flops", hw->attention[i].flops,
+			    "tflops", hw->attention[i].achieved / 1e12));
+		json_object_set_new(dev, "attention", g);
+	}
+	root = json_pack("{s:s, s:i, s:s, s:s, s:o, s:i, s:o}",
+	    "format", "shardlab-hardware", "version", 1, "name", hw->name,
+	    "description", hw->description, "device", dev,
+	    "devices_per_node", hw->devices_per_node,
+	    "intra_node", link_json(&hw->intra));
+	if (hw->inter.bandwidth > 0)
+		json_object_set_new(root, "inter_node", link_json(&hw->inter));
+	if ((rc = sl_atomic_open(&a, path, err)) != SL_OK) {
+		json_decref(root);
+		return rc;
+	}
+	if (json_dumpf(root, a.fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+	    JSON_REAL_PRECISION(10)) != 0 ||
+	    fputc('\n', a.fp) == EOF) {
+		json_decref(root);
+		sl_atomic_abort(&a);
+		return sl_error_set(err, SL_EINTERNAL, path, 0, 0, "%s",
+		    _("cannot write the hardware profile"));
+	}
+	json_decref(root);
+	return sl_atomic_commit(&a, err);
 }
 
 /* -------------------------------------------------------------------- mesh */

@@ -540,8 +540,14 @@ launch_build_dev(const sl_space *s, const int *choice, int dev, sl_launch_dev *d
 			if (s->edges[e].dst == op)
 				launch_edge_colls(&c, e, SL_PHASE_BWD);
 	}
-	if (s->mesh.hw.flops > 0)
-		d->compute_ns = (int64_t)((double)d->flops / s->mesh.hw.flops * 1e9 + 0.5);
+	/* The evaluator's kernel time of this device (compute.c). */
+	d->compute_ns = 0;
+	for (int op = 0; op < g->n_ops; op++) {
+		sl_compute cp;
+		sl_node_compute(s, op, choice[op], coord, &cp);
+		d->compute_ns = sl_add_sat(d->compute_ns, sl_add_sat(cp.fwd_ns,
+		    sl_add_sat(cp.bwd_ns, cp.recompute_ns)));
+	}
 	return SL_OK;
 }
 

@@ -241,6 +241,24 @@ write_header(FILE *fp, const sl_space *s, const sl_eval *ev,
 		put_i64(fp, ev->comm.bytes[k]);
 		fputc('}', fp);
 	}
+	fputs("},\n  \"step\": {\"time_ns\": ", fp);
+	put_i64(fp, ev->step_ns);
+	fputs(", \"compute_ns\": ", fp);
+	put_i64(fp, ev->compute_ns);
+	fputs(", \"recompute_ns\": ", fp);
+	put_i64(fp, ev->recompute_ns);
+	fputs(", \"exposed_comm_ns\": ", fp);
+	put_i64(fp, ev->exposed_comm_ns);
+	fputs(", \"accum_steps\": ", fp);
+	put_i64(fp, ev->accum_steps);
+	fputs(", \"tokens\": ", fp);
+	put_i64(fp, ev->tokens);
+	fputs(", \"tokens_per_s\": ", fp);
+	put_real(fp, ev->tokens_per_s);
+	fputs(", \"model_flops\": ", fp);
+	put_real(fp, ev->model_flops);
+	fputs(", \"mfu\": ", fp);
+	put_real(fp, ev->mfu);
 	fputs("},\n", fp);
 }
 
@@ -264,6 +282,8 @@ write_devices(FILE *fp, const sl_space *s, const sl_eval *ev)
 		put_mem(fp, &ev->dev[d]);
 		fputs(", \"redundant_bytes\": ", fp);
 		put_i64(fp, ev->dev_redundant != NULL ? ev->dev_redundant[d] : 0);
+		fputs(", \"compute_ns\": ", fp);
+		put_i64(fp, ev->dev_compute_ns != NULL ? ev->dev_compute_ns[d] : 0);
 		fprintf(fp, ", \"over_capacity\": %s}",
 		    m->hw.memory_bytes > 0 && total > m->hw.memory_bytes ?
 		    "true" : "false");

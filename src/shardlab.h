@@ -82,6 +82,8 @@ int64_t sl_parse_size(const char *s);
 const char *sl_format_bytes(int64_t bytes, char *buf, size_t len);
 /* Formats ns as "1.25 ms" into buf. */
 const char *sl_format_ns(int64_t ns, char *buf, size_t len);
+/* A rate such as tokens per second: "950", "41.2k", "1.23M"; "-" if unknown. */
+const char *sl_format_rate(double per_s, char *buf, size_t len);
 
 /*
  * Writes a file atomically: open_tmp gives a FILE* on a temporary file in the
@@ -347,7 +349,7 @@ typedef struct sl_gemm_point {
 	double achieved;	/* FLOP/s measured */
 } sl_gemm_point;
 
-#define SL_MAX_GEMM_POINTS 32
+#define SL_MAX_GEMM_POINTS 64
 
 typedef struct sl_hw {
 	char name[64];
@@ -358,9 +360,12 @@ typedef struct sl_hw {
 	double flops;		/* dense bf16 peak per device */
 	double mem_bandwidth;	/* bytes/s read plus written; 0: unknown (2.0e12 assumed) */
 	double matmul_efficiency; /* fraction of peak when no gemm table; 0: 0.7 */
-	double attention_flops;	/* fused attention FLOP/s; 0: matmul rate */
+	double attention_flops;	/* fused attention FLOP/s without a table; 0: matmul rate */
+	double launch_overhead;	/* seconds: least time of one kernel, issue to issue */
 	int n_gemm;		/* measured points, by increasing flops */
 	sl_gemm_point gemm[SL_MAX_GEMM_POINTS];
+	int n_attention;	/* fused attention forward+backward, the same way */
+	sl_gemm_point attention[SL_MAX_GEMM_POINTS];
 	sl_link intra, inter;
 } sl_hw;
 
@@ -377,6 +382,15 @@ typedef struct sl_mesh {
 } sl_mesh;
 
 int sl_hw_load(const char *name_or_path, sl_hw *hw, sl_error *err);
+/* Writes hw as a profile file (atomically; "-" is stdout). */
+int sl_hw_write(const sl_hw *hw, const char *path, sl_error *err);
+/*
+ * Replaces the figures of hw that the GPU runner measured (its --profile
+ * output at path): device name and memory, the gemm table, memory
+ * bandwidth, launch overhead and, with 2 or more GPUs, the intra-node link
+ * and node size.  The rest (peak, attention, inter-node link) stays.
+ */
+int sl_hw_apply_measured(sl_hw *hw, const char *path, sl_error *err);
 const char *const *sl_bundled_hardware(void);
 /* "8", "2x4": shape parse; 0 or error. */
 int sl_mesh_parse(const char *s, int *n_axes, int shape[SL_MAX_AXES], sl_error *err);
@@ -502,6 +516,10 @@ void sl_node_cost(const sl_space *s, int op, int strat, const int *coord,
     sl_mem *mem, sl_comm *comm);
 void sl_edge_cost(const sl_space *s, int edge, int s_src, int s_dst,
     const int *coord, sl_mem *mem, sl_comm *comm);
+/* The time of the part of sl_node_cost's communication that serves the
+ * operator's parameters (gradient reduction, ZeRO-3 gathers), which can
+ * overlap backward compute (eval.c). */
+int64_t sl_node_param_comm_ns(const sl_space *s, int op, int strat);
 /* Local size of dimension d of a tensor of spec sp on device coord. */
 int64_t sl_local_dim(const sl_mesh *m, const sl_spec *sp, int d, int64_t size,
     const int *coord);
@@ -521,7 +539,14 @@ typedef struct sl_compute {
 } sl_compute;
 void sl_node_compute(const sl_space *s, int op, int strat, const int *coord,
     sl_compute *out);
-/* Time of a gemm of 2mnk = flops FLOPs at the profile's measured rate. */
+/* Forward FLOPs of causal attention op over batch samples and heads of its
+ * query heads (0: the whole operator's). */
+double sl_attention_flops(const sl_graph *g, const sl_op *op, int64_t batch,
+    int64_t heads);
+/* Achieved matmul FLOP/s for one problem of f FLOPs (the profile's table). */
+double sl_gemm_rate(const sl_hw *hw, double f);
+/* Time of batch gemms of 2mnk FLOPs each as one kernel at the profile's
+ * measured rate, memory bandwidth and launch overhead. */
 int64_t sl_gemm_ns(const sl_hw *hw, int64_t m, int64_t n, int64_t k, int64_t batch);
 /* Recomputation of one layer: rebuilds the node cost tables of its operators. */
 void sl_space_set_layer_recompute(sl_space *s, int layer, sl_recompute r);
@@ -682,6 +707,8 @@ typedef struct sl_frontier_point {
 	double alpha_lo, alpha_hi;	/* optimal for alpha in [lo, hi]; hi < 0 = inf */
 	int64_t mem;			/* memory objective part (device 0, bytes) */
 	int64_t comm_ns;		/* communication time per step */
+	int64_t step_ns;		/* the evaluator's step time */
+	double tokens_per_s, mfu;	/* and what it achieves */
 	int *choice;
 } sl_frontier_point;
 
@@ -744,6 +771,20 @@ typedef struct sl_eval {
 	int n_ops;
 	sl_op_eval *ops;
 	int n_over_capacity;	/* devices over the profile's memory */
+	/*
+	 * Time of one optimizer step (doc/cost-model.md, "Step time"): kernels
+	 * of a micro-step on each device (sl_node_compute), communication not
+	 * hidden behind them, gradient accumulation, and what it achieves.
+	 */
+	int64_t *dev_compute_ns;	/* per device, one micro-step */
+	int64_t compute_ns;	/* the slowest device's */
+	int64_t exposed_comm_ns;	/* per micro-step: comm_ns less what overlaps */
+	int64_t accum_steps;	/* micro-steps per optimizer step */
+	int64_t step_ns;	/* accum_steps x (compute_ns + exposed_comm_ns) */
+	int64_t tokens;		/* per optimizer step */
+	double model_flops;	/* per optimizer step: 6 x params x tokens + attention */
+	double tokens_per_s;
+	double mfu;		/* model_flops / (devices x peak x step time) */
 } sl_eval;
 
 /* Scores any assignment (one strategy index per operator). */

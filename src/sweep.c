@@ -21,6 +21,8 @@
 
 typedef struct sweep_plan {
 	int64_t mem, comm;
+	int64_t step_ns;
+	double tokens_per_s, mfu;
 	int *choice;
 } sweep_plan;
 
@@ -78,6 +80,9 @@ sweep_solve(sweep *w, double alpha, int *out, sl_error *err)
 	}
 	w->plan[w->nplan].mem = ev.mem_part;
 	w->plan[w->nplan].comm = ev.comm_ns;
+	w->plan[w->nplan].step_ns = ev.step_ns;
+	w->plan[w->nplan].tokens_per_s = ev.tokens_per_s;
+	w->plan[w->nplan].mfu = ev.mfu;
 	w->plan[w->nplan].choice = sl_xmalloc((size_t)w->p->n * sizeof(int));
 	memcpy(w->plan[w->nplan].choice, w->sol.choice, (size_t)w->p->n * sizeof(int));
 	sl_eval_free(&ev);
@@ -225,6 +230,9 @@ sl_sweep_cancellable(const sl_space *s, const sl_constraints *cs,
 		sl_frontier_point *pt = &f->pt[i];
 		pt->mem = w.plan[i].mem;
 		pt->comm_ns = w.plan[i].comm;
+		pt->step_ns = w.plan[i].step_ns;
+		pt->tokens_per_s = w.plan[i].tokens_per_s;
+		pt->mfu = w.plan[i].mfu;
 		pt->choice = w.plan[i].choice;
 		w.plan[i].choice = NULL;
 		pt->alpha_lo = i == 0 ? 0 : f->pt[i - 1].alpha_hi;

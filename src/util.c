@@ -163,6 +163,22 @@ sl_format_ns(int64_t ns, char *buf, size_t len)
 	return buf;
 }
 
+const char *
+sl_format_rate(double v, char *buf, size_t len)
+{
+	if (!(v >= 0) || !isfinite(v))
+		snprintf(buf, len, "-");
+	else if (v < 1e3)
+		snprintf(buf, len, "%.0f", v);
+	else if (v < 1e6)
+		snprintf(buf, len, "%.1fk", v / 1e3);
+	else if (v < 1e9)
+		snprintf(buf, len, "%.2fM", v / 1e6);
+	else
+		snprintf(buf, len, "%.2fG", v / 1e9);
+	return buf;
+}
+
 int
 sl_atomic_open(sl_atomic *a, const char *path, sl_error *err)
 {

@@ -9,9 +9,16 @@
 #   (else)  a result for $FAKE_DEVICES devices (default 4), each with the
 #           allocations of the Megatron MLP plan on 4 devices (8,413,184
 #           bytes), 10 MiB by cudaMemGetInfo and a step of 100 us.
-out=; steps=; emulate=no; launch=
+#
+# With --profile it answers as the runner's profile mode does, for
+# $FAKE_GPUS GPUs (default 2): gemms of 1000^3 in 20 us (100 TFLOP/s) and
+# 2000^3 in 80 us (200 TFLOP/s), a copy of 1e9 bytes in 1 ms (2e12 B/s read
+# plus written), a 4 us launch floor, and all-reduces that take
+# B / 100 GB/s + 10 us over 2 GPUs (a link of 100 GB/s and 5 us).
+out=; steps=; emulate=no; launch=; profile=no
 while [ $# -gt 0 ]; do
 	case $1 in
+	--profile) profile=yes ;;
 	--out) out=$2; shift ;;
 	--steps) steps=$2; shift ;;
 	--emulate) emulate=yes ;;
@@ -20,7 +27,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 log=${FAKE_LOG:-/dev/null}
-echo "steps=$steps emulate=$emulate" >"$log"
+echo "steps=$steps emulate=$emulate profile=$profile" >"$log"
 grep -q '"format": *"shardlab-launch"' "$launch" && echo "launch=ok" >>"$log"
 [ "$log" = /dev/null ] || cp "$launch" "$log.launch"
 case ${FAKE_MODE:-ok} in
@@ -29,6 +36,16 @@ fail) echo "shardlab-runner: ncclCommInitAll failed: unhandled system error" >&2
 crash) kill -SEGV $$ ;;
 slow) while :; do sleep 1; done ;;
 esac
+if [ $profile = yes ]; then
+	printf '{"format": "shardlab-profile-run", "version": 1,
+"gpu": {"name": "Stand-in GPU", "count": %d, "memory_bytes": 85899345920},
+"gemm": [{"m": 1000, "n": 1000, "k": 1000, "s": 2e-05},
+ {"m": 2000, "n": 2000, "k": 2000, "s": 8e-05}],
+"copy": {"bytes": 1000000000, "s": 0.001}, "launch_s": 4e-06,
+"all_reduce": [{"bytes": 1000000, "s": 2e-05}, {"bytes": 100000000, "s": 0.00101}]}\n' \
+	    "${FAKE_GPUS:-2}" >"$out"
+	exit 0
+fi
 dev() {
 	printf '{"id": %d, "gpu": 0, "ok": true, "memory_bytes": {"total": 8413184,
  "parameters": 1048576, "gradients": 1048576, "optimizer": 6291456,

@@ -791,9 +791,16 @@ ui_draw_mem(WINDOW *w, const ui *u)
 		snprintf(buf, sizeof buf, _("Memory per device (capacity %s)"),
 		    sl_format_bytes(cap, b2, sizeof b2));
 	ui_title_line(w, u, buf, false);
-	snprintf(buf, sizeof buf, _("max %s  redundant %s"),
-	    sl_format_bytes(u->ev.max_total, b1, sizeof b1),
-	    sl_format_bytes(u->ev.redundant, b3, sizeof b3));
+	{
+		char b4[32], b5[32];
+		snprintf(buf, sizeof buf,
+		    _("max %s  redundant %s  step %s  %s tokens/s  MFU %.0f%%"),
+		    sl_format_bytes(u->ev.max_total, b1, sizeof b1),
+		    sl_format_bytes(u->ev.redundant, b3, sizeof b3),
+		    sl_format_ns(u->ev.step_ns, b4, sizeof b4),
+		    sl_format_rate(u->ev.tokens_per_s, b5, sizeof b5),
+		    100 * u->ev.mfu);
+	}
 	ui_put(w, h - 2, 0, width, buf, A_NORMAL);
 	n = ui_dev_rows(u, first, cnt, h - 3 < 64 ? h - 3 : 64);
 	x0 = 7;

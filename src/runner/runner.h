@@ -58,6 +58,28 @@ typedef struct rn_result {
 	rn_dev_result *dev;
 } rn_result;
 
+/* What `shardlab profile` asks the runner to measure (--profile). */
+#define RN_MAX_PROFILE_POINTS 32
+typedef struct rn_profile {
+	char gpu_name[256];
+	int n_gpus;
+	int64_t gpu_memory;
+	int cuda_runtime, cuda_driver, nccl_version;
+	int n_gemm;		/* bf16 gemms, cuBLAS: shape and mean seconds */
+	int64_t gemm_m[RN_MAX_PROFILE_POINTS], gemm_n[RN_MAX_PROFILE_POINTS],
+	    gemm_k[RN_MAX_PROFILE_POINTS];
+	double gemm_s[RN_MAX_PROFILE_POINTS];
+	int64_t copy_bytes;	/* one device-to-device copy of this many bytes */
+	double copy_s;
+	double launch_s;	/* an empty kernel, issue to issue */
+	int n_allreduce;	/* NCCL all-reduce over all GPUs (with 2 or more) */
+	int64_t ar_bytes[RN_MAX_PROFILE_POINTS];
+	double ar_s[RN_MAX_PROFILE_POINTS];
+} rn_profile;
+
+/* Measures p on the local GPUs; RN_EXIT_OK, or RN_EXIT_FAIL with why. */
+int rn_profile_run(rn_profile *p, char *why, size_t len);
+
 /* Number of CUDA devices; 0 with why filled when none can be used. */
 int rn_gpu_count(char *why, size_t len);
 /* Runs the launch list; fills r (r->dev allocated with l->n_devices entries).

@@ -6,7 +6,9 @@
  * shapes, a streaming kernel for the memory-traffic items, and the
  * collectives with NCCL when every rank has its own GPU.  With fewer GPUs the
  * ranks run one after another and the collectives are taken from the cost
- * model.
+ * model.  With --profile it measures a hardware profile instead: gemm
+ * throughput over sizes, copy bandwidth, the launch floor, and all-reduce
+ * over the local GPUs.
  *
  * Operand data is irrelevant to time, so matmul and copy operands are placed
  * inside the rank's own largest buffer; only when an operand set does not fit
@@ -19,6 +21,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <pthread.h>
+#include <time.h>
 
 #include <algorithm>
 #include <climits>
@@ -487,7 +490,212 @@ run_nccl(const sl_launch *l, const rn_opts *o, rn_result *r, char *why, size_t l
 	return RN_EXIT_OK;
 }
 
+/* ------------------------------------------------------------ profile */
+
+__global__ void
+empty_kernel()
+{
+}
+
+/* Mean seconds of iters calls of fn on stream s after warm-up calls. */
+template <typename F>
+double
+time_it(cudaStream_t s, int iters, F fn)
+{
+	cudaEvent_t e0, e1;
+	float ms = 0;
+
+	for (int i = 0; i < 3; i++)
+		fn();
+	cudaEventCreate(&e0);
+	cudaEventCreate(&e1);
+	cudaEventRecord(e0, s);
+	for (int i = 0; i < iters; i++)
+		fn();
+	cudaEventRecord(e1, s);
+	cudaEventSynchronize(e1);
+	cudaEventElapsedTime(&ms, e0, e1);
+	cudaEventDestroy(e0);
+	cudaEventDestroy(e1);
+	return ms / 1e3 / iters;
+}
+
+int
+profile_gemms(rn_profile *p, cudaStream_t s, char *why, size_t len)
+{
+	static const int64_t ms[] = { 512, 2048, 8192 };
+	static const int64_t nk[][2] = { { 1024, 1024 }, { 4096, 1024 },
+	    { 1024, 4096 }, { 4096, 4096 }, { 16384, 4096 }, { 4096, 16384 } };
+	const int64_t max_elems = 8192LL * 16384 + 16384LL * 4096 + 8192LL * 16384;
+	cublasHandle_t h;
+	char *buf = NULL;
+
+	if (cudaMalloc(&buf, 2 * max_elems + 3 * 256) != cudaSuccess) {
+		snprintf(why, len, "out of memory for the gemm operands");
+		return RN_EXIT_FAIL;
+	}
+	if (cublasCreate(&h) != CUBLAS_STATUS_SUCCESS) {
+		cudaFree(buf);
+		snprintf(why, len, "cublasCreate failed");
+		return RN_EXIT_FAIL;
+	}
+	cublasSetStream(h, s);
+	for (size_t i = 0; i < sizeof(ms) / sizeof(ms[0]); i++)
+		for (size_t j = 0; j < sizeof(nk) / sizeof(nk[0]); j++) {
+			sl_launch_item it;
+			int bad = 0;
+
+			if (p->n_gemm >= RN_MAX_PROFILE_POINTS)
+				break;
+			memset(&it, 0, sizeof(it));
+			it.kind = SL_ITEM_GEMM;
+			it.batch = 1;
+			it.m = ms[i];
+			it.n = nk[j][0];
+			it.k = nk[j][1];
+			double t = time_it(s, 20, [&] {
+				bad |= run_gemm(h, &it, buf);
+			});
+			if (bad || cudaGetLastError() != cudaSuccess) {
+				cublasDestroy(h);
+				cudaFree(buf);
+				snprintf(why, len, "gemm %lld x %lld x %lld failed",
+				    (long long)it.m, (long long)it.n, (long long)it.k);
+				return RN_EXIT_FAIL;
+			}
+			p->gemm_m[p->n_gemm] = it.m;
+			p->gemm_n[p->n_gemm] = it.n;
+			p->gemm_k[p->n_gemm] = it.k;
+			p->gemm_s[p->n_gemm++] = t;
+		}
+	cublasDestroy(h);
+	cudaFree(buf);
+	return RN_EXIT_OK;
+}
+
+int
+profile_memory(rn_profile *p, cudaStream_t s, char *why, size_t len)
+{
+	const int64_t bytes = 512LL << 20;
+	char *a = NULL, *b = NULL;
+
+	if (cudaMalloc(&a, bytes) != cudaSuccess ||
+	    cudaMalloc(&b, bytes) != cudaSuccess) {
+		cudaFree(a);
+		snprintf(why, len, "out of memory for the copy test");
+		return RN_EXIT_FAIL;
+	}
+	p->copy_bytes = bytes;
+	p->copy_s = time_it(s, 20, [&] {
+		cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, s);
+	});
+	p->launch_s = time_it(s, 1000, [&] {
+		empty_kernel<<<1, 1, 0, s>>>();
+	});
+	cudaFree(a);
+	cudaFree(b);
+	if (cudaGetLastError() != cudaSuccess) {
+		snprintf(why, len, "the copy or launch test failed");
+		return RN_EXIT_FAIL;
+	}
+	return RN_EXIT_OK;
+}
+
+/* All-reduce over every GPU, driven from one thread in NCCL groups. */
+int
+profile_allreduce(rn_profile *p, char *why, size_t len)
+{
+	static const int64_t sizes[] = { 1 << 10, 1 << 16, 1 << 20, 1 << 24, 1 << 28 };
+	int n = p->n_gpus;
+	std::vector<ncclComm_t> comm(n);
+	std::vector<cudaStream_t> st(n);
+	std::vector<char *> buf(n, nullptr);
+	std::vector<int> devs(n);
+	int rc = RN_EXIT_OK;
+
+	for (int d = 0; d < n; d++)
+		devs[d] = d;
+	if (ncclCommInitAll(comm.data(), n, devs.data()) != ncclSuccess) {
+		snprintf(why, len, "ncclCommInitAll failed");
+		return RN_EXIT_FAIL;
+	}
+	for (int d = 0; d < n; d++) {
+		cudaSetDevice(d);
+		cudaStreamCreate(&st[d]);
+		if (cudaMalloc(&buf[d], sizes[4]) != cudaSuccess) {
+			snprintf(why, len, "out of memory on GPU %d", d);
+			rc = RN_EXIT_FAIL;
+		}
+	}
+	for (size_t i = 0; rc == RN_EXIT_OK && i < sizeof(sizes) / sizeof(sizes[0]);
+	    i++) {
+		const int iters = 20;
+		struct timespec t0, t1;
+		auto once = [&] {
+			ncclGroupStart();
+			for (int d = 0; d < n; d++)
+				ncclAllReduce(buf[d], buf[d], sizes[i] / 2, ncclBfloat16,
+				    ncclSum, comm[d], st[d]);
+			ncclGroupEnd();
+		};
+		auto sync = [&] {
+			for (int d = 0; d < n; d++) {
+				cudaSetDevice(d);
+				cudaStreamSynchronize(st[d]);
+			}
+		};
+		for (int w = 0; w < 3; w++)
+			once();
+		sync();
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (int it = 0; it < iters; it++)
+			once();
+		sync();
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		p->ar_bytes[p->n_allreduce] = sizes[i];
+		p->ar_s[p->n_allreduce++] = ((t1.tv_sec - t0.tv_sec) +
+		    (t1.tv_nsec - t0.tv_nsec) / 1e9) / iters;
+	}
+	for (int d = 0; d < n; d++) {
+		cudaSetDevice(d);
+		cudaFree(buf[d]);
+		cudaStreamDestroy(st[d]);
+		ncclCommDestroy(comm[d]);
+	}
+	cudaSetDevice(0);
+	return rc;
+}
+
 } /* namespace */
+
+extern "C" int
+rn_profile_run(rn_profile *p, char *why, size_t len)
+{
+	cudaDeviceProp prop;
+	cudaStream_t s;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->n_gpus = rn_gpu_count(why, len);
+	if (p->n_gpus <= 0)
+		return RN_EXIT_FAIL;
+	cudaSetDevice(0);
+	if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) {
+		snprintf(p->gpu_name, sizeof(p->gpu_name), "%s", prop.name);
+		p->gpu_memory = (int64_t)prop.totalGlobalMem;
+	}
+	cudaRuntimeGetVersion(&p->cuda_runtime);
+	cudaDriverGetVersion(&p->cuda_driver);
+	ncclGetVersion(&p->nccl_version);
+	cudaStreamCreate(&s);
+	rc = profile_gemms(p, s, why, len);
+	if (rc == RN_EXIT_OK)
+		rc = profile_memory(p, s, why, len);
+	cudaStreamDestroy(s);
+	if (rc == RN_EXIT_OK && p->n_gpus >= 2)
+		rc = profile_allreduce(p, why, len);
+	return rc;
+}
 
 extern "C" int
 rn_gpu_count(char *why, size_t len)

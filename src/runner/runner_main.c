@@ -7,6 +7,9 @@
  *
  *   shardlab-runner [--steps N] [--warmup N] [--emulate] [--out FILE] LAUNCH.json
  *   shardlab-runner --probe        prints the GPUs; status 3 when there are none
+ *   shardlab-runner --profile [--out FILE]
+ *                                  measures the local GPUs for `shardlab
+ *                                  profile` (format shardlab-profile-run)
  *   shardlab-runner --dry-run LAUNCH.json
  *                                  reads the list and prints what it would
  *                                  allocate and launch, touching no GPU
@@ -26,6 +29,7 @@ rn_usage(void)
 	fprintf(stderr, "usage: shardlab-runner [--steps N] [--warmup N] "
 	    "[--emulate] [--out FILE] LAUNCH.json\n"
 	    "       shardlab-runner --probe\n"
+	    "       shardlab-runner --profile [--out FILE]\n"
 	    "       shardlab-runner --dry-run LAUNCH.json\n");
 	return RN_EXIT_USAGE;
 }
@@ -297,12 +301,70 @@ rn_result_json(const sl_launch *l, const rn_result *r)
 	return root;
 }
 
+static json_t *
+rn_profile_json(const rn_profile *p)
+{
+	json_t *root = json_object(), *g = json_array(), *ar = json_array();
+
+	json_object_set_new(root, "format", json_string("shardlab-profile-run"));
+	json_object_set_new(root, "version", json_integer(1));
+	json_object_set_new(root, "gpu", json_pack("{s:s, s:i, s:I}",
+	    "name", p->gpu_name, "count", p->n_gpus,
+	    "memory_bytes", (json_int_t)p->gpu_memory));
+	json_object_set_new(root, "cuda_runtime", json_integer(p->cuda_runtime));
+	json_object_set_new(root, "cuda_driver", json_integer(p->cuda_driver));
+	json_object_set_new(root, "nccl", json_integer(p->nccl_version));
+	for (int i = 0; i < p->n_gemm; i++)
+		json_array_append_new(g, json_pack("{s:I, s:I, s:I, s:f}",
+		    "m", (json_int_t)p->gemm_m[i], "n", (json_int_t)p->gemm_n[i],
+		    "k", (json_int_t)p->gemm_k[i], "s", p->gemm_s[i]));
+	json_object_set_new(root, "gemm", g);
+	json_object_set_new(root, "copy", json_pack("{s:I, s:f}",
+	    "bytes", (json_int_t)p->copy_bytes, "s", p->copy_s));
+	json_object_set_new(root, "launch_s", json_real(p->launch_s));
+	for (int i = 0; i < p->n_allreduce; i++)
+		json_array_append_new(ar, json_pack("{s:I, s:f}",
+		    "bytes", (json_int_t)p->ar_bytes[i], "s", p->ar_s[i]));
+	json_object_set_new(root, "all_reduce", ar);
+	return root;
+}
+
+/* Writes root to out (atomically) or stdout; an exit status. */
+static int
+rn_write(json_t *root, const char *out)
+{
+	int flags = JSON_INDENT(1), rc;
+
+	if (out) {
+		/* written whole, then renamed: a reader never sees half a file */
+		sl_error err;
+		sl_error_clear(&err);
+		char *txt = json_dumps(root, flags);
+		sl_atomic a;
+		rc = RN_EXIT_FAIL;
+		if (txt && sl_atomic_open(&a, out, &err) == SL_OK) {
+			fputs(txt, a.fp);
+			fputc('\n', a.fp);
+			if (sl_atomic_commit(&a, &err) == SL_OK)
+				rc = RN_EXIT_OK;
+		}
+		if (rc != RN_EXIT_OK)
+			fprintf(stderr, "shardlab-runner: cannot write %s: %s\n", out,
+			    err.msg);
+		free(txt);
+	} else {
+		rc = json_dumpf(root, stdout, flags) == 0 && fputc('\n', stdout) != EOF ?
+		    RN_EXIT_OK : RN_EXIT_FAIL;
+	}
+	return rc;
+}
+
 int
 main(int argc, char **argv)
 {
 	rn_opts o = { 10, 3, false };
 	const char *path = NULL, *out = NULL;
-	bool probe = false, dry = false;
+	bool probe = false, dry = false, profile = false;
 	char why[512] = "";
 	sl_launch l;
 	rn_result r;
@@ -317,6 +379,8 @@ main(int argc, char **argv)
 			o.emulate = true;
 		else if (strcmp(argv[i], "--probe") == 0)
 			probe = true;
+		else if (strcmp(argv[i], "--profile") == 0)
+			profile = true;
 		else if (strcmp(argv[i], "--dry-run") == 0)
 			dry = true;
 		else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
@@ -328,7 +392,7 @@ main(int argc, char **argv)
 		else
 			return rn_usage();
 	}
-	if ((!path && !probe) || o.steps < 1 || o.steps > 100000 || o.warmup < 0 ||
+	if ((!path && !probe && !profile) || o.steps < 1 || o.steps > 100000 || o.warmup < 0 ||
 	    o.warmup > 100000)
 		return rn_usage();
 
@@ -354,6 +418,19 @@ main(int argc, char **argv)
 		printf("%d\n", ngpu);
 		return RN_EXIT_OK;
 	}
+	if (profile) {
+		rn_profile p;
+		json_t *root;
+
+		if (rn_profile_run(&p, why, sizeof(why)) != RN_EXIT_OK) {
+			fprintf(stderr, "shardlab-runner: %s\n", why);
+			return RN_EXIT_FAIL;
+		}
+		root = rn_profile_json(&p);
+		rc = rn_write(root, out);
+		json_decref(root);
+		return rc;
+	}
 	if (rn_read_launch(path, &l, why, sizeof(why)) != 0) {
 		fprintf(stderr, "shardlab-runner: %s\n", why);
 		return RN_EXIT_USAGE;
@@ -366,28 +443,7 @@ main(int argc, char **argv)
 		return rc;
 	}
 	json_t *root = rn_result_json(&l, &r);
-	int flags = JSON_INDENT(1);
-	if (out) {
-		/* written whole, then renamed: a reader never sees half a file */
-		sl_error err;
-		sl_error_clear(&err);
-		char *txt = json_dumps(root, flags);
-		sl_atomic a;
-		rc = RN_EXIT_FAIL;
-		if (txt && sl_atomic_open(&a, out, &err) == SL_OK) {
-			fputs(txt, a.fp);
-			fputc('\n', a.fp);
-			if (sl_atomic_commit(&a, &err) == SL_OK)
-				rc = RN_EXIT_OK;
-		}
-		if (rc != RN_EXIT_OK)
-			fprintf(stderr, "shardlab-runner: cannot write %s: %s\n", out,
-			    err.msg);
-		free(txt);
-	} else {
-		rc = json_dumpf(root, stdout, flags) == 0 && fputc('\n', stdout) != EOF ?
-		    RN_EXIT_OK : RN_EXIT_FAIL;
-	}
+	rc = rn_write(root, out);
 	json_decref(root);
 	free(r.dev);
 	sl_launch_free(&l);
