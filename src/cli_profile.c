@@ -147,8 +147,9 @@ cli_cmd_profile(int argc, char **argv)
 		char base[64], desc[sizeof hw.description];
 		snprintf(base, sizeof base, "%s", hw.name);
 		prof_name(o.output, hw.name, sizeof hw.name);
-		snprintf(desc, sizeof desc, _("measured by shardlab profile on %s; "
-		    "peak, fused attention and inter-node link from %s"),
+		/* file content, in English like the bundled profiles */
+		snprintf(desc, sizeof desc, "measured by shardlab profile on %s; "
+		    "peak, fused attention and inter-node link from %s",
 		    hw.device, base);
 		memcpy(hw.description, desc, sizeof desc);
 	}

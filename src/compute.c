@@ -208,15 +208,29 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 		fb = 2.5 * ff;	/* dQ, dK, dV and the recomputed scores */
 		rate = attention_rate(hw, ff + fb);
 		if (sp->opts.recipe.attention == SL_ATTN_NAIVE) {
-			/* Two batched gemms that compute the masked half too,
-			 * and the s^2 scores through memory: written and read by
-			 * the scaling, mask, softmax and dropout kernels. */
-			double sb = 2.0 * (double)loc[0] * (double)loc[2] * s * s;
+			/*
+			 * Batched gemms that compute the masked half too, and
+			 * the s^2 scores through memory (in units of one
+			 * score tensor): QK^T writes them, the scale, mask and
+			 * softmax kernels read and write them, P.V reads them
+			 * (8 forward); backward writes dP, reads P for dV, the
+			 * softmax, mask and scale gradients read and write,
+			 * and dQ, dK read dS twice (11).  Dropout adds a read
+			 * and a write each way and its 1-byte mask.
+			 */
+			double e = sl_recipe_act_bytes(&sp->opts.recipe);
+			double n = (double)loc[0] * (double)loc[2] * (double)loc[1] * s;
 			rate = sl_gemm_rate(hw, ff) / 2;
-			xb_f = 4 * sb;
-			xb_b = 8 * sb;
-			kf += 4;
-			kb += 4;
+			xb_f = 8 * e * n;
+			xb_b = 11 * e * n;
+			kf = 5;
+			kb = 7;
+			if (op->p > 0) {
+				xb_f += (2 * e + 1) * n;
+				xb_b += (2 * e + 1) * n;
+				kf++;
+				kb++;
+			}
 		}
 		break;
 	}

@@ -315,11 +315,13 @@ measured(int tp, const char *attn)
 	return s;
 }
 
-/* Predicted fwd+bwd kernel time of the Megatron plan on 1 x tp (ns). */
+/* Predicted fwd+bwd kernel time of the Megatron plan on 1 x tp (ns), with
+ * the attention kernel of r (NULL: the default, flash). */
 static int64_t
-predicted(const sl_graph *g, const sl_hw *hw, int tp, sl_eval *ev_out)
+predicted_with(const sl_graph *g, const sl_hw *hw, int tp, const sl_recipe *r,
+    sl_eval *ev_out)
 {
-	sl_space *s = space(g, hw, 2, (int[]){ 1, tp }, NULL);
+	sl_space *s = space(g, hw, 2, (int[]){ 1, tp }, r);
 	sl_scored_plan p;
 	sl_error err;
 	int64_t sum = 0;
@@ -357,6 +359,12 @@ predicted(const sl_graph *g, const sl_hw *hw, int tp, sl_eval *ev_out)
 	return sum;
 }
 
+static int64_t
+predicted(const sl_graph *g, const sl_hw *hw, int tp, sl_eval *ev_out)
+{
+	return predicted_with(g, hw, tp, NULL, ev_out);
+}
+
 static void
 test_h100_gpt17(void **state)
 {
@@ -377,6 +385,22 @@ test_h100_gpt17(void **state)
 			fail_msg("TP %d: predicted %.2f ms, measured %.2f ms",
 			    tps[i], got * 1e3, want * 1e3);
 	}
+	/* For doc/validation.md, not held: TP 8, where eager PyTorch's
+	 * small kernels are launch-bound, and naive attention. */
+	for (int tp = 1; tp <= 8; tp *= 2)
+		for (int naive = tp < 8 ? 1 : 0; naive <= 1; naive++) {
+			sl_recipe r;
+			double want, got;
+			sl_recipe_default(&r);
+			if (naive)
+				r.attention = SL_ATTN_NAIVE;
+			want = measured(tp, naive ? "naive" : "sdpa");
+			got = (double)predicted_with(g, &hw, tp, &r, NULL) / 1e9;
+			print_message("gpt-1.7b TP %d %s: predicted %.1f ms, measured "
+			    "%.1f ms (%+.1f%%, not held)\n", tp,
+			    naive ? "naive" : "SDPA", got * 1e3, want * 1e3,
+			    100 * (got / want - 1));
+		}
 	sl_graph_free(g);
 }
 
