@@ -438,6 +438,42 @@ test_step_time(void **state)
 	assert_true(ev.model_flops == 21694179704832.0);
 	assert_true(fabs(ev.mfu - ev.model_flops /
 	    (2 * 989e12 * ev.step_ns / 1e9)) < 1e-12);
+
+	/*
+	 * Full recomputation runs every layer operator's forward again in
+	 * backward: compute grows by exactly their forward time, the model
+	 * FLOPs stay, MFU falls.
+	 */
+	{
+		sl_recipe r;
+		sl_eval ef;
+		sl_space *s;
+		sl_scored_plan p;
+		sl_error err;
+		int64_t fwd_in_layers = 0;
+
+		sl_recipe_default(&r);
+		r.recompute = SL_RECOMP_FULL;
+		predicted_with(g, &hw, 2, &r, &ef);
+		s = space(g, &hw, 2, (int[]){ 1, 2 }, NULL);
+		sl_error_clear(&err);
+		assert_int_equal(sl_baseline_plan(s, SL_BASE_MEGATRON, NULL, NULL,
+		    &p, &err), SL_OK);
+		for (int v = 0; v < g->n_ops; v++) {
+			sl_compute c;
+			sl_node_compute(s, v, p.choice[v], NULL, &c);
+			if (g->ops[v].layer >= 0)
+				fwd_in_layers += c.fwd_ns;
+		}
+		assert_true(fwd_in_layers > 0);
+		assert_int_equal(ef.recompute_ns, fwd_in_layers);
+		assert_int_equal(ef.compute_ns, ev.compute_ns + fwd_in_layers);
+		assert_true(ef.model_flops == ev.model_flops);
+		assert_true(ef.mfu < ev.mfu);
+		sl_scored_plan_free(&p);
+		sl_space_free(s);
+		sl_eval_free(&ef);
+	}
 	sl_eval_free(&ev);
 	sl_graph_free(g);
 }
