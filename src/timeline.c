@@ -55,7 +55,33 @@ typedef struct tl_build {
 	/* items of the kept (recomputed-layer) set, for subtraction */
 	int n_keep, cap_keep;
 	int (*keep)[3];		/* tensor, what, category */
+	int *rd_start, *rd;	/* readers of each tensor (CSR, duplicates kept) */
+	int64_t sum;		/* what the evaluator counts on this device */
 } tl_build;
+
+/* Readers of tensor t: b->rd[b->rd_start[t] .. b->rd_start[t + 1]). */
+#define READERS(b, t, k) for (int k = (b)->rd_start[t]; k < (b)->rd_start[(t) + 1]; k++)
+
+static void
+build_readers(tl_build *b)
+{
+	const sl_graph *g = b->s->g;
+	int *fill = sl_xcalloc(g->n_tensors + 1, sizeof *fill);
+
+	b->rd_start = sl_xcalloc(g->n_tensors + 1, sizeof *b->rd_start);
+	for (int u = 0; u < g->n_ops; u++)
+		for (int i = 0; i < g->ops[u].n_in; i++)
+			b->rd_start[g->ops[u].in[i] + 1]++;
+	for (int t = 0; t < g->n_tensors; t++)
+		b->rd_start[t + 1] += b->rd_start[t];
+	b->rd = sl_xmalloc((b->rd_start[g->n_tensors] + 1) * sizeof *b->rd);
+	for (int u = 0; u < g->n_ops; u++)
+		for (int i = 0; i < g->ops[u].n_in; i++) {
+			int t = g->ops[u].in[i];
+			b->rd[b->rd_start[t] + fill[t]++] = u;
+		}
+	free(fill);
+}
 
 #define FWD(v) (v)
 #define BWD(b, v) ((b)->n_ops + 1 + (v))
@@ -229,6 +255,8 @@ tl_item(void *ctx, const sl_mem_item *it)
 	const sl_tensor *t = &g->tensors[tensor];
 	const char *tn = t->name;
 
+	if (!b->remat)
+		b->sum = sl_add_sat(b->sum, local);
 	if (local <= 0)
 		return;
 	if (b->remat) {
@@ -258,10 +286,8 @@ tl_item(void *ctx, const sl_mem_item *it)
 			return;
 		/* Created by the first weight gradient that reaches it (shared
 		 * weights have several), held until the optimizer step. */
-		for (int u = 0; u < g->n_ops; u++)
-			for (int i = 0; i < g->ops[u].n_in; i++)
-				if (g->ops[u].in[i] == tensor)
-					buf_a(b, b->wgrad[u]);
+		READERS(b, tensor, k)
+			buf_a(b, b->wgrad[b->rd[k]]);
 		buf_f(b, b->optim);
 		return;
 	case KEEP_SAVED_IN:
@@ -372,13 +398,9 @@ build_tasks(tl_build *b)
 			const sl_op *op = &g->ops[tk->op];
 			DEP(b->loss);
 			for (int j = 0; j < op->n_out; j++)
-				for (int u = 0; u < n; u++)
-					if (u != tk->op && s->consumed[op->out[j]])
-						for (int i = 0; i < g->ops[u].n_in; i++)
-							if (g->ops[u].in[i] == op->out[j]) {
-								DEP(BWD(b, u));
-								break;
-							}
+				READERS(b, op->out[j], k)
+					if (b->rd[k] != tk->op)
+						DEP(BWD(b, b->rd[k]));
 		} else {
 			for (int u = b->loss + 1; u < b->optim; u++)
 				DEP(u);
@@ -475,10 +497,8 @@ build_buffers(tl_build *b)
 				    sl_mul_sat(e, sl_elem_bytes(s, t)), "%s", t->name);
 				buf_a(b, FWD(v));
 				if (s->consumed[ti]) {
-					for (int u = 0; u < n; u++)
-						for (int i = 0; i < g->ops[u].n_in; i++)
-							if (g->ops[u].in[i] == ti)
-								buf_f(b, FWD(u));
+					READERS(b, ti, k)
+						buf_f(b, FWD(b->rd[k]));
 				} else {
 					buf_f(b, BWD(b, v));
 				}
@@ -490,10 +510,8 @@ build_buffers(tl_build *b)
 			buf_new(b, SL_BUF_ACT_GRAD, CAT_BUFFERS, v, ti,
 			    sl_mul_sat(e, sl_grad_elem_bytes(s, t)), "%s.grad", t->name);
 			if (s->consumed[ti]) {
-				for (int u = 0; u < n; u++)
-					for (int i = 0; i < g->ops[u].n_in; i++)
-						if (g->ops[u].in[i] == ti)
-							buf_a(b, BWD(b, u));
+				READERS(b, ti, k)
+					buf_a(b, BWD(b, b->rd[k]));
 			} else {
 				buf_a(b, BWD(b, v));
 			}
@@ -512,6 +530,7 @@ build_buffers(tl_build *b)
 		    &mem, NULL);
 		if (mem.buffers <= 0)
 			continue;
+		b->sum = sl_add_sat(b->sum, mem.buffers);
 		buf_new(b, SL_BUF_RESHARD, CAT_BUFFERS, se->dst, se->tensor,
 		    mem.buffers, "%s:%s->%s", t->name, g->ops[se->src].name,
 		    g->ops[se->dst].name);
@@ -926,10 +945,38 @@ typedef struct ca_block {
 
 typedef struct ca_sim {
 	ca_block *b;
+	int *fpos;		/* per block: index in its pool's free list, -1 */
 	int n, cap;
+	int *fl[2];		/* free blocks of the large (0) and small (1) pool */
+	int n_fl[2], cap_fl[2];
 	int64_t allocated, reserved, peak_alloc;
 	int segments;
 } ca_sim;
+
+static void
+ca_mark_free(ca_sim *c, int i)
+{
+	int p = c->b[i].small;
+
+	c->b[i].free = true;
+	if (c->n_fl[p] == c->cap_fl[p]) {
+		c->cap_fl[p] = c->cap_fl[p] ? 2 * c->cap_fl[p] : 64;
+		c->fl[p] = sl_xrealloc(c->fl[p], c->cap_fl[p] * sizeof(int));
+	}
+	c->fpos[i] = c->n_fl[p];
+	c->fl[p][c->n_fl[p]++] = i;
+}
+
+static void
+ca_mark_used(ca_sim *c, int i)
+{
+	int p = c->b[i].small, k = c->fpos[i], last = c->fl[p][--c->n_fl[p]];
+
+	c->fl[p][k] = last;
+	c->fpos[last] = k;
+	c->fpos[i] = -1;
+	c->b[i].free = false;
+}
 
 static int
 ca_new_block(ca_sim *c, int64_t size, bool small)
@@ -937,8 +984,11 @@ ca_new_block(ca_sim *c, int64_t size, bool small)
 	if (c->n == c->cap) {
 		c->cap = c->cap ? 2 * c->cap : 256;
 		c->b = sl_xrealloc(c->b, c->cap * sizeof *c->b);
+		c->fpos = sl_xrealloc(c->fpos, c->cap * sizeof *c->fpos);
 	}
-	c->b[c->n] = (ca_block){ size, -1, -1, true, small };
+	c->b[c->n] = (ca_block){ size, -1, -1, false, small };
+	c->fpos[c->n] = -1;
+	ca_mark_free(c, c->n);
 	return c->n++;
 }
 
@@ -951,10 +1001,12 @@ ca_malloc(ca_sim *c, int64_t bytes)
 	int best = -1;
 	int64_t rest;
 
-	for (int i = 0; i < c->n; i++)
-		if (c->b[i].free && c->b[i].small == small && c->b[i].size >= size &&
-		    (best < 0 || c->b[i].size < c->b[best].size))
+	for (int k = 0; k < c->n_fl[small]; k++) {
+		int i = c->fl[small][k];
+		if (c->b[i].size >= size && (best < 0 || c->b[i].size < c->b[best].size ||
+		    (c->b[i].size == c->b[best].size && i < best)))
 			best = i;
+	}
 	if (best < 0) {
 		int64_t seg = small ? CA_SMALL_SEG : size < CA_MIN_LARGE ?
 		    CA_LARGE_SEG : sl_ceil_div(size, CA_ROUND_LARGE) * CA_ROUND_LARGE;
@@ -972,7 +1024,7 @@ ca_malloc(ca_sim *c, int64_t bytes)
 		c->b[best].next = r;
 		c->b[best].size = size;
 	}
-	c->b[best].free = false;
+	ca_mark_used(c, best);
 	c->allocated += c->b[best].size;
 	if (c->allocated > c->peak_alloc)
 		c->peak_alloc = c->allocated;
@@ -985,16 +1037,15 @@ ca_free(ca_sim *c, int i)
 	int p, q;
 
 	c->allocated -= c->b[i].size;
-	c->b[i].free = true;
 	/* Merge with free neighbours; merged blocks become size 0 husks. */
 	q = c->b[i].next;
 	if (q >= 0 && c->b[q].free) {
+		ca_mark_used(c, q);
 		c->b[i].size += c->b[q].size;
 		c->b[i].next = c->b[q].next;
 		if (c->b[q].next >= 0)
 			c->b[c->b[q].next].prev = i;
 		c->b[q].size = 0;
-		c->b[q].free = false;
 	}
 	p = c->b[i].prev;
 	if (p >= 0 && c->b[p].free) {
@@ -1003,7 +1054,8 @@ ca_free(ca_sim *c, int i)
 		if (c->b[i].next >= 0)
 			c->b[c->b[i].next].prev = p;
 		c->b[i].size = 0;
-		c->b[i].free = false;
+	} else {
+		ca_mark_free(c, i);
 	}
 }
 
@@ -1043,6 +1095,9 @@ simulate_allocator(sl_timeline *tl)
 	tl->reserved_peak = c.reserved;
 	tl->segments = c.segments;
 	free(c.b);
+	free(c.fpos);
+	free(c.fl[0]);
+	free(c.fl[1]);
 	free(blk);
 	free(by_first);
 	free(by_last);
@@ -1131,6 +1186,7 @@ sl_timeline_build(const sl_space *s, const int *choice, int dev, bool optimise,
 	b.n_ops = s->g->n_ops;
 	sl_mesh_coords(&s->mesh, dev, b.coord);
 	tl->dev = dev;
+	build_readers(&b);
 	build_tasks(&b);
 	b.cap_bufs = 256;
 	tl->buf = sl_xmalloc(b.cap_bufs * sizeof *tl->buf);
@@ -1165,17 +1221,13 @@ sl_timeline_build(const sl_space *s, const int *choice, int dev, bool optimise,
 		free(o);
 	}
 	apply_order(tl);
-	{
-		sl_eval ev;
-		if (sl_evaluate(s, choice, 0, &ev, NULL) == SL_OK) {
-			tl->sum = sl_mem_total(&ev.dev[dev]);
-			sl_eval_free(&ev);
-		}
-	}
+	tl->sum = b.sum;
 	free(dflt);
 	free(b.wgrad);
 	free(b.kept);
 	free(b.keep);
+	free(b.rd_start);
+	free(b.rd);
 	return SL_OK;
 }
 

@@ -104,11 +104,18 @@ test_mlp_hand(void **state)
 	assert_int_equal(tl.peak_pos, 9);
 	/* The sum counts states, both gradients and what is kept, once each. */
 	assert_int_equal(tl.sum, S + 2 * gw + x + h + h);
-	/* The caching allocator: 2 MiB weights and gradients are large-pool
-	 * requests below 10 MiB (20 MiB segments), 12 MiB optimizer states get
-	 * 12 MiB segments; the small tensors share one 2 MiB small segment. */
+	/* The caching allocator, in buffer order at each task: w1.weight
+	 * (2 MiB, large pool, below 10 MiB) opens a 20 MiB segment; w1's
+	 * 12 MiB states take 12 of its free 18; x and h1 open a 2 MiB small
+	 * segment; w2.weight takes 2 of the last 6; w2's 12 MiB states fit
+	 * nowhere and open a 12 MiB segment (10 MiB or more: rounded to
+	 * 2 MiB).  The small tensors stay in the small segment, w2.grad and
+	 * w1.grad fill the first segment's last 4 MiB, and the optimizer's
+	 * 2 MiB work buffer opens another 20 MiB: 20 + 2 + 12 + 20 MiB.
+	 * Every size is a multiple of 512: nothing is rounded. */
 	assert_int_equal(tl.alloc_peak, tl.peak);
-	assert_true(tl.reserved_peak >= tl.alloc_peak);
+	assert_int_equal(tl.reserved_peak, 54 * MiB);
+	assert_int_equal(tl.segments, 4);
 	sl_timeline_free(&tl);
 	sl_space_free(s);
 	sl_graph_free(g);
@@ -226,6 +233,13 @@ check_orders(const sl_space *s, const int *choice, int dev, bool brute_force)
 	assert_int_equal(o.peak, o.peak_optimised);
 	assert_true(o.peak <= d.peak);
 	assert_int_equal(sl_timeline_peak_of(&o, o.order), o.peak);
+	/* The sum is the evaluator's total on this device. */
+	{
+		sl_eval ev;
+		assert_int_equal(sl_evaluate(s, choice, 0, &ev, &err), SL_OK);
+		assert_int_equal(o.sum, sl_mem_total(&ev.dev[dev]));
+		sl_eval_free(&ev);
+	}
 	if (brute_force) {
 		brute b = { &o, calloc(o.n_tasks, sizeof(int)),
 		    calloc(o.n_tasks, sizeof(bool)), -1, 0 };
