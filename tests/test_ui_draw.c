@@ -26,7 +26,7 @@ static int
 open_model(struct fixture *f, const char *model, int ndev)
 {
 	sl_hw hw;
-	sl_model_opts mo;
+	sl_model_opts mo = { 0 };
 	sl_space_opts so;
 	sl_error err;
 	int shape[1] = { ndev };
