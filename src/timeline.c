@@ -1250,30 +1250,35 @@ sl_timeline_free(sl_timeline *tl)
 	memset(tl, 0, sizeof *tl);
 }
 
-static const sl_timeline *cmp_tl;
+typedef struct alive_ent {
+	int64_t bytes;
+	int idx;
+} alive_ent;
 
 static int
 alive_cmp(const void *a, const void *b)
 {
-	const sl_tl_buf *x = &cmp_tl->buf[*(const int *)a];
-	const sl_tl_buf *y = &cmp_tl->buf[*(const int *)b];
+	const alive_ent *x = a, *y = b;
 
 	if (x->bytes != y->bytes)
 		return x->bytes > y->bytes ? -1 : 1;
-	return *(const int *)a - *(const int *)b;
+	return x->idx - y->idx;
 }
 
 int
 sl_timeline_alive(const sl_timeline *tl, int pos, int *idx)
 {
+	alive_ent *e = sl_xmalloc((tl->n_bufs ? tl->n_bufs : 1) * sizeof *e);
 	int k = 0;
 
 	for (int i = 0; i < tl->n_bufs; i++)
 		if (tl->buf[i].first <= pos && pos <= tl->buf[i].last &&
 		    tl->buf[i].bytes > 0)
-			idx[k++] = i;
-	cmp_tl = tl;
-	qsort(idx, k, sizeof *idx, alive_cmp);
+			e[k++] = (alive_ent){ tl->buf[i].bytes, i };
+	qsort(e, k, sizeof *e, alive_cmp);
+	for (int i = 0; i < k; i++)
+		idx[i] = e[i].idx;
+	free(e);
 	return k;
 }
 

@@ -102,6 +102,22 @@ test_mlp_hand(void **state)
 	}
 	assert_int_equal(tl.peak, S + 3 * gw);
 	assert_int_equal(tl.peak_pos, 9);
+	/* Alive at the peak, largest first: the two 12 MiB optimizer states,
+	 * then the 2 MiB buffers; together the peak. */
+	{
+		int idx[32], n = sl_timeline_alive(&tl, tl.peak_pos, idx);
+		int64_t tot = 0;
+		assert_int_equal(n, 7);
+		assert_int_equal(tl.buf[idx[0]].bytes, 12 * MiB);
+		assert_int_equal(tl.buf[idx[1]].bytes, 12 * MiB);
+		for (int i = 0; i < n; i++) {
+			if (i > 0)
+				assert_true(tl.buf[idx[i]].bytes <= tl.buf[idx[i - 1]].bytes);
+			tot += tl.buf[idx[i]].bytes;
+		}
+		assert_int_equal(tot, tl.peak);
+		assert_string_equal(tl.buf[idx[6]].name, "optimizer.work");
+	}
 	/* The sum counts states, both gradients and what is kept, once each. */
 	assert_int_equal(tl.sum, S + 2 * gw + x + h + h);
 	/* The caching allocator, in buffer order at each task: w1.weight
