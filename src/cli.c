@@ -22,7 +22,8 @@ enum {
 	OPT_FORMAT, OPT_PLAN, OPT_OP, OPT_STRATEGY, OPT_HF_CONFIG, OPT_EMULATE,
 	OPT_STEPS, OPT_EXPORT_PROBLEM, OPT_NO_ZERO, OPT_LAYERS, OPT_HIDDEN,
 	OPT_HEADS, OPT_KV_HEADS, OPT_FFN, OPT_VOCAB, OPT_SEQ, OPT_BATCH, OPT_NAME,
-	OPT_ATTENTION, OPT_PRECISION, OPT_RECOMPUTE, OPT_GLOBAL_BATCH
+	OPT_ATTENTION, OPT_PRECISION, OPT_RECOMPUTE, OPT_GLOBAL_BATCH,
+	OPT_TRACE, OPT_DEVICE
 };
 
 static const struct option long_opts[] = {
@@ -59,6 +60,8 @@ static const struct option long_opts[] = {
 	{ "precision", required_argument, NULL, OPT_PRECISION },
 	{ "recompute", required_argument, NULL, OPT_RECOMPUTE },
 	{ "global-batch", required_argument, NULL, OPT_GLOBAL_BATCH },
+	{ "trace", required_argument, NULL, OPT_TRACE },
+	{ "device", required_argument, NULL, OPT_DEVICE },
 	{ "output", required_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ NULL, 0, NULL, 0 }
@@ -163,6 +166,11 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 		case 'o': o->output = optarg; break;
 		case OPT_FORMAT: o->format = optarg; break;
 		case OPT_PLAN: o->plan = optarg; break;
+		case OPT_TRACE: o->trace = optarg; break;
+		case OPT_DEVICE:
+			rc = parse_int64(name, optarg, 0, 65535, &v, err);
+			o->device = (int)v;
+			break;
 		case OPT_OP: o->op = optarg; break;
 		case OPT_STRATEGY: o->strategy = optarg; break;
 		case OPT_HF_CONFIG: o->hf_config = optarg; break;
@@ -599,6 +607,23 @@ fit_mem_limit(const cli_opts *o, cli_session *s, sl_solution *sol, sl_eval *ev)
 	return SL_OK;
 }
 
+/* The solvers weigh the sum of what a device holds; the step needs the
+ * peak of its timeline.  Both, and the gap, on device 0. */
+static void
+print_peak(const sl_space *sp, const int *choice)
+{
+	sl_timeline tl;
+	char b1[32], b2[32], b3[32], b4[32];
+
+	if (sl_timeline_build(sp, choice, 0, true, &tl, NULL) != SL_OK)
+		return;
+	printf(_("memory over time on device 0: peak %s (default order %s), sum %s, gap %+.1f%%; reserved by the caching allocator %s\n"),
+	    B(tl.peak, b1), B(tl.peak_default, b2), B(tl.sum, b3),
+	    tl.sum > 0 ? 100.0 * (double)(tl.peak - tl.sum) / (double)tl.sum : 0.0,
+	    B(tl.reserved_peak, b4));
+	sl_timeline_free(&tl);
+}
+
 static int
 cmd_solve(int argc, char **argv)
 {
@@ -658,6 +683,7 @@ cmd_solve(int argc, char **argv)
 		print_solution_line(&sol);
 		printf(_("objective: %lld\n"), (long long)sol.objective);
 		print_plan(s.space, &ev, sol.choice);
+		print_peak(s.space, sol.choice);
 		if (o.json != NULL)
 			printf(_("plan written to %s\n"), o.json);
 	}
@@ -994,6 +1020,9 @@ static const cli_cmd commands[] = {
 	  N_("write a model file for a transformer family") },
 	{ "render", cli_cmd_render, N_("render MODEL [OPTIONS] --format dot|svg -o FILE"),
 	  N_("draw the strategy graph of the chosen plan with Graphviz") },
+	{ "timeline", cli_cmd_timeline,
+	  N_("timeline MODEL [OPTIONS] [--plan FILE] [--device N] [--trace FILE]"),
+	  N_("memory over one training step: the peak, the order that lowers it, a trace") },
 	{ "validate", cli_cmd_validate, N_("validate PLAN [--emulate] [--steps N] [--json FILE|-]"),
 	  N_("run a plan's training step on local GPUs and compare with the prediction") },
 	{ "profile", cli_cmd_profile, N_("profile [--hw BASE] -o FILE"),

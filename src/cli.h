@@ -40,6 +40,8 @@ typedef struct cli_opts {
 	bool emulate;			/* --emulate (validate) */
 	int steps;			/* --steps N (validate) */
 	const char *export_problem;	/* --export-problem FILE (solve) */
+	const char *trace;		/* --trace FILE (timeline) */
+	int device;			/* --device N (timeline) */
 	bool quiet;			/* -q */
 	/* gen flags */
 	int layers;
@@ -76,6 +78,7 @@ int cli_cmd_compare(int argc, char **argv);
 int cli_cmd_explain(int argc, char **argv);
 int cli_cmd_validate(int argc, char **argv);
 int cli_cmd_profile(int argc, char **argv);
+int cli_cmd_timeline(int argc, char **argv);
 /* fprintf whose %Ns widths count display columns (wide translations). */
 int cli_fprintf(FILE *fp, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

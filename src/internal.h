@@ -102,6 +102,10 @@ typedef struct sl_mem_item {
 typedef void (*item_fn)(void *ctx, const sl_mem_item *it);
 void sl_node_items(const sl_space *sp, int opi, int si, const int *coord,
     item_fn fn, void *ctx);
+/* The same under recomputation mode rc instead of the layer's (the timeline
+ * asks what a fully recomputed layer re-materialises in backward). */
+void sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
+    sl_recompute rc, item_fn fn, void *ctx);
 /* Axes over which an input's gradient is a partial sum (space.c). */
 uint8_t sl_grad_axes(const sl_binding *b, const sl_strategy *st, int slot,
     int out_slot);

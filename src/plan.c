@@ -376,6 +376,31 @@ write_op(FILE *fp, const sl_space *s, const int *choice, const sl_eval *ev,
 	fputs(n_slots > 0 ? "\n     ]}" : "]}", fp);
 }
 
+/* Memory over time on device 0: the sum the solvers weigh, the timeline's
+ * peak in the default and the optimised order, and that order. */
+static void
+write_timeline(FILE *fp, const sl_space *s, const int *choice)
+{
+	sl_timeline tl;
+	char name[128];
+
+	if (sl_timeline_build(s, choice, 0, true, &tl, NULL) != SL_OK)
+		return;
+	fprintf(fp, "  \"memory_over_time\": {\"device\": 0, \"sum\": %lld, "
+	    "\"peak_default\": %lld, \"peak\": %lld, \"gap\": %lld, "
+	    "\"order_exact\": %s, \"allocated_peak\": %lld, "
+	    "\"reserved_peak\": %lld,\n    \"order\": [",
+	    (long long)tl.sum, (long long)tl.peak_default, (long long)tl.peak,
+	    (long long)(tl.peak - tl.sum), tl.exact ? "true" : "false",
+	    (long long)tl.alloc_peak, (long long)tl.reserved_peak);
+	for (int p = 0; p < tl.n_tasks; p++) {
+		fputs(p ? (p % 8 ? ", " : ",\n      ") : "", fp);
+		put_str(fp, sl_task_name(s, &tl.task[tl.order[p]], name, sizeof name));
+	}
+	fputs("]},\n", fp);
+	sl_timeline_free(&tl);
+}
+
 int
 sl_plan_write(const sl_space *s, const int *choice, const sl_eval *ev,
     const sl_plan_meta *meta, const char *path, sl_error *err)
@@ -406,6 +431,7 @@ sl_plan_write(const sl_space *s, const int *choice, const sl_eval *ev,
 	write_header(a.fp, s, ev, meta);
 	write_devices(a.fp, s, ev);
 	write_constraints(a.fp, meta->cs);
+	write_timeline(a.fp, s, choice);
 	fputs("  \"ops\": [", a.fp);
 	for (int i = 0; i < s->g->n_ops; i++) {
 		fputs(i > 0 ? ",\n" : "\n", a.fp);

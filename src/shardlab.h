@@ -31,6 +31,8 @@
  *   launch.c       a plan as per-device buffers and kernels for the GPU runner
  *   recipe.c       the training recipe: attention kernel, precision,
  *                  recomputation, batches; bytes per element by recipe
+ *   timeline.c     memory over time: a step's buffers in execution order,
+ *                  the peak, the order that lowers it, a caching allocator
  *   util.c         errors, allocation, atomic files, size parsing
  *
  * Units: memory in bytes, time in nanoseconds, both int64_t.
@@ -996,6 +998,118 @@ void sl_launch_free(sl_launch *l);
 int sl_launch_write_json(const sl_launch *l, const char *path, sl_error *err);
 /* The same JSON as a malloc'd string (NULL + err on failure). */
 char *sl_launch_to_json(const sl_launch *l, sl_error *err);
+
+/* ------------------------------------------------------ memory over time */
+/* (timeline.c: declarations go here) */
+
+/*
+ * A timeline is one training step on one device as a sequence of tasks
+ * (forward of each operator, the loss, backward split into the input
+ * gradient and the weight gradient, the optimizer step) and the buffers
+ * alive around them: everything sl_node_items says a step keeps, plus the
+ * transients the sum leaves out (tensors between their producer and their
+ * last forward reader, activation gradients, ZeRO-3 gathers one layer
+ * ahead, resharding copies, the loss's fp32 copy, what a fully recomputed
+ * layer re-materialises, the optimizer's work buffer).  Its peak is what
+ * the device needs; sl_eval's total is the sum of everything ever held.
+ */
+typedef enum sl_task_kind {
+	SL_TASK_FWD,		/* an operator's forward */
+	SL_TASK_LOSS,		/* forward done, backward begins */
+	SL_TASK_BWD,		/* input gradient (and all of backward without weights) */
+	SL_TASK_WGRAD,		/* weight gradient of an operator that reads parameters */
+	SL_TASK_OPTIM,		/* the optimizer step */
+	SL_TASK_KIND_COUNT
+} sl_task_kind;
+
+typedef struct sl_task {
+	sl_task_kind kind;
+	int op;			/* operator, -1 for the loss and the optimizer */
+	int64_t ns;		/* modelled duration (compute.c), at least 1000 */
+} sl_task;
+
+typedef enum sl_buf_kind {
+	SL_BUF_STATE,		/* weights and optimizer states: the whole step */
+	SL_BUF_GRAD,		/* a parameter's gradient */
+	SL_BUF_SAVED,		/* kept for backward (a saved input or output) */
+	SL_BUF_AUTOCAST,	/* bf16 copy of an fp32 weight under autocast */
+	SL_BUF_EXTRA,		/* attention scores or log-sum-exp */
+	SL_BUF_REMAT,		/* re-materialised in backward by full recomputation */
+	SL_BUF_WORKING,		/* a tensor nobody keeps, until its last forward reader */
+	SL_BUF_ACT_GRAD,	/* an activation's gradient */
+	SL_BUF_GATHER,		/* ZeRO-3 parameter gathered for compute */
+	SL_BUF_GRAD_FULL,	/* ZeRO-3 full gradient before its reduce-scatter */
+	SL_BUF_RESHARD,		/* resharding copy of an edge */
+	SL_BUF_LOSS,		/* fp32 logits (forward) or their gradient (backward) */
+	SL_BUF_OPTIM_TMP,	/* the optimizer step's work buffer */
+	SL_BUF_KIND_COUNT
+} sl_buf_kind;
+const char *sl_buf_kind_name(sl_buf_kind k);	/* "saved", "working", ... */
+
+typedef struct sl_tl_buf {
+	char name[96];		/* "fc1:saved:x", "h1.grad", "w1.gather" */
+	sl_buf_kind kind;
+	int cat;		/* sl_mem_cat */
+	int op, tensor;		/* -1 when none */
+	int64_t bytes;
+	int first, last;	/* alive from before task order[first] to after order[last] */
+} sl_tl_buf;
+
+typedef struct sl_timeline {
+	int dev;
+	int n_tasks;
+	sl_task *task;
+	int *order;		/* order[pos]: the task run at position pos */
+	int *dep_start, *dep;	/* task t waits for dep[dep_start[t] .. dep_start[t+1]) */
+	int n_bufs;
+	sl_tl_buf *buf;
+	int64_t (*live)[SL_CAT_COUNT];	/* per position: bytes alive during its task */
+	int64_t *total;		/* per position: sum of live */
+	int64_t peak;		/* max of total */
+	int peak_pos;		/* first position reaching it */
+	int64_t sum;		/* the evaluator's total for this device (no transients) */
+	int64_t peak_default;	/* peak in the default order */
+	int64_t peak_optimised;	/* peak in the optimised order (= peak_default if not asked) */
+	bool optimised;		/* order is the optimised one */
+	bool exact;		/* optimised order proven least-peak over all valid orders */
+	/* the simulated caching allocator, on this order */
+	int64_t alloc_peak;	/* peak of sizes rounded to 512 bytes */
+	int64_t reserved_peak;	/* peak of segments reserved from the device */
+	int segments;		/* segments at the end of the step */
+	/* private: alloc and free sets of each buffer (task lists) */
+	int *a_start, *a_list, *f_start, *f_list;
+} sl_timeline;
+
+/*
+ * Builds device dev's timeline of a plan in the default order (forward in
+ * graph order, backward in reverse, input gradient before weight gradient)
+ * and, when optimise, reorders independent tasks to lower the peak (exact
+ * search over valid orders on small graphs, a greedy list schedule
+ * otherwise, never worse than the default); tl->order is then the
+ * optimised order.
+ */
+int sl_timeline_build(const sl_space *s, const int *choice, int dev,
+    bool optimise, sl_timeline *tl, sl_error *err);
+void sl_timeline_free(sl_timeline *tl);
+/* Peak of any order (a permutation of the tasks); -1 when it is not one or
+ * breaks a dependency. */
+int64_t sl_timeline_peak_of(const sl_timeline *tl, const int *order);
+/* Makes order the timeline's order and recomputes everything; SL_EINPUT
+ * when it is not a valid order. */
+int sl_timeline_set_order(sl_timeline *tl, const int *order, sl_error *err);
+/* Buffers alive at position pos, largest first, into idx (n_bufs long);
+ * returns how many. */
+int sl_timeline_alive(const sl_timeline *tl, int pos, int *idx);
+/* "fc1.fwd", "fc1.dgrad", "fc1.wgrad", "loss", "optimizer" */
+const char *sl_task_name(const sl_space *s, const sl_task *t, char *buf,
+    size_t len);
+/* Chrome trace-event JSON (Perfetto, chrome://tracing): operator spans
+ * ("X") and one memory counter ("C") per position with a value per
+ * category; atomically, path "-" = stdout. */
+int sl_timeline_write_trace(const sl_space *s, const sl_timeline *tl,
+    const char *path, sl_error *err);
+char *sl_timeline_trace_json(const sl_space *s, const sl_timeline *tl,
+    sl_error *err);
 
 #ifdef __cplusplus
 }

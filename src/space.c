@@ -533,6 +533,14 @@ void
 sl_node_items(const sl_space *sp, int opi, int si, const int *coord, item_fn fn,
     void *ctx)
 {
+	sl_node_items_as(sp, opi, si, coord, op_recompute(sp, &sp->g->ops[opi]),
+	    fn, ctx);
+}
+
+void
+sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
+    sl_recompute rc, item_fn fn, void *ctx)
+{
 	const sl_graph *g = sp->g;
 	const sl_op *op = &g->ops[opi];
 	const sl_space_op *so = &sp->ops[opi];
@@ -540,7 +548,6 @@ sl_node_items(const sl_space *sp, int opi, int si, const int *coord, item_fn fn,
 	const sl_kind_info *k = &sl_kinds[op->kind];
 	const sl_mesh *m = &sp->mesh;
 	const sl_recipe *r = &sp->opts.recipe;
-	sl_recompute rc = op_recompute(sp, op);
 
 	for (int i = 0; i < op->n_in; i++) {
 		const sl_tensor *t = &g->tensors[op->in[i]];

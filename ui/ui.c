@@ -823,6 +823,7 @@ ui_free(ui *u)
 	 * for them (the caller frees the space they read next).
 	 */
 	ui_validate_cancel(u);
+	ui_timeline_free(u);
 	if (u->have_vres)
 		cli_vresult_free(&u->vres);
 	free(u->vchoice);

@@ -8,6 +8,7 @@
  *   ui_graph.c  the strategy graph around the selection, laid out by
  *               Graphviz and drawn with box-drawing characters
  *   ui_keys.c   the key table: one row per key, shown by `?` and the man page
+ *   ui_timeline.c  memory over time of the selected device (key m)
  *
  * Every draw function takes a WINDOW and the explorer's state read-only, so
  * tests can open curses on /dev/null at a fixed size, draw and read cells
@@ -208,6 +209,9 @@ typedef struct ui {
 	cli_vresult vres;
 	int *vchoice;		/* the plan that was validated */
 
+	/* memory over time (ui_timeline.c); NULL until first opened */
+	struct ui_tl *tl;
+
 	/* hooks for x and v: when set they replace the built-in behaviour */
 	ui_hook explain, validate;
 	bool quit;
@@ -306,6 +310,14 @@ struct ui_key {
 extern const struct ui_key ui_keys[];
 extern const size_t ui_n_keys;
 void ui_handle_event(ui *u, struct ui_event ev);
+
+/* ---- ui_timeline.c */
+void ui_timeline_open(ui *u);
+bool ui_timeline_is_open(const ui *u);
+/* Handles a key while the panel is open (true), else false. */
+bool ui_timeline_key(ui *u, struct ui_event e);
+void ui_draw_timeline(WINDOW *w, const ui *u);
+void ui_timeline_free(ui *u);
 
 /* ---- entry points */
 int ui_run(ui *u);			/* the loop; returns exit status */

@@ -1156,10 +1156,12 @@ ui_draw(ui *u)
 		return;
 	ui_scroll(u->row_cur, &u->row_top, getmaxy(W[UI_W_OPS]) - 1);
 	ui_scroll(u->strat_cur, &u->strat_top, getmaxy(W[UI_W_STRATS]) - 2);
-	if (u->show_help || u->text != NULL) {
+	if (u->show_help || u->text != NULL || ui_timeline_is_open(u)) {
 		WINDOW *hw = W[UI_W_OPS] ? newwin(u->lines - 3, u->cols, 1, 0) : NULL;
 		if (hw != NULL) {
-			if (u->show_help)
+			if (ui_timeline_is_open(u))
+				ui_draw_timeline(hw, u);
+			else if (u->show_help)
 				ui_draw_help(hw, u);
 			else
 				ui_draw_text(hw, u);

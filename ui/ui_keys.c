@@ -364,6 +364,12 @@ k_validate(ui *u, struct ui_event e)
 }
 
 static void
+k_timeline(ui *u, struct ui_event e)
+{
+	ui_timeline_open(u);
+}
+
+static void
 k_help(ui *u, struct ui_event e)
 {
 	u->show_help = true;
@@ -425,6 +431,7 @@ const struct ui_key ui_keys[] = {
 	{ K('E'), "E", N_("export the strategy graph as SVG"), k_export_svg },
 	{ K('x'), "x", N_("explain the strategy under the cursor step by step"), k_explain },
 	{ K('v'), "v", N_("validate the plan on local GPUs in the background; again: the report"), k_validate },
+	{ K('m'), "m", N_("memory over time of a device: the peak and what is alive there"), k_timeline },
 	{ K('\f'), N_("Ctrl-L"), N_("redraw the screen"), k_redraw },
 	{ K('?'), "?", N_("this help"), k_help },
 	{ K('q'), "q", N_("quit (asks first if the plan changed since the last export)"), k_quit },
@@ -514,6 +521,8 @@ ui_handle_event(ui *u, struct ui_event e)
 		ui_prompt_key(u, e);
 		return;
 	}
+	if (ui_timeline_key(u, e))
+		return;
 	if (u->text != NULL) {
 		int page = u->lines > 6 ? u->lines - 6 : 1;
 		if (e.fn && e.key == KEY_DOWN)
