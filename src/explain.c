@@ -110,10 +110,13 @@ axes_str(uint8_t axes, char *buf, size_t len)
 	for (int a = 0; a < SL_MAX_AXES; a++)
 		if (axes & (1u << a))
 			n++;
-	o += snprintf(buf, len, n > 1 ? "axes " : "axis ");
-	for (int a = 0, k = 0; a < SL_MAX_AXES && o < len; a++)
-		if (axes & (1u << a))
-			o += snprintf(buf + o, len - o, "%s%d", k++ ? " and " : "", a);
+	(void)o;
+	if (n > 1)	/* SL_MAX_AXES is 2: both */
+		snprintf(buf, len, _("axes %d and %d"), 0, 1);
+	else
+		for (int a = 0; a < SL_MAX_AXES; a++)
+			if (axes & (1u << a))
+				snprintf(buf, len, _("axis %d"), a);
 	return buf;
 }
 
@@ -161,20 +164,23 @@ devset_str(const bool *in, int n, char *buf, size_t len)
 
 	for (int d = 0; d < n; d++)
 		cnt += in[d];
-	o += snprintf(buf, len, cnt == 1 ? "device " : "devices ");
-	for (int d = 0, first = 1; d < n && o < len; d++) {
+	char list[224];
+
+	list[0] = '\0';
+	for (int d = 0, first = 1; d < n && o < sizeof list; d++) {
 		int e = d;
 		if (!in[d])
 			continue;
 		while (e + 1 < n && in[e + 1])
 			e++;
 		if (e == d)
-			o += snprintf(buf + o, len - o, "%s%d", first ? "" : ", ", d);
+			o += snprintf(list + o, sizeof list - o, "%s%d", first ? "" : ", ", d);
 		else
-			o += snprintf(buf + o, len - o, "%s%d-%d", first ? "" : ", ", d, e);
+			o += snprintf(list + o, sizeof list - o, "%s%d-%d", first ? "" : ", ", d, e);
 		first = 0;
 		d = e;
 	}
+	snprintf(buf, len, ngettext("device %s", "devices %s", cnt), list);
 }
 
 /* ---------------------------------------------------------------- sections */
@@ -267,9 +273,10 @@ explain_shards(sbuf *b, const sl_space *s, int opi, const sl_strategy *st)
 
 		shape_str(t->rank, t->dims, sh, sizeof sh);
 		sl_spec_format(sp, t->rank, spec, sizeof spec);
-		sb_printf(b, "  %s %s (%s, %s) %s %s, spec %s\n",
+		sb_printf(b, "  %s %s (%s, %s) %s %s, %s %s\n",
 		    slot < op->n_in ? _("in ") : _("out"), t->name,
-		    sl_role_name(t->role), sl_dtype_name(t->dtype), _("full"), sh, spec);
+		    sl_role_name(t->role), sl_dtype_name(t->dtype), _("full"), sh,
+		    _("spec"), spec);
 		memset(done, 0, nd * sizeof *done);
 		for (int d = 0; d < nd; d++) {
 			int64_t ld[SL_MAX_RANK];
@@ -727,11 +734,13 @@ edge_text(sbuf *b, const sl_space *s, int e, int s_src, int s_dst, bool incoming
 	const sl_mesh *m = &s->mesh;
 	sl_spec src = s->ops[ed->src].strat[s_src].spec[ed->src_slot];
 	const sl_spec *dst = &s->ops[ed->dst].strat[s_dst].spec[ed->dst_slot];
-	char a1[48], a2[48], n1[32], h[32];
+	char a1[48], a2[48], n1[32], h[32], ind_fwd[64], ind_bwd[64];
 	sl_mem mem;
 	sl_comm c;
 	bool any = false;
 
+	snprintf(ind_fwd, sizeof ind_fwd, "      %s ", _("forward"));
+	snprintf(ind_bwd, sizeof ind_bwd, "      %s ", _("backward"));
 	src.zero = 0;
 	sl_spec_format(&src, t->rank, a1, sizeof a1);
 	sl_spec_format(dst, t->rank, a2, sizeof a2);
@@ -755,22 +764,22 @@ edge_text(sbuf *b, const sl_space *s, int e, int s_src, int s_dst, bool incoming
 		if (p == -1) {
 			sb_printf(b, _("    axis %d: replicated -> split: forward slices "
 			    "locally; backward gathers the gradient\n"), a);
-			coll_line(b, m, SL_COLL_ALL_GATHER, a, gb, "      backward ");
+			coll_line(b, m, SL_COLL_ALL_GATHER, a, gb, NULL);
 		} else if (p == -2 && q == -1) {
 			sb_printf(b, _("    axis %d: partial sum -> replicated\n"), a);
-			coll_line(b, m, SL_COLL_ALL_REDUCE, a, gb, "      forward ");
+			coll_line(b, m, SL_COLL_ALL_REDUCE, a, gb, NULL);
 		} else if (p == -2) {
 			sb_printf(b, _("    axis %d: partial sum -> split\n"), a);
-			coll_line(b, m, SL_COLL_REDUCE_SCATTER, a, gb, "      forward ");
-			coll_line(b, m, SL_COLL_ALL_GATHER, a, gb, "      backward ");
+			coll_line(b, m, SL_COLL_REDUCE_SCATTER, a, gb, NULL);
+			coll_line(b, m, SL_COLL_ALL_GATHER, a, gb, NULL);
 		} else if (q == -1) {
 			sb_printf(b, _("    axis %d: split -> replicated\n"), a);
-			coll_line(b, m, SL_COLL_ALL_GATHER, a, gb, "      forward ");
+			coll_line(b, m, SL_COLL_ALL_GATHER, a, gb, NULL);
 		} else {
 			sb_printf(b, _("    axis %d: split on dimension %d -> split on "
 			    "dimension %d\n"), a, p, q);
-			coll_line(b, m, SL_COLL_ALL_TO_ALL, a, gb, "      forward ");
-			coll_line(b, m, SL_COLL_ALL_TO_ALL, a, gb, "      backward ");
+			coll_line(b, m, SL_COLL_ALL_TO_ALL, a, gb, NULL);
+			coll_line(b, m, SL_COLL_ALL_TO_ALL, a, gb, NULL);
 		}
 	}
 	sl_edge_cost(s, e, s_src, s_dst, NULL, &mem, &c);

@@ -211,8 +211,9 @@ write_header(FILE *fp, const sl_space *s, const sl_eval *ev,
 		put_str(fp, sl_solve_status_name(sol->status));
 		fputs(", \"objective\": ", fp);
 		put_i64(fp, sol->objective);
-		fputs(", \"time_ms\": ", fp);
-		put_real(fp, sol->time_ms);
+		/* a measured time: microseconds are all it can tell */
+		fprintf(fp, ", \"time_ms\": %.3f", isfinite(sol->time_ms) ?
+		    sol->time_ms : 0.0);
 		fprintf(fp, ", \"confirmed\": %s, \"note\": ",
 		    sol->confirmed ? "true" : "false");
 		put_str(fp, sol->note);

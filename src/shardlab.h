@@ -106,6 +106,12 @@ const char *sl_datadir(void);
 /* path of a file beside the running program ("<its directory>/name") into
  * buf; false when that cannot be known or does not fit. */
 bool sl_beside_program(char *buf, size_t len, const char *name);
+/*
+ * Directory of the message catalogues: $SHARDLAB_LOCALEDIR when set; else
+ * the installed one when it holds shardlab's catalogues; else, for a program
+ * run from its build tree, locale/ beside it or in the tree it was built in.
+ */
+const char *sl_localedir(void);
 
 /* ------------------------------------------------------------------- graph */
 
@@ -835,7 +841,6 @@ int sl_plan_choice(const sl_space *s, const sl_plan_file *pf, int *choice,
     sl_error *err);
 
 /* ---------------------------------------------------------------- baselines */
-/* (baseline.c, explain.c: declarations go here) */
 
 /*
  * Preset plans of other systems, scored by the same evaluator (baseline.c).
@@ -917,7 +922,6 @@ char *sl_explain(const sl_space *s, const int *choice, int op, int strat,
     sl_error *err);
 
 /* ------------------------------------------------------ GPU launch lists */
-/* (launch.c: declarations go here) */
 
 /*
  * A launch list is what one training step of a plan does on each device of

@@ -317,6 +317,46 @@ sl_datadir(void)
 #endif
 }
 
+/* Whether dir holds a catalogue of this program (any language). */
+static bool
+sl_is_localedir(const char *dir)
+{
+	static const char *const lang[] = { "de", "zh_CN" };
+	char p[4096];
+	size_t i;
+
+	for (i = 0; i < SL_ARRAY_LEN(lang); i++)
+		if ((size_t)snprintf(p, sizeof p, "%s/%s/LC_MESSAGES/%s.mo", dir,
+		    lang[i], PACKAGE) < sizeof p && access(p, R_OK) == 0)
+			return true;
+	return false;
+}
+
+const char *
+sl_localedir(void)
+{
+	static char buf[4096];
+	const char *env = getenv("SHARDLAB_LOCALEDIR");
+
+	if (env != NULL && env[0] != '\0')
+		return env;
+#ifdef LOCALEDIR
+	if (sl_is_localedir(LOCALEDIR))
+		return LOCALEDIR;
+#endif
+	if (sl_beside_program(buf, sizeof buf, "locale") && sl_is_localedir(buf))
+		return buf;
+#ifdef BUILDLOCALEDIR
+	if (sl_is_localedir(BUILDLOCALEDIR))
+		return BUILDLOCALEDIR;
+#endif
+#ifdef LOCALEDIR
+	return LOCALEDIR;
+#else
+	return "locale";
+#endif
+}
+
 void
 sl_sha256_hex(const void *data, size_t len, char out[65])
 {
