@@ -23,7 +23,7 @@ enum {
 	OPT_STEPS, OPT_EXPORT_PROBLEM, OPT_NO_ZERO, OPT_LAYERS, OPT_HIDDEN,
 	OPT_HEADS, OPT_KV_HEADS, OPT_FFN, OPT_VOCAB, OPT_SEQ, OPT_BATCH, OPT_NAME,
 	OPT_ATTENTION, OPT_PRECISION, OPT_RECOMPUTE, OPT_GLOBAL_BATCH,
-	OPT_TRACE, OPT_DEVICE
+	OPT_TRACE, OPT_DEVICE, OPT_DEPTH, OPT_LAYER
 };
 
 static const struct option long_opts[] = {
@@ -41,6 +41,9 @@ static const struct option long_opts[] = {
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "plan", required_argument, NULL, OPT_PLAN },
 	{ "op", required_argument, NULL, OPT_OP },
+	{ "around", required_argument, NULL, OPT_OP },
+	{ "depth", required_argument, NULL, OPT_DEPTH },
+	{ "layer", required_argument, NULL, OPT_LAYER },
 	{ "strategy", required_argument, NULL, OPT_STRATEGY },
 	{ "hf-config", required_argument, NULL, OPT_HF_CONFIG },
 	{ "emulate", no_argument, NULL, OPT_EMULATE },
@@ -100,6 +103,8 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 	o->micro_batch = 1;
 	sl_recipe_default(&o->recipe);
 	o->steps = 10;
+	o->depth = -1;
+	o->layer = -1;
 	optind = 0;
 	opterr = 0;
 	while (rc == SL_OK &&
@@ -219,6 +224,14 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 			break;
 		case OPT_GLOBAL_BATCH:
 			rc = parse_int64(name, optarg, 1, INT32_MAX, &o->recipe.global_batch, err);
+			break;
+		case OPT_DEPTH:
+			rc = parse_int64(name, optarg, 0, 1000, &v, err);
+			o->depth = (int)v;
+			break;
+		case OPT_LAYER:
+			rc = parse_int64(name, optarg, 0, 1000000, &v, err);
+			o->layer = (int)v;
 			break;
 		case ':':
 			rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
@@ -423,16 +436,32 @@ layers_alike(const sl_graph *g, const int *choice, int a, int b)
 	return true;
 }
 
+/* The kind column: as wide as the longest kind name (cross_entropy). */
+#define CLI_KIND_W 13
+
 static void
 print_op_row(const sl_space *s, const sl_eval *ev, const int *choice, int v,
     const char *indent, const char *label)
 {
 	char b1[32], b2[32];
 
-	printf("%s%-22s %-10s %-16s %12s %12s\n", indent, label,
+	printf("%s%-*s %-*s %-16s %12s %12s\n", indent,
+	    24 - (int)strlen(indent), label, CLI_KIND_W,
 	    sl_op_kind_name(s->g->ops[v].kind), s->ops[v].strat[choice[v]].name,
 	    B(sl_mem_total(&ev->ops[v].mem), b1),
 	    NS(sl_comm_total(&ev->ops[v].comm), b2));
+}
+
+static void
+mesh_coords_str(const sl_mesh *m, int d, char *buf, size_t len)
+{
+	int c[SL_MAX_AXES] = { 0 };
+
+	sl_mesh_coords(m, d, c);
+	if (m->n_axes == 1)
+		snprintf(buf, len, "%d", c[0]);
+	else
+		snprintf(buf, len, "%d,%d", c[0], c[1]);
 }
 
 static void
@@ -441,7 +470,7 @@ print_plan(const sl_space *s, const sl_eval *ev, const int *choice)
 	const sl_graph *g = s->g;
 	char b[6][32];
 
-	cli_fprintf(stdout, "\n%-24s %-10s %-16s %12s %12s\n", _("operator"), _("kind"),
+	cli_fprintf(stdout, "\n%-24s %-13s %-16s %12s %12s\n", _("operator"), _("kind"),
 	    _("strategy"), _("memory/dev"), _("comm/step"));
 	for (int v = 0; v < g->n_ops;) {
 		int l = g->ops[v].layer;
@@ -470,20 +499,28 @@ print_plan(const sl_space *s, const sl_eval *ev, const int *choice)
 		v = g->layers[last].first_op + g->layers[last].n_ops;
 	}
 
-	cli_fprintf(stdout, "\n%-6s %-7s %11s %11s %11s %11s %11s %11s\n", _("device"),
+	/* devices that hold the same, in a row of consecutive devices (as the
+	 * explorer shows them) */
+	cli_fprintf(stdout, "\n%-9s %-11s %11s %11s %11s %11s %11s %11s\n", _("device"),
 	    _("coords"), _("parameters"), _("gradients"), _("optimizer"),
 	    _("activations"), _("buffers"), _("total"));
-	for (int d = 0; d < ev->n_devices; d++) {
+	for (int d = 0, e; d < ev->n_devices; d = e) {
 		const sl_mem *m = &ev->dev[d];
-		int c[SL_MAX_AXES] = { 0 };
-		char cs[16];
+		char ds[24], cs[32], c0[12], c1[12];
 		int64_t t = sl_mem_total(m);
-		sl_mesh_coords(&s->mesh, d, c);
-		if (s->mesh.n_axes == 1)
-			snprintf(cs, sizeof cs, "%d", c[0]);
-		else
-			snprintf(cs, sizeof cs, "%d,%d", c[0], c[1]);
-		printf("%-6d %-7s %11s %11s %11s %11s %11s %11s%s\n", d, cs,
+		for (e = d + 1; e < ev->n_devices &&
+		    memcmp(&ev->dev[e], m, sizeof *m) == 0; e++)
+			;
+		mesh_coords_str(&s->mesh, d, c0, sizeof c0);
+		mesh_coords_str(&s->mesh, e - 1, c1, sizeof c1);
+		if (e - d > 1) {
+			snprintf(ds, sizeof ds, "%d-%d", d, e - 1);
+			snprintf(cs, sizeof cs, "%s-%s", c0, c1);
+		} else {
+			snprintf(ds, sizeof ds, "%d", d);
+			snprintf(cs, sizeof cs, "%s", c0);
+		}
+		printf("%-9s %-11s %11s %11s %11s %11s %11s %11s%s\n", ds, cs,
 		    B(m->params, b[0]), B(m->grads, b[1]), B(m->optim, b[2]),
 		    B(m->acts, b[3]), B(m->buffers, b[4]), B(t, b[5]),
 		    (s->mesh.hw.memory_bytes > 0 && t > s->mesh.hw.memory_bytes) ?
@@ -768,11 +805,12 @@ cmd_sweep(int argc, char **argv)
 		else
 			snprintf(range, sizeof range, "%.4g .. %.4g", f.pt[i].alpha_lo,
 			    f.pt[i].alpha_hi);
-		printf("%-4d %-27s %14s %14s %12s %10s %5.1f%%\n", i + 1, range,
+		printf("%-4d %-27s %14s %14s %12s %10s %5.1f%%%s\n", i + 1, range,
 		    B(f.pt[i].mem, b1), NS(f.pt[i].comm_ns, b2),
 		    NS(f.pt[i].step_ns, b3),
 		    sl_format_rate(f.pt[i].tokens_per_s, b4, sizeof b4),
-		    100 * f.pt[i].mfu);
+		    100 * f.pt[i].mfu, s.mesh.hw.memory_bytes > 0 &&
+		    f.pt[i].mem > s.mesh.hw.memory_bytes ? _("  over capacity") : "");
 	}
 out:
 	sl_frontier_free(&f);
@@ -1050,9 +1088,7 @@ main(int argc, char **argv)
 {
 	setlocale(LC_ALL, "");
 #ifdef ENABLE_NLS
-	/* SHARDLAB_LOCALEDIR: catalogues not yet installed (tests, a build tree). */
-	bindtextdomain(PACKAGE, getenv("SHARDLAB_LOCALEDIR") != NULL ?
-	    getenv("SHARDLAB_LOCALEDIR") : LOCALEDIR);
+	bindtextdomain(PACKAGE, sl_localedir());
 	textdomain(PACKAGE);
 #endif
 	if (argc < 2)

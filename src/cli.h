@@ -34,7 +34,9 @@ typedef struct cli_opts {
 	const char *output;		/* -o FILE */
 	const char *format;		/* --format */
 	const char *plan;		/* --plan FILE (tui) */
-	const char *op;			/* --op NAME (explain) */
+	const char *op;			/* --op NAME (explain), --around NAME (render) */
+	int depth;			/* --depth N (render), -1 unset */
+	int layer;			/* --layer N (render), -1 unset */
 	const char *strategy;		/* --strategy S (explain) */
 	const char *hf_config;		/* --hf-config FILE (gen) */
 	bool emulate;			/* --emulate (validate) */

@@ -1,8 +1,11 @@
 /*
  * cli_render.c: `shardlab render MODEL [OPTIONS] --format dot|svg -o FILE
- * [--op NAME]`: the strategy graph of the solved plan (the whole model, or
- * the operator NAME and its neighbours), built by the same Graphviz builder
- * the explorer draws with (ui/ui_graph.c).  The file is written atomically.
+ * [--around NAME | --layer N] [--depth N]`: the strategy graph of the solved
+ * plan (the whole model; or the operator NAME, or every operator of layer N,
+ * with the operators within N edges of them), built by the same Graphviz
+ * builder the explorer draws with (ui/ui_graph.c), each edge labelled with
+ * the resharding buffer and time of the chosen pair.  The file is written
+ * atomically.
  */
 #include "cli.h"
 #include "ui.h"
@@ -31,7 +34,7 @@ cli_cmd_render(int argc, char **argv)
 	sl_atomic a;
 	struct Agraph_s *g;
 	const char *format, *out;
-	int rc, center = -1;
+	int rc, *seeds = NULL, n_seeds = 0, depth;
 
 	memset(&o, 0, sizeof o);
 	memset(&s, 0, sizeof s);
@@ -48,7 +51,7 @@ cli_cmd_render(int argc, char **argv)
 	}
 	if (o.n_args < 1) {
 		sl_error_set(&err, SL_EINPUT, NULL, 0, 0, "%s",
-		    _("usage: shardlab render MODEL [OPTIONS] --format dot|svg -o FILE [--op NAME]"));
+		    _("usage: shardlab render MODEL [OPTIONS] --format dot|svg -o FILE [--around NAME | --layer N] [--depth N]"));
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
@@ -66,11 +69,38 @@ cli_cmd_render(int argc, char **argv)
 		    _("the pins leave no feasible plan"));
 		goto fail;
 	}
-	if (o.op != NULL && (center = sl_graph_find_op(s.g, o.op)) < 0) {
-		sl_error_set(&err, SL_EINPUT, NULL, 0, 0,
-		    _("unknown operator '%s'"), o.op);
+	if (o.op != NULL && o.layer >= 0) {
+		sl_error_set(&err, SL_EINPUT, NULL, 0, 0, "%s",
+		    _("--around and --layer each choose a part: give one of them"));
 		goto fail;
 	}
+	if (o.depth >= 0 && o.op == NULL && o.layer < 0) {
+		sl_error_set(&err, SL_EINPUT, NULL, 0, 0, "%s",
+		    _("--depth needs --around NAME or --layer N"));
+		goto fail;
+	}
+	seeds = sl_xmalloc((s.g->n_ops + 1) * sizeof(int));
+	if (o.op != NULL) {
+		if ((seeds[0] = sl_graph_find_op(s.g, o.op)) < 0) {
+			sl_error_set(&err, SL_EINPUT, NULL, 0, 0,
+			    _("unknown operator '%s'"), o.op);
+			goto fail;
+		}
+		n_seeds = 1;
+	} else if (o.layer >= 0) {
+		if (o.layer >= s.g->n_layers) {
+			sl_error_set(&err, SL_EINPUT, NULL, 0, 0,
+			    ngettext("--layer %d: the model has %d layer (0 .. %d)",
+			    "--layer %d: the model has %d layers (0 .. %d)",
+			    s.g->n_layers), o.layer, s.g->n_layers,
+			    s.g->n_layers - 1);
+			goto fail;
+		}
+		for (n_seeds = 0; n_seeds < s.g->layers[o.layer].n_ops; n_seeds++)
+			seeds[n_seeds] = s.g->layers[o.layer].first_op + n_seeds;
+	}
+	/* around an operator its neighbours by default, a layer alone */
+	depth = o.depth >= 0 ? o.depth : o.op != NULL ? 1 : 0;
 	memset(&so, 0, sizeof so);
 	so.time_limit = o.time_limit;
 	sl_solution_init(&sol, s.prob->n);
@@ -83,7 +113,8 @@ cli_cmd_render(int argc, char **argv)
 		sl_solution_free(&sol);
 		goto fail;
 	}
-	g = ui_sgraph_build(s.space, sol.choice, center, 1, UI_SG_RENDER, true);
+	g = ui_sgraph_build(s.space, sol.choice, seeds, n_seeds, depth,
+	    UI_SG_RENDER, true);
 	rc = sl_atomic_open(&a, out, &err);
 	if (rc == SL_OK) {
 		rc = ui_sgraph_render(g, format, a.fp, &err);
@@ -96,10 +127,12 @@ cli_cmd_render(int argc, char **argv)
 	sl_solution_free(&sol);
 	if (rc != SL_OK)
 		goto fail;
+	free(seeds);
 	cli_close(&s);
 	cli_opts_free(&o);
 	return SL_OK;
 fail:
+	free(seeds);
 	cli_close(&s);
 	cli_opts_free(&o);
 	return cli_report(&err);

@@ -9,6 +9,11 @@
 
 #include <jansson.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Seconds of running before validate says that it is running. */
+#define VAL_QUIET_S 1.0
 
 static json_t *
 val_mem_json(const sl_mem *m)
@@ -102,6 +107,16 @@ val_open(const char *plan, sl_plan_file *pf, sl_graph **g, sl_space **s,
 	sl_space_opts so = { .zero = true };
 	int rc;
 
+	if (access(plan, F_OK) != 0) {
+		char mp[4096];
+		/* a bundled model's name where a plan was expected */
+		snprintf(mp, sizeof mp, "%s/models/%s.json", sl_datadir(), plan);
+		if (access(mp, R_OK) == 0)
+			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("'%s' is a model, not a plan: validate takes a plan "
+			    "file; write one with `shardlab solve %s --json plan.json` "
+			    "(or e in the explorer)"), plan, plan);
+	}
 	if ((rc = sl_plan_read(plan, pf, err)) != SL_OK)
 		return rc;
 	if ((rc = sl_hw_load(pf->hardware ? pf->hardware : CLI_DEFAULT_HW, &hw,
@@ -160,10 +175,26 @@ cli_cmd_validate(int argc, char **argv)
 	if ((rc = cli_validate_start(s, choice, o.emulate, o.steps, &job,
 	    &err)) != SL_OK)
 		goto out;
-	if (!o.quiet)
-		fprintf(stderr, _("shardlab: running the plan on the GPU "
-		    "(%d steps per device)...\n"), o.steps);
-	if ((rc = cli_validate_poll(&job, true, &res, &err)) != SL_OK)
+	/*
+	 * Say that it runs only once it has run a while: a runner that finds no
+	 * GPU answers at once, and its answer should be all the user reads.
+	 */
+	{
+		struct timespec t0, t1, nap = { 0, 20 * 1000 * 1000 };
+		bool said = o.quiet;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		while ((rc = cli_validate_poll(&job, false, &res, &err)) == 1) {
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			if (!said && (t1.tv_sec - t0.tv_sec) +
+			    (t1.tv_nsec - t0.tv_nsec) / 1e9 >= VAL_QUIET_S) {
+				fprintf(stderr, _("shardlab: running the plan on the GPU "
+				    "(%d steps per device)...\n"), o.steps);
+				said = true;
+			}
+			nanosleep(&nap, NULL);
+		}
+	}
+	if (rc != SL_OK)
 		goto out;
 	if (!o.json || strcmp(o.json, "-") != 0)
 		cli_validate_print(stdout, o.args[0], s, &res);

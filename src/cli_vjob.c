@@ -115,8 +115,15 @@ cli_validate_start(const sl_space *s, const int *choice, bool emulate, int steps
 		job->pred_ns[d] = sl_add_sat(l.dev[d].compute_ns, l.dev[d].comm_ns);
 	}
 	if (!(runner = cli_validate_runner())) {
+		const char *env = getenv("SHARDLAB_RUNNER");
 		sl_launch_free(&l);
 		val_job_cleanup(job);
+		/* a runner named by the user that is not there is not a build matter */
+		if (env != NULL && *env != '\0')
+			return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+			    _("SHARDLAB_RUNNER names %s, which is not an executable "
+			    "program: %s"), env, strerror(access(env, F_OK) == 0 ?
+			    EACCES : ENOENT));
 		return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, "%s",
 		    _(VAL_MSG_NO_RUNNER));
 	}

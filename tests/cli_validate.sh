@@ -6,7 +6,7 @@
 # GPU (emulated ranks) needs one: without it the script ends with a skip.
 . "$TESTS_SRCDIR/lib.sh"
 
-MSG_NO_RUNNER="shardlab: the GPU runner was not built (configure found no CUDA/NCCL; see --with-cuda)"
+MSG_BAD_RUNNER="shardlab: SHARDLAB_RUNNER names"
 MSG_NO_GPU="shardlab: no CUDA-capable GPU found: validation needs one"
 
 # Megatron MLP on 4 devices.  Every device predicts parameters 1,048,576,
@@ -29,6 +29,12 @@ run bad "$SHARDLAB" validate "$TMP/bad.json"
 expect_status 2 bad
 expect_in "$TMP/bad.err" "bad.json:"
 
+# a model's name where the plan goes: say what validate takes
+run model "$SHARDLAB" validate mlp-2layer
+expect_status 2 model
+expect_in "$TMP/model.err" "'mlp-2layer' is a model, not a plan"
+expect_in "$TMP/model.err" "shardlab solve mlp-2layer --json plan.json"
+
 sed 's/"strategy": "row"/"strategy": "diagonal"/' "$TMP/plan.json" >"$TMP/unknown.json"
 run unknown "$SHARDLAB" validate "$TMP/unknown.json"
 expect_status 2 unknown
@@ -38,7 +44,8 @@ expect_in "$TMP/unknown.err" "diagonal"
 run norunner env SHARDLAB_RUNNER="$TMP/no-such-runner" "$SHARDLAB" validate \
 	"$TMP/plan.json" --json "$TMP/r0.json"
 expect_status 3 norunner
-expect_in "$TMP/norunner.err" "$MSG_NO_RUNNER"
+expect_in "$TMP/norunner.err" "$MSG_BAD_RUNNER $TMP/no-such-runner, which is not an executable program"
+expect_not_in "$TMP/norunner.err" "not built"
 [ ! -e "$TMP/r0.json" ] || fail "a report was written without a runner"
 
 # ------------------------------------------------- stand-in runner (no GPU)
@@ -57,6 +64,8 @@ fake nogpu "$TMP/plan.json" --json "$TMP/r1.json"
 expect_status 3 nogpu
 expect_in "$TMP/nogpu.err" "$MSG_NO_GPU"
 expect_not_in "$TMP/nogpu.err" "not built"
+# the answer comes at once: no "running the plan" before it
+expect_not_in "$TMP/nogpu.err" "running the plan"
 [ ! -e "$TMP/r1.json" ] || fail "a report was written without a GPU"
 
 fake fail "$TMP/plan.json"
