@@ -8,6 +8,7 @@
 #include "testutil.h"
 
 #include <locale.h>
+#include <math.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <unistd.h>
@@ -21,21 +22,25 @@ struct fixture {
 	ui u;
 };
 
-/* Opens a model the way `shardlab tui` does, on a 1-D mesh of ndev devices. */
+/* Opens a model the way `shardlab tui` does, on a mesh of the given shape. */
 static int
-open_model(struct fixture *f, const char *model, int ndev)
+open_model_mesh(struct fixture *f, const char *model, int n_axes,
+    const int *shape)
 {
 	sl_hw hw;
 	sl_model_opts mo = { 0 };
 	sl_space_opts so;
 	sl_error err;
-	int shape[1] = { ndev };
 	static char *args[1];
+	int i, ndev = 1;
 
 	memset(f, 0, sizeof *f);
 	sl_error_clear(&err);
-	f->o.n_axes = 1;
-	f->o.shape[0] = ndev;
+	f->o.n_axes = n_axes;
+	for (i = 0; i < n_axes; i++) {
+		f->o.shape[i] = shape[i];
+		ndev *= shape[i];
+	}
 	f->o.hw = "h100-nvlink";
 	f->o.solver = SL_SOLVER_AUTO;
 	f->o.micro_batch = 1;
@@ -44,7 +49,7 @@ open_model(struct fixture *f, const char *model, int ndev)
 	f->o.args = args;
 	f->o.n_args = 1;
 	if (sl_hw_load(f->o.hw, &hw, &err) != SL_OK ||
-	    sl_mesh_make(&hw, 1, shape, &f->s.mesh, &err) != SL_OK) {
+	    sl_mesh_make(&hw, n_axes, shape, &f->s.mesh, &err) != SL_OK) {
 		print_error("%s\n", err.msg);
 		return -1;
 	}
@@ -68,6 +73,13 @@ open_model(struct fixture *f, const char *model, int ndev)
 		return -1;
 	}
 	return 0;
+}
+
+/* On a 1-D mesh of ndev devices. */
+static int
+open_model(struct fixture *f, const char *model, int ndev)
+{
+	return open_model_mesh(f, model, 1, &ndev);
 }
 
 static void
@@ -131,6 +143,44 @@ win_has(WINDOW *w, const char *s)
 		if (strstr(row(w, y), s) != NULL)
 			return true;
 	return false;
+}
+
+/* The rows of w joined by one space, runs of spaces made one (a wrapped
+ * text read back as it was before wrapping). */
+static void
+join_rows(WINDOW *w, int from, char *out, size_t len)
+{
+	int y;
+	size_t o = strlen(out);
+	const char *r;
+
+	for (y = from; y < getmaxy(w); y++)
+		for (r = row(w, y); *r != '\0' && o + 2 < len; r++) {
+			if (*r == ' ' && (o == 0 || out[o - 1] == ' '))
+				continue;
+			out[o++] = *r;
+			out[o] = '\0';
+		}
+	if (o + 2 < len && o > 0 && out[o - 1] != ' ') {
+		out[o++] = ' ';
+		out[o] = '\0';
+	}
+}
+
+/* The display column just after the first s in row y of w, or -1. */
+static int
+col_after(WINDOW *w, int y, const char *s)
+{
+	wchar_t wb[512], ws[128], *hit;
+	int n = mvwinnwstr(w, y, 0, wb, 511);
+
+	if (n < 0 || mbstowcs(ws, s, 127) == (size_t)-1)
+		return -1;
+	wb[n] = L'\0';
+	ws[127] = L'\0';
+	if ((hit = wcsstr(wb, ws)) == NULL)
+		return -1;
+	return wcswidth(wb, (hit - wb) + wcslen(ws));
 }
 
 static void
@@ -641,7 +691,7 @@ test_validate(void **state)
 	setenv("SHARDLAB_RUNNER", "/nonexistent/shardlab-runner", 1);
 	key(&f, 'v');
 	assert_false(f.u.vrunning);
-	assert_true(win_has(W[UI_W_MSG], "the GPU runner was not built"));
+	assert_true(win_has(W[UI_W_MSG], "SHARDLAB_RUNNER names"));
 
 	/* quitting while one runs stops the runner */
 	setenv("SHARDLAB_RUNNER", runner, 1);
@@ -659,6 +709,407 @@ test_validate(void **state)
 	unsetenv("FAKE_MODE");
 }
 
+
+/*
+ * The help at 80x24 and 60x18: it says that it scrolls and where it is, and
+ * paging down shows every key with its whole text (wrapped, not cut), up
+ * to the last; past the end there is no blank page.
+ */
+static void
+help_at(int lines, int cols)
+{
+	struct fixture f;
+	struct ui_event pgdn = { .key = KEY_NPAGE, .fn = true };
+	static char seen[65536];
+	char want[512];
+	WINDOW *hw;
+	size_t k;
+	int i, top;
+
+	assert_int_equal(open_model(&f, "gpt-1.7b", 4), 0);
+	term_open(&f, lines, cols, true);
+	key(&f, '?');
+	assert_non_null(f.u.text);
+	assert_true(f.u.show_help);
+	hw = newwin(f.u.lines - 3, f.u.cols, 1, 0);
+	ui_draw_text(hw, &f.u);
+	assert_non_null(strstr(row(hw, 0), "lines 1-"));
+	assert_true(win_has(f.u.win[UI_W_MSG], "PgDn scroll"));
+	assert_false(win_has(f.u.win[UI_W_MSG], "Tab panel"));
+	seen[0] = '\0';
+	for (i = 0; i < 20; i++) {
+		werase(hw);
+		ui_draw_text(hw, &f.u);
+		join_rows(hw, 1, seen, sizeof seen);
+		top = f.u.text_top;
+		ui_handle_event(&f.u, pgdn);
+		if (f.u.text_top == top)
+			break;
+	}
+	assert_true(i < 20);
+	/* the last page is full: no blank rows below the last key */
+	{
+		const char *r = row(hw, getmaxy(hw) - 1);
+		assert_true(strspn(r, " ") < strlen(r));
+	}
+	for (k = 0; k < ui_n_keys; k++) {
+		if (ui_keys[k].help == NULL)
+			continue;
+		snprintf(want, sizeof want, "%s %s ", ui_keys[k].name,
+		    ui_keys[k].help);
+		if (strstr(seen, want) == NULL)
+			print_error("help at %dx%d lacks \"%s\" in \"%s\"\n", cols,
+			    lines, want, seen);
+		assert_non_null(strstr(seen, want));
+	}
+	delwin(hw);
+	key(&f, 'x');			/* not a scroll key: closes */
+	assert_null(f.u.text);
+	assert_false(f.u.show_help);
+	term_close(&f);
+	close_model(&f);
+}
+
+static void
+test_help_scrolls(void **state)
+{
+	help_at(24, 80);
+	help_at(18, 60);
+}
+
+/*
+ * Nothing of the headers is cut at 80x24 and 60x18 on a 16x8 mesh, where
+ * strategy names are long: the strategies header has its columns whole, the
+ * output specs (when shown) are whole, the status line and the key hints
+ * end with what they started.
+ */
+static void
+headers_at(int lines, int cols)
+{
+	struct fixture f;
+	int shape[2] = { 16, 8 }, op, s, y;
+	char sp[64];
+	WINDOW **W;
+	const char *r;
+
+	assert_int_equal(open_model_mesh(&f, "gpt-1.7b", 2, shape), 0);
+	term_open(&f, lines, cols, true);
+	W = f.u.win;
+	for (op = 0; op < 3; op++) {
+		const sl_op *o = &f.s.g->ops[op];
+		const sl_tensor *t = &f.s.g->tensors[o->out[0]];
+		ui_rows_select_op(&f.u, op);
+		ui_draw(&f.u);
+		r = row(W[UI_W_STRATS], 1);
+		assert_non_null(strstr(r, "strategy"));
+		assert_non_null(strstr(r, "mem/device"));
+		assert_non_null(strstr(r, "comm/step"));
+		if (strstr(r, "output") != NULL || strstr(r, "spec") != NULL) {
+			assert_true(strstr(r, "output spec") != NULL ||
+			    strstr(r, " spec") != NULL);
+			/* every visible spec whole */
+			for (y = 2, s = f.u.strat_top; y < getmaxy(W[UI_W_STRATS]) &&
+			    s < f.s.space->ops[op].n_strat; y++, s++) {
+				sl_spec_format(&f.s.space->ops[op].strat[s].spec[o->n_in],
+				    t->rank, sp, sizeof sp);
+				assert_non_null(strstr(row(W[UI_W_STRATS], y), sp));
+			}
+		}
+		/* the title names the operator whole, or says it was cut */
+		r = row(W[UI_W_STRATS], 0);
+		assert_true(strstr(r, f.s.g->ops[op].name) != NULL ||
+		    strstr(r, "…") != NULL);
+	}
+	r = row(W[UI_W_STATUS], 0);
+	if (strstr(r, "plan unchanged") == NULL)
+		dump(W[UI_W_STATUS]);
+	assert_non_null(strstr(r, "plan unchanged"));
+	assert_null(strstr(r, "…"));
+	assert_null(strstr(r, "(too large"));
+	r = row(W[UI_W_MSG], 0);
+	assert_non_null(strstr(r, "? help  q quit"));
+	term_close(&f);
+	close_model(&f);
+}
+
+static void
+test_no_cut_headers(void **state)
+{
+	headers_at(24, 80);
+	headers_at(18, 60);
+}
+
+/*
+ * Names stay distinguishable when they must be shortened: the middle gives
+ * way, the start and the end stay.  At 60x18 with a pin and forbids on
+ * every layer's ln1 (marks take room), no two operator rows read the same.
+ */
+static void
+test_names_distinguishable(void **state)
+{
+	struct fixture f;
+	char a[64], b[64], seen[64][64];
+	int shape[2] = { 16, 8 }, y, i, n = 0;
+
+	assert_string_equal(ui_abbrev("layer0.ln1", 8, "…", a, sizeof a),
+	    "la…0.ln1");
+	assert_string_equal(ui_abbrev("layer0.ln2", 8, "…", b, sizeof b),
+	    "la…0.ln2");
+	assert_string_equal(ui_abbrev("fc1", 8, "…", a, sizeof a), "fc1");
+	assert_int_equal(ui_text_width(ui_abbrev("layer12.attention_out", 9, "…",
+	    a, sizeof a)), 9);
+
+	assert_int_equal(open_model_mesh(&f, "gpt-1.7b", 2, shape), 0);
+	term_open(&f, 18, 60, true);
+	select_strategy(&f, "layer0.ln1", f.s.space->ops[sl_graph_find_op(f.s.g,
+	    "layer0.ln1")].strat[0].name);
+	key(&f, 'P');
+	f.u.strat_cur = 1;
+	key(&f, 'F');
+	f.u.strat_cur = 2;
+	key(&f, 'F');
+	for (y = 1; y < getmaxy(f.u.win[UI_W_OPS]); y++) {
+		const char *r = row(f.u.win[UI_W_OPS], y);
+		char name[64];
+		if (sscanf(r, " %63s", name) != 1 || strncmp(name, "layer0.", 2) != 0)
+			continue;
+		for (i = 0; i < n; i++)
+			if (strcmp(seen[i], name) == 0) {
+				dump(f.u.win[UI_W_OPS]);
+				fail_msg("two operator rows read \"%s\"", name);
+			}
+		snprintf(seen[n++], sizeof seen[0], "%s", name);
+	}
+	assert_true(n >= 10);
+	term_close(&f);
+	close_model(&f);
+}
+
+/*
+ * The strategy graph at 80x24 (g): every edge carries its label, the
+ * resharding buffer and time of the chosen pair, as the cost model gives
+ * them; the operators panel keeps the keys.
+ */
+static void
+test_graph_edge_labels(void **state)
+{
+	struct fixture f;
+	char want[64], b1[32], b2[32];
+	int e, y, n, found;
+	WINDOW *gw;
+
+	assert_int_equal(open_model(&f, "mlp-2layer", 4), 0);
+	term_open(&f, 24, 80, true);
+	select_strategy(&f, "gelu", "dp");
+	f.u.focus = UI_FOCUS_STRATS;
+	key(&f, 'g');
+	assert_true(f.u.show_graph);
+	assert_int_equal(f.u.focus, UI_FOCUS_OPS);
+	gw = f.u.win[UI_W_GRAPH];
+	assert_true(win_has(gw, "Strategy graph around gelu"));
+	for (e = 0; e < f.s.space->n_edges; e++) {
+		const sl_space_edge *ed = &f.s.space->edges[e];
+		sl_mem mem;
+		sl_comm comm;
+		int64_t ns = 0;
+		int c;
+		sl_edge_cost(f.s.space, e, f.u.sol.choice[ed->src],
+		    f.u.sol.choice[ed->dst], NULL, &mem, &comm);
+		for (c = 0; c < SL_COLL_COUNT; c++)
+			ns += comm.ns[c];
+		snprintf(want, sizeof want, "%s %s",
+		    sl_format_bytes(sl_mem_total(&mem), b1, sizeof b1),
+		    sl_format_ns(ns, b2, sizeof b2));
+		/* as many rows show the label as edges have it */
+		for (n = 0, c = 0; c < f.s.space->n_edges; c++) {
+			char w2[64];
+			const sl_space_edge *e2 = &f.s.space->edges[c];
+			sl_edge_cost(f.s.space, c, f.u.sol.choice[e2->src],
+			    f.u.sol.choice[e2->dst], NULL, &mem, &comm);
+			for (ns = 0, y = 0; y < SL_COLL_COUNT; y++)
+				ns += comm.ns[y];
+			snprintf(w2, sizeof w2, "%s %s",
+			    sl_format_bytes(sl_mem_total(&mem), b1, sizeof b1),
+			    sl_format_ns(ns, b2, sizeof b2));
+			n += strcmp(w2, want) == 0;
+		}
+		for (found = 0, y = 1; y < getmaxy(gw); y++)
+			found += strstr(row(gw, y), want) != NULL;
+		if (found < n)
+			dump(gw);
+		assert_true(found >= n);
+	}
+	/* each box: the name, the chosen strategy and how many there are */
+	snprintf(want, sizeof want, "%s of %d", ui_strat_name(&f.u, 1,
+	    f.u.sol.choice[1]), f.s.space->ops[1].n_strat);
+	assert_true(win_has(gw, want));
+	assert_true(win_has(gw, "▼"));
+	/* with the graph shown, Down moves the operator cursor */
+	key(&f, 'j');
+	assert_int_equal(ui_row_op(&f.u), 2);
+	term_close(&f);
+	close_model(&f);
+}
+
+/* Tab on a freshly opened model lands on the chosen strategy; x explains it. */
+static void
+test_fresh_tab_explain(void **state)
+{
+	struct fixture f;
+	char want[128];
+	int op;
+
+	assert_int_equal(open_model(&f, "gpt-1.7b", 4), 0);
+	term_open(&f, 24, 80, true);
+	op = ui_row_op(&f.u);
+	assert_int_equal(op, sl_graph_find_op(f.s.g, "embed"));
+	key(&f, '\t');
+	assert_int_equal(f.u.focus, UI_FOCUS_STRATS);
+	assert_int_equal(f.u.strat_cur, f.u.sol.choice[op]);
+	key(&f, 'x');
+	assert_non_null(f.u.text);
+	snprintf(want, sizeof want, "Operator embed (embedding), strategy %s\n",
+	    f.s.space->ops[op].strat[f.u.sol.choice[op]].name);
+	assert_non_null(strstr(f.u.text, want));
+	term_close(&f);
+	close_model(&f);
+}
+
+/* Waits for the background sweep, as the main loop would, up to 60 s. */
+static void
+wait_frontier(struct fixture *f)
+{
+	int i;
+
+	for (i = 0; i < 6000 && !f->u.have_front; i++) {
+		ui_poll_jobs(&f->u);
+		if (!f->u.have_front)
+			usleep(10000);
+	}
+	assert_true(f->u.have_front);
+	f->u.dirty |= UI_D_ALL;
+	ui_draw(&f->u);
+}
+
+/*
+ * [ ] step through the frontier: from alpha 0, each step is the next plan
+ * of the sweep, in order, with its memory and communication; past the end
+ * it stays on the last.  The slider says which plan and what alpha means.
+ */
+static void
+test_alpha_frontier_steps(void **state)
+{
+	struct fixture f;
+	char want[128];
+	int i, n;
+
+	assert_int_equal(open_model(&f, "gpt-1.7b", 8), 0);
+	term_open(&f, 24, 80, true);
+	wait_frontier(&f);
+	n = f.u.front.n;
+	assert_true(n >= 3);
+	key(&f, '0');
+	assert_true(win_has(f.u.win[UI_W_ALPHA], "alpha 0: memory only"));
+	for (i = 0; i < n; i++) {
+		assert_int_equal(ui_front_index(&f.u), i);
+		assert_int_equal(f.u.ev.mem_part, f.u.front.pt[i].mem);
+		assert_int_equal(f.u.ev.comm_ns, f.u.front.pt[i].comm_ns);
+		snprintf(want, sizeof want, "Alpha: plan %d of %d", i + 1, n);
+		if (!win_has(f.u.win[UI_W_ALPHA], want))
+			dump(f.u.win[UI_W_ALPHA]);
+		assert_true(win_has(f.u.win[UI_W_ALPHA], want));
+		if (i > 0) {
+			/* alpha bytes per us: 1 ms is worth 1000 alpha bytes */
+			char b[32];
+			sl_format_bytes((int64_t)llround(f.u.alpha * 1000), b, sizeof b);
+			snprintf(want, sizeof want, "is worth %s", b);
+			assert_true(win_has(f.u.win[UI_W_MSG], want) ||
+			    win_has(f.u.win[UI_W_ALPHA], want));
+		}
+		key(&f, ']');
+	}
+	assert_int_equal(ui_front_index(&f.u), n - 1);
+	for (i = n - 1; i > 0; i--)
+		key(&f, '[');
+	assert_int_equal(ui_front_index(&f.u), 0);
+	term_close(&f);
+	close_model(&f);
+}
+
+/*
+ * U says how many operators it cleared (those that had a pin or a forbid);
+ * a forbid in one layer marks the folded row "mixed".
+ */
+static void
+test_clear_count_and_mixed(void **state)
+{
+	struct fixture f;
+	int op;
+
+	assert_int_equal(open_model(&f, "gpt-1.7b", 4), 0);
+	term_open(&f, 24, 80, true);
+	op = select_strategy(&f, "layer0.qkv", "dp");
+	assert_false(win_has(f.u.win[UI_W_OPS], "mixed"));
+	key(&f, 'P');
+	assert_true(win_has(f.u.win[UI_W_MSG], "pinned dp at 24 operators"));
+	key(&f, 'U');
+	assert_true(win_has(f.u.win[UI_W_MSG],
+	    "cleared pins and forbids of 24 operators"));
+	/* one layer only: the folded row no longer speaks for all */
+	ui_rows_select_op(&f.u, op);
+	f.u.strat_cur = sl_space_find_strategy(f.s.space, op, "rep");
+	key(&f, 'f');
+	assert_true(win_has(f.u.win[UI_W_OPS], "mixed"));
+	key(&f, 'U');
+	assert_true(win_has(f.u.win[UI_W_MSG],
+	    "cleared pins and forbids of 1 operator"));
+	assert_false(win_has(f.u.win[UI_W_OPS], "mixed"));
+	term_close(&f);
+	close_model(&f);
+}
+
+/*
+ * In Chinese, from the build tree, with only the user's language set (no
+ * SHARDLAB_LOCALEDIR): the panels speak Chinese, and the strategies header
+ * ends in the column where its figures end (display columns).
+ */
+static void
+test_zh_CN_80x24(void **state)
+{
+	struct fixture f;
+	WINDOW **W;
+	int hc, rc;
+
+	unsetenv("SHARDLAB_LOCALEDIR");
+	setenv("LANGUAGE", "zh_CN", 1);
+	bindtextdomain(PACKAGE, sl_localedir());
+	textdomain(PACKAGE);
+	if (strcmp(_("Operators (%d)"), "Operators (%d)") == 0) {
+		unsetenv("LANGUAGE");
+		print_message("skipped: no zh_CN catalogue under %s\n", sl_localedir());
+		skip();
+	}
+	assert_int_equal(open_model(&f, "mlp-2layer", 4), 0);
+	term_open(&f, 24, 80, true);
+	W = f.u.win;
+	assert_true(win_has(W[UI_W_OPS], "算子 (3)"));
+	assert_true(win_has(W[UI_W_STATUS], "目标值"));
+	hc = col_after(W[UI_W_STRATS], 1, "内存/设备");
+	rc = col_after(W[UI_W_STRATS], 2, "MiB");
+	if (hc < 0 || hc != rc) {
+		dump(W[UI_W_STRATS]);
+		fail_msg("header ends at column %d, figures at %d", hc, rc);
+	}
+	/* help in Chinese, each key's text whole on some page */
+	key(&f, '?');
+	assert_non_null(strstr(f.u.text, "帮助") != NULL ? f.u.text :
+	    strstr(f.u.text_title, "按键"));
+	term_close(&f);
+	close_model(&f);
+	unsetenv("LANGUAGE");
+	textdomain(PACKAGE);
+}
+
 int
 main(void)
 {
@@ -672,6 +1123,14 @@ main(void)
 		cmocka_unit_test(test_export_roundtrip),
 		cmocka_unit_test(test_keys_in_man_page),
 		cmocka_unit_test(test_validate),
+		cmocka_unit_test(test_help_scrolls),
+		cmocka_unit_test(test_no_cut_headers),
+		cmocka_unit_test(test_names_distinguishable),
+		cmocka_unit_test(test_graph_edge_labels),
+		cmocka_unit_test(test_fresh_tab_explain),
+		cmocka_unit_test(test_alpha_frontier_steps),
+		cmocka_unit_test(test_clear_count_and_mixed),
+		cmocka_unit_test(test_zh_CN_80x24),
 	};
 	const char *dd = getenv("SHARDLAB_DATADIR");
 	char path[4096];

@@ -310,28 +310,98 @@ ui_resolve(ui *u, sl_error *err)
 	return SL_OK;
 }
 
-void
-ui_set_alpha_pos(ui *u, int pos)
+/* Re-solves for alpha; false (with a message) when alpha does not apply. */
+static bool
+ui_set_alpha(ui *u, double alpha)
 {
 	sl_error err;
-	char buf[64];
+	char buf[2048];
 
-	if (pos < 0)
-		pos = 0;
-	if (pos >= ui_alpha_positions())
-		pos = ui_alpha_positions() - 1;
 	if (u->space == NULL) {
 		ui_message(u, true, "%s",
 		    _("alpha does not apply: this problem's costs are given"));
-		return;
+		return false;
 	}
-	u->alpha_pos = pos;
-	u->alpha = ui_alpha_at(pos);
+	u->alpha = alpha;
+	u->alpha_pos = ui_alpha_nearest(alpha);
 	sl_space_reweigh(u->space, u->alpha, u->prob);
 	sl_error_clear(&err);
 	if (ui_resolve(u, &err) != SL_OK)
 		ui_message(u, true, "%s", sl_error_format(&err, buf, sizeof buf));
 	u->dirty |= UI_D_ALPHA;
+	return true;
+}
+
+void
+ui_set_alpha_pos(ui *u, int pos)
+{
+	if (pos < 0)
+		pos = 0;
+	if (pos >= ui_alpha_positions())
+		pos = ui_alpha_positions() - 1;
+	ui_set_alpha(u, ui_alpha_at(pos));
+}
+
+/*
+ * An alpha inside frontier plan i's range, away from its ends where the
+ * neighbouring plan ties: the geometric middle, twice the start of the last
+ * (open) range, 0 for the first.
+ */
+double
+ui_front_alpha(const sl_frontier *f, int i)
+{
+	const sl_frontier_point *p = &f->pt[i];
+
+	if (i == 0 || !(p->alpha_lo > 0))
+		return 0;
+	if (p->alpha_hi < 0)
+		return 2 * p->alpha_lo;
+	return sqrt(p->alpha_lo * p->alpha_hi);
+}
+
+int
+ui_front_index(const ui *u)
+{
+	int i;
+
+	if (!u->have_front || u->front.n == 0)
+		return -1;
+	for (i = 0; i < u->front.n; i++) {
+		const sl_frontier_point *p = &u->front.pt[i];
+		if (u->alpha >= p->alpha_lo &&
+		    (p->alpha_hi < 0 || u->alpha <= p->alpha_hi))
+			return i;
+	}
+	return u->alpha <= u->front.pt[0].alpha_lo ? 0 : u->front.n - 1;
+}
+
+bool
+ui_alpha_step(ui *u, int d)
+{
+	int i = ui_front_index(u);
+
+	if (i < 0)
+		return ui_set_alpha(u, ui_alpha_at(u->alpha_pos + d)), false;
+	i += d;
+	if (i < 0)
+		i = 0;
+	if (i >= u->front.n)
+		i = u->front.n - 1;
+	ui_set_alpha(u, ui_front_alpha(&u->front, i));
+	return true;
+}
+
+void
+ui_alpha_scale(ui *u, double factor)
+{
+	double a = u->alpha > 0 ? u->alpha * factor :
+	    factor > 1 ? ui_alpha_at(1) : 0;
+
+	if (a < ui_alpha_at(1) && factor < 1)
+		a = 0;
+	if (a > ui_alpha_at(ui_alpha_positions() - 1))
+		a = ui_alpha_at(ui_alpha_positions() - 1);
+	ui_set_alpha(u, a);
 }
 
 /* ------------------------------------------------------- background jobs */
@@ -766,7 +836,6 @@ ui_init(ui *u, cli_session *s, const cli_opts *o, sl_error *err)
 	u->n = u->prob->n;
 	u->alpha = o->alpha;
 	u->alpha_pos = ui_alpha_nearest(o->alpha);
-	u->pipe_fd[0] = u->pipe_fd[1] = -1;
 	ui_job_init(&u->ilp_job);
 	ui_job_init(&u->sweep_job);
 
@@ -808,6 +877,9 @@ ui_init(ui *u, cli_session *s, const cli_opts *o, sl_error *err)
 	ui_rows_build(u);
 	if (ui_resolve(u, err) != SL_OK)
 		return err->code;
+	/* Tab on a fresh model lands on the strategy the plan chose. */
+	st = ui_chosen(u, ui_row_op(u));
+	u->strat_cur = st < 0 ? 0 : st;
 	memcpy(u->export_choice, u->sol.choice, u->n * sizeof(int));
 	u->export_alpha = u->alpha;
 	return SL_OK;
@@ -894,8 +966,10 @@ ui_export_svg(ui *u, const char *path, sl_error *err)
 		    _("the strategy graph needs a model"));
 	if (sl_atomic_open(&a, path, err) != SL_OK)
 		return err->code;
-	g = ui_sgraph_build(u->space, u->sol.choice, op < 0 ? 0 : op, 1,
-	    UI_SG_RENDER, true);
+	if (op < 0)
+		op = 0;
+	g = ui_sgraph_build(u->space, u->sol.choice, &op, 1, 1, UI_SG_RENDER,
+	    true);
 	rc = ui_sgraph_render(g, "svg", a.fp, err);
 	ui_sgraph_free(g);
 	if (rc != SL_OK) {
@@ -1089,9 +1163,7 @@ cli_cmd_tui(int argc, char **argv)
 
 	setlocale(LC_ALL, "");
 #ifdef ENABLE_NLS
-	/* SHARDLAB_LOCALEDIR: catalogues not yet installed (tests, a build tree). */
-	bindtextdomain(PACKAGE, getenv("SHARDLAB_LOCALEDIR") != NULL ?
-	    getenv("SHARDLAB_LOCALEDIR") : LOCALEDIR);
+	bindtextdomain(PACKAGE, sl_localedir());
 	textdomain(PACKAGE);
 #endif
 	if (argv == NULL) {

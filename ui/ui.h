@@ -121,7 +121,11 @@ struct ui_job {
 	sl_frontier front;
 	bool have_front;
 	char msg[256];
-	int wake_fd;		/* main loop's self-pipe, written when done */
+};
+
+struct ui_event {
+	int key;		/* character, or KEY_* code when fn */
+	bool fn;
 };
 
 struct ui;
@@ -165,7 +169,6 @@ typedef struct ui {
 	unsigned confirm_gen;
 	sl_frontier front;	/* Pareto points of the current pin set */
 	bool have_front, front_busy;
-	int pipe_fd[2];
 
 	/* operators panel */
 	int n_groups;
@@ -186,7 +189,6 @@ typedef struct ui {
 	bool too_small, wide, show_graph, show_help;
 	WINDOW *win[UI_W_COUNT];
 	unsigned dirty;
-	int help_top;
 
 	/* message line and prompts */
 	char msg[512];
@@ -198,7 +200,8 @@ typedef struct ui {
 	/* strategy graph cache (laid out for graph_op, graph_w x graph_h) */
 	struct ui_gdraw *gdraw;
 
-	/* a scrolling text over the panels (explain, validate reports) */
+	/* a scrolling text over the panels (help, explain, validate reports);
+	 * show_help: the text is the help */
 	char *text;
 	char text_title[256];
 	int text_top;
@@ -223,6 +226,14 @@ void ui_free(ui *u);
 /* Rebuilds constraints from pin/forbid, re-solves live; SL_OK or error (reverted by caller). */
 int ui_resolve(ui *u, sl_error *err);
 void ui_set_alpha_pos(ui *u, int pos);
+/* [ ]: to the next frontier plan (true), or a log-scale step while the
+ * frontier is not known yet (false). */
+bool ui_alpha_step(ui *u, int d);
+/* { }: alpha times factor. */
+void ui_alpha_scale(ui *u, double factor);
+double ui_front_alpha(const sl_frontier *f, int i);
+/* The frontier plan whose alpha range holds the current alpha, or -1. */
+int ui_front_index(const ui *u);
 double ui_alpha_at(int pos);
 int ui_alpha_nearest(double alpha);
 int ui_alpha_positions(void);
@@ -268,25 +279,43 @@ void ui_draw_mem(WINDOW *w, const ui *u);
 void ui_draw_alpha(WINDOW *w, const ui *u);
 void ui_draw_msg(WINDOW *w, const ui *u);
 void ui_draw_status(WINDOW *w, const ui *u);
-void ui_draw_help(WINDOW *w, const ui *u);
 void ui_draw_too_small(WINDOW *w, const ui *u);
 void ui_draw_text(WINDOW *w, const ui *u);
 /* Shows text (taken over, malloc'd) over the panels until a key closes it. */
 void ui_show_text(ui *u, const char *title, char *text);
 void ui_format_alpha(double alpha, char *buf, size_t len);
+/* What alpha means in the units a user trades in (per device, per step). */
+void ui_alpha_meaning(double alpha, int width, char *buf, size_t len);
+/* ui_put that ends with ell when s had to be cut. */
+int ui_put_ell(WINDOW *w, int y, int x, int maxw, const char *s, attr_t a,
+    const char *ell);
+/* s in maxw columns, the middle replaced by ell when too long. */
+const char *ui_abbrev(const char *s, int maxw, const char *ell, char *out,
+    size_t len);
+typedef void (*ui_line_fn)(void *ctx, int idx, const char *s, size_t n,
+    int indent);
+int ui_wrap(const char *text, int width, ui_line_fn fn, void *ctx);
+char *ui_help_text(void);
+/* Scrollers: a cursor kept in view; a text moved by a key (true when the
+ * key was one of the scroll keys). */
+void ui_scroll_follow(int cur, int *top, int visible);
+void ui_scroll_clamp(int *top, int total, int visible);
+bool ui_scroll_key(struct ui_event e, int *top, int total, int visible);
+bool ui_overlay_scroll(ui *u, struct ui_event e);
 
 /* ---- ui_graph.c */
 enum ui_sgraph_mode { UI_SG_CELLS, UI_SG_CELLS_COMPACT, UI_SG_RENDER };
 /*
  * Builds the strategy graph: operators as nodes holding their strategies
  * (the chosen one marked), edges between neighbours labelled with the
- * resharding cost of the chosen pair.  center < 0: the whole model; else the
- * operator and its neighbours within radius edges.  Nodes are named by
+ * resharding buffer and time of the chosen pair.  No seeds: the whole
+ * model; else the seed operators and their neighbours within radius edges.  Nodes are named by
  * operator index.  UI_SG_CELLS sizes nodes in terminal cells for drawing;
  * UI_SG_RENDER gives HTML-table labels for SVG/dot output.
  */
 struct Agraph_s *ui_sgraph_build(const sl_space *s, const int *choice,
-    int center, int radius, enum ui_sgraph_mode mode, bool lr);
+    const int *seeds, int n_seeds, int radius, enum ui_sgraph_mode mode,
+    bool lr);
 /* Lays g out with dot and writes it as format ("svg", "dot") to fp. */
 int ui_sgraph_render(struct Agraph_s *g, const char *format, FILE *fp,
     sl_error *err);
@@ -296,10 +325,6 @@ void ui_graph_invalidate(ui *u);
 void ui_graph_free(ui *u);
 
 /* ---- ui_keys.c */
-struct ui_event {
-	int key;		/* character, or KEY_* code when fn */
-	bool fn;
-};
 struct ui_key {
 	int key;
 	bool fn;

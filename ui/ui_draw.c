@@ -33,6 +33,8 @@ static const struct ui_glyphs ui_gl_ascii = {
 	.ellipsis = "~", .times = "x",
 };
 
+static void ui_overlay_size(const ui *u, int *rows, int *width);
+
 /* ------------------------------------------------------------------ setup */
 
 void
@@ -144,6 +146,158 @@ ui_put(WINDOW *w, int y, int x, int maxw, const char *s, attr_t a)
 	return used;
 }
 
+/* The byte length of s's longest prefix that fits in maxw columns. */
+static size_t
+ui_fit_bytes(const char *s, int maxw, int *used)
+{
+	mbstate_t st;
+	wchar_t c;
+	size_t r, bytes = 0;
+	int cw;
+
+	*used = 0;
+	memset(&st, 0, sizeof st);
+	while (s[bytes] != '\0') {
+		r = mbrtowc(&c, s + bytes, MB_CUR_MAX, &st);
+		if (r == (size_t)-1 || r == (size_t)-2 || r == 0)
+			break;
+		cw = ui_wc_width(c);
+		if (*used + cw > maxw)
+			break;
+		*used += cw;
+		bytes += r;
+	}
+	return bytes;
+}
+
+int
+ui_put_ell(WINDOW *w, int y, int x, int maxw, const char *s, attr_t a,
+    const char *ell)
+{
+	char buf[1024];
+	size_t n;
+	int used;
+
+	if (maxw <= 0)
+		return 0;
+	if (ui_text_width(s) <= maxw)
+		return ui_put(w, y, x, maxw, s, a);
+	n = ui_fit_bytes(s, maxw - 1, &used);
+	if (n >= sizeof buf - 8)
+		n = sizeof buf - 8;
+	memcpy(buf, s, n);
+	snprintf(buf + n, sizeof buf - n, "%s", ell);
+	return ui_put(w, y, x, maxw, buf, a);
+}
+
+/*
+ * s in at most maxw columns: when too long, the middle gives way to an
+ * ellipsis, keeping the start and the (longer) end, where names that share a
+ * prefix ("layer0.ln1", "layer0.ln2") differ.
+ */
+const char *
+ui_abbrev(const char *s, int maxw, const char *ell, char *out, size_t len)
+{
+	int tw = ui_text_width(s), head, used;
+	size_t hb, tb;
+	const char *tail;
+
+	if (tw <= maxw || maxw < 3) {
+		snprintf(out, len, "%s", s);
+		return out;
+	}
+	head = (maxw - 1) / 3;
+	hb = ui_fit_bytes(s, head, &used);
+	/* the tail: drop leading characters until the rest fits */
+	for (tail = s + hb; *tail != '\0' &&
+	    ui_text_width(tail) > maxw - 1 - used; ) {
+		mbstate_t st;
+		wchar_t c;
+		size_t r;
+		memset(&st, 0, sizeof st);
+		r = mbrtowc(&c, tail, MB_CUR_MAX, &st);
+		tail += r == (size_t)-1 || r == (size_t)-2 || r == 0 ? 1 : r;
+	}
+	tb = strlen(tail);
+	snprintf(out, len, "%.*s%s%.*s", (int)hb, s, ell, (int)tb, tail);
+	return out;
+}
+
+/*
+ * Wraps text into lines of at most width columns, at a space where there is
+ * one.  A continued line hangs under the text that follows the line's first
+ * gap of two spaces ("name  text"), or under its leading spaces.  fn (when
+ * not NULL) gets each line; returns the number of lines.
+ */
+int
+ui_wrap(const char *text, int width, ui_line_fn fn, void *ctx)
+{
+	const char *p = text, *nl, *end, *q, *r, *brk, *g;
+	int idx = 0, hang, indent, avail, used, cw, lead;
+	size_t k;
+
+	if (width < 1)
+		width = 1;
+	while (p != NULL && *p != '\0') {
+		nl = strchr(p, '\n');
+		end = nl != NULL ? nl : p + strlen(p);
+		for (lead = 0; p + lead < end && p[lead] == ' '; lead++)
+			;
+		hang = lead;
+		g = strstr(p + lead, "  ");
+		if (g != NULL && g < end) {
+			char pre[512];
+			while (g < end && *g == ' ')
+				g++;
+			if ((size_t)(g - p) < sizeof pre) {
+				memcpy(pre, p, g - p);
+				pre[g - p] = '\0';
+				hang = ui_text_width(pre);
+			}
+		}
+		if (hang > width / 2)
+			hang = lead < width / 2 ? lead : 0;
+		if (end == p && fn != NULL)
+			fn(ctx, idx, p, 0, 0);
+		if (end == p)
+			idx++;
+		indent = 0;
+		for (q = p; q < end; indent = hang) {
+			mbstate_t st;
+			wchar_t c;
+			avail = width - indent;
+			memset(&st, 0, sizeof st);
+			for (r = q, used = 0, brk = NULL; r < end; r += k) {
+				k = mbrtowc(&c, r, end - r, &st);
+				if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
+					memset(&st, 0, sizeof st);
+					k = 1;
+					c = '?';
+				}
+				cw = ui_wc_width(c);
+				if (used + cw > avail)
+					break;
+				if (c == ' ' && r > q)
+					brk = r;
+				used += cw;
+			}
+			if (r >= end)
+				k = end - q;
+			else if (brk != NULL)
+				k = brk - q;
+			else
+				k = r > q ? (size_t)(r - q) : 1;
+			if (fn != NULL)
+				fn(ctx, idx, q, k, indent);
+			idx++;
+			for (q += k; q < end && *q == ' '; q++)
+				;
+		}
+		p = nl != NULL ? nl + 1 : end;
+	}
+	return idx;
+}
+
 /* Fills columns [x, x+n) of row y with spaces in attribute a. */
 static void
 ui_fill(WINDOW *w, int y, int x, int n, attr_t a)
@@ -174,7 +328,24 @@ ui_title_line(WINDOW *w, const ui *u, const char *title, bool focused)
 	attr_t a = u->attr[UI_R_HEADER] | (focused ? A_REVERSE : 0);
 
 	ui_fill(w, 0, 0, width, a);
-	ui_put(w, 0, 1, width - 2, title, a);
+	ui_put_ell(w, 0, 1, width - 2, title, a, u->gl->ellipsis);
+}
+
+void
+ui_alpha_meaning(double alpha, int width, char *buf, size_t len)
+{
+	char b[32];
+
+	if (!(alpha > 0)) {
+		snprintf(buf, len, "%s", _("alpha 0: memory only, communication is free"));
+		return;
+	}
+	/* the objective weighs alpha bytes per microsecond of communication */
+	sl_format_bytes((int64_t)llround(alpha * 1000), b, sizeof b);
+	snprintf(buf, len, _("1 ms of communication per step is worth %s per device"),
+	    b);
+	if (ui_text_width(buf) > width)
+		snprintf(buf, len, _("1 ms comm/step is worth %s/device"), b);
 }
 
 void
@@ -488,8 +659,46 @@ ui_draw_title(WINDOW *w, const ui *u)
 	ui_put_right(w, 0, width - 1, 11, _("? help"), u->attr[UI_R_TITLE]);
 }
 
+/* Strategy s of a, by name, in b (-1 when b has none of that name). */
+static int
+ui_strat_in(const ui *u, int a, int s, int b)
+{
+	const char *nm = ui_strat_name(u, a, s);
+	int t;
+
+	if (s < ui_op_k(u, b) && strcmp(ui_strat_name(u, b, s), nm) == 0)
+		return s;
+	for (t = 0; t < ui_op_k(u, b); t++)
+		if (strcmp(ui_strat_name(u, b, t), nm) == 0)
+			return t;
+	return -1;
+}
+
+/* Whether operators a and b carry the same pin and forbids (by name). */
+static bool
+ui_same_constraints(const ui *u, int a, int b)
+{
+	int s, t, na = 0, nb = 0;
+
+	if ((u->pin[a] < 0) != (u->pin[b] < 0))
+		return false;
+	if (u->pin[a] >= 0 && ui_strat_in(u, a, u->pin[a], b) != u->pin[b])
+		return false;
+	for (s = 0; s < ui_op_k(u, a); s++) {
+		if (!u->forbid[a][s])
+			continue;
+		na++;
+		t = ui_strat_in(u, a, s, b);
+		if (t < 0 || !u->forbid[b][t])
+			return false;
+	}
+	for (s = 0; s < ui_op_k(u, b); s++)
+		nb += u->forbid[b][s];
+	return na == nb;
+}
+
 /* Strategy shown on an operator row: the chosen one, or "mixed" when the
- * folded layers disagree. */
+ * folded layers differ in what they chose or in their pins and forbids. */
 static const char *
 ui_row_strategy(const ui *u, const struct ui_row *r, bool *mixed)
 {
@@ -500,9 +709,10 @@ ui_row_strategy(const ui *u, const struct ui_row *r, bool *mixed)
 		return "";
 	if (r->folded && u->n <= 4096) {
 		n = ui_same_position(u, r->op, same);
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n && !*mixed; i++)
 			if (strcmp(ui_strat_name(u, same[i], ui_chosen(u, same[i])),
-			    ui_strat_name(u, r->op, c)) != 0)
+			    ui_strat_name(u, r->op, c)) != 0 ||
+			    !ui_same_constraints(u, r->op, same[i]))
 				*mixed = true;
 	}
 	return *mixed ? _("mixed") : ui_strat_name(u, r->op, c);
@@ -567,7 +777,8 @@ ui_draw_ops(WINDOW *w, const ui *u)
 		int namew = width - x - sw - (mw ? mw + 1 : 0) - 2;
 		if (namew < 4)
 			namew = 4;
-		ui_put(w, y, x, namew, ui_op_name(u, r->op), a);
+		ui_put(w, y, x, namew, ui_abbrev(ui_op_name(u, r->op), namew,
+		    u->gl->ellipsis, buf, sizeof buf), a);
 		x = width - 1 - sw - (mw ? mw + 1 : 0);
 		if (x > 0) {
 			ui_put(w, y, x, sw, st, a | (mixed ? u->attr[UI_R_DIM] :
@@ -583,8 +794,9 @@ void
 ui_draw_strats(WINDOW *w, const ui *u)
 {
 	int h = getmaxy(w), width = getmaxx(w), op = ui_row_op(u), y, s, k, c;
-	int col_mem, col_comm, col_spec, mw, cw;
+	int col_mem, col_comm, col_spec, mw, cw, specw = 0;
 	char buf[256], mb[32], nb[32], sp[64];
+	const char *spec_head = NULL;
 	sl_mem mem;
 	sl_comm comm;
 	attr_t a;
@@ -617,6 +829,23 @@ ui_draw_strats(WINDOW *w, const ui *u)
 		col_mem = width - mw - cw - 1 < 8 ? 8 : width - mw - cw - 1;
 	col_comm = col_mem + mw + 1;
 	col_spec = col_comm + cw;
+	/* the output spec column only when every spec fits whole */
+	if (u->space != NULL) {
+		const sl_op *o = &u->space->g->ops[op];
+		const sl_tensor *t = &u->space->g->tensors[o->out[0]];
+		for (s = 0; s < k; s++) {
+			sl_spec_format(&u->space->ops[op].strat[s].spec[o->n_in],
+			    t->rank, sp, sizeof sp);
+			if (ui_text_width(sp) > specw)
+				specw = ui_text_width(sp);
+		}
+		spec_head = _("output spec");
+		if (ui_text_width(spec_head) > width - col_spec - 1)
+			spec_head = _("spec");
+		if (specw > width - col_spec - 1 ||
+		    ui_text_width(spec_head) > width - col_spec - 1)
+			spec_head = NULL;
+	}
 	ui_put(w, 1, 3, col_mem - 3, _("strategy"), u->attr[UI_R_DIM]);
 	if (u->space != NULL) {
 		ui_put_right(w, 1, col_mem + mw, mw, _("mem/device"), u->attr[UI_R_DIM]);
@@ -624,8 +853,8 @@ ui_draw_strats(WINDOW *w, const ui *u)
 	} else {
 		ui_put_right(w, 1, col_mem + mw, mw, _("cost"), u->attr[UI_R_DIM]);
 	}
-	if (u->space != NULL && width > col_spec + 6)
-		ui_put(w, 1, col_spec + 1, width - col_spec - 2, _("output spec"),
+	if (spec_head != NULL)
+		ui_put(w, 1, col_spec + 1, width - col_spec - 1, spec_head,
 		    u->attr[UI_R_DIM]);
 	k = ui_op_k(u, op);
 	c = ui_chosen(u, op);
@@ -644,7 +873,8 @@ ui_draw_strats(WINDOW *w, const ui *u)
 		ui_put(w, y, 0, 1, s == c ? u->gl->knob : " ", a);
 		ui_put(w, y, 1, 1, u->pin[op] == s ? u->gl->pin :
 		    u->forbid[op][s] ? u->gl->forbid : " ", a);
-		ui_put(w, y, 3, col_mem - 4, ui_strat_name(u, op, s), a);
+		ui_put(w, y, 3, col_mem - 4, ui_abbrev(ui_strat_name(u, op, s),
+		    col_mem - 4, u->gl->ellipsis, buf, sizeof buf), a);
 		if (u->space != NULL) {
 			sl_node_cost(u->space, op, s, NULL, &mem, &comm);
 			ns = 0;
@@ -659,12 +889,12 @@ ui_draw_strats(WINDOW *w, const ui *u)
 		}
 		ui_put_right(w, y, col_mem + mw, mw, mb, a);
 		ui_put_right(w, y, col_comm + cw - 1, cw - 1, nb, a);
-		if (u->space != NULL && width > col_spec + 6) {
+		if (spec_head != NULL) {
 			const sl_op *o = &u->space->g->ops[op];
 			const sl_tensor *t = &u->space->g->tensors[o->out[0]];
 			sl_spec_format(&u->space->ops[op].strat[s].spec[o->n_in],
 			    t->rank, sp, sizeof sp);
-			ui_put(w, y, col_spec + 1, width - col_spec - 2, sp, a);
+			ui_put(w, y, col_spec + 1, width - col_spec - 1, sp, a);
 		}
 	}
 	if (s < k)
@@ -701,10 +931,9 @@ ui_bar_cell(WINDOW *w, const ui *u, int y, int x, int c, bool over)
 	}
 	ch = u->color && u->utf8 ? u->gl->bar[0] : u->gl->bar[c];
 	a = u->attr[ui_cat_role[c]];
+	/* past the capacity: reverse video, which monochrome shows as well */
 	if (over)
 		a = u->attr[UI_R_OVER];
-	if (!u->color && over)
-		ch = u->utf8 ? u->gl->bar[c] : u->gl->bar[c];
 	ui_put(w, y, x, 1, ch, a);
 }
 
@@ -868,13 +1097,20 @@ ui_draw_mem(WINDOW *w, const ui *u)
 	}
 }
 
+/*
+ * The alpha slider steps between the plans of the frontier (each step a
+ * different plan), and below it the frontier itself: memory per device (up)
+ * against communication per step (right), scaled to the plans that fit in
+ * device memory; plans over capacity sit on the top edge, marked.
+ */
 void
 ui_draw_alpha(WINDOW *w, const ui *u)
 {
-	int h = getmaxy(w), width = getmaxx(w), x0, tw, i, knob, pw, ph, px, py;
-	int npos = ui_alpha_positions();
+	int h = getmaxy(w), width = getmaxx(w), x0, i, knob, pw, ph, px, py, cur;
+	int n_over = 0, sw;
 	char buf[256], ab[32], b1[32], b2[32];
 	int64_t mlo = INT64_MAX, mhi = INT64_MIN, clo = INT64_MAX, chi = INT64_MIN;
+	int64_t cap;
 
 	werase(w);
 	if (u->space == NULL) {
@@ -884,44 +1120,60 @@ ui_draw_alpha(WINDOW *w, const ui *u)
 		    u->attr[UI_R_DIM]);
 		return;
 	}
-	ui_format_alpha(u->alpha, ab, sizeof ab);
-	snprintf(buf, sizeof buf, _("Alpha %s B/us  ([ ] to move)"), ab);
+	cap = u->space->mesh.hw.memory_bytes;
+	cur = ui_front_index(u);
+	if (cur >= 0) {
+		snprintf(buf, sizeof buf, _("Alpha: plan %d of %d  ([ ] next plan)"),
+		    cur + 1, u->front.n);
+	} else {
+		ui_format_alpha(u->alpha, ab, sizeof ab);
+		snprintf(buf, sizeof buf, _("Alpha %s B/us  ([ ] to move)"), ab);
+	}
 	ui_title_line(w, u, buf, false);
-	/* slider: 0 at the left end, then a log scale */
-	x0 = ui_put(w, 1, 0, 6, "0 ", u->attr[UI_R_DIM]);
-	snprintf(b1, sizeof b1, " %s", "5e+12");
-	tw = ui_text_width(b1);
-	int sw = width - x0 - tw - 1;
-	if (sw < 4)
-		sw = 4;
+	/* slider: one stop per frontier plan, least memory at the left */
+	sw = width - 2;
 	for (i = 0; i < sw; i++)
-		ui_put(w, 1, x0 + i, 1, u->gl->track, u->attr[UI_R_DIM]);
-	knob = (int)((double)u->alpha_pos * (sw - 1) / (npos - 1) + 0.5);
-	ui_put(w, 1, x0 + knob, 1, u->gl->knob, u->attr[UI_R_CHOSEN]);
-	ui_put(w, 1, x0 + sw, tw, b1, u->attr[UI_R_DIM]);
+		ui_put(w, 1, 1 + i, 1, u->gl->track, u->attr[UI_R_DIM]);
+	if (cur >= 0) {
+		for (i = 0; i < u->front.n; i++) {
+			px = u->front.n > 1 ? i * (sw - 1) / (u->front.n - 1) : 0;
+			ui_put(w, 1, 1 + px, 1, u->gl->point, cap > 0 &&
+			    u->front.pt[i].mem > cap ? u->attr[UI_R_OVER] :
+			    u->attr[UI_R_DIM]);
+		}
+		knob = u->front.n > 1 ? cur * (sw - 1) / (u->front.n - 1) : 0;
+	} else {
+		knob = (int)((double)u->alpha_pos * (sw - 1) /
+		    (ui_alpha_positions() - 1) + 0.5);
+	}
+	ui_put(w, 1, 1 + knob, 1, u->gl->knob, u->attr[UI_R_CHOSEN]);
+	ui_alpha_meaning(u->alpha, width - 2, buf, sizeof buf);
+	ui_put_ell(w, 2, 1, width - 2, buf, u->attr[UI_R_DIM], u->gl->ellipsis);
 
-	/* Pareto plot: memory (up) against communication (right). */
-	ph = h - 3;
+	ph = h - 4;
 	if (ph < 1)
 		return;
 	if (!u->have_front) {
-		ui_put(w, 2, 1, width - 2, u->front_busy ?
+		ui_put(w, 3, 1, width - 2, u->front_busy ?
 		    _("computing the Pareto frontier...") :
 		    _("no Pareto frontier"), u->attr[UI_R_DIM]);
 		return;
 	}
-	for (i = 0; i < u->front.n; i++) {
-		const sl_frontier_point *p = &u->front.pt[i];
-		mlo = p->mem < mlo ? p->mem : mlo;
-		mhi = p->mem > mhi ? p->mem : mhi;
-		clo = p->comm_ns < clo ? p->comm_ns : clo;
-		chi = p->comm_ns > chi ? p->comm_ns : chi;
-	}
-	if (u->have_ev) {
-		mlo = u->ev.mem_part < mlo ? u->ev.mem_part : mlo;
-		mhi = u->ev.mem_part > mhi ? u->ev.mem_part : mhi;
-		clo = u->ev.comm_ns < clo ? u->ev.comm_ns : clo;
-		chi = u->ev.comm_ns > chi ? u->ev.comm_ns : chi;
+	/* scale to the plans that fit (to all when none does) */
+	for (i = 0; i < u->front.n; i++)
+		n_over += cap > 0 && u->front.pt[i].mem > cap;
+	for (i = 0; i <= u->front.n; i++) {
+		int64_t m, c;
+		if (i == u->front.n && !u->have_ev)
+			break;
+		m = i == u->front.n ? u->ev.mem_part : u->front.pt[i].mem;
+		c = i == u->front.n ? u->ev.comm_ns : u->front.pt[i].comm_ns;
+		if (n_over < u->front.n && cap > 0 && m > cap)
+			continue;
+		mlo = m < mlo ? m : mlo;
+		mhi = m > mhi ? m : mhi;
+		clo = c < clo ? c : clo;
+		chi = c > chi ? c : chi;
 	}
 	if (mlo > mhi)
 		return;
@@ -930,27 +1182,80 @@ ui_draw_alpha(WINDOW *w, const ui *u)
 	if (pw < 4)
 		return;
 	sl_format_bytes(mhi, b1, sizeof b1);
-	ui_put_right(w, 2, x0 - 1, x0 - 1, b1, u->attr[UI_R_DIM]);
+	ui_put_right(w, 3, x0 - 1, x0 - 1, b1, u->attr[UI_R_DIM]);
 	sl_format_bytes(mlo, b1, sizeof b1);
-	ui_put_right(w, 2 + ph - 1, x0 - 1, x0 - 1, b1, u->attr[UI_R_DIM]);
+	ui_put_right(w, 3 + ph - 1, x0 - 1, x0 - 1, b1, u->attr[UI_R_DIM]);
 	for (i = 0; i < ph; i++)
-		ui_put(w, 2 + i, x0 - 1, 1, u->gl->v, u->attr[UI_R_DIM]);
+		ui_put(w, 3 + i, x0 - 1, 1, u->gl->v, u->attr[UI_R_DIM]);
 	sl_format_ns(clo, b1, sizeof b1);
 	sl_format_ns(chi, b2, sizeof b2);
 	ui_put(w, h - 1, x0, pw, b1, u->attr[UI_R_DIM]);
 	snprintf(buf, sizeof buf, _("comm %s"), b2);
 	ui_put_right(w, h - 1, width - 1, pw / 2, buf, u->attr[UI_R_DIM]);
+	if (n_over > 0 && n_over < u->front.n) {
+		snprintf(buf, sizeof buf, _("%s %d over capacity"), u->gl->arrow_u,
+		    n_over);
+		if (ui_text_width(buf) > pw / 2)
+			snprintf(buf, sizeof buf, "%s %d", u->gl->arrow_u, n_over);
+		ui_put_right(w, 3, width - 1, pw / 2, buf, u->attr[UI_R_OVER]);
+	}
 	for (i = 0; i <= u->front.n; i++) {
 		int64_t m, cns;
-		bool cur = i == u->front.n;
-		if (cur && !u->have_ev)
+		bool is_cur = i == u->front.n, over;
+		if (is_cur && !u->have_ev)
 			break;
-		m = cur ? u->ev.mem_part : u->front.pt[i].mem;
-		cns = cur ? u->ev.comm_ns : u->front.pt[i].comm_ns;
+		m = is_cur ? u->ev.mem_part : u->front.pt[i].mem;
+		cns = is_cur ? u->ev.comm_ns : u->front.pt[i].comm_ns;
+		over = m > mhi;
+		cns = cns < clo ? clo : cns > chi ? chi : cns;
 		px = chi > clo ? (int)((double)(cns - clo) * (pw - 1) / (chi - clo) + 0.5) : 0;
-		py = mhi > mlo ? (int)((double)(mhi - m) * (ph - 1) / (mhi - mlo) + 0.5) : ph - 1;
-		ui_put(w, 2 + py, x0 + px, 1, cur ? u->gl->current : u->gl->point,
-		    cur ? u->attr[UI_R_CHOSEN] | A_REVERSE : A_NORMAL);
+		py = over ? 0 : mhi > mlo ?
+		    (int)((double)(mhi - m) * (ph - 1) / (mhi - mlo) + 0.5) : ph - 1;
+		ui_put(w, 3 + py, x0 + px, 1, is_cur ? u->gl->current : over ?
+		    u->gl->arrow_u : u->gl->point, is_cur ?
+		    u->attr[UI_R_CHOSEN] | A_REVERSE : over ? u->attr[UI_R_OVER] :
+		    A_NORMAL);
+	}
+}
+
+/*
+ * The key hints: as many as fit whole, chosen by importance, shown in their
+ * usual order.
+ */
+static void
+ui_draw_hints(WINDOW *w, const ui *u)
+{
+	static const struct { const char *text; int prio; } hint[] = {
+		{ N_("Tab panel"), 2 },
+		{ N_("p/f/u pin/forbid/clear"), 3 },
+		{ N_("P/F/U every layer"), 7 },
+		{ N_("[ ] alpha"), 4 },
+		{ N_("x explain"), 5 },
+		{ N_("/ search"), 6 },
+		{ N_("e export"), 8 },
+		{ N_("? help"), 0 },
+		{ N_("q quit"), 1 },
+	};
+	bool on[SL_ARRAY_LEN(hint)] = { false };
+	int width = getmaxx(w), used = 0, p, x = 0, tw;
+	size_t i;
+
+	for (p = 0; p < 10; p++)
+		for (i = 0; i < SL_ARRAY_LEN(hint); i++) {
+			if (hint[i].prio != p)
+				continue;
+			tw = ui_text_width(_(hint[i].text)) + (used ? 2 : 0);
+			if (used + tw <= width) {
+				on[i] = true;
+				used += tw;
+			}
+		}
+	for (i = 0; i < SL_ARRAY_LEN(hint); i++) {
+		if (!on[i])
+			continue;
+		if (x > 0)
+			x += 2;
+		x += ui_put(w, 0, x, width - x, _(hint[i].text), u->attr[UI_R_DIM]);
 	}
 }
 
@@ -989,20 +1294,28 @@ ui_draw_msg(WINDOW *w, const ui *u)
 		return;
 	}
 	if (u->msg[0] != '\0') {
-		ui_put(w, 0, 0, width, u->msg, u->msg_error ?
-		    u->attr[UI_R_ERROR] : A_NORMAL);
+		ui_put_ell(w, 0, 0, width, u->msg, u->msg_error ?
+		    u->attr[UI_R_ERROR] : A_NORMAL, u->gl->ellipsis);
 		return;
 	}
-	ui_put(w, 0, 0, width, _("Tab panel  p/f/u pin/forbid/clear  P/F/U every layer  [ ] alpha  / search  e export  ? help  q quit"),
-	    u->attr[UI_R_DIM]);
+	if (u->text != NULL) {
+		int rows, tw, total;
+		ui_overlay_size(u, &rows, &tw);
+		total = ui_wrap(u->text, tw, NULL, NULL);
+		ui_put_ell(w, 0, 0, width, total > rows ?
+		    _("Up/Down PgUp/PgDn scroll, any other key closes") :
+		    _("any key closes"), u->attr[UI_R_DIM], u->gl->ellipsis);
+		return;
+	}
+	ui_draw_hints(w, u);
 }
 
 void
 ui_draw_status(WINDOW *w, const ui *u)
 {
 	int width = getmaxx(w), x, i;
-	char buf[1024], tb[32];
-	const char *conf = "";
+	char buf[1024], tb[32], cb[64];
+	const char *conf = "", *short_conf = "", *tail;
 	attr_t a = u->attr[UI_R_STATUS];
 
 	werase(w);
@@ -1027,22 +1340,50 @@ ui_draw_status(WINDOW *w, const ui *u)
 		break;
 	case UI_CONF_TOO_LARGE:
 		conf = _("not confirmed (too large for GLPK)");
+		short_conf = _("GLPK: too large");
 		break;
 	case UI_CONF_FAILED:
 		conf = _("not confirmed (GLPK failed)");
+		short_conf = _("GLPK failed");
 		break;
 	case UI_CONF_LIMIT:
 		conf = _("not confirmed (GLPK time limit)");
+		short_conf = _("GLPK: time limit");
 		break;
 	}
+	if (short_conf[0] == '\0')
+		short_conf = conf;
+	/*
+	 * What does not fit goes first: the solve time, then the long form of
+	 * the confirmation; the names of changed operators are cut last.
+	 */
 	snprintf(tb, sizeof tb, "%.2f", u->sol.time_ms);
-	snprintf(buf, sizeof buf, _("%s %s  objective %lld  %s ms  %s  "),
-	    u->dp != NULL ? "DP" : sl_solver_name(u->sol.solver),
-	    sl_solve_status_name(u->sol.status), (long long)u->sol.objective,
-	    tb, conf);
-	x = 1 + ui_put(w, 0, 1, width - 2, buf, a);
+	snprintf(cb, sizeof cb, _("changed (%d):"), u->n_changed);
+	tail = u->n_changed == 0 ? _("plan unchanged") : cb;
+	for (i = 0; i < 4; i++) {
+		const char *cf = i < 2 ? conf : short_conf;
+		if (i == 3)
+			snprintf(buf, sizeof buf, _("objective %lld  %s  "),
+			    (long long)u->sol.objective, cf);
+		else if (i == 0)
+			snprintf(buf, sizeof buf, _("%s %s  objective %lld  %s ms  %s  "),
+			    u->dp != NULL ? "DP" : sl_solver_name(u->sol.solver),
+			    sl_solve_status_name(u->sol.status),
+			    (long long)u->sol.objective, tb, cf);
+		else
+			snprintf(buf, sizeof buf, _("%s %s  objective %lld  %s  "),
+			    u->dp != NULL ? "DP" : sl_solver_name(u->sol.solver),
+			    sl_solve_status_name(u->sol.status),
+			    (long long)u->sol.objective, cf);
+		if (ui_text_width(buf) + ui_text_width(tail) <= width - 2)
+			break;
+	}
+	x = 1 + ui_put_ell(w, 0, 1, width - 2, buf, a, u->gl->ellipsis);
+	if (x >= width - 2)
+		return;
 	if (u->n_changed == 0) {
-		ui_put(w, 0, x, width - x - 1, _("plan unchanged"), a);
+		ui_put_ell(w, 0, x, width - x - 1, _("plan unchanged"), a,
+		    u->gl->ellipsis);
 		return;
 	}
 	if (u->n_changed > 3)
@@ -1052,34 +1393,33 @@ ui_draw_status(WINDOW *w, const ui *u)
 	for (i = 0; i < u->n_changed && strlen(buf) < 600; i++)
 		snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " %s",
 		    ui_op_name(u, u->changed[i]));
-	ui_put(w, 0, x, width - x - 1, buf, a | A_BOLD);
+	ui_put_ell(w, 0, x, width - x - 1, buf, a | A_BOLD, u->gl->ellipsis);
 }
 
-void
-ui_draw_help(WINDOW *w, const ui *u)
+/* The help screen's text: one line per key of the table. */
+char *
+ui_help_text(void)
 {
-	int h = getmaxy(w), width = getmaxx(w), y, colw, ncol, i, row, col;
-	size_t k;
+	char *text = NULL, pad[64];
+	size_t len = 0, k;
+	FILE *fp = open_memstream(&text, &len);
+	int w = 0, tw;
 
-	werase(w);
-	ui_title_line(w, u, _("Keys (any key closes this help)"), true);
-	ncol = width >= 120 ? 2 : 1;
-	colw = width / ncol;
-	row = 0;
-	for (k = 0, i = 0; k < ui_n_keys; k++) {
+	if (fp == NULL)
+		return NULL;
+	for (k = 0; k < ui_n_keys; k++)
+		if (ui_keys[k].help != NULL &&
+		    (tw = ui_text_width(_(ui_keys[k].name))) > w)
+			w = tw;
+	for (k = 0; k < ui_n_keys; k++) {
 		if (ui_keys[k].help == NULL)
 			continue;
-		if (i++ < u->help_top)
-			continue;
-		col = row / (h - 1);
-		y = 1 + row % (h - 1);
-		if (col >= ncol)
-			break;
-		ui_put(w, y, col * colw + 1, 12, _(ui_keys[k].name), A_BOLD);
-		ui_put(w, y, col * colw + 14, colw - 15, _(ui_keys[k].help),
-		    A_NORMAL);
-		row++;
+		tw = w + 2 - ui_text_width(_(ui_keys[k].name));
+		snprintf(pad, sizeof pad, "%*s", tw < 2 ? 2 : tw, "");
+		fprintf(fp, "%s%s%s\n", _(ui_keys[k].name), pad, _(ui_keys[k].help));
 	}
+	fclose(fp);
+	return text;
 }
 
 void
@@ -1088,38 +1428,104 @@ ui_show_text(ui *u, const char *title, char *text)
 	free(u->text);
 	u->text = text;
 	u->text_top = 0;
+	u->show_help = false;
 	snprintf(u->text_title, sizeof u->text_title, "%s", title);
 	u->dirty |= UI_D_ALL;
+}
+
+/* The text over the panels: rows it has for lines, and their width. */
+static void
+ui_overlay_size(const ui *u, int *rows, int *width)
+{
+	*rows = u->lines - 4 > 1 ? u->lines - 4 : 1;
+	*width = u->cols - 2 > 1 ? u->cols - 2 : 1;
+}
+
+struct ui_text_ctx {
+	WINDOW *w;
+	int top, rows, width;
+};
+
+static void
+ui_text_line(void *ctx, int idx, const char *s, size_t n, int indent)
+{
+	struct ui_text_ctx *c = ctx;
+	char buf[2048];
+
+	if (idx < c->top || idx >= c->top + c->rows)
+		return;
+	if (n >= sizeof buf)
+		n = sizeof buf - 1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	ui_put(c->w, 1 + idx - c->top, 1 + indent, c->width - indent, buf,
+	    A_NORMAL);
+}
+
+/* The first line shown: top, but never past the last full page. */
+static int
+ui_text_top(const ui *u, int total, int rows)
+{
+	int top = u->text_top;
+
+	ui_scroll_clamp(&top, total, rows);
+	return top;
 }
 
 void
 ui_draw_text(WINDOW *w, const ui *u)
 {
-	int h = getmaxy(w), width = getmaxx(w), y, line = 0;
-	const char *p = u->text, *nl;
-	char buf[1024];
-	size_t n;
+	struct ui_text_ctx c;
+	char title[512], pos[64];
+	int total, rows, width;
 
 	werase(w);
+	ui_overlay_size(u, &rows, &width);
+	c.w = w;
+	c.rows = getmaxy(w) - 1 < rows ? getmaxy(w) - 1 : rows;
+	c.width = getmaxx(w) - 2 < width ? getmaxx(w) - 2 : width;
+	total = ui_wrap(u->text, c.width, NULL, NULL);
+	c.top = ui_text_top(u, total, c.rows);
+	pos[0] = '\0';
+	if (total > c.rows)
+		snprintf(pos, sizeof pos, _("lines %d-%d of %d"), c.top + 1,
+		    c.top + c.rows < total ? c.top + c.rows : total, total);
 	ui_title_line(w, u, u->text_title, true);
-	for (y = 1; p != NULL && *p != '\0' && y < h; line++) {
-		nl = strchr(p, '\n');
-		n = nl != NULL ? (size_t)(nl - p) : strlen(p);
-		if (line >= u->text_top) {
-			if (n >= sizeof buf)
-				n = sizeof buf - 1;
-			memcpy(buf, p, n);
-			buf[n] = '\0';
-			ui_put(w, y++, 1, width - 2, buf, A_NORMAL);
-		}
-		p = nl != NULL ? nl + 1 : p + strlen(p);
+	if (pos[0] != '\0') {
+		int pw = ui_text_width(pos);
+		attr_t a = u->attr[UI_R_HEADER] | A_REVERSE;
+		ui_fill(w, 0, getmaxx(w) - pw - 3, pw + 3, a);
+		ui_put(w, 0, getmaxx(w) - pw - 1, pw, pos, a);
 	}
+	(void)title;
+	ui_wrap(u->text, c.width, ui_text_line, &c);
+	if (c.top + c.rows < total)
+		ui_put(w, getmaxy(w) - 1, getmaxx(w) - 1, 1, u->gl->arrow_d,
+		    u->attr[UI_R_DIM]);
+}
+
+bool
+ui_overlay_scroll(ui *u, struct ui_event e)
+{
+	int rows, width, total;
+
+	ui_overlay_size(u, &rows, &width);
+	total = ui_wrap(u->text, width, NULL, NULL);
+	if (!ui_scroll_key(e, &u->text_top, total, rows))
+		return false;
+	u->dirty |= UI_D_ALL;
+	return true;
 }
 
 /* ------------------------------------------------------------ the frame */
 
-static void
-ui_scroll(int cur, int *top, int visible)
+/*
+ * The scrollers.  A list with a cursor (operators, strategies) keeps the
+ * cursor in view; a text (help, explain, reports) scrolls by keys, never
+ * past its last full page.
+ */
+void
+ui_scroll_follow(int cur, int *top, int visible)
 {
 	if (visible < 1)
 		visible = 1;
@@ -1129,6 +1535,43 @@ ui_scroll(int cur, int *top, int visible)
 		*top = cur - visible + 1;
 	if (*top < 0)
 		*top = 0;
+}
+
+void
+ui_scroll_clamp(int *top, int total, int visible)
+{
+	if (*top > total - visible)
+		*top = total - visible;
+	if (*top < 0)
+		*top = 0;
+}
+
+bool
+ui_scroll_key(struct ui_event e, int *top, int total, int visible)
+{
+	int d;
+
+	if (e.fn && e.key == KEY_DOWN)
+		d = 1;
+	else if (e.fn && e.key == KEY_UP)
+		d = -1;
+	else if (e.fn && e.key == KEY_NPAGE)
+		d = visible > 1 ? visible - 1 : 1;
+	else if (e.fn && e.key == KEY_PPAGE)
+		d = visible > 1 ? -(visible - 1) : -1;
+	else if (e.fn && e.key == KEY_HOME)
+		d = -total;
+	else if (e.fn && e.key == KEY_END)
+		d = total;
+	else if (!e.fn && e.key == 'j')
+		d = 1;
+	else if (!e.fn && e.key == 'k')
+		d = -1;
+	else
+		return false;
+	*top += d;
+	ui_scroll_clamp(top, total, visible);
+	return true;
 }
 
 static void
@@ -1154,15 +1597,13 @@ ui_draw(ui *u)
 	}
 	if (u->dirty == 0)
 		return;
-	ui_scroll(u->row_cur, &u->row_top, getmaxy(W[UI_W_OPS]) - 1);
-	ui_scroll(u->strat_cur, &u->strat_top, getmaxy(W[UI_W_STRATS]) - 2);
-	if (u->show_help || u->text != NULL || ui_timeline_is_open(u)) {
+	ui_scroll_follow(u->row_cur, &u->row_top, getmaxy(W[UI_W_OPS]) - 1);
+	ui_scroll_follow(u->strat_cur, &u->strat_top, getmaxy(W[UI_W_STRATS]) - 2);
+	if (u->text != NULL || ui_timeline_is_open(u)) {
 		WINDOW *hw = W[UI_W_OPS] ? newwin(u->lines - 3, u->cols, 1, 0) : NULL;
 		if (hw != NULL) {
 			if (ui_timeline_is_open(u))
 				ui_draw_timeline(hw, u);
-			else if (u->show_help)
-				ui_draw_help(hw, u);
 			else
 				ui_draw_text(hw, u);
 			ui_out(hw);

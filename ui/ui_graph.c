@@ -57,34 +57,17 @@ ui_edge_label(const sl_space *s, int e, const int *choice, char *buf, size_t len
 	for (i = 0; i < SL_COLL_COUNT; i++)
 		ns += comm.ns[i];
 	bytes = sl_mem_total(&mem);
-	buf[0] = '\0';
-	if (bytes > 0 && ns > 0)
-		snprintf(buf, len, "%s %s", sl_format_bytes(bytes, b1, sizeof b1),
-		    sl_format_ns(ns, b2, sizeof b2));
-	else if (bytes > 0)
-		snprintf(buf, len, "%s", sl_format_bytes(bytes, b1, sizeof b1));
-	else if (ns > 0)
-		snprintf(buf, len, "%s", sl_format_ns(ns, b2, sizeof b2));
+	/* every edge: what resharding the chosen pair costs, nothing included */
+	snprintf(buf, len, "%s %s", sl_format_bytes(bytes, b1, sizeof b1),
+	    sl_format_ns(ns, b2, sizeof b2));
 }
 
-/* Strategy names wrapped into lines of at most maxw columns. */
-static int
-ui_wrap_strats(const sl_space *s, int op, int maxw, int *widest)
+/* "chosen of N", the second line of a node box in the terminal. */
+static void
+ui_box_strat(const sl_space *s, int op, int chosen, char *buf, size_t len)
 {
-	int st, lines = 1, col = 0, w;
-
-	*widest = 0;
-	for (st = 0; st < s->ops[op].n_strat; st++) {
-		w = (int)strlen(s->ops[op].strat[st].name);
-		if (col > 0 && col + 1 + w > maxw) {
-			lines++;
-			col = 0;
-		}
-		col += (col > 0) + w;
-		if (col > *widest)
-			*widest = col;
-	}
-	return lines;
+	snprintf(buf, len, _("%s of %d"), chosen >= 0 ?
+	    s->ops[op].strat[chosen].name : "?", s->ops[op].n_strat);
 }
 
 static void
@@ -135,8 +118,8 @@ ui_node_html(const sl_space *s, int op, int chosen)
 }
 
 Agraph_t *
-ui_sgraph_build(const sl_space *s, const int *choice, int center, int radius,
-    enum ui_sgraph_mode mode, bool lr)
+ui_sgraph_build(const sl_space *s, const int *choice, const int *seeds,
+    int n_seeds, int radius, enum ui_sgraph_mode mode, bool lr)
 {
 	Agraph_t *g;
 	Agnode_t **node, *n;
@@ -164,17 +147,19 @@ ui_sgraph_build(const sl_space *s, const int *choice, int center, int radius,
 	agattr(g, AGEDGE, "headport", "");
 	if (mode != UI_SG_RENDER) {
 		agattr(g, AGRAPH, "nodesep", "0.2");
+		/* room for a label line between ranks (and columns, left to right) */
 		agattr(g, AGRAPH, "ranksep", mode == UI_SG_CELLS_COMPACT ?
-		    "0.2" : "0.4");
+		    "0.4" : "0.6");
 		agattr(g, AGRAPH, "splines", "polyline");
 	}
 
-	/* Operators within radius edges of center (all when center < 0). */
+	/* Operators within radius edges of the seeds (all when there are none). */
 	dist = sl_xmalloc(s->g->n_ops * sizeof(int));
 	for (i = 0; i < s->g->n_ops; i++)
-		dist[i] = center < 0 ? 0 : -1;
-	if (center >= 0) {
-		dist[center] = 0;
+		dist[i] = n_seeds <= 0 ? 0 : -1;
+	if (n_seeds > 0) {
+		for (i = 0; i < n_seeds; i++)
+			dist[seeds[i]] = 0;
 		for (r = 1, changed = true; r <= radius && changed; r++) {
 			changed = false;
 			for (i = 0; i < s->n_edges; i++) {
@@ -201,15 +186,14 @@ ui_sgraph_build(const sl_space *s, const int *choice, int center, int radius,
 			free(html);
 			continue;
 		}
-		/* Sizes in cells: a border line above and below. */
-		w = (int)strlen(s->g->ops[op].name);
-		if (mode == UI_SG_CELLS_COMPACT) {
-			int cw = choice ? (int)strlen(s->ops[op].strat[choice[op]].name) : 0;
-			lines = 1;
-			widest = cw;
-		} else {
-			lines = ui_wrap_strats(s, op, UI_BOX_MAXW - 2, &widest);
-		}
+		/*
+		 * One rule for every box: the operator's name on the top
+		 * border, inside the chosen strategy and how many it has.
+		 */
+		w = ui_text_width(s->g->ops[op].name);
+		ui_box_strat(s, op, choice ? choice[op] : -1, label, sizeof label);
+		widest = ui_text_width(label);
+		lines = 1;
 		if (widest > w)
 			w = widest;
 		w += 2;
@@ -232,7 +216,8 @@ ui_sgraph_build(const sl_space *s, const int *choice, int center, int radius,
 		label[0] = '\0';
 		if (choice != NULL)
 			ui_edge_label(s, i, choice, label, sizeof label);
-		if (mode != UI_SG_CELLS_COMPACT && label[0] != '\0')
+		/* the terminal draws its labels itself, beside the lines */
+		if (mode == UI_SG_RENDER && label[0] != '\0')
 			agset(e, "label", label);
 		if (mode == UI_SG_RENDER && choice != NULL) {
 			snprintf(buf, sizeof buf, "s%d", choice[ed->src]);
@@ -368,11 +353,11 @@ ui_gdraw_make(const ui *u, int op, bool compact, bool lr, char *err, size_t len)
 	Agedge_t *e;
 	struct ui_gdraw *d;
 	double top, left;
-	int i, j, k, cap, *idx;
+	int cap, *idx;
 
 	agseterrf(ui_gv_quiet);
 	agseterr(AGMAX);
-	g = ui_sgraph_build(u->space, u->sol.choice, op, 1,
+	g = ui_sgraph_build(u->space, u->sol.choice, &op, 1, 1,
 	    compact ? UI_SG_CELLS_COMPACT : UI_SG_CELLS, lr);
 	gvc = ui_gvc();
 	if (gvc == NULL || gvLayout(gvc, g, "dot") != 0) {
@@ -403,43 +388,21 @@ ui_gdraw_make(const ui *u, int op, bool compact, bool lr, char *err, size_t len)
 	for (n = agfstnode(g); n != NULL; n = agnxtnode(g, n)) {
 		for (e = agfstout(g, n); e != NULL; e = agnxtout(g, e)) {
 			struct ui_gedge *ge = &d->edges[d->n_edges++];
-			const char *lab = agget(e, "label");
 			cap = 0;
 			ge->src = idx[atoi(agnameof(agtail(e)) + 1)];
 			ge->dst = idx[atoi(agnameof(aghead(e)) + 1)];
 			ge->lx = -1;
+			ui_edge_label(u->space, atoi(agnameof(e) + 1), u->sol.choice,
+			    ge->label, sizeof ge->label);
+			/* where the spline leaves the tail and meets the head */
 			if (ED_spl(e) != NULL && ED_spl(e)->size > 0) {
 				bezier *bz = &ED_spl(e)->list[0];
-				if (bz->sflag)
-					ui_add_pt(ge, &cap, ui_cell_x(bz->sp.x - left),
-					    ui_cell_y(top, bz->sp.y));
-				for (i = 0; i + 3 < bz->size; i += 3) {
-					for (k = 0; k <= 16; k++) {
-						double t = k / 16.0, a = (1 - t) * (1 - t) * (1 - t),
-						    b = 3 * t * (1 - t) * (1 - t), c = 3 * t * t * (1 - t),
-						    dd = t * t * t;
-						double x = a * bz->list[i].x + b * bz->list[i + 1].x +
-						    c * bz->list[i + 2].x + dd * bz->list[i + 3].x;
-						double y = a * bz->list[i].y + b * bz->list[i + 1].y +
-						    c * bz->list[i + 2].y + dd * bz->list[i + 3].y;
-						ui_add_pt(ge, &cap, ui_cell_x(x - left),
-						    ui_cell_y(top, y));
-					}
-				}
-				if (bz->size > 0 && bz->size < 4)
-					for (j = 0; j < bz->size; j++)
-						ui_add_pt(ge, &cap,
-						    ui_cell_x(bz->list[j].x - left),
-						    ui_cell_y(top, bz->list[j].y));
-				if (bz->eflag)
-					ui_add_pt(ge, &cap, ui_cell_x(bz->ep.x - left),
-					    ui_cell_y(top, bz->ep.y));
-			}
-			if (lab != NULL && lab[0] != '\0' && ED_label(e) != NULL) {
-				snprintf(ge->label, sizeof ge->label, "%s", lab);
-				ge->lx = ui_cell_x(ED_label(e)->pos.x - left) -
-				    (int)strlen(lab) / 2;
-				ge->ly = ui_cell_y(top, ED_label(e)->pos.y);
+				pointf p0 = bz->sflag ? bz->sp : bz->list[0];
+				pointf p1 = bz->eflag ? bz->ep : bz->list[bz->size - 1];
+				ui_add_pt(ge, &cap, ui_cell_x(p0.x - left),
+				    ui_cell_y(top, p0.y));
+				ui_add_pt(ge, &cap, ui_cell_x(p1.x - left),
+				    ui_cell_y(top, p1.y));
 			}
 		}
 	}
@@ -468,12 +431,6 @@ ui_line_glyph(const ui *u, int m)
 }
 
 static bool
-ui_in_rect(const struct ui_gnode *n, int x, int y)
-{
-	return x >= n->x && x < n->x + n->w && y >= n->y && y < n->y + n->h;
-}
-
-static bool
 ui_in_box(const struct ui_gdraw *d, int x, int y)
 {
 	int i;
@@ -491,7 +448,8 @@ ui_draw_box(WINDOW *w, const ui *u, const struct ui_gdraw *d,
     const struct ui_gnode *n, int ox, int oy, int ww, int wh)
 {
 	const sl_space *s = u->space;
-	int x, y, st, col, line, nw, c = ui_chosen(u, n->op);
+	int x, y, nw, c = ui_chosen(u, n->op);
+	char buf[256];
 	attr_t a = n->op == d->op ? u->attr[UI_R_CHOSEN] : A_NORMAL, sa;
 	const struct ui_glyphs *gl = u->gl;
 
@@ -509,37 +467,20 @@ ui_draw_box(WINDOW *w, const ui *u, const struct ui_gdraw *d,
 				g = gl->v;
 			PUT(n->y + y, n->x + x, g, a);
 		}
-	/* name on the top border */
+	/* the name on the top border, the chosen strategy inside */
 	nw = n->w - 2;
 	if (ox + n->x + 1 >= 0 && oy + n->y >= 1 && oy + n->y < wh &&
-	    ox + n->x + 1 < ww)
-		ui_put(w, oy + n->y, ox + n->x + 1,
-		    nw < ww - (ox + n->x + 1) ? nw : ww - (ox + n->x + 1),
-		    ui_op_name(u, n->op), a | A_BOLD);
-	/* strategies inside, wrapped as the builder sized them */
-	line = 1;
-	col = 1;
-	for (st = 0; st < s->ops[n->op].n_strat && line < n->h - 1; st++) {
-		const char *nm = s->ops[n->op].strat[st].name;
-		int len = (int)strlen(nm);
-		if (d->compact && st != c)
-			continue;
-		if (col > 1 && col + len > n->w - 1) {
-			line++;
-			col = 1;
-			if (line >= n->h - 1)
-				break;
-		}
-		sa = st == c ? u->attr[UI_R_CHOSEN] | A_REVERSE :
-		    u->forbid[n->op][st] ? u->attr[UI_R_FORBIDDEN] :
-		    u->pin[n->op] == st ? u->attr[UI_R_PINNED] : u->attr[UI_R_DIM];
-		if (oy + n->y + line >= 1 && oy + n->y + line < wh &&
-		    ox + n->x + col >= 0 && ox + n->x + col < ww)
-			ui_put(w, oy + n->y + line, ox + n->x + col,
-			    n->w - 1 - col < ww - (ox + n->x + col) ?
-			    n->w - 1 - col : ww - (ox + n->x + col), nm, sa);
-		col += len + 1;
+	    ox + n->x + 1 < ww) {
+		nw = nw < ww - (ox + n->x + 1) ? nw : ww - (ox + n->x + 1);
+		ui_put(w, oy + n->y, ox + n->x + 1, nw, ui_abbrev(ui_op_name(u,
+		    n->op), nw, gl->ellipsis, buf, sizeof buf), a | A_BOLD);
 	}
+	ui_box_strat(s, n->op, c, buf, sizeof buf);
+	sa = u->pin[n->op] >= 0 ? u->attr[UI_R_PINNED] : u->attr[UI_R_CHOSEN];
+	if (oy + n->y + 1 >= 1 && oy + n->y + 1 < wh && ox + n->x + 1 >= 0 &&
+	    ox + n->x + 1 < ww)
+		ui_put(w, oy + n->y + 1, ox + n->x + 1, n->w - 2 < ww -
+		    (ox + n->x + 1) ? n->w - 2 : ww - (ox + n->x + 1), buf, sa);
 #undef PUT
 }
 
@@ -547,11 +488,12 @@ void
 ui_draw_graph(WINDOW *w, ui *u)
 {
 	int ww = getmaxx(w), wh = getmaxy(w), op = ui_row_op(u), i, j, ox, oy;
-	int *mask, *arrow, x, y, x0, y0, x1, y1, sx, sy;
+	int *mask, *mid, x, y, x0, y0, x1, y1, sx, sy;
+	char *used;
 	struct ui_gdraw *d;
 	char buf[256];
-	static const struct { bool compact, lr; } tries[4] = {
-		{ false, true }, { false, false }, { true, true }, { true, false }
+	static const struct { bool compact, lr; } tries[2] = {
+		{ false, false }, { true, false }
 	};
 
 	werase(w);
@@ -575,7 +517,7 @@ ui_draw_graph(WINDOW *w, ui *u)
 	if (d == NULL || d->op != op || d->w != ww || d->h != wh) {
 		ui_gdraw_free(d);
 		u->gdraw = d = NULL;
-		for (i = 0; i < 4; i++) {
+		for (i = 0; i < 2; i++) {
 			char err[128];
 			ui_gdraw_free(d);
 			d = ui_gdraw_make(u, op, tries[i].compact, tries[i].lr,
@@ -602,71 +544,110 @@ ui_draw_graph(WINDOW *w, ui *u)
 				oy = 1 + (wh - 1) / 2 - (d->nodes[i].y + d->nodes[i].h / 2);
 		}
 
-	/* Edges: a direction mask per cell, then one glyph per cell. */
+	/*
+	 * Edges, top to bottom: down from the tail's bottom border to a row
+	 * halfway, across, and down into the head's top border with an arrow.
+	 * A direction mask per cell, then one glyph per cell; each label sits
+	 * beside its edge's middle row where it overlaps nothing.
+	 */
 	mask = sl_xcalloc((size_t)ww * wh, sizeof(int));
-	arrow = sl_xcalloc(d->n_edges > 0 ? d->n_edges : 1, 3 * sizeof(int));
+	used = sl_xcalloc((size_t)ww * wh, 1);
+	mid = sl_xcalloc(d->n_edges > 0 ? d->n_edges : 1, 3 * sizeof(int));
 	for (i = 0; i < d->n_edges; i++) {
 		const struct ui_gedge *ge = &d->edges[i];
-		const struct ui_gnode *hn = &d->nodes[ge->dst];
-		arrow[3 * i + 2] = 0;
-		for (j = 0; j + 1 < ge->n; j++) {
-			x0 = ge->pt[j][0] + ox;
-			y0 = ge->pt[j][1] + oy;
-			x1 = ge->pt[j + 1][0] + ox;
-			y1 = ge->pt[j + 1][1] + oy;
-			/* horizontal first, then vertical, one cell at a time */
-			while (x0 != x1 || y0 != y1) {
-				int nx = x0, ny = y0, m0, m1;
-				if (x0 != x1) {
-					sx = x1 > x0 ? 1 : -1;
+		const struct ui_gnode *tn = &d->nodes[ge->src], *hn = &d->nodes[ge->dst];
+		int px[4], py[4];
+		mid[3 * i + 2] = 0;
+		if (ge->n < 1)
+			continue;
+		x0 = ge->pt[0][0];
+		x1 = ge->pt[ge->n - 1][0];
+		x0 = x0 < tn->x + 1 ? tn->x + 1 : x0 > tn->x + tn->w - 2 ? tn->x + tn->w - 2 : x0;
+		x1 = x1 < hn->x + 1 ? hn->x + 1 : x1 > hn->x + hn->w - 2 ? hn->x + hn->w - 2 : x1;
+		y0 = tn->y + tn->h;
+		y1 = hn->y - 1;
+		if (y1 < y0)
+			continue;
+		px[0] = x0 + ox; py[0] = y0 + oy;
+		px[1] = x0 + ox; py[1] = (y0 + y1) / 2 + oy;
+		px[2] = x1 + ox; py[2] = (y0 + y1) / 2 + oy;
+		px[3] = x1 + ox; py[3] = y1 + oy;
+		for (j = 0; j < 3; j++) {
+			x = px[j];
+			y = py[j];
+			while (x != px[j + 1] || y != py[j + 1]) {
+				int nx = x, ny = y, m0, m1;
+				if (x != px[j + 1]) {
+					sx = px[j + 1] > x ? 1 : -1;
 					nx += sx;
 					m0 = sx > 0 ? UI_E : UI_W;
 					m1 = sx > 0 ? UI_W : UI_E;
 				} else {
-					sy = y1 > y0 ? 1 : -1;
+					sy = py[j + 1] > y ? 1 : -1;
 					ny += sy;
 					m0 = sy > 0 ? UI_S : UI_N;
 					m1 = sy > 0 ? UI_N : UI_S;
 				}
-				if (x0 >= 0 && x0 < ww && y0 >= 1 && y0 < wh)
-					mask[y0 * ww + x0] |= m0;
+				if (x >= 0 && x < ww && y >= 1 && y < wh)
+					mask[y * ww + x] |= m0;
 				if (nx >= 0 && nx < ww && ny >= 1 && ny < wh)
 					mask[ny * ww + nx] |= m1;
-				/* the step that enters the head's box gets the arrow */
-				if (!ui_in_rect(hn, x0 - ox, y0 - oy) &&
-				    ui_in_rect(hn, nx - ox, ny - oy)) {
-					arrow[3 * i] = x0;
-					arrow[3 * i + 1] = y0;
-					arrow[3 * i + 2] = m0;
-				}
-				x0 = nx;
-				y0 = ny;
+				x = nx;
+				y = ny;
 			}
 		}
+		/* the line enters the head from above */
+		if (px[3] >= 0 && px[3] < ww && py[3] >= 1 && py[3] < wh)
+			mask[py[3] * ww + px[3]] |= UI_S;
+		if (px[0] >= 0 && px[0] < ww && py[0] >= 1 && py[0] < wh)
+			mask[py[0] * ww + px[0]] |= UI_N;
+		mid[3 * i] = px[3];
+		mid[3 * i + 1] = py[1];
+		mid[3 * i + 2] = 1;
 	}
 	for (y = 1; y < wh; y++)
 		for (x = 0; x < ww; x++)
-			if (mask[y * ww + x] != 0 && !ui_in_box(d, x - ox, y - oy))
+			if (mask[y * ww + x] != 0 && !ui_in_box(d, x - ox, y - oy)) {
 				ui_put(w, y, x, 1, ui_line_glyph(u, mask[y * ww + x]),
 				    u->attr[UI_R_EDGE]);
+				used[y * ww + x] = 1;
+			}
 	for (i = 0; i < d->n_edges; i++) {
 		const struct ui_gedge *ge = &d->edges[i];
-		int m = arrow[3 * i + 2];
-		x = arrow[3 * i];
-		y = arrow[3 * i + 1];
-		if (m != 0 && x >= 0 && x < ww && y >= 1 && y < wh &&
-		    !ui_in_box(d, x - ox, y - oy))
-			ui_put(w, y, x, 1, m == UI_E ? u->gl->arrow_r :
-			    m == UI_W ? u->gl->arrow_l : m == UI_S ? u->gl->arrow_d :
-			    u->gl->arrow_u, u->attr[UI_R_EDGE]);
-		if (ge->lx >= 0 && ge->ly + oy >= 1 && ge->ly + oy < wh) {
-			int lx = ge->lx + ox, skip = lx < 0 ? -lx : 0;
-			if ((int)strlen(ge->label) > skip && lx + skip < ww)
-				ui_put(w, ge->ly + oy, lx + skip, ww - lx - skip,
-				    ge->label + skip, u->attr[UI_R_DIM]);
+		const struct ui_gnode *hn = &d->nodes[ge->dst];
+		int lw = ui_text_width(ge->label), dy, ok;
+		if (mid[3 * i + 2] == 0)
+			continue;
+		/* the arrow, on the cell above the head's border */
+		x = mid[3 * i];
+		y = hn->y - 1 + oy;
+		if (x >= 0 && x < ww && y >= 1 && y < wh)
+			ui_put(w, y, x, 1, u->gl->arrow_d, u->attr[UI_R_EDGE]);
+		/* the label right of the last vertical run, on the middle row or next to it */
+		for (dy = 0; dy < 6 && lw > 0; dy++) {
+			int ly = mid[3 * i + 1] + (dy % 3 == 0 ? 0 : dy % 3 == 1 ? 1 : -1);
+			int lx = dy < 3 ? x + 2 : x - 1 - lw;
+			if (ly < 1 || ly >= wh || ly >= y)
+				continue;
+			if (lx + lw > ww)
+				lx = ww - lw;
+			for (ok = lx >= 0, j = -1; ok && j <= lw; j++) {
+				int cx = lx + j;
+				if (cx < 0 || cx >= ww)
+					continue;
+				if (used[ly * ww + cx] || ui_in_box(d, cx - ox, ly - oy))
+					ok = 0;
+			}
+			if (!ok)
+				continue;
+			ui_put(w, ly, lx, lw, ge->label, u->attr[UI_R_DIM]);
+			for (j = 0; j < lw; j++)
+				used[ly * ww + lx + j] = 1;
+			break;
 		}
 	}
-	free(arrow);
+	free(mid);
+	free(used);
 	free(mask);
 	for (i = 0; i < d->n_nodes; i++)
 		ui_draw_box(w, u, d, &d->nodes[i], ox, oy, ww, wh);

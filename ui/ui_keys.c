@@ -22,7 +22,7 @@ ui_move(ui *u, int d)
 {
 	int op, k;
 
-	if (u->focus == UI_FOCUS_OPS) {
+	if (u->focus == UI_FOCUS_OPS || (u->show_graph && !u->wide)) {
 		u->row_cur += d;
 		if (u->row_cur >= u->n_rows)
 			u->row_cur = u->n_rows - 1;
@@ -62,6 +62,12 @@ static void k_end(ui *u, struct ui_event e) { ui_move(u, 1000000); }
 static void
 k_tab(ui *u, struct ui_event e)
 {
+	if (u->show_graph && !u->wide) {
+		u->show_graph = false;
+		u->focus = UI_FOCUS_STRATS;
+		u->dirty |= UI_D_ALL;
+		return;
+	}
 	u->focus = u->focus == UI_FOCUS_OPS ? UI_FOCUS_STRATS : UI_FOCUS_OPS;
 	u->dirty |= UI_D_OPS | UI_D_STRATS;
 }
@@ -197,7 +203,7 @@ static void
 ui_constrain(ui *u, enum ui_act act, bool every_layer)
 {
 	int op = ui_row_op(u), *ops, n, i, s, s2, k;
-	int *save_pin;
+	int *save_pin, n_cleared = 0;
 	uint8_t **save_forbid;
 	const char *sname;
 	sl_error err, e2;
@@ -238,6 +244,9 @@ ui_constrain(ui *u, enum ui_act act, bool every_layer)
 			}
 			break;
 		case UI_ACT_CLEAR:
+			for (s2 = 0; s2 < k && !u->forbid[ops[i]][s2]; s2++)
+				;
+			n_cleared += u->pin[ops[i]] >= 0 || s2 < k;
 			u->pin[ops[i]] = -1;
 			memset(u->forbid[ops[i]], 0, k);
 			break;
@@ -257,7 +266,7 @@ ui_constrain(ui *u, enum ui_act act, bool every_layer)
 		ui_message(u, true, _("not applied: %s"), buf);
 	} else if (act == UI_ACT_CLEAR) {
 		ui_message(u, false, ngettext("cleared pins and forbids of %d operator",
-		    "cleared pins and forbids of %d operators", n), n);
+		    "cleared pins and forbids of %d operators", n_cleared), n_cleared);
 	} else if (n == 1) {
 		ui_message(u, false, act == UI_ACT_PIN ? _("pinned %s = %s") :
 		    _("forbade %s = %s"), ui_op_name(u, op), sname);
@@ -280,27 +289,31 @@ static void k_pin_all(ui *u, struct ui_event e) { ui_constrain(u, UI_ACT_PIN, tr
 static void k_forbid_all(ui *u, struct ui_event e) { ui_constrain(u, UI_ACT_FORBID, true); }
 static void k_clear_all(ui *u, struct ui_event e) { ui_constrain(u, UI_ACT_CLEAR, true); }
 
+/* What alpha now means, in the units a user trades in. */
 static void
-ui_alpha_step(ui *u, int d)
+ui_alpha_said(ui *u)
 {
-	char ab[32];
+	char buf[256];
 
-	ui_set_alpha_pos(u, u->alpha_pos + d);
-	ui_format_alpha(u->alpha, ab, sizeof ab);
-	if (!u->msg_error || u->space != NULL)
-		ui_message(u, false, _("alpha = %s bytes per microsecond"), ab);
+	if (u->space == NULL)
+		return;
+	ui_alpha_meaning(u->alpha, u->cols, buf, sizeof buf);
+	ui_message(u, false, "%s", buf);
 }
 
-static void k_alpha_dn(ui *u, struct ui_event e) { ui_alpha_step(u, -1); }
-static void k_alpha_up(ui *u, struct ui_event e) { ui_alpha_step(u, 1); }
-static void k_alpha_dn3(ui *u, struct ui_event e) { ui_alpha_step(u, -3); }
-static void k_alpha_up3(ui *u, struct ui_event e) { ui_alpha_step(u, 3); }
-static void k_alpha_0(ui *u, struct ui_event e) { ui_alpha_step(u, -1000); }
+static void k_alpha_dn(ui *u, struct ui_event e) { ui_alpha_step(u, -1); ui_alpha_said(u); }
+static void k_alpha_up(ui *u, struct ui_event e) { ui_alpha_step(u, 1); ui_alpha_said(u); }
+static void k_alpha_dn3(ui *u, struct ui_event e) { ui_alpha_scale(u, 0.1); ui_alpha_said(u); }
+static void k_alpha_up3(ui *u, struct ui_event e) { ui_alpha_scale(u, 10); ui_alpha_said(u); }
+static void k_alpha_0(ui *u, struct ui_event e) { ui_alpha_scale(u, 0); ui_alpha_said(u); }
 
 static void
 k_graph(ui *u, struct ui_event e)
 {
 	u->show_graph = !u->show_graph;
+	/* the graph takes the strategies panel's place: keys go to the operators */
+	if (u->show_graph && !u->wide)
+		u->focus = UI_FOCUS_OPS;
 	u->dirty |= UI_D_ALL;
 	if (u->wide)
 		ui_message(u, false, "%s", _("the graph is always shown on wide terminals"));
@@ -349,8 +362,8 @@ k_explain(ui *u, struct ui_event e)
 		    sl_error_format(&err, buf, sizeof buf));
 		return;
 	}
-	snprintf(title, sizeof title, _("%s = %s  (Up/Down scroll, any other key closes)"),
-	    ui_op_name(u, op), ui_strat_name(u, op, u->strat_cur));
+	snprintf(title, sizeof title, "%s = %s", ui_op_name(u, op),
+	    ui_strat_name(u, op, u->strat_cur));
 	ui_show_text(u, title, text);
 }
 
@@ -372,9 +385,8 @@ k_timeline(ui *u, struct ui_event e)
 static void
 k_help(ui *u, struct ui_event e)
 {
+	ui_show_text(u, _("Keys"), ui_help_text());
 	u->show_help = true;
-	u->help_top = 0;
-	u->dirty |= UI_D_ALL;
 }
 
 static void
@@ -421,9 +433,9 @@ const struct ui_key ui_keys[] = {
 	{ K('P'), "P", N_("pin at the same position in every layer"), k_pin_all },
 	{ K('F'), "F", N_("forbid at the same position in every layer"), k_forbid_all },
 	{ K('U'), "U", N_("clear at the same position in every layer"), k_clear_all },
-	{ K('['), "[ ]", N_("alpha one step down or up (log scale, 0 at the left)"), k_alpha_dn },
+	{ K('['), "[ ]", N_("alpha to the previous or next plan of the frontier"), k_alpha_dn },
 	{ K(']'), NULL, NULL, k_alpha_up },
-	{ K('{'), "{ }", N_("alpha ten times down or up"), k_alpha_dn3 },
+	{ K('{'), "{ }", N_("alpha ten times smaller or larger"), k_alpha_dn3 },
 	{ K('}'), NULL, NULL, k_alpha_up3 },
 	{ K('0'), "0", N_("alpha 0: memory only"), k_alpha_0 },
 	{ K('g'), "g", N_("show the strategy graph (narrow terminals)"), k_graph },
@@ -523,36 +535,13 @@ ui_handle_event(ui *u, struct ui_event e)
 	}
 	if (ui_timeline_key(u, e))
 		return;
-	if (u->text != NULL) {
-		int page = u->lines > 6 ? u->lines - 6 : 1;
-		if (e.fn && e.key == KEY_DOWN)
-			u->text_top++;
-		else if (e.fn && e.key == KEY_UP)
-			u->text_top--;
-		else if (e.fn && e.key == KEY_NPAGE)
-			u->text_top += page;
-		else if (e.fn && e.key == KEY_PPAGE)
-			u->text_top -= page;
-		else if (e.fn && e.key == KEY_HOME)
-			u->text_top = 0;
-		else if (!(e.fn && e.key == KEY_RESIZE)) {
+	/* help and texts over the panels: scroll keys scroll, others close */
+	if (u->text != NULL || u->show_help) {
+		if (!ui_overlay_scroll(u, e) && !(e.fn && e.key == KEY_RESIZE)) {
 			free(u->text);
 			u->text = NULL;
-		}
-		if (u->text_top < 0)
-			u->text_top = 0;
-		u->dirty |= UI_D_ALL;
-		return;
-	}
-	if (u->show_help) {
-		if (e.fn && (e.key == KEY_DOWN || e.key == KEY_NPAGE))
-			u->help_top += e.key == KEY_DOWN ? 1 : 10;
-		else if (e.fn && (e.key == KEY_UP || e.key == KEY_PPAGE))
-			u->help_top -= e.key == KEY_UP ? 1 : 10;
-		else if (!(e.fn && e.key == KEY_RESIZE))
 			u->show_help = false;
-		if (u->help_top < 0)
-			u->help_top = 0;
+		}
 		u->dirty |= UI_D_ALL;
 		return;
 	}
