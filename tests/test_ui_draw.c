@@ -200,7 +200,7 @@ eval_total(struct fixture *f, int dev)
 	int64_t t;
 
 	sl_error_clear(&err);
-	assert_int_equal(sl_evaluate(f->s.space, f->u.sol.choice, f->u.alpha,
+	assert_int_equal(sl_evaluate(f->s.space, f->u.m.sol.choice, f->u.m.alpha,
 	    &ev, &err), SL_OK);
 	t = sl_mem_total(&ev.dev[dev]);
 	sl_eval_free(&ev);
@@ -247,9 +247,9 @@ test_mlp_80x24(void **state)
 	assert_false(f.u.wide);
 
 	/* operators: every name with its chosen strategy on the same row */
-	for (op = 0; op < f.u.n; op++) {
+	for (op = 0; op < f.u.m.n; op++) {
 		int y, found = 0;
-		c = f.u.sol.choice[op];
+		c = f.u.m.sol.choice[op];
 		for (y = 1; y < getmaxy(W[UI_W_OPS]); y++) {
 			const char *r = row(W[UI_W_OPS], y);
 			if (strstr(r, f.s.g->ops[op].name) != NULL &&
@@ -268,7 +268,7 @@ test_mlp_80x24(void **state)
 	for (c = 0; c < f.s.space->ops[0].n_strat; c++)
 		assert_true(win_has(W[UI_W_STRATS], f.s.space->ops[0].strat[c].name));
 	/* the chosen strategy's row carries the knob */
-	c = f.u.sol.choice[0];
+	c = f.u.m.sol.choice[0];
 	snprintf(want, sizeof want, "●  %s", f.s.space->ops[0].strat[c].name);
 	assert_true(win_has(W[UI_W_STRATS], want));
 	/* fc1 replicated keeps w1 whole (512x2048 x 16 B) and x (8x512 bf16) */
@@ -282,7 +282,7 @@ test_mlp_80x24(void **state)
 
 	/* status: the objective is brute force's */
 	sl_error_clear(&err);
-	sl_solution_init(&bf, f.u.n);
+	sl_solution_init(&bf, f.u.m.n);
 	assert_int_equal(sl_solve_brute(f.s.prob, NULL, &bf, &err), SL_OK);
 	snprintf(want, sizeof want, "objective %lld", (long long)bf.objective);
 	if (!win_has(W[UI_W_STATUS], want))
@@ -318,7 +318,7 @@ test_mlp_pin_rep(void **state)
 	key(&f, 'p');
 	select_strategy(&f, "fc2", "rep");
 	key(&f, 'p');
-	assert_int_equal(f.u.cs.n, 3);
+	assert_int_equal(f.u.m.cs.n, 3);
 	assert_int_equal(eval_total(&f, 0), hand);
 	assert_int_equal(eval_total(&f, 3), hand);
 	sl_format_bytes(hand, buf, sizeof buf);
@@ -329,8 +329,8 @@ test_mlp_pin_rep(void **state)
 
 	/* forbidding the pinned strategy clears the pin; u clears all */
 	key(&f, 'u');
-	assert_int_equal(f.u.pin[2], -1);
-	assert_int_equal(f.u.cs.n, 2);
+	assert_int_equal(f.u.m.pin[2], -1);
+	assert_int_equal(f.u.m.cs.n, 2);
 
 	/* forbidding every strategy of an operator is refused, plan kept */
 	{
@@ -344,7 +344,7 @@ test_mlp_pin_rep(void **state)
 		assert_true(f.u.msg_error);
 		assert_true(win_has(W[UI_W_MSG], "not applied"));
 		for (s = 0, k = 0; s < f.s.space->ops[1].n_strat; s++)
-			k += f.u.forbid[1][s];
+			k += f.u.m.forbid[1][s];
 		assert_int_equal(k, f.s.space->ops[1].n_strat - 1);
 	}
 	term_close(&f);
@@ -366,20 +366,20 @@ test_alpha_slider(void **state)
 	assert_true(ui_alpha_at(4) == 1);
 	assert_true(ui_alpha_at(5) == 2);
 	assert_int_equal(ui_alpha_nearest(1000), 13);
-	a0 = f.u.alpha;
+	a0 = f.u.m.alpha;
 	for (i = 0; i < 13; i++)
 		key(&f, ']');
-	assert_true(f.u.alpha == 1000 && a0 == 0);
+	assert_true(f.u.m.alpha == 1000 && a0 == 0);
 	assert_true(win_has(f.u.win[UI_W_ALPHA], "Alpha 1000 B/us"));
 	/* the objective shown is the weighed one of the new alpha */
 	{
 		char want[64];
 		snprintf(want, sizeof want, "objective %lld",
-		    (long long)sl_problem_score(f.s.prob, f.u.sol.choice));
+		    (long long)sl_problem_score(f.s.prob, f.u.m.sol.choice));
 		assert_true(win_has(f.u.win[UI_W_STATUS], want));
 	}
 	key(&f, '0');
-	assert_true(f.u.alpha == 0);
+	assert_true(f.u.m.alpha == 0);
 	term_close(&f);
 	close_model(&f);
 }
@@ -482,19 +482,19 @@ test_export_roundtrip(void **state)
 	term_open(&f, 24, 80, true);
 	select_strategy(&f, "fc2", "row");
 	key(&f, 'p');
-	assert_true(ui_plan_changed(&f.u));
+	assert_true(ui_plan_changed(&f.u.m));
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
 	close(fd);
 	sl_error_clear(&err);
 	assert_int_equal(ui_export_plan(&f.u, path, &err), SL_OK);
-	assert_false(ui_plan_changed(&f.u));
+	assert_false(ui_plan_changed(&f.u.m));
 	memset(&pf, 0, sizeof pf);
 	assert_int_equal(sl_plan_read(path, &pf, &err), SL_OK);
-	choice = calloc(f.u.n, sizeof(int));
+	choice = calloc(f.u.m.n, sizeof(int));
 	assert_int_equal(sl_plan_choice(f.s.space, &pf, choice, &err), SL_OK);
-	for (i = 0; i < f.u.n; i++)
-		assert_int_equal(choice[i], f.u.sol.choice[i]);
+	for (i = 0; i < f.u.m.n; i++)
+		assert_int_equal(choice[i], f.u.m.sol.choice[i]);
 	assert_int_equal(pf.cs.n, 1);
 	assert_string_equal(pf.cs.c[0].op, "fc2");
 	assert_string_equal(pf.cs.c[0].strategy, "row");
@@ -593,12 +593,12 @@ wait_validation(struct fixture *f)
 {
 	int i;
 
-	for (i = 0; i < 2000 && f->u.vrunning; i++) {
+	for (i = 0; i < 2000 && f->u.m.vrunning; i++) {
 		ui_poll_jobs(&f->u);
-		if (f->u.vrunning)
+		if (f->u.m.vrunning)
 			usleep(10000);
 	}
-	assert_false(f->u.vrunning);
+	assert_false(f->u.m.vrunning);
 	ui_draw(&f->u);
 }
 
@@ -633,11 +633,11 @@ test_validate(void **state)
 	assert_false(win_has(W[UI_W_MEM], "10.00 MiB"));
 
 	key(&f, 'v');
-	assert_true(f.u.vrunning);
+	assert_true(f.u.m.vrunning);
 	assert_true(win_has(W[UI_W_MSG], "validating the plan"));
 	assert_true(win_has(W[UI_W_MEM], "validating..."));
 	wait_validation(&f);
-	assert_true(f.u.have_vres);
+	assert_true(f.u.m.have_vres);
 	assert_false(f.u.msg_error);
 	assert_true(win_has(W[UI_W_MSG], "validated on Stand-in GPU"));
 	assert_true(win_has(W[UI_W_MSG], "device memory -19.8%"));
@@ -664,7 +664,7 @@ test_validate(void **state)
 	/* another plan: the measurement no longer applies */
 	op = select_strategy(&f, "fc2", "rep");
 	key(&f, 'p');
-	assert_int_equal(f.u.sol.choice[op],
+	assert_int_equal(f.u.m.sol.choice[op],
 	    sl_space_find_strategy(f.s.space, op, "rep"));
 	assert_false(win_has(W[UI_W_MEM], "10.00 MiB"));
 	assert_true(win_has(W[UI_W_MEM], "an earlier plan"));
@@ -672,10 +672,10 @@ test_validate(void **state)
 	/* a runner that does not finish: v cancels it */
 	setenv("FAKE_MODE", "slow", 1);
 	key(&f, 'v');
-	assert_true(f.u.vrunning);
-	assert_true(f.u.vjob.pid > 0);
+	assert_true(f.u.m.vrunning);
+	assert_true(f.u.m.vjob.pid > 0);
 	key(&f, 'v');
-	assert_false(f.u.vrunning);
+	assert_false(f.u.m.vrunning);
 	assert_true(win_has(W[UI_W_MSG], "validation cancelled"));
 
 	/* no GPU, a crash, no runner: each says so, nothing else changes */
@@ -690,16 +690,16 @@ test_validate(void **state)
 	assert_true(win_has(W[UI_W_MSG], "killed by signal"));
 	setenv("SHARDLAB_RUNNER", "/nonexistent/shardlab-runner", 1);
 	key(&f, 'v');
-	assert_false(f.u.vrunning);
+	assert_false(f.u.m.vrunning);
 	assert_true(win_has(W[UI_W_MSG], "SHARDLAB_RUNNER names"));
 
 	/* quitting while one runs stops the runner */
 	setenv("SHARDLAB_RUNNER", runner, 1);
 	setenv("FAKE_MODE", "slow", 1);
 	key(&f, 'v');
-	assert_true(f.u.vrunning);
+	assert_true(f.u.m.vrunning);
 	{
-		pid_t pid = f.u.vjob.pid;
+		pid_t pid = f.u.m.vjob.pid;
 		term_close(&f);
 		close_model(&f);
 		assert_int_equal(kill(pid, 0), -1);
@@ -913,8 +913,8 @@ test_graph_edge_labels(void **state)
 		sl_comm comm;
 		int64_t ns = 0;
 		int c;
-		sl_edge_cost(f.s.space, e, f.u.sol.choice[ed->src],
-		    f.u.sol.choice[ed->dst], NULL, &mem, &comm);
+		sl_edge_cost(f.s.space, e, f.u.m.sol.choice[ed->src],
+		    f.u.m.sol.choice[ed->dst], NULL, &mem, &comm);
 		for (c = 0; c < SL_COLL_COUNT; c++)
 			ns += comm.ns[c];
 		snprintf(want, sizeof want, "%s %s",
@@ -924,8 +924,8 @@ test_graph_edge_labels(void **state)
 		for (n = 0, c = 0; c < f.s.space->n_edges; c++) {
 			char w2[64];
 			const sl_space_edge *e2 = &f.s.space->edges[c];
-			sl_edge_cost(f.s.space, c, f.u.sol.choice[e2->src],
-			    f.u.sol.choice[e2->dst], NULL, &mem, &comm);
+			sl_edge_cost(f.s.space, c, f.u.m.sol.choice[e2->src],
+			    f.u.m.sol.choice[e2->dst], NULL, &mem, &comm);
 			for (ns = 0, y = 0; y < SL_COLL_COUNT; y++)
 				ns += comm.ns[y];
 			snprintf(w2, sizeof w2, "%s %s",
@@ -940,8 +940,8 @@ test_graph_edge_labels(void **state)
 		assert_true(found >= n);
 	}
 	/* each box: the name, the chosen strategy and how many there are */
-	snprintf(want, sizeof want, "%s of %d", ui_strat_name(&f.u, 1,
-	    f.u.sol.choice[1]), f.s.space->ops[1].n_strat);
+	snprintf(want, sizeof want, "%s of %d", ui_strat_name(&f.u.m, 1,
+	    f.u.m.sol.choice[1]), f.s.space->ops[1].n_strat);
 	assert_true(win_has(gw, want));
 	assert_true(win_has(gw, "▼"));
 	/* with the graph shown, Down moves the operator cursor */
@@ -965,11 +965,11 @@ test_fresh_tab_explain(void **state)
 	assert_int_equal(op, sl_graph_find_op(f.s.g, "embed"));
 	key(&f, '\t');
 	assert_int_equal(f.u.focus, UI_FOCUS_STRATS);
-	assert_int_equal(f.u.strat_cur, f.u.sol.choice[op]);
+	assert_int_equal(f.u.strat_cur, f.u.m.sol.choice[op]);
 	key(&f, 'x');
 	assert_non_null(f.u.text);
 	snprintf(want, sizeof want, "Operator embed (embedding), strategy %s\n",
-	    f.s.space->ops[op].strat[f.u.sol.choice[op]].name);
+	    f.s.space->ops[op].strat[f.u.m.sol.choice[op]].name);
 	assert_non_null(strstr(f.u.text, want));
 	term_close(&f);
 	close_model(&f);
@@ -981,12 +981,12 @@ wait_frontier(struct fixture *f)
 {
 	int i;
 
-	for (i = 0; i < 6000 && !f->u.have_front; i++) {
+	for (i = 0; i < 6000 && !f->u.m.have_front; i++) {
 		ui_poll_jobs(&f->u);
-		if (!f->u.have_front)
+		if (!f->u.m.have_front)
 			usleep(10000);
 	}
-	assert_true(f->u.have_front);
+	assert_true(f->u.m.have_front);
 	f->u.dirty |= UI_D_ALL;
 	ui_draw(&f->u);
 }
@@ -1006,14 +1006,14 @@ test_alpha_frontier_steps(void **state)
 	assert_int_equal(open_model(&f, "gpt-1.7b", 8), 0);
 	term_open(&f, 24, 80, true);
 	wait_frontier(&f);
-	n = f.u.front.n;
+	n = f.u.m.front.n;
 	assert_true(n >= 3);
 	key(&f, '0');
 	assert_true(win_has(f.u.win[UI_W_ALPHA], "alpha 0: memory only"));
 	for (i = 0; i < n; i++) {
-		assert_int_equal(ui_front_index(&f.u), i);
-		assert_int_equal(f.u.ev.mem_part, f.u.front.pt[i].mem);
-		assert_int_equal(f.u.ev.comm_ns, f.u.front.pt[i].comm_ns);
+		assert_int_equal(ui_front_index(&f.u.m), i);
+		assert_int_equal(f.u.m.ev.mem_part, f.u.m.front.pt[i].mem);
+		assert_int_equal(f.u.m.ev.comm_ns, f.u.m.front.pt[i].comm_ns);
 		snprintf(want, sizeof want, "Alpha: plan %d of %d", i + 1, n);
 		if (!win_has(f.u.win[UI_W_ALPHA], want))
 			dump(f.u.win[UI_W_ALPHA]);
@@ -1021,17 +1021,17 @@ test_alpha_frontier_steps(void **state)
 		if (i > 0) {
 			/* alpha bytes per us: 1 ms is worth 1000 alpha bytes */
 			char b[32];
-			sl_format_bytes((int64_t)llround(f.u.alpha * 1000), b, sizeof b);
+			sl_format_bytes((int64_t)llround(f.u.m.alpha * 1000), b, sizeof b);
 			snprintf(want, sizeof want, "is worth %s", b);
 			assert_true(win_has(f.u.win[UI_W_MSG], want) ||
 			    win_has(f.u.win[UI_W_ALPHA], want));
 		}
 		key(&f, ']');
 	}
-	assert_int_equal(ui_front_index(&f.u), n - 1);
+	assert_int_equal(ui_front_index(&f.u.m), n - 1);
 	for (i = n - 1; i > 0; i--)
 		key(&f, '[');
-	assert_int_equal(ui_front_index(&f.u), 0);
+	assert_int_equal(ui_front_index(&f.u.m), 0);
 	term_close(&f);
 	close_model(&f);
 }

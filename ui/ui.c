@@ -1,11 +1,10 @@
 /*
- * ui.c: the explorer's state and loop.  Every change of pins, forbids or
- * alpha re-solves at once with the live DP (the problem is updated in place
- * with sl_space_constrain / sl_space_reweigh); a GLPK confirmation of the
- * optimum and the alpha sweep for the Pareto plot run in background threads,
- * a newer request superseding (and cancelling) an older one.  The terminal is
- * restored on every way out: normal exit, atexit, SIGTERM/SIGHUP/SIGINT and
- * a crash (SIGSEGV/SIGABRT/SIGBUS/SIGFPE restore, then re-raise).
+ * ui.c: the explorer's view over its model (ui_model.c) and its loop.  Each
+ * change asks the model, then marks what it changed for redrawing and says
+ * what happened on the message line; the loop polls the model's background
+ * work every tick.  The terminal is restored on every way out: normal exit,
+ * atexit, SIGTERM/SIGHUP/SIGINT and a crash (SIGSEGV/SIGABRT/SIGBUS/SIGFPE
+ * restore, then re-raise).
  */
 #include "ui.h"
 
@@ -22,141 +21,8 @@
 #include <term.h>
 #include <glpk.h>
 
-/* Problems with more ILP variables than this are not sent to GLPK. */
-#define UI_ILP_MAX_VARS 60000
-/* Seconds GLPK may spend confirming one plan. */
-#define UI_ILP_TIME_LIMIT 60.0
-
 /* The GPU runner's pid while a validation runs, for the crash handler. */
 static volatile sig_atomic_t ui_child_pid = -1;
-
-/* ------------------------------------------------------------ alpha scale */
-
-/*
- * Slider positions: 0 is alpha 0, then a 1-2-5 series from 0.1 to 5e12
- * bytes per microsecond, a log scale.
- */
-#define UI_ALPHA_DECADES 14
-#define UI_ALPHA_MIN_EXP (-1)
-
-int
-ui_alpha_positions(void)
-{
-	return 1 + 3 * UI_ALPHA_DECADES;
-}
-
-double
-ui_alpha_at(int pos)
-{
-	static const double mant[3] = { 1, 2, 5 };
-
-	if (pos <= 0)
-		return 0;
-	if (pos >= ui_alpha_positions())
-		pos = ui_alpha_positions() - 1;
-	return mant[(pos - 1) % 3] * pow(10, UI_ALPHA_MIN_EXP + (pos - 1) / 3);
-}
-
-int
-ui_alpha_nearest(double alpha)
-{
-	int i, best = 0;
-	double d, bd = INFINITY;
-
-	if (!(alpha > 0))
-		return 0;
-	for (i = 1; i < ui_alpha_positions(); i++) {
-		d = fabs(log(alpha) - log(ui_alpha_at(i)));
-		if (d < bd) {
-			bd = d;
-			best = i;
-		}
-	}
-	return best;
-}
-
-/* --------------------------------------------------------------- accessors */
-
-const char *
-ui_op_name(const ui *u, int op)
-{
-	static char buf[32];	/* only for nameless IOPDDL nodes */
-
-	if (u->space != NULL)
-		return u->space->g->ops[op].name;
-	if (u->prob->node_name != NULL && u->prob->node_name[op] != NULL)
-		return u->prob->node_name[op];
-	snprintf(buf, sizeof buf, "node%d", op);
-	return buf;
-}
-
-const char *
-ui_strat_name(const ui *u, int op, int s)
-{
-	static char buf[32];
-
-	if (u->space != NULL)
-		return u->space->ops[op].strat[s].name;
-	if (u->prob->strat_name != NULL && u->prob->strat_name[op] != NULL &&
-	    u->prob->strat_name[op][s] != NULL)
-		return u->prob->strat_name[op][s];
-	snprintf(buf, sizeof buf, "s%d", s);
-	return buf;
-}
-
-int
-ui_op_k(const ui *u, int op)
-{
-	return u->prob->k[op];
-}
-
-int
-ui_chosen(const ui *u, int op)
-{
-	if (!u->have_sol || op < 0 || op >= u->n)
-		return -1;
-	return u->sol.choice[op];
-}
-
-bool
-ui_plan_changed(const ui *u)
-{
-	if (!u->have_sol || u->export_choice == NULL)
-		return false;
-	return memcmp(u->sol.choice, u->export_choice, u->n * sizeof(int)) != 0 ||
-	    u->alpha != u->export_alpha;
-}
-
-static int
-ui_layer_of(const ui *u, int op, int *pos, int *kind)
-{
-	if (u->space != NULL) {
-		const sl_op *o = &u->space->g->ops[op];
-		*pos = o->pos;
-		*kind = o->kind;
-		return o->layer;
-	}
-	*kind = 0;
-	*pos = u->prob->pos != NULL ? u->prob->pos[op] : -1;
-	return u->prob->layer != NULL ? u->prob->layer[op] : -1;
-}
-
-int
-ui_same_position(const ui *u, int op, int *out)
-{
-	int i, n = 0, pos, kind, l, p2, k2;
-
-	l = ui_layer_of(u, op, &pos, &kind);
-	if (l < 0 || pos < 0) {
-		out[0] = op;
-		return 1;
-	}
-	for (i = 0; i < u->n; i++) {
-		if (ui_layer_of(u, i, &p2, &k2) >= 0 && p2 == pos && k2 == kind)
-			out[n++] = i;
-	}
-	return n;
-}
 
 void
 ui_message(ui *u, bool error, const char *fmt, ...)
@@ -170,494 +36,156 @@ ui_message(ui *u, bool error, const char *fmt, ...)
 	u->dirty |= UI_D_MSG;
 }
 
-/* ------------------------------------------------------------- constraints */
+/* ------------------------------------------------------ the model's changes */
 
-static void
-ui_build_constraints(ui *u)
+int
+ui_init(ui *u, cli_session *s, const cli_opts *o, sl_error *err)
 {
-	int i, s;
+	int st;
 
-	sl_constraints_free(&u->cs);
-	memset(&u->cs, 0, sizeof u->cs);
-	for (i = 0; i < u->n; i++) {
-		if (u->pin[i] >= 0)
-			sl_constraints_add(&u->cs, ui_op_name(u, i),
-			    ui_strat_name(u, i, u->pin[i]), true);
-		for (s = 0; s < ui_op_k(u, i); s++)
-			if (u->forbid[i][s])
-				sl_constraints_add(&u->cs, ui_op_name(u, i),
-				    ui_strat_name(u, i, s), false);
-	}
-}
-
-/* IOPDDL problems have no space: apply the pins to allowed directly. */
-static int
-ui_constrain_direct(ui *u, sl_error *err)
-{
-	int i, s, left;
-
-	for (i = 0; i < u->n; i++) {
-		left = 0;
-		for (s = 0; s < ui_op_k(u, i); s++) {
-			u->prob->allowed[i][s] = !u->forbid[i][s] &&
-			    (u->pin[i] < 0 || u->pin[i] == s);
-			left += u->prob->allowed[i][s];
-		}
-		if (left == 0)
-			return sl_error_set(err, SL_EINFEASIBLE, NULL, 0, 0,
-			    _("no strategy left for %s"), ui_op_name(u, i));
-	}
+	memset(u, 0, sizeof *u);
+	if (ui_model_init(&u->m, s, o, err) != SL_OK)
+		return err->code;
+	ui_rows_build(u);
+	/* Tab on a fresh model lands on the strategy the plan chose. */
+	st = ui_chosen(&u->m, ui_row_op(u));
+	u->strat_cur = st < 0 ? 0 : st;
+	u->dirty = UI_D_ALL;
 	return SL_OK;
 }
 
-static int
-ui_find_op(const ui *u, const char *name)
+void
+ui_free(ui *u)
 {
-	int i;
-
-	if (u->space != NULL)
-		return sl_graph_find_op(u->space->g, name);
-	for (i = 0; i < u->n; i++)
-		if (strcmp(ui_op_name(u, i), name) == 0)
-			return i;
-	return -1;
+	/*
+	 * GLPK and the sweep poll their cancel flags and stop soon; this waits
+	 * for them (the caller frees the space they read next).
+	 */
+	ui_validate_cancel(u);
+	ui_timeline_free(u);
+	ui_model_free(&u->m);
+	free(u->text);
+	free(u->groups);
+	free(u->op_group);
+	free(u->rows);
+	ui_graph_free(u);
+	ui_destroy_windows(u);
 }
-
-static int
-ui_find_strat(const ui *u, int op, const char *name)
-{
-	int s;
-
-	if (u->space != NULL)
-		return sl_space_find_strategy(u->space, op, name);
-	for (s = 0; s < ui_op_k(u, op); s++)
-		if (strcmp(ui_strat_name(u, op, s), name) == 0)
-			return s;
-	return -1;
-}
-
-/* ------------------------------------------------------------ live solving */
 
 int
 ui_resolve(ui *u, sl_error *err)
 {
-	sl_solution sol;
-	sl_eval ev;
-	sl_solve_opts so;
-	int rc, i;
+	int rc = ui_model_resolve(&u->m, err);
 
-	ui_build_constraints(u);
-	if (u->space != NULL)
-		rc = sl_space_constrain(u->space, u->prob, &u->cs, err);
-	else
-		rc = ui_constrain_direct(u, err);
-	if (rc != SL_OK)
-		return rc;
-
-	sl_solution_init(&sol, u->n);
-	if (u->dp != NULL) {
-		rc = sl_dp_resolve(u->dp, u->prob, &sol, err);
-	} else {
-		memset(&so, 0, sizeof so);
-		so.time_limit = 30;
-		rc = sl_solve(u->prob, u->solver, &so, &sol, err);
+	if (rc == SL_OK) {
+		ui_graph_invalidate(u);
+		u->dirty |= UI_D_ALL;
 	}
-	if (rc == SL_OK && sol.status != SL_SOLVE_OPTIMAL &&
-	    sol.status != SL_SOLVE_FEASIBLE)
-		rc = sl_error_set(err, sol.status == SL_SOLVE_INFEASIBLE ?
-		    SL_EINFEASIBLE : SL_EINTERNAL, NULL, 0, 0,
-		    _("no plan: solver says %s"),
-		    sl_solve_status_name(sol.status));
-	if (rc != SL_OK) {
-		sl_solution_free(&sol);
-		return rc;
-	}
-
-	memset(&ev, 0, sizeof ev);
-	if (u->space != NULL) {
-		rc = sl_evaluate(u->space, sol.choice, u->alpha, &ev, err);
-		if (rc != SL_OK) {
-			sl_solution_free(&sol);
-			return rc;
-		}
-	}
-
-	/* What changed since the previous plan. */
-	if (u->have_sol) {
-		memcpy(u->prev_choice, u->sol.choice, u->n * sizeof(int));
-		u->n_changed = 0;
-		for (i = 0; i < u->n; i++)
-			if (sol.choice[i] != u->prev_choice[i])
-				u->changed[u->n_changed++] = i;
-		sl_solution_free(&u->sol);
-	} else {
-		memcpy(u->prev_choice, sol.choice, u->n * sizeof(int));
-		u->n_changed = 0;
-	}
-	u->sol = sol;
-	u->have_sol = true;
-	if (u->have_ev)
-		sl_eval_free(&u->ev);
-	u->ev = ev;
-	u->have_ev = u->space != NULL;
-	u->solve_err[0] = '\0';
-	/* Without the DP the live answer is already GLPK's (or brute force's). */
-	u->confirm = u->dp == NULL ? UI_CONF_NONE :
-	    u->ilp_ok ? UI_CONF_RUNNING : UI_CONF_TOO_LARGE;
-	ui_graph_invalidate(u);
-	u->dirty |= UI_D_ALL;
-	ui_request_background(u);
-	return SL_OK;
+	return rc;
 }
 
-/* Re-solves for alpha; false (with a message) when alpha does not apply. */
-static bool
+void
+ui_constrain(ui *u, int op, int s, enum ui_act act, bool every_layer)
+{
+	int *ops, n, cleared, rc;
+	const char *sname;
+	sl_error err;
+	char buf[2048];
+
+	if (op < 0)
+		return;
+	ops = sl_xmalloc(u->m.n * sizeof(int));
+	n = every_layer ? ui_same_position(&u->m, op, ops) : 1;
+	if (!every_layer)
+		ops[0] = op;
+	if (s < 0 || s >= ui_op_k(&u->m, op))
+		s = 0;
+	sname = ui_strat_name(&u->m, op, s);
+	sl_error_clear(&err);
+	rc = ui_model_constrain(&u->m, ops, n, op, s, act, &cleared, &err);
+	ui_graph_invalidate(u);
+	u->dirty |= UI_D_ALL;
+	if (rc != SL_OK) {
+		sl_error_format(&err, buf, sizeof buf);
+		ui_message(u, true, _("not applied: %s"), buf);
+	} else if (act == UI_ACT_CLEAR) {
+		ui_message(u, false, ngettext("cleared pins and forbids of %d operator",
+		    "cleared pins and forbids of %d operators", cleared), cleared);
+	} else if (n == 1) {
+		ui_message(u, false, act == UI_ACT_PIN ? _("pinned %s = %s") :
+		    _("forbade %s = %s"), ui_op_name(&u->m, op), sname);
+	} else {
+		ui_message(u, false, act == UI_ACT_PIN ?
+		    _("pinned %s at %d operators") : _("forbade %s at %d operators"),
+		    sname, n);
+	}
+	free(ops);
+}
+
+/* Re-solves for alpha and says what alpha now means (or why not). */
+static void
 ui_set_alpha(ui *u, double alpha)
 {
 	sl_error err;
 	char buf[2048];
 
-	if (u->space == NULL) {
-		ui_message(u, true, "%s",
-		    _("alpha does not apply: this problem's costs are given"));
-		return false;
-	}
-	u->alpha = alpha;
-	u->alpha_pos = ui_alpha_nearest(alpha);
-	sl_space_reweigh(u->space, u->alpha, u->prob);
 	sl_error_clear(&err);
-	if (ui_resolve(u, &err) != SL_OK)
+	if (ui_model_set_alpha(&u->m, alpha, &err) != SL_OK) {
 		ui_message(u, true, "%s", sl_error_format(&err, buf, sizeof buf));
-	u->dirty |= UI_D_ALPHA;
-	return true;
+		return;
+	}
+	ui_graph_invalidate(u);
+	u->dirty |= UI_D_ALL;
+	ui_alpha_meaning(u->m.alpha, u->cols, buf, sizeof buf);
+	ui_message(u, false, "%s", buf);
 }
 
 void
-ui_set_alpha_pos(ui *u, int pos)
-{
-	if (pos < 0)
-		pos = 0;
-	if (pos >= ui_alpha_positions())
-		pos = ui_alpha_positions() - 1;
-	ui_set_alpha(u, ui_alpha_at(pos));
-}
-
-/*
- * An alpha inside frontier plan i's range, away from its ends where the
- * neighbouring plan ties: the geometric middle, twice the start of the last
- * (open) range, 0 for the first.
- */
-double
-ui_front_alpha(const sl_frontier *f, int i)
-{
-	const sl_frontier_point *p = &f->pt[i];
-
-	if (i == 0 || !(p->alpha_lo > 0))
-		return 0;
-	if (p->alpha_hi < 0)
-		return 2 * p->alpha_lo;
-	return sqrt(p->alpha_lo * p->alpha_hi);
-}
-
-int
-ui_front_index(const ui *u)
-{
-	int i;
-
-	if (!u->have_front || u->front.n == 0)
-		return -1;
-	for (i = 0; i < u->front.n; i++) {
-		const sl_frontier_point *p = &u->front.pt[i];
-		if (u->alpha >= p->alpha_lo &&
-		    (p->alpha_hi < 0 || u->alpha <= p->alpha_hi))
-			return i;
-	}
-	return u->alpha <= u->front.pt[0].alpha_lo ? 0 : u->front.n - 1;
-}
-
-bool
 ui_alpha_step(ui *u, int d)
 {
-	int i = ui_front_index(u);
+	bool on_front;
 
-	if (i < 0)
-		return ui_set_alpha(u, ui_alpha_at(u->alpha_pos + d)), false;
-	i += d;
-	if (i < 0)
-		i = 0;
-	if (i >= u->front.n)
-		i = u->front.n - 1;
-	ui_set_alpha(u, ui_front_alpha(&u->front, i));
-	return true;
+	ui_set_alpha(u, ui_model_alpha_step(&u->m, d, &on_front));
 }
 
 void
 ui_alpha_scale(ui *u, double factor)
 {
-	double a = u->alpha > 0 ? u->alpha * factor :
-	    factor > 1 ? ui_alpha_at(1) : 0;
-
-	if (a < ui_alpha_at(1) && factor < 1)
-		a = 0;
-	if (a > ui_alpha_at(ui_alpha_positions() - 1))
-		a = ui_alpha_at(ui_alpha_positions() - 1);
-	ui_set_alpha(u, a);
+	ui_set_alpha(u, ui_model_alpha_scaled(&u->m, factor));
 }
 
-/* ------------------------------------------------------- background jobs */
-
-struct ui_cancel {
-	struct ui_job *job;
-	unsigned gen;
-	const ui *u;
-};
-
-static bool
-ui_cancel_cb(void *ctx)
+int
+ui_export_plan(ui *u, const char *path, sl_error *err)
 {
-	struct ui_cancel *c = ctx;
-	return atomic_load(&c->job->gen) != c->gen || c->job->quit;
+	int rc = ui_model_export_plan(&u->m, path, err);
+
+	u->dirty |= UI_D_STATUS;
+	return rc;
 }
 
-static void
-ui_job_init(struct ui_job *j)
+int
+ui_export_svg(ui *u, const char *path, sl_error *err)
 {
-	memset(j, 0, sizeof *j);
-	pthread_mutex_init(&j->mu, NULL);
-	pthread_cond_init(&j->cv, NULL);
-	atomic_init(&j->gen, 0);
-}
+	struct Agraph_s *g;
+	sl_atomic a;
+	int rc, op = ui_row_op(u);
 
-/* Waits for a request; returns its generation, 0 when asked to quit. */
-static unsigned
-ui_job_take(struct ui_job *j)
-{
-	unsigned g;
-
-	pthread_mutex_lock(&j->mu);
-	while (!j->quit && j->have == 0)
-		pthread_cond_wait(&j->cv, &j->mu);
-	if (j->quit) {
-		pthread_mutex_unlock(&j->mu);
-		return 0;
+	if (u->m.space == NULL)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0, "%s",
+		    _("the strategy graph needs a model"));
+	if (sl_atomic_open(&a, path, err) != SL_OK)
+		return err->code;
+	if (op < 0)
+		op = 0;
+	g = ui_sgraph_build(u->m.space, u->m.sol.choice, &op, 1, 1, UI_SG_RENDER,
+	    true);
+	rc = ui_sgraph_render(g, "svg", a.fp, err);
+	ui_sgraph_free(g);
+	if (rc != SL_OK) {
+		sl_atomic_abort(&a);
+		return rc;
 	}
-	g = j->have;
-	j->have = 0;
-	j->busy = true;
-	pthread_mutex_unlock(&j->mu);
-	return g;
-}
-
-static void *
-ui_ilp_thread(void *arg)
-{
-	ui *u = arg;
-	struct ui_job *j = &u->ilp_job;
-	sl_problem *p;
-	sl_solution sol;
-	sl_solve_opts so;
-	struct ui_cancel c;
-	sl_error err;
-	unsigned g;
-	int rc;
-
-	/* GLPK must never write on the screen the explorer owns. */
-	glp_term_out(GLP_OFF);
-	while ((g = ui_job_take(j)) != 0) {
-		pthread_mutex_lock(&j->mu);
-		p = j->prob;
-		j->prob = NULL;
-		pthread_mutex_unlock(&j->mu);
-		sl_error_clear(&err);
-		sl_solution_init(&sol, p->n);
-		rc = SL_OK;
-		if (u->ilp == NULL && (u->ilp = sl_ilp_new(p, &err)) == NULL)
-			rc = err.code ? err.code : SL_EINTERNAL;
-		if (rc == SL_OK) {
-			memset(&so, 0, sizeof so);
-			c.job = j;
-			c.gen = g;
-			c.u = u;
-			so.cancel = ui_cancel_cb;
-			so.cancel_ctx = &c;
-			so.time_limit = UI_ILP_TIME_LIMIT;
-			rc = sl_ilp_resolve(u->ilp, p, &so, &sol, &err);
-		}
-		pthread_mutex_lock(&j->mu);
-		j->done = g;
-		j->rc = rc;
-		j->objective = sol.objective;
-		j->status = sol.status;
-		j->time_ms = sol.time_ms;
-		snprintf(j->msg, sizeof j->msg, "%.255s", err.msg);
-		j->busy = false;
-		pthread_mutex_unlock(&j->mu);
-		sl_solution_free(&sol);
-		sl_problem_free(p);
-	}
-	/* GLPK's memory belongs to the thread that made it. */
-	if (u->ilp != NULL) {
-		sl_ilp_free(u->ilp);
-		u->ilp = NULL;
-	}
-	glp_free_env();
-	return NULL;
-}
-
-static void *
-ui_sweep_thread(void *arg)
-{
-	ui *u = arg;
-	struct ui_job *j = &u->sweep_job;
-	struct ui_cancel c;
-	sl_constraints cs;
-	sl_frontier f;
-	sl_error err;
-	unsigned g;
-	int rc;
-
-	while ((g = ui_job_take(j)) != 0) {
-		pthread_mutex_lock(&j->mu);
-		cs = j->cs;
-		memset(&j->cs, 0, sizeof j->cs);
-		pthread_mutex_unlock(&j->mu);
-		sl_error_clear(&err);
-		memset(&f, 0, sizeof f);
-		/* a newer pin set, or quitting, stops this sweep between solves */
-		c.job = j;
-		c.gen = g;
-		c.u = u;
-		rc = sl_sweep_cancellable(u->space, &cs, SL_SOLVER_DP, ui_cancel_cb,
-		    &c, &f, &err);
-		sl_constraints_free(&cs);
-		pthread_mutex_lock(&j->mu);
-		if (j->have_front)
-			sl_frontier_free(&j->front);
-		j->done = g;
-		j->rc = rc;
-		j->front = f;
-		j->have_front = rc == SL_OK;
-		if (rc != SL_OK)
-			sl_frontier_free(&f);
-		snprintf(j->msg, sizeof j->msg, "%.255s", err.msg);
-		j->busy = false;
-		pthread_mutex_unlock(&j->mu);
-	}
-	return NULL;
-}
-
-static void
-ui_copy_constraints(sl_constraints *dst, const sl_constraints *src)
-{
-	int i;
-
-	memset(dst, 0, sizeof *dst);
-	for (i = 0; i < src->n; i++)
-		sl_constraints_add(dst, src->c[i].op, src->c[i].strategy,
-		    src->c[i].pin);
-}
-
-void
-ui_request_background(ui *u)
-{
-	struct ui_job *j;
-	unsigned g;
-
-	if (u->ilp_ok && u->dp != NULL) {
-		j = &u->ilp_job;
-		pthread_mutex_lock(&j->mu);
-		g = atomic_load(&j->gen) + 1;
-		atomic_store(&j->gen, g);
-		if (j->prob != NULL)
-			sl_problem_free(j->prob);
-		j->prob = sl_problem_copy(u->prob);
-		j->have = g;
-		u->confirm_gen = g;
-		pthread_cond_signal(&j->cv);
-		pthread_mutex_unlock(&j->mu);
-		if (!j->started)
-			j->started = pthread_create(&j->thread, NULL,
-			    ui_ilp_thread, u) == 0;
-		if (!j->started)
-			u->confirm = UI_CONF_FAILED;
-	}
-	if (u->space != NULL) {
-		j = &u->sweep_job;
-		pthread_mutex_lock(&j->mu);
-		if (atomic_load(&j->gen) != u->cs_gen) {
-			atomic_store(&j->gen, u->cs_gen);
-			sl_constraints_free(&j->cs);
-			ui_copy_constraints(&j->cs, &u->cs);
-			j->have = u->cs_gen;
-			u->front_busy = true;
-			pthread_cond_signal(&j->cv);
-		}
-		pthread_mutex_unlock(&j->mu);
-		if (!j->started)
-			j->started = pthread_create(&j->thread, NULL,
-			    ui_sweep_thread, u) == 0;
-	}
-}
-
-static void ui_validate_poll(ui *u);
-
-/* Takes finished background results that still belong to the current plan. */
-void
-ui_poll_jobs(ui *u)
-{
-	struct ui_job *j = &u->ilp_job;
-
-	if (j->started) {
-		pthread_mutex_lock(&j->mu);
-		if (j->done != 0 && j->done == u->confirm_gen &&
-		    u->confirm == UI_CONF_RUNNING) {
-			if (j->rc != SL_OK || j->status == SL_SOLVE_FAILED)
-				u->confirm = UI_CONF_FAILED;
-			else if (j->status == SL_SOLVE_LIMIT ||
-			    j->status == SL_SOLVE_CANCELLED)
-				u->confirm = UI_CONF_LIMIT;
-			else if (j->objective == u->sol.objective)
-				u->confirm = UI_CONF_YES;
-			else
-				u->confirm = UI_CONF_DIFFERS;
-			u->dirty |= UI_D_STATUS;
-		}
-		pthread_mutex_unlock(&j->mu);
-	}
-	j = &u->sweep_job;
-	if (j->started) {
-		pthread_mutex_lock(&j->mu);
-		if (j->done == u->cs_gen && j->done != 0 && !j->busy &&
-		    u->front_busy) {
-			if (u->have_front)
-				sl_frontier_free(&u->front);
-			u->front = j->front;
-			u->have_front = j->have_front;
-			memset(&j->front, 0, sizeof j->front);
-			j->have_front = false;
-			u->front_busy = false;
-			u->dirty |= UI_D_ALPHA;
-		}
-		pthread_mutex_unlock(&j->mu);
-	}
-	ui_validate_poll(u);
-}
-
-static void
-ui_job_stop(struct ui_job *j, bool join)
-{
-	if (!j->started)
-		return;
-	pthread_mutex_lock(&j->mu);
-	j->quit = true;
-	atomic_fetch_add(&j->gen, 1);
-	pthread_cond_signal(&j->cv);
-	pthread_mutex_unlock(&j->mu);
-	if (join)
-		pthread_join(j->thread, NULL);
-	else
-		pthread_detach(j->thread);
-	j->started = false;
+	return sl_atomic_commit(&a, err);
 }
 
 /* ---------------------------------------------------------- GPU validation */
@@ -666,84 +194,18 @@ ui_job_stop(struct ui_job *j, bool join)
  * v runs the GPU runner (shardlab-runner) on the plan as a child process,
  * exactly as `shardlab validate` does; the main loop polls it every tick, so
  * the explorer stays live while it runs.  The result belongs to the plan
- * that was on screen when it started (vchoice): the memory panel shows the
- * measured figures only while that plan is the current one.
+ * that was on screen when it started: the memory panel shows the measured
+ * figures only while that plan is the current one.
  */
-
-bool
-ui_vres_current(const ui *u)
-{
-	return u->have_vres && u->have_sol && u->vchoice != NULL &&
-	    memcmp(u->vchoice, u->sol.choice, u->n * sizeof(int)) == 0;
-}
 
 void
 ui_validate_cancel(ui *u)
 {
-	if (!u->vrunning)
+	if (!u->m.vrunning)
 		return;
 	ui_child_pid = -1;
-	cli_validate_cancel(&u->vjob);
-	u->vrunning = false;
+	ui_model_validate_cancel(&u->m);
 	u->dirty |= UI_D_MEM;
-}
-
-void
-ui_vres_errors(const ui *u, double *mem_err, double *time_err, int *failed)
-{
-	int d;
-
-	*mem_err = *time_err = 0;
-	*failed = -1;
-	for (d = 0; d < u->vres.n_devices; d++) {
-		const cli_vdev *v = &u->vres.dev[d];
-		double e;
-
-		if (!v->ok) {
-			if (*failed < 0)
-				*failed = d;
-			continue;
-		}
-		e = cli_validate_error(sl_mem_total(&v->predicted), v->meminfo_delta);
-		if (fabs(e) > fabs(*mem_err))
-			*mem_err = e;
-		e = cli_validate_error(v->pred_ns, v->step_ns);
-		if (fabs(e) > fabs(*time_err))
-			*time_err = e;
-	}
-}
-
-static void
-ui_validate_poll(ui *u)
-{
-	cli_vresult res;
-	sl_error err;
-	double me, te;
-	int rc, failed;
-
-	if (!u->vrunning)
-		return;
-	sl_error_clear(&err);
-	rc = cli_validate_poll(&u->vjob, false, &res, &err);
-	if (rc == 1)
-		return;
-	u->vrunning = false;
-	ui_child_pid = -1;
-	u->dirty |= UI_D_MEM;
-	if (rc != SL_OK) {
-		ui_message(u, true, _("validation failed: %s"), err.msg);
-		return;
-	}
-	u->vres = res;
-	u->have_vres = true;
-	ui_vres_errors(u, &me, &te, &failed);
-	if (failed >= 0)
-		ui_message(u, true, _("validation: device %d could not run: %s"),
-		    failed, u->vres.dev[failed].error);
-	else
-		ui_message(u, false, _("validated on %s: device memory %+.1f%%, "
-		    "step time %+.1f%% (worst device); v shows the report"),
-		    u->vres.gpu, me, te);
 }
 
 static void
@@ -757,7 +219,7 @@ ui_validate_report(ui *u)
 		ui_message(u, true, _("cannot show the report: %s"), strerror(errno));
 		return;
 	}
-	cli_validate_print(fp, u->source, u->space, &u->vres);
+	cli_validate_print(fp, u->m.source, u->m.space, &u->m.vres);
 	if (fclose(fp) != 0 || text == NULL) {
 		free(text);
 		ui_message(u, true, _("cannot show the report: %s"), strerror(errno));
@@ -771,212 +233,57 @@ ui_validate(ui *u)
 {
 	sl_error err;
 
-	if (u->space == NULL) {
-		ui_message(u, true, "%s",
-		    _("validation needs a model: this problem has no operators to run"));
-		return;
-	}
-	if (u->vrunning) {
+	if (u->m.vrunning) {
 		ui_validate_cancel(u);
 		ui_message(u, false, "%s", _("validation cancelled"));
 		return;
 	}
-	if (!u->have_sol)
-		return;
-	if (ui_vres_current(u)) {
+	if (u->m.space != NULL && ui_vres_current(&u->m)) {
 		ui_validate_report(u);
 		return;
 	}
 	sl_error_clear(&err);
-	if (cli_validate_start(u->space, u->sol.choice, false, 0, &u->vjob,
-	    &err) != SL_OK) {
-		ui_message(u, true, _("cannot validate: %s"), err.msg);
+	if (ui_model_validate_start(&u->m, &err) != SL_OK) {
+		ui_message(u, true, u->m.space == NULL ? "%s" :
+		    _("cannot validate: %s"), err.msg);
 		return;
 	}
-	u->vrunning = true;
-	ui_child_pid = u->vjob.pid;
-	if (u->vchoice == NULL)
-		u->vchoice = sl_xmalloc(u->n * sizeof(int));
-	memcpy(u->vchoice, u->sol.choice, u->n * sizeof(int));
-	if (u->have_vres)
-		cli_vresult_free(&u->vres);
-	u->have_vres = false;
+	ui_child_pid = u->m.vjob.pid;
 	u->dirty |= UI_D_MEM;
 	ui_message(u, false, "%s", _("validating the plan on the local GPUs "
 	    "(v again cancels)..."));
 }
 
-/* ----------------------------------------------------------------- set up */
-
-static int64_t
-ui_ilp_vars(const sl_problem *p)
-{
-	int64_t v = 0;
-	int i;
-
-	for (i = 0; i < p->n; i++)
-		v += p->k[i];
-	for (i = 0; i < p->m; i++)
-		v += (int64_t)p->k[p->edge[i][0]] * p->k[p->edge[i][1]];
-	return v;
-}
-
-int
-ui_init(ui *u, cli_session *s, const cli_opts *o, sl_error *err)
-{
-	int i, op, st;
-	sl_error e2;
-
-	memset(u, 0, sizeof *u);
-	u->ses = s;
-	u->space = s->space;
-	u->prob = s->prob;
-	u->source = s->source;
-	u->solver = o->solver;
-	u->n = u->prob->n;
-	u->alpha = o->alpha;
-	u->alpha_pos = ui_alpha_nearest(o->alpha);
-	ui_job_init(&u->ilp_job);
-	ui_job_init(&u->sweep_job);
-
-	u->pin = sl_xmalloc(u->n * sizeof(int));
-	u->forbid = sl_xcalloc(u->n, sizeof(uint8_t *));
-	for (i = 0; i < u->n; i++) {
-		u->pin[i] = -1;
-		u->forbid[i] = sl_xcalloc(ui_op_k(u, i), 1);
-	}
-	for (i = 0; i < o->cs.n; i++) {
-		op = ui_find_op(u, o->cs.c[i].op);
-		st = op < 0 ? -1 : ui_find_strat(u, op, o->cs.c[i].strategy);
-		if (op < 0 || st < 0)
-			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-			    _("unknown operator or strategy: %s=%s"),
-			    o->cs.c[i].op, o->cs.c[i].strategy);
-		if (o->cs.c[i].pin)
-			u->pin[op] = st;
-		else
-			u->forbid[op][st] = 1;
-	}
-	u->cs_gen = 1;
-	u->prev_choice = sl_xcalloc(u->n, sizeof(int));
-	u->changed = sl_xcalloc(u->n, sizeof(int));
-	u->export_choice = sl_xcalloc(u->n, sizeof(int));
-
-	if (u->solver == SL_SOLVER_AUTO || u->solver == SL_SOLVER_DP) {
-		sl_error_clear(&e2);
-		u->dp = sl_dp_new(u->prob, &e2);
-		if (u->dp == NULL && u->solver == SL_SOLVER_DP)
-			return sl_error_set(err, e2.code ? e2.code : SL_EINTERNAL,
-			    NULL, 0, 0, "%s", e2.msg);
-		if (u->dp == NULL)
-			u->solver = SL_SOLVER_AUTO;
-	}
-	u->ilp_ok = u->prob->usage_limit < 0 &&
-	    ui_ilp_vars(u->prob) <= UI_ILP_MAX_VARS;
-
-	ui_rows_build(u);
-	if (ui_resolve(u, err) != SL_OK)
-		return err->code;
-	/* Tab on a fresh model lands on the strategy the plan chose. */
-	st = ui_chosen(u, ui_row_op(u));
-	u->strat_cur = st < 0 ? 0 : st;
-	memcpy(u->export_choice, u->sol.choice, u->n * sizeof(int));
-	u->export_alpha = u->alpha;
-	return SL_OK;
-}
-
 void
-ui_free(ui *u)
+ui_poll_jobs(ui *u)
 {
-	int i;
+	unsigned what;
+	sl_error err;
+	double me, te;
+	int failed;
 
-	/*
-	 * GLPK and the sweep poll their cancel flags and stop soon; this waits
-	 * for them (the caller frees the space they read next).
-	 */
-	ui_validate_cancel(u);
-	ui_timeline_free(u);
-	if (u->have_vres)
-		cli_vresult_free(&u->vres);
-	free(u->vchoice);
-	ui_job_stop(&u->ilp_job, true);
-	ui_job_stop(&u->sweep_job, true);
-	if (u->sweep_job.have_front)
-		sl_frontier_free(&u->sweep_job.front);
-	sl_constraints_free(&u->sweep_job.cs);
-	if (u->ilp_job.prob != NULL)
-		sl_problem_free(u->ilp_job.prob);
-	if (u->dp != NULL)
-		sl_dp_free(u->dp);
-	if (u->have_sol)
-		sl_solution_free(&u->sol);
-	if (u->have_ev)
-		sl_eval_free(&u->ev);
-	if (u->have_front)
-		sl_frontier_free(&u->front);
-	sl_constraints_free(&u->cs);
-	if (u->forbid != NULL)
-		for (i = 0; i < u->n; i++)
-			free(u->forbid[i]);
-	free(u->forbid);
-	free(u->pin);
-	free(u->prev_choice);
-	free(u->changed);
-	free(u->export_choice);
-	free(u->text);
-	free(u->groups);
-	free(u->op_group);
-	free(u->rows);
-	ui_graph_free(u);
-	ui_destroy_windows(u);
-}
-
-/* ----------------------------------------------------------------- exports */
-
-int
-ui_export_plan(ui *u, const char *path, sl_error *err)
-{
-	sl_plan_meta meta;
-
-	if (u->space == NULL)
-		return sl_error_set(err, SL_EINPUT, NULL, 0, 0, "%s",
-		    _("plans can only be exported for models"));
-	memset(&meta, 0, sizeof meta);
-	meta.model_source = u->source;
-	meta.alpha = u->alpha;
-	meta.sol = &u->sol;
-	meta.cs = &u->cs;
-	if (sl_plan_write(u->space, u->sol.choice, &u->ev, &meta, path,
-	    err) != SL_OK)
-		return err->code;
-	memcpy(u->export_choice, u->sol.choice, u->n * sizeof(int));
-	u->export_alpha = u->alpha;
-	return SL_OK;
-}
-
-int
-ui_export_svg(ui *u, const char *path, sl_error *err)
-{
-	struct Agraph_s *g;
-	sl_atomic a;
-	int rc, op = ui_row_op(u);
-
-	if (u->space == NULL)
-		return sl_error_set(err, SL_EINPUT, NULL, 0, 0, "%s",
-		    _("the strategy graph needs a model"));
-	if (sl_atomic_open(&a, path, err) != SL_OK)
-		return err->code;
-	if (op < 0)
-		op = 0;
-	g = ui_sgraph_build(u->space, u->sol.choice, &op, 1, 1, UI_SG_RENDER,
-	    true);
-	rc = ui_sgraph_render(g, "svg", a.fp, err);
-	ui_sgraph_free(g);
-	if (rc != SL_OK) {
-		sl_atomic_abort(&a);
-		return rc;
+	sl_error_clear(&err);
+	what = ui_model_poll(&u->m, &err);
+	if (what & UI_M_CONFIRM)
+		u->dirty |= UI_D_STATUS;
+	if (what & UI_M_FRONT)
+		u->dirty |= UI_D_ALPHA;
+	if (!(what & UI_M_VALIDATED))
+		return;
+	ui_child_pid = -1;
+	u->dirty |= UI_D_MEM;
+	if (!u->m.have_vres) {
+		ui_message(u, true, _("validation failed: %s"), err.msg);
+		return;
 	}
-	return sl_atomic_commit(&a, err);
+	ui_vres_errors(&u->m, &me, &te, &failed);
+	if (failed >= 0)
+		ui_message(u, true, _("validation: device %d could not run: %s"),
+		    failed, u->m.vres.dev[failed].error);
+	else
+		ui_message(u, false, _("validated on %s: device memory %+.1f%%, "
+		    "step time %+.1f%% (worst device); v shows the report"),
+		    u->m.vres.gpu, me, te);
 }
 
 /* ------------------------------------------------------ terminal restore */
@@ -1241,14 +548,14 @@ cli_cmd_tui(int argc, char **argv)
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
-	if (have_pf && u.space != NULL) {
+	if (have_pf && u.m.space != NULL) {
 		/* The reopened plan is the baseline for "changed". */
-		int *c = sl_xmalloc(u.n * sizeof(int));
+		int *c = sl_xmalloc(u.m.n * sizeof(int));
 		sl_error e2;
 		sl_error_clear(&e2);
-		if (sl_plan_choice(u.space, &pf, c, &e2) == SL_OK) {
-			memcpy(u.export_choice, c, u.n * sizeof(int));
-			memcpy(u.prev_choice, c, u.n * sizeof(int));
+		if (sl_plan_choice(u.m.space, &pf, c, &e2) == SL_OK) {
+			memcpy(u.m.export_choice, c, u.m.n * sizeof(int));
+			memcpy(u.m.prev_choice, c, u.m.n * sizeof(int));
 		}
 		free(c);
 	}

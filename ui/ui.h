@@ -1,8 +1,11 @@
 /*
  * ui.h: the explorer, a curses front end over the engine header.
  *
- *   ui.c        state, live re-solve, background GLPK confirmation and
- *               sweep, the main loop, terminal restore on every exit path
+ *   ui_model.c  the model without a screen (ui_model.h): pins and forbids,
+ *               live re-solve, background GLPK confirmation, sweep and GPU
+ *               validation
+ *   ui.c        the view's side of the model's changes (redraw marks,
+ *               messages), the main loop, terminal restore on every exit
  *   ui_draw.c   panels: operators, strategies, memory, alpha and Pareto
  *               plot, status line, help, prompts
  *   ui_graph.c  the strategy graph around the selection, laid out by
@@ -21,12 +24,8 @@
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
-#include "shardlab.h"
-#include "internal.h"
-#include "cli.h"
+#include "ui_model.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <curses.h>
 #include <wchar.h>
 
@@ -94,35 +93,6 @@ enum ui_win {
 
 enum ui_prompt_kind { UI_P_NONE, UI_P_SEARCH, UI_P_EXPORT, UI_P_SVG, UI_P_QUIT };
 
-/* GLPK confirmation state of the current plan. */
-enum ui_confirm {
-	UI_CONF_NONE, UI_CONF_RUNNING, UI_CONF_YES, UI_CONF_DIFFERS,
-	UI_CONF_TOO_LARGE, UI_CONF_FAILED, UI_CONF_LIMIT
-};
-
-/* A background job slot: the newest request supersedes an older one. */
-struct ui_job {
-	pthread_t thread;
-	bool started;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	atomic_uint gen;	/* generation requested; a job polls it to cancel */
-	unsigned have;		/* generation waiting to be taken (0: none) */
-	unsigned done;		/* generation of the last finished result */
-	bool busy, quit;
-	/* request */
-	sl_problem *prob;	/* ILP: a copy to solve */
-	sl_constraints cs;	/* sweep: a copy of the pins */
-	/* result */
-	int rc;
-	int64_t objective;
-	sl_solve_status status;
-	double time_ms;
-	sl_frontier front;
-	bool have_front;
-	char msg[256];
-};
-
 struct ui_event {
 	int key;		/* character, or KEY_* code when fn */
 	bool fn;
@@ -132,43 +102,8 @@ struct ui;
 typedef void (*ui_hook)(struct ui *u);
 
 typedef struct ui {
-	/* what was opened */
-	cli_session *ses;
-	const sl_space *space;	/* NULL for IOPDDL problems */
-	sl_problem *prob;
-	const char *source;
-	sl_solver_kind solver;
-	int n;			/* operators (nodes) */
-	double alpha;
-	int alpha_pos;		/* slider position; 0 = alpha 0 */
-
-	/* constraints: per operator the pinned strategy (-1) and forbidden set */
-	int *pin;
-	uint8_t **forbid;
-	sl_constraints cs;
-	unsigned cs_gen;	/* bumped whenever the pin set changes */
-
-	/* live solver */
-	sl_dp *dp;
-	sl_solution sol;
-	bool have_sol;
-	sl_eval ev;
-	bool have_ev;
-	int *prev_choice;	/* plan before the last change */
-	int *changed;		/* operators that changed, n_changed of them */
-	int n_changed;
-	int *export_choice;	/* plan at the last export (or at start) */
-	double export_alpha;
-	char solve_err[512];
-
-	/* background work */
-	struct ui_job ilp_job, sweep_job;
-	sl_ilp *ilp;		/* owned by the ILP thread */
-	bool ilp_ok;		/* problem small enough to confirm */
-	enum ui_confirm confirm;
-	unsigned confirm_gen;
-	sl_frontier front;	/* Pareto points of the current pin set */
-	bool have_front, front_busy;
+	/* what is explored: the model, pins, plans, background jobs */
+	ui_model m;
 
 	/* operators panel */
 	int n_groups;
@@ -206,12 +141,6 @@ typedef struct ui {
 	char text_title[256];
 	int text_top;
 
-	/* GPU validation (v): the runner as a child process, polled each tick */
-	cli_vjob vjob;
-	bool vrunning, have_vres;
-	cli_vresult vres;
-	int *vchoice;		/* the plan that was validated */
-
 	/* memory over time (ui_timeline.c); NULL until first opened */
 	struct ui_tl *tl;
 
@@ -220,46 +149,28 @@ typedef struct ui {
 	bool quit;
 } ui;
 
-/* ---- ui.c */
+/* ---- ui.c: the view's side of the model's changes */
 int ui_init(ui *u, cli_session *s, const cli_opts *o, sl_error *err);
 void ui_free(ui *u);
-/* Rebuilds constraints from pin/forbid, re-solves live; SL_OK or error (reverted by caller). */
+/* Re-solves (ui_model_resolve) and marks everything for redrawing. */
 int ui_resolve(ui *u, sl_error *err);
-void ui_set_alpha_pos(ui *u, int pos);
-/* [ ]: to the next frontier plan (true), or a log-scale step while the
- * frontier is not known yet (false). */
-bool ui_alpha_step(ui *u, int d);
-/* { }: alpha times factor. */
+/* Pins, forbids or clears on op, or on op at every layer; reports. */
+void ui_constrain(ui *u, int op, int s, enum ui_act act, bool every_layer);
+/* [ ]: to the next frontier plan, or a log-scale step while the frontier is
+ * not known yet. */
+void ui_alpha_step(ui *u, int d);
+/* { } and 0: alpha times factor. */
 void ui_alpha_scale(ui *u, double factor);
-double ui_front_alpha(const sl_frontier *f, int i);
-/* The frontier plan whose alpha range holds the current alpha, or -1. */
-int ui_front_index(const ui *u);
-double ui_alpha_at(int pos);
-int ui_alpha_nearest(double alpha);
-int ui_alpha_positions(void);
 int ui_export_plan(ui *u, const char *path, sl_error *err);
 int ui_export_svg(ui *u, const char *path, sl_error *err);
 void ui_message(ui *u, bool error, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-const char *ui_op_name(const ui *u, int op);
-const char *ui_strat_name(const ui *u, int op, int s);
-int ui_op_k(const ui *u, int op);
-int ui_chosen(const ui *u, int op);
-bool ui_plan_changed(const ui *u);
-/* Operators at the same position of every layer as op (op itself when none). */
-int ui_same_position(const ui *u, int op, int *out);
+/* Takes finished background work; marks what it changed for redrawing. */
 void ui_poll_jobs(ui *u);
-void ui_request_background(ui *u);
 /* v: starts a validation of the plan; while one runs, cancels it; when the
  * current plan has been validated, shows the report. */
 void ui_validate(ui *u);
-/* Whether the validation result is for the plan on screen. */
-bool ui_vres_current(const ui *u);
 void ui_validate_cancel(ui *u);
-/* The worst (largest in size) errors in percent of device memory and step
- * time over the devices that ran; failed: the first that did not (-1). */
-void ui_vres_errors(const ui *u, double *mem_err, double *time_err,
-    int *failed);
 
 /* ---- ui_draw.c */
 void ui_screen_setup(ui *u, bool color);	/* glyphs and attributes */

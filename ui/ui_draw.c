@@ -392,7 +392,7 @@ ui_row_add(ui *u, struct ui_row r)
 void
 ui_rows_build(ui *u)
 {
-	const sl_graph *g = u->space != NULL ? u->space->g : NULL;
+	const sl_graph *g = u->m.space != NULL ? u->m.space->g : NULL;
 	int i, l, gi, op;
 	struct ui_row r;
 
@@ -418,7 +418,7 @@ ui_rows_build(ui *u)
 		}
 	}
 	u->n_rows = 0;
-	for (op = 0; op < u->n; op++) {
+	for (op = 0; op < u->m.n; op++) {
 		memset(&r, 0, sizeof r);
 		r.group = -1;
 		l = g != NULL ? g->ops[op].layer : -1;
@@ -479,7 +479,7 @@ ui_row_op(const ui *u)
 	r = &u->rows[u->row_cur];
 	if (r->kind == UI_ROW_OP)
 		return r->op;
-	g = u->space->g;
+	g = u->m.space->g;
 	if (r->kind == UI_ROW_LAYER)
 		return g->layers[r->layer].first_op;
 	return g->layers[u->groups[r->group].first_layer].first_op;
@@ -491,7 +491,7 @@ ui_rows_select_op(ui *u, int op)
 {
 	int i, l;
 
-	if (u->space != NULL && (l = u->space->g->ops[op].layer) >= 0) {
+	if (u->m.space != NULL && (l = u->m.space->g->ops[op].layer) >= 0) {
 		struct ui_group *gr = &u->groups[u->op_group[l]];
 		if (l != gr->first_layer)
 			gr->mode = UI_FOLD_ALL;
@@ -504,7 +504,7 @@ ui_rows_select_op(ui *u, int op)
 			u->row_cur = i;
 			break;
 		}
-	u->strat_cur = ui_chosen(u, op) < 0 ? 0 : ui_chosen(u, op);
+	u->strat_cur = ui_chosen(&u->m, op) < 0 ? 0 : ui_chosen(&u->m, op);
 	u->dirty |= UI_D_OPS | UI_D_STRATS | UI_D_GRAPH;
 }
 
@@ -540,10 +540,10 @@ ui_dev_rows(const ui *u, int *first, int *count, int max)
 {
 	int d, n = 0;
 
-	if (!u->have_ev)
+	if (!u->m.have_ev)
 		return 0;
-	for (d = 0; d < u->ev.n_devices; d++) {
-		if (n > 0 && memcmp(&u->ev.dev[d], &u->ev.dev[first[n - 1]],
+	for (d = 0; d < u->m.ev.n_devices; d++) {
+		if (n > 0 && memcmp(&u->m.ev.dev[d], &u->m.ev.dev[first[n - 1]],
 		    sizeof(sl_mem)) == 0 && first != NULL) {
 			count[n - 1]++;
 			continue;
@@ -628,7 +628,7 @@ ui_draw_title(WINDOW *w, const ui *u)
 {
 	char buf[512], mesh[64], pbuf[32];
 	int width = getmaxx(w);
-	const sl_mesh *m = u->space != NULL ? &u->space->mesh : NULL;
+	const sl_mesh *m = u->m.space != NULL ? &u->m.space->mesh : NULL;
 
 	werase(w);
 	ui_fill(w, 0, 0, width, u->attr[UI_R_TITLE]);
@@ -639,7 +639,7 @@ ui_draw_title(WINDOW *w, const ui *u)
 		else
 			snprintf(mesh, sizeof mesh, "%d", m->axes[0].size);
 		{
-			double pc = (double)sl_graph_param_count(u->space->g);
+			double pc = (double)sl_graph_param_count(u->m.space->g);
 			if (pc >= 1e9)
 				snprintf(pbuf, sizeof pbuf, "%.2fB", pc / 1e9);
 			else if (pc >= 1e6)
@@ -648,12 +648,12 @@ ui_draw_title(WINDOW *w, const ui *u)
 				snprintf(pbuf, sizeof pbuf, "%.0fK", pc / 1e3);
 		}
 		snprintf(buf, sizeof buf, _("shardlab %s %s %s %d ops %s mesh %s %s %s %s params"),
-		    u->gl->h, u->space->g->name, u->gl->h, u->n, u->gl->h, mesh,
+		    u->gl->h, u->m.space->g->name, u->gl->h, u->m.n, u->gl->h, mesh,
 		    m->hw.name, u->gl->h, pbuf);
 	} else {
 		snprintf(buf, sizeof buf, _("shardlab %s %s %s %d nodes"),
-		    u->gl->h, u->prob->name ? u->prob->name : u->source,
-		    u->gl->h, u->n);
+		    u->gl->h, u->m.prob->name ? u->m.prob->name : u->m.source,
+		    u->gl->h, u->m.n);
 	}
 	ui_put(w, 0, 1, width - 12, buf, u->attr[UI_R_TITLE]);
 	ui_put_right(w, 0, width - 1, 11, _("? help"), u->attr[UI_R_TITLE]);
@@ -663,13 +663,13 @@ ui_draw_title(WINDOW *w, const ui *u)
 static int
 ui_strat_in(const ui *u, int a, int s, int b)
 {
-	const char *nm = ui_strat_name(u, a, s);
+	const char *nm = ui_strat_name(&u->m, a, s);
 	int t;
 
-	if (s < ui_op_k(u, b) && strcmp(ui_strat_name(u, b, s), nm) == 0)
+	if (s < ui_op_k(&u->m, b) && strcmp(ui_strat_name(&u->m, b, s), nm) == 0)
 		return s;
-	for (t = 0; t < ui_op_k(u, b); t++)
-		if (strcmp(ui_strat_name(u, b, t), nm) == 0)
+	for (t = 0; t < ui_op_k(&u->m, b); t++)
+		if (strcmp(ui_strat_name(&u->m, b, t), nm) == 0)
 			return t;
 	return -1;
 }
@@ -680,20 +680,20 @@ ui_same_constraints(const ui *u, int a, int b)
 {
 	int s, t, na = 0, nb = 0;
 
-	if ((u->pin[a] < 0) != (u->pin[b] < 0))
+	if ((u->m.pin[a] < 0) != (u->m.pin[b] < 0))
 		return false;
-	if (u->pin[a] >= 0 && ui_strat_in(u, a, u->pin[a], b) != u->pin[b])
+	if (u->m.pin[a] >= 0 && ui_strat_in(u, a, u->m.pin[a], b) != u->m.pin[b])
 		return false;
-	for (s = 0; s < ui_op_k(u, a); s++) {
-		if (!u->forbid[a][s])
+	for (s = 0; s < ui_op_k(&u->m, a); s++) {
+		if (!u->m.forbid[a][s])
 			continue;
 		na++;
 		t = ui_strat_in(u, a, s, b);
-		if (t < 0 || !u->forbid[b][t])
+		if (t < 0 || !u->m.forbid[b][t])
 			return false;
 	}
-	for (s = 0; s < ui_op_k(u, b); s++)
-		nb += u->forbid[b][s];
+	for (s = 0; s < ui_op_k(&u->m, b); s++)
+		nb += u->m.forbid[b][s];
 	return na == nb;
 }
 
@@ -702,26 +702,26 @@ ui_same_constraints(const ui *u, int a, int b)
 static const char *
 ui_row_strategy(const ui *u, const struct ui_row *r, bool *mixed)
 {
-	int same[4096], n, i, c = ui_chosen(u, r->op);
+	int same[4096], n, i, c = ui_chosen(&u->m, r->op);
 
 	*mixed = false;
 	if (c < 0)
 		return "";
-	if (r->folded && u->n <= 4096) {
-		n = ui_same_position(u, r->op, same);
+	if (r->folded && u->m.n <= 4096) {
+		n = ui_same_position(&u->m, r->op, same);
 		for (i = 0; i < n && !*mixed; i++)
-			if (strcmp(ui_strat_name(u, same[i], ui_chosen(u, same[i])),
-			    ui_strat_name(u, r->op, c)) != 0 ||
+			if (strcmp(ui_strat_name(&u->m, same[i], ui_chosen(&u->m, same[i])),
+			    ui_strat_name(&u->m, r->op, c)) != 0 ||
 			    !ui_same_constraints(u, r->op, same[i]))
 				*mixed = true;
 	}
-	return *mixed ? _("mixed") : ui_strat_name(u, r->op, c);
+	return *mixed ? _("mixed") : ui_strat_name(&u->m, r->op, c);
 }
 
 void
 ui_draw_ops(WINDOW *w, const ui *u)
 {
-	const sl_graph *g = u->space != NULL ? u->space->g : NULL;
+	const sl_graph *g = u->m.space != NULL ? u->m.space->g : NULL;
 	int h = getmaxy(w), width = getmaxx(w) - 1, y, i, x, nf, s;
 	char buf[256], marks[32];
 	const struct ui_row *r;
@@ -729,7 +729,7 @@ ui_draw_ops(WINDOW *w, const ui *u)
 	bool mixed;
 
 	werase(w);
-	snprintf(buf, sizeof buf, _("Operators (%d)"), u->n);
+	snprintf(buf, sizeof buf, _("Operators (%d)"), u->m.n);
 	ui_title_line(w, u, buf, u->focus == UI_FOCUS_OPS);
 	for (y = 0; y < h; y++)
 		ui_put(w, y, width, 1, u->gl->v, u->attr[UI_R_DIM]);
@@ -765,9 +765,9 @@ ui_draw_ops(WINDOW *w, const ui *u)
 			x = 4;
 		/* marks: P pinned, xN forbidden */
 		marks[0] = '\0';
-		for (nf = 0, s = 0; s < ui_op_k(u, r->op); s++)
-			nf += u->forbid[r->op][s];
-		if (u->pin[r->op] >= 0)
+		for (nf = 0, s = 0; s < ui_op_k(&u->m, r->op); s++)
+			nf += u->m.forbid[r->op][s];
+		if (u->m.pin[r->op] >= 0)
 			snprintf(marks, sizeof marks, "%s", u->gl->pin);
 		if (nf > 0)
 			snprintf(marks + strlen(marks), sizeof marks - strlen(marks),
@@ -777,7 +777,7 @@ ui_draw_ops(WINDOW *w, const ui *u)
 		int namew = width - x - sw - (mw ? mw + 1 : 0) - 2;
 		if (namew < 4)
 			namew = 4;
-		ui_put(w, y, x, namew, ui_abbrev(ui_op_name(u, r->op), namew,
+		ui_put(w, y, x, namew, ui_abbrev(ui_op_name(&u->m, r->op), namew,
 		    u->gl->ellipsis, buf, sizeof buf), a);
 		x = width - 1 - sw - (mw ? mw + 1 : 0);
 		if (x > 0) {
@@ -807,17 +807,17 @@ ui_draw_strats(WINDOW *w, const ui *u)
 		ui_title_line(w, u, _("Strategies"), false);
 		return;
 	}
-	if (u->space != NULL)
+	if (u->m.space != NULL)
 		snprintf(buf, sizeof buf, _("Strategies of %s (%s)"),
-		    ui_op_name(u, op), sl_op_kind_name(u->space->g->ops[op].kind));
+		    ui_op_name(&u->m, op), sl_op_kind_name(u->m.space->g->ops[op].kind));
 	else
-		snprintf(buf, sizeof buf, _("Strategies of %s"), ui_op_name(u, op));
+		snprintf(buf, sizeof buf, _("Strategies of %s"), ui_op_name(&u->m, op));
 	ui_title_line(w, u, buf, u->focus == UI_FOCUS_STRATS);
-	k = ui_op_k(u, op);
+	k = ui_op_k(&u->m, op);
 	col_mem = ui_text_width(_("strategy")) + 4;
 	for (s = 0; s < k; s++)
-		if (ui_text_width(ui_strat_name(u, op, s)) + 4 > col_mem)
-			col_mem = ui_text_width(ui_strat_name(u, op, s)) + 4;
+		if (ui_text_width(ui_strat_name(&u->m, op, s)) + 4 > col_mem)
+			col_mem = ui_text_width(ui_strat_name(&u->m, op, s)) + 4;
 	if (col_mem > 20)
 		col_mem = 20;
 	/* number columns: wide enough for "1023.99 MiB" and their headings */
@@ -830,11 +830,11 @@ ui_draw_strats(WINDOW *w, const ui *u)
 	col_comm = col_mem + mw + 1;
 	col_spec = col_comm + cw;
 	/* the output spec column only when every spec fits whole */
-	if (u->space != NULL) {
-		const sl_op *o = &u->space->g->ops[op];
-		const sl_tensor *t = &u->space->g->tensors[o->out[0]];
+	if (u->m.space != NULL) {
+		const sl_op *o = &u->m.space->g->ops[op];
+		const sl_tensor *t = &u->m.space->g->tensors[o->out[0]];
 		for (s = 0; s < k; s++) {
-			sl_spec_format(&u->space->ops[op].strat[s].spec[o->n_in],
+			sl_spec_format(&u->m.space->ops[op].strat[s].spec[o->n_in],
 			    t->rank, sp, sizeof sp);
 			if (ui_text_width(sp) > specw)
 				specw = ui_text_width(sp);
@@ -847,7 +847,7 @@ ui_draw_strats(WINDOW *w, const ui *u)
 			spec_head = NULL;
 	}
 	ui_put(w, 1, 3, col_mem - 3, _("strategy"), u->attr[UI_R_DIM]);
-	if (u->space != NULL) {
+	if (u->m.space != NULL) {
 		ui_put_right(w, 1, col_mem + mw, mw, _("mem/device"), u->attr[UI_R_DIM]);
 		ui_put_right(w, 1, col_comm + cw - 1, cw - 1, _("comm/step"), u->attr[UI_R_DIM]);
 	} else {
@@ -856,11 +856,11 @@ ui_draw_strats(WINDOW *w, const ui *u)
 	if (spec_head != NULL)
 		ui_put(w, 1, col_spec + 1, width - col_spec - 1, spec_head,
 		    u->attr[UI_R_DIM]);
-	k = ui_op_k(u, op);
-	c = ui_chosen(u, op);
+	k = ui_op_k(&u->m, op);
+	c = ui_chosen(&u->m, op);
 	for (y = 2, s = u->strat_top; y < h && s < k; y++, s++) {
 		a = A_NORMAL;
-		if (u->forbid[op][s])
+		if (u->m.forbid[op][s])
 			a = u->attr[UI_R_FORBIDDEN];
 		else if (s == c)
 			a = u->attr[UI_R_CHOSEN];
@@ -871,12 +871,12 @@ ui_draw_strats(WINDOW *w, const ui *u)
 		if (a & (A_REVERSE | A_UNDERLINE))
 			ui_fill(w, y, 0, width, a);
 		ui_put(w, y, 0, 1, s == c ? u->gl->knob : " ", a);
-		ui_put(w, y, 1, 1, u->pin[op] == s ? u->gl->pin :
-		    u->forbid[op][s] ? u->gl->forbid : " ", a);
-		ui_put(w, y, 3, col_mem - 4, ui_abbrev(ui_strat_name(u, op, s),
+		ui_put(w, y, 1, 1, u->m.pin[op] == s ? u->gl->pin :
+		    u->m.forbid[op][s] ? u->gl->forbid : " ", a);
+		ui_put(w, y, 3, col_mem - 4, ui_abbrev(ui_strat_name(&u->m, op, s),
 		    col_mem - 4, u->gl->ellipsis, buf, sizeof buf), a);
-		if (u->space != NULL) {
-			sl_node_cost(u->space, op, s, NULL, &mem, &comm);
+		if (u->m.space != NULL) {
+			sl_node_cost(u->m.space, op, s, NULL, &mem, &comm);
 			ns = 0;
 			for (int i = 0; i < SL_COLL_COUNT; i++)
 				ns += comm.ns[i];
@@ -884,15 +884,15 @@ ui_draw_strats(WINDOW *w, const ui *u)
 			sl_format_ns(ns, nb, sizeof nb);
 		} else {
 			snprintf(mb, sizeof mb, "%lld",
-			    (long long)u->prob->cost[op][s]);
+			    (long long)u->m.prob->cost[op][s]);
 			nb[0] = '\0';
 		}
 		ui_put_right(w, y, col_mem + mw, mw, mb, a);
 		ui_put_right(w, y, col_comm + cw - 1, cw - 1, nb, a);
 		if (spec_head != NULL) {
-			const sl_op *o = &u->space->g->ops[op];
-			const sl_tensor *t = &u->space->g->tensors[o->out[0]];
-			sl_spec_format(&u->space->ops[op].strat[s].spec[o->n_in],
+			const sl_op *o = &u->m.space->g->ops[op];
+			const sl_tensor *t = &u->m.space->g->tensors[o->out[0]];
+			sl_spec_format(&u->m.space->ops[op].strat[s].spec[o->n_in],
 			    t->rank, sp, sizeof sp);
 			ui_put(w, y, col_spec + 1, width - col_spec - 1, sp, a);
 		}
@@ -951,14 +951,14 @@ ui_mem_measured(WINDOW *w, const ui *u, int y, int xend, int first, int cnt)
 	int64_t m = 0;
 	int d;
 
-	for (d = first; d < first + cnt && d < u->vres.n_devices; d++) {
-		if (!u->vres.dev[d].ok) {
+	for (d = first; d < first + cnt && d < u->m.vres.n_devices; d++) {
+		if (!u->m.vres.dev[d].ok) {
 			ui_put_right(w, y, xend, UI_MEAS_W - 1, _("failed"),
 			    u->attr[UI_R_ERROR]);
 			return;
 		}
-		if (u->vres.dev[d].meminfo_delta > m)
-			m = u->vres.dev[d].meminfo_delta;
+		if (u->m.vres.dev[d].meminfo_delta > m)
+			m = u->m.vres.dev[d].meminfo_delta;
 	}
 	sl_format_bytes(m, b, sizeof b);
 	ui_put_right(w, y, xend, UI_MEAS_W - 1, b, u->attr[UI_R_CHOSEN]);
@@ -971,19 +971,19 @@ ui_mem_vnote(const ui *u, char *buf, size_t len)
 	double me, te;
 	int failed;
 
-	if (u->vrunning) {
+	if (u->m.vrunning) {
 		snprintf(buf, len, "%s", _("validating..."));
 		return;
 	}
-	if (!u->have_vres) {
+	if (!u->m.have_vres) {
 		buf[0] = '\0';
 		return;
 	}
-	if (!ui_vres_current(u)) {
+	if (!ui_vres_current(&u->m)) {
 		snprintf(buf, len, "%s", _("measured: an earlier plan (v)"));
 		return;
 	}
-	ui_vres_errors(u, &me, &te, &failed);
+	ui_vres_errors(&u->m, &me, &te, &failed);
 	snprintf(buf, len, _("error: memory %+.1f%%, step time %+.1f%%"), me, te);
 }
 
@@ -997,12 +997,12 @@ ui_draw_mem(WINDOW *w, const ui *u)
 	int64_t v[5], cum, scale, cap, total;
 
 	werase(w);
-	if (!u->have_ev) {
+	if (!u->m.have_ev) {
 		ui_title_line(w, u, _("Memory per device"), false);
-		if (u->have_sol && u->prob->usage_limit >= 0) {
+		if (u->m.have_sol && u->m.prob->usage_limit >= 0) {
 			snprintf(buf, sizeof buf, _("peak usage %lld of %lld"),
-			    (long long)sl_problem_peak_usage(u->prob, u->sol.choice),
-			    (long long)u->prob->usage_limit);
+			    (long long)sl_problem_peak_usage(u->m.prob, u->m.sol.choice),
+			    (long long)u->m.prob->usage_limit);
 			ui_put(w, 1, 1, width - 2, buf, A_NORMAL);
 		} else {
 			ui_put(w, 1, 1, width - 2,
@@ -1011,11 +1011,11 @@ ui_draw_mem(WINDOW *w, const ui *u)
 		}
 		return;
 	}
-	cap = u->space->mesh.hw.memory_bytes;
-	vshow = ui_vres_current(u);
+	cap = u->m.space->mesh.hw.memory_bytes;
+	vshow = ui_vres_current(&u->m);
 	if (vshow)
 		snprintf(buf, sizeof buf, _("Memory: predicted, measured on %s"),
-		    u->vres.gpu);
+		    u->m.vres.gpu);
 	else
 		snprintf(buf, sizeof buf, _("Memory per device (capacity %s)"),
 		    sl_format_bytes(cap, b2, sizeof b2));
@@ -1024,11 +1024,11 @@ ui_draw_mem(WINDOW *w, const ui *u)
 		char b4[32], b5[32];
 		snprintf(buf, sizeof buf,
 		    _("max %s  redundant %s  step %s  %s tokens/s  MFU %.0f%%"),
-		    sl_format_bytes(u->ev.max_total, b1, sizeof b1),
-		    sl_format_bytes(u->ev.redundant, b3, sizeof b3),
-		    sl_format_ns(u->ev.step_ns, b4, sizeof b4),
-		    sl_format_rate(u->ev.tokens_per_s, b5, sizeof b5),
-		    100 * u->ev.mfu);
+		    sl_format_bytes(u->m.ev.max_total, b1, sizeof b1),
+		    sl_format_bytes(u->m.ev.redundant, b3, sizeof b3),
+		    sl_format_ns(u->m.ev.step_ns, b4, sizeof b4),
+		    sl_format_rate(u->m.ev.tokens_per_s, b5, sizeof b5),
+		    100 * u->m.ev.mfu);
 	}
 	ui_put(w, h - 2, 0, width, buf, A_NORMAL);
 	n = ui_dev_rows(u, first, cnt, h - 3 < 64 ? h - 3 : 64);
@@ -1036,7 +1036,7 @@ ui_draw_mem(WINDOW *w, const ui *u)
 	bw = width - x0 - 13 - (vshow ? UI_MEAS_W : 0);
 	if (bw < 4)
 		bw = 4;
-	scale = u->ev.max_total > cap ? u->ev.max_total : cap;
+	scale = u->m.ev.max_total > cap ? u->m.ev.max_total : cap;
 	if (scale <= 0)
 		scale = 1;
 	cap_x = cap > 0 ? (int)((double)cap * bw / scale) : bw;
@@ -1047,8 +1047,8 @@ ui_draw_mem(WINDOW *w, const ui *u)
 		else
 			snprintf(lab, sizeof lab, "d%d", first[i]);
 		ui_put(w, y, 0, x0 - 1, lab, A_NORMAL);
-		ui_mem_cats(&u->ev.dev[first[i]], v);
-		total = sl_mem_total(&u->ev.dev[first[i]]);
+		ui_mem_cats(&u->m.ev.dev[first[i]], v);
+		total = sl_mem_total(&u->m.ev.dev[first[i]]);
 		/* Cumulative rounding keeps the segments adding up to the total. */
 		cum = 0;
 		for (c = 0, j = 0; c < 5; c++) {
@@ -1061,7 +1061,7 @@ ui_draw_mem(WINDOW *w, const ui *u)
 		for (; j < bw; j++)
 			ui_bar_cell(w, u, y, x0 + j, -1, false);
 		/* where the capacity ends, when some device goes past it */
-		if (u->ev.max_total > cap && cap_x >= 0 && cap_x < bw)
+		if (u->m.ev.max_total > cap && cap_x >= 0 && cap_x < bw)
 			ui_put(w, y, x0 + cap_x, 1, u->gl->marker,
 			    total > cap ? u->attr[UI_R_OVER] : u->attr[UI_R_DIM]);
 		sl_format_bytes(total, b1, sizeof b1);
@@ -1090,9 +1090,9 @@ ui_draw_mem(WINDOW *w, const ui *u)
 		x0 += ui_put(w, h - 1, x0, width - x0, _(ui_cat_name[c]),
 		    u->attr[UI_R_DIM]) + 1;
 	}
-	if (u->ev.n_over_capacity > 0 && x0 < width) {
+	if (u->m.ev.n_over_capacity > 0 && x0 < width) {
 		snprintf(buf, sizeof buf, _("%d over capacity"),
-		    u->ev.n_over_capacity);
+		    u->m.ev.n_over_capacity);
 		ui_put(w, h - 1, x0 + 1, width - x0 - 1, buf, u->attr[UI_R_OVER]);
 	}
 }
@@ -1113,20 +1113,20 @@ ui_draw_alpha(WINDOW *w, const ui *u)
 	int64_t cap;
 
 	werase(w);
-	if (u->space == NULL) {
+	if (u->m.space == NULL) {
 		ui_title_line(w, u, _("Alpha"), false);
 		ui_put(w, 1, 1, width - 2,
 		    _("alpha does not apply: this problem's costs are given"),
 		    u->attr[UI_R_DIM]);
 		return;
 	}
-	cap = u->space->mesh.hw.memory_bytes;
-	cur = ui_front_index(u);
+	cap = u->m.space->mesh.hw.memory_bytes;
+	cur = ui_front_index(&u->m);
 	if (cur >= 0) {
 		snprintf(buf, sizeof buf, _("Alpha: plan %d of %d  ([ ] next plan)"),
-		    cur + 1, u->front.n);
+		    cur + 1, u->m.front.n);
 	} else {
-		ui_format_alpha(u->alpha, ab, sizeof ab);
+		ui_format_alpha(u->m.alpha, ab, sizeof ab);
 		snprintf(buf, sizeof buf, _("Alpha %s B/us  ([ ] to move)"), ab);
 	}
 	ui_title_line(w, u, buf, false);
@@ -1135,40 +1135,40 @@ ui_draw_alpha(WINDOW *w, const ui *u)
 	for (i = 0; i < sw; i++)
 		ui_put(w, 1, 1 + i, 1, u->gl->track, u->attr[UI_R_DIM]);
 	if (cur >= 0) {
-		for (i = 0; i < u->front.n; i++) {
-			px = u->front.n > 1 ? i * (sw - 1) / (u->front.n - 1) : 0;
+		for (i = 0; i < u->m.front.n; i++) {
+			px = u->m.front.n > 1 ? i * (sw - 1) / (u->m.front.n - 1) : 0;
 			ui_put(w, 1, 1 + px, 1, u->gl->point, cap > 0 &&
-			    u->front.pt[i].mem > cap ? u->attr[UI_R_OVER] :
+			    u->m.front.pt[i].mem > cap ? u->attr[UI_R_OVER] :
 			    u->attr[UI_R_DIM]);
 		}
-		knob = u->front.n > 1 ? cur * (sw - 1) / (u->front.n - 1) : 0;
+		knob = u->m.front.n > 1 ? cur * (sw - 1) / (u->m.front.n - 1) : 0;
 	} else {
-		knob = (int)((double)u->alpha_pos * (sw - 1) /
+		knob = (int)((double)u->m.alpha_pos * (sw - 1) /
 		    (ui_alpha_positions() - 1) + 0.5);
 	}
 	ui_put(w, 1, 1 + knob, 1, u->gl->knob, u->attr[UI_R_CHOSEN]);
-	ui_alpha_meaning(u->alpha, width - 2, buf, sizeof buf);
+	ui_alpha_meaning(u->m.alpha, width - 2, buf, sizeof buf);
 	ui_put_ell(w, 2, 1, width - 2, buf, u->attr[UI_R_DIM], u->gl->ellipsis);
 
 	ph = h - 4;
 	if (ph < 1)
 		return;
-	if (!u->have_front) {
-		ui_put(w, 3, 1, width - 2, u->front_busy ?
+	if (!u->m.have_front) {
+		ui_put(w, 3, 1, width - 2, u->m.front_busy ?
 		    _("computing the Pareto frontier...") :
 		    _("no Pareto frontier"), u->attr[UI_R_DIM]);
 		return;
 	}
 	/* scale to the plans that fit (to all when none does) */
-	for (i = 0; i < u->front.n; i++)
-		n_over += cap > 0 && u->front.pt[i].mem > cap;
-	for (i = 0; i <= u->front.n; i++) {
+	for (i = 0; i < u->m.front.n; i++)
+		n_over += cap > 0 && u->m.front.pt[i].mem > cap;
+	for (i = 0; i <= u->m.front.n; i++) {
 		int64_t m, c;
-		if (i == u->front.n && !u->have_ev)
+		if (i == u->m.front.n && !u->m.have_ev)
 			break;
-		m = i == u->front.n ? u->ev.mem_part : u->front.pt[i].mem;
-		c = i == u->front.n ? u->ev.comm_ns : u->front.pt[i].comm_ns;
-		if (n_over < u->front.n && cap > 0 && m > cap)
+		m = i == u->m.front.n ? u->m.ev.mem_part : u->m.front.pt[i].mem;
+		c = i == u->m.front.n ? u->m.ev.comm_ns : u->m.front.pt[i].comm_ns;
+		if (n_over < u->m.front.n && cap > 0 && m > cap)
 			continue;
 		mlo = m < mlo ? m : mlo;
 		mhi = m > mhi ? m : mhi;
@@ -1192,20 +1192,20 @@ ui_draw_alpha(WINDOW *w, const ui *u)
 	ui_put(w, h - 1, x0, pw, b1, u->attr[UI_R_DIM]);
 	snprintf(buf, sizeof buf, _("comm %s"), b2);
 	ui_put_right(w, h - 1, width - 1, pw / 2, buf, u->attr[UI_R_DIM]);
-	if (n_over > 0 && n_over < u->front.n) {
+	if (n_over > 0 && n_over < u->m.front.n) {
 		snprintf(buf, sizeof buf, _("%s %d over capacity"), u->gl->arrow_u,
 		    n_over);
 		if (ui_text_width(buf) > pw / 2)
 			snprintf(buf, sizeof buf, "%s %d", u->gl->arrow_u, n_over);
 		ui_put_right(w, 3, width - 1, pw / 2, buf, u->attr[UI_R_OVER]);
 	}
-	for (i = 0; i <= u->front.n; i++) {
+	for (i = 0; i <= u->m.front.n; i++) {
 		int64_t m, cns;
-		bool is_cur = i == u->front.n, over;
-		if (is_cur && !u->have_ev)
+		bool is_cur = i == u->m.front.n, over;
+		if (is_cur && !u->m.have_ev)
 			break;
-		m = is_cur ? u->ev.mem_part : u->front.pt[i].mem;
-		cns = is_cur ? u->ev.comm_ns : u->front.pt[i].comm_ns;
+		m = is_cur ? u->m.ev.mem_part : u->m.front.pt[i].mem;
+		cns = is_cur ? u->m.ev.comm_ns : u->m.front.pt[i].comm_ns;
 		over = m > mhi;
 		cns = cns < clo ? clo : cns > chi ? chi : cns;
 		px = chi > clo ? (int)((double)(cns - clo) * (pw - 1) / (chi - clo) + 0.5) : 0;
@@ -1320,12 +1320,12 @@ ui_draw_status(WINDOW *w, const ui *u)
 
 	werase(w);
 	ui_fill(w, 0, 0, width, a);
-	if (!u->have_sol) {
-		ui_put(w, 0, 1, width - 2, u->solve_err[0] ? u->solve_err :
+	if (!u->m.have_sol) {
+		ui_put(w, 0, 1, width - 2, u->m.solve_err[0] ? u->m.solve_err :
 		    _("no plan"), a);
 		return;
 	}
-	switch (u->confirm) {
+	switch (u->m.confirm) {
 	case UI_CONF_NONE:
 		conf = "";
 		break;
@@ -1357,42 +1357,42 @@ ui_draw_status(WINDOW *w, const ui *u)
 	 * What does not fit goes first: the solve time, then the long form of
 	 * the confirmation; the names of changed operators are cut last.
 	 */
-	snprintf(tb, sizeof tb, "%.2f", u->sol.time_ms);
-	snprintf(cb, sizeof cb, _("changed (%d):"), u->n_changed);
-	tail = u->n_changed == 0 ? _("plan unchanged") : cb;
+	snprintf(tb, sizeof tb, "%.2f", u->m.sol.time_ms);
+	snprintf(cb, sizeof cb, _("changed (%d):"), u->m.n_changed);
+	tail = u->m.n_changed == 0 ? _("plan unchanged") : cb;
 	for (i = 0; i < 4; i++) {
 		const char *cf = i < 2 ? conf : short_conf;
 		if (i == 3)
 			snprintf(buf, sizeof buf, _("objective %lld  %s  "),
-			    (long long)u->sol.objective, cf);
+			    (long long)u->m.sol.objective, cf);
 		else if (i == 0)
 			snprintf(buf, sizeof buf, _("%s %s  objective %lld  %s ms  %s  "),
-			    u->dp != NULL ? "DP" : sl_solver_name(u->sol.solver),
-			    sl_solve_status_name(u->sol.status),
-			    (long long)u->sol.objective, tb, cf);
+			    u->m.dp != NULL ? "DP" : sl_solver_name(u->m.sol.solver),
+			    sl_solve_status_name(u->m.sol.status),
+			    (long long)u->m.sol.objective, tb, cf);
 		else
 			snprintf(buf, sizeof buf, _("%s %s  objective %lld  %s  "),
-			    u->dp != NULL ? "DP" : sl_solver_name(u->sol.solver),
-			    sl_solve_status_name(u->sol.status),
-			    (long long)u->sol.objective, cf);
+			    u->m.dp != NULL ? "DP" : sl_solver_name(u->m.sol.solver),
+			    sl_solve_status_name(u->m.sol.status),
+			    (long long)u->m.sol.objective, cf);
 		if (ui_text_width(buf) + ui_text_width(tail) <= width - 2)
 			break;
 	}
 	x = 1 + ui_put_ell(w, 0, 1, width - 2, buf, a, u->gl->ellipsis);
 	if (x >= width - 2)
 		return;
-	if (u->n_changed == 0) {
+	if (u->m.n_changed == 0) {
 		ui_put_ell(w, 0, x, width - x - 1, _("plan unchanged"), a,
 		    u->gl->ellipsis);
 		return;
 	}
-	if (u->n_changed > 3)
-		snprintf(buf, sizeof buf, _("changed (%d):"), u->n_changed);
+	if (u->m.n_changed > 3)
+		snprintf(buf, sizeof buf, _("changed (%d):"), u->m.n_changed);
 	else
 		snprintf(buf, sizeof buf, "%s", _("changed:"));
-	for (i = 0; i < u->n_changed && strlen(buf) < 600; i++)
+	for (i = 0; i < u->m.n_changed && strlen(buf) < 600; i++)
 		snprintf(buf + strlen(buf), sizeof buf - strlen(buf), " %s",
-		    ui_op_name(u, u->changed[i]));
+		    ui_op_name(&u->m, u->m.changed[i]));
 	ui_put_ell(w, 0, x, width - x - 1, buf, a | A_BOLD, u->gl->ellipsis);
 }
 

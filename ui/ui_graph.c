@@ -357,7 +357,7 @@ ui_gdraw_make(const ui *u, int op, bool compact, bool lr, char *err, size_t len)
 
 	agseterrf(ui_gv_quiet);
 	agseterr(AGMAX);
-	g = ui_sgraph_build(u->space, u->sol.choice, &op, 1, 1,
+	g = ui_sgraph_build(u->m.space, u->m.sol.choice, &op, 1, 1,
 	    compact ? UI_SG_CELLS_COMPACT : UI_SG_CELLS, lr);
 	gvc = ui_gvc();
 	if (gvc == NULL || gvLayout(gvc, g, "dot") != 0) {
@@ -374,7 +374,7 @@ ui_gdraw_make(const ui *u, int op, bool compact, bool lr, char *err, size_t len)
 	d->bh = ui_cell_y(top, GD_bb(g).LL.y) + 1;
 	d->nodes = sl_xcalloc(agnnodes(g), sizeof *d->nodes);
 	d->edges = sl_xcalloc(agnedges(g), sizeof *d->edges);
-	idx = sl_xcalloc(u->n, sizeof(int));
+	idx = sl_xcalloc(u->m.n, sizeof(int));
 	for (n = agfstnode(g); n != NULL; n = agnxtnode(g, n)) {
 		struct ui_gnode *gn = &d->nodes[d->n_nodes];
 		double w = ND_width(n) * 72, h = ND_height(n) * 72;
@@ -392,7 +392,7 @@ ui_gdraw_make(const ui *u, int op, bool compact, bool lr, char *err, size_t len)
 			ge->src = idx[atoi(agnameof(agtail(e)) + 1)];
 			ge->dst = idx[atoi(agnameof(aghead(e)) + 1)];
 			ge->lx = -1;
-			ui_edge_label(u->space, atoi(agnameof(e) + 1), u->sol.choice,
+			ui_edge_label(u->m.space, atoi(agnameof(e) + 1), u->m.sol.choice,
 			    ge->label, sizeof ge->label);
 			/* where the spline leaves the tail and meets the head */
 			if (ED_spl(e) != NULL && ED_spl(e)->size > 0) {
@@ -447,8 +447,8 @@ static void
 ui_draw_box(WINDOW *w, const ui *u, const struct ui_gdraw *d,
     const struct ui_gnode *n, int ox, int oy, int ww, int wh)
 {
-	const sl_space *s = u->space;
-	int x, y, nw, c = ui_chosen(u, n->op);
+	const sl_space *s = u->m.space;
+	int x, y, nw, c = ui_chosen(&u->m, n->op);
 	char buf[256];
 	attr_t a = n->op == d->op ? u->attr[UI_R_CHOSEN] : A_NORMAL, sa;
 	const struct ui_glyphs *gl = u->gl;
@@ -472,11 +472,11 @@ ui_draw_box(WINDOW *w, const ui *u, const struct ui_gdraw *d,
 	if (ox + n->x + 1 >= 0 && oy + n->y >= 1 && oy + n->y < wh &&
 	    ox + n->x + 1 < ww) {
 		nw = nw < ww - (ox + n->x + 1) ? nw : ww - (ox + n->x + 1);
-		ui_put(w, oy + n->y, ox + n->x + 1, nw, ui_abbrev(ui_op_name(u,
+		ui_put(w, oy + n->y, ox + n->x + 1, nw, ui_abbrev(ui_op_name(&u->m,
 		    n->op), nw, gl->ellipsis, buf, sizeof buf), a | A_BOLD);
 	}
 	ui_box_strat(s, n->op, c, buf, sizeof buf);
-	sa = u->pin[n->op] >= 0 ? u->attr[UI_R_PINNED] : u->attr[UI_R_CHOSEN];
+	sa = u->m.pin[n->op] >= 0 ? u->attr[UI_R_PINNED] : u->attr[UI_R_CHOSEN];
 	if (oy + n->y + 1 >= 1 && oy + n->y + 1 < wh && ox + n->x + 1 >= 0 &&
 	    ox + n->x + 1 < ww)
 		ui_put(w, oy + n->y + 1, ox + n->x + 1, n->w - 2 < ww -
@@ -498,7 +498,7 @@ ui_draw_graph(WINDOW *w, ui *u)
 
 	werase(w);
 	snprintf(buf, sizeof buf, _("Strategy graph around %s"),
-	    op < 0 ? "" : ui_op_name(u, op));
+	    op < 0 ? "" : ui_op_name(&u->m, op));
 	ui_put(w, 0, 0, ww, "", A_NORMAL);
 	{
 		attr_t a = u->attr[UI_R_HEADER];
@@ -508,7 +508,7 @@ ui_draw_graph(WINDOW *w, ui *u)
 		wattr_off(w, a, NULL);
 		ui_put(w, 0, 1, ww - 2, buf, a);
 	}
-	if (u->space == NULL || op < 0 || !u->have_sol) {
+	if (u->m.space == NULL || op < 0 || !u->m.have_sol) {
 		ui_put(w, 2, 1, ww - 2, _("no strategy graph for this problem"),
 		    u->attr[UI_R_DIM]);
 		return;

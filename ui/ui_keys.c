@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <wctype.h>
 
-enum ui_act { UI_ACT_PIN, UI_ACT_FORBID, UI_ACT_CLEAR };
-
 static int
 ui_visible(const ui *u, enum ui_win w, int chrome)
 {
@@ -29,12 +27,12 @@ ui_move(ui *u, int d)
 		if (u->row_cur < 0)
 			u->row_cur = 0;
 		op = ui_row_op(u);
-		u->strat_cur = ui_chosen(u, op) < 0 ? 0 : ui_chosen(u, op);
+		u->strat_cur = ui_chosen(&u->m, op) < 0 ? 0 : ui_chosen(&u->m, op);
 		u->strat_top = 0;
 		u->dirty |= UI_D_OPS | UI_D_STRATS | UI_D_GRAPH;
 	} else {
 		op = ui_row_op(u);
-		k = op < 0 ? 1 : ui_op_k(u, op);
+		k = op < 0 ? 1 : ui_op_k(&u->m, op);
 		u->strat_cur += d;
 		if (u->strat_cur >= k)
 			u->strat_cur = k - 1;
@@ -164,9 +162,9 @@ ui_search_next(ui *u, bool from_current)
 
 	if (u->search[0] == '\0')
 		return;
-	for (i = from_current ? 0 : 1; i <= u->n; i++) {
-		op = ((start < 0 ? 0 : start) + i) % u->n;
-		name = ui_op_name(u, op);
+	for (i = from_current ? 0 : 1; i <= u->m.n; i++) {
+		op = ((start < 0 ? 0 : start) + i) % u->m.n;
+		name = ui_op_name(&u->m, op);
 		if (strcasestr(name, u->search) != NULL) {
 			ui_rows_select_op(u, op);
 			ui_message(u, false, _("found %s"), name);
@@ -198,114 +196,26 @@ static void k_next(ui *u, struct ui_event e)
 		ui_search_next(u, false);
 }
 
-/* Pins, forbids or clears on ops; reverts and explains if no plan is left. */
+/* p f u and P F U: the strategy under the cursor, at the operator or at
+ * its position in every layer; a change that leaves no plan is refused. */
 static void
-ui_constrain(ui *u, enum ui_act act, bool every_layer)
+ui_constrain_key(ui *u, enum ui_act act, bool every_layer)
 {
-	int op = ui_row_op(u), *ops, n, i, s, s2, k;
-	int *save_pin, n_cleared = 0;
-	uint8_t **save_forbid;
-	const char *sname;
-	sl_error err, e2;
-	char buf[1200];
-
-	if (op < 0)
-		return;
-	ops = sl_xmalloc(u->n * sizeof(int));
-	n = every_layer ? ui_same_position(u, op, ops) : 1;
-	if (!every_layer)
-		ops[0] = op;
-	s = u->strat_cur;
-	if (s < 0 || s >= ui_op_k(u, op))
-		s = 0;
-	sname = ui_strat_name(u, op, s);
-	save_pin = sl_xmalloc(n * sizeof(int));
-	save_forbid = sl_xcalloc(n, sizeof(uint8_t *));
-	for (i = 0; i < n; i++) {
-		k = ui_op_k(u, ops[i]);
-		save_pin[i] = u->pin[ops[i]];
-		save_forbid[i] = sl_xmalloc(k);
-		memcpy(save_forbid[i], u->forbid[ops[i]], k);
-		for (s2 = 0; s2 < k; s2++)
-			if (strcmp(ui_strat_name(u, ops[i], s2), sname) == 0)
-				break;
-		switch (act) {
-		case UI_ACT_PIN:
-			if (s2 < k) {
-				u->pin[ops[i]] = s2;
-				u->forbid[ops[i]][s2] = 0;
-			}
-			break;
-		case UI_ACT_FORBID:
-			if (s2 < k) {
-				u->forbid[ops[i]][s2] = 1;
-				if (u->pin[ops[i]] == s2)
-					u->pin[ops[i]] = -1;
-			}
-			break;
-		case UI_ACT_CLEAR:
-			for (s2 = 0; s2 < k && !u->forbid[ops[i]][s2]; s2++)
-				;
-			n_cleared += u->pin[ops[i]] >= 0 || s2 < k;
-			u->pin[ops[i]] = -1;
-			memset(u->forbid[ops[i]], 0, k);
-			break;
-		}
-	}
-	u->cs_gen++;
-	sl_error_clear(&err);
-	if (ui_resolve(u, &err) != SL_OK) {
-		for (i = 0; i < n; i++) {
-			u->pin[ops[i]] = save_pin[i];
-			memcpy(u->forbid[ops[i]], save_forbid[i], ui_op_k(u, ops[i]));
-		}
-		u->cs_gen++;
-		sl_error_clear(&e2);
-		ui_resolve(u, &e2);
-		sl_error_format(&err, buf, sizeof buf);
-		ui_message(u, true, _("not applied: %s"), buf);
-	} else if (act == UI_ACT_CLEAR) {
-		ui_message(u, false, ngettext("cleared pins and forbids of %d operator",
-		    "cleared pins and forbids of %d operators", n_cleared), n_cleared);
-	} else if (n == 1) {
-		ui_message(u, false, act == UI_ACT_PIN ? _("pinned %s = %s") :
-		    _("forbade %s = %s"), ui_op_name(u, op), sname);
-	} else {
-		ui_message(u, false, act == UI_ACT_PIN ?
-		    _("pinned %s at %d operators") : _("forbade %s at %d operators"),
-		    sname, n);
-	}
-	for (i = 0; i < n; i++)
-		free(save_forbid[i]);
-	free(save_forbid);
-	free(save_pin);
-	free(ops);
+	ui_constrain(u, ui_row_op(u), u->strat_cur, act, every_layer);
 }
 
-static void k_pin(ui *u, struct ui_event e) { ui_constrain(u, UI_ACT_PIN, false); }
-static void k_forbid(ui *u, struct ui_event e) { ui_constrain(u, UI_ACT_FORBID, false); }
-static void k_clear(ui *u, struct ui_event e) { ui_constrain(u, UI_ACT_CLEAR, false); }
-static void k_pin_all(ui *u, struct ui_event e) { ui_constrain(u, UI_ACT_PIN, true); }
-static void k_forbid_all(ui *u, struct ui_event e) { ui_constrain(u, UI_ACT_FORBID, true); }
-static void k_clear_all(ui *u, struct ui_event e) { ui_constrain(u, UI_ACT_CLEAR, true); }
+static void k_pin(ui *u, struct ui_event e) { ui_constrain_key(u, UI_ACT_PIN, false); }
+static void k_forbid(ui *u, struct ui_event e) { ui_constrain_key(u, UI_ACT_FORBID, false); }
+static void k_clear(ui *u, struct ui_event e) { ui_constrain_key(u, UI_ACT_CLEAR, false); }
+static void k_pin_all(ui *u, struct ui_event e) { ui_constrain_key(u, UI_ACT_PIN, true); }
+static void k_forbid_all(ui *u, struct ui_event e) { ui_constrain_key(u, UI_ACT_FORBID, true); }
+static void k_clear_all(ui *u, struct ui_event e) { ui_constrain_key(u, UI_ACT_CLEAR, true); }
 
-/* What alpha now means, in the units a user trades in. */
-static void
-ui_alpha_said(ui *u)
-{
-	char buf[256];
-
-	if (u->space == NULL)
-		return;
-	ui_alpha_meaning(u->alpha, u->cols, buf, sizeof buf);
-	ui_message(u, false, "%s", buf);
-}
-
-static void k_alpha_dn(ui *u, struct ui_event e) { ui_alpha_step(u, -1); ui_alpha_said(u); }
-static void k_alpha_up(ui *u, struct ui_event e) { ui_alpha_step(u, 1); ui_alpha_said(u); }
-static void k_alpha_dn3(ui *u, struct ui_event e) { ui_alpha_scale(u, 0.1); ui_alpha_said(u); }
-static void k_alpha_up3(ui *u, struct ui_event e) { ui_alpha_scale(u, 10); ui_alpha_said(u); }
-static void k_alpha_0(ui *u, struct ui_event e) { ui_alpha_scale(u, 0); ui_alpha_said(u); }
+static void k_alpha_dn(ui *u, struct ui_event e) { ui_alpha_step(u, -1); }
+static void k_alpha_up(ui *u, struct ui_event e) { ui_alpha_step(u, 1); }
+static void k_alpha_dn3(ui *u, struct ui_event e) { ui_alpha_scale(u, 0.1); }
+static void k_alpha_up3(ui *u, struct ui_event e) { ui_alpha_scale(u, 10); }
+static void k_alpha_0(ui *u, struct ui_event e) { ui_alpha_scale(u, 0); }
 
 static void
 k_graph(ui *u, struct ui_event e)
@@ -323,7 +233,7 @@ static void
 k_export(ui *u, struct ui_event e)
 {
 	char path[600];
-	const char *base = u->space != NULL ? u->space->g->name : "plan";
+	const char *base = u->m.space != NULL ? u->m.space->g->name : "plan";
 
 	snprintf(path, sizeof path, "%s-plan.json", base);
 	ui_prompt_open(u, UI_P_EXPORT, path);
@@ -335,7 +245,7 @@ k_export_svg(ui *u, struct ui_event e)
 	char path[600];
 	int op = ui_row_op(u);
 
-	snprintf(path, sizeof path, "%s.svg", op < 0 ? "graph" : ui_op_name(u, op));
+	snprintf(path, sizeof path, "%s.svg", op < 0 ? "graph" : ui_op_name(&u->m, op));
 	ui_prompt_open(u, UI_P_SVG, path);
 }
 
@@ -351,19 +261,19 @@ k_explain(ui *u, struct ui_event e)
 		u->explain(u);
 		return;
 	}
-	if (u->space == NULL || op < 0 || !u->have_sol) {
+	if (u->m.space == NULL || op < 0 || !u->m.have_sol) {
 		ui_message(u, true, "%s", _("explain needs a model"));
 		return;
 	}
 	sl_error_clear(&err);
-	text = sl_explain(u->space, u->sol.choice, op, u->strat_cur, &err);
+	text = sl_explain(u->m.space, u->m.sol.choice, op, u->strat_cur, &err);
 	if (text == NULL) {
 		ui_message(u, true, _("explain failed: %s"),
 		    sl_error_format(&err, buf, sizeof buf));
 		return;
 	}
-	snprintf(title, sizeof title, "%s = %s", ui_op_name(u, op),
-	    ui_strat_name(u, op, u->strat_cur));
+	snprintf(title, sizeof title, "%s = %s", ui_op_name(&u->m, op),
+	    ui_strat_name(&u->m, op, u->strat_cur));
 	ui_show_text(u, title, text);
 }
 
@@ -399,7 +309,7 @@ k_redraw(ui *u, struct ui_event e)
 static void
 k_quit(ui *u, struct ui_event e)
 {
-	if (ui_plan_changed(u))
+	if (ui_plan_changed(&u->m))
 		ui_prompt_open(u, UI_P_QUIT, NULL);
 	else
 		u->quit = true;

@@ -43,23 +43,23 @@ tl_refresh(ui *u)
 	struct ui_tl *t = u->tl;
 	sl_error err;
 
-	if (u->space == NULL || !u->have_sol) {
+	if (u->m.space == NULL || !u->m.have_sol) {
 		snprintf(t->err, sizeof t->err, "%s", _("memory over time needs a model and a plan"));
 		tl_release(t);
 		return;
 	}
 	if (t->have && t->tl.dev == t->dev &&
-	    memcmp(t->choice, u->sol.choice, u->n * sizeof *t->choice) == 0)
+	    memcmp(t->choice, u->m.sol.choice, u->m.n * sizeof *t->choice) == 0)
 		return;
 	tl_release(t);
 	sl_error_clear(&err);
-	if (sl_timeline_build(u->space, u->sol.choice, t->dev, true, &t->tl, &err) != SL_OK) {
+	if (sl_timeline_build(u->m.space, u->m.sol.choice, t->dev, true, &t->tl, &err) != SL_OK) {
 		sl_error_format(&err, t->err, sizeof t->err);
 		return;
 	}
 	t->have = true;
 	t->err[0] = '\0';
-	memcpy(t->choice, u->sol.choice, u->n * sizeof *t->choice);
+	memcpy(t->choice, u->m.sol.choice, u->m.n * sizeof *t->choice);
 	t->idx = sl_xmalloc((t->tl.n_bufs ? t->tl.n_bufs : 1) * sizeof *t->idx);
 	t->cur = t->tl.peak_pos;
 }
@@ -69,7 +69,7 @@ ui_timeline_open(ui *u)
 {
 	if (u->tl == NULL) {
 		u->tl = sl_xcalloc(1, sizeof *u->tl);
-		u->tl->choice = sl_xcalloc(u->n ? u->n : 1, sizeof *u->tl->choice);
+		u->tl->choice = sl_xcalloc(u->m.n ? u->m.n : 1, sizeof *u->tl->choice);
 	}
 	u->tl->dev = 0;
 	u->tl->open = true;
@@ -118,7 +118,7 @@ ui_timeline_key(ui *u, struct ui_event e)
 		if (t->have)
 			t->cur = t->tl.peak_pos;
 	} else if (!e.fn && (e.key == '<' || e.key == '>')) {
-		int n = u->space != NULL ? u->space->mesh.n_devices : 1;
+		int n = u->m.space != NULL ? u->m.space->mesh.n_devices : 1;
 		t->dev = (t->dev + (e.key == '<' ? n - 1 : 1)) % n;
 		tl_refresh(u);
 	} else {
@@ -171,7 +171,7 @@ ui_draw_timeline(WINDOW *w, const ui *u)
 	snprintf(title, sizeof title,
 	    _("Memory over time, device %d: peak %s at %s (default order %s), sum %s, reserved %s"),
 	    tl->dev, sl_format_bytes(tl->peak, b1, sizeof b1),
-	    sl_task_name(u->space, &tl->task[tl->order[tl->peak_pos]], name, sizeof name),
+	    sl_task_name(u->m.space, &tl->task[tl->order[tl->peak_pos]], name, sizeof name),
 	    sl_format_bytes(tl->peak_default, b2, sizeof b2),
 	    sl_format_bytes(tl->sum, b3, sizeof b3),
 	    sl_format_bytes(tl->reserved_peak, b4, sizeof b4));
@@ -229,7 +229,7 @@ ui_draw_timeline(WINDOW *w, const ui *u)
 	}
 	/* What is alive at the cursor, largest first. */
 	snprintf(title, sizeof title, _("%s (%d of %d): %s alive, largest first"),
-	    sl_task_name(u->space, &tl->task[tl->order[t->cur]], name, sizeof name),
+	    sl_task_name(u->m.space, &tl->task[tl->order[t->cur]], name, sizeof name),
 	    t->cur + 1, tl->n_tasks, sl_format_bytes(tl->total[t->cur], b1, sizeof b1));
 	ui_put(w, y0 + 2, 1, width - 2, title, u->attr[UI_R_HEADER]);
 	n_alive = sl_timeline_alive(tl, t->cur, t->idx);
