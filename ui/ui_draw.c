@@ -338,6 +338,8 @@ ui_alpha_meaning(double alpha, int width, char *buf, size_t len)
 
 	if (!(alpha > 0)) {
 		snprintf(buf, len, "%s", _("alpha 0: memory only, communication is free"));
+		if (ui_text_width(buf) > width)
+			snprintf(buf, len, "%s", _("alpha 0: memory only"));
 		return;
 	}
 	/* the objective weighs alpha bytes per microsecond of communication */
@@ -655,7 +657,7 @@ ui_draw_title(WINDOW *w, const ui *u)
 		    u->gl->h, u->m.prob->name ? u->m.prob->name : u->m.source,
 		    u->gl->h, u->m.n);
 	}
-	ui_put(w, 0, 1, width - 12, buf, u->attr[UI_R_TITLE]);
+	ui_put_ell(w, 0, 1, width - 12, buf, u->attr[UI_R_TITLE], u->gl->ellipsis);
 	ui_put_right(w, 0, width - 1, 11, _("? help"), u->attr[UI_R_TITLE]);
 }
 
@@ -1021,6 +1023,7 @@ ui_draw_mem(WINDOW *w, const ui *u)
 		    sl_format_bytes(cap, b2, sizeof b2));
 	ui_title_line(w, u, buf, false);
 	{
+		/* as much as fits whole: the throughput figures give way first */
 		char b4[32], b5[32];
 		snprintf(buf, sizeof buf,
 		    _("max %s  redundant %s  step %s  %s tokens/s  MFU %.0f%%"),
@@ -1029,8 +1032,13 @@ ui_draw_mem(WINDOW *w, const ui *u)
 		    sl_format_ns(u->m.ev.step_ns, b4, sizeof b4),
 		    sl_format_rate(u->m.ev.tokens_per_s, b5, sizeof b5),
 		    100 * u->m.ev.mfu);
+		if (ui_text_width(buf) > width)
+			snprintf(buf, sizeof buf, _("max %s  redundant %s  step %s"),
+			    b1, b3, b4);
+		if (ui_text_width(buf) > width)
+			snprintf(buf, sizeof buf, _("max %s  redundant %s"), b1, b3);
 	}
-	ui_put(w, h - 2, 0, width, buf, A_NORMAL);
+	ui_put_ell(w, h - 2, 0, width, buf, A_NORMAL, u->gl->ellipsis);
 	n = ui_dev_rows(u, first, cnt, h - 3 < 64 ? h - 3 : 64);
 	x0 = 7;
 	bw = width - x0 - 13 - (vshow ? UI_MEAS_W : 0);
@@ -1125,6 +1133,9 @@ ui_draw_alpha(WINDOW *w, const ui *u)
 	if (cur >= 0) {
 		snprintf(buf, sizeof buf, _("Alpha: plan %d of %d  ([ ] next plan)"),
 		    cur + 1, u->m.front.n);
+		if (ui_text_width(buf) > width - 2)
+			snprintf(buf, sizeof buf, _("Alpha: plan %d of %d"), cur + 1,
+			    u->m.front.n);
 	} else {
 		ui_format_alpha(u->m.alpha, ab, sizeof ab);
 		snprintf(buf, sizeof buf, _("Alpha %s B/us  ([ ] to move)"), ab);
