@@ -686,6 +686,11 @@ sl_ilp *sl_ilp_new(const sl_problem *p, sl_error *err);
 int sl_ilp_resolve(sl_ilp *w, const sl_problem *p, const sl_solve_opts *o,
     sl_solution *sol, sl_error *err);
 void sl_ilp_free(sl_ilp *w);
+/* GLPK's state is per thread.  sl_ilp_quiet: nothing GLPK says reaches the
+ * terminal from the calling thread (a screen may own it); sl_ilp_thread_end:
+ * a thread that used GLPK frees its state before it ends. */
+void sl_ilp_quiet(void);
+void sl_ilp_thread_end(void);
 
 /* Live DP: folded layers and incremental updates. */
 typedef struct sl_dp sl_dp;

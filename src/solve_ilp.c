@@ -1659,3 +1659,15 @@ sl_ilp_free(sl_ilp *w)
 {
 	ilp_free_model(w);
 }
+
+void
+sl_ilp_quiet(void)
+{
+	glp_term_out(GLP_OFF);
+}
+
+void
+sl_ilp_thread_end(void)
+{
+	glp_free_env();
+}

@@ -19,7 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <term.h>
-#include <glpk.h>
 
 /* The GPU runner's pid while a validation runs, for the crash handler. */
 static volatile sig_atomic_t ui_child_pid = -1;
@@ -378,7 +377,7 @@ ui_start_curses(ui *u)
 	const char *cs;
 
 	ui_have_tio = tcgetattr(STDIN_FILENO, &ui_saved_tio) == 0;
-	glp_term_out(GLP_OFF);	/* a live GLPK solve must not write on the screen */
+	sl_ilp_quiet();	/* a live GLPK solve must not write on the screen */
 	initscr();
 	ui_curses_on = true;
 	atexit(ui_restore);

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
-#include <glpk.h>
 
 /* Problems with more ILP variables than this are not sent to GLPK. */
 #define UI_ILP_MAX_VARS 60000
@@ -486,7 +485,7 @@ ui_ilp_thread(void *arg)
 	int rc;
 
 	/* GLPK must never write on the screen the explorer owns. */
-	glp_term_out(GLP_OFF);
+	sl_ilp_quiet();
 	while ((g = ui_job_take(j)) != 0) {
 		pthread_mutex_lock(&j->mu);
 		p = j->prob;
@@ -524,7 +523,7 @@ ui_ilp_thread(void *arg)
 		sl_ilp_free(m->ilp);
 		m->ilp = NULL;
 	}
-	glp_free_env();
+	sl_ilp_thread_end();
 	return NULL;
 }
 
