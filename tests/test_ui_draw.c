@@ -468,6 +468,58 @@ test_gpt_folded_layers(void **state)
 	close_model(&f);
 }
 
+/*
+ * R recomputes every layer (none -> selective -> full -> none) and re-solves:
+ * with full recomputation the plan on screen is the optimum of a space built
+ * with --recompute full, and going back to none gives the first plan again.
+ */
+static void
+test_recompute_key(void **state)
+{
+	struct fixture f;
+	WINDOW **W;
+	int64_t obj0, obj_full;
+	sl_space_opts so;
+	sl_space *s2;
+	sl_problem *p2;
+	sl_solution sol;
+	sl_error err;
+
+	assert_int_equal(open_model(&f, "gpt-1.7b", 4), 0);
+	term_open(&f, 24, 160, true);
+	W = f.u.win;
+	assert_true(win_has(W[UI_W_TITLE], "recompute none"));
+	obj0 = f.u.m.sol.objective;
+	key(&f, 'R');
+	assert_true(win_has(W[UI_W_TITLE], "recompute selective"));
+	/* flash attention keeps no s^2 tensor: selective changes nothing */
+	assert_int_equal(f.u.m.sol.objective, obj0);
+	key(&f, 'R');
+	assert_true(win_has(W[UI_W_TITLE], "recompute full"));
+	assert_true(win_has(W[UI_W_MSG], "recomputation: full"));
+	/* the reference: a fresh space with full recomputation, solved */
+	sl_error_clear(&err);
+	sl_space_opts_default(&so);
+	so.recipe.recompute = SL_RECOMP_FULL;
+	s2 = sl_space_build(f.s.g, &f.s.mesh, &so, &err);
+	assert_non_null(s2);
+	p2 = sl_space_problem(s2, 0, NULL, &err);
+	assert_non_null(p2);
+	sl_solution_init(&sol, p2->n);
+	assert_int_equal(sl_solve(p2, SL_SOLVER_DP, NULL, &sol, &err), SL_OK);
+	obj_full = sol.objective;
+	assert_int_equal(f.u.m.sol.objective, obj_full);
+	assert_true(obj_full < obj0);
+	sl_solution_free(&sol);
+	sl_problem_free(p2);
+	sl_space_free(s2);
+	key(&f, 'R');
+	assert_true(win_has(W[UI_W_TITLE], "recompute none"));
+	assert_int_equal(f.u.m.sol.objective, obj0);
+	term_close(&f);
+	close_model(&f);
+}
+
 /* e writes a plan that reads back to the same strategies and pins. */
 static void
 test_export_roundtrip(void **state)
@@ -1122,6 +1174,7 @@ main(void)
 		cmocka_unit_test(test_gpt_folded_layers),
 		cmocka_unit_test(test_export_roundtrip),
 		cmocka_unit_test(test_keys_in_man_page),
+		cmocka_unit_test(test_recompute_key),
 		cmocka_unit_test(test_validate),
 		cmocka_unit_test(test_help_scrolls),
 		cmocka_unit_test(test_no_cut_headers),

@@ -139,6 +139,26 @@ ui_set_alpha(ui *u, double alpha)
 	ui_message(u, false, "%s", buf);
 }
 
+/* R: every layer's recomputation none -> selective -> full -> none. */
+void
+ui_recompute_cycle(ui *u)
+{
+	sl_recompute next = u->m.recompute == SL_RECOMP_NONE ? SL_RECOMP_SELECTIVE :
+	    u->m.recompute == SL_RECOMP_SELECTIVE ? SL_RECOMP_FULL : SL_RECOMP_NONE;
+	sl_error err;
+	char buf[2048];
+
+	sl_error_clear(&err);
+	if (ui_model_set_recompute(&u->m, next, &err) != SL_OK) {
+		ui_message(u, true, "%s", sl_error_format(&err, buf, sizeof buf));
+		return;
+	}
+	ui_graph_invalidate(u);
+	u->dirty |= UI_D_ALL;
+	ui_message(u, false, _("recomputation: %s in every layer; re-solved"),
+	    sl_recompute_name(next));
+}
+
 void
 ui_alpha_step(ui *u, int d)
 {

@@ -159,6 +159,7 @@ void ui_constrain(ui *u, int op, int s, enum ui_act act, bool every_layer);
 /* [ ]: to the next frontier plan, or a log-scale step while the frontier is
  * not known yet. */
 void ui_alpha_step(ui *u, int d);
+void ui_recompute_cycle(ui *u);
 /* { } and 0: alpha times factor. */
 void ui_alpha_scale(ui *u, double factor);
 int ui_export_plan(ui *u, const char *path, sl_error *err);

@@ -649,9 +649,14 @@ ui_draw_title(WINDOW *w, const ui *u)
 			else
 				snprintf(pbuf, sizeof pbuf, "%.0fK", pc / 1e3);
 		}
-		snprintf(buf, sizeof buf, _("shardlab %s %s %s %d ops %s mesh %s %s %s %s params"),
-		    u->gl->h, u->m.space->g->name, u->gl->h, u->m.n, u->gl->h, mesh,
-		    m->hw.name, u->gl->h, pbuf);
+		{
+			const sl_recipe *r = &u->m.space->opts.recipe;
+			snprintf(buf, sizeof buf, _("shardlab %s %s %s %d ops %s mesh %s %s %s %s params %s %s %s recompute %s"),
+			    u->gl->h, u->m.space->g->name, u->gl->h, u->m.n, u->gl->h, mesh,
+			    m->hw.name, u->gl->h, pbuf, u->gl->h,
+			    sl_attention_name(r->attention), sl_precision_name(r->precision),
+			    sl_recompute_name(u->m.recompute));
+		}
 	} else {
 		snprintf(buf, sizeof buf, _("shardlab %s %s %s %d nodes"),
 		    u->gl->h, u->m.prob->name ? u->m.prob->name : u->m.source,

@@ -216,6 +216,7 @@ static void k_alpha_up(ui *u, struct ui_event e) { ui_alpha_step(u, 1); }
 static void k_alpha_dn3(ui *u, struct ui_event e) { ui_alpha_scale(u, 0.1); }
 static void k_alpha_up3(ui *u, struct ui_event e) { ui_alpha_scale(u, 10); }
 static void k_alpha_0(ui *u, struct ui_event e) { ui_alpha_scale(u, 0); }
+static void k_recompute(ui *u, struct ui_event e) { ui_recompute_cycle(u); }
 
 static void
 k_graph(ui *u, struct ui_event e)
@@ -348,6 +349,7 @@ const struct ui_key ui_keys[] = {
 	{ K('{'), "{ }", N_("alpha ten times smaller or larger"), k_alpha_dn3 },
 	{ K('}'), NULL, NULL, k_alpha_up3 },
 	{ K('0'), "0", N_("alpha 0: memory only"), k_alpha_0 },
+	{ K('R'), "R", N_("recompute every layer: none, selective, full (re-solves)"), k_recompute },
 	{ K('g'), "g", N_("show the strategy graph (narrow terminals)"), k_graph },
 	{ K('e'), "e", N_("export the plan as JSON"), k_export },
 	{ K('E'), "E", N_("export the strategy graph as SVG"), k_export_svg },

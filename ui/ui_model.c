@@ -361,6 +361,39 @@ ui_model_set_alpha(ui_model *m, double alpha, sl_error *err)
 	return ui_model_resolve(m, err);
 }
 
+static void ui_job_stop(struct ui_job *j, bool join);
+
+int
+ui_model_set_recompute(ui_model *m, sl_recompute r, sl_error *err)
+{
+	sl_space *sp;
+	struct ui_job *j = &m->sweep_job;
+
+	if (m->space == NULL || m->ses == NULL || m->ses->space == NULL)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0, "%s",
+		    _("recomputation does not apply: this problem's costs are given"));
+	if (r == SL_RECOMP_AUTO || m->space->g->n_layers == 0)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0, "%s",
+		    _("this model has no layers to recompute"));
+	/* the sweep reads the space's tables: stop it before they change */
+	ui_job_stop(j, true);
+	pthread_mutex_lock(&j->mu);
+	j->quit = false;
+	j->have = 0;
+	j->busy = false;
+	pthread_mutex_unlock(&j->mu);
+	atomic_store(&j->gen, 0);
+	sp = m->ses->space;
+	for (int l = 0; l < sp->g->n_layers; l++)
+		sl_space_set_layer_recompute(sp, l, r);
+	sp->opts.recipe.recompute = r;
+	m->recompute = r;
+	m->cs_gen++;		/* the frontier of the old costs is gone */
+	m->have_front = false;
+	sl_space_reweigh(m->space, m->alpha, m->prob);
+	return ui_model_resolve(m, err);
+}
+
 /*
  * An alpha inside frontier plan i's range, away from its ends where the
  * neighbouring plan ties: the geometric middle, twice the start of the last
@@ -801,6 +834,7 @@ ui_model_init(ui_model *m, cli_session *s, const cli_opts *o, sl_error *err)
 	m->n = m->prob->n;
 	m->alpha = o->alpha;
 	m->alpha_pos = ui_alpha_nearest(o->alpha);
+	m->recompute = o->recipe.recompute;
 	ui_job_init(&m->ilp_job);
 	ui_job_init(&m->sweep_job);
 

@@ -58,6 +58,7 @@ typedef struct ui_model {
 	int n;			/* operators (nodes) */
 	double alpha;
 	int alpha_pos;		/* slider position; 0 = alpha 0 */
+	sl_recompute recompute;	/* what R last set (the recipe's before) */
 
 	/* constraints: per operator the pinned strategy (-1) and forbidden set */
 	int *pin;
@@ -114,6 +115,9 @@ int ui_model_resolve(ui_model *m, sl_error *err);
  */
 int ui_model_constrain(ui_model *m, const int *ops, int n, int op, int s,
     enum ui_act act, int *cleared, sl_error *err);
+/* Recomputes every layer by r (none, selective, full) and re-solves; the
+ * frontier is swept again for the new costs. */
+int ui_model_set_recompute(ui_model *m, sl_recompute r, sl_error *err);
 /* Re-solves for alpha; SL_EINPUT when the problem has no alpha. */
 int ui_model_set_alpha(ui_model *m, double alpha, sl_error *err);
 /* The alpha one step d from the current: to the next frontier plan when the
