@@ -16,7 +16,7 @@
 #define SL_MAX_DEVICES 65536
 
 static const char *const bundled_hw[] = {
-	"h100-nvlink", "h100-2node-ib", "a100-pcie", "v100-nvlink", NULL
+	"h100-nvlink", "h100-2node-ib", "a100-pcie", "a100-sxm", "v100-nvlink", NULL
 };
 
 const char *const *
@@ -845,4 +845,203 @@ sl_coll_time(sl_coll c, int n, int64_t bytes, const sl_link *l)
 	if (!(t < 9.2e18))
 		return INT64_MAX;
 	return (int64_t)llround(t);
+}
+
+/* --------------------------------------------- meshes with named axes */
+
+static const char *const axis_role_names[SL_AXIS_ROLE_COUNT] = { "dp", "tp", "pp" };
+
+const char *
+sl_axis_role_name(sl_axis_role r)
+{
+	return (unsigned)r < SL_AXIS_ROLE_COUNT ? axis_role_names[r] : "?";
+}
+
+int
+sl_topo_parse(const char *shape, const char *axes, int *n_axes,
+    int shape_out[SL_MAX_TOPO_AXES], sl_axis_role role[SL_MAX_TOPO_AXES],
+    sl_error *err)
+{
+	const char *p = shape;
+	int64_t prod = 1;
+	int n = 0, na = 0, npp = 0;
+
+	if (shape == NULL || *shape == '\0')
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("empty mesh shape: expected sizes joined by x, e.g. 4x2x8"));
+	for (;;) {
+		char *end;
+		long v;
+
+		if (*p < '0' || *p > '9')
+			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("mesh \"%s\": expected sizes joined by x, e.g. 4x2x8"), shape);
+		v = strtol(p, &end, 10);
+		if (v < 1 || v > SL_MAX_DEVICES)
+			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("mesh \"%s\": an axis of %ld devices"), shape, v);
+		if (n == SL_MAX_TOPO_AXES)
+			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("mesh \"%s\": at most %d axes are supported"), shape,
+			    SL_MAX_TOPO_AXES);
+		shape_out[n++] = (int)v;
+		prod *= v;
+		if (prod > SL_MAX_DEVICES)
+			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("mesh \"%s\": more than %d devices"), shape, SL_MAX_DEVICES);
+		p = end;
+		if (*p == '\0')
+			break;
+		if (*p != 'x' && *p != 'X')
+			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("mesh \"%s\": expected sizes joined by x, e.g. 4x2x8"), shape);
+		p++;
+	}
+	if (axes == NULL) {
+		/* inner to outer: tp, dp, pp */
+		static const sl_axis_role def[3] = { SL_AXIS_TP, SL_AXIS_DP, SL_AXIS_PP };
+		if (n > 3)
+			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("mesh \"%s\": name its %d axes with --axes, e.g. pp,dp,tp"),
+			    shape, n);
+		for (int a = 0; a < n; a++)
+			role[a] = def[n - 1 - a];
+		if (n == 1)
+			role[0] = SL_AXIS_DP;
+		*n_axes = n;
+		return SL_OK;
+	}
+	for (p = axes; ; ) {
+		const char *q = p;
+		int r = -1;
+
+		while (*q != '\0' && *q != ',')
+			q++;
+		for (int k = 0; k < SL_AXIS_ROLE_COUNT; k++)
+			if (strlen(axis_role_names[k]) == (size_t)(q - p) &&
+			    strncmp(p, axis_role_names[k], q - p) == 0)
+				r = k;
+		if (r < 0)
+			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("--axes \"%s\": expected names pp, dp or tp joined by commas, "
+			    "one per mesh axis"), axes);
+		if (na == SL_MAX_TOPO_AXES)
+			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("--axes \"%s\": more names than mesh axes"), axes);
+		role[na++] = (sl_axis_role)r;
+		if (r == SL_AXIS_PP)
+			npp++;
+		if (*q == '\0')
+			break;
+		p = q + 1;
+	}
+	if (na != n)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("--axes \"%s\" names %d axes but mesh \"%s\" has %d"), axes, na,
+		    shape, n);
+	if (npp > 1)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("--axes \"%s\": at most one pp axis"), axes);
+	if (n - npp > SL_MAX_AXES)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("--axes \"%s\": at most %d axes besides pp"), axes, SL_MAX_AXES);
+	*n_axes = n;
+	return SL_OK;
+}
+
+int
+sl_topo_make(const sl_hw *hw, int n_axes, const int *shape,
+    const sl_axis_role *role, sl_topo *t, sl_error *err)
+{
+	int64_t n = 1;
+	int dpn = hw->devices_per_node > 0 ? hw->devices_per_node : 1;
+
+	memset(t, 0, sizeof *t);
+	if (n_axes < 1 || n_axes > SL_MAX_TOPO_AXES)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("a mesh has 1 to %d axes, not %d"), SL_MAX_TOPO_AXES, n_axes);
+	for (int a = 0; a < n_axes; a++) {
+		if (shape[a] < 1)
+			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("mesh axis %d has %d devices"), a, shape[a]);
+		n *= shape[a];
+		if (n > SL_MAX_DEVICES)
+			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("a mesh of more than %d devices"), SL_MAX_DEVICES);
+	}
+	t->n_axes = n_axes;
+	t->n_devices = (int)n;
+	t->hw = *hw;
+	for (int a = 0, stride = (int)n; a < n_axes; a++) {
+		stride /= shape[a];
+		t->shape[a] = shape[a];
+		t->role[a] = role[a];
+		/*
+		 * A group of axis a is base + i * stride for i < shape[a]; nodes
+		 * hold consecutive ids, so the group lies in one node exactly
+		 * when its first and last devices do.
+		 */
+		for (int d = 0; d < n && !t->crosses[a]; d++) {
+			int last = d + (shape[a] - 1) * stride;
+			if ((d / stride) % shape[a] == 0 && d / dpn != last / dpn)
+				t->crosses[a] = true;
+		}
+		if (!t->crosses[a])
+			t->link[a] = hw->intra;
+		else if (hw->inter.bandwidth > 0)
+			t->link[a] = hw->inter;
+		else {
+			memset(t, 0, sizeof *t);
+			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("a mesh of %lld devices does not fit one node of "
+			    "%d on hardware \"%s\", which has no inter-node "
+			    "link"), (long long)n, dpn, hw->name);
+		}
+	}
+	return SL_OK;
+}
+
+int
+sl_topo_pp(const sl_topo *t)
+{
+	for (int a = 0; a < t->n_axes; a++)
+		if (t->role[a] == SL_AXIS_PP)
+			return t->shape[a];
+	return 1;
+}
+
+sl_link
+sl_topo_pp_link(const sl_topo *t)
+{
+	for (int a = 0; a < t->n_axes; a++)
+		if (t->role[a] == SL_AXIS_PP)
+			return t->link[a];
+	return t->hw.intra;
+}
+
+int
+sl_topo_stage_mesh(const sl_topo *t, sl_mesh *m, sl_error *err)
+{
+	memset(m, 0, sizeof *m);
+	m->hw = t->hw;
+	m->n_devices = 1;
+	for (int a = 0; a < t->n_axes; a++) {
+		if (t->role[a] == SL_AXIS_PP)
+			continue;
+		if (m->n_axes == SL_MAX_AXES)
+			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("a stage's operators are planned on at most %d axes"),
+			    SL_MAX_AXES);
+		m->axes[m->n_axes].size = t->shape[a];
+		m->axes[m->n_axes].link = t->link[a];
+		m->n_axes++;
+		m->n_devices *= t->shape[a];
+	}
+	if (m->n_axes == 0) {
+		/* pipeline only: each stage on one device */
+		m->n_axes = 1;
+		m->axes[0].size = 1;
+		m->axes[0].link = t->hw.intra;
+	}
+	return SL_OK;
 }

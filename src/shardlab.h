@@ -33,6 +33,9 @@
  *                  recomputation, batches; bytes per element by recipe
  *   timeline.c     memory over time: a step's buffers in execution order,
  *                  the peak, the order that lowers it, a caching allocator
+ *   pipeline.c     pipeline stages and schedules, the hybrid search over
+ *                  pipeline degree, sub-mesh, micro-batches, stage
+ *                  boundaries and recomputation; launch arguments
  *   util.c         errors, allocation, atomic files, size parsing
  *
  * Units: memory in bytes, time in nanoseconds, both int64_t.
@@ -1119,6 +1122,223 @@ int sl_timeline_write_trace(const sl_space *s, const sl_timeline *tl,
     const char *path, sl_error *err);
 char *sl_timeline_trace_json(const sl_space *s, const sl_timeline *tl,
     sl_error *err);
+
+
+/* --------------------------------------------- meshes with named axes */
+/* (hardware.c) */
+
+/*
+ * A mesh of any rank whose axes are named by what they do: "4x2x8" with
+ * axes "pp,dp,tp".  Devices are numbered row-major and fill nodes in order;
+ * an axis whose groups all lie inside one node gets the intra-node link, any
+ * other the inter-node link.  The pp axis is consumed by the pipeline; the
+ * other axes (at most SL_MAX_AXES of them) are the sub-mesh each stage's
+ * operators are solved on, with the links they have in the whole mesh.
+ */
+#define SL_MAX_TOPO_AXES 4
+
+typedef enum sl_axis_role {
+	SL_AXIS_DP,		/* data (and sharded-data) parallel */
+	SL_AXIS_TP,		/* tensor parallel */
+	SL_AXIS_PP,		/* pipeline stages */
+	SL_AXIS_ROLE_COUNT
+} sl_axis_role;
+const char *sl_axis_role_name(sl_axis_role r);	/* "dp", "tp", "pp" */
+
+typedef struct sl_topo {
+	int n_axes;
+	int shape[SL_MAX_TOPO_AXES];
+	sl_axis_role role[SL_MAX_TOPO_AXES];
+	sl_link link[SL_MAX_TOPO_AXES];
+	bool crosses[SL_MAX_TOPO_AXES];	/* some group spans two nodes */
+	int n_devices;
+	sl_hw hw;
+} sl_topo;
+
+/*
+ * Parses "--mesh 4x2x8 --axes pp,dp,tp" (axes may be NULL: then the last
+ * axis is tp, the one before dp, and a third pp).  At most one pp axis;
+ * err says what was expected.
+ */
+int sl_topo_parse(const char *shape, const char *axes, int *n_axes,
+    int shape_out[SL_MAX_TOPO_AXES], sl_axis_role role[SL_MAX_TOPO_AXES],
+    sl_error *err);
+int sl_topo_make(const sl_hw *hw, int n_axes, const int *shape,
+    const sl_axis_role *role, sl_topo *t, sl_error *err);
+/* Size of the pp axis (1 when there is none). */
+int sl_topo_pp(const sl_topo *t);
+/* The link between neighbouring stages (the pp axis; intra when none). */
+sl_link sl_topo_pp_link(const sl_topo *t);
+/* The stage sub-mesh: every axis but pp, in order, with its link. */
+int sl_topo_stage_mesh(const sl_topo *t, sl_mesh *m, sl_error *err);
+
+/* ------------------------------------------------------ pipeline stages */
+/* (pipeline.c) */
+
+typedef enum sl_schedule {
+	SL_SCHED_1F1B,		/* one forward one backward (PipeDream-Flush) */
+	SL_SCHED_GPIPE,		/* all forwards, then all backwards */
+	SL_SCHED_INTERLEAVED,	/* 1F1B over v virtual stages per device */
+	SL_SCHED_COUNT
+} sl_schedule;
+const char *sl_schedule_name(sl_schedule s);	/* "1f1b", "gpipe", "interleaved" */
+int sl_schedule_from_name(const char *s);
+
+/*
+ * Micro-batches whose activations device d of p keeps at its peak, counted
+ * in chunks (a chunk is one of the v virtual stages a device holds; v = 1
+ * unless interleaved): GPipe m; 1F1B min(p - d, m); interleaved 1F1B
+ * min(v m, 2 (p - d - 1) + (v - 1) p + 1) (Narayanan et al. SC21, as
+ * Megatron-LM schedules its warm-up).
+ */
+int64_t sl_pipe_in_flight(sl_schedule s, int p, int v, int64_t m, int d);
+/* Bubble share of the pipelined time with equal stages:
+ * (p - 1) / (v m + p - 1). */
+double sl_pipe_bubble(int p, int v, int64_t m);
+/*
+ * Pipelined time of m micro-batches over p devices of per-micro-batch times
+ * t[d] (each device's chunks summed): m max(t) + (sum(t) - max(t)) / v.
+ */
+int64_t sl_pipe_time(int p, int v, int64_t m, const int64_t *t);
+
+/* One stage (one chunk of a device under interleaving). */
+typedef struct sl_pipe_stage {
+	int first_layer, n_layers;	/* graph layers */
+	int first_op, n_ops;		/* operators of the full graph */
+	int device;			/* pipeline rank holding it */
+	sl_recompute recompute;
+	int n_strat_ops;		/* = n_ops */
+	char (*strategy)[32];		/* per operator of the stage */
+	sl_mem states;			/* parameters, gradients, optimizer; buffers */
+	int64_t acts;			/* activations of one micro-batch */
+	int64_t micro_ns;		/* compute + comm of one micro-batch, fwd+bwd */
+	int64_t compute_ns, comm_ns;	/* parts of micro_ns (comm incl. p2p) */
+	int64_t p2p_ns;			/* sends to the neighbouring stages */
+	int64_t sync_ns;		/* gradient sync once per step */
+	int64_t megatron_ns;		/* micro_ns of the Megatron-LM plan */
+	bool expressible;		/* every layer matches the Megatron plan */
+} sl_pipe_stage;
+
+/* Per device (pipeline rank). */
+typedef struct sl_pipe_dev {
+	int64_t in_flight;		/* chunks of micro-batches kept */
+	int64_t mem;			/* peak: states + buffers + in_flight x acts */
+	int64_t states, acts;
+	int64_t micro_ns;		/* its chunks' micro_ns summed */
+} sl_pipe_dev;
+
+typedef struct sl_pipeline {
+	int pp, virt;			/* devices in the pipeline, chunks each */
+	sl_schedule schedule;
+	sl_mesh mesh;			/* the stage sub-mesh */
+	sl_link pp_link;
+	int64_t graph_batch;		/* samples per micro-batch (whole stage) */
+	int64_t micro_batches;		/* m per optimizer step */
+	int n_stages;			/* pp * virt */
+	sl_pipe_stage *stage;
+	sl_pipe_dev *dev;		/* pp */
+	int64_t step_ns, pipe_ns, bubble_ns, sync_ns;
+	int64_t max_mem;
+	int64_t flops;			/* useful FLOPs of one step, all devices */
+	bool fits;			/* every device under the profile's memory */
+} sl_pipeline;
+void sl_pipeline_free(sl_pipeline *pl);
+
+/*
+ * Opens the model at a batch of samples and a sequence length (0: the
+ * model's): the hybrid search asks for the graph of one micro-batch at each
+ * batch size it tries.
+ */
+typedef sl_graph *(*sl_model_fn)(void *ctx, int64_t batch, int64_t seq,
+    sl_error *err);
+
+typedef struct sl_hybrid_opts {
+	sl_model_fn model;
+	void *model_ctx;
+	sl_hw hw;
+	int devices;
+	sl_space_opts space;		/* recipe: recompute auto = per stage */
+	int64_t global_batch;		/* samples per step (0: devices) */
+	sl_schedule schedule;
+	int virt;			/* interleaved: chunks per device (0: search 2, 4) */
+	/* fixed choices (0: searched) */
+	int pp, tp;			/* pipeline degree; inner sub-mesh axis */
+	int64_t micro_batch;		/* samples per micro-batch per outer rank */
+	int64_t mem_limit;		/* per device; <= 0: the profile's memory */
+	int slack;			/* stage sizes searched: even split +- slack
+					 * layers; < 0: every partition */
+	int64_t offload_optimizer;	/* nonzero: optimizer states in host memory */
+	int64_t model_seq;		/* the model's sequence (for suggestions) */
+	/* a fixed mesh (--mesh 4x2x8 --axes pp,dp,tp): its pp axis, sub-mesh
+	 * and links replace the searched ones; NULL: searched */
+	const sl_topo *topo;
+} sl_hybrid_opts;
+void sl_hybrid_opts_default(sl_hybrid_opts *o);
+
+/* One point of the memory / step-time frontier. */
+typedef struct sl_hybrid_point {
+	int pp, virt, outer, inner;	/* sub-mesh outer x inner */
+	int64_t micro_batches, graph_batch;
+	int64_t max_mem, step_ns;
+	bool fits;
+} sl_hybrid_point;
+
+/* What a search tried, kept and set aside. */
+typedef struct sl_hybrid_result {
+	sl_pipeline best;		/* valid when found */
+	bool found;
+	int n_front;
+	sl_hybrid_point *front;		/* Pareto frontier, by memory */
+	int64_t configs, stage_solves, cache_hits, partitions;
+	int64_t pruned_partitions;	/* configurations searched by bound, not listed */
+	int64_t pruned_shapes;		/* tensor parallel beyond a node; chunks uneven */
+	int64_t pruned_batches;		/* micro-batches not dividing the batch */
+	int64_t pruned_bound;		/* no faster than the best, by a lower bound */
+	/* the least memory any configuration reached (when nothing fits) */
+	sl_pipeline least;
+	bool have_least;
+	double time_ms;
+} sl_hybrid_result;
+void sl_hybrid_result_free(sl_hybrid_result *r);
+
+/*
+ * Evaluates one pipeline: pp degree, v chunks, sub-mesh outer x inner,
+ * graph batch per micro-batch, layers per stage (n_stages = pp * v values,
+ * summing to the graph's layers) and recomputation per stage; each stage's
+ * operators get the exact intra-operator plan that is fastest under the
+ * memory its device has, over the frontier of that stage.
+ */
+typedef struct sl_pipe_config {
+	int pp, virt, outer, inner;
+	int64_t graph_batch, micro_batches;
+	const int *layers;		/* per stage */
+	const sl_recompute *recompute;	/* per stage */
+} sl_pipe_config;
+int sl_pipeline_eval(const sl_hybrid_opts *o, const sl_pipe_config *c,
+    sl_pipeline *pl, sl_error *err);
+
+/* The hybrid search: least step time under the memory limit. */
+int sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r,
+    sl_error *err);
+
+/* A change that would make a model fit, with its numbers. */
+typedef struct sl_fit_change {
+	char what[160];			/* "pipeline degree 16" */
+	int64_t max_mem, step_ns;	/* after the change; 0 when unknown */
+	bool fits;
+} sl_fit_change;
+/* Ranked (fitting first, by step time; then by memory). */
+int sl_hybrid_suggest(const sl_hybrid_opts *o, sl_fit_change **out, int *n,
+    sl_error *err);
+
+/* Launch descriptions of a pipeline: malloc'd text, NULL with err. */
+typedef enum sl_export_kind {
+	SL_EXPORT_MEGATRON, SL_EXPORT_DEEPSPEED, SL_EXPORT_DTENSOR,
+	SL_EXPORT_JSON, SL_EXPORT_COUNT
+} sl_export_kind;
+int sl_export_from_name(const char *s);
+char *sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
+    sl_export_kind k, sl_error *err);
 
 #ifdef __cplusplus
 }

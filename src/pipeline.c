@@ -1,0 +1,2031 @@
+/*
+ * pipeline.c: pipeline stages and the hybrid search (Galvatron, Galvatron-BMW).
+ *
+ * The layers split into contiguous stages; each stage is a slice of the
+ * graph whose operators the exact intra-operator solver plans on the stage
+ * sub-mesh.  A schedule (GPipe, 1F1B, interleaved 1F1B) decides how many
+ * micro-batches each device keeps in flight, which multiplies the stage's
+ * activations, and how long the pipeline takes: the micro-batches of the
+ * slowest device plus the fill and drain of the others.  The search runs
+ * over the pipeline degree, the sub-mesh shape, the micro-batch size, the
+ * stage boundaries and recomputation; stage solves are cached by layer
+ * count and position class (first, middle, last), since stages alike in
+ * those are alike in everything.  doc/cost-model.md, "Pipelines", has the
+ * formulas.
+ */
+#include "internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+static const char *const sched_names[SL_SCHED_COUNT] = { "1f1b", "gpipe", "interleaved" };
+
+const char *
+sl_schedule_name(sl_schedule s)
+{
+	return (unsigned)s < SL_SCHED_COUNT ? sched_names[s] : "?";
+}
+
+int
+sl_schedule_from_name(const char *s)
+{
+	for (int i = 0; s != NULL && i < SL_SCHED_COUNT; i++)
+		if (strcmp(s, sched_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* ---------------------------------------------------------- schedules */
+
+int64_t
+sl_pipe_in_flight(sl_schedule s, int p, int v, int64_t m, int d)
+{
+	int64_t n;
+
+	if (m < 1 || p < 1 || d < 0 || d >= p)
+		return 0;
+	switch (s) {
+	case SL_SCHED_GPIPE:
+		return m;
+	case SL_SCHED_INTERLEAVED:
+		if (v <= 1)
+			break;		/* one chunk is plain 1F1B */
+		n = 2 * (int64_t)(p - d - 1) + (int64_t)(v - 1) * p + 1;
+		return n < (int64_t)v * m ? n : (int64_t)v * m;
+	default:
+		break;
+	}
+	{
+		n = p - d;
+		return n < m ? n : m;
+	}
+}
+
+double
+sl_pipe_bubble(int p, int v, int64_t m)
+{
+	if (v < 1)
+		v = 1;
+	if (p <= 1 || m < 1)
+		return 0;
+	return (double)(p - 1) / ((double)v * (double)m + (double)(p - 1));
+}
+
+int64_t
+sl_pipe_time(int p, int v, int64_t m, const int64_t *t)
+{
+	int64_t mx = 0, sum = 0;
+
+	if (v < 1)
+		v = 1;
+	for (int d = 0; d < p; d++) {
+		if (t[d] > mx)
+			mx = t[d];
+		sum = sl_add_sat(sum, t[d]);
+	}
+	return sl_add_sat(sl_mul_sat(m, mx), (sum - mx) / v);
+}
+
+/* One point-to-point transfer of bytes over a link. */
+static int64_t
+p2p_ns(int64_t bytes, const sl_link *l)
+{
+	double s;
+
+	if (bytes <= 0)
+		return 0;
+	if (!(l->bandwidth > 0))
+		return INT64_MAX / 4;
+	s = (double)bytes / l->bandwidth + l->latency;
+	return (int64_t)llround(s * 1e9);
+}
+
+/* ------------------------------------------------------ the stage cache */
+
+/*
+ * One strategy space per micro-batch size and sub-mesh, on the whole
+ * graph: a stage is the sub-problem of its operators [a, b) and the edges
+ * between them.  Its tables per recomputation are shared by every stage.
+ * What a stage adds: the transfers across its boundaries, and the states
+ * of a parameter it reads but another stage owns (a tied embedding read by
+ * the output layer), which it must hold too.
+ */
+
+#define N_RECOMP 3	/* none, selective, full */
+
+static const sl_recompute recomp_of[N_RECOMP] = {
+	SL_RECOMP_NONE, SL_RECOMP_SELECTIVE, SL_RECOMP_FULL
+};
+
+/* Per operator and strategy of the whole graph, under one recomputation. */
+typedef struct stage_tab {
+	bool ready;
+	sl_mem **mem;
+	int64_t **compute, **comm, **sync;
+} stage_tab;
+
+typedef struct space_entry {
+	int64_t batch;
+	int outer, inner;
+	sl_space *sp;
+	int cur_r;
+	stage_tab tab[N_RECOMP];
+	struct space_entry *next;
+} space_entry;
+
+/* A stage's plan under one recomputation and one in-flight count. */
+typedef struct stage_plan {
+	int r;
+	int64_t k, cap;
+	bool ok;		/* some plan fits cap */
+	int *choice;		/* per operator of the stage */
+	sl_mem states;		/* params, grads, optim, buffers (acts 0) */
+	int64_t acts, compute, comm, p2p, sync;
+} stage_plan;
+
+/* An operator slot of the stage that costs extra: a boundary transfer or
+ * a foreign parameter's states. */
+typedef struct extra {
+	int op, slot;		/* op: index in the stage */
+	bool p2p;
+} extra;
+
+typedef struct stage_type {
+	space_entry *se;
+	bool first, last;
+	int n_layers;
+	int a, b;		/* operators */
+	sl_problem *prob;
+	int *edge;		/* stage edge -> space edge */
+	int n_extra;
+	extra *ex;
+	int64_t **xmem[N_RECOMP], **xp2p;	/* [op][strategy]: extras (lazy) */
+	sl_dp *dp;
+	int *fast[N_RECOMP];	/* the fastest plan, whatever its memory */
+	int n_plan, cap_plan;
+	stage_plan *plan;
+	struct stage_type *next;
+} stage_type;
+
+typedef struct graph_entry {
+	int64_t batch;
+	sl_graph *g;
+	struct graph_entry *next;
+} graph_entry;
+
+typedef struct hyb {
+	const sl_hybrid_opts *o;
+	graph_entry *graphs;
+	space_entry *spaces;
+	stage_type *types;
+	int64_t solves, hits;
+} hyb;
+
+static void
+tab_free(stage_tab *t, int n_ops)
+{
+	if (!t->ready)
+		return;
+	for (int v = 0; v < n_ops; v++) {
+		free(t->mem[v]);
+		free(t->compute[v]);
+		free(t->comm[v]);
+		free(t->sync[v]);
+	}
+	free(t->mem);
+	free(t->compute);
+	free(t->comm);
+	free(t->sync);
+	t->ready = false;
+}
+
+static void
+free_rows(int64_t **x, int n)
+{
+	if (x == NULL)
+		return;
+	for (int i = 0; i < n; i++)
+		free(x[i]);
+	free(x);
+}
+
+static void
+hyb_free(hyb *h)
+{
+	for (stage_type *t = h->types, *n; t != NULL; t = n) {
+		int nops = t->b - t->a;
+		n = t->next;
+		for (int r = 0; r < N_RECOMP; r++) {
+			free(t->fast[r]);
+			free_rows(t->xmem[r], nops);
+		}
+		free_rows(t->xp2p, nops);
+		for (int i = 0; i < t->n_plan; i++)
+			free(t->plan[i].choice);
+		free(t->plan);
+		free(t->ex);
+		free(t->edge);
+		sl_dp_free(t->dp);
+		sl_problem_free(t->prob);
+		free(t);
+	}
+	for (space_entry *e = h->spaces, *n; e != NULL; e = n) {
+		n = e->next;
+		for (int r = 0; r < N_RECOMP; r++)
+			tab_free(&e->tab[r], e->sp->g->n_ops);
+		sl_space_free(e->sp);
+		free(e);
+	}
+	for (graph_entry *e = h->graphs, *n; e != NULL; e = n) {
+		n = e->next;
+		sl_graph_free(e->g);
+		free(e);
+	}
+	memset(h, 0, sizeof *h);
+}
+
+static sl_graph *
+hyb_graph(hyb *h, int64_t batch, sl_error *err)
+{
+	graph_entry *e;
+
+	for (e = h->graphs; e != NULL; e = e->next)
+		if (e->batch == batch)
+			return e->g;
+	e = sl_xcalloc(1, sizeof *e);
+	e->batch = batch;
+	e->g = h->o->model(h->o->model_ctx, batch, h->o->space.recipe.seq, err);
+	if (e->g == NULL) {
+		free(e);
+		return NULL;
+	}
+	for (int l = 1; l < e->g->n_layers; l++)
+		if (e->g->layers[l].first_op < e->g->layers[l - 1].first_op) {
+			sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("model '%s': its layers are not in order, so they "
+			    "cannot be split into pipeline stages"), e->g->name);
+			sl_graph_free(e->g);
+			free(e);
+			return NULL;
+		}
+	e->next = h->graphs;
+	h->graphs = e;
+	return e->g;
+}
+
+/* Operators of the stage holding layers [l0, l0 + n) of L. */
+static void
+stage_ops(const sl_graph *g, int l0, int n, int *a, int *b)
+{
+	int L = g->n_layers;
+
+	*a = l0 == 0 ? 0 : g->layers[l0].first_op;
+	*b = l0 + n >= L ? g->n_ops : g->layers[l0 + n].first_op;
+}
+
+static int
+stage_mesh(const hyb *h, int outer, int inner, sl_mesh *m, sl_error *err)
+{
+	int shape[2], n = 0;
+
+	if (h->o->topo != NULL)
+		return sl_topo_stage_mesh(h->o->topo, m, err);
+	if (outer > 1)
+		shape[n++] = outer;
+	if (inner > 1 || n == 0)
+		shape[n++] = inner;
+	return sl_mesh_make(&h->o->hw, n, shape, m, err);
+}
+
+/* The link between neighbouring stages. */
+static sl_link
+pp_link(const hyb *h, int outer, int inner)
+{
+	int dpn = h->o->hw.devices_per_node > 0 ? h->o->hw.devices_per_node : 1;
+
+	if (h->o->topo != NULL)
+		return sl_topo_pp_link(h->o->topo);
+	/* stages are a sub-mesh apart: in one node when a node holds several */
+	return outer * inner < dpn && dpn % (outer * inner) == 0 ?
+	    h->o->hw.intra : h->o->hw.inter;
+}
+
+static space_entry *
+hyb_space(hyb *h, int64_t batch, int outer, int inner, sl_error *err)
+{
+	space_entry *e;
+	const sl_graph *g;
+	sl_mesh mesh;
+
+	for (e = h->spaces; e != NULL; e = e->next)
+		if (e->batch == batch && e->outer == outer && e->inner == inner)
+			return e;
+	if ((g = hyb_graph(h, batch, err)) == NULL ||
+	    stage_mesh(h, outer, inner, &mesh, err) != SL_OK)
+		return NULL;
+	e = sl_xcalloc(1, sizeof *e);
+	e->batch = batch;
+	e->outer = outer;
+	e->inner = inner;
+	e->cur_r = -1;
+	if ((e->sp = sl_space_build(g, &mesh, &h->o->space, err)) == NULL) {
+		free(e);
+		return NULL;
+	}
+	e->next = h->spaces;
+	h->spaces = e;
+	return e;
+}
+
+/*
+ * The part of a node's communication that a step with several
+ * micro-batches does once: the all-reduce of parameter gradients.
+ */
+struct sync_acc {
+	const sl_space *sp;
+	int64_t ns;
+};
+
+static void
+sync_item(void *ctx, const sl_coll_item *c)
+{
+	struct sync_acc *a = ctx;
+	const sl_mesh *m = &a->sp->mesh;
+
+	if (c->coll != SL_COLL_ALL_REDUCE || c->tensor < 0 ||
+	    a->sp->g->tensors[c->tensor].role != SL_ROLE_PARAMETER)
+		return;
+	a->ns = sl_add_sat(a->ns, sl_coll_time(c->coll, m->axes[c->axis].size,
+	    c->bytes, &m->axes[c->axis].link));
+}
+
+static int64_t
+node_sync_ns(const sl_space *sp, int v, int s)
+{
+	struct sync_acc acc = { sp, 0 };
+
+	sl_node_colls(sp, v, s, sync_item, &acc);
+	return acc.ns;
+}
+
+/* Sets the space's layers to recompute r. */
+static void
+space_recompute(space_entry *e, int r)
+{
+	if (e->cur_r == r)
+		return;
+	for (int l = 0; l < e->sp->g->n_layers; l++)
+		sl_space_set_layer_recompute(e->sp, l, recomp_of[r]);
+	e->cur_r = r;
+}
+
+/* The per-strategy tables of the whole graph under recomputation r. */
+static stage_tab *
+space_tab(const hyb *h, space_entry *e, int r)
+{
+	stage_tab *tb = &e->tab[r];
+	const sl_space *sp = e->sp;
+	int n = sp->g->n_ops;
+
+	if (tb->ready)
+		return tb;
+	space_recompute(e, r);
+	tb->mem = sl_xcalloc(n, sizeof *tb->mem);
+	tb->compute = sl_xcalloc(n, sizeof *tb->compute);
+	tb->comm = sl_xcalloc(n, sizeof *tb->comm);
+	tb->sync = sl_xcalloc(n, sizeof *tb->sync);
+	for (int v = 0; v < n; v++) {
+		int k = sp->ops[v].n_strat;
+
+		tb->mem[v] = sl_xmalloc(k * sizeof **tb->mem);
+		tb->compute[v] = sl_xmalloc(k * sizeof(int64_t));
+		tb->comm[v] = sl_xmalloc(k * sizeof(int64_t));
+		tb->sync[v] = sl_xmalloc(k * sizeof(int64_t));
+		for (int s = 0; s < k; s++) {
+			sl_comm c;
+			sl_compute cp;
+
+			sl_node_cost(sp, v, s, NULL, &tb->mem[v][s], &c);
+			sl_node_compute(sp, v, s, NULL, &cp);
+			if (h->o->offload_optimizer)
+				tb->mem[v][s].optim = 0;
+			tb->compute[v][s] = cp.fwd_ns + cp.bwd_ns + cp.recompute_ns;
+			tb->sync[v][s] = node_sync_ns(sp, v, s);
+			tb->comm[v][s] = sl_comm_total(&c) - tb->sync[v][s];
+		}
+	}
+	tb->ready = true;
+	return tb;
+}
+
+static stage_type *
+hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
+    sl_error *err)
+{
+	const sl_graph *g;
+	const sl_space *sp;
+	space_entry *se;
+	stage_type *t;
+	bool first = l0 == 0, last;
+	int a, b, *k, (*ends)[2], ne = 0, cap = 8;
+
+	if ((se = hyb_space(h, batch, outer, inner, err)) == NULL)
+		return NULL;
+	sp = se->sp;
+	g = sp->g;
+	last = l0 + n >= g->n_layers;
+	for (t = h->types; t != NULL; t = t->next)
+		if (t->se == se && t->first == first && t->last == last &&
+		    t->n_layers == n)
+			return t;
+	t = sl_xcalloc(1, sizeof *t);
+	t->se = se;
+	t->first = first;
+	t->last = last;
+	t->n_layers = n;
+	stage_ops(g, l0, n, &a, &b);
+	t->a = a;
+	t->b = b;
+	k = sl_xmalloc((b - a) * sizeof *k);
+	for (int v = a; v < b; v++)
+		k[v - a] = sp->ops[v].n_strat;
+	ends = sl_xmalloc((sp->n_edges ? sp->n_edges : 1) * sizeof *ends);
+	t->edge = sl_xmalloc((sp->n_edges ? sp->n_edges : 1) * sizeof *t->edge);
+	for (int e = 0; e < sp->n_edges; e++) {
+		int u = sp->edges[e].src, v = sp->edges[e].dst;
+		if (u >= a && u < b && v >= a && v < b) {
+			ends[ne][0] = u - a;
+			ends[ne][1] = v - a;
+			t->edge[ne++] = e;
+		}
+	}
+	t->prob = sl_problem_new(b - a, k, ne, (const int (*)[2])ends);
+	free(k);
+	free(ends);
+	if (t->prob == NULL) {
+		free(t->edge);
+		free(t);
+		sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, _("cannot build the problem"));
+		return NULL;
+	}
+	for (int v = a; v < b; v++) {
+		t->prob->layer[v - a] = g->ops[v].layer;
+		t->prob->pos[v - a] = g->ops[v].pos;
+	}
+	/* the slots that cost extra */
+	t->ex = sl_xmalloc(cap * sizeof *t->ex);
+	for (int v = a; v < b; v++) {
+		const sl_op *op = &g->ops[v];
+		for (int i = 0; i < sl_op_nslots(op); i++) {
+			int ti = sl_op_slot_tensor(op, i);
+			const sl_tensor *ts = &g->tensors[ti];
+			bool p2p = false, foreign = false;
+
+			if (i < op->n_in && ts->role == SL_ROLE_ACTIVATION &&
+			    ts->producer < a) {
+				/* the first reader receives it, sends its gradient */
+				p2p = true;
+				for (int u = a; u < v && p2p; u++)
+					for (int q = 0; q < g->ops[u].n_in; q++)
+						if (g->ops[u].in[q] == ti)
+							p2p = false;
+			} else if (i >= op->n_in && sp->consumed[ti]) {
+				/* made here, read by a later stage */
+				for (int u = b; u < g->n_ops && !p2p; u++)
+					for (int q = 0; q < g->ops[u].n_in; q++)
+						if (g->ops[u].in[q] == ti)
+							p2p = true;
+			} else if (i < op->n_in && ts->role == SL_ROLE_PARAMETER &&
+			    (sp->owner[ti] < a || sp->owner[ti] >= b)) {
+				foreign = true;
+				for (int u = a; u < v && foreign; u++)
+					for (int q = 0; q < g->ops[u].n_in; q++)
+						if (g->ops[u].in[q] == ti)
+							foreign = false;
+			}
+			if (!p2p && !foreign)
+				continue;
+			if (t->n_extra == cap) {
+				cap *= 2;
+				t->ex = sl_xrealloc(t->ex, cap * sizeof *t->ex);
+			}
+			t->ex[t->n_extra].op = v - a;
+			t->ex[t->n_extra].slot = i;
+			t->ex[t->n_extra].p2p = p2p;
+			t->n_extra++;
+		}
+	}
+	t->next = h->types;
+	h->types = t;
+	return t;
+}
+
+/* The extras of a stage under r: memory (foreign states) and p2p time. */
+static void
+type_extras(const hyb *h, stage_type *t, int r)
+{
+	const sl_space *sp = t->se->sp;
+	const sl_graph *g = sp->g;
+	int nops = t->b - t->a;
+	sl_link pl;
+
+	if (t->xmem[r] != NULL)
+		return;
+	pl = pp_link(h, t->se->outer, t->se->inner);
+	t->xmem[r] = sl_xcalloc(nops, sizeof *t->xmem[r]);
+	if (t->xp2p == NULL)
+		t->xp2p = sl_xcalloc(nops, sizeof *t->xp2p);
+	for (int x = 0; x < t->n_extra; x++) {
+		int v = t->ex[x].op, opi = v + t->a, i = t->ex[x].slot;
+		const sl_op *op = &g->ops[opi];
+		const sl_tensor *ts = &g->tensors[sl_op_slot_tensor(op, i)];
+		int k = sp->ops[opi].n_strat;
+		bool need_p2p = t->ex[x].p2p;
+
+		if (t->xmem[r][v] == NULL)
+			t->xmem[r][v] = sl_xcalloc(k, sizeof(int64_t));
+		if (t->xp2p[v] == NULL)
+			t->xp2p[v] = sl_xcalloc(k, sizeof(int64_t));
+		for (int s = 0; s < k; s++) {
+			const sl_spec *spec = &sp->ops[opi].strat[s].spec[i];
+			int64_t el = sl_local_elems(&sp->mesh, spec, ts, NULL);
+			if (need_p2p) {
+				if (r == 0)
+					t->xp2p[v][s] += 2 * p2p_ns(sl_mul_sat(el,
+					    sl_elem_bytes(sp, ts)), &pl);
+			} else {
+				int64_t per = 0;
+				for (int c = SL_CAT_PARAMS; c <= SL_CAT_OPTIM; c++)
+					if (!(c == SL_CAT_OPTIM && h->o->offload_optimizer))
+						per += sl_recipe_state_bytes(&sp->opts.recipe, c);
+				t->xmem[r][v][s] += sl_mul_sat(el, per);
+			}
+		}
+	}
+	if (r != 0 && t->xmem[0] == NULL)
+		type_extras(h, t, 0);	/* p2p is filled on r = 0 */
+}
+
+static int64_t
+x_at(int64_t **x, int v, int s)
+{
+	return x != NULL && x[v] != NULL ? x[v][s] : 0;
+}
+
+/* Totals of a choice under the tables. */
+static void
+plan_totals(const stage_type *t, const stage_tab *tb, int r, const int *c,
+    stage_plan *sp)
+{
+	const sl_space *s = t->se->sp;
+
+	memset(&sp->states, 0, sizeof sp->states);
+	sp->acts = sp->compute = sp->comm = sp->p2p = sp->sync = 0;
+	for (int v = 0; v < t->b - t->a; v++) {
+		int o = v + t->a;
+		const sl_mem *m = &tb->mem[o][c[v]];
+		sp->states.params += m->params;
+		sp->states.grads += m->grads;
+		sp->states.optim += m->optim + x_at(t->xmem[r], v, c[v]);
+		sp->states.buffers += m->buffers;
+		sp->acts += m->acts;
+		sp->compute += tb->compute[o][c[v]];
+		sp->comm += tb->comm[o][c[v]];
+		sp->sync += tb->sync[o][c[v]];
+		sp->p2p += x_at(t->xp2p, v, c[v]);
+	}
+	for (int e = 0; e < t->prob->m; e++) {
+		int se = t->edge[e];
+		int idx = c[t->prob->edge[e][0]] * t->prob->k[t->prob->edge[e][1]] +
+		    c[t->prob->edge[e][1]];
+		sp->states.buffers += s->edge_mem[se][idx];
+		sp->comm += s->edge_ns[se][idx];
+	}
+}
+
+static int64_t
+plan_mem(const stage_plan *p, int64_t k)
+{
+	return sl_add_sat(sl_mem_total(&p->states), sl_mul_sat(k, p->acts));
+}
+
+static int64_t
+plan_micro(const stage_plan *p)
+{
+	return sl_add_sat(sl_add_sat(p->compute, p->comm), p->p2p);
+}
+
+/* Solves the stage at memory weight wm and time weight wt. */
+static int
+type_solve(hyb *h, stage_type *t, const stage_tab *tb, int r, int64_t k,
+    int64_t m, double wm, double wt, int *choice, sl_error *err)
+{
+	sl_problem *p = t->prob;
+	const sl_space *sps = t->se->sp;
+	sl_solution sol;
+	int rc;
+
+	for (int v = 0; v < p->n; v++) {
+		int o = v + t->a;
+		for (int s = 0; s < p->k[v]; s++) {
+			const sl_mem *mm = &tb->mem[o][s];
+			double mem = (double)(sl_mem_total(mm) - mm->acts +
+			    x_at(t->xmem[r], v, s)) + (double)k * (double)mm->acts;
+			double ns = (double)m * (double)(tb->compute[o][s] +
+			    tb->comm[o][s] + x_at(t->xp2p, v, s)) +
+			    (double)tb->sync[o][s];
+			p->cost[v][s] = (int64_t)(wm * mem + wt * ns + 0.5);
+		}
+	}
+	for (int e = 0; e < p->m; e++) {
+		int n = p->k[p->edge[e][0]] * p->k[p->edge[e][1]], se = t->edge[e];
+		for (int i = 0; i < n; i++)
+			p->ecost[e][i] = (int64_t)(wm * (double)sps->edge_mem[se][i] +
+			    wt * (double)m * (double)sps->edge_ns[se][i] + 0.5);
+	}
+	sl_solution_init(&sol, p->n);
+	h->solves++;
+	if (t->dp == NULL)
+		t->dp = sl_dp_new(p, NULL);
+	if (t->dp != NULL)
+		rc = sl_dp_resolve(t->dp, p, &sol, err);
+	else
+		rc = sl_solve(p, SL_SOLVER_AUTO, NULL, &sol, err);
+	if (rc == SL_OK && sol.status != SL_SOLVE_OPTIMAL)
+		rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+		    _("stage solve ended %s"), sl_solve_status_name(sol.status));
+	if (rc == SL_OK)
+		memcpy(choice, sol.choice, p->n * sizeof *choice);
+	sl_solution_free(&sol);
+	return rc;
+}
+
+static double
+line(const stage_plan *p, int64_t k, int64_t m, double wm, double wt)
+{
+	return wm * (double)plan_mem(p, k) +
+	    wt * ((double)m * (double)plan_micro(p) + (double)p->sync);
+}
+
+/*
+ * The fastest plan of the stage whose memory with k micro-batches in flight
+ * fits cap, over the vertices of its memory / time frontier: solve for the
+ * least time and the least memory, then where their lines cross, keeping
+ * the side that fits, until no plan lies below the crossing (parametric
+ * search, as in sweep.c).
+ */
+static const stage_plan *
+type_plan(hyb *h, stage_type *t, int r, int64_t k, int64_t m, int64_t cap,
+    sl_error *err)
+{
+	stage_tab *tb;
+	stage_plan lo, hi, mid, *out;
+	int n = t->b - t->a, iter;
+
+	for (int i = 0; i < t->n_plan; i++)
+		if (t->plan[i].r == r && t->plan[i].k == k && t->plan[i].cap == cap) {
+			h->hits++;
+			return &t->plan[i];
+		}
+	tb = space_tab(h, t->se, r);
+	type_extras(h, t, r);
+	memset(&lo, 0, sizeof lo);
+	memset(&hi, 0, sizeof hi);
+	memset(&mid, 0, sizeof mid);
+	hi.choice = sl_xmalloc(n * sizeof(int));
+	lo.choice = sl_xmalloc(n * sizeof(int));
+	mid.choice = sl_xmalloc(n * sizeof(int));
+	/* the fastest plan does not depend on k or cap: solved once per r */
+	if (t->fast[r] == NULL) {
+		t->fast[r] = sl_xmalloc(n * sizeof(int));
+		if (type_solve(h, t, tb, r, 1, m, 1e-9, 1.0, t->fast[r], err) != SL_OK) {
+			free(t->fast[r]);
+			t->fast[r] = NULL;
+			goto fail;
+		}
+	} else
+		h->hits++;
+	memcpy(hi.choice, t->fast[r], n * sizeof(int));
+	plan_totals(t, tb, r, hi.choice, &hi);
+	if (plan_mem(&hi, k) <= cap) {
+		hi.ok = true;
+		goto done;
+	}
+	if (type_solve(h, t, tb, r, k, m, 1.0, 1e-9, lo.choice, err) != SL_OK)
+		goto fail;
+	plan_totals(t, tb, r, lo.choice, &lo);
+	if (plan_mem(&lo, k) > cap) {
+		/* nothing fits: report the least memory */
+		memcpy(hi.choice, lo.choice, n * sizeof(int));
+		plan_totals(t, tb, r, hi.choice, &hi);
+		hi.ok = false;
+		goto done;
+	}
+	/*
+	 * lam = wt / wm.  lo (fits) was solved at lam_lo, hi (does not) at
+	 * lam_hi.  Odd steps halve the interval in log(lam); even steps solve
+	 * where lo's and hi's lines cross, and stop when nothing lies below.
+	 */
+	{
+		double lam_lo = 1e-9, lam_hi = 1e9;
+		for (iter = 0; iter < 60; iter++) {
+			double dm = (double)(plan_mem(&hi, k) - plan_mem(&lo, k));
+			double dt = ((double)m * (double)plan_micro(&lo) + (double)lo.sync) -
+			    ((double)m * (double)plan_micro(&hi) + (double)hi.sync);
+			double wm, wt, lam;
+			bool cross = iter % 4 != 3;
+
+			if (!(dm > 0) || !(dt > 0))
+				break;
+			lam = cross ? dm / dt : sqrt(lam_lo * lam_hi);
+			if (!cross && lam_hi / lam_lo < 1.0001)
+				continue;
+			wm = 1.0 / (1.0 + lam);
+			wt = lam / (1.0 + lam);
+			if (type_solve(h, t, tb, r, k, m, wm, wt, mid.choice, err) != SL_OK)
+				goto fail;
+			plan_totals(t, tb, r, mid.choice, &mid);
+			if (cross && line(&mid, k, m, wm, wt) >= line(&lo, k, m, wm, wt) - 0.5)
+				break;		/* lo and hi are neighbours */
+			if (plan_mem(&mid, k) <= cap) {
+				int *c = lo.choice;
+				lo = mid;
+				mid.choice = c;
+				if (lam > lam_lo)
+					lam_lo = lam;
+			} else {
+				int *c = hi.choice;
+				hi = mid;
+				mid.choice = c;
+				if (lam < lam_hi)
+					lam_hi = lam;
+			}
+		}
+	}
+	/* lo fits and is the fastest fitting vertex */
+	{
+		int *c = hi.choice;
+		hi = lo;
+		lo.choice = c;
+		hi.ok = true;
+	}
+done:
+	free(lo.choice);
+	free(mid.choice);
+	hi.r = r;
+	hi.k = k;
+	hi.cap = cap;
+	if (t->n_plan == t->cap_plan) {
+		t->cap_plan = t->cap_plan ? 2 * t->cap_plan : 8;
+		t->plan = sl_xrealloc(t->plan, t->cap_plan * sizeof *t->plan);
+	}
+	out = &t->plan[t->n_plan++];
+	*out = hi;
+	return out;
+fail:
+	free(lo.choice);
+	free(hi.choice);
+	free(mid.choice);
+	return NULL;
+}
+
+/* ---------------------------------------------------------- evaluation */
+
+void
+sl_pipeline_free(sl_pipeline *pl)
+{
+	if (pl == NULL)
+		return;
+	for (int i = 0; i < pl->n_stages && pl->stage != NULL; i++)
+		free(pl->stage[i].strategy);
+	free(pl->stage);
+	free(pl->dev);
+	memset(pl, 0, sizeof *pl);
+}
+
+void
+sl_hybrid_opts_default(sl_hybrid_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	sl_space_opts_default(&o->space);
+	o->schedule = SL_SCHED_1F1B;
+	o->slack = 1;
+}
+
+static int64_t
+mem_cap(const sl_hybrid_opts *o)
+{
+	return o->mem_limit > 0 ? o->mem_limit :
+	    o->hw.memory_bytes > 0 ? o->hw.memory_bytes : INT64_MAX / 4;
+}
+
+static int
+recomp_index(sl_recompute r)
+{
+	return r == SL_RECOMP_SELECTIVE ? 1 : r == SL_RECOMP_FULL ? 2 : 0;
+}
+
+/* Index of the Megatron-LM plan's strategy for op v of a stage (-1 none). */
+static int megatron_choice(const sl_space *sp, int *choice, sl_error *err);
+
+static int
+pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
+{
+	const sl_hybrid_opts *o = h->o;
+	int p = c->pp, v = c->virt > 0 ? c->virt : 1, ns = p * v, l0 = 0;
+	int64_t cap = mem_cap(o), m = c->micro_batches;
+	const sl_graph *g;
+	int64_t *t;
+
+	memset(pl, 0, sizeof *pl);
+	if ((g = hyb_graph(h, c->graph_batch, err)) == NULL)
+		return err->code;
+	pl->pp = p;
+	pl->virt = v;
+	pl->schedule = v > 1 ? SL_SCHED_INTERLEAVED :
+	    o->schedule == SL_SCHED_INTERLEAVED ? SL_SCHED_1F1B : o->schedule;
+	pl->graph_batch = c->graph_batch;
+	pl->micro_batches = m;
+	pl->pp_link = o->hw.inter;
+	pl->n_stages = ns;
+	pl->stage = sl_xcalloc(ns, sizeof *pl->stage);
+	pl->dev = sl_xcalloc(p, sizeof *pl->dev);
+	if (stage_mesh(h, c->outer, c->inner, &pl->mesh, err) != SL_OK)
+		return err->code;
+	/* the pipeline link: neighbouring stages sit a sub-mesh apart */
+	if (pl->mesh.n_devices < (o->hw.devices_per_node > 0 ? o->hw.devices_per_node : 1) &&
+	    (o->hw.devices_per_node % pl->mesh.n_devices) == 0 &&
+	    (int64_t)pl->mesh.n_devices * p <= o->hw.devices_per_node)
+		pl->pp_link = o->hw.intra;
+	if (o->topo != NULL)
+		pl->pp_link = sl_topo_pp_link(o->topo);
+	for (int d = 0; d < p; d++)
+		pl->dev[d].in_flight = sl_pipe_in_flight(pl->schedule, p, v, m, d);
+	pl->fits = true;
+	for (int j = 0; j < ns; j++) {
+		sl_pipe_stage *st = &pl->stage[j];
+		int d = j % p, n = c->layers[j];
+		int64_t k = pl->dev[d].in_flight;
+		int64_t kc = v > 1 ? sl_ceil_div(k, v) : k;
+		const stage_plan *sp;
+		stage_type *ty;
+		int a, b;
+
+		if (n < 1 || l0 + n > g->n_layers)
+			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("stage %d: %d layers do not fit the model's %d"), j, n,
+			    g->n_layers);
+		ty = hyb_type(h, c->graph_batch, c->outer, c->inner, l0, n, err);
+		if (ty == NULL)
+			return err->code ? err->code : SL_EINTERNAL;
+		sp = type_plan(h, ty, recomp_index(c->recompute[j]), kc, m,
+		    v > 1 ? cap / v : cap, err);
+		if (sp == NULL)
+			return err->code ? err->code : SL_EINTERNAL;
+		stage_ops(g, l0, n, &a, &b);
+		st->first_layer = l0;
+		st->n_layers = n;
+		st->first_op = a;
+		st->n_ops = b - a;
+		st->device = d;
+		st->recompute = c->recompute[j];
+		st->n_strat_ops = b - a;
+		st->strategy = sl_xmalloc((b - a) * sizeof *st->strategy);
+		for (int u = 0; u < b - a; u++)
+			snprintf(st->strategy[u], sizeof st->strategy[u], "%s",
+			    ty->se->sp->ops[u + a].strat[sp->choice[u]].name);
+		st->states = sp->states;
+		st->acts = sp->acts;
+		st->compute_ns = sp->compute;
+		st->comm_ns = sl_add_sat(sp->comm, sp->p2p);
+		st->p2p_ns = sp->p2p;
+		st->micro_ns = plan_micro(sp);
+		st->sync_ns = sp->sync;
+		st->megatron_ns = st->micro_ns;
+		st->expressible = true;
+		pl->dev[d].states = sl_add_sat(pl->dev[d].states, sl_mem_total(&st->states));
+		if (st->acts > pl->dev[d].acts)
+			pl->dev[d].acts = st->acts;
+		pl->dev[d].micro_ns = sl_add_sat(pl->dev[d].micro_ns, st->micro_ns);
+		if (st->sync_ns > pl->sync_ns)
+			pl->sync_ns = st->sync_ns;
+		if (!sp->ok)
+			pl->fits = false;
+		/* FLOPs: the stage's useful work per micro-batch, all devices */
+		for (int u = 0; u < b - a; u++) {
+			sl_compute cp;
+			sl_node_compute(ty->se->sp, u + a, sp->choice[u], NULL, &cp);
+			pl->flops = sl_add_sat(pl->flops, sl_mul_sat(sl_mul_sat(
+			    cp.flops_fwd + cp.flops_bwd, m), pl->mesh.n_devices));
+		}
+		l0 += n;
+	}
+	if (l0 != g->n_layers)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("the stages hold %d layers; the model has %d"), l0, g->n_layers);
+	t = sl_xmalloc(p * sizeof *t);
+	for (int d = 0; d < p; d++) {
+		sl_pipe_dev *dv = &pl->dev[d];
+		int64_t kc = v > 1 ? dv->in_flight : dv->in_flight;
+		dv->mem = sl_add_sat(dv->states, sl_mul_sat(kc, dv->acts));
+		if (dv->mem > pl->max_mem)
+			pl->max_mem = dv->mem;
+		if (dv->mem > cap)
+			pl->fits = false;
+		t[d] = dv->micro_ns;
+	}
+	pl->pipe_ns = sl_pipe_time(p, v, m, t);
+	{
+		int64_t mx = 0;
+		for (int d = 0; d < p; d++)
+			if (t[d] > mx)
+				mx = t[d];
+		pl->bubble_ns = pl->pipe_ns - sl_mul_sat(m, mx);
+	}
+	pl->step_ns = sl_add_sat(pl->pipe_ns, pl->sync_ns);
+	free(t);
+	return SL_OK;
+}
+
+int
+sl_pipeline_eval(const sl_hybrid_opts *o, const sl_pipe_config *c,
+    sl_pipeline *pl, sl_error *err)
+{
+	hyb h;
+	int rc;
+
+	memset(&h, 0, sizeof h);
+	h.o = o;
+	rc = pipeline_eval(&h, c, pl, err);
+	if (rc != SL_OK)
+		sl_pipeline_free(pl);
+	hyb_free(&h);
+	return rc;
+}
+
+/* The Megatron-LM plan of a stage (baseline.c), or an error. */
+static int
+megatron_choice(const sl_space *sp, int *choice, sl_error *err)
+{
+	sl_scored_plan sc;
+	sl_baseline_opts bo;
+	int rc;
+
+	memset(&bo, 0, sizeof bo);
+	bo.mem_budget = -1;
+	bo.solver = SL_SOLVER_AUTO;
+	memset(&sc, 0, sizeof sc);
+	rc = sl_baseline_plan(sp, sp->mesh.n_axes == 2 ? SL_BASE_MEGATRON_SP :
+	    SL_BASE_MEGATRON, &bo, NULL, &sc, err);
+	if (rc == SL_OK && sc.applicable && sc.choice != NULL)
+		memcpy(choice, sc.choice, sp->g->n_ops * sizeof *choice);
+	else if (rc == SL_OK)
+		rc = SL_EINTERNAL;
+	sl_scored_plan_free(&sc);
+	return rc;
+}
+
+/*
+ * For each stage of pl: the Megatron-LM plan of the same stage (tensor
+ * parallel on the inner axis, data parallel on the outer, sequence parallel
+ * when there are two axes) and whether the chosen plan is that plan.
+ */
+static void
+pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
+{
+	space_entry *se = hyb_space(h, c->graph_batch, c->outer, c->inner, NULL);
+	int *mc;
+	bool ok;
+
+	if (se == NULL)
+		return;
+	mc = sl_xmalloc(se->sp->g->n_ops * sizeof *mc);
+	ok = megatron_choice(se->sp, mc, NULL) == SL_OK;
+	for (int j = 0; j < pl->n_stages; j++) {
+		sl_pipe_stage *st = &pl->stage[j];
+		stage_type *ty = hyb_type(h, c->graph_batch, c->outer, c->inner,
+		    st->first_layer, st->n_layers, NULL);
+		int r = recomp_index(st->recompute);
+		stage_plan tot;
+
+		if (ty == NULL || !ok) {
+			st->expressible = false;
+			st->megatron_ns = -1;
+			continue;
+		}
+		type_extras(h, ty, r);
+		plan_totals(ty, space_tab(h, se, r), r, mc + ty->a, &tot);
+		st->megatron_ns = plan_micro(&tot);
+		st->expressible = true;
+		for (int u = 0; u < ty->b - ty->a; u++)
+			if (strcmp(se->sp->ops[u + ty->a].strat[mc[u + ty->a]].name,
+			    st->strategy[u]) != 0)
+				st->expressible = false;
+	}
+	free(mc);
+}
+
+/* ------------------------------------------------------------- search */
+
+void
+sl_hybrid_result_free(sl_hybrid_result *r)
+{
+	if (r == NULL)
+		return;
+	sl_pipeline_free(&r->best);
+	sl_pipeline_free(&r->least);
+	free(r->front);
+	memset(r, 0, sizeof *r);
+}
+
+/* The per-stage choice the search makes: best recomputation for a stage. */
+typedef struct item {
+	bool ok;
+	int r;
+	int64_t t, sync, mem;
+} item;
+
+typedef struct cfg {
+	int p, v, outer, inner;
+	int64_t G, m;
+	int ns, L;
+	int lo, hi;		/* layers per stage searched */
+	int64_t lb;		/* no partition steps faster */
+	item *it;		/* [ns][hi + 1] */
+} cfg;
+
+static int
+cfg_item(hyb *h, cfg *c, int j, int n, item *out, sl_error *err)
+{
+	const sl_hybrid_opts *o = h->o;
+	int d = j % c->p, l0;
+	int64_t k = sl_pipe_in_flight(c->v > 1 ? SL_SCHED_INTERLEAVED :
+	    o->schedule == SL_SCHED_INTERLEAVED ? SL_SCHED_1F1B : o->schedule,
+	    c->p, c->v, c->m, d);
+	int64_t cap = mem_cap(o);
+	int r0, r1;
+
+	if (c->v > 1) {
+		k = sl_ceil_div(k, c->v);
+		cap /= c->v;
+	}
+	l0 = j == 0 ? 0 : j == c->ns - 1 ? c->L - n : 1;
+	memset(out, 0, sizeof *out);
+	if (o->space.recipe.recompute == SL_RECOMP_AUTO) {
+		r0 = 0;
+		r1 = N_RECOMP - 1;
+	} else
+		r0 = r1 = recomp_index(o->space.recipe.recompute);
+	for (int r = r0; r <= r1; r++) {
+		stage_type *ty = hyb_type(h, c->G, c->outer, c->inner, l0, n, err);
+		const stage_plan *sp;
+		int64_t t, key, best;
+
+		if (ty == NULL)
+			return err->code ? err->code : SL_EINTERNAL;
+		sp = type_plan(h, ty, r, k, c->m, cap, err);
+		if (sp == NULL)
+			return err->code ? err->code : SL_EINTERNAL;
+		t = plan_micro(sp);
+		key = sl_add_sat(sl_mul_sat(c->m, t), sp->sync);
+		best = sl_add_sat(sl_mul_sat(c->m, out->t), out->sync);
+		if ((sp->ok && !out->ok) || (sp->ok == out->ok &&
+		    (r == r0 || (sp->ok ? key < best : plan_mem(sp, k) < out->mem)))) {
+			out->ok = sp->ok;
+			out->r = r;
+			out->t = t;
+			out->sync = sp->sync;
+			out->mem = plan_mem(sp, k);
+		}
+		/* the fastest plan fits: recomputing more cannot be faster */
+		if (sp->ok && sp->choice != NULL &&
+		    memcmp(sp->choice, ty->fast[r], (ty->b - ty->a) * sizeof(int)) == 0)
+			break;
+	}
+	return SL_OK;
+}
+
+static int
+cfg_items(hyb *h, cfg *c, sl_error *err)
+{
+	c->it = sl_xcalloc((size_t)c->ns * (c->hi + 1), sizeof *c->it);
+	for (int j = 0; j < c->ns; j++)
+		for (int n = c->lo; n <= c->hi; n++) {
+			int rc;
+			/* a middle stage needs layers on both sides */
+			if (j > 0 && j < c->ns - 1 && n > c->L - 2)
+				continue;
+			if ((rc = cfg_item(h, c, j, n, &c->it[j * (c->hi + 1) + n], err)) != SL_OK)
+				return rc;
+		}
+	return SL_OK;
+}
+
+static item *
+cfg_at(cfg *c, int j, int n)
+{
+	return &c->it[j * (c->hi + 1) + n];
+}
+
+/* Tracks the best pipeline configuration found. */
+typedef struct best_t {
+	bool found;
+	int64_t step;
+	sl_pipe_config c;
+	int layers[1024];
+	sl_recompute rec[1024];
+} best_t;
+
+static void
+cfg_to_pipe(const cfg *c, const int *layers, const sl_recompute *rec,
+    sl_pipe_config *pc)
+{
+	memset(pc, 0, sizeof *pc);
+	pc->pp = c->p;
+	pc->virt = c->v;
+	pc->outer = c->outer;
+	pc->inner = c->inner;
+	pc->graph_batch = c->G;
+	pc->micro_batches = c->m;
+	pc->layers = layers;
+	pc->recompute = rec;
+}
+
+/* Evaluates one partition exactly; keeps it when it is the best fitting. */
+static int
+try_partition(hyb *h, cfg *c, const int *layers, best_t *b, best_t *cb,
+    int64_t *partitions, sl_error *err)
+{
+	sl_recompute rec[1024];
+	sl_pipe_config pc;
+	sl_pipeline pl;
+	int rc;
+
+	for (int j = 0; j < c->ns; j++) {
+		item *it = cfg_at(c, j, layers[j]);
+		if (!it->ok && b != NULL)
+			return SL_OK;	/* this stage fits under no plan */
+		rec[j] = recomp_of[it->r];
+	}
+	(*partitions)++;
+	if (c->v == 1) {
+		/*
+		 * One chunk per device: the items are the stages exactly as
+		 * pipeline_eval costs them, so the step is their arithmetic.
+		 */
+		int64_t t[1024], sync = 0, step;
+		for (int j = 0; j < c->ns; j++) {
+			item *it = cfg_at(c, j, layers[j]);
+			if (!it->ok)
+				return SL_OK;
+			t[j] = it->t;
+			if (it->sync > sync)
+				sync = it->sync;
+		}
+		step = sl_add_sat(sl_pipe_time(c->p, 1, c->m, t), sync);
+		if (!cb->found || step < cb->step) {
+			cfg_to_pipe(c, layers, rec, &pc);
+			cb->found = true;
+			cb->step = step;
+			cb->c = pc;
+			memcpy(cb->layers, layers, c->ns * sizeof *layers);
+			memcpy(cb->rec, rec, c->ns * sizeof *rec);
+			cb->c.layers = cb->layers;
+			cb->c.recompute = cb->rec;
+		}
+		return SL_OK;
+	}
+	cfg_to_pipe(c, layers, rec, &pc);
+	if ((rc = pipeline_eval(h, &pc, &pl, err)) != SL_OK) {
+		sl_pipeline_free(&pl);
+		return rc;
+	}
+	if (pl.fits && (!cb->found || pl.step_ns < cb->step)) {
+		cb->found = true;
+		cb->step = pl.step_ns;
+		cb->c = pc;
+		memcpy(cb->layers, layers, c->ns * sizeof *layers);
+		memcpy(cb->rec, rec, c->ns * sizeof *rec);
+		cb->c.layers = cb->layers;
+		cb->c.recompute = cb->rec;
+	}
+	sl_pipeline_free(&pl);
+	return SL_OK;
+}
+
+/* Every partition in the band, depth first. */
+static int
+enum_parts(hyb *h, cfg *c, int j, int left, int *layers, best_t *cb,
+    int64_t *partitions, sl_error *err)
+{
+	if (j == c->ns)
+		return left == 0 ? try_partition(h, c, layers, cb, cb, partitions, err) : SL_OK;
+	for (int n = c->lo; n <= c->hi && n <= left; n++) {
+		int rest = c->ns - j - 1;
+		int rc;
+		if (left - n < rest * c->lo || left - n > rest * c->hi)
+			continue;
+		if (j > 0 && j < c->ns - 1 && n > c->L - 2)
+			continue;
+		layers[j] = n;
+		if ((rc = enum_parts(h, c, j + 1, left - n, layers, cb, partitions, err)) != SL_OK)
+			return rc;
+	}
+	return SL_OK;
+}
+
+/* Partitions in the band, or -1 when more than limit. */
+static int64_t
+count_parts(const cfg *c, int64_t limit)
+{
+	int64_t *w = sl_xcalloc(c->L + 1, sizeof *w), *nw = sl_xcalloc(c->L + 1, sizeof *nw);
+	int64_t r;
+
+	w[0] = 1;
+	for (int j = 0; j < c->ns; j++) {
+		memset(nw, 0, (c->L + 1) * sizeof *nw);
+		for (int u = 0; u <= c->L; u++)
+			if (w[u] > 0)
+				for (int n = c->lo; n <= c->hi && u + n <= c->L; n++) {
+					nw[u + n] += w[u];
+					if (nw[u + n] > limit)
+						nw[u + n] = limit + 1;
+				}
+		memcpy(w, nw, (c->L + 1) * sizeof *w);
+	}
+	r = w[c->L] > limit ? -1 : w[c->L];
+	free(w);
+	free(nw);
+	return r;
+}
+
+/*
+ * Too many partitions to list (one chunk per device): for each bound T on
+ * the slowest stage, in increasing order, the partition of least total
+ * stage time whose stages all fit and stay under T (a shortest path over
+ * stages and layers used); stops once m T alone exceeds the best step.
+ * Stage times come from the items, so the step is then evaluated exactly.
+ */
+static int
+dp_parts(hyb *h, cfg *c, best_t *cb, int64_t *partitions, sl_error *err)
+{
+	int L = c->L, ns = c->ns, nT = 0;
+	int64_t *T = sl_xmalloc((size_t)ns * (c->hi + 1) * sizeof *T);
+	int64_t *cost = sl_xmalloc((size_t)(ns + 1) * (L + 1) * sizeof *cost);
+	int *from = sl_xmalloc((size_t)(ns + 1) * (L + 1) * sizeof *from);
+	int layers[1024];
+	int rc = SL_OK;
+
+	for (int j = 0; j < ns; j++)
+		for (int n = c->lo; n <= c->hi; n++)
+			if (cfg_at(c, j, n)->ok)
+				T[nT++] = cfg_at(c, j, n)->t;
+	for (int i = 1; i < nT; i++)	/* insertion sort: nT is small */
+		for (int q = i; q > 0 && T[q - 1] > T[q]; q--) {
+			int64_t x = T[q];
+			T[q] = T[q - 1];
+			T[q - 1] = x;
+		}
+	for (int ti = 0; ti < nT; ti++) {
+		int64_t bound = T[ti];
+		if (ti > 0 && T[ti - 1] == bound)
+			continue;
+		if (cb->found && sl_mul_sat(c->m, bound) >= cb->step)
+			break;
+		for (int i = 0; i < (ns + 1) * (L + 1); i++)
+			cost[i] = INT64_MAX;
+		cost[0] = 0;
+		for (int j = 0; j < ns; j++)
+			for (int u = 0; u <= L; u++) {
+				int64_t cu = cost[j * (L + 1) + u];
+				if (cu == INT64_MAX)
+					continue;
+				for (int n = c->lo; n <= c->hi && u + n <= L; n++) {
+					item *it;
+					if (j > 0 && j < ns - 1 && n > L - 2)
+						continue;
+					if (j == ns - 1 && u + n != L)
+						continue;
+					it = cfg_at(c, j, n);
+					if (!it->ok || it->t > bound)
+						continue;
+					if (cu + it->t < cost[(j + 1) * (L + 1) + u + n]) {
+						cost[(j + 1) * (L + 1) + u + n] = cu + it->t;
+						from[(j + 1) * (L + 1) + u + n] = n;
+					}
+				}
+			}
+		if (cost[ns * (L + 1) + L] == INT64_MAX)
+			continue;
+		for (int j = ns, u = L; j > 0; j--) {
+			layers[j - 1] = from[j * (L + 1) + u];
+			u -= layers[j - 1];
+		}
+		if ((rc = try_partition(h, c, layers, cb, cb, partitions, err)) != SL_OK)
+			break;
+	}
+	free(T);
+	free(cost);
+	free(from);
+	return rc;
+}
+
+static void
+front_add(sl_hybrid_result *r, const cfg *c, const sl_pipeline *pl)
+{
+	sl_hybrid_point *pt;
+
+	r->front = sl_xrealloc(r->front, (r->n_front + 1) * sizeof *r->front);
+	pt = &r->front[r->n_front++];
+	pt->pp = c->p;
+	pt->virt = c->v;
+	pt->outer = c->outer;
+	pt->inner = c->inner;
+	pt->micro_batches = c->m;
+	pt->graph_batch = c->G;
+	pt->max_mem = pl->max_mem;
+	pt->step_ns = pl->step_ns;
+	pt->fits = pl->fits;
+}
+
+/* Keeps the points no other point beats in both memory and step time. */
+static void
+front_prune(sl_hybrid_result *r)
+{
+	int n = 0;
+
+	for (int i = 0; i < r->n_front; i++) {
+		bool dominated = false;
+		for (int j = 0; j < r->n_front && !dominated; j++) {
+			const sl_hybrid_point *a = &r->front[j], *b = &r->front[i];
+			if (j != i && a->max_mem <= b->max_mem && a->step_ns <= b->step_ns &&
+			    (a->max_mem < b->max_mem || a->step_ns < b->step_ns || j < i))
+				dominated = true;
+		}
+		if (!dominated)
+			r->front[n++] = r->front[i];
+	}
+	r->n_front = n;
+	for (int i = 1; i < n; i++)
+		for (int q = i; q > 0 && r->front[q - 1].max_mem > r->front[q].max_mem; q--) {
+			sl_hybrid_point x = r->front[q];
+			r->front[q] = r->front[q - 1];
+			r->front[q - 1] = x;
+		}
+}
+
+/* The even split of L layers into ns stages, the first ones one larger. */
+static void
+even_split(int L, int ns, int *layers)
+{
+	for (int j = 0; j < ns; j++)
+		layers[j] = L / ns + (j < L % ns ? 1 : 0);
+}
+
+#define ENUM_LIMIT 5000
+
+static int
+search_cfg(hyb *h, cfg *c, sl_hybrid_result *r, best_t *best, sl_error *err)
+{
+	best_t *cb = sl_xcalloc(1, sizeof *cb);
+	int layers[1024];
+	int64_t total;
+	int rc;
+
+	if (c->ns == 1) {
+		c->lo = c->hi = c->L;
+	} else if (h->o->slack < 0) {
+		c->lo = 1;
+		c->hi = c->L - (c->ns - 1);
+	} else {
+		c->lo = c->L / c->ns - h->o->slack;
+		c->hi = sl_ceil_div(c->L, c->ns) + h->o->slack;
+		if (c->lo < 1)
+			c->lo = 1;
+		if (c->hi > c->L - (c->ns - 1))
+			c->hi = c->L - (c->ns - 1);
+	}
+	if (c->v > 1) {
+		/* interleaving: equal chunks, as Megatron-LM requires */
+		c->lo = c->hi = c->L / c->ns;
+	}
+	if ((rc = cfg_items(h, c, err)) != SL_OK)
+		goto out;
+	total = count_parts(c, ENUM_LIMIT);
+	if (total >= 0 || c->v > 1)
+		rc = enum_parts(h, c, 0, c->L, layers, cb, &r->partitions, err);
+	else {
+		rc = dp_parts(h, c, cb, &r->partitions, err);
+		r->pruned_partitions++;
+	}
+	if (rc != SL_OK)
+		goto out;
+	r->configs++;
+	if (cb->found) {
+		sl_pipeline pl;
+		if ((rc = pipeline_eval(h, &cb->c, &pl, err)) != SL_OK) {
+			sl_pipeline_free(&pl);
+			goto out;
+		}
+		front_add(r, c, &pl);
+		sl_pipeline_free(&pl);
+		if (!best->found || cb->step < best->step) {
+			*best = *cb;
+			best->c.layers = best->layers;
+			best->c.recompute = best->rec;
+		}
+	} else {
+		/* nothing fits this configuration: remember the least memory */
+		sl_recompute rec[1024];
+		sl_pipe_config pc;
+		sl_pipeline pl;
+		even_split(c->L, c->ns, layers);
+		for (int j = 0; j < c->ns; j++)
+			rec[j] = recomp_of[cfg_at(c, j, layers[j])->r];
+		cfg_to_pipe(c, layers, rec, &pc);
+		if ((rc = pipeline_eval(h, &pc, &pl, err)) != SL_OK) {
+			sl_pipeline_free(&pl);
+			goto out;
+		}
+		if (!r->have_least || pl.max_mem < r->least.max_mem) {
+			sl_pipeline_free(&r->least);
+			r->least = pl;
+			r->have_least = true;
+		} else
+			sl_pipeline_free(&pl);
+	}
+out:
+	free(c->it);
+	c->it = NULL;
+	free(cb);
+	return rc;
+}
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/*
+ * A lower bound on the step of a configuration: some device holds at
+ * least ceil(L / (p v)) layers in each of its v chunks, and no stage of
+ * that many layers runs a micro-batch faster than its fastest plan,
+ * whatever its memory; the step is at least m times that.
+ */
+static int
+cfg_bound(hyb *h, cfg *c, int64_t *lb, sl_error *err)
+{
+	int n = (int)sl_ceil_div(c->L, c->ns);
+	int64_t best = INT64_MAX;
+	int r = h->o->space.recipe.recompute == SL_RECOMP_AUTO ? 0 :
+	    recomp_index(h->o->space.recipe.recompute);
+
+	for (int cls = 0; cls < 3; cls++) {
+		int l0 = cls == 0 ? 0 : cls == 1 ? 1 : c->L - n;
+		stage_type *ty;
+		const stage_plan *sp;
+
+		if (c->ns == 1 && cls > 0)
+			break;
+		if (cls == 1 && (c->ns < 3 || n > c->L - 2))
+			continue;
+		if ((ty = hyb_type(h, c->G, c->outer, c->inner, l0, n, err)) == NULL)
+			return err->code ? err->code : SL_EINTERNAL;
+		/* infinite memory: the fastest plan */
+		if ((sp = type_plan(h, ty, r, 1, c->m, INT64_MAX / 4, err)) == NULL)
+			return err->code ? err->code : SL_EINTERNAL;
+		if (plan_micro(sp) < best)
+			best = plan_micro(sp);
+	}
+	*lb = sl_mul_sat(sl_mul_sat(c->m, best), c->v);
+	return SL_OK;
+}
+
+static int
+cfg_cmp(const void *a, const void *b)
+{
+	const cfg *x = a, *y = b;
+
+	return (x->lb > y->lb) - (x->lb < y->lb);
+}
+
+int
+sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
+{
+	hyb h;
+	best_t *best = sl_xcalloc(1, sizeof *best);
+	const sl_graph *g0;
+	int N = o->devices, L, dpn = o->hw.devices_per_node > 0 ? o->hw.devices_per_node : 1;
+	int64_t B;
+	double t0 = now_ms();
+	int rc = SL_OK, nc = 0, capc = 0;
+	cfg *cs = NULL;
+	int fix_pp = o->pp, fix_tp = o->tp, fix_outer = 0;
+
+	memset(r, 0, sizeof *r);
+	memset(&h, 0, sizeof h);
+	h.o = o;
+	if (o->topo != NULL) {
+		sl_mesh sm;
+		if ((rc = sl_topo_stage_mesh(o->topo, &sm, err)) != SL_OK) {
+			free(best);
+			return rc;
+		}
+		N = o->topo->n_devices;
+		fix_pp = sl_topo_pp(o->topo);
+		if (sm.n_axes == 2) {
+			fix_outer = sm.axes[0].size;
+			fix_tp = sm.axes[1].size;
+		} else {
+			bool tp = false;
+			for (int a = 0; a < o->topo->n_axes; a++)
+				if (o->topo->role[a] == SL_AXIS_TP)
+					tp = true;
+			fix_tp = tp ? sm.axes[0].size : 1;
+			fix_outer = tp ? 1 : sm.axes[0].size;
+		}
+	}
+	if (N < 1) {
+		free(best);
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("the search needs a number of devices, at least 1"));
+	}
+	B = o->global_batch > 0 ? o->global_batch : N;
+	if ((g0 = hyb_graph(&h, 1, err)) == NULL) {
+		free(best);
+		hyb_free(&h);
+		return err->code ? err->code : SL_EINPUT;
+	}
+	L = g0->n_layers;
+	if (L < 1) {
+		free(best);
+		hyb_free(&h);
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("model '%s' has no layers to split into pipeline stages"), g0->name);
+	}
+	/* the configurations: pipeline degree, chunks, sub-mesh, micro-batch */
+	for (int p = 1; p <= N; p++) {
+		int vs[3] = { 1, 0, 0 }, nv = 1;
+		if (N % p != 0 || p > L || (fix_pp > 0 && p != fix_pp))
+			continue;
+		if (o->schedule == SL_SCHED_INTERLEAVED && p > 1) {
+			nv = 0;
+			if (o->virt > 1)
+				vs[nv++] = o->virt;
+			else {
+				vs[nv++] = 2;
+				vs[nv++] = 4;
+			}
+		}
+		for (int vi = 0; vi < nv; vi++) {
+			int v = vs[vi], D = N / p;
+			if (v > 1 && L % (p * v) != 0) {
+				r->pruned_shapes++;
+				continue;
+			}
+			for (int inner = 1; inner <= D; inner++) {
+				static const int bs[] = { 1, 2, 4, 8 };
+				if (D % inner != 0 || (fix_tp > 0 && inner != fix_tp) ||
+				    (fix_outer > 0 && D / inner != fix_outer))
+					continue;
+				if (inner > dpn && o->topo == NULL) {
+					/* tensor parallelism beyond a node */
+					r->pruned_shapes++;
+					continue;
+				}
+				for (int bi = 0; bi < 4; bi++) {
+					int64_t b = o->micro_batch > 0 ? o->micro_batch : bs[bi];
+					cfg c;
+					if (o->micro_batch > 0 && bi > 0)
+						break;
+					memset(&c, 0, sizeof c);
+					c.p = p;
+					c.v = v;
+					c.outer = D / inner;
+					c.inner = inner;
+					c.G = b * c.outer;
+					c.L = L;
+					c.ns = p * v;
+					if (B % c.G != 0 || c.ns > 1024) {
+						r->pruned_batches++;
+						continue;
+					}
+					c.m = B / c.G;
+					if (v > 1 && c.m % p != 0) {
+						r->pruned_batches++;
+						continue;
+					}
+					if (nc == capc) {
+						capc = capc ? 2 * capc : 32;
+						cs = sl_xrealloc(cs, capc * sizeof *cs);
+					}
+					cs[nc++] = c;
+				}
+			}
+		}
+	}
+	for (int i = 0; i < nc && rc == SL_OK; i++)
+		rc = cfg_bound(&h, &cs[i], &cs[i].lb, err);
+	if (rc == SL_OK)
+		qsort(cs, nc, sizeof *cs, cfg_cmp);
+	/* best first; a configuration whose bound is no better is skipped */
+	for (int i = 0; i < nc && rc == SL_OK; i++) {
+		if (best->found && cs[i].lb >= best->step) {
+			r->pruned_bound++;
+			continue;
+		}
+		rc = search_cfg(&h, &cs[i], r, best, err);
+	}
+	if (rc == SL_OK && best->found) {
+		rc = pipeline_eval(&h, &best->c, &r->best, err);
+		if (rc == SL_OK) {
+			pipeline_megatron(&h, &best->c, &r->best);
+			r->found = true;
+		}
+	}
+	front_prune(r);
+	r->stage_solves = h.solves;
+	r->cache_hits = h.hits;
+	hyb_free(&h);
+	free(best);
+	free(cs);
+	r->time_ms = now_ms() - t0;
+	if (rc != SL_OK)
+		sl_hybrid_result_free(r);
+	return rc;
+}
+
+/* -------------------------------------------------- what would make it fit */
+
+static int
+suggest_one(const sl_hybrid_opts *base, sl_hybrid_opts *o, sl_fit_change *out,
+    sl_error *err)
+{
+	sl_hybrid_result r;
+	sl_error e2;
+	int rc;
+
+	(void)base;
+	sl_error_clear(&e2);
+	rc = sl_hybrid_search(o, &r, &e2);
+	if (rc != SL_OK) {
+		out->fits = false;
+		return rc == SL_EINPUT ? SL_OK : (sl_error_set(err, rc, NULL, 0, 0,
+		    "%s", e2.msg), rc);
+	}
+	out->fits = r.found;
+	if (r.found) {
+		out->max_mem = r.best.max_mem;
+		out->step_ns = r.best.step_ns;
+	} else if (r.have_least) {
+		out->max_mem = r.least.max_mem;
+		out->step_ns = r.least.step_ns;
+	}
+	sl_hybrid_result_free(&r);
+	return SL_OK;
+}
+
+static int
+change_cmp(const void *a, const void *b)
+{
+	const sl_fit_change *x = a, *y = b;
+
+	if (x->fits != y->fits)
+		return x->fits ? -1 : 1;
+	if (x->fits)
+		return (x->step_ns > y->step_ns) - (x->step_ns < y->step_ns);
+	return (x->max_mem > y->max_mem) - (x->max_mem < y->max_mem);
+}
+
+int
+sl_hybrid_suggest(const sl_hybrid_opts *o, sl_fit_change **out, int *n,
+    sl_error *err)
+{
+	sl_fit_change *ch = sl_xcalloc(8, sizeof *ch);
+	int k = 0, rc = SL_OK;
+	sl_hybrid_opts t;
+
+	/* recomputation */
+	if (o->space.recipe.recompute != SL_RECOMP_FULL &&
+	    o->space.recipe.recompute != SL_RECOMP_AUTO) {
+		t = *o;
+		t.space.recipe.recompute = SL_RECOMP_AUTO;
+		snprintf(ch[k].what, sizeof ch[k].what, "%s",
+		    _("recomputation chosen per stage (--recompute auto)"));
+		if ((rc = suggest_one(o, &t, &ch[k++], err)) != SL_OK)
+			goto out;
+	}
+	/* more pipeline stages than the search allows */
+	if (o->pp > 0) {
+		t = *o;
+		t.pp = 0;
+		snprintf(ch[k].what, sizeof ch[k].what, "%s",
+		    _("any pipeline degree (drop --pp)"));
+		if ((rc = suggest_one(o, &t, &ch[k++], err)) != SL_OK)
+			goto out;
+	}
+	/* the smallest micro-batch */
+	if (o->micro_batch != 1) {
+		t = *o;
+		t.micro_batch = 1;
+		snprintf(ch[k].what, sizeof ch[k].what, "%s",
+		    _("micro-batch of 1 sample per data-parallel rank"));
+		if ((rc = suggest_one(o, &t, &ch[k++], err)) != SL_OK)
+			goto out;
+	}
+	/* shorter sequence */
+	{
+		t = *o;
+		t.space.recipe.seq = (o->space.recipe.seq > 0 ? o->space.recipe.seq :
+		    o->model_seq) / 2;
+		if (t.space.recipe.seq >= 1) {
+			snprintf(ch[k].what, sizeof ch[k].what, _("sequence of %lld tokens"),
+			    (long long)t.space.recipe.seq);
+			if ((rc = suggest_one(o, &t, &ch[k++], err)) != SL_OK)
+				goto out;
+		}
+	}
+	/* more devices */
+	for (int f = 2; f <= 4; f *= 2) {
+		t = *o;
+		t.devices = o->devices * f;
+		if (o->global_batch <= 0)
+			t.global_batch = o->devices;
+		snprintf(ch[k].what, sizeof ch[k].what, _("%d devices"), t.devices);
+		if ((rc = suggest_one(o, &t, &ch[k++], err)) != SL_OK)
+			goto out;
+	}
+	/* optimizer states in host memory */
+	if (!o->offload_optimizer) {
+		t = *o;
+		t.offload_optimizer = 1;
+		snprintf(ch[k].what, sizeof ch[k].what, "%s",
+		    _("optimizer states offloaded to host memory"));
+		if ((rc = suggest_one(o, &t, &ch[k++], err)) != SL_OK)
+			goto out;
+	}
+	qsort(ch, k, sizeof *ch, change_cmp);
+out:
+	if (rc != SL_OK) {
+		free(ch);
+		*out = NULL;
+		*n = 0;
+		return rc;
+	}
+	*out = ch;
+	*n = k;
+	return SL_OK;
+}
+
+/* ------------------------------------------------------------- exports */
+
+static const char *const export_names[SL_EXPORT_COUNT] = {
+	"megatron", "deepspeed", "dtensor", "json"
+};
+
+int
+sl_export_from_name(const char *s)
+{
+	for (int i = 0; s != NULL && i < SL_EXPORT_COUNT; i++)
+		if (strcmp(s, export_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+/* A growing string. */
+typedef struct sbuf {
+	char *s;
+	size_t n, cap;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+sb_printf(sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return;
+		if (b->s != NULL && b->n + n < b->cap) {
+			b->n += n;
+			return;
+		}
+		b->cap = (b->cap + n + 1) * 2;
+		b->s = sl_xrealloc(b->s, b->cap);
+	}
+}
+
+/* What every export says the same way. */
+typedef struct launch_shape {
+	int tp, pp, dp, vpp;		/* vpp: layers per virtual stage, 0 none */
+	int64_t mbs, gbs, accum;
+	bool sp;			/* sequence parallel (two axes) */
+	const char *granularity;	/* NULL: none */
+	int recompute_layers;		/* full: layers per stage recomputed */
+	bool uneven;			/* stages of unequal layer counts */
+	bool mixed_recompute;		/* stages recompute differently */
+	bool expressible;
+	int64_t megatron_gap_ns;	/* per step: Megatron plan minus ours */
+} launch_shape;
+
+static void
+shape_of(const sl_pipeline *pl, const sl_hybrid_opts *o, launch_shape *ls)
+{
+	int outer = pl->mesh.n_axes == 2 ? pl->mesh.axes[0].size : 1;
+	int inner = pl->mesh.axes[pl->mesh.n_axes - 1].size;
+	int64_t gap = 0;
+
+	memset(ls, 0, sizeof *ls);
+	if (pl->mesh.n_axes == 1) {
+		/* one axis: tensor parallel when it is the micro-batch's only rank */
+		if (pl->graph_batch % inner == 0 && pl->graph_batch >= inner) {
+			outer = inner;
+			inner = 1;
+		}
+	}
+	ls->tp = inner;
+	ls->dp = outer;
+	ls->pp = pl->pp;
+	ls->vpp = pl->virt > 1 ? pl->stage[0].n_layers : 0;
+	ls->gbs = pl->graph_batch * pl->micro_batches;
+	ls->mbs = pl->graph_batch / (outer > 0 ? outer : 1);
+	ls->accum = pl->micro_batches;
+	ls->sp = pl->mesh.n_axes == 2 && inner > 1;
+	ls->expressible = true;
+	for (int j = 0; j < pl->n_stages; j++) {
+		const sl_pipe_stage *st = &pl->stage[j];
+		if (st->n_layers != pl->stage[0].n_layers)
+			ls->uneven = true;
+		if (st->recompute != pl->stage[0].recompute)
+			ls->mixed_recompute = true;
+		if (!st->expressible)
+			ls->expressible = false;
+		if (st->megatron_ns > 0)
+			gap += st->megatron_ns - st->micro_ns;
+	}
+	ls->megatron_gap_ns = sl_mul_sat(gap > 0 ? gap : 0, pl->micro_batches);
+	switch (pl->stage[0].recompute) {
+	case SL_RECOMP_SELECTIVE:
+		ls->granularity = "selective";
+		break;
+	case SL_RECOMP_FULL:
+		ls->granularity = "full";
+		ls->recompute_layers = 1;
+		break;
+	default:
+		break;
+	}
+	(void)o;
+}
+
+static void
+notes(sbuf *b, const sl_pipeline *pl, const launch_shape *ls, const char *cmt)
+{
+	char t1[32];
+
+	if (ls->uneven) {
+		sb_printf(b, "%s %s", cmt, _("stages hold unequal layer counts:"));
+		for (int j = 0; j < pl->n_stages; j++)
+			sb_printf(b, " %d", pl->stage[j].n_layers);
+		sb_printf(b, "\n%s %s\n", cmt,
+		    _("(Megatron-LM: --decoder-first-pipeline-num-layers and "
+		    "--decoder-last-pipeline-num-layers, where the release has them)"));
+	}
+	if (ls->mixed_recompute)
+		sb_printf(b, "%s %s\n", cmt,
+		    _("stages recompute differently; the arguments give the first "
+		    "stage's setting"));
+	if (!ls->expressible)
+		sb_printf(b, "%s %s %s %s\n", cmt,
+		    _("the plan chooses per operator what the framework cannot say; "
+		    "the nearest expressible plan is the one below, which the cost "
+		    "model predicts slower by"),
+		    sl_format_ns(ls->megatron_gap_ns, t1, sizeof t1), _("per step"));
+}
+
+char *
+sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
+    sl_export_kind k, sl_error *err)
+{
+	launch_shape ls;
+	sbuf b = { 0 };
+
+	if (pl == NULL || pl->n_stages < 1) {
+		sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, "%s", _("no pipeline to export"));
+		return NULL;
+	}
+	shape_of(pl, o, &ls);
+	switch (k) {
+	case SL_EXPORT_MEGATRON:
+		notes(&b, pl, &ls, "#");
+		sb_printf(&b, "--tensor-model-parallel-size %d \\\n", ls.tp);
+		sb_printf(&b, "--pipeline-model-parallel-size %d \\\n", ls.pp);
+		if (ls.vpp > 0)
+			sb_printf(&b, "--num-layers-per-virtual-pipeline-stage %d \\\n", ls.vpp);
+		if (ls.sp)
+			sb_printf(&b, "--sequence-parallel \\\n");
+		sb_printf(&b, "--context-parallel-size 1 \\\n");
+		if (ls.granularity != NULL) {
+			sb_printf(&b, "--recompute-granularity %s \\\n", ls.granularity);
+			if (ls.recompute_layers > 0)
+				sb_printf(&b, "--recompute-method uniform \\\n"
+				    "--recompute-num-layers %d \\\n", ls.recompute_layers);
+		}
+		sb_printf(&b, "--micro-batch-size %lld \\\n", (long long)ls.mbs);
+		sb_printf(&b, "--global-batch-size %lld \\\n", (long long)ls.gbs);
+		sb_printf(&b, "--use-distributed-optimizer\n");
+		break;
+	case SL_EXPORT_DEEPSPEED: {
+		int zero = ls.dp > 1 ? 1 : 0;
+		sb_printf(&b, "{\n");
+		sb_printf(&b, "  \"train_batch_size\": %lld,\n", (long long)ls.gbs);
+		sb_printf(&b, "  \"train_micro_batch_size_per_gpu\": %lld,\n", (long long)ls.mbs);
+		sb_printf(&b, "  \"gradient_accumulation_steps\": %lld,\n", (long long)ls.accum);
+		sb_printf(&b, "  \"bf16\": {\"enabled\": %s},\n",
+		    o->space.recipe.precision == SL_PREC_FP32 ? "false" : "true");
+		sb_printf(&b, "  \"zero_optimization\": {\n    \"stage\": %d", zero);
+		if (o->offload_optimizer)
+			sb_printf(&b, ",\n    \"offload_optimizer\": {\"device\": \"cpu\", \"pin_memory\": true}");
+		sb_printf(&b, "\n  },\n");
+		sb_printf(&b, "  \"pipeline\": {\"stages\": %d, \"partition\": [", ls.pp);
+		for (int j = 0; j < pl->n_stages; j++)
+			sb_printf(&b, "%s%d", j ? ", " : "", pl->stage[j].n_layers);
+		sb_printf(&b, "], \"activation_checkpoint_interval\": %d},\n",
+		    pl->stage[0].recompute == SL_RECOMP_FULL ? 1 : 0);
+		sb_printf(&b, "  \"tensor_parallel\": {\"tp_size\": %d},\n", ls.tp);
+		sb_printf(&b, "  \"steps_per_print\": 10\n}\n");
+		break;
+	}
+	case SL_EXPORT_DTENSOR:
+		notes(&b, pl, &ls, "#");
+		sb_printf(&b, "# PyTorch DTensor / FSDP2 plan: %d pipeline stages of a "
+		    "%d x %d (dp x tp) mesh\n", ls.pp, ls.dp, ls.tp);
+		sb_printf(&b, "from torch.distributed.device_mesh import init_device_mesh\n"
+		    "from torch.distributed.tensor.parallel import (\n"
+		    "    ColwiseParallel, RowwiseParallel, parallelize_module)\n"
+		    "from torch.distributed.fsdp import fully_shard\n\n");
+		sb_printf(&b, "mesh = init_device_mesh(\"cuda\", (%d, %d, %d), "
+		    "mesh_dim_names=(\"pp\", \"dp\", \"tp\"))\n", ls.pp, ls.dp, ls.tp);
+		sb_printf(&b, "STAGE_LAYERS = [");
+		for (int j = 0; j < pl->n_stages; j++)
+			sb_printf(&b, "%s%d", j ? ", " : "", pl->stage[j].n_layers);
+		sb_printf(&b, "]\nMICRO_BATCHES = %lld\n\n", (long long)pl->micro_batches);
+		sb_printf(&b, "def parallelize_layer(layer):\n");
+		if (ls.tp > 1)
+			sb_printf(&b, "    parallelize_module(layer, mesh[\"tp\"], {\n"
+			    "        \"attn.qkv\": ColwiseParallel(),\n"
+			    "        \"attn.proj\": RowwiseParallel(),\n"
+			    "        \"mlp.fc1\": ColwiseParallel(),\n"
+			    "        \"mlp.fc2\": RowwiseParallel(),\n"
+			    "    })\n");
+		sb_printf(&b, "    fully_shard(layer, mesh=mesh[\"dp\"], "
+		    "reshard_after_forward=False)\n");
+		sb_printf(&b, "    return layer\n");
+		break;
+	case SL_EXPORT_JSON:
+		sb_printf(&b, "{\"format\": \"shardlab-pipeline\", \"version\": 1,\n");
+		sb_printf(&b, " \"schedule\": \"%s\", \"pp\": %d, \"virtual_stages\": %d,\n",
+		    sl_schedule_name(pl->schedule), pl->pp, pl->virt);
+		sb_printf(&b, " \"mesh\": {\"shape\": [%d", pl->mesh.axes[0].size);
+		if (pl->mesh.n_axes == 2)
+			sb_printf(&b, ", %d", pl->mesh.axes[1].size);
+		sb_printf(&b, "]},\n \"micro_batches\": %lld, \"graph_batch\": %lld,\n",
+		    (long long)pl->micro_batches, (long long)pl->graph_batch);
+		sb_printf(&b, " \"step_time_ns\": %lld, \"bubble_ns\": %lld, "
+		    "\"max_memory_bytes\": %lld, \"fits\": %s,\n",
+		    (long long)pl->step_ns, (long long)pl->bubble_ns,
+		    (long long)pl->max_mem, pl->fits ? "true" : "false");
+		sb_printf(&b, " \"stages\": [\n");
+		for (int j = 0; j < pl->n_stages; j++) {
+			const sl_pipe_stage *st = &pl->stage[j];
+			const sl_pipe_dev *dv = &pl->dev[st->device];
+			sb_printf(&b, "  {\"device\": %d, \"first_layer\": %d, \"layers\": %d, "
+			    "\"recompute\": \"%s\", \"in_flight\": %lld, \"memory_bytes\": %lld, "
+			    "\"micro_batch_time_ns\": %lld,\n   \"ops\": [",
+			    st->device, st->first_layer, st->n_layers,
+			    sl_recompute_name(st->recompute), (long long)dv->in_flight,
+			    (long long)dv->mem, (long long)st->micro_ns);
+			for (int u = 0; u < st->n_strat_ops; u++)
+				sb_printf(&b, "%s\"%s\"", u ? ", " : "", st->strategy[u]);
+			sb_printf(&b, "]}%s\n", j + 1 < pl->n_stages ? "," : "");
+		}
+		sb_printf(&b, " ]}\n");
+		break;
+	default:
+		sl_error_set(err, SL_EINPUT, NULL, 0, 0, "%s", _("unknown export kind"));
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
