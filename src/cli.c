@@ -23,7 +23,9 @@ enum {
 	OPT_STEPS, OPT_EXPORT_PROBLEM, OPT_NO_ZERO, OPT_LAYERS, OPT_HIDDEN,
 	OPT_HEADS, OPT_KV_HEADS, OPT_FFN, OPT_VOCAB, OPT_SEQ, OPT_BATCH, OPT_NAME,
 	OPT_ATTENTION, OPT_PRECISION, OPT_RECOMPUTE, OPT_GLOBAL_BATCH,
-	OPT_TRACE, OPT_DEVICE, OPT_DEPTH, OPT_LAYER
+	OPT_TRACE, OPT_DEVICE, OPT_DEPTH, OPT_LAYER,
+	OPT_AXES, OPT_SCHEDULE, OPT_VIRTUAL, OPT_PP, OPT_TP, OPT_EXPORT,
+	OPT_SLACK, OPT_OFFLOAD
 };
 
 static const struct option long_opts[] = {
@@ -65,6 +67,14 @@ static const struct option long_opts[] = {
 	{ "global-batch", required_argument, NULL, OPT_GLOBAL_BATCH },
 	{ "trace", required_argument, NULL, OPT_TRACE },
 	{ "device", required_argument, NULL, OPT_DEVICE },
+	{ "axes", required_argument, NULL, OPT_AXES },
+	{ "schedule", required_argument, NULL, OPT_SCHEDULE },
+	{ "virtual-stages", required_argument, NULL, OPT_VIRTUAL },
+	{ "pp", required_argument, NULL, OPT_PP },
+	{ "tp", required_argument, NULL, OPT_TP },
+	{ "export", required_argument, NULL, OPT_EXPORT },
+	{ "slack", required_argument, NULL, OPT_SLACK },
+	{ "offload-optimizer", no_argument, NULL, OPT_OFFLOAD },
 	{ "output", required_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ NULL, 0, NULL, 0 }
@@ -105,6 +115,8 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 	o->steps = 10;
 	o->depth = -1;
 	o->layer = -1;
+	o->slack = 1;
+	o->schedule = SL_SCHED_1F1B;
 	optind = 0;
 	opterr = 0;
 	while (rc == SL_OK &&
@@ -116,6 +128,17 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 		switch (c) {
 		case OPT_MESH:
 		case OPT_DEVICES:
+			o->mesh_arg = optarg;
+			if (c == OPT_MESH && strchr(optarg, 'x') != strrchr(optarg, 'x')) {
+				/* three or more axes: a pipeline mesh (shardlab plan) */
+				int n, sh[SL_MAX_TOPO_AXES];
+				sl_axis_role ro[SL_MAX_TOPO_AXES];
+				rc = sl_topo_parse(optarg, NULL, &n, sh, ro, err);
+				if (rc == SL_OK && n > SL_MAX_AXES)
+					o->n_axes = 0;	/* cli_open refuses it */
+				o->mesh_set = true;
+				break;
+			}
 			rc = sl_mesh_parse(optarg, &o->n_axes, o->shape, err);
 			if (rc == SL_OK && c == OPT_DEVICES && o->n_axes != 1)
 				rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
@@ -233,6 +256,39 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 			rc = parse_int64(name, optarg, 0, 1000000, &v, err);
 			o->layer = (int)v;
 			break;
+		case OPT_AXES: o->axes = optarg; break;
+		case OPT_SCHEDULE:
+			if ((v = sl_schedule_from_name(optarg)) < 0)
+				rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+				    _("--schedule: expected 1f1b, gpipe or interleaved, got '%s'"),
+				    optarg);
+			else
+				o->schedule = (sl_schedule)v;
+			break;
+		case OPT_VIRTUAL:
+			rc = parse_int64(name, optarg, 1, 64, &v, err);
+			o->virt = (int)v;
+			break;
+		case OPT_PP:
+			rc = parse_int64(name, optarg, 1, 65536, &v, err);
+			o->pp = (int)v;
+			break;
+		case OPT_TP:
+			rc = parse_int64(name, optarg, 1, 65536, &v, err);
+			o->tp = (int)v;
+			break;
+		case OPT_SLACK:
+			rc = parse_int64(name, optarg, -1, 1000, &v, err);
+			o->slack = (int)v;
+			break;
+		case OPT_OFFLOAD: o->offload = true; break;
+		case OPT_EXPORT:
+			if (sl_export_from_name(optarg) < 0)
+				rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+				    _("--export: expected megatron, deepspeed, dtensor or json, got '%s'"),
+				    optarg);
+			o->export_kind = optarg;
+			break;
 		case ':':
 			rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 			    _("option '%s' needs a value"), argv[optind - 1]);
@@ -295,6 +351,10 @@ cli_open(const cli_opts *o, bool allow_default, cli_session *s, sl_error *err)
 	}
 	if ((rc = sl_hw_load(o->hw, &hw, err)) != SL_OK)
 		return rc;
+	if (o->n_axes == 0)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("mesh \"%s\" has more than %d axes: a mesh with a pipeline axis "
+		    "is planned by shardlab plan"), o->mesh_arg, SL_MAX_AXES);
 	if ((rc = sl_mesh_make(&hw, o->n_axes, o->shape, &s->mesh, err)) != SL_OK)
 		return rc;
 	memset(&mo, 0, sizeof mo);
@@ -1065,6 +1125,8 @@ static const cli_cmd commands[] = {
 	  N_("run a plan's training step on local GPUs and compare with the prediction") },
 	{ "profile", cli_cmd_profile, N_("profile [--hw BASE] -o FILE"),
 	  N_("measure a hardware profile on the local GPUs (needs the GPU runner)") },
+	{ "plan", cli_cmd_plan, N_("plan MODEL --devices N | --mesh AxBxC --axes pp,dp,tp [--global-batch B] [OPTIONS] [--export KIND] [-o FILE]"),
+	  N_("pipeline, data and tensor parallel degrees, micro-batches, stages and recomputation: the fastest plan that fits") },
 	{ "help", cmd_help, N_("help"), N_("this text") },
 };
 

@@ -45,6 +45,13 @@ typedef struct cli_opts {
 	const char *trace;		/* --trace FILE (timeline) */
 	int device;			/* --device N (timeline) */
 	bool quiet;			/* -q */
+	/* plan */
+	const char *mesh_arg;		/* --mesh/--devices as given */
+	const char *axes;		/* --axes pp,dp,tp */
+	sl_schedule schedule;		/* --schedule (default 1f1b) */
+	int virt, pp, tp, slack;	/* --virtual-stages, --pp, --tp, --slack */
+	bool offload;			/* --offload-optimizer */
+	const char *export_kind;	/* --export megatron|deepspeed|dtensor|json */
 	/* gen flags */
 	int layers;
 	int64_t hidden, heads, kv_heads, ffn, vocab, seq, batch;
@@ -87,6 +94,7 @@ int cli_fprintf(FILE *fp, const char *fmt, ...)
 int cli_cmd_render(int argc, char **argv);
 /* The evaluator's step time, tokens per second and MFU, two lines. */
 void cli_print_step(FILE *fp, const sl_eval *ev);
+int cli_cmd_plan(int argc, char **argv);
 
 #define CLI_DEFAULT_MODEL "gpt-1.7b"
 #define CLI_DEFAULT_HW "h100-nvlink"

@@ -828,6 +828,7 @@ recomp_index(sl_recompute r)
 
 /* Index of the Megatron-LM plan's strategy for op v of a stage (-1 none). */
 static int megatron_choice(const sl_space *sp, int *choice, sl_error *err);
+static void pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl);
 
 static int
 pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
@@ -903,6 +904,7 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 		st->micro_ns = plan_micro(sp);
 		st->sync_ns = sp->sync;
 		st->megatron_ns = st->micro_ns;
+		st->megatron_mem = -1;
 		st->expressible = true;
 		pl->dev[d].states = sl_add_sat(pl->dev[d].states, sl_mem_total(&st->states));
 		if (st->acts > pl->dev[d].acts)
@@ -958,6 +960,8 @@ sl_pipeline_eval(const sl_hybrid_opts *o, const sl_pipe_config *c,
 	memset(&h, 0, sizeof h);
 	h.o = o;
 	rc = pipeline_eval(&h, c, pl, err);
+	if (rc == SL_OK)
+		pipeline_megatron(&h, c, pl);
 	if (rc != SL_OK)
 		sl_pipeline_free(pl);
 	hyb_free(&h);
@@ -1017,6 +1021,11 @@ pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
 		type_extras(h, ty, r);
 		plan_totals(ty, space_tab(h, se, r), r, mc + ty->a, &tot);
 		st->megatron_ns = plan_micro(&tot);
+		/* the device's memory with this stage on Megatron-LM's plan */
+		st->megatron_mem = sl_add_sat(pl->dev[st->device].mem,
+		    plan_mem(&tot, pl->dev[st->device].in_flight) -
+		    sl_add_sat(sl_mem_total(&st->states),
+		    sl_mul_sat(pl->dev[st->device].in_flight, st->acts)));
 		st->expressible = true;
 		for (int u = 0; u < ty->b - ty->a; u++)
 			if (strcmp(se->sp->ops[u + ty->a].strat[mc[u + ty->a]].name,
@@ -1174,7 +1183,7 @@ try_partition(hyb *h, cfg *c, const int *layers, best_t *b, best_t *cb,
 		 * One chunk per device: the items are the stages exactly as
 		 * pipeline_eval costs them, so the step is their arithmetic.
 		 */
-		int64_t t[1024], sync = 0, step;
+		int64_t t[1024] = { 0 }, sync = 0, step;
 		for (int j = 0; j < c->ns; j++) {
 			item *it = cfg_at(c, j, layers[j]);
 			if (!it->ok)

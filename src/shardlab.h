@@ -1215,7 +1215,8 @@ typedef struct sl_pipe_stage {
 	int64_t compute_ns, comm_ns;	/* parts of micro_ns (comm incl. p2p) */
 	int64_t p2p_ns;			/* sends to the neighbouring stages */
 	int64_t sync_ns;		/* gradient sync once per step */
-	int64_t megatron_ns;		/* micro_ns of the Megatron-LM plan */
+	int64_t megatron_ns;		/* micro_ns of the Megatron-LM plan (-1 none) */
+	int64_t megatron_mem;		/* its device's memory under that plan */
 	bool expressible;		/* every layer matches the Megatron plan */
 } sl_pipe_stage;
 

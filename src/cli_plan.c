@@ -1,0 +1,301 @@
+/*
+ * cli_plan.c: `shardlab plan`, the hybrid search.  Prints what it searched
+ * and set aside, the memory / step-time frontier of the configurations, the
+ * chosen pipeline stage by stage, and when nothing fits, the changes that
+ * would make it fit; --export writes what a framework launches.
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+
+typedef struct plan_model {
+	const char *arg;
+} plan_model;
+
+static sl_graph *
+plan_open(void *ctx, int64_t batch, int64_t seq, sl_error *err)
+{
+	const plan_model *pm = ctx;
+	sl_model_opts mo;
+
+	memset(&mo, 0, sizeof mo);
+	mo.micro_batch = batch;
+	mo.devices = 1;
+	mo.seq = seq;
+	return sl_model_open(pm->arg, &mo, err);
+}
+
+/* The batch of a model file is fixed; the search needs one that follows. */
+static int
+check_batch(plan_model *pm, int64_t *seq, sl_error *err)
+{
+	sl_graph *a = plan_open(pm, 1, 0, err), *b;
+	bool same = true;
+
+	if (a == NULL)
+		return err->code ? err->code : SL_EINPUT;
+	if ((b = plan_open(pm, 2, 0, err)) == NULL) {
+		sl_graph_free(a);
+		return err->code ? err->code : SL_EINPUT;
+	}
+	*seq = 0;
+	for (int t = 0; t < a->n_tensors && t < b->n_tensors; t++) {
+		if (a->tensors[t].rank > 0 && a->tensors[t].dims[0] != b->tensors[t].dims[0])
+			same = false;
+		if (*seq == 0 && a->tensors[t].role == SL_ROLE_INPUT && a->tensors[t].rank == 2)
+			*seq = a->tensors[t].dims[1];
+	}
+	sl_graph_free(a);
+	sl_graph_free(b);
+	if (same)
+		return sl_error_set(err, SL_EINPUT, pm->arg, 0, 0, "%s",
+		    _("shardlab plan needs a model whose batch follows the micro-batch: "
+		    "a bundled model, a generator file, or gen's flags in a generator file"));
+	return SL_OK;
+}
+
+static const char *
+B(int64_t v, char *buf)
+{
+	return sl_format_bytes(v, buf, 32);
+}
+
+static const char *
+NS(int64_t v, char *buf)
+{
+	return sl_format_ns(v, buf, 32);
+}
+
+static void
+mesh_str(int outer, int inner, char *buf, size_t len)
+{
+	snprintf(buf, len, "%dx%d", outer, inner);
+}
+
+static void
+print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g)
+{
+	char b[6][32], ms[32];
+	int outer = pl->mesh.n_axes == 2 ? pl->mesh.axes[0].size : 1;
+	int inner = pl->mesh.axes[pl->mesh.n_axes - 1].size;
+	double tokens = 0;
+
+	mesh_str(outer, inner, ms, sizeof ms);
+	printf(_("\nchosen plan: %d pipeline stages (%s"), pl->pp, sl_schedule_name(pl->schedule));
+	if (pl->virt > 1)
+		printf(_(", %d chunks per device"), pl->virt);
+	printf(_("), each on a %s sub-mesh; %lld micro-batches of %lld samples\n"), ms,
+	    (long long)pl->micro_batches, (long long)pl->graph_batch);
+	printf(_("step time %s: pipeline %s (bubble %s, %.1f%%), gradient sync %s\n"),
+	    NS(pl->step_ns, b[0]), NS(pl->pipe_ns, b[1]), NS(pl->bubble_ns, b[2]),
+	    pl->pipe_ns > 0 ? 100.0 * (double)pl->bubble_ns / (double)pl->pipe_ns : 0.0,
+	    NS(pl->sync_ns, b[3]));
+	if (g != NULL && pl->step_ns > 0) {
+		for (int t = 0; t < g->n_tensors; t++)
+			if (g->tensors[t].role == SL_ROLE_INPUT && g->tensors[t].rank == 2) {
+				tokens = (double)sl_tensor_elems(&g->tensors[t]);
+				break;
+			}
+		/* g is one micro-batch: its tokens times the micro-batches */
+		tokens *= (double)pl->micro_batches;
+		if (o->hw.flops > 0)
+			printf(_("%.0f tokens/s; %.1f%% of the devices' peak FLOP/s (MFU)\n"),
+			    tokens / ((double)pl->step_ns / 1e9),
+			    100.0 * (double)pl->flops / ((double)pl->step_ns / 1e9) /
+			    (o->hw.flops * (double)pl->pp * pl->mesh.n_devices));
+	}
+	printf(_("memory per device: at most %s of %s\n"), B(pl->max_mem, b[0]),
+	    B(o->mem_limit > 0 ? o->mem_limit : o->hw.memory_bytes, b[1]));
+	cli_fprintf(stdout, "\n%-6s %-7s %-10s %-10s %9s %11s %11s %11s %11s\n", _("stage"),
+	    _("device"), _("layers"), _("recompute"), _("in flight"), _("states"),
+	    _("activation"), _("memory"), _("micro-batch"));
+	for (int j = 0; j < pl->n_stages; j++) {
+		const sl_pipe_stage *st = &pl->stage[j];
+		const sl_pipe_dev *dv = &pl->dev[st->device];
+		char lr[32];
+		snprintf(lr, sizeof lr, "%d-%d", st->first_layer,
+		    st->first_layer + st->n_layers - 1);
+		printf("%-6d %-7d %-10s %-10s %9lld %11s %11s %11s %11s\n", j, st->device,
+		    lr, sl_recompute_name(st->recompute), (long long)dv->in_flight,
+		    B(sl_mem_total(&st->states), b[0]), B(st->acts, b[1]),
+		    B(dv->mem, b[2]), NS(st->micro_ns, b[3]));
+	}
+	if (g == NULL)
+		return;
+	printf(_("\nper-stage operator plan (the first layer of each stage; its other layers choose alike unless listed):\n"));
+	for (int j = 0; j < pl->n_stages; j++) {
+		const sl_pipe_stage *st = &pl->stage[j];
+		int lay0 = st->first_layer;
+		printf(_("stage %d:"), j);
+		for (int u = 0; u < st->n_ops; u++) {
+			const sl_op *op = &g->ops[st->first_op + u];
+			bool show = op->layer < 0 || op->layer == lay0;
+			if (!show && op->pos >= 0) {
+				/* a later layer choosing otherwise than the first */
+				int first = g->layers[lay0].first_op + op->pos - st->first_op;
+				show = first >= 0 && first < st->n_ops &&
+				    strcmp(st->strategy[first], st->strategy[u]) != 0;
+			}
+			if (show)
+				printf(" %s=%s", op->name, st->strategy[u]);
+		}
+		printf("\n");
+	}
+}
+
+static int
+write_export(const sl_pipeline *pl, const sl_hybrid_opts *ho, const cli_opts *o,
+    sl_error *err)
+{
+	sl_atomic a;
+	char *text = sl_pipeline_export(pl, ho, sl_export_from_name(o->export_kind), err);
+	int rc;
+
+	if (text == NULL)
+		return err->code ? err->code : SL_EINTERNAL;
+	if ((rc = sl_atomic_open(&a, o->output ? o->output : "-", err)) != SL_OK) {
+		free(text);
+		return rc;
+	}
+	if (fputs(text, a.fp) == EOF) {
+		sl_atomic_abort(&a);
+		free(text);
+		return sl_error_set(err, SL_EINTERNAL, o->output, 0, 0, "%s",
+		    _("cannot write the export"));
+	}
+	free(text);
+	return sl_atomic_commit(&a, err);
+}
+
+int
+cli_cmd_plan(int argc, char **argv)
+{
+	cli_opts o;
+	sl_error err;
+	sl_hybrid_opts ho;
+	sl_hybrid_result r;
+	sl_topo topo;
+	plan_model pm;
+	bool report;
+	int rc;
+	char b[4][32];
+
+	sl_error_clear(&err);
+	if (cli_parse(argc, argv, &o, &err) != SL_OK)
+		return cli_report(&err);
+	if (o.n_args != 1) {
+		sl_error_set(&err, SL_EINPUT, NULL, 0, 0, "%s",
+		    _("usage: shardlab plan MODEL --devices N | --mesh AxBxC --axes pp,dp,tp "
+		    "[--global-batch B] [OPTIONS]"));
+		cli_opts_free(&o);
+		return cli_report(&err);
+	}
+	sl_hybrid_opts_default(&ho);
+	pm.arg = o.args[0];
+	ho.model = plan_open;
+	ho.model_ctx = &pm;
+	if ((rc = sl_hw_load(o.hw, &ho.hw, &err)) != SL_OK ||
+	    (rc = check_batch(&pm, &ho.model_seq, &err)) != SL_OK) {
+		cli_opts_free(&o);
+		return cli_report(&err);
+	}
+	ho.space.zero = !o.no_zero;
+	ho.space.recipe = o.recipe;
+	ho.space.recipe.micro_batch = 1;
+	ho.global_batch = o.recipe.global_batch;
+	ho.schedule = o.schedule;
+	ho.virt = o.virt;
+	ho.pp = o.pp;
+	ho.tp = o.tp;
+	ho.slack = o.slack;
+	ho.offload_optimizer = o.offload;
+	ho.mem_limit = o.mem_limit;
+	ho.micro_batch = o.micro_batch > 1 ? o.micro_batch : 0;
+	if (o.axes != NULL || (o.mesh_arg != NULL && o.n_axes != 1)) {
+		int n, sh[SL_MAX_TOPO_AXES];
+		sl_axis_role ro[SL_MAX_TOPO_AXES];
+		if ((rc = sl_topo_parse(o.mesh_arg ? o.mesh_arg : "4", o.axes, &n, sh, ro,
+		    &err)) != SL_OK ||
+		    (rc = sl_topo_make(&ho.hw, n, sh, ro, &topo, &err)) != SL_OK) {
+			cli_opts_free(&o);
+			return cli_report(&err);
+		}
+		ho.topo = &topo;
+		ho.devices = topo.n_devices;
+	} else
+		ho.devices = o.n_axes == 1 ? o.shape[0] : o.shape[0] * o.shape[1];
+	report = o.export_kind == NULL || o.output != NULL;
+	rc = sl_hybrid_search(&ho, &r, &err);
+	if (rc != SL_OK) {
+		cli_opts_free(&o);
+		return cli_report(&err);
+	}
+	if (report) {
+		char rd[256];
+		printf(_("model %s on %d devices of %s (%s each); global batch %lld\n"),
+		    pm.arg, ho.devices, ho.hw.name, B(ho.hw.memory_bytes, b[0]),
+		    (long long)(ho.global_batch > 0 ? ho.global_batch : ho.devices));
+		printf(_("recipe: %s\n"), sl_recipe_describe(&ho.space.recipe, rd, sizeof rd));
+		printf(_("searched %lld configurations and %lld partitions with %lld stage solves "
+		    "(%lld answered from the cache) in %.0f ms\n"),
+		    (long long)r.configs, (long long)r.partitions, (long long)r.stage_solves,
+		    (long long)r.cache_hits, r.time_ms);
+		printf(_("set aside: %lld by a lower bound on the step time, %lld sub-meshes "
+		    "(tensor parallelism beyond a node, or chunks of unequal layers), "
+		    "%lld micro-batch sizes that do not divide the global batch; "
+		    "%lld configurations searched stage sizes by bound instead of listing them "
+		    "(stages within %d layers of the even split)\n"),
+		    (long long)r.pruned_bound, (long long)r.pruned_shapes,
+		    (long long)r.pruned_batches, (long long)r.pruned_partitions, ho.slack);
+		if (r.n_front > 0) {
+			cli_fprintf(stdout, "\n%s\n%-4s %-3s %-9s %7s %13s %13s\n",
+			    _("frontier of memory against step time (configurations that fit):"),
+			    "pp", "v", _("sub-mesh"), _("m"), _("memory/dev"), _("step time"));
+			for (int i = 0; i < r.n_front; i++) {
+				const sl_hybrid_point *pt = &r.front[i];
+				char ms[32];
+				mesh_str(pt->outer, pt->inner, ms, sizeof ms);
+				printf("%-4d %-3d %-9s %7lld %13s %13s\n", pt->pp, pt->virt, ms,
+				    (long long)pt->micro_batches, B(pt->max_mem, b[0]),
+				    NS(pt->step_ns, b[1]));
+			}
+		}
+	}
+	if (r.found) {
+		if (report) {
+			sl_graph *g = plan_open(&pm, r.best.graph_batch, ho.space.recipe.seq, &err);
+			print_pipeline(&r.best, &ho, g);
+			sl_graph_free(g);
+		}
+		if (o.export_kind != NULL && (rc = write_export(&r.best, &ho, &o, &err)) != SL_OK) {
+			sl_hybrid_result_free(&r);
+			cli_opts_free(&o);
+			return cli_report(&err);
+		}
+		sl_hybrid_result_free(&r);
+		cli_opts_free(&o);
+		return SL_OK;
+	}
+	/* nothing fits: what would */
+	{
+		sl_fit_change *ch;
+		int n;
+
+		fprintf(stderr, _("shardlab: no plan fits %s per device; the least memory any "
+		    "configuration reached is %s\n"),
+		    B(ho.mem_limit > 0 ? ho.mem_limit : ho.hw.memory_bytes, b[0]),
+		    r.have_least ? B(r.least.max_mem, b[1]) : "?");
+		if (sl_hybrid_suggest(&ho, &ch, &n, &err) == SL_OK) {
+			printf(_("\nchanges that would make it fit, best first:\n"));
+			for (int i = 0; i < n; i++)
+				printf("  %-58s %s  %s %s  %s %s\n", ch[i].what,
+				    ch[i].fits ? _("fits") : _("does not fit"),
+				    _("memory"), ch[i].max_mem > 0 ? B(ch[i].max_mem, b[0]) : "?",
+				    _("step"), ch[i].step_ns > 0 ? NS(ch[i].step_ns, b[1]) : "?");
+			free(ch);
+		}
+	}
+	sl_hybrid_result_free(&r);
+	cli_opts_free(&o);
+	return SL_EINFEASIBLE;
+}

@@ -1,0 +1,412 @@
+/*
+ * test_pipeline.c: pipeline schedules, per-stage memory against hand
+ * calculations, the hybrid search against exhaustive enumeration, and the
+ * GPT-3 175B configuration of Narayanan et al. (SC21).
+ */
+#include "testutil.h"
+#include "gpt3.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ models */
+
+/* A stack of L layers, each fc (x[b,h] w[h,h]) then gelu, bf16; h = 256. */
+typedef struct stack { int layers; int64_t hidden; } stack;
+
+static sl_graph *
+stack_model(void *ctx, int64_t batch, int64_t seq, sl_error *err)
+{
+	const stack *st = ctx;
+	sl_graph *g = sl_graph_new("stack");
+	int64_t dx[2] = { batch, st->hidden }, dw[2] = { st->hidden, st->hidden };
+	int x;
+	char nm[64], ly[32];
+
+	(void)seq;
+	x = sl_graph_add_tensor(g, "x", 2, dx, SL_DT_BF16, SL_ROLE_INPUT, err);
+	for (int l = 0; l < st->layers; l++) {
+		int w, y, z, in[2];
+		snprintf(ly, sizeof ly, "layer%d", l);
+		snprintf(nm, sizeof nm, "w%d", l);
+		w = sl_graph_add_tensor(g, nm, 2, dw, SL_DT_BF16, SL_ROLE_PARAMETER, err);
+		snprintf(nm, sizeof nm, "y%d", l);
+		y = sl_graph_add_tensor(g, nm, 2, dx, SL_DT_BF16, SL_ROLE_ACTIVATION, err);
+		snprintf(nm, sizeof nm, "z%d", l);
+		z = sl_graph_add_tensor(g, nm, 2, dx, SL_DT_BF16, SL_ROLE_ACTIVATION, err);
+		in[0] = x;
+		in[1] = w;
+		snprintf(nm, sizeof nm, "fc%d", l);
+		sl_graph_add_op(g, nm, SL_OP_MATMUL, 2, in, 1, &y, ly, err);
+		snprintf(nm, sizeof nm, "gelu%d", l);
+		sl_graph_add_op(g, nm, SL_OP_GELU, 1, &y, 1, &z, ly, err);
+		x = z;
+	}
+	if (err->code != SL_OK || sl_graph_validate(g, "stack", err) != SL_OK) {
+		sl_graph_free(g);
+		return NULL;
+	}
+	return g;
+}
+
+static sl_graph *
+gen_model(void *ctx, int64_t batch, int64_t seq, sl_error *err)
+{
+	sl_gen_config c = *(const sl_gen_config *)ctx;
+
+	c.batch = batch;
+	if (seq > 0)
+		c.seq = seq;
+	return sl_gen(&c, err);
+}
+
+static void
+opts_for(sl_hybrid_opts *o, const char *hw, sl_model_fn fn, void *ctx)
+{
+	sl_error err;
+
+	sl_error_clear(&err);
+	sl_hybrid_opts_default(o);
+	assert_int_equal(sl_hw_load(hw, &o->hw, &err), SL_OK);
+	o->model = fn;
+	o->model_ctx = ctx;
+}
+
+/* --------------------------------------------------------- schedules */
+
+static void
+test_schedules(void **state)
+{
+	int64_t t[4] = { 1000, 1000, 1000, 1000 };
+
+	(void)state;
+	/* 1F1B: stage d of p keeps p - d micro-batches (never more than m) */
+	for (int d = 0; d < 4; d++)
+		assert_int_equal(sl_pipe_in_flight(SL_SCHED_1F1B, 4, 1, 8, d), 4 - d);
+	assert_int_equal(sl_pipe_in_flight(SL_SCHED_1F1B, 4, 1, 2, 0), 2);
+	/* GPipe: all m */
+	for (int d = 0; d < 4; d++)
+		assert_int_equal(sl_pipe_in_flight(SL_SCHED_GPIPE, 4, 1, 8, d), 8);
+	/* interleaved, p = 4, v = 2: 2 (p - d - 1) + (v - 1) p + 1 chunks */
+	assert_int_equal(sl_pipe_in_flight(SL_SCHED_INTERLEAVED, 4, 2, 8, 0), 11);
+	assert_int_equal(sl_pipe_in_flight(SL_SCHED_INTERLEAVED, 4, 2, 8, 1), 9);
+	assert_int_equal(sl_pipe_in_flight(SL_SCHED_INTERLEAVED, 4, 2, 8, 3), 5);
+	/* bubble (p - 1) / (m + p - 1) and (p - 1) / (v m + p - 1) */
+	assert_true(sl_pipe_bubble(4, 1, 8) == 3.0 / 11.0);
+	assert_true(sl_pipe_bubble(8, 1, 96) == 7.0 / 103.0);
+	assert_true(sl_pipe_bubble(4, 2, 8) == 3.0 / 19.0);
+	assert_true(sl_pipe_bubble(1, 1, 8) == 0.0);
+	/* equal stages: (m + p - 1) t, whose bubble share is the formula */
+	assert_int_equal(sl_pipe_time(4, 1, 8, t), 11 * 1000);
+	assert_true((double)(sl_pipe_time(4, 1, 8, t) - 8 * 1000) /
+	    (double)sl_pipe_time(4, 1, 8, t) == sl_pipe_bubble(4, 1, 8));
+	/* interleaved: m t + (p - 1) t / v */
+	assert_int_equal(sl_pipe_time(4, 2, 8, t), 8 * 1000 + 3 * 1000 / 2);
+}
+
+/* ---------------------------------------------------- per-stage memory */
+
+/*
+ * Four layers of fc + gelu, h = 256, micro-batch of 4 samples, each stage
+ * on one device (nothing split, no buffers), bf16 recipe:
+ *   states of a layer: w 256 x 256 x 16 B = 1,048,576 B
+ *   activations of a layer and micro-batch: fc keeps x (4 x 256 x 2 B),
+ *   gelu keeps y (4 x 256 x 2 B): 4,096 B
+ */
+#define LAYER_STATES 1048576
+#define LAYER_ACTS 4096
+
+static void
+eval_stack(sl_schedule sched, int p, int v, int64_t m, const int *layers,
+    sl_pipeline *pl)
+{
+	stack st = { 4, 256 };
+	sl_hybrid_opts o;
+	sl_pipe_config c;
+	sl_recompute rec[8] = { 0 };
+	sl_error err;
+
+	opts_for(&o, "h100-nvlink", stack_model, &st);
+	o.space.zero = false;
+	o.schedule = sched;
+	memset(&c, 0, sizeof c);
+	c.pp = p;
+	c.virt = v;
+	c.outer = c.inner = 1;
+	c.graph_batch = 4;
+	c.micro_batches = m;
+	c.layers = layers;
+	c.recompute = rec;
+	sl_error_clear(&err);
+	assert_int_equal(sl_pipeline_eval(&o, &c, pl, &err), SL_OK);
+}
+
+static void
+test_stage_memory(void **state)
+{
+	static const int two[2] = { 2, 2 }, four[4] = { 1, 1, 1, 1 };
+	sl_pipeline pl;
+
+	(void)state;
+	/* 1F1B, p = 2, m = 8: stage 0 keeps 2 micro-batches, stage 1 one */
+	eval_stack(SL_SCHED_1F1B, 2, 1, 8, two, &pl);
+	assert_int_equal(pl.dev[0].in_flight, 2);
+	assert_int_equal(pl.dev[1].in_flight, 1);
+	assert_int_equal(pl.stage[0].acts, 2 * LAYER_ACTS);
+	assert_int_equal(pl.dev[0].mem, 2 * LAYER_STATES + 2 * 2 * LAYER_ACTS);
+	assert_int_equal(pl.dev[1].mem, 2 * LAYER_STATES + 1 * 2 * LAYER_ACTS);
+	assert_int_equal(pl.max_mem, 2113536);
+	sl_pipeline_free(&pl);
+
+	/* GPipe keeps all 8 on both */
+	eval_stack(SL_SCHED_GPIPE, 2, 1, 8, two, &pl);
+	assert_int_equal(pl.dev[0].mem, 2 * LAYER_STATES + 8 * 2 * LAYER_ACTS);
+	assert_int_equal(pl.dev[1].mem, 2 * LAYER_STATES + 8 * 2 * LAYER_ACTS);
+	sl_pipeline_free(&pl);
+
+	/*
+	 * Interleaved, p = 2, v = 2: chunks of one layer; device 0 holds
+	 * layers 0 and 2 and keeps 2 (2 - 0 - 1) + (2 - 1) 2 + 1 = 5 chunks
+	 * in flight, device 1 keeps 3.
+	 */
+	eval_stack(SL_SCHED_INTERLEAVED, 2, 2, 8, four, &pl);
+	assert_int_equal(pl.n_stages, 4);
+	assert_int_equal(pl.stage[2].device, 0);
+	assert_int_equal(pl.dev[0].in_flight, 5);
+	assert_int_equal(pl.dev[1].in_flight, 3);
+	assert_int_equal(pl.dev[0].mem, 2 * LAYER_STATES + 5 * LAYER_ACTS);
+	assert_int_equal(pl.dev[1].mem, 2 * LAYER_STATES + 3 * LAYER_ACTS);
+	/* bubble: (p - 1) / v of a device's micro-batch time */
+	assert_int_equal(pl.pipe_ns, sl_pipe_time(2, 2, 8, (int64_t[]){
+	    pl.dev[0].micro_ns, pl.dev[1].micro_ns }));
+	sl_pipeline_free(&pl);
+}
+
+/* ------------------------------------------- search against enumeration */
+
+static int64_t brute_best;
+
+static void
+brute_parts(const sl_hybrid_opts *o, sl_pipe_config *c, int *layers, int j,
+    int left)
+{
+	int ns = c->pp;
+
+	if (j == ns) {
+		sl_pipeline pl;
+		sl_error err;
+		if (left != 0)
+			return;
+		sl_error_clear(&err);
+		assert_int_equal(sl_pipeline_eval(o, c, &pl, &err), SL_OK);
+		if (pl.fits && (brute_best < 0 || pl.step_ns < brute_best))
+			brute_best = pl.step_ns;
+		sl_pipeline_free(&pl);
+		return;
+	}
+	for (int n = 1; n <= left - (ns - j - 1); n++) {
+		layers[j] = n;
+		brute_parts(o, c, layers, j + 1, left - n);
+	}
+}
+
+static void
+check_search(int devices, int64_t B, int64_t limit, sl_schedule sched)
+{
+	stack st = { 4, 256 };
+	sl_hybrid_opts o;
+	sl_hybrid_result r;
+	sl_error err;
+	int layers[8];
+	sl_recompute rec[8] = { 0 };
+	int dpn;
+
+	opts_for(&o, "h100-nvlink", stack_model, &st);
+	o.devices = devices;
+	o.global_batch = B;
+	o.mem_limit = limit;
+	o.slack = -1;		/* every partition */
+	o.schedule = sched;
+	dpn = o.hw.devices_per_node;
+	brute_best = -1;
+	for (int p = 1; p <= devices && p <= st.layers; p++) {
+		int D = devices / p;
+		if (devices % p)
+			continue;
+		for (int inner = 1; inner <= D && inner <= dpn; inner++) {
+			if (D % inner)
+				continue;
+			for (int b = 1; b <= 8; b *= 2) {
+				sl_pipe_config c;
+				int64_t G = (int64_t)b * (D / inner);
+				if (B % G)
+					continue;
+				memset(&c, 0, sizeof c);
+				c.pp = p;
+				c.virt = 1;
+				c.outer = D / inner;
+				c.inner = inner;
+				c.graph_batch = G;
+				c.micro_batches = B / G;
+				c.layers = layers;
+				c.recompute = rec;
+				brute_parts(&o, &c, layers, 0, st.layers);
+			}
+		}
+	}
+	sl_error_clear(&err);
+	assert_int_equal(sl_hybrid_search(&o, &r, &err), SL_OK);
+	fprintf(stderr, "# %d devices, batch %lld, limit %lld: enumeration %lld ns, "
+	    "search %lld ns (pp %d, %lld partitions)\n", devices, (long long)B,
+	    (long long)limit, (long long)brute_best,
+	    r.found ? (long long)r.best.step_ns : -1LL, r.found ? r.best.pp : 0,
+	    (long long)r.partitions);
+	if (brute_best < 0) {
+		assert_false(r.found);
+	} else {
+		assert_true(r.found);
+		assert_int_equal(r.best.step_ns, brute_best);
+		assert_true(r.best.fits);
+		assert_true(r.best.max_mem <= limit);
+	}
+	sl_hybrid_result_free(&r);
+}
+
+static void
+test_search_exhaustive(void **state)
+{
+	(void)state;
+	/* plenty of memory, then so little that only deep pipelines fit */
+	check_search(4, 32, 80000000000LL, SL_SCHED_1F1B);
+	check_search(4, 32, 1400000, SL_SCHED_1F1B);
+	check_search(8, 64, 700000, SL_SCHED_1F1B);
+	check_search(4, 32, 1400000, SL_SCHED_GPIPE);
+	/* nothing fits */
+	check_search(2, 8, 1000, SL_SCHED_1F1B);
+}
+
+/* ------------------------------------------------- a topology of 3 axes */
+
+static void
+test_topology(void **state)
+{
+	sl_hw hw;
+	sl_topo t;
+	sl_mesh m;
+	sl_error err;
+	int n, sh[SL_MAX_TOPO_AXES];
+	sl_axis_role ro[SL_MAX_TOPO_AXES];
+
+	(void)state;
+	sl_error_clear(&err);
+	assert_int_equal(sl_hw_load("a100-sxm", &hw, &err), SL_OK);
+	assert_int_equal(sl_topo_parse("4x2x8", "pp,dp,tp", &n, sh, ro, &err), SL_OK);
+	assert_int_equal(n, 3);
+	assert_int_equal(sl_topo_make(&hw, n, sh, ro, &t, &err), SL_OK);
+	assert_int_equal(t.n_devices, 64);
+	/* tp groups are 8 consecutive devices: one node; dp and pp cross */
+	assert_false(t.crosses[2]);
+	assert_true(t.crosses[1]);
+	assert_true(t.crosses[0]);
+	assert_true(t.link[2].bandwidth == hw.intra.bandwidth);
+	assert_true(t.link[1].bandwidth == hw.inter.bandwidth);
+	assert_int_equal(sl_topo_pp(&t), 4);
+	assert_int_equal(sl_topo_stage_mesh(&t, &m, &err), SL_OK);
+	assert_int_equal(m.n_axes, 2);
+	assert_int_equal(m.axes[0].size, 2);
+	assert_int_equal(m.axes[1].size, 8);
+	assert_true(m.axes[0].link.bandwidth == hw.inter.bandwidth);
+	/* 2x4 (dp, tp) per stage: stages of 8 in one node each; dp stays in */
+	assert_int_equal(sl_topo_parse("8x2x4", "pp,dp,tp", &n, sh, ro, &err), SL_OK);
+	assert_int_equal(sl_topo_make(&hw, n, sh, ro, &t, &err), SL_OK);
+	assert_false(t.crosses[1]);
+	assert_false(t.crosses[2]);
+	assert_true(t.crosses[0]);
+	/* dp outermost strides over the pipeline: it crosses nodes */
+	assert_int_equal(sl_topo_parse("2x4x8", "dp,pp,tp", &n, sh, ro, &err), SL_OK);
+	assert_int_equal(sl_topo_make(&hw, n, sh, ro, &t, &err), SL_OK);
+	assert_true(t.crosses[0]);
+	/* bad spellings */
+	sl_error_clear(&err);
+	assert_int_equal(sl_topo_parse("4x2x8", "pp,dp", &n, sh, ro, &err), SL_EINPUT);
+	sl_error_clear(&err);
+	assert_int_equal(sl_topo_parse("4x2x8", "pp,pp,tp", &n, sh, ro, &err), SL_EINPUT);
+	sl_error_clear(&err);
+	assert_int_equal(sl_topo_parse("4x2x8", "pp,xx,tp", &n, sh, ro, &err), SL_EINPUT);
+	sl_error_clear(&err);
+	assert_int_equal(sl_topo_parse("2x2x2x2", "dp,dp,tp,tp", &n, sh, ro, &err), SL_EINPUT);
+}
+
+/* ------------------------------------------ GPT-3 175B, Narayanan et al. */
+
+/*
+ * Megatron-LM's GPT-3 175B (Narayanan et al., SC21): 96 layers, hidden
+ * 12288, 96 heads, sequence 2048; tensor parallel 8 inside a DGX A100 node,
+ * pipeline parallel 8 (12 layers a stage), data parallel 16 on 1024 A100
+ * 80GB; micro-batch 1, global batch 1536 (96 micro-batches of 16 samples);
+ * Megatron's mixed precision, full recomputation of every layer.
+ */
+static void
+test_gpt3_narayanan(void **state)
+{
+	sl_gen_config gc;
+	sl_hybrid_opts o;
+	sl_pipe_config c;
+	sl_pipeline pl;
+	sl_hybrid_result r;
+	int layers[8];
+	sl_recompute rec[8];
+	sl_error err;
+
+	(void)state;
+	gpt3_175b_config(&gc);
+	opts_for(&o, "a100-sxm", gen_model, &gc);
+	o.space.recipe.precision = SL_PREC_MEGATRON;
+	o.space.recipe.recompute = SL_RECOMP_FULL;
+	o.devices = 1024;
+	o.global_batch = 1536;
+	for (int j = 0; j < 8; j++) {
+		layers[j] = 12;
+		rec[j] = SL_RECOMP_FULL;
+	}
+	memset(&c, 0, sizeof c);
+	c.pp = 8;
+	c.virt = 1;
+	c.outer = 16;
+	c.inner = 8;
+	c.graph_batch = 16;
+	c.micro_batches = 96;
+	c.layers = layers;
+	c.recompute = rec;
+	sl_error_clear(&err);
+	assert_int_equal(sl_pipeline_eval(&o, &c, &pl, &err), SL_OK);
+	/* fits in 80 GB, also with Megatron-LM's own layout on every stage */
+	assert_true(pl.fits);
+	assert_true(pl.max_mem <= 80000000000LL);
+	for (int j = 0; j < 8; j++) {
+		assert_true(pl.stage[j].megatron_mem > 0);
+		assert_true(pl.stage[j].megatron_mem <= 80000000000LL);
+	}
+	/* our own search over the same devices and batch is no slower */
+	o.slack = 1;
+	sl_error_clear(&err);
+	assert_int_equal(sl_hybrid_search(&o, &r, &err), SL_OK);
+	assert_true(r.found);
+	assert_true(r.best.step_ns <= pl.step_ns);
+	sl_hybrid_result_free(&r);
+	sl_pipeline_free(&pl);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_schedules),
+		cmocka_unit_test(test_stage_memory),
+		cmocka_unit_test(test_topology),
+		cmocka_unit_test(test_search_exhaustive),
+		cmocka_unit_test(test_gpt3_narayanan),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
