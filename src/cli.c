@@ -181,6 +181,7 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 			break;
 		case OPT_MICRO_BATCH:
 			rc = parse_int64(name, optarg, 1, 1 << 20, &o->micro_batch, err);
+			o->micro_batch_set = true;
 			break;
 		case OPT_TIME_LIMIT: {
 			char *end;

@@ -25,6 +25,7 @@ typedef struct cli_opts {
 	sl_solver_kind solver;		/* --solver (default auto) */
 	int64_t mem_limit;		/* --mem-limit, -1 none */
 	int64_t micro_batch;		/* --micro-batch (default 1) */
+	bool micro_batch_set;		/* --micro-batch was given */
 	double time_limit;		/* --time-limit seconds, 0 none */
 	bool no_zero;			/* --no-zero: no ZeRO-3/OSDP variants */
 	sl_recipe recipe;		/* --attention, --precision, --recompute,

@@ -210,7 +210,7 @@ cli_cmd_plan(int argc, char **argv)
 	ho.slack = o.slack;
 	ho.offload_optimizer = o.offload;
 	ho.mem_limit = o.mem_limit;
-	ho.micro_batch = o.micro_batch > 1 ? o.micro_batch : 0;
+	ho.micro_batch = o.micro_batch_set ? o.micro_batch : 0;
 	if (o.axes != NULL || (o.mesh_arg != NULL && o.n_axes != 1)) {
 		int n, sh[SL_MAX_TOPO_AXES];
 		sl_axis_role ro[SL_MAX_TOPO_AXES];

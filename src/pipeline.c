@@ -827,7 +827,7 @@ recomp_index(sl_recompute r)
 }
 
 /* Index of the Megatron-LM plan's strategy for op v of a stage (-1 none). */
-static int megatron_choice(const sl_space *sp, int *choice, sl_error *err);
+static int megatron_choice(const sl_space *sp, bool tp, int *choice, sl_error *err);
 static void pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl);
 
 static int
@@ -864,6 +864,7 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 	for (int d = 0; d < p; d++)
 		pl->dev[d].in_flight = sl_pipe_in_flight(pl->schedule, p, v, m, d);
 	pl->fits = true;
+	pl->launch_tp = pl->mesh.axes[pl->mesh.n_axes - 1].size;
 	for (int j = 0; j < ns; j++) {
 		sl_pipe_stage *st = &pl->stage[j];
 		int d = j % p, n = c->layers[j];
@@ -970,7 +971,7 @@ sl_pipeline_eval(const sl_hybrid_opts *o, const sl_pipe_config *c,
 
 /* The Megatron-LM plan of a stage (baseline.c), or an error. */
 static int
-megatron_choice(const sl_space *sp, int *choice, sl_error *err)
+megatron_choice(const sl_space *sp, bool tp, int *choice, sl_error *err)
 {
 	sl_scored_plan sc;
 	sl_baseline_opts bo;
@@ -980,8 +981,8 @@ megatron_choice(const sl_space *sp, int *choice, sl_error *err)
 	bo.mem_budget = -1;
 	bo.solver = SL_SOLVER_AUTO;
 	memset(&sc, 0, sizeof sc);
-	rc = sl_baseline_plan(sp, sp->mesh.n_axes == 2 ? SL_BASE_MEGATRON_SP :
-	    SL_BASE_MEGATRON, &bo, NULL, &sc, err);
+	rc = sl_baseline_plan(sp, !tp ? SL_BASE_DP : sp->mesh.n_axes == 2 ?
+	    SL_BASE_MEGATRON_SP : SL_BASE_MEGATRON, &bo, NULL, &sc, err);
 	if (rc == SL_OK && sc.applicable && sc.choice != NULL)
 		memcpy(choice, sc.choice, sp->g->n_ops * sizeof *choice);
 	else if (rc == SL_OK)
@@ -1004,8 +1005,28 @@ pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
 
 	if (se == NULL)
 		return;
+	/* does any layer operator use the inner axis for more than the batch? */
+	{
+		const sl_space *sp = se->sp;
+		int inner = sp->mesh.n_axes - 1;
+		pl->launch_tp = 1;
+		for (int j = 0; j < pl->n_stages; j++) {
+			const sl_pipe_stage *st = &pl->stage[j];
+			for (int u = 0; u < st->n_ops; u++) {
+				int v = st->first_op + u;
+				int si = sl_space_find_strategy(sp, v, st->strategy[u]);
+				const sl_binding *b = &sp->ops[v].bind;
+				if (sp->g->ops[v].layer < 0 || si < 0)
+					continue;
+				for (int l = 0; l < b->n_loop; l++)
+					if ((sp->ops[v].strat[si].loop_axes[l] & (1u << inner)) &&
+					    b->role[l] != NULL && strcmp(b->role[l], "dp") != 0)
+						pl->launch_tp = sp->mesh.axes[inner].size;
+			}
+		}
+	}
 	mc = sl_xmalloc(se->sp->g->n_ops * sizeof *mc);
-	ok = megatron_choice(se->sp, mc, NULL) == SL_OK;
+	ok = megatron_choice(se->sp, pl->launch_tp > 1, mc, NULL) == SL_OK;
 	for (int j = 0; j < pl->n_stages; j++) {
 		sl_pipe_stage *st = &pl->stage[j];
 		stage_type *ty = hyb_type(h, c->graph_batch, c->outer, c->inner,
@@ -1856,12 +1877,10 @@ shape_of(const sl_pipeline *pl, const sl_hybrid_opts *o, launch_shape *ls)
 	int64_t gap = 0;
 
 	memset(ls, 0, sizeof *ls);
-	if (pl->mesh.n_axes == 1) {
-		/* one axis: tensor parallel when it is the micro-batch's only rank */
-		if (pl->graph_batch % inner == 0 && pl->graph_batch >= inner) {
-			outer = inner;
-			inner = 1;
-		}
+	if (pl->launch_tp <= 1) {
+		/* every axis data parallel */
+		outer *= inner;
+		inner = 1;
 	}
 	ls->tp = inner;
 	ls->dp = outer;
@@ -1956,24 +1975,27 @@ sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
 		sb_printf(&b, "--use-distributed-optimizer\n");
 		break;
 	case SL_EXPORT_DEEPSPEED: {
-		int zero = ls.dp > 1 ? 1 : 0;
+		/*
+		 * The configuration file; the stages themselves are given to
+		 * PipelineModule(num_stages=pp) in code (man shardlab(1)).
+		 */
+		int zero = ls.dp > 1 || o->offload_optimizer ? 1 : 0;
 		sb_printf(&b, "{\n");
 		sb_printf(&b, "  \"train_batch_size\": %lld,\n", (long long)ls.gbs);
 		sb_printf(&b, "  \"train_micro_batch_size_per_gpu\": %lld,\n", (long long)ls.mbs);
 		sb_printf(&b, "  \"gradient_accumulation_steps\": %lld,\n", (long long)ls.accum);
 		sb_printf(&b, "  \"bf16\": {\"enabled\": %s},\n",
 		    o->space.recipe.precision == SL_PREC_FP32 ? "false" : "true");
-		sb_printf(&b, "  \"zero_optimization\": {\n    \"stage\": %d", zero);
+		sb_printf(&b, "  \"zero_optimization\": {\"stage\": %d", zero);
 		if (o->offload_optimizer)
-			sb_printf(&b, ",\n    \"offload_optimizer\": {\"device\": \"cpu\", \"pin_memory\": true}");
-		sb_printf(&b, "\n  },\n");
-		sb_printf(&b, "  \"pipeline\": {\"stages\": %d, \"partition\": [", ls.pp);
-		for (int j = 0; j < pl->n_stages; j++)
-			sb_printf(&b, "%s%d", j ? ", " : "", pl->stage[j].n_layers);
-		sb_printf(&b, "], \"activation_checkpoint_interval\": %d},\n",
-		    pl->stage[0].recompute == SL_RECOMP_FULL ? 1 : 0);
-		sb_printf(&b, "  \"tensor_parallel\": {\"tp_size\": %d},\n", ls.tp);
-		sb_printf(&b, "  \"steps_per_print\": 10\n}\n");
+			sb_printf(&b, ", \"offload_optimizer\": {\"device\": \"cpu\", \"pin_memory\": true}");
+		sb_printf(&b, "},\n");
+		if (pl->stage[0].recompute == SL_RECOMP_FULL)
+			sb_printf(&b, "  \"activation_checkpointing\": {\"partition_activations\": %s, "
+			    "\"contiguous_memory_optimization\": false, \"cpu_checkpointing\": false},\n",
+			    ls.tp > 1 ? "true" : "false");
+		sb_printf(&b, "  \"pipeline\": {\"pipe_partitioned\": %s, \"grad_partitioned\": %s}\n}\n",
+		    ls.tp > 1 ? "true" : "false", ls.tp > 1 ? "true" : "false");
 		break;
 	}
 	case SL_EXPORT_DTENSOR:

@@ -1215,9 +1215,12 @@ typedef struct sl_pipe_stage {
 	int64_t compute_ns, comm_ns;	/* parts of micro_ns (comm incl. p2p) */
 	int64_t p2p_ns;			/* sends to the neighbouring stages */
 	int64_t sync_ns;		/* gradient sync once per step */
-	int64_t megatron_ns;		/* micro_ns of the Megatron-LM plan (-1 none) */
-	int64_t megatron_mem;		/* its device's memory under that plan */
-	bool expressible;		/* every layer matches the Megatron plan */
+	/* the nearest plan a framework expresses at the launch's degrees
+	 * (Megatron-LM's layout when launch_tp > 1, plain data parallel
+	 * otherwise): its time, its device's memory, and whether it is ours */
+	int64_t megatron_ns;		/* -1 none */
+	int64_t megatron_mem;
+	bool expressible;
 } sl_pipe_stage;
 
 /* Per device (pipeline rank). */
@@ -1242,6 +1245,10 @@ typedef struct sl_pipeline {
 	int64_t max_mem;
 	int64_t flops;			/* useful FLOPs of one step, all devices */
 	bool fits;			/* every device under the profile's memory */
+	/* the launch: tensor parallel over the inner axis when some layer
+	 * operator splits a dimension other than the batch over it, else 1
+	 * (then every axis is data parallel) */
+	int launch_tp;
 } sl_pipeline;
 void sl_pipeline_free(sl_pipeline *pl);
 

@@ -1,0 +1,70 @@
+#!/bin/sh
+# shardlab plan: the hybrid search from the command line.  A two-stage
+# plan of GPT 7.5B on 2 x (2 x 4) devices exported as the Megatron-LM
+# arguments and DeepSpeed configuration a hand-written launch uses
+# (tests/expected), a search over devices, nothing fitting, and bad input.
+. "$TESTS_SRCDIR/lib.sh"
+
+TWO="gpt-7.5b --mesh 2x2x4 --axes pp,dp,tp --global-batch 32 --micro-batch 1 \
+--recompute full --hw a100-sxm --slack 0 --mem-limit 24GB"
+
+# Megatron-LM: TP 4 inside a node, PP 2, DP 2, micro-batch 1 of 32
+run mg "$SHARDLAB" plan $TWO --export megatron
+expect_status 0 mg
+grep -v '^#' "$TMP/mg.out" > "$TMP/mg.args"
+n_checks=$((n_checks + 1))
+cmp -s "$TMP/mg.args" "$TESTS_SRCDIR/expected/plan_megatron_2stage.txt" ||
+	{ diff "$TESTS_SRCDIR/expected/plan_megatron_2stage.txt" "$TMP/mg.args"; fail "megatron arguments"; }
+
+# DeepSpeed: 32 = 1 per GPU x 16 accumulation steps x 2 data-parallel ranks
+run ds "$SHARDLAB" plan $TWO --export deepspeed -o "$TMP/ds.json"
+expect_status 0 ds
+n_checks=$((n_checks + 1))
+cmp -s "$TMP/ds.json" "$TESTS_SRCDIR/expected/plan_deepspeed_2stage.json" ||
+	{ diff "$TESTS_SRCDIR/expected/plan_deepspeed_2stage.json" "$TMP/ds.json"; fail "deepspeed json"; }
+# with -o the report is printed too
+expect_in "$TMP/ds.out" "chosen plan: 2 pipeline stages"
+
+# the stage table: 18 layers each, stage 0 keeps 2 micro-batches, stage 1 one
+run rep "$SHARDLAB" plan $TWO
+expect_status 0 rep
+expect_in "$TMP/rep.out" "0      0       0-17       full               2"
+expect_in "$TMP/rep.out" "1      1       18-35      full               1"
+
+# per-layer plan JSON with stages; DTensor source
+run js "$SHARDLAB" plan $TWO --export json -o "$TMP/p.json"
+expect_status 0 js
+expect_in "$TMP/p.json" '"format": "shardlab-pipeline"'
+expect_eq "$(grep -c '"first_layer"' "$TMP/p.json")" 2 "stages in the plan JSON"
+run dt "$SHARDLAB" plan $TWO --export dtensor
+expect_status 0 dt
+expect_in "$TMP/dt.out" 'init_device_mesh("cuda", (2, 2, 4)'
+
+# a search over 16 devices: a frontier and a chosen plan
+run srch "$SHARDLAB" plan gpt-1.7b --devices 16 --global-batch 64 --hw a100-sxm
+expect_status 0 srch
+expect_in "$TMP/srch.out" "frontier of memory against step time"
+expect_in "$TMP/srch.out" "chosen plan:"
+
+# nothing fits 1 GB: exit 1 and the changes that would make it fit
+run nf "$SHARDLAB" plan gpt-1.7b --devices 2 --global-batch 8 --mem-limit 1GB
+expect_status 1 nf
+expect_in "$TMP/nf.err" "no plan fits"
+expect_in "$TMP/nf.out" "changes that would make it fit"
+expect_in "$TMP/nf.out" "optimizer states offloaded to host memory"
+
+# bad input: exit 2 with a message naming what was expected
+run b1 "$SHARDLAB" plan gpt-1.7b --mesh 2x2x2 --axes pp,dp
+expect_status 2 b1
+expect_in "$TMP/b1.err" "names 2 axes"
+run b2 "$SHARDLAB" plan gpt-1.7b --mesh 2x2x2 --axes pp,xx,tp
+expect_status 2 b2
+expect_in "$TMP/b2.err" "expected names pp, dp or tp"
+run b3 "$SHARDLAB" solve gpt-1.7b --mesh 2x2x2
+expect_status 2 b3
+expect_in "$TMP/b3.err" "shardlab plan"
+run b4 "$SHARDLAB" plan gpt-1.7b --devices 8 --export nccl
+expect_status 2 b4
+expect_in "$TMP/b4.err" "--export: expected megatron"
+
+done_ok
