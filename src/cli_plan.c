@@ -235,7 +235,7 @@ cli_cmd_plan(int argc, char **argv)
 		printf(_("model %s on %d devices of %s (%s each); global batch %lld\n"),
 		    pm.arg, ho.devices, ho.hw.name, B(ho.hw.memory_bytes, b[0]),
 		    (long long)(ho.global_batch > 0 ? ho.global_batch : ho.devices));
-		printf(_("recipe: %s\n"), sl_recipe_describe(&ho.space.recipe, rd, sizeof rd));
+		printf(_("training recipe: %s\n"), sl_recipe_describe(&ho.space.recipe, rd, sizeof rd));
 		printf(_("searched %lld configurations and %lld partitions with %lld stage solves "
 		    "(%lld answered from the cache) in %.0f ms\n"),
 		    (long long)r.configs, (long long)r.partitions, (long long)r.stage_solves,
@@ -250,7 +250,7 @@ cli_cmd_plan(int argc, char **argv)
 		if (r.n_front > 0) {
 			cli_fprintf(stdout, "\n%s\n%-4s %-3s %-9s %7s %13s %13s\n",
 			    _("frontier of memory against step time (configurations that fit):"),
-			    "pp", "v", _("sub-mesh"), _("m"), _("memory/dev"), _("step time"));
+			    "pp", "v", _("sub-mesh"), "m", _("memory/dev"), _("step time"));
 			for (int i = 0; i < r.n_front; i++) {
 				const sl_hybrid_point *pt = &r.front[i];
 				char ms[32];
@@ -288,10 +288,10 @@ cli_cmd_plan(int argc, char **argv)
 		if (sl_hybrid_suggest(&ho, &ch, &n, &err) == SL_OK) {
 			printf(_("\nchanges that would make it fit, best first:\n"));
 			for (int i = 0; i < n; i++)
-				printf("  %-58s %s  %s %s  %s %s\n", ch[i].what,
-				    ch[i].fits ? _("fits") : _("does not fit"),
-				    _("memory"), ch[i].max_mem > 0 ? B(ch[i].max_mem, b[0]) : "?",
-				    _("step"), ch[i].step_ns > 0 ? NS(ch[i].step_ns, b[1]) : "?");
+				printf(ch[i].fits ? _("  %s: fits; memory %s, step %s\n") :
+				    _("  %s: does not fit; memory %s, step %s\n"), ch[i].what,
+				    ch[i].max_mem > 0 ? B(ch[i].max_mem, b[0]) : "?",
+				    ch[i].step_ns > 0 ? NS(ch[i].step_ns, b[1]) : "?");
 			free(ch);
 		}
 	}
