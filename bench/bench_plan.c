@@ -76,6 +76,7 @@ main(void)
 			printf("%-12s %8d %10.1f %8lld %8lld %10.3f  %s\n", cfg[mi].name,
 			    devices[di], r.time_ms, (long long)r.stage_solves,
 			    (long long)r.configs, r.time_ms / 1000.0, buf);
+			fflush(stdout);
 			sl_hybrid_result_free(&r);
 		}
 	return 0;

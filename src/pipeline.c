@@ -712,8 +712,24 @@ type_plan(hyb *h, stage_type *t, int r, int64_t k, int64_t m, int64_t cap,
 		hi.ok = true;
 		goto done;
 	}
-	if (type_solve(h, t, tb, r, k, m, 1.0, 1e-9, lo.choice, err) != SL_OK)
-		goto fail;
+	/*
+	 * A plan that fit with more micro-batches in flight fits with k: the
+	 * closest such starts the search instead of the least-memory plan.
+	 */
+	{
+		const stage_plan *warm = NULL;
+		for (int i = 0; i < t->n_plan; i++) {
+			const stage_plan *q = &t->plan[i];
+			if (q->r == r && q->cap == cap && q->ok && q->k > k &&
+			    (warm == NULL || q->k < warm->k))
+				warm = q;
+		}
+		if (warm != NULL) {
+			memcpy(lo.choice, warm->choice, n * sizeof(int));
+			h->hits++;
+		} else if (type_solve(h, t, tb, r, k, m, 1.0, 1e-9, lo.choice, err) != SL_OK)
+			goto fail;
+	}
 	plan_totals(t, tb, r, lo.choice, &lo);
 	if (plan_mem(&lo, k) > cap) {
 		/* nothing fits: report the least memory */
@@ -1508,12 +1524,9 @@ now_ms(void)
  * whatever its memory; the step is at least m times that.
  */
 static int
-cfg_bound(hyb *h, cfg *c, int64_t *lb, sl_error *err)
+fastest_of(hyb *h, cfg *c, int n, int r, int64_t *out, sl_error *err)
 {
-	int n = (int)sl_ceil_div(c->L, c->ns);
 	int64_t best = INT64_MAX;
-	int r = h->o->space.recipe.recompute == SL_RECOMP_AUTO ? 0 :
-	    recomp_index(h->o->space.recipe.recompute);
 
 	for (int cls = 0; cls < 3; cls++) {
 		int l0 = cls == 0 ? 0 : cls == 1 ? 1 : c->L - n;
@@ -1532,7 +1545,37 @@ cfg_bound(hyb *h, cfg *c, int64_t *lb, sl_error *err)
 		if (plan_micro(sp) < best)
 			best = plan_micro(sp);
 	}
-	*lb = sl_mul_sat(sl_mul_sat(c->m, best), c->v);
+	*out = best;
+	return SL_OK;
+}
+
+/*
+ * A lower bound on the step of a configuration.  Some device holds at
+ * least ceil(L / (p v)) layers in each of its v chunks and every other
+ * device at least the fewest layers a stage may have; no stage runs a
+ * micro-batch faster than its fastest plan, whatever its memory.  So the
+ * step is at least m v t(ceil) + (p - 1) t(fewest).
+ */
+static int
+cfg_bound(hyb *h, cfg *c, int64_t *lb, sl_error *err)
+{
+	int n1 = (int)sl_ceil_div(c->L, c->ns), nlo;
+	int64_t t1, tlo;
+	int r = h->o->space.recipe.recompute == SL_RECOMP_AUTO ? 0 :
+	    recomp_index(h->o->space.recipe.recompute);
+	int rc;
+
+	if (c->ns == 1 || c->v > 1)
+		nlo = c->L / c->ns;
+	else if (h->o->slack < 0)
+		nlo = 1;
+	else
+		nlo = c->L / c->ns - h->o->slack > 1 ? c->L / c->ns - h->o->slack : 1;
+	if ((rc = fastest_of(h, c, n1, r, &t1, err)) != SL_OK ||
+	    (rc = fastest_of(h, c, nlo, r, &tlo, err)) != SL_OK)
+		return rc;
+	*lb = sl_add_sat(sl_mul_sat(sl_mul_sat(c->m, t1), c->v),
+	    sl_mul_sat(c->p - 1, tlo));
 	return SL_OK;
 }
 

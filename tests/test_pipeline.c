@@ -393,6 +393,12 @@ test_gpt3_narayanan(void **state)
 	sl_error_clear(&err);
 	assert_int_equal(sl_hybrid_search(&o, &r, &err), SL_OK);
 	assert_true(r.found);
+	fprintf(stderr, "# GPT-3 175B, Megatron-LM's layout: step %.3f s, %.1f GB at most "
+	    "(Megatron's own per-operator layout %.1f GB); the search: pp %d, %d x %d, "
+	    "%lld micro-batches, step %.3f s, %.1f GB\n", pl.step_ns / 1e9,
+	    pl.max_mem / 1e9, pl.stage[0].megatron_mem / 1e9, r.best.pp,
+	    r.best.mesh.axes[0].size, r.best.mesh.n_axes > 1 ? r.best.mesh.axes[1].size : 1,
+	    (long long)r.best.micro_batches, r.best.step_ns / 1e9, r.best.max_mem / 1e9);
 	assert_true(r.best.step_ns <= pl.step_ns);
 	sl_hybrid_result_free(&r);
 	sl_pipeline_free(&pl);
