@@ -211,31 +211,23 @@ brute_parts(const sl_hybrid_opts *o, sl_pipe_config *c, int *layers, int j,
 	}
 }
 
-static void
-check_search(int devices, int64_t B, int64_t limit, sl_schedule sched)
+/* The least step over every configuration of pipeline degree p (all when
+ * p is 0), by enumeration. */
+static int64_t
+enumerate(const sl_hybrid_opts *o, int n_layers, int fix_p, int tp)
 {
-	stack st = { 4, 256 };
-	sl_hybrid_opts o;
-	sl_hybrid_result r;
-	sl_error err;
+	int devices = o->devices, dpn = o->hw.devices_per_node;
+	int64_t B = o->global_batch;
 	int layers[8];
 	sl_recompute rec[8] = { 0 };
-	int dpn;
 
-	opts_for(&o, "h100-nvlink", stack_model, &st);
-	o.devices = devices;
-	o.global_batch = B;
-	o.mem_limit = limit;
-	o.slack = -1;		/* every partition */
-	o.schedule = sched;
-	dpn = o.hw.devices_per_node;
 	brute_best = -1;
-	for (int p = 1; p <= devices && p <= st.layers; p++) {
+	for (int p = 1; p <= devices && p <= n_layers; p++) {
 		int D = devices / p;
-		if (devices % p)
+		if (devices % p || (fix_p > 0 && p != fix_p))
 			continue;
 		for (int inner = 1; inner <= D && inner <= dpn; inner++) {
-			if (D % inner)
+			if (D % inner || (tp > 0 && inner != tp))
 				continue;
 			for (int b = 1; b <= 8; b *= 2) {
 				sl_pipe_config c;
@@ -251,26 +243,60 @@ check_search(int devices, int64_t B, int64_t limit, sl_schedule sched)
 				c.micro_batches = B / G;
 				c.layers = layers;
 				c.recompute = rec;
-				brute_parts(&o, &c, layers, 0, st.layers);
+				brute_parts(o, &c, layers, 0, n_layers);
 			}
 		}
 	}
-	sl_error_clear(&err);
-	assert_int_equal(sl_hybrid_search(&o, &r, &err), SL_OK);
-	fprintf(stderr, "# %d devices, batch %lld, limit %lld: enumeration %lld ns, "
-	    "search %lld ns (pp %d, %lld partitions)\n", devices, (long long)B,
-	    (long long)limit, (long long)brute_best,
-	    r.found ? (long long)r.best.step_ns : -1LL, r.found ? r.best.pp : 0,
-	    (long long)r.partitions);
-	if (brute_best < 0) {
-		assert_false(r.found);
-	} else {
-		assert_true(r.found);
-		assert_int_equal(r.best.step_ns, brute_best);
-		assert_true(r.best.fits);
-		assert_true(r.best.max_mem <= limit);
+	return brute_best;
+}
+
+/*
+ * The search's optimum against enumeration: over every configuration,
+ * and for each pipeline degree alone (so that partitions of deeper
+ * pipelines are compared even where one stage is fastest).
+ */
+static void
+check_search(int devices, int64_t B, int64_t limit, sl_schedule sched, bool zero,
+    int n_layers, int tp)
+{
+	stack st = { n_layers, 256 };
+	sl_hybrid_opts o;
+	sl_hybrid_result r;
+	sl_error err;
+
+	opts_for(&o, "h100-nvlink", stack_model, &st);
+	o.devices = devices;
+	o.global_batch = B;
+	o.mem_limit = limit;
+	o.slack = -1;		/* every partition */
+	o.schedule = sched;
+	o.space.zero = zero;
+	o.tp = tp;
+	for (int p = 0; p <= n_layers && p <= devices; p++) {
+		int64_t want;
+		if (p > 0 && devices % p)
+			continue;
+		want = enumerate(&o, n_layers, p, tp);
+		o.pp = p;
+		sl_error_clear(&err);
+		assert_int_equal(sl_hybrid_search(&o, &r, &err), SL_OK);
+		fprintf(stderr, "# %d devices, batch %lld, limit %lld, pp %d: enumeration "
+		    "%lld ns, search %lld ns (pp %d, %lld partitions)\n", devices,
+		    (long long)B, (long long)limit, p, (long long)want,
+		    r.found ? (long long)r.best.step_ns : -1LL, r.found ? r.best.pp : 0,
+		    (long long)r.partitions);
+		if (want < 0) {
+			assert_false(r.found);
+		} else {
+			assert_true(r.found);
+			assert_int_equal(r.best.step_ns, want);
+			assert_true(r.best.fits);
+			assert_true(r.best.max_mem <= limit);
+			if (p > 0)
+				assert_int_equal(r.best.pp, p);
+		}
+		sl_hybrid_result_free(&r);
 	}
-	sl_hybrid_result_free(&r);
 }
 
 static void
@@ -278,12 +304,20 @@ test_search_exhaustive(void **state)
 {
 	(void)state;
 	/* plenty of memory, then so little that only deep pipelines fit */
-	check_search(4, 32, 80000000000LL, SL_SCHED_1F1B);
-	check_search(4, 32, 1400000, SL_SCHED_1F1B);
-	check_search(8, 64, 700000, SL_SCHED_1F1B);
-	check_search(4, 32, 1400000, SL_SCHED_GPIPE);
+	check_search(4, 32, 80000000000LL, SL_SCHED_1F1B, true, 4, 0);
+	check_search(4, 32, 1400000, SL_SCHED_1F1B, true, 4, 0);
+	check_search(8, 64, 700000, SL_SCHED_1F1B, true, 4, 0);
+	/*
+	 * No tensor parallelism, no ZeRO-3: a device holds its stage's whole
+	 * weights (1 MiB a layer), so only pipelines fit, and the partitions
+	 * and schedules decide which.
+	 */
+	check_search(4, 32, 3300000, SL_SCHED_1F1B, false, 6, 1);
+	check_search(4, 32, 3300000, SL_SCHED_GPIPE, false, 6, 1);
+	check_search(4, 64, 2200000, SL_SCHED_1F1B, false, 6, 1);
+	check_search(8, 64, 2200000, SL_SCHED_GPIPE, false, 6, 1);
 	/* nothing fits */
-	check_search(2, 8, 1000, SL_SCHED_1F1B);
+	check_search(2, 8, 1000, SL_SCHED_1F1B, true, 4, 0);
 }
 
 /* ------------------------------------------------- a topology of 3 axes */
