@@ -224,7 +224,14 @@ cli_cmd_plan(int argc, char **argv)
 		ho.devices = topo.n_devices;
 	} else
 		ho.devices = o.n_axes == 1 ? o.shape[0] : o.shape[0] * o.shape[1];
+	if (o.json != NULL && o.export_kind == NULL) {
+		/* --json FILE: the plan with its stages, as --export json -o FILE */
+		o.export_kind = "json";
+		o.output = o.json;
+	}
 	report = o.export_kind == NULL || o.output != NULL;
+	if (o.output != NULL && strcmp(o.output, "-") == 0)
+		report = false;
 	rc = sl_hybrid_search(&ho, &r, &err);
 	if (rc != SL_OK) {
 		cli_opts_free(&o);

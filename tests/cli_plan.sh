@@ -36,6 +36,10 @@ run js "$SHARDLAB" plan $TWO --export json -o "$TMP/p.json"
 expect_status 0 js
 expect_in "$TMP/p.json" '"format": "shardlab-pipeline"'
 expect_eq "$(grep -c '"first_layer"' "$TMP/p.json")" 2 "stages in the plan JSON"
+run js2 "$SHARDLAB" plan $TWO --json "$TMP/p2.json"
+expect_status 0 js2
+n_checks=$((n_checks + 1))
+cmp -s "$TMP/p.json" "$TMP/p2.json" || fail "--json and --export json differ"
 run dt "$SHARDLAB" plan $TWO --export dtensor
 expect_status 0 dt
 expect_in "$TMP/dt.out" 'init_device_mesh("cuda", (2, 2, 4)'
