@@ -66,10 +66,14 @@ NS(int64_t v, char *buf)
 	return sl_format_ns(v, buf, 32);
 }
 
+/* "2x4", or "8" for one axis */
 static void
 mesh_str(int outer, int inner, char *buf, size_t len)
 {
-	snprintf(buf, len, "%dx%d", outer, inner);
+	if (outer == 1 || inner == 1)
+		snprintf(buf, len, "%d", outer * inner);
+	else
+		snprintf(buf, len, "%dx%d", outer, inner);
 }
 
 static void

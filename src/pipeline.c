@@ -1130,6 +1130,15 @@ cfg_item(hyb *h, cfg *c, int j, int n, item *out, sl_error *err)
 
 		if (ty == NULL)
 			return err->code ? err->code : SL_EINTERNAL;
+		if (r > r0 && out->ok) {
+			/* no plan under r beats its fastest, whatever its memory */
+			const stage_plan *f = type_plan(h, ty, r, 1, c->m, INT64_MAX / 4, err);
+			if (f == NULL)
+				return err->code ? err->code : SL_EINTERNAL;
+			if (sl_add_sat(sl_mul_sat(c->m, plan_micro(f)), f->sync) >=
+			    sl_add_sat(sl_mul_sat(c->m, out->t), out->sync))
+				continue;
+		}
 		sp = type_plan(h, ty, r, k, c->m, cap, err);
 		if (sp == NULL)
 			return err->code ? err->code : SL_EINTERNAL;
