@@ -1348,6 +1348,20 @@ int sl_export_from_name(const char *s);
 char *sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
     sl_export_kind k, sl_error *err);
 
+/*
+ * A pipeline evaluated again and again (the explorer): sl_pipeline_eval
+ * with the graphs, spaces and stage plans of earlier calls kept, and pins
+ * and forbids inside the stages (an operator outside the layers by name, a
+ * layer's operator at its position in every layer).  o must outlive ctx.
+ * skipped: constraints naming no operator and strategy of these stages.
+ */
+typedef struct sl_pipe_ctx sl_pipe_ctx;
+sl_pipe_ctx *sl_pipe_ctx_new(const sl_hybrid_opts *o);
+void sl_pipe_ctx_free(sl_pipe_ctx *c);
+void sl_pipe_ctx_constrain(sl_pipe_ctx *c, const sl_constraints *cs);
+int sl_pipe_ctx_eval(sl_pipe_ctx *c, const sl_pipe_config *cfg,
+    sl_pipeline *pl, int *skipped, sl_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -183,6 +183,94 @@ test_stage_memory(void **state)
 	sl_pipeline_free(&pl);
 }
 
+/* ------------------------------------- the explorer's kept pipeline */
+
+/*
+ * sl_pipe_ctx_eval equals sl_pipeline_eval without pins, again after
+ * moves; a pin on fc0 holds at that position in every layer of every
+ * stage (col: each fc keeps half its weight, 256 x 128 elements at 16
+ * bytes of states); a forbid keeps the strategy out; a pin of a strategy
+ * no stage has is counted as skipped; clearing restores the figures.
+ */
+static void
+test_ctx_pins(void **state)
+{
+	stack st = { 4, 256 };
+	sl_hybrid_opts o;
+	sl_pipe_config c;
+	sl_recompute rec[2] = { 0 };
+	int layers[2] = { 2, 2 }, skipped = -1;
+	sl_pipeline a, b;
+	sl_constraints cs;
+	sl_pipe_ctx *ctx;
+	sl_error err;
+
+	(void)state;
+	opts_for(&o, "h100-nvlink", stack_model, &st);
+	o.space.zero = false;
+	o.devices = 4;
+	memset(&c, 0, sizeof c);
+	c.pp = 2;
+	c.virt = 1;
+	c.outer = 1;
+	c.inner = 2;
+	c.graph_batch = 4;
+	c.micro_batches = 4;
+	c.layers = layers;
+	c.recompute = rec;
+	sl_error_clear(&err);
+	ctx = sl_pipe_ctx_new(&o);
+	for (int l = 2; l >= 1; l--) {
+		layers[0] = l;
+		layers[1] = 4 - l;
+		assert_int_equal(sl_pipeline_eval(&o, &c, &a, &err), SL_OK);
+		assert_int_equal(sl_pipe_ctx_eval(ctx, &c, &b, &skipped, &err), SL_OK);
+		assert_int_equal(skipped, 0);
+		assert_int_equal(a.step_ns, b.step_ns);
+		assert_int_equal(a.max_mem, b.max_mem);
+		sl_pipeline_free(&a);
+		sl_pipeline_free(&b);
+	}
+	layers[0] = layers[1] = 2;
+	memset(&cs, 0, sizeof cs);
+	sl_constraints_add(&cs, "fc0", "col", true);
+	sl_pipe_ctx_constrain(ctx, &cs);
+	assert_int_equal(sl_pipe_ctx_eval(ctx, &c, &b, &skipped, &err), SL_OK);
+	assert_int_equal(skipped, 0);
+	for (int j = 0; j < 2; j++) {
+		const sl_pipe_stage *sg = &b.stage[j];
+		assert_string_equal(sg->strategy[0], "col");	/* fc */
+		assert_string_equal(sg->strategy[2], "col");
+		assert_int_equal(sg->states.params + sg->states.grads + sg->states.optim,
+		    2 * 256 * 128 * 16);
+	}
+	sl_pipeline_free(&b);
+	sl_constraints_free(&cs);
+	memset(&cs, 0, sizeof cs);
+	sl_constraints_add(&cs, "fc2", "col", false);
+	sl_constraints_add(&cs, "fc1", "no-such", true);
+	sl_pipe_ctx_constrain(ctx, &cs);
+	assert_int_equal(sl_pipe_ctx_eval(ctx, &c, &b, &skipped, &err), SL_OK);
+	assert_int_equal(skipped, 1);
+	for (int j = 0; j < 2; j++) {
+		assert_string_not_equal(b.stage[j].strategy[0], "col");
+		assert_string_not_equal(b.stage[j].strategy[2], "col");
+	}
+	sl_pipeline_free(&b);
+	sl_constraints_free(&cs);
+	sl_pipe_ctx_constrain(ctx, NULL);
+	assert_int_equal(sl_pipeline_eval(&o, &c, &a, &err), SL_OK);
+	assert_int_equal(sl_pipe_ctx_eval(ctx, &c, &b, &skipped, &err), SL_OK);
+	assert_int_equal(a.step_ns, b.step_ns);
+	assert_int_equal(a.max_mem, b.max_mem);
+	for (int j = 0; j < 2; j++)
+		for (int u = 0; u < a.stage[j].n_ops; u++)
+			assert_string_equal(a.stage[j].strategy[u], b.stage[j].strategy[u]);
+	sl_pipeline_free(&a);
+	sl_pipeline_free(&b);
+	sl_pipe_ctx_free(ctx);
+}
+
 /* ------------------------------------------- search against enumeration */
 
 static int64_t brute_best;
@@ -444,6 +532,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_schedules),
 		cmocka_unit_test(test_stage_memory),
+		cmocka_unit_test(test_ctx_pins),
 		cmocka_unit_test(test_topology),
 		cmocka_unit_test(test_search_exhaustive),
 		cmocka_unit_test(test_gpt3_narayanan),
