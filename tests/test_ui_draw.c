@@ -7,6 +7,7 @@
 #include "ui.h"
 #include "testutil.h"
 
+#include <inttypes.h>
 #include <locale.h>
 #include <math.h>
 #include <stdlib.h>
@@ -1162,6 +1163,164 @@ test_zh_CN_80x24(void **state)
 	textdomain(PACKAGE);
 }
 
+
+static sl_graph *
+stages_model(void *ctx, int64_t batch, int64_t seq, sl_error *err)
+{
+	sl_model_opts mo = { .micro_batch = batch, .devices = 1, .seq = seq };
+
+	return sl_model_open(ctx, &mo, err);
+}
+
+/* s with the boundary marker (a box-drawing bar) made a space. */
+static const char *
+plain(const char *s)
+{
+	static char buf[2048];
+	const char *bar = "\xe2\x94\x82";	/* U+2502 */
+	size_t o = 0;
+
+	for (; *s != '\0' && o + 1 < sizeof buf; s++) {
+		if (strncmp(s, bar, 3) == 0) {
+			s += 2;
+			buf[o++] = ' ';
+		} else
+			buf[o++] = *s;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* The configuration the stages panel shows, read back from window hw. */
+struct shown_stages {
+	int pp, devices, layers[2], dev[2];
+	int64_t m, gb, in_flight[2];
+	char sched[32], rec[2][16];
+};
+
+static void
+read_stages(WINDOW *hw, struct shown_stages *s)
+{
+	int h = getmaxy(hw);
+
+	memset(s, 0, sizeof *s);
+	assert_int_equal(sscanf(strstr(row(hw, 0), "Pipeline: "),
+	    "Pipeline: %d stages x %d devices, %31[^,], %" SCNd64 " micro-batches of %" SCNd64,
+	    &s->pp, &s->devices, s->sched, &s->m, &s->gb), 5);
+	assert_non_null(strstr(row(hw, 3), "stage 1"));
+	assert_non_null(strstr(row(hw, 3), "stage 2"));
+	assert_null(strstr(row(hw, 3), "stage 3"));
+	assert_int_equal(sscanf(plain(row(hw, 4)), " %d layers %d layers", &s->layers[0],
+	    &s->layers[1]), 2);
+	assert_int_equal(sscanf(plain(row(hw, h - 2)), " dev %d x%" SCNd64 " %15s dev %d x%" SCNd64 " %15s",
+	    &s->dev[0], &s->in_flight[0], s->rec[0], &s->dev[1], &s->in_flight[1],
+	    s->rec[1]), 6);
+}
+
+/* sl_pipeline_eval of what the panel shows: the memory in each column is
+ * its device's peak. */
+static void
+check_stages_mem(struct fixture *f, WINDOW *hw, const struct shown_stages *s)
+{
+	sl_pipe_config c;
+	sl_pipeline pl;
+	sl_recompute rec[2];
+	sl_error err;
+	char b[32];
+
+	memset(&c, 0, sizeof c);
+	c.pp = s->pp;
+	c.virt = 1;
+	c.outer = 1;
+	c.inner = s->devices;
+	c.graph_batch = s->gb;
+	c.micro_batches = s->m;
+	c.layers = s->layers;
+	for (int j = 0; j < 2; j++)
+		rec[j] = strcmp(s->rec[j], "full") == 0 ? SL_RECOMP_FULL :
+		    strcmp(s->rec[j], "selective") == 0 ? SL_RECOMP_SELECTIVE :
+		    SL_RECOMP_NONE;
+	c.recompute = rec;
+	sl_error_clear(&err);
+	{
+		/* the options the panel evaluates with, and the model */
+		sl_hybrid_opts o;
+		sl_hybrid_opts_default(&o);
+		o.model = stages_model;
+		o.model_ctx = (void *)"gpt-1.7b";
+		o.hw = f->s.mesh.hw;
+		o.devices = f->s.mesh.n_devices;
+		o.space = f->s.space->opts;
+		o.space.recipe.micro_batch = 1;
+		assert_int_equal(sl_pipeline_eval(&o, &c, &pl, &err), SL_OK);
+	}
+	for (int j = 0; j < 2; j++) {
+		assert_int_equal(pl.stage[j].n_layers, s->layers[j]);
+		assert_int_equal(pl.dev[j].in_flight, s->in_flight[j]);
+		assert_int_equal(ui_stages_mem(&f->u, j), pl.dev[j].mem);
+		sl_format_bytes(pl.dev[j].mem, b, sizeof b);
+		if (strstr(row(hw, 6), b) == NULL)
+			dump(hw);
+		assert_non_null(strstr(row(hw, 6), b));
+	}
+	sl_pipeline_free(&pl);
+}
+
+/*
+ * The stages panel (S) at 80x24 on gpt-1.7b, 4 devices, --pp 2: two stage
+ * columns whose layers add up to the model's; Right moves the boundary one
+ * layer; the memory shown is sl_pipeline_eval's for the same configuration,
+ * before and after.
+ */
+static void
+test_stages_80x24(void **state)
+{
+	struct fixture f;
+	struct ui_event right = { .key = KEY_RIGHT, .fn = true };
+	struct ui_event left = { .key = KEY_LEFT, .fn = true };
+	struct shown_stages a, b;
+	WINDOW *hw;
+
+	assert_int_equal(open_model(&f, "gpt-1.7b", 4), 0);
+	f.o.pp = 2;
+	ui_stages_setup(&f.u, &f.o);
+	term_open(&f, 24, 80, true);
+	key(&f, 'S');
+	assert_true(ui_stages_is_open(&f.u));
+	hw = newwin(f.u.lines - 3, f.u.cols, 1, 0);
+	ui_draw_stages(hw, &f.u);
+	read_stages(hw, &a);
+	assert_int_equal(a.pp, 2);
+	assert_int_equal(a.devices, 2);
+	assert_int_equal(a.layers[0] + a.layers[1], f.s.g->n_layers);
+	check_stages_mem(&f, hw, &a);
+	/* the boundary one layer to the right, or left when stage 2 has one */
+	ui_handle_event(&f.u, a.layers[1] > 1 ? right : left);
+	werase(hw);
+	ui_draw_stages(hw, &f.u);
+	read_stages(hw, &b);
+	assert_int_equal(b.layers[0], a.layers[0] + (a.layers[1] > 1 ? 1 : -1));
+	assert_int_equal(b.layers[1], a.layers[1] - (a.layers[1] > 1 ? 1 : -1));
+	check_stages_mem(&f, hw, &b);
+	/* - and + change the degree: 1 stage has no boundary, back to 2 */
+	key(&f, '+');
+	werase(hw);
+	ui_draw_stages(hw, &f.u);
+	assert_non_null(strstr(row(hw, 0), "Pipeline: 4 stages x 1 devices"));
+	assert_non_null(strstr(row(hw, 3), "stage 4"));
+	key(&f, '-');
+	werase(hw);
+	ui_draw_stages(hw, &f.u);
+	read_stages(hw, &b);
+	assert_int_equal(b.layers[0], f.s.g->n_layers / 2);
+	check_stages_mem(&f, hw, &b);
+	key(&f, 'S');
+	assert_false(ui_stages_is_open(&f.u));
+	delwin(hw);
+	term_close(&f);
+	close_model(&f);
+}
+
 int
 main(void)
 {
@@ -1184,6 +1343,7 @@ main(void)
 		cmocka_unit_test(test_alpha_frontier_steps),
 		cmocka_unit_test(test_clear_count_and_mixed),
 		cmocka_unit_test(test_zh_CN_80x24),
+		cmocka_unit_test(test_stages_80x24),
 	};
 	const char *dd = getenv("SHARDLAB_DATADIR");
 	char path[4096];

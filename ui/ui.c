@@ -46,6 +46,7 @@ ui_init(ui *u, cli_session *s, const cli_opts *o, sl_error *err)
 	if (ui_model_init(&u->m, s, o, err) != SL_OK)
 		return err->code;
 	ui_rows_build(u);
+	ui_stages_setup(u, o);
 	/* Tab on a fresh model lands on the strategy the plan chose. */
 	st = ui_chosen(&u->m, ui_row_op(u));
 	u->strat_cur = st < 0 ? 0 : st;
@@ -62,6 +63,7 @@ ui_free(ui *u)
 	 */
 	ui_validate_cancel(u);
 	ui_timeline_free(u);
+	ui_stages_free(u);
 	ui_model_free(&u->m);
 	free(u->text);
 	free(u->groups);

@@ -12,6 +12,7 @@
  *               Graphviz and drawn with box-drawing characters
  *   ui_keys.c   the key table: one row per key, shown by `?` and the man page
  *   ui_timeline.c  memory over time of the selected device (key m)
+ *   ui_stages.c    the pipeline stages side by side (key S)
  *
  * Every draw function takes a WINDOW and the explorer's state read-only, so
  * tests can open curses on /dev/null at a fixed size, draw and read cells
@@ -143,6 +144,9 @@ typedef struct ui {
 
 	/* memory over time (ui_timeline.c); NULL until first opened */
 	struct ui_tl *tl;
+	/* pipeline stages (ui_stages.c); the options at init, the rest when
+	 * first opened */
+	struct ui_st *st;
 
 	/* hooks for x and v: when set they replace the built-in behaviour */
 	ui_hook explain, validate;
@@ -255,6 +259,22 @@ bool ui_timeline_is_open(const ui *u);
 bool ui_timeline_key(ui *u, struct ui_event e);
 void ui_draw_timeline(WINDOW *w, const ui *u);
 void ui_timeline_free(ui *u);
+
+/* ---- ui_stages.c */
+/* Keeps what the command line said about the pipeline (--pp, --tp,
+ * --schedule, --virtual-stages, --global-batch, ...). */
+void ui_stages_setup(ui *u, const cli_opts *o);
+/* Shows these stages when the panel first opens (a plan file's). */
+int ui_stages_set(ui *u, int pp, int virt, int outer, int inner,
+    int64_t graph_batch, int64_t micro_batches, int n, const int *layers,
+    const sl_recompute *rec);
+void ui_stages_open(ui *u);
+bool ui_stages_is_open(const ui *u);
+bool ui_stages_key(ui *u, struct ui_event e);
+void ui_draw_stages(WINDOW *w, const ui *u);
+/* Memory of stage j's device as its column shows it (-1: none). */
+int64_t ui_stages_mem(const ui *u, int j);
+void ui_stages_free(ui *u);
 
 /* ---- entry points */
 int ui_run(ui *u);			/* the loop; returns exit status */

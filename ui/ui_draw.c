@@ -1615,10 +1615,12 @@ ui_draw(ui *u)
 		return;
 	ui_scroll_follow(u->row_cur, &u->row_top, getmaxy(W[UI_W_OPS]) - 1);
 	ui_scroll_follow(u->strat_cur, &u->strat_top, getmaxy(W[UI_W_STRATS]) - 2);
-	if (u->text != NULL || ui_timeline_is_open(u)) {
+	if (u->text != NULL || ui_timeline_is_open(u) || ui_stages_is_open(u)) {
 		WINDOW *hw = W[UI_W_OPS] ? newwin(u->lines - 3, u->cols, 1, 0) : NULL;
 		if (hw != NULL) {
-			if (ui_timeline_is_open(u))
+			if (ui_stages_is_open(u))
+				ui_draw_stages(hw, u);
+			else if (ui_timeline_is_open(u))
 				ui_draw_timeline(hw, u);
 			else
 				ui_draw_text(hw, u);

@@ -294,6 +294,12 @@ k_timeline(ui *u, struct ui_event e)
 }
 
 static void
+k_stages(ui *u, struct ui_event e)
+{
+	ui_stages_open(u);
+}
+
+static void
 k_help(ui *u, struct ui_event e)
 {
 	ui_show_text(u, _("Keys"), ui_help_text());
@@ -356,6 +362,7 @@ const struct ui_key ui_keys[] = {
 	{ K('x'), "x", N_("explain the strategy under the cursor step by step"), k_explain },
 	{ K('v'), "v", N_("validate the plan on local GPUs in the background; again: the report"), k_validate },
 	{ K('m'), "m", N_("memory over time of a device: the peak and what is alive there"), k_timeline },
+	{ K('S'), "S", N_("pipeline stages side by side: move a boundary, change the degree"), k_stages },
 	{ K('\f'), N_("Ctrl-L"), N_("redraw the screen"), k_redraw },
 	{ K('?'), "?", N_("this help"), k_help },
 	{ K('q'), "q", N_("quit (asks first if the plan changed since the last export)"), k_quit },
@@ -445,7 +452,7 @@ ui_handle_event(ui *u, struct ui_event e)
 		ui_prompt_key(u, e);
 		return;
 	}
-	if (ui_timeline_key(u, e))
+	if (ui_stages_key(u, e) || ui_timeline_key(u, e))
 		return;
 	/* help and texts over the panels: scroll keys scroll, others close */
 	if (u->text != NULL || u->show_help) {
