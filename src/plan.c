@@ -740,6 +740,87 @@ rd_ops(const plan_rd *r, json_t *root, sl_plan_file *pf)
 	return SL_OK;
 }
 
+/* A positive integer member of obj at path (at "" for the root). */
+static int
+rd_count(const plan_rd *r, json_t *obj, const char *key, const char *at,
+    int64_t max, int64_t *out)
+{
+	json_t *v = json_object_get(obj, key);
+	char path[128];
+
+	snprintf(path, sizeof path, "%s%s%s", at, *at ? "." : "", key);
+	if (v == NULL)
+		return rd_fail(r, at, _("missing field \"%s\""), key);
+	if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+	    json_integer_value(v) > max)
+		return rd_fail(r, path, _("\"%s\" must be a whole number from 1 to %lld"),
+		    key, (long long)max);
+	*out = json_integer_value(v);
+	return SL_OK;
+}
+
+/* A pipeline plan: its schedule, degree, sub-mesh, micro-batches and the
+ * layers and recomputation of each stage. */
+static int
+rd_pipeline(const plan_rd *r, json_t *root, sl_plan_file *pf)
+{
+	json_t *v, *stages, *st;
+	const char *name;
+	int64_t pp, virt, x;
+	size_t i;
+	int rc, s;
+
+	v = json_object_get(root, "version");
+	if (!json_is_integer(v) || json_integer_value(v) != 1)
+		return rd_fail(r, "version", "%s", _("unsupported plan version: "
+		    "expected \"version\": 1"));
+	if ((rc = rd_string(r, root, "schedule", "", true, &name)) != SL_OK)
+		return rc;
+	if ((s = sl_schedule_from_name(name)) < 0)
+		return rd_fail(r, "schedule", "%s", _("\"schedule\" must be "
+		    "\"1f1b\", \"gpipe\" or \"interleaved\""));
+	pf->schedule = s;
+	if ((rc = rd_count(r, root, "pp", "", PLAN_MAX_DEVICES, &pp)) != SL_OK ||
+	    (rc = rd_count(r, root, "virtual_stages", "", 64, &virt)) != SL_OK ||
+	    (rc = rd_count(r, root, "micro_batches", "", INT32_MAX,
+	    &pf->micro_batches)) != SL_OK ||
+	    (rc = rd_count(r, root, "graph_batch", "", INT32_MAX,
+	    &pf->graph_batch)) != SL_OK ||
+	    (rc = rd_mesh(r, root, pf)) != SL_OK)
+		return rc;
+	pf->pp = (int)pp;
+	pf->virt = (int)virt;
+	stages = json_object_get(root, "stages");
+	if (!json_is_array(stages) || json_array_size(stages) != (size_t)(pp * virt))
+		return rd_fail(r, stages ? "stages" : "", _("\"stages\" must be an "
+		    "array of %lld stages (pp x virtual_stages)"), (long long)(pp * virt));
+	pf->n_stages = (int)(pp * virt);
+	pf->stage_layers = sl_xcalloc((size_t)pf->n_stages, sizeof *pf->stage_layers);
+	pf->stage_recompute = sl_xcalloc((size_t)pf->n_stages, sizeof *pf->stage_recompute);
+	json_array_foreach(stages, i, st) {
+		char at[64], path[96];
+		int rk;
+
+		snprintf(at, sizeof at, "stages[%zu]", i);
+		if (!json_is_object(st))
+			return rd_fail(r, at, "%s", _("a stage must be an object "
+			    "with \"layers\" and \"recompute\""));
+		if ((rc = rd_count(r, st, "layers", at, 1 << 20, &x)) != SL_OK ||
+		    (rc = rd_string(r, st, "recompute", at, true, &name)) != SL_OK)
+			return rc;
+		rk = sl_recompute_from_name(name);
+		if (rk != SL_RECOMP_NONE && rk != SL_RECOMP_SELECTIVE &&
+		    rk != SL_RECOMP_FULL) {
+			snprintf(path, sizeof path, "%s.recompute", at);
+			return rd_fail(r, path, "%s", _("\"recompute\" must be "
+			    "\"none\", \"selective\" or \"full\""));
+		}
+		pf->stage_layers[i] = (int)x;
+		pf->stage_recompute[i] = (sl_recompute)rk;
+	}
+	return SL_OK;
+}
+
 static int
 rd_plan(const plan_rd *r, json_t *root, sl_plan_file *pf)
 {
@@ -750,6 +831,8 @@ rd_plan(const plan_rd *r, json_t *root, sl_plan_file *pf)
 		return rd_fail(r, "", "%s", _("a plan must be a JSON object "
 		    "with \"format\": \"shardlab-plan\""));
 	v = json_object_get(root, "format");
+	if (json_is_string(v) && strcmp(json_string_value(v), "shardlab-pipeline") == 0)
+		return rd_pipeline(r, root, pf);
 	if (!json_is_string(v) || strcmp(json_string_value(v), PLAN_FORMAT) != 0)
 		return rd_fail(r, "format", "%s", _("not a shardlab plan: "
 		    "expected \"format\": \"shardlab-plan\""));
@@ -841,6 +924,8 @@ sl_plan_file_free(sl_plan_file *pf)
 	free(pf->op_line);
 	free(pf->op_col);
 	free(pf->layer_recompute);
+	free(pf->stage_layers);
+	free(pf->stage_recompute);
 	free(pf->model);
 	free(pf->model_source);
 	free(pf->hardware);

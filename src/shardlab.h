@@ -840,6 +840,15 @@ typedef struct sl_plan_file {
 	uint8_t *layer_recompute;
 	char *path;		/* the file read, for messages */
 	int *op_line, *op_col;	/* where each op's strategy is written */
+	/* a pipeline plan (`shardlab plan --json`, "format":
+	 * "shardlab-pipeline"): n_stages > 0, mesh (n_axes, shape) is the
+	 * stage sub-mesh, and no model, alpha or operators are recorded */
+	int n_stages;
+	int pp, virt;
+	int schedule;			/* sl_schedule */
+	int64_t micro_batches, graph_batch;
+	int *stage_layers;
+	sl_recompute *stage_recompute;
 } sl_plan_file;
 
 int sl_plan_read(const char *path, sl_plan_file *pf, sl_error *err);

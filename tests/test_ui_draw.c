@@ -1207,10 +1207,10 @@ read_stages(WINDOW *hw, struct shown_stages *s)
 	assert_int_equal(sscanf(strstr(row(hw, 0), "Pipeline: "),
 	    "Pipeline: %d stages x %d devices, %31[^,], %" SCNd64 " micro-batches of %" SCNd64,
 	    &s->pp, &s->devices, s->sched, &s->m, &s->gb), 5);
-	assert_non_null(strstr(row(hw, 3), "stage 1"));
-	assert_non_null(strstr(row(hw, 3), "stage 2"));
-	assert_null(strstr(row(hw, 3), "stage 3"));
-	assert_int_equal(sscanf(plain(row(hw, 4)), " %d layers %d layers", &s->layers[0],
+	assert_non_null(strstr(row(hw, 4), "stage 1"));
+	assert_non_null(strstr(row(hw, 4), "stage 2"));
+	assert_null(strstr(row(hw, 4), "stage 3"));
+	assert_int_equal(sscanf(plain(row(hw, 5)), " %d layers %d layers", &s->layers[0],
 	    &s->layers[1]), 2);
 	assert_int_equal(sscanf(plain(row(hw, h - 2)), " dev %d x%" SCNd64 " %15s dev %d x%" SCNd64 " %15s",
 	    &s->dev[0], &s->in_flight[0], s->rec[0], &s->dev[1], &s->in_flight[1],
@@ -1259,9 +1259,12 @@ check_stages_mem(struct fixture *f, WINDOW *hw, const struct shown_stages *s)
 		assert_int_equal(pl.dev[j].in_flight, s->in_flight[j]);
 		assert_int_equal(ui_stages_mem(&f->u, j), pl.dev[j].mem);
 		sl_format_bytes(pl.dev[j].mem, b, sizeof b);
-		if (strstr(row(hw, 6), b) == NULL)
+		if (strstr(row(hw, 7), b) == NULL)
 			dump(hw);
-		assert_non_null(strstr(row(hw, 6), b));
+		assert_non_null(strstr(row(hw, 7), b));
+		/* the activations of the micro-batches it keeps, by category */
+		sl_format_bytes(pl.dev[j].in_flight * pl.stage[j].acts, b, sizeof b);
+		assert_true(win_has(hw, b));
 	}
 	sl_pipeline_free(&pl);
 }
@@ -1307,7 +1310,7 @@ test_stages_80x24(void **state)
 	werase(hw);
 	ui_draw_stages(hw, &f.u);
 	assert_non_null(strstr(row(hw, 0), "Pipeline: 4 stages x 1 devices"));
-	assert_non_null(strstr(row(hw, 3), "stage 4"));
+	assert_non_null(strstr(row(hw, 4), "stage 4"));
 	key(&f, '-');
 	werase(hw);
 	ui_draw_stages(hw, &f.u);

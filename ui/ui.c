@@ -511,13 +511,30 @@ cli_cmd_tui(int argc, char **argv)
 			return cli_report(&err);
 		}
 		have_pf = true;
+		if (pf.n_stages > 0) {
+			/* a pipeline plan: the explorer's mesh is every device */
+			int sub = pf.shape[0] * (pf.n_axes == 2 ? pf.shape[1] : 1);
+			if (o.n_args == 0) {
+				sl_error_set(&err, SL_EINPUT, o.plan, 0, 0, "%s",
+				    _("a pipeline plan does not name its model: "
+				    "give it, as in shardlab tui MODEL --plan FILE"));
+				sl_plan_file_free(&pf);
+				cli_opts_free(&o);
+				return cli_report(&err);
+			}
+			if (!o.mesh_set) {
+				o.n_axes = 1;
+				o.shape[0] = pf.pp * sub;
+				o.mesh_set = true;
+			}
+		}
 		if (o.n_args == 0 && (pf.model_source != NULL || pf.model != NULL)) {
 			plan_args[0] = pf.model_source != NULL ?
 			    pf.model_source : pf.model;
 			o.args = plan_args;
 			o.n_args = 1;
 		}
-		if (!o.mesh_set && pf.n_axes > 0) {
+		if (!o.mesh_set && pf.n_axes > 0 && pf.n_stages == 0) {
 			o.n_axes = pf.n_axes;
 			for (i = 0; i < pf.n_axes; i++)
 				o.shape[i] = pf.shape[i];
@@ -569,7 +586,26 @@ cli_cmd_tui(int argc, char **argv)
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
-	if (have_pf && u.m.space != NULL) {
+	if (have_pf && pf.n_stages > 0) {
+		/* A pipeline plan reopens with its stages. */
+		int sub = pf.shape[0] * (pf.n_axes == 2 ? pf.shape[1] : 1);
+		if (u.m.space == NULL || u.m.space->mesh.n_devices != pf.pp * sub ||
+		    ui_stages_set(&u, pf.schedule, pf.pp, pf.virt,
+		    pf.n_axes == 2 ? pf.shape[0] : 1, pf.shape[pf.n_axes == 2 ? 1 : 0],
+		    pf.graph_batch, pf.micro_batches, pf.n_stages, pf.stage_layers,
+		    pf.stage_recompute) != SL_OK) {
+			sl_error_set(&err, SL_EINPUT, o.plan, 0, 0,
+			    _("the plan's %d stages of %d devices do not fit "
+			    "the model's layers or the %d devices opened"),
+			    pf.n_stages, sub, u.m.space ? u.m.space->mesh.n_devices : 0);
+			ui_free(&u);
+			cli_close(&s);
+			sl_plan_file_free(&pf);
+			cli_opts_free(&o);
+			return cli_report(&err);
+		}
+		ui_stages_open(&u);
+	} else if (have_pf && u.m.space != NULL) {
 		/* The reopened plan is the baseline for "changed". */
 		int *c = sl_xmalloc(u.m.n * sizeof(int));
 		sl_error e2;

@@ -265,7 +265,7 @@ void ui_timeline_free(ui *u);
  * --schedule, --virtual-stages, --global-batch, ...). */
 void ui_stages_setup(ui *u, const cli_opts *o);
 /* Shows these stages when the panel first opens (a plan file's). */
-int ui_stages_set(ui *u, int pp, int virt, int outer, int inner,
+int ui_stages_set(ui *u, sl_schedule sched, int pp, int virt, int outer, int inner,
     int64_t graph_batch, int64_t micro_batches, int n, const int *layers,
     const sl_recompute *rec);
 void ui_stages_open(ui *u);

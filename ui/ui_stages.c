@@ -368,7 +368,7 @@ ui_stages_key(ui *u, struct ui_event e)
 /* Sets the pipeline shown to the stages of a `shardlab plan --json` file
  * (before the panel is first opened). */
 int
-ui_stages_set(ui *u, int pp, int virt, int outer, int inner,
+ui_stages_set(ui *u, sl_schedule sched, int pp, int virt, int outer, int inner,
     int64_t graph_batch, int64_t micro_batches, int n, const int *layers,
     const sl_recompute *rec)
 {
@@ -381,6 +381,7 @@ ui_stages_set(ui *u, int pp, int virt, int outer, int inner,
 		sum += layers[j] >= 1 ? layers[j] : L + 1;
 	if (sum != L)
 		return SL_EINPUT;
+	t->ho.schedule = sched;
 	t->pp = pp;
 	t->virt = virt > 0 ? virt : 1;
 	t->outer = outer;
@@ -436,7 +437,7 @@ ui_draw_stages(WINDOW *w, const ui *u)
 {
 	const struct ui_st *t = u->st;
 	const sl_pipeline *pl = &t->pl;
-	int h = getmaxy(w), width = getmaxx(w), cw, first, shown, y0, bar_h;
+	int h = getmaxy(w), width = getmaxx(w), cw, first, shown, y0, bar_h, n_cat;
 	int64_t cap, scale;
 	char b1[32], b2[32], b3[32], line[512];
 	double bubble;
@@ -492,8 +493,14 @@ ui_draw_stages(WINDOW *w, const ui *u)
 		first = pl->n_stages - shown;
 	if (first < 0)
 		first = 0;
-	y0 = 3;
-	bar_h = h - y0 - 7;
+	ui_put(w, 3, 1, width - 2,
+	    _("Left/Right move the boundary, Tab select one, +/- pipeline degree, S close"),
+	    u->attr[UI_R_DIM]);
+	/* per column: 4 rows of text, the bar, the categories when there is
+	 * room, the time and the device; the legend below */
+	y0 = 4;
+	n_cat = h - y0 - 4 - 3 - SL_CAT_COUNT >= 3 ? SL_CAT_COUNT : 0;
+	bar_h = h - y0 - 4 - 3 - n_cat;
 	scale = cap > pl->max_mem ? cap : pl->max_mem;
 	for (int i = 0; i < shown; i++) {
 		int j = first + i, x = 1 + i * cw, bw = cw - 3;
@@ -533,6 +540,12 @@ ui_draw_stages(WINDOW *w, const ui *u)
 					ui_put(w, y0 + 4 + bar_h - cap_row, x + q, 1, u->gl->h,
 					    u->attr[UI_R_DIM]);
 		}
+		for (int k = 0; k < n_cat; k++) {
+			int y = h - 3 - n_cat + k;
+			int q = ui_put(w, y, x, cw - 1, u->gl->bar[k], u->attr[cat_role[k]]);
+			ui_put(w, y, x + q + 1, cw - 2 - q, sl_format_bytes(c[k], b2, sizeof b2),
+			    A_NORMAL);
+		}
 		snprintf(line, sizeof line, "%s", sl_format_ns(st->micro_ns, b2, sizeof b2));
 		ui_put(w, h - 3, x, cw - 1, line, A_NORMAL);
 		snprintf(line, sizeof line, _("dev %d x%lld %s"), st->device,
@@ -550,7 +563,5 @@ ui_draw_stages(WINDOW *w, const ui *u)
 			x += ui_put(w, h - 1, x, width - x, sl_mem_cat_name(k), A_NORMAL);
 			x += ui_put(w, h - 1, x, width - x, " ", A_NORMAL);
 		}
-		ui_put(w, h - 1, x, width - x,
-		    _("Left/Right move boundary, Tab select, +/- degree"), u->attr[UI_R_DIM]);
 	}
 }
