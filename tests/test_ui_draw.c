@@ -1219,8 +1219,12 @@ read_stages(WINDOW *hw, struct shown_stages *s)
 
 /* sl_pipeline_eval of what the panel shows: the memory in each column is
  * its device's peak. */
+/* layer0.fc1's strategy in stage 1 of the last pipeline checked */
+static char stages_fc1[32];
+
 static void
-check_stages_mem(struct fixture *f, WINDOW *hw, const struct shown_stages *s)
+check_stages_mem_cs(struct fixture *f, WINDOW *hw, const struct shown_stages *s,
+    const sl_constraints *cs)
 {
 	sl_pipe_config c;
 	sl_pipeline pl;
@@ -1252,8 +1256,27 @@ check_stages_mem(struct fixture *f, WINDOW *hw, const struct shown_stages *s)
 		o.devices = f->s.mesh.n_devices;
 		o.space = f->s.space->opts;
 		o.space.recipe.micro_batch = 1;
-		assert_int_equal(sl_pipeline_eval(&o, &c, &pl, &err), SL_OK);
+		if (cs == NULL)
+			assert_int_equal(sl_pipeline_eval(&o, &c, &pl, &err), SL_OK);
+		else {
+			sl_pipe_ctx *ctx = sl_pipe_ctx_new(&o);
+			int skipped = -1;
+			sl_pipe_ctx_constrain(ctx, cs);
+			assert_int_equal(sl_pipe_ctx_eval(ctx, &c, &pl, &skipped, &err), SL_OK);
+			assert_int_equal(skipped, 0);
+			sl_pipe_ctx_free(ctx);
+			/* the pin holds at its position in every layer of both stages */
+			for (int j = 0; j < 2; j++) {
+				char nm[32];
+				snprintf(nm, sizeof nm, "layer%d.fc1", pl.stage[j].first_layer);
+				assert_string_equal(pl.stage[j].strategy[
+				    sl_graph_find_op(f->s.g, nm) - pl.stage[j].first_op],
+				    cs->c[0].strategy);
+			}
+		}
 	}
+	snprintf(stages_fc1, sizeof stages_fc1, "%s",
+	    pl.stage[0].strategy[sl_graph_find_op(f->s.g, "layer0.fc1")]);
 	for (int j = 0; j < 2; j++) {
 		assert_int_equal(pl.stage[j].n_layers, s->layers[j]);
 		assert_int_equal(pl.dev[j].in_flight, s->in_flight[j]);
@@ -1267,6 +1290,12 @@ check_stages_mem(struct fixture *f, WINDOW *hw, const struct shown_stages *s)
 		assert_true(win_has(hw, b));
 	}
 	sl_pipeline_free(&pl);
+}
+
+static void
+check_stages_mem(struct fixture *f, WINDOW *hw, const struct shown_stages *s)
+{
+	check_stages_mem_cs(f, hw, s, NULL);
 }
 
 /*
@@ -1319,6 +1348,26 @@ test_stages_80x24(void **state)
 	check_stages_mem(&f, hw, &b);
 	key(&f, 'S');
 	assert_false(ui_stages_is_open(&f.u));
+	/*
+	 * Pinned in the operator view (fc1 at every layer, to col, or row where
+	 * the stages chose col): the panel re-evaluates when it opens again,
+	 * says the pins hold, and shows the memory of the pinned stages.
+	 */
+	{
+		int op = sl_graph_find_op(f.s.g, "layer0.fc1");
+		const char *to = strcmp(stages_fc1, "col") == 0 ? "row" : "col";
+		ui_constrain(&f.u, op, sl_space_find_strategy(f.s.space, op, to),
+		    UI_ACT_PIN, true);
+		assert_int_equal(f.u.m.cs.n, 24);
+		key(&f, 'S');
+		werase(hw);
+		ui_draw_stages(hw, &f.u);
+		assert_non_null(strstr(row(hw, 2), "pins hold in the stages"));
+		read_stages(hw, &a);
+		check_stages_mem_cs(&f, hw, &a, &f.u.m.cs);
+		assert_int_equal(a.layers[0], b.layers[0]);
+		assert_string_equal(stages_fc1, to);
+	}
 	delwin(hw);
 	term_close(&f);
 	close_model(&f);

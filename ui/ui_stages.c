@@ -85,7 +85,7 @@ ui_stages_setup(ui *u, const cli_opts *o)
 	t->ho.offload_optimizer = o->offload;
 	t->ho.mem_limit = o->mem_limit;
 	t->ho.global_batch = o->recipe.global_batch;
-	t->ho.slack = o->slack > 0 ? o->slack : 1;
+	t->ho.slack = o->slack;
 	t->ho.micro_batch = o->micro_batch_set ? o->micro_batch : 0;
 }
 
@@ -145,8 +145,9 @@ st_even(struct ui_st *t)
 		    (j < t->n_layers % t->n_stages);
 }
 
-/* Evaluates the configuration shown under the current pins. */
-static void
+/* Evaluates the configuration shown under the current pins; false (and
+ * the reason in err) when it cannot be. */
+static bool
 st_eval(ui *u)
 {
 	struct ui_st *t = u->st;
@@ -175,12 +176,58 @@ st_eval(ui *u)
 	t->eval_ms = now_ms() - t0;
 	if (rc != SL_OK) {
 		sl_error_format(&err, t->err, sizeof t->err);
-		return;
+		return false;
 	}
 	st_release(t);
 	t->pl = pl;
 	t->have = true;
 	t->err[0] = '\0';
+	return true;
+}
+
+/* The configuration before a key, put back when the key's cannot be
+ * evaluated (the pipeline on screen stays the one shown). */
+struct st_saved {
+	int pp, virt, outer, inner, n_stages, sel;
+	int64_t graph_batch, micro_batches;
+	int *layers;
+	sl_recompute *rec;
+};
+
+static void
+st_save(const struct ui_st *t, struct st_saved *v)
+{
+	v->pp = t->pp;
+	v->virt = t->virt;
+	v->outer = t->outer;
+	v->inner = t->inner;
+	v->n_stages = t->n_stages;
+	v->sel = t->sel;
+	v->graph_batch = t->graph_batch;
+	v->micro_batches = t->micro_batches;
+	v->layers = sl_xmalloc(t->n_layers * sizeof *v->layers);
+	v->rec = sl_xmalloc(t->n_layers * sizeof *v->rec);
+	memcpy(v->layers, t->layers, t->n_layers * sizeof *v->layers);
+	memcpy(v->rec, t->rec, t->n_layers * sizeof *v->rec);
+}
+
+static void
+st_restore(struct ui_st *t, struct st_saved *v, bool put_back)
+{
+	if (put_back) {
+		t->pp = v->pp;
+		t->virt = v->virt;
+		t->outer = v->outer;
+		t->inner = v->inner;
+		t->n_stages = v->n_stages;
+		t->sel = v->sel;
+		t->graph_batch = v->graph_batch;
+		t->micro_batches = v->micro_batches;
+		memcpy(t->layers, v->layers, t->n_layers * sizeof *v->layers);
+		memcpy(t->rec, v->rec, t->n_layers * sizeof *v->rec);
+	}
+	free(v->layers);
+	free(v->rec);
 }
 
 /* The first configuration: the hybrid search's best, else its least
@@ -346,17 +393,25 @@ ui_stages_key(ui *u, struct ui_event e)
 		return false;
 	nb = t->n_stages - 1;
 	if (e.fn && (e.key == KEY_LEFT || e.key == KEY_RIGHT)) {
-		if (t->ctx != NULL && st_move(t, t->sel, e.key == KEY_LEFT ? -1 : 1))
-			st_eval(u);
+		struct st_saved v;
+		if (t->ctx != NULL) {
+			st_save(t, &v);
+			st_restore(t, &v, st_move(t, t->sel, e.key == KEY_LEFT ? -1 : 1) &&
+			    !st_eval(u));
+		}
 	} else if ((!e.fn && e.key == '\t') || (e.fn && (e.key == KEY_DOWN || e.key == KEY_UP ||
 	    e.key == KEY_BTAB))) {
 		if (nb > 0)
 			t->sel = (t->sel + ((e.fn && e.key != KEY_DOWN) ? nb - 1 : 1)) % nb;
 	} else if (!e.fn && (e.key == '+' || e.key == '=' || e.key == '-')) {
-		if (t->ctx != NULL && st_degree(t, e.key == '-' ? -1 : 1)) {
-			if (t->sel >= t->n_stages - 1)
+		struct st_saved v;
+		if (t->ctx != NULL) {
+			bool moved;
+			st_save(t, &v);
+			if ((moved = st_degree(t, e.key == '-' ? -1 : 1)) &&
+			    t->sel >= t->n_stages - 1)
 				t->sel = t->n_stages > 1 ? t->n_stages - 2 : 0;
-			st_eval(u);
+			st_restore(t, &v, moved && !st_eval(u));
 		}
 	} else if (!e.fn && (e.key == 'S' || e.key == 'q' || e.key == 27)) {
 		t->open = false;
@@ -403,19 +458,26 @@ ui_stages_set(ui *u, sl_schedule sched, int pp, int virt, int outer, int inner,
 	return SL_OK;
 }
 
-/* The memory of stage j's device by category: its states and the
- * activations of the micro-batches it keeps. */
+/* The memory of stage j's device by category: the states of every stage
+ * it holds (one unless interleaved) and the activations of the
+ * micro-batches it keeps in flight; they add up to its peak. */
 static void
 st_mem(const sl_pipeline *pl, int j, int64_t cat[SL_CAT_COUNT])
 {
-	const sl_pipe_stage *st = &pl->stage[j];
-	const sl_pipe_dev *dv = &pl->dev[st->device];
+	int d = pl->stage[j].device;
+	const sl_pipe_dev *dv = &pl->dev[d];
 
-	cat[SL_CAT_PARAMS] = st->states.params;
-	cat[SL_CAT_GRADS] = st->states.grads;
-	cat[SL_CAT_OPTIM] = st->states.optim;
-	cat[SL_CAT_BUFFERS] = st->states.buffers;
-	cat[SL_CAT_ACTS] = sl_mul_sat(dv->in_flight, st->acts);
+	memset(cat, 0, SL_CAT_COUNT * sizeof *cat);
+	for (int i = 0; i < pl->n_stages; i++) {
+		const sl_pipe_stage *st = &pl->stage[i];
+		if (st->device != d)
+			continue;
+		cat[SL_CAT_PARAMS] += st->states.params;
+		cat[SL_CAT_GRADS] += st->states.grads;
+		cat[SL_CAT_OPTIM] += st->states.optim;
+		cat[SL_CAT_BUFFERS] += st->states.buffers;
+	}
+	cat[SL_CAT_ACTS] = sl_mul_sat(dv->in_flight, dv->acts);
 }
 
 /* What one stage's column shows; the test reads it back. */
