@@ -35,12 +35,17 @@
 /* Largest window, in nodes. */
 #define AT_WINDOW_MAX 400
 /*
- * Costs from this value up mark impossible pairs (the contest writes 1e18);
- * the search sees them as AT_HARD, so that sums of many stay far from
- * saturation and a plan with one impossible pair fewer is seen to be better.
+ * Costs from 1e16 up mark impossible pairs (the contest writes 1e18); the
+ * search sees them as 1e14, so that sums of many (up to 90,000) stay clear
+ * of saturation and a plan with one impossible pair fewer is seen to be
+ * better.  A plan whose cost reaches 1e14 has one and is no answer.
  */
-#define AT_IMPOSSIBLE ((int64_t)1000000000000000LL)
-#define AT_HARD ((int64_t)10000000000000LL)
+#define AT_IMPOSSIBLE ((int64_t)10000000000000000LL)
+#define AT_HARD ((int64_t)100000000000000LL)
+/* Impossible pairs listed at once, for windows to aim at. */
+#define AT_HARD_LIST 1024
+/* The first priced round's search (ms): the first plan comes after it. */
+#define AT_FIRST_SLICE 300.0
 /* Most work for the DP of one window (operations). */
 #define AT_DP_WORK 3e7
 /* Price fixed point: a price p costs (usage * p) >> AT_PRICE_SHIFT. */
@@ -84,6 +89,7 @@ typedef struct at {
 	bool priced;		/* searching the priced problem, limit off */
 	int ball;		/* size of BFS balls solved by the DP; 0 none */
 	int *gbuf, *gnew;	/* compound moves */
+	int *hard, nhard;	/* nodes on impossible pairs, windows go there */
 	int64_t gshift;
 	double until_ms;	/* end of the current phase */
 	bool proved;		/* best is optimal */
@@ -278,7 +284,8 @@ at_record(at *a)
 	if (!a->priced && a->cost < a->best_cost) {
 		a->best_cost = a->cost;
 		memcpy(a->best, a->x, (size_t)a->n * sizeof *a->x);
-		if (a->first_ms < 0)
+		/* a plan counts once it has no impossible pair */
+		if (a->first_ms < 0 && a->best_cost < AT_HARD)
 			a->first_ms = at_ms(a);
 	}
 }
@@ -293,10 +300,13 @@ at_icm(at *a)
 {
 	bool moved = true;
 
-	for (int pass = 0; moved && pass < 50 && !at_over(a); pass++) {
+	for (int pass = 0; moved && pass < 50 && !at_over(a) &&
+	    at_ms(a) < a->until_ms; pass++) {
 		moved = false;
 		for (int v = 0; v < a->n; v++) {
 			int s = a->x[v], bs = s;
+			if ((v & 1023) == 1023 && at_ms(a) >= a->until_ms)
+				break;
 			int64_t cur = at_local(a, v, s), bc = cur;
 			for (int t = 0; t < a->p->k[v]; t++) {
 				if (t == s || !a->ok[v][t])
@@ -323,18 +333,32 @@ at_icm(at *a)
  * at the peak whose cheaper-in-usage strategy costs least per byte saved
  * moves.  False when no move is left (then the caller discards the plan).
  */
+struct at_cand {
+	double ratio;
+	int v, t;
+};
+
+static int
+at_cand_cmp(const void *x, const void *y)
+{
+	const struct at_cand *a = x, *b = y;
+
+	return a->ratio < b->ratio ? -1 : a->ratio > b->ratio;
+}
+
 static bool
 at_repair(at *a)
 {
 	const sl_problem *p = a->p;
+	struct at_cand *c = sl_xmalloc(((size_t)a->n + 1) * sizeof *c);
 
 	while (at_peak(a) > a->limit) {
-		int node = 1, l = 0, r = a->nseg, seg;
-		int bv = -1, bt = -1;
-		double br = INFINITY;
+		int node = 1, l = 0, r = a->nseg, seg, nc = 0;
 
-		if (at_over(a))
+		if (at_over(a)) {
+			free(c);
 			return false;
+		}
 		/* descend to a segment at the peak */
 		while (r - l > 1) {
 			int mid = (l + r) / 2;
@@ -347,11 +371,13 @@ at_repair(at *a)
 			}
 		}
 		seg = l;
+		/* each live node's cheapest bytes saved there */
 		for (int v = 0; v < a->n; v++) {
 			if (a->slo[v] > seg || a->shi[v] <= seg)
 				continue;
-			int s = a->x[v];
+			int s = a->x[v], bt = -1;
 			int64_t u = p->usage[v][s], cur = -1;
+			double br = INFINITY;
 			for (int t = 0; t < p->k[v]; t++) {
 				if (!a->ok[v][t] || p->usage[v][t] >= u)
 					continue;
@@ -361,16 +387,30 @@ at_repair(at *a)
 				double ratio = dc / (double)(u - p->usage[v][t]);
 				if (ratio < br) {
 					br = ratio;
-					bv = v;
 					bt = t;
 				}
 			}
+			if (bt >= 0) {
+				c[nc].ratio = br;
+				c[nc].v = v;
+				c[nc++].t = bt;
+			}
 		}
-		if (bv < 0)
+		if (nc == 0) {
+			free(c);
 			return false;
-		at_load_move(a, bv, a->x[bv], bt);
-		a->x[bv] = bt;
+		}
+		/* the cheapest first until this segment fits (each move was
+		 * priced alone: neighbours moving together may differ) */
+		qsort(c, (size_t)nc, sizeof *c, at_cand_cmp);
+		for (int i = 0; i < nc; i++) {
+			at_load_move(a, c[i].v, a->x[c[i].v], c[i].t);
+			a->x[c[i].v] = c[i].t;
+			if (seg_max_rec(a, 1, 0, a->nseg, seg, seg + 1) <= a->limit)
+				break;
+		}
 	}
+	free(c);
 	a->cost = at_score(a);
 	return true;
 }
@@ -536,13 +576,16 @@ static void
 at_window(at *a, int max)
 {
 	const sl_problem *p = a->p;
-	int root = at_rnd(a, a->n), nw;
+	int root = a->nhard > 0 ? a->hard[at_rnd(a, a->nhard)] : at_rnd(a, a->n);
+	int nw;
 	int64_t before, after, mu = a->mu;
 	int *keep;
 	bool fitted = false, ball;
 
-	ball = a->ball > 0;
-	nw = ball ? at_ball(a, root, a->ball) : at_grow(a, root, max);
+	/* impossible pairs: long tree windows follow their chains far */
+	ball = a->ball > 0 && !(a->nhard > 0 && at_rnd(a, 2));
+	nw = ball ? at_ball(a, root, a->ball) :
+	    at_grow(a, root, a->nhard > 0 ? AT_WINDOW_MAX : max);
 	if (nw < 2)
 		return;
 	a->windows++;
@@ -1072,6 +1115,7 @@ at_build(at *a, const sl_problem *p, uint8_t **ok, const int64_t (*fixed)[3],
 	a->waoff = sl_xmalloc(((size_t)n + 1) * sizeof *a->waoff);
 	a->wpos = sl_xmalloc(((size_t)n + 1) * sizeof *a->wpos);
 	a->gbuf = sl_xmalloc(((size_t)n + 1) * sizeof *a->gbuf);
+	a->hard = sl_xmalloc((AT_HARD_LIST + 1) * sizeof *a->hard);
 	a->gnew = sl_xmalloc(((size_t)n + 1) * sizeof *a->gnew);
 	a->wprice = sl_xcalloc((size_t)n + 1, sizeof *a->wprice);
 	{
@@ -1124,6 +1168,7 @@ at_free(at *a)
 	free(a->waoff);
 	free(a->wpos);
 	free(a->gbuf);
+	free(a->hard);
 	free(a->gnew);
 	free(a->wprice);
 	free(a->wu);
@@ -1428,6 +1473,23 @@ at_group_pass(at *a)
 	a->gshift += 1;
 }
 
+/* The nodes on impossible pairs of the current plan (some of them). */
+static void
+at_find_hard(at *a)
+{
+	const sl_problem *p = a->p;
+
+	a->nhard = 0;
+	for (int e = 0; e < p->m && a->nhard < AT_HARD_LIST; e++) {
+		int u = p->edge[e][0], v = p->edge[e][1];
+		if (p->ecost[e][(size_t)a->x[u] * p->k[v] + a->x[v]] >= AT_HARD)
+			a->hard[a->nhard++] = at_rnd(a, 2) ? u : v;
+	}
+	for (int v = 0; v < a->n && a->nhard < AT_HARD_LIST; v++)
+		if (p->cost[v][a->x[v]] >= AT_HARD)
+			a->hard[a->nhard++] = v;
+}
+
 /* Windows until the deadline (or the bound is reached). */
 static void
 at_lns(at *a, long double lb, double until_ms)
@@ -1438,6 +1500,7 @@ at_lns(at *a, long double lb, double until_ms)
 	a->until_ms = until_ms;
 	while (!at_over(a) && at_ms(a) < until_ms && !a->proved &&
 	    (a->priced || (long double)a->best_cost > lb)) {
+		at_find_hard(a);
 		for (int i = 0; i < 16 && !at_over(a) && at_ms(a) < until_ms; i++)
 			at_window(a, wmax);
 		at_forest(a);
@@ -1454,9 +1517,10 @@ at_lns(at *a, long double lb, double until_ms)
 
 /*
  * The limit priced into node costs: multipliers per time segment rise where
- * the priced search's plan overloads the memory and decay elsewhere; the
+ * the priced search's plan overloads the memory and fall elsewhere, faster
+ * where more memory is free; the
  * priced problem is searched without the limit, and its plan, repaired to
- * the limit and improved under it, is a candidate.  Until 80% of the time.
+ * the limit and improved under it, is a candidate.  Until 75% of the time.
  */
 static void
 at_priced_search(at *a, long double lb)
@@ -1468,7 +1532,7 @@ at_priced_search(at *a, long double lb)
 	int *px = sl_xmalloc((size_t)a->n * sizeof *px);
 	double lam0 = (double)at_first_price(a) /
 	    (double)((int64_t)1 << AT_PRICE_SHIFT);
-	double end = at_ms(a) + (a->deadline_ms - at_ms(a)) * 0.8;
+	double end = at_ms(a) + (a->deadline_ms - at_ms(a)) * 0.75;
 	double slice = (end - at_ms(a)) / 12;
 	int64_t limit = a->limit;
 
@@ -1498,8 +1562,11 @@ at_priced_search(at *a, long double lb)
 		memcpy(a->x, px, (size_t)a->n * sizeof *px);
 		at_load_reset(a);
 		a->cost = at_score(a);
+		a->until_ms = at_ms(a) + (round < 2 ? AT_FIRST_SLICE : slice);
 		at_icm(a);
-		at_lns(a, lb, at_ms(a) + slice);
+		/* the first rounds short: a plan that keeps the limit soon */
+		at_lns(a, lb, at_ms(a) + (round < 2 && slice > AT_FIRST_SLICE ?
+		    AT_FIRST_SLICE : slice));
 		memcpy(px, a->x, (size_t)a->n * sizeof *px);
 		/* its load per segment */
 		memset(load, 0, ((size_t)a->nseg + 1) * sizeof *load);
@@ -1509,12 +1576,17 @@ at_priced_search(at *a, long double lb)
 				load[a->shi[v]] -= p->usage[v][a->x[v]];
 			}
 		for (int q = 0; q < a->nseg; q++) {
+			double slack;
 			cur += load[q];
 			if (cur + a->base[q] > limit) {
 				over = true;
 				lam[q] = lam[q] * 1.5 + lam0 * 0.05;
-			} else
-				lam[q] *= 0.9;
+				continue;
+			}
+			/* down as fast as the memory is free there: 1% free,
+			 * a tenth off; 5% or more, half */
+			slack = (double)(limit - cur - a->base[q]) / (double)limit;
+			lam[q] *= 1 - (10 * slack > 0.5 ? 0.5 : 10 * slack);
 		}
 		/* back to the real problem: repair and improve */
 		a->priced = false;
@@ -1524,9 +1596,10 @@ at_priced_search(at *a, long double lb)
 		if (!over || at_repair(a)) {
 			a->cost = at_score(a);
 			at_record(a);
+			a->until_ms = at_ms(a) + (round < 2 ? AT_FIRST_SLICE : slice) / 4;
 			at_icm(a);
 			at_group_pass(a);
-			at_lns(a, lb, at_ms(a) + slice / 4);
+			at_lns(a, lb, a->until_ms);
 		}
 	}
 	a->priced = false;
@@ -1587,9 +1660,14 @@ at_search(at *a, long double *bound, bool *infeasible)
 		*bound = a->best_cost;
 		return;
 	}
+	a->until_ms = at_ms(a) + AT_FIRST_SLICE;
 	at_icm(a);
+	a->until_ms = a->deadline_ms;
+	/* 2. the limit priced into the costs, from the lightest plan */
+	if (a->has_mem)
+		at_priced_search(a, lb);
 
-	/* 2. Lagrangian relaxation of the limit over a spanning forest: a bound */
+	/* 3. Lagrangian relaxation of the limit over a spanning forest: a bound */
 	at_lag_init(a, &L);
 	{
 		double step = 1.0, lastv = -INFINITY;
@@ -1639,12 +1717,10 @@ at_search(at *a, long double *bound, bool *infeasible)
 	}
 	at_lag_free(&L);
 
-	/* 3. large neighbourhood search */
+	/* 4. large neighbourhood search from the best plan */
 	memcpy(a->x, a->best, (size_t)a->n * sizeof *a->x);
 	a->cost = a->best_cost;
 	at_load_reset(a);
-	if (a->has_mem && !a->proved)
-		at_priced_search(a, lb);
 	at_lns(a, lb, a->deadline_ms);
 	*bound = a->proved ? (long double)a->best_cost : lb;
 }
@@ -1726,6 +1802,8 @@ at_ilp(const sl_problem *p, const sl_solve_opts *o, double ms, sl_solution *sol)
 		if (obj <= sol->objective) {
 			memcpy(sol->choice, alt.choice, (size_t)p->n * sizeof *alt.choice);
 			sol->objective = obj;
+			if (sol->status == SL_SOLVE_LIMIT)
+				sol->status = SL_SOLVE_FEASIBLE;
 			if (alt.status == SL_SOLVE_OPTIMAL) {
 				/* GLPK proved it */
 				sol->bound = obj;
@@ -1793,6 +1871,12 @@ sl_solve_anytime(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
 	} else {
 		sl_reduce_expand(&red, a.best, sol->choice);
 		sol->objective = sl_problem_score(p, sol->choice);
+		if (a.best_cost >= AT_HARD) {
+			/* it keeps the limit but takes an impossible pair */
+			sol->status = SL_SOLVE_LIMIT;
+			sol->objective = INT64_MAX;
+			goto done;
+		}
 		/* a proof is exact; a relaxation's bound is rounded up */
 		sol->bound = a.proved ? sl_add_sat(a.best_cost, red.offset) :
 		    sl_reduce_bound(&red, lb);
@@ -1807,6 +1891,7 @@ sl_solve_anytime(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
 			    _("anytime: the plan found breaks the usage limit"));
 		}
 	}
+done:
 	sol->first_ms = a.first_ms;
 	if (use_ilp && !a.stopped && !infeasible && sol->status != SL_SOLVE_OPTIMAL)
 		at_ilp(p, o, limit_s * 1e3 * 0.97 - at_ms(&a), sol);
