@@ -1,22 +1,23 @@
 /*
  * solve_anytime.c: the anytime solver for general strategy graphs with a
  * memory usage limit over liveness intervals (IOPDDL problems, and model
- * graphs that do not fold).  It always holds a feasible plan and improves it
- * until the time limit:
+ * graphs that do not fold).  It has a plan that keeps the limit early and
+ * improves it until the time limit (doc/anytime.md):
  *
- *   1. reductions (reduce.c): dominated strategies removed, nodes of fixed
- *      usage on chains and leaves contracted exactly;
- *   2. a first plan: every node on its least-usage strategy (if that breaks
- *      the limit, no plan can keep it), improved by single-node moves that
- *      keep the limit (iterated conditional modes);
- *   3. a lower bound and better starts from a Lagrangian relaxation: the
- *      limit's rows are priced into node costs by multipliers per time
- *      segment (subgradient steps), the edges off a spanning forest are
- *      bounded by their row minima, and the forest is solved exactly by DP;
- *      each relaxed optimum is repaired to the limit and improved;
- *   4. large neighbourhood search: windows of the graph whose induced
- *      subgraph is a tree are re-solved exactly by DP, their usages priced
- *      until the new window fits the limit; small problems are enumerated.
+ *   1. small problems are enumerated; mid-sized ones go to GLPK after the
+ *      search (sl_solve_anytime);
+ *   2. exact reductions (reduce.c): dominated strategies removed, nodes of
+ *      fixed usage on chains and leaves contracted;
+ *   3. the least-usage plan (if it breaks the limit, every plan does),
+ *      improved by single-node moves that keep the limit;
+ *   4. the limit priced into node costs by multipliers per time segment
+ *      (at_priced_search): the priced problem is searched without the
+ *      limit, its plan repaired to the limit and improved under it;
+ *   5. a Lagrangian lower bound over a spanning forest (at_lag_*);
+ *   6. large neighbourhood search (at_lns): balls of the graph re-solved
+ *      exactly by the elimination DP, induced trees by a tree DP, moves of
+ *      every node over a random spanning forest, and compound moves along
+ *      impossible pairs.
  *
  * The load over time lives in a segment tree with range add and range max
  * over the distinct interval ends, so a move is checked in O(log T).
@@ -30,7 +31,9 @@
 
 /* Below this many assignments the whole problem is enumerated first. */
 #define AT_ENUM_COMBOS 2e5
-/* Default time limit when none is given (seconds). */
+/* Default time limit when none is given (seconds); problems GLPK can take
+ * get it after a fifth of this, without a limit, as before there was a
+ * search. */
 #define AT_DEFAULT_LIMIT 10.0
 /* Largest window, in nodes. */
 #define AT_WINDOW_MAX 400
@@ -1788,11 +1791,11 @@ at_ilp(const sl_problem *p, const sl_solve_opts *o, double ms, sl_solution *sol)
 	sl_solution alt;
 	sl_error err;
 
-	if (ms < 50)
+	if (ms >= 0 && ms < 50)
 		return;
 	if (o != NULL)
 		io = *o;
-	io.time_limit = ms / 1e3;
+	io.time_limit = ms >= 0 ? ms / 1e3 : 0;	/* < 0: until proved */
 	sl_error_clear(&err);
 	sl_solution_init(&alt, p->n);
 	if (sl_solve_ilp(p, &io, &alt, &err) == SL_OK &&
@@ -1820,7 +1823,7 @@ sl_solve_anytime(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
 {
 	sl_reduction red;
 	at a;
-	bool use_ilp;
+	bool use_ilp, unlimited;
 	long double lb;
 	bool infeasible;
 	double limit_s = o != NULL && o->time_limit > 0 ? o->time_limit :
@@ -1855,8 +1858,10 @@ sl_solve_anytime(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
 	a.deadline_ms = limit_s * 1e3 * 0.97 - 20;
 	at_build(&a, red.q, red.ok, (const int64_t (*)[3])red.fixed, red.nfixed);
 	/* problems GLPK can prove in the time: search first, then the ILP */
+	unlimited = o == NULL || o->time_limit <= 0;
 	use_ilp = !sl_anytime_search_only && at_ilp_fits(p) &&
-	    (limit_s >= AT_ILP_MIN_SECONDS || at_strats(p) <= AT_ILP_SMALL);
+	    (unlimited || limit_s >= AT_ILP_MIN_SECONDS ||
+	    at_strats(p) <= AT_ILP_SMALL);
 	if (use_ilp)
 		a.deadline_ms = limit_s * 1e3 * AT_ILP_SEARCH_SHARE;
 	a.until_ms = a.deadline_ms;
@@ -1894,7 +1899,8 @@ sl_solve_anytime(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
 done:
 	sol->first_ms = a.first_ms;
 	if (use_ilp && !a.stopped && !infeasible && sol->status != SL_SOLVE_OPTIMAL)
-		at_ilp(p, o, limit_s * 1e3 * 0.97 - at_ms(&a), sol);
+		at_ilp(p, o, unlimited ? -1 : limit_s * 1e3 * 0.97 - at_ms(&a),
+		    sol);
 	snprintf(sol->note, sizeof sol->note,
 	    _("reductions: %d of %d strategies dominated, %d leaves and %d chain nodes of %d contracted; %ld windows, %ld improvements%s"),
 	    red.dominated, at_strats(p), red.leaves, red.chains, p->n,
