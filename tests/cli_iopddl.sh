@@ -97,6 +97,12 @@ if [ "$rc" -eq 0 ] && [ -s "$TMP/mlp.json" ]; then
 	expect_status 0 back
 	expect_eq "$(grep '^objective:' "$TMP/back.out")" \
 		"$(grep '^objective:' "$TMP/model.out")" "exported problem"
+	# the same path serves model graphs: exact here, all contracted
+	run back-at "$SHARDLAB" solve "$TMP/mlp.json" --solver anytime --time-limit 2
+	expect_status 0 back-at
+	expect_eq "$(grep '^objective:' "$TMP/back-at.out")" \
+		"$(grep '^objective:' "$TMP/model.out")" "exported problem, anytime"
+	expect_in "$TMP/back-at.out" "anytime, optimal"
 fi
 
 # Bad problems: exit 2, the file named, nothing solved.
