@@ -48,7 +48,7 @@
 /* Impossible pairs listed at once, for windows to aim at. */
 #define AT_HARD_LIST 1024
 /* The first priced round's search (ms): the first plan comes after it. */
-#define AT_FIRST_SLICE 300.0
+#define AT_FIRST_SLICE 200.0
 /* Most work for the DP of one window (operations). */
 #define AT_DP_WORK 3e7
 /* Price fixed point: a price p costs (usage * p) >> AT_PRICE_SHIFT. */
