@@ -1178,7 +1178,7 @@ at_free(at *a)
 	free(a->warg);
 }
 
-/* A first price per byte: the median spread of cost over spread of usage. */
+/* A first price per byte, from the spreads of cost over spreads of usage. */
 static int64_t
 at_first_price(const at *a)
 {
@@ -1212,7 +1212,13 @@ at_first_price(const at *a)
 		free(r);
 		return (int64_t)1 << AT_PRICE_SHIFT;
 	}
-	/* nth element would do; a sort is fine at this size */
+	/*
+	 * A rough scale only: the first 4097 ratios are sorted and the one in
+	 * the middle of the list taken, which on large problems is some node's
+	 * ratio, not the median.  The multipliers adapt from it; a true median
+	 * made the first plan on instance S come 20 s later, so the scale is
+	 * left as measured until the schedule is tuned on more instances.
+	 */
 	for (int i = 1; i < nr; i++) {
 		double x = r[i];
 		int j = i;
