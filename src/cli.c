@@ -12,6 +12,7 @@
 #include <locale.h>
 #include <math.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---------------------------------------------------------------- options */
@@ -167,7 +168,7 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 			int k = sl_solver_from_name(optarg);
 			if (k < 0)
 				rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-				    _("--solver: expected auto, dp, ilp or brute, got '%s'"), optarg);
+				    _("--solver: expected auto, dp, ilp, brute or anytime, got '%s'"), optarg);
 			else
 				o->solver = k;
 			break;
@@ -599,14 +600,40 @@ print_plan(const sl_space *s, const sl_eval *ev, const int *choice)
 	cli_print_step(stdout, ev);
 }
 
+/* "lower bound: B (gap G%)" when the solver proved one short of optimal. */
+static void
+print_bound_line(const sl_solution *sol)
+{
+	if (sol->status != SL_SOLVE_FEASIBLE || sol->bound == INT64_MIN ||
+	    sol->bound == INT64_MAX)
+		return;
+	printf(_("lower bound: %lld (gap %.2f%%)\n"), (long long)sol->bound,
+	    sol->objective > 0 ? 100.0 * ((double)sol->objective -
+	    (double)sol->bound) / (double)sol->objective : 0.0);
+}
+
+/*
+ * --time-limit bounds the whole command, reading the problem included (as
+ * the contest counts it): the solver gets what reading left, at least a
+ * tenth of it.
+ */
 static int
-cmd_solve_iopddl(const cli_opts *o, cli_session *s)
+cmd_solve_iopddl(const cli_opts *o, cli_session *s, const struct timespec *t0)
 {
 	sl_solve_opts so = { .time_limit = o->time_limit };
+	struct timespec now;
 	sl_solution sol;
 	sl_error err;
+	bool to_stdout = o->json != NULL && strcmp(o->json, "-") == 0;
+	bool quiet = o->quiet || to_stdout;
 	int rc;
 
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (so.time_limit > 0) {
+		double used = (double)(now.tv_sec - t0->tv_sec) +
+		    (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+		so.time_limit = fmax(o->time_limit - used, o->time_limit / 10);
+	}
 	sl_error_clear(&err);
 	sl_solution_init(&sol, s->prob->n);
 	rc = sl_solve(s->prob, o->solver, &so, &sol, &err);
@@ -614,23 +641,42 @@ cmd_solve_iopddl(const cli_opts *o, cli_session *s)
 		sl_solution_free(&sol);
 		return cli_report(&err);
 	}
-	printf(_("problem %s: %d nodes, %d edges\n"), s->prob->name ? s->prob->name : "?",
-	    s->prob->n, s->prob->m);
-	print_solution_line(&sol);
+	if (!quiet) {
+		printf(_("problem %s: %d nodes, %d edges\n"),
+		    s->prob->name ? s->prob->name : "?", s->prob->n, s->prob->m);
+		print_solution_line(&sol);
+	}
 	if (sol.status == SL_SOLVE_OPTIMAL || sol.status == SL_SOLVE_FEASIBLE) {
-		printf(_("objective: %lld\n"), (long long)sol.objective);
-		if (s->prob->usage_limit >= 0)
-			printf(_("feasible: %s (peak usage %lld, limit %lld)\n"),
-			    sl_problem_feasible(s->prob, sol.choice) ? _("yes") : _("no"),
-			    (long long)sl_problem_peak_usage(s->prob, sol.choice),
-			    (long long)s->prob->usage_limit);
-		printf(_("strategies:"));
-		for (int v = 0; v < s->prob->n && v < 64; v++)
-			printf(" %d", sol.choice[v]);
-		printf("%s\n", s->prob->n > 64 ? " ..." : "");
 		rc = SL_OK;
+		if (!quiet) {
+			printf(_("objective: %lld\n"), (long long)sol.objective);
+			print_bound_line(&sol);
+			if (s->prob->usage_limit >= 0)
+				printf(_("feasible: %s (peak usage %lld, limit %lld)\n"),
+				    sl_problem_feasible(s->prob, sol.choice) ?
+				    _("yes") : _("no"),
+				    (long long)sl_problem_peak_usage(s->prob,
+				    sol.choice), (long long)s->prob->usage_limit);
+			printf(_("strategies:"));
+			for (int v = 0; v < s->prob->n && v < 64; v++)
+				printf(" %d", sol.choice[v]);
+			printf("%s\n", s->prob->n > 64 ? " ..." : "");
+		}
+		if (o->json != NULL &&
+		    sl_problem_plan_write(s->prob, &sol, o->json, &err) != SL_OK)
+			rc = cli_report(&err);
+		else if (o->json != NULL && !quiet)
+			printf(_("plan written to %s\n"), o->json);
 	} else {
-		rc = SL_EINFEASIBLE;
+		if (quiet)
+			print_solution_line(&sol);
+		rc = sol.status == SL_SOLVE_INFEASIBLE ? SL_EINFEASIBLE :
+		    SL_EINTERNAL;
+		if (rc == SL_EINFEASIBLE)
+			fprintf(stderr, _("shardlab: no feasible plan\n"));
+		else
+			fprintf(stderr, _("shardlab: the solver stopped without a plan (%s)\n"),
+			    sl_solve_status_name(sol.status));
 	}
 	sl_solution_free(&sol);
 	return rc;
@@ -730,8 +776,10 @@ cmd_solve(int argc, char **argv)
 	sl_solution sol;
 	sl_eval ev;
 	sl_error err;
+	struct timespec t0;
 	int rc;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	sl_error_clear(&err);
 	if (cli_parse(argc, argv, &o, &err) != SL_OK)
 		return cli_report(&err);
@@ -741,7 +789,7 @@ cmd_solve(int argc, char **argv)
 		return cli_report(&err);
 	}
 	if (s.is_iopddl) {
-		rc = cmd_solve_iopddl(&o, &s);
+		rc = cmd_solve_iopddl(&o, &s, &t0);
 		goto out;
 	}
 	if ((rc = solve_problem(&o, &s, &sol)) != SL_OK)

@@ -162,4 +162,37 @@ void sl_sha256_hex(const void *data, size_t len, char out[65]);
 /* Reads a whole file (gzip transparently when gz is true); NULL + err. */
 char *sl_read_file(const char *path, size_t *len, bool gz, sl_error *err);
 
+/*
+ * Exact reductions before a search (reduce.c): dominated strategies removed,
+ * nodes of fixed usage with at most two neighbours contracted.  q is the
+ * reduced problem (ok = q->allowed), fixed the loads [lo, hi, usage] of the
+ * contracted nodes, offset the cost of the isolated ones.
+ */
+typedef struct sl_reduction {
+	int n;			/* nodes of the original problem */
+	sl_problem *q;
+	uint8_t **ok;
+	int64_t (*fixed)[3];
+	int nfixed;
+	int64_t offset;
+	int *newid;		/* original node -> q node, -1 contracted */
+	void *steps;
+	int nsteps, capsteps;
+	int dominated, leaves, chains, removed_edges;
+} sl_reduction;
+
+int sl_reduce(const sl_problem *p, sl_reduction *red, sl_error *err);
+/* A plan of q back to the original problem. */
+void sl_reduce_expand(const sl_reduction *red, const int *qchoice, int *choice);
+/* A lower bound on q as one on the original, rounded up to an integer. */
+int64_t sl_reduce_bound(const sl_reduction *red, long double qbound);
+void sl_reduce_free(sl_reduction *red);
+
+/* solve_dp.c: when > 0, the DP refuses beyond this many operations (this
+ * thread only); windows of the anytime search set it. */
+extern _Thread_local double sl_dp_work_cap;
+
+/* solve_anytime.c: non-zero skips the exact shortcut (tests). */
+extern int sl_anytime_search_only;
+
 #endif /* SL_INTERNAL_H */

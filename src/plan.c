@@ -1001,3 +1001,53 @@ sl_plan_choice(const sl_space *s, const sl_plan_file *pf, int *choice,
 			    "of model \"%s\""), g->ops[i].name, g->name);
 	return SL_OK;
 }
+
+/* ---------------------------------------------------- IOPDDL problem plans */
+
+/*
+ * A plan of a problem without a model (an IOPDDL file): the strategy index
+ * per node, as the contest reads it, with the objective, the lower bound
+ * and the usage peak.  man shardlab-plan.5, "PROBLEM PLANS".
+ */
+int
+sl_problem_plan_write(const sl_problem *p, const sl_solution *sol,
+    const char *path, sl_error *err)
+{
+	sl_atomic a;
+	bool bounded = sol->bound != INT64_MIN && sol->bound != INT64_MAX;
+	int rc;
+
+	if (p == NULL || sol == NULL || sol->choice == NULL || sol->n != p->n)
+		return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+		    _("plan export: missing problem or assignment"));
+	if ((rc = sl_atomic_open(&a, path, err)) != SL_OK)
+		return rc;
+	fprintf(a.fp, "{\n  \"format\": \"%s-problem\",\n  \"version\": %d,\n",
+	    PLAN_FORMAT, PLAN_VERSION);
+	fputs("  \"problem\": ", a.fp);
+	put_str(a.fp, p->name);
+	fprintf(a.fp, ",\n  \"solver\": \"%s\",\n  \"status\": \"%s\",\n",
+	    sl_solver_name(sol->solver), sl_solve_status_name(sol->status));
+	fprintf(a.fp, "  \"cost\": %lld,\n", (long long)sol->objective);
+	if (bounded) {
+		fprintf(a.fp, "  \"bound\": %lld,\n", (long long)sol->bound);
+		fprintf(a.fp, "  \"gap\": %.6g,\n", sol->objective > 0 ?
+		    ((double)sol->objective - (double)sol->bound) /
+		    (double)sol->objective : 0.0);
+	} else
+		fputs("  \"bound\": null,\n  \"gap\": null,\n", a.fp);
+	if (p->usage_limit >= 0)
+		fprintf(a.fp, "  \"usage_limit\": %lld,\n", (long long)p->usage_limit);
+	else
+		fputs("  \"usage_limit\": null,\n", a.fp);
+	fprintf(a.fp, "  \"peak_usage\": %lld,\n",
+	    (long long)sl_problem_peak_usage(p, sol->choice));
+	fprintf(a.fp, "  \"time_ms\": %.3f,\n  \"first_plan_ms\": %.3f,\n",
+	    sol->time_ms, sol->first_ms >= 0 ? sol->first_ms : sol->time_ms);
+	fputs("  \"strategies\": [", a.fp);
+	for (int v = 0; v < p->n; v++)
+		fprintf(a.fp, "%s%d", v == 0 ? "" : v % 32 == 0 ? ",\n    " : ", ",
+		    sol->choice[v]);
+	fputs("]\n}\n", a.fp);
+	return sl_atomic_commit(&a, err);
+}

@@ -292,6 +292,8 @@ sl_solution_init(sl_solution *s, int n)
 	s->objective = INT64_MAX;
 	s->status = SL_SOLVE_FAILED;
 	s->solver = SL_SOLVER_AUTO;
+	s->bound = INT64_MIN;
+	s->first_ms = -1;
 }
 
 void
@@ -326,6 +328,7 @@ static const char *const problem_solver_names[] = {
 	[SL_SOLVER_DP] = "dp",
 	[SL_SOLVER_ILP] = "ilp",
 	[SL_SOLVER_BRUTE] = "brute",
+	[SL_SOLVER_ANYTIME] = "anytime",
 };
 
 const char *

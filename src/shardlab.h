@@ -641,7 +641,8 @@ typedef enum sl_solve_status {
 const char *sl_solve_status_name(sl_solve_status s);
 
 typedef enum sl_solver_kind {
-	SL_SOLVER_AUTO, SL_SOLVER_DP, SL_SOLVER_ILP, SL_SOLVER_BRUTE
+	SL_SOLVER_AUTO, SL_SOLVER_DP, SL_SOLVER_ILP, SL_SOLVER_BRUTE,
+	SL_SOLVER_ANYTIME
 } sl_solver_kind;
 const char *sl_solver_name(sl_solver_kind k);
 int sl_solver_from_name(const char *s);
@@ -664,6 +665,10 @@ typedef struct sl_solution {
 	sl_solver_kind solver;	/* which solver answered */
 	double time_ms;
 	bool confirmed;		/* another exact solver reached the same objective */
+	/* lower bound on every plan's objective: INT64_MIN none proven,
+	 * the objective itself when optimal, INT64_MAX when infeasible */
+	int64_t bound;
+	double first_ms;	/* time to the first feasible plan; < 0 none */
 	char note[256];		/* e.g. "dp refused: width 9; used ilp" */
 } sl_solution;
 
@@ -676,6 +681,13 @@ int sl_solve(const sl_problem *p, sl_solver_kind kind, const sl_solve_opts *o,
 int sl_solve_brute(const sl_problem *p, const sl_solve_opts *o,
     sl_solution *sol, sl_error *err);
 int sl_solve_ilp(const sl_problem *p, const sl_solve_opts *o,
+    sl_solution *sol, sl_error *err);
+/*
+ * Anytime search for problems the exact solvers cannot take in time (usage
+ * limits, wide graphs): a feasible plan at once, improved until
+ * o->time_limit (10 s when none), with a lower bound (sol->bound).
+ */
+int sl_solve_anytime(const sl_problem *p, const sl_solve_opts *o,
     sl_solution *sol, sl_error *err);
 /* DP refuses (SL_EINTERNAL, message says why) when it cannot be exact cheaply,
  * and when the problem has a usage limit. */
@@ -822,6 +834,10 @@ typedef struct sl_plan_meta {
 /* Writes the plan JSON (man shardlab-plan.5) atomically; path "-" = stdout. */
 int sl_plan_write(const sl_space *s, const int *choice, const sl_eval *ev,
     const sl_plan_meta *meta, const char *path, sl_error *err);
+/* The plan of a problem without a model (IOPDDL): strategy per node, cost,
+ * bound, status.  path "-" is standard output. */
+int sl_problem_plan_write(const sl_problem *p, const sl_solution *sol,
+    const char *path, sl_error *err);
 
 typedef struct sl_plan_file {
 	char *model;		/* model name or source */

@@ -1,8 +1,9 @@
 /*
- * solve.c: solver dispatch.  auto takes the exact DP, falls back to the ILP
- * when the DP refuses (a usage limit, a core too wide), and on small problems
- * asks a second exact solver for the same objective: the two must agree in
- * integer units, or something is wrong in one of them.
+ * solve.c: solver dispatch.  auto takes the exact DP; when the DP refuses (a
+ * usage limit, a core too wide) small problems go to the ILP and larger ones
+ * to the anytime search.  On small problems a second exact solver is asked
+ * for the same objective: the two must agree in integer units, or something
+ * is wrong in one of them.
  */
 #include "internal.h"
 
@@ -79,6 +80,9 @@ solve_confirm(const sl_problem *p, sl_solver_kind other, const sl_solve_opts *o,
 	case SL_SOLVER_BRUTE:
 		rc = sl_solve_brute(p, &co, &alt, &e2);
 		break;
+	case SL_SOLVER_ANYTIME:
+		rc = sl_solve_anytime(p, &co, &alt, &e2);
+		break;
 	default:
 		rc = sl_solve_dp(p, &co, &alt, &e2);
 		break;
@@ -122,6 +126,24 @@ solve_auto(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
 		/* The DP's messages start with its own name. */
 		if (strncmp(why, "dp: ", 4) == 0)
 			why += 4;
+		if (solve_total_strats(p) > SOLVE_CONFIRM_STRATS) {
+			/* too big for GLPK within a usual limit: search */
+			char reason[sizeof dperr.msg];
+			snprintf(reason, sizeof reason, "%s", why);
+			rc = sl_solve_anytime(p, o, sol, err);
+			if (rc != SL_OK)
+				return rc;
+			sol->solver = SL_SOLVER_ANYTIME;
+			sol->time_ms = solve_ms_since(t0);
+			{
+				char red[sizeof sol->note];
+				snprintf(red, sizeof red, "%s", sol->note);
+				snprintf(sol->note, sizeof sol->note,
+				    _("dp refused: %s; solved with anytime (%s)"),
+				    reason, red);
+			}
+			return SL_OK;
+		}
 		snprintf(sol->note, sizeof sol->note,
 		    _("dp refused: %s; solved with ilp"), why);
 		rc = sl_solve_ilp(p, o, sol, err);
@@ -129,6 +151,8 @@ solve_auto(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
 			return rc;
 		sol->solver = SL_SOLVER_ILP;
 		sol->time_ms = solve_ms_since(t0);
+		if (sol->status == SL_SOLVE_OPTIMAL)
+			sol->bound = sol->objective;
 		if (solve_combos(p) <= SOLVE_CONFIRM_BRUTE &&
 		    (sol->status == SL_SOLVE_OPTIMAL ||
 		    sol->status == SL_SOLVE_INFEASIBLE))
@@ -142,6 +166,8 @@ solve_auto(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
 	}
 	sol->solver = SL_SOLVER_DP;
 	sol->time_ms = solve_ms_since(t0);
+	if (sol->status == SL_SOLVE_OPTIMAL)
+		sol->bound = sol->objective;
 	if (solve_total_strats(p) <= SOLVE_CONFIRM_STRATS &&
 	    (sol->status == SL_SOLVE_OPTIMAL ||
 	    sol->status == SL_SOLVE_INFEASIBLE))
@@ -165,6 +191,8 @@ sl_solve(const sl_problem *p, sl_solver_kind kind, const sl_solve_opts *o,
 	}
 	sol->note[0] = '\0';
 	sol->confirmed = false;
+	sol->bound = INT64_MIN;
+	sol->first_ms = -1;
 	switch (kind) {
 	case SL_SOLVER_DP:
 		rc = sl_solve_dp(p, o, sol, err);
@@ -178,12 +206,26 @@ sl_solve(const sl_problem *p, sl_solver_kind kind, const sl_solve_opts *o,
 		rc = sl_solve_brute(p, o, sol, err);
 		sol->solver = SL_SOLVER_BRUTE;
 		break;
+	case SL_SOLVER_ANYTIME:
+		rc = sl_solve_anytime(p, o, sol, err);
+		sol->solver = SL_SOLVER_ANYTIME;
+		break;
 	case SL_SOLVER_AUTO:
-		return solve_auto(p, o, sol, &t0, err);
+		rc = solve_auto(p, o, sol, &t0, err);
+		if (rc == SL_OK && sol->first_ms < 0 &&
+		    (sol->status == SL_SOLVE_OPTIMAL ||
+		    sol->status == SL_SOLVE_FEASIBLE))
+			sol->first_ms = sol->time_ms;
+		return rc;
 	default:
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 		    _("unknown solver %d"), (int)kind);
 	}
 	sol->time_ms = solve_ms_since(&t0);
+	if (rc == SL_OK && sol->status == SL_SOLVE_OPTIMAL)
+		sol->bound = sol->objective;
+	if (rc == SL_OK && sol->first_ms < 0 &&
+	    (sol->status == SL_SOLVE_OPTIMAL || sol->status == SL_SOLVE_FEASIBLE))
+		sol->first_ms = sol->time_ms;
 	return rc;
 }

@@ -34,6 +34,9 @@
 #define DP_MAX_ENTRIES 20000000LL
 /* Most work (entries times strategies, summed over steps) one solve may take. */
 #define DP_MAX_WORK 4e9
+
+/* A smaller cap on the work, for callers that solve many small windows. */
+_Thread_local double sl_dp_work_cap;
 #define DP_MAX_K 65535
 
 static inline int64_t
@@ -412,7 +415,7 @@ ve_elim(ve *w, int x, sl_error *err)
 	if ((int64_t)size > w->max_entries)
 		w->max_entries = (int64_t)size;
 	w->work += (double)size * kx * (nfac > 0 ? nfac : 1);
-	if (w->work > DP_MAX_WORK)
+	if (w->work > (sl_dp_work_cap > 0 ? sl_dp_work_cap : DP_MAX_WORK))
 		return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
 		    _("dp: elimination too costly (over %.1e operations, width %d); use ilp"),
 		    DP_MAX_WORK, w->width);

@@ -1,7 +1,9 @@
 #!/bin/sh
 # shardlab solve on IOPDDL contest problems: the small problem shipped in
 # data/iopddl and the contest's example reach their optima (the example its
-# published 445, strategies 0 0 2 1 0) with every solver, a model's strategy
+# published 445, strategies 0 0 2 1 0) with every solver, small in-tree
+# problems with binding usage limits reach the ILP's optimum with the anytime
+# solver and write their plan with --json, a model's strategy
 # graph exported as an IOPDDL problem solves back to the model's objective,
 # and bad problem files exit 2 naming the file.
 . "$TESTS_SRCDIR/lib.sh"
@@ -11,7 +13,7 @@
 # edge entries 10+8+0+5+0+0 = 23, together 196, peak usage 43.  Without the
 # limit 1 1 0 1 0 1 (cost 190) would win, but it peaks at 66.
 SMALL="$TESTS_SRCDIR/../data/iopddl/small.json"
-for s in auto ilp brute; do
+for s in auto ilp brute anytime; do
 	run "small-$s" "$SHARDLAB" solve "$SMALL" --solver "$s"
 	expect_status 0 "small-$s"
 	expect_in "$TMP/small-$s.out" "objective: 196"
@@ -24,6 +26,41 @@ run small-gz "$SHARDLAB" solve "$TMP/small.json.gz"
 expect_status 0 small-gz
 expect_in "$TMP/small-gz.out" "objective: 196"
 
+# In-tree problems (tests/data/gen_anytime.py) with binding usage limits:
+# the anytime solver reaches the ILP's optimum, and --json writes the plan.
+for f in ring grid; do
+	P="$TESTS_SRCDIR/data/anytime-$f.json"
+	run "ilp-$f" "$SHARDLAB" solve "$P" --solver ilp
+	expect_status 0 "ilp-$f"
+	run "at-$f" "$SHARDLAB" solve "$P" --solver anytime --time-limit 5 \
+		--json "$TMP/at-$f.json"
+	expect_status 0 "at-$f"
+	expect_eq "$(grep '^objective:' "$TMP/at-$f.out")" \
+		"$(grep '^objective:' "$TMP/ilp-$f.out")" "anytime on $f"
+	expect_in "$TMP/at-$f.out" "feasible: yes"
+	expect_in "$TMP/at-$f.json" '"format": "shardlab-plan-problem"'
+	expect_in "$TMP/at-$f.json" '"status": "optimal"'
+	expect_eq "$(json_int "$TMP/at-$f.json" cost)" \
+		"$(grep '^objective:' "$TMP/ilp-$f.out" | sed 's/objective: //')" \
+		"cost in the plan of $f"
+done
+# ring: 383 (the ILP's optimum, confirmed in test_solvers)
+expect_eq "$(json_int "$TMP/at-ring.json" cost)" 383 "ring optimum"
+
+# --json - prints only the plan; a limit below the lightest peak: exit 1.
+run stdout "$SHARDLAB" solve "$TESTS_SRCDIR/data/anytime-tree.json" \
+	--solver anytime --time-limit 1 --json -
+expect_status 0 stdout
+expect_in "$TMP/stdout.out" '"strategies": ['
+expect_not_in "$TMP/stdout.out" "objective:"
+sed 's/"usage_limit": [0-9]*/"usage_limit": 1/' \
+	"$TESTS_SRCDIR/data/anytime-tree.json" >"$TMP/tight.json"
+run tight "$SHARDLAB" solve "$TMP/tight.json" --solver anytime
+expect_status 1 tight
+expect_in "$TMP/tight.err" "no feasible plan"
+run tight-auto "$SHARDLAB" solve "$TMP/tight.json"
+expect_status 1 tight-auto
+
 EX="${SHARED_DIR:-}/iopddl/example.json"
 if [ -n "${SHARED_DIR:-}" ] && [ -r "$EX" ]; then
 
@@ -31,8 +68,13 @@ if [ -n "${SHARED_DIR:-}" ] && [ -r "$EX" ]; then
 	expect_status 0 auto
 	expect_in "$TMP/auto.out" "objective: 445"
 	expect_in "$TMP/auto.out" "strategies: 0 0 2 1 0"
+	run plan "$SHARDLAB" solve "$EX" --json "$TMP/example-plan.json"
+	expect_status 0 plan
+	expect_in "$TMP/example-plan.json" '"strategies": [0, 0, 2, 1, 0]'
+	expect_eq "$(json_int "$TMP/example-plan.json" cost)" 445 "example plan cost"
+	expect_eq "$(json_int "$TMP/example-plan.json" bound)" 445 "example plan bound"
 
-	for s in ilp brute; do
+	for s in ilp brute anytime; do
 		run "$s" "$SHARDLAB" solve "$EX" --solver "$s"
 		expect_status 0 "$s"
 		expect_eq "$(grep '^objective:' "$TMP/$s.out")" "objective: 445" "--solver $s"
@@ -55,6 +97,12 @@ if [ "$rc" -eq 0 ] && [ -s "$TMP/mlp.json" ]; then
 	expect_status 0 back
 	expect_eq "$(grep '^objective:' "$TMP/back.out")" \
 		"$(grep '^objective:' "$TMP/model.out")" "exported problem"
+	# the same path serves model graphs: exact here, all contracted
+	run back-at "$SHARDLAB" solve "$TMP/mlp.json" --solver anytime --time-limit 2
+	expect_status 0 back-at
+	expect_eq "$(grep '^objective:' "$TMP/back-at.out")" \
+		"$(grep '^objective:' "$TMP/model.out")" "exported problem, anytime"
+	expect_in "$TMP/back-at.out" "anytime, optimal"
 fi
 
 # Bad problems: exit 2, the file named, nothing solved.

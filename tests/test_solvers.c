@@ -7,6 +7,7 @@
  * and bad ones are refused with SL_EINPUT.
  */
 #include "testutil.h"
+#include "internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,8 @@
 
 /* solve_ilp.c: forces the chain form of usage rows (not in the header). */
 extern int sl_ilp_usage_chain;
+/* solve_anytime.c: skips enumeration and GLPK, leaving the search alone. */
+extern int sl_anytime_search_only;
 
 static uint64_t rng_state;
 
@@ -572,6 +575,259 @@ test_auto_falls_back(void **state)
 	sl_problem_free(p);
 }
 
+/* ------------------------------------------------------------ anytime */
+
+/*
+ * What every answer of the anytime solver must satisfy against the exact
+ * optimum (from brute force): its plan keeps the limit by the problem's own
+ * evaluator and by the hand-written check below, its objective is the
+ * plan's score and no better than the optimum, its bound no higher.
+ */
+static int64_t
+peak_by_hand(const sl_problem *p, const int *choice)
+{
+	int64_t peak = 0;
+
+	if (p->interval == NULL)
+		return 0;
+	/* every start time is a candidate peak (intervals are half-open) */
+	for (int v = 0; v < p->n; v++) {
+		int64_t t = p->interval[v][0], sum = 0;
+		for (int w = 0; w < p->n; w++)
+			if (p->interval[w][0] <= t && t < p->interval[w][1])
+				sum += p->usage[w][choice[w]];
+		if (sum > peak)
+			peak = sum;
+	}
+	return peak;
+}
+
+static void
+assert_anytime_sound(const sl_problem *p, const sl_solution *exact,
+    const sl_solution *at)
+{
+	if (exact->status == SL_SOLVE_INFEASIBLE) {
+		/* the least-usage plan decides feasibility exactly */
+		assert_int_equal(at->status, SL_SOLVE_INFEASIBLE);
+		return;
+	}
+	assert_int_equal(exact->status, SL_SOLVE_OPTIMAL);
+	if (at->status == SL_SOLVE_LIMIT) {
+		/* no plan without an "impossible" pair (1e16 or more): only
+		 * when there is none */
+		print_message("limit: optimum %lld\n", (long long)exact->objective);
+		assert_true(exact->objective >= 10000000000000000LL);
+		return;
+	}
+	assert_true(at->status == SL_SOLVE_OPTIMAL ||
+	    at->status == SL_SOLVE_FEASIBLE);
+	assert_int_equal(at->objective, sl_problem_score(p, at->choice));
+	assert_true(sl_problem_feasible(p, at->choice));
+	if (p->usage_limit >= 0)
+		assert_true(peak_by_hand(p, at->choice) <= p->usage_limit);
+	assert_true(at->objective >= exact->objective);
+	assert_true(at->bound <= exact->objective);
+	if (at->status == SL_SOLVE_OPTIMAL) {
+		assert_int_equal(at->objective, exact->objective);
+		assert_int_equal(at->bound, exact->objective);
+	}
+}
+
+/* Small random problems: the anytime solver's answer is the optimum. */
+static void
+test_anytime_equals_brute(void **state)
+{
+	rng_state = 0x5eed0a11ULL;
+	for (int i = 0; i < 300; i++) {
+		sl_problem *p = random_problem(i);
+		sl_solution a, b;
+		sl_error err;
+		sl_solve_opts o = { .time_limit = 2.0 };
+		char buf[1200];
+
+		solve_or_fail(p, SL_SOLVER_BRUTE, &b);
+		sl_error_clear(&err);
+		sl_solution_init(&a, p->n);
+		if (sl_solve(p, SL_SOLVER_ANYTIME, &o, &a, &err) != SL_OK)
+			fail_msg("anytime: %s", sl_error_format(&err, buf, sizeof buf));
+		assert_anytime_sound(p, &b, &a);
+		assert_int_equal(a.status, b.status);
+		if (b.status == SL_SOLVE_OPTIMAL)
+			assert_int_equal(a.objective, b.objective);
+		sl_solution_free(&a);
+		sl_solution_free(&b);
+		sl_problem_free(p);
+	}
+}
+
+/*
+ * The search alone (no enumeration, no GLPK), on the same problems: sound
+ * always; optimal whenever there is no usage limit, since a window then
+ * covers the whole problem and the DP solves it exactly.
+ */
+static void
+test_anytime_search_sound(void **state)
+{
+	int optimal = 0, total = 0;
+
+	rng_state = 0x5eed0a12ULL;
+	sl_anytime_search_only = 1;
+	for (int i = 0; i < 120; i++) {
+		sl_problem *p = random_problem(i);
+		sl_solution a, b;
+		sl_error err;
+		sl_solve_opts o = { .time_limit = 0.05 };
+		char buf[1200];
+
+		solve_or_fail(p, SL_SOLVER_BRUTE, &b);
+		sl_error_clear(&err);
+		sl_solution_init(&a, p->n);
+		if (sl_solve(p, SL_SOLVER_ANYTIME, &o, &a, &err) != SL_OK)
+			fail_msg("anytime: %s", sl_error_format(&err, buf, sizeof buf));
+		assert_anytime_sound(p, &b, &a);
+		if (p->usage_limit < 0 && b.status == SL_SOLVE_OPTIMAL) {
+			if (a.status != SL_SOLVE_OPTIMAL)
+				print_message("problem %d: %s %lld vs %lld [%s]\n", i,
+				    sl_solve_status_name(a.status),
+				    (long long)a.objective, (long long)b.objective, a.note);
+			assert_int_equal(a.status, SL_SOLVE_OPTIMAL);
+			assert_int_equal(a.objective, b.objective);
+		}
+		total += b.status == SL_SOLVE_OPTIMAL;
+		optimal += b.status == SL_SOLVE_OPTIMAL &&
+		    a.objective == b.objective;
+		sl_solution_free(&a);
+		sl_solution_free(&b);
+		sl_problem_free(p);
+	}
+	sl_anytime_search_only = 0;
+	print_message("search alone: optimum on %d of %d feasible problems\n",
+	    optimal, total);
+}
+
+/*
+ * Reductions are exact, on a star worked by hand: node 1 in the middle of
+ * nodes 0, 2 and 3.  Node 1's strategy 2 costs more than its strategy 0 on
+ * its own and on every edge: dominated.  Without a usage limit every node
+ * contracts (leaves, then chains, then an isolated node), and the plan
+ * expanded back is the optimum found by hand:
+ *   node 1 on 0: 5 + min(3+0, 0+7) + min(1+0, 0+2) + min(0+1, 1+0) = 10;
+ *   node 1 on 1: 1 + min(3+4, 0+0) + min(1+2, 0+0) + min(0+0, 1+1) = 1,
+ * with nodes 0, 2, 3 on 1, 1, 0.
+ */
+static void
+test_anytime_reductions(void **state)
+{
+	int k[4] = { 2, 3, 2, 2 }, e[3][2] = { { 0, 1 }, { 1, 2 }, { 1, 3 } };
+	sl_problem *p = sl_problem_new(4, k, 3, (const int (*)[2])e);
+	sl_reduction red;
+	sl_error err;
+	int choice[4], *qc;
+	int64_t c1[3] = { 5, 1, 9 };
+	int64_t e01[6] = { 0, 4, 0, 7, 0, 7 };	/* node 0 major, 2 x 3 */
+	int64_t e12[6] = { 0, 2, 2, 0, 3, 3 };	/* node 1 major, 3 x 2 */
+	int64_t e13[6] = { 1, 0, 0, 1, 2, 2 };
+
+	memcpy(p->cost[1], c1, sizeof c1);
+	p->cost[0][0] = 3;
+	p->cost[2][0] = 1;
+	p->cost[3][1] = 1;
+	memcpy(p->ecost[0], e01, sizeof e01);
+	memcpy(p->ecost[1], e12, sizeof e12);
+	memcpy(p->ecost[2], e13, sizeof e13);
+	sl_error_clear(&err);
+	assert_int_equal(sl_reduce(p, &red, &err), SL_OK);
+	assert_int_equal(red.dominated, 1);
+	assert_int_equal(red.q->n, 0);
+	assert_true(red.leaves >= 1 && red.chains >= 1);
+	assert_int_equal(red.offset, 1);
+	qc = calloc(1, sizeof *qc);
+	sl_reduce_expand(&red, qc, choice);
+	assert_int_equal(sl_problem_score(p, choice), 1);
+	assert_int_equal(choice[0], 1);
+	assert_int_equal(choice[1], 1);
+	assert_int_equal(choice[2], 1);
+	assert_int_equal(choice[3], 0);
+	free(qc);
+	sl_reduce_free(&red);
+
+	/* a usage that depends on the strategy keeps node 1 in the problem */
+	p->interval = calloc(4, sizeof *p->interval);
+	p->usage = calloc(4, sizeof *p->usage);
+	for (int v = 0; v < 4; v++) {
+		p->interval[v][0] = 0;
+		p->interval[v][1] = 1;
+		p->usage[v] = calloc((size_t)k[v], sizeof **p->usage);
+	}
+	p->usage[1][1] = 10;
+	p->usage_limit = 100;
+	assert_int_equal(sl_reduce(p, &red, &err), SL_OK);
+	assert_int_equal(red.q->n, 1);
+	assert_int_equal(red.leaves, 3);
+	/* the leaves folded: node 1 costs 10 and 1 as computed above */
+	assert_int_equal(red.q->cost[0][0], 10);
+	assert_int_equal(red.q->cost[0][1], 1);
+	sl_reduce_free(&red);
+	sl_problem_free(p);
+}
+
+/*
+ * The IOPDDL problems kept in tests/data (written by tests/data/gen_anytime.py,
+ * with usage limits that bind): the anytime solver, given the time, reaches
+ * the ILP's optimum, confirmed by brute force where that is cheap, and its
+ * bound never exceeds it.
+ */
+static void
+test_anytime_data(void **state)
+{
+	static const char *const files[] = {
+		"anytime-ring.json", "anytime-grid.json", "anytime-tree.json",
+	};
+	const char *src = getenv("TESTS_SRCDIR");
+	char path[1200], buf[1200];
+
+	if (src == NULL)
+		src = "tests";
+	sl_anytime_search_only = 0;
+	for (size_t f = 0; f < SL_ARRAY_LEN(files); f++) {
+		sl_problem *p;
+		sl_solution a, b;
+		sl_error err;
+		sl_solve_opts o = { .time_limit = 5.0 };
+
+		snprintf(path, sizeof path, "%s/data/%s", src, files[f]);
+		sl_error_clear(&err);
+		p = sl_iopddl_load(path, &err);
+		if (p == NULL)
+			fail_msg("%s", sl_error_format(&err, buf, sizeof buf));
+		assert_true(p->usage_limit >= 0);
+		sl_solution_init(&b, p->n);
+		if (sl_solve_ilp(p, NULL, &b, &err) != SL_OK)
+			fail_msg("%s", sl_error_format(&err, buf, sizeof buf));
+		assert_int_equal(b.status, SL_SOLVE_OPTIMAL);
+		sl_solution_init(&a, p->n);
+		if (sl_solve(p, SL_SOLVER_ANYTIME, &o, &a, &err) != SL_OK)
+			fail_msg("%s", sl_error_format(&err, buf, sizeof buf));
+		assert_anytime_sound(p, &b, &a);
+		assert_int_equal(a.objective, b.objective);
+		/* the search alone: sound, and reported */
+		sl_anytime_search_only = 1;
+		o.time_limit = 0.5;
+		sl_solution_free(&a);
+		sl_solution_init(&a, p->n);
+		if (sl_solve(p, SL_SOLVER_ANYTIME, &o, &a, &err) != SL_OK)
+			fail_msg("%s", sl_error_format(&err, buf, sizeof buf));
+		sl_anytime_search_only = 0;
+		assert_anytime_sound(p, &b, &a);
+		print_message("%s: optimum %lld; search alone %lld, bound %lld\n",
+		    files[f], (long long)b.objective, (long long)a.objective,
+		    (long long)a.bound);
+		sl_solution_free(&a);
+		sl_solution_free(&b);
+		sl_problem_free(p);
+	}
+}
+
 /* ------------------------------------------------------------ IOPDDL */
 
 static void
@@ -875,6 +1131,10 @@ main(void)
 		cmocka_unit_test(test_iopddl_merges_edges),
 		cmocka_unit_test(test_iopddl_bad_inputs),
 		cmocka_unit_test(test_iopddl_g),
+		cmocka_unit_test(test_anytime_equals_brute),
+		cmocka_unit_test(test_anytime_search_sound),
+		cmocka_unit_test(test_anytime_reductions),
+		cmocka_unit_test(test_anytime_data),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
