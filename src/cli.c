@@ -12,6 +12,7 @@
 #include <locale.h>
 #include <math.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -81,20 +82,139 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
+/*
+ * Which subcommands take which option: an option without a row applies to
+ * every subcommand.  One that does not apply is an error, never ignored.
+ * "tui" is also the explorer opened without a subcommand.
+ */
+static const struct {
+	int opt;
+	const char *commands;	/* space-separated subcommand names */
+} opt_applies[] = {
+	{ OPT_MESH, "tui solve sweep compare explain render show" },
+	{ OPT_DEVICES, "tui solve sweep compare explain render show" },
+	{ OPT_HW, "tui solve sweep compare explain render" },
+	{ OPT_ALPHA, "tui solve compare explain render" },
+	{ OPT_PIN, "tui solve sweep compare explain render" },
+	{ OPT_FORBID, "tui solve sweep compare explain render" },
+	{ OPT_SOLVER, "tui solve sweep compare explain render" },
+	{ OPT_MEM_LIMIT, "solve compare" },
+	{ OPT_MICRO_BATCH, "tui solve sweep compare explain render show" },
+	{ OPT_TIME_LIMIT, "tui solve render" },
+	{ OPT_NO_ZERO, "tui solve sweep compare explain render" },
+	{ OPT_JSON, "solve sweep compare validate" },
+	{ 'o', "gen render" },
+	{ OPT_FORMAT, "render" },
+	{ OPT_PLAN, "tui" },
+	{ OPT_OP, "explain render" },
+	{ OPT_STRATEGY, "explain" },
+	{ OPT_HF_CONFIG, "gen" },
+	{ OPT_EMULATE, "validate" },
+	{ OPT_STEPS, "validate" },
+	{ OPT_EXPORT_PROBLEM, "solve" },
+	{ OPT_LAYERS, "gen" }, { OPT_HIDDEN, "gen" }, { OPT_HEADS, "gen" },
+	{ OPT_KV_HEADS, "gen" }, { OPT_FFN, "gen" }, { OPT_VOCAB, "gen" },
+	{ OPT_SEQ, "gen" }, { OPT_BATCH, "gen" }, { OPT_NAME, "gen" },
+	{ 'q', "solve compare gen validate render" },
+};
+
+static bool
+opt_applies_to(int opt, const char *cmd)
+{
+	size_t n = strlen(cmd);
+
+	for (size_t i = 0; i < SL_ARRAY_LEN(opt_applies); i++) {
+		const char *p = opt_applies[i].commands;
+		if (opt_applies[i].opt != opt)
+			continue;
+		while ((p = strstr(p, cmd)) != NULL) {
+			if ((p == opt_applies[i].commands || p[-1] == ' ') &&
+			    (p[n] == ' ' || p[n] == '\0'))
+				return true;
+			p += n;
+		}
+		return false;
+	}
+	return true;
+}
+
+/* The subcommand a parse is for: argv[0], or the explorer. */
+static const char *
+cli_command_name(char **argv)
+{
+	static const char *const names[] = { "solve", "sweep", "compare",
+	    "explain", "show", "gen", "render", "validate", "help" };
+
+	for (size_t i = 0; argv != NULL && argv[0] != NULL &&
+	    i < SL_ARRAY_LEN(names); i++)
+		if (strcmp(argv[0], names[i]) == 0)
+			return names[i];
+	return "tui";
+}
+
 static int
 parse_int64(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out,
     sl_error *err)
 {
 	char *end;
 	long long v;
+	const char *p = s + (*s == '-');
 
 	errno = 0;
 	v = strtoll(s, &end, 10);
-	if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
+	if (*p < '0' || *p > '9' || errno != 0 || end == s || *end != '\0' ||
+	    v < lo || v > hi)
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 		    _("--%s: expected an integer from %lld to %lld, got '%s'"),
-		    opt, (long long)lo, (long long)hi, s);
+		    opt, (long long)lo, (long long)hi, sl_esc(s));
 	*out = v;
+	return SL_OK;
+}
+
+/* Whether a and b name one existing file. */
+static bool
+same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return a != NULL && b != NULL && stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	    sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/*
+ * No output may replace an input of the same command: `solve x.json --json
+ * x.json` would lose the model the plan was made from.
+ */
+static int
+cli_check_outputs(const cli_opts *o, sl_error *err)
+{
+	const struct { const char *opt, *path; } outs[] = {
+		{ "--json", o->json }, { "-o", o->output },
+		{ "--export-problem", o->export_problem },
+	};
+	const char *ins[8];
+	int n_in = 0;
+
+	for (int i = 0; i < o->n_args && n_in < 5; i++)
+		ins[n_in++] = o->args[i];
+	ins[n_in++] = o->hf_config;
+	ins[n_in++] = o->plan;
+	ins[n_in++] = o->hw;
+	for (size_t i = 0; i < SL_ARRAY_LEN(outs); i++) {
+		if (outs[i].path == NULL || strcmp(outs[i].path, "-") == 0)
+			continue;
+		for (int j = 0; j < n_in; j++)
+			if (same_file(outs[i].path, ins[j]))
+				return sl_error_set(err, SL_EINPUT, outs[i].path, 0, 0,
+				    _("%s would overwrite an input of the command: choose another file"),
+				    outs[i].opt);
+		for (size_t j = 0; j < i; j++)
+			if (same_file(outs[i].path, outs[j].path) ||
+			    (outs[j].path != NULL && strcmp(outs[i].path, outs[j].path) == 0))
+				return sl_error_set(err, SL_EINPUT, outs[i].path, 0, 0,
+				    _("%s and %s name the same file"), outs[j].opt,
+				    outs[i].opt);
+	}
 	return SL_OK;
 }
 
@@ -103,6 +223,7 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 {
 	int c, rc = SL_OK;
 	int64_t v;
+	const char *cmd = cli_command_name(argv);
 
 	memset(o, 0, sizeof *o);
 	o->n_axes = 1;
@@ -126,6 +247,18 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 		for (const struct option *lo = long_opts; lo->name; lo++)
 			if (lo->val == c)
 				name = lo->name;
+		if (c != ':' && c != '?' && !opt_applies_to(c, cmd)) {
+			/* the option's own spelling, not its value */
+			char shown[64];
+			if (name[0] != '\0')
+				snprintf(shown, sizeof shown, "--%s", name);
+			else
+				snprintf(shown, sizeof shown, "-%c", c);
+			rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("option '%s' does not apply to '%s' (see shardlab --help)"),
+			    shown, cmd);
+			break;
+		}
 		switch (c) {
 		case OPT_MESH:
 		case OPT_DEVICES:
@@ -149,17 +282,13 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 		case OPT_HW:
 			o->hw = optarg;
 			break;
-		case OPT_ALPHA: {
-			char *end;
-			errno = 0;
-			o->alpha = strtod(optarg, &end);
-			if (errno != 0 || end == optarg || *end != '\0' ||
-			    !isfinite(o->alpha) || o->alpha < 0)
+		case OPT_ALPHA:
+			if (!sl_parse_number(optarg, &o->alpha) || o->alpha < 0 ||
+			    o->alpha > CLI_MAX_ALPHA)
 				rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-				    _("--alpha: expected a number >= 0 (bytes per microsecond), got '%s'"),
-				    optarg);
+				    _("--alpha: expected a decimal number from 0 to %g (bytes per microsecond), got '%s'"),
+				    CLI_MAX_ALPHA, sl_esc(optarg));
 			break;
-		}
 		case OPT_PIN:
 		case OPT_FORBID:
 			rc = sl_constraints_parse(&o->cs, optarg, c == OPT_PIN, err);
@@ -168,7 +297,7 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 			int k = sl_solver_from_name(optarg);
 			if (k < 0)
 				rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-				    _("--solver: expected auto, dp, ilp, brute or anytime, got '%s'"), optarg);
+				    _("--solver: expected auto, dp, ilp, brute or anytime, got '%s'"), sl_esc(optarg));
 			else
 				o->solver = k;
 			break;
@@ -178,20 +307,19 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 			if (o->mem_limit <= 0)
 				rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 				    _("--mem-limit: expected a size such as 40GiB or 80GB, got '%s'"),
-				    optarg);
+				    sl_esc(optarg));
 			break;
 		case OPT_MICRO_BATCH:
 			rc = parse_int64(name, optarg, 1, 1 << 20, &o->micro_batch, err);
 			o->micro_batch_set = true;
 			break;
-		case OPT_TIME_LIMIT: {
-			char *end;
-			o->time_limit = strtod(optarg, &end);
-			if (end == optarg || *end != '\0' || !(o->time_limit > 0))
+		case OPT_TIME_LIMIT:
+			if (!sl_parse_number(optarg, &o->time_limit) ||
+			    !(o->time_limit > 0) || o->time_limit > CLI_MAX_TIME_LIMIT)
 				rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-				    _("--time-limit: expected seconds > 0, got '%s'"), optarg);
+				    _("--time-limit: expected seconds > 0 and at most %d, got '%s'"),
+				    CLI_MAX_TIME_LIMIT, sl_esc(optarg));
 			break;
-		}
 		case OPT_JSON: o->json = optarg; break;
 		case 'o': o->output = optarg; break;
 		case OPT_FORMAT: o->format = optarg; break;
@@ -293,11 +421,11 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 			break;
 		case ':':
 			rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-			    _("option '%s' needs a value"), argv[optind - 1]);
+			    _("option '%s' needs a value"), sl_esc(argv[optind - 1]));
 			break;
 		default:
 			rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-			    _("unknown option '%s' (see shardlab --help)"), argv[optind - 1]);
+			    _("unknown option '%s' (see shardlab --help)"), sl_esc(argv[optind - 1]));
 			break;
 		}
 	}
@@ -307,7 +435,7 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 	o->recipe.seq = o->seq;
 	o->n_args = argc - optind;
 	o->args = argv + optind;
-	return SL_OK;
+	return cli_check_outputs(o, err);
 }
 
 void
@@ -1194,14 +1322,31 @@ cmd_help(int argc, char **argv)
 	return SL_OK;
 }
 
-int
-main(int argc, char **argv)
+/*
+ * Standard output is checked once, after the command: a full disk or a closed
+ * pipe is a failed command (status 3), never a silent truncation.
+ */
+static int
+cli_finish(int rc)
 {
-	setlocale(LC_ALL, "");
-#ifdef ENABLE_NLS
-	bindtextdomain(PACKAGE, sl_localedir());
-	textdomain(PACKAGE);
-#endif
+	bool bad = fflush(stdout) != 0 || ferror(stdout);
+	int e = errno;
+
+	if (fclose(stdout) != 0 && !bad) {
+		bad = true;
+		e = errno;
+	}
+	if (bad) {
+		fprintf(stderr, _("shardlab: cannot write to standard output: %s\n"),
+		    strerror(e ? e : EIO));
+		return SL_EINTERNAL;
+	}
+	return rc;
+}
+
+static int
+cli_dispatch(int argc, char **argv)
+{
 	if (argc < 2)
 		return cli_cmd_tui(0, NULL);
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
@@ -1215,6 +1360,18 @@ main(int argc, char **argv)
 			return commands[i].run(argc - 1, argv + 1);
 	if (argv[1][0] == '-' || access(argv[1], R_OK) == 0)
 		return cli_cmd_tui(argc, argv);
-	fprintf(stderr, _("shardlab: unknown subcommand '%s' (see shardlab --help)\n"), argv[1]);
+	fprintf(stderr, _("shardlab: unknown subcommand '%s' (see shardlab --help)\n"),
+	    sl_esc(argv[1]));
 	return SL_EINPUT;
+}
+
+int
+main(int argc, char **argv)
+{
+	setlocale(LC_ALL, "");
+#ifdef ENABLE_NLS
+	bindtextdomain(PACKAGE, sl_localedir());
+	textdomain(PACKAGE);
+#endif
+	return cli_finish(cli_dispatch(argc, argv));
 }

@@ -98,6 +98,9 @@ void cli_print_step(FILE *fp, const sl_eval *ev);
 int cli_cmd_plan(int argc, char **argv);
 
 #define CLI_DEFAULT_MODEL "gpt-1.7b"
+/* Bounds of --alpha (bytes per microsecond) and --time-limit (seconds). */
+#define CLI_MAX_ALPHA 1e12
+#define CLI_MAX_TIME_LIMIT 604800
 #define CLI_DEFAULT_HW "h100-nvlink"
 
 /*

@@ -23,14 +23,14 @@ static bool
 iopddl_is_gz(const char *path)
 {
 	unsigned char m[2];
-	FILE *f = fopen(path, "rb");
+	int fd = sl_open_input(path, NULL);
 	bool gz = false;
 
-	if (f == NULL)
+	if (fd < 0)
 		return false;
-	if (fread(m, 1, 2, f) == 2 && m[0] == 0x1f && m[1] == 0x8b)
+	if (read(fd, m, 2) == 2 && m[0] == 0x1f && m[1] == 0x8b)
 		gz = true;
-	fclose(f);
+	close(fd);
 	return gz;
 }
 
@@ -436,10 +436,15 @@ sl_iopddl_is_problem(const char *path)
 	bool gz = iopddl_is_gz(path), yes = false;
 	int got;
 	gzFile f;
+	int fd;
 
 	/* gzread reads plain files as they are, too. */
-	if ((f = gzopen(path, "rb")) == NULL)
+	if ((fd = sl_open_input(path, NULL)) < 0)
 		return false;
+	if ((f = gzdopen(fd, "rb")) == NULL) {
+		close(fd);
+		return false;
+	}
 	got = gzread(f, head, sizeof head);
 	gzclose(f);
 	if (got <= 0)

@@ -81,6 +81,13 @@ void *sl_xcalloc(size_t n, size_t m);
 void *sl_xrealloc(void *p, size_t n);
 char *sl_xstrdup(const char *s);
 
+/*
+ * Length of the decimal number at the start of s ("12", "-0.5", "1e9"; no
+ * hexadecimal, infinity or NaN, no leading space), 0 when there is none.
+ */
+size_t sl_decimal_len(const char *s);
+/* A whole string that is one finite decimal number; false otherwise. */
+bool sl_parse_number(const char *s, double *out);
 /* Parses "40GiB", "80GB", "512MiB", "1e9" into bytes.  -1 on error. */
 int64_t sl_parse_size(const char *s);
 /* Formats bytes as "1.50 GiB" into buf. */
@@ -91,18 +98,43 @@ const char *sl_format_ns(int64_t ns, char *buf, size_t len);
 const char *sl_format_rate(double per_s, char *buf, size_t len);
 
 /*
- * Writes a file atomically: open_tmp gives a FILE* on a temporary file in the
- * same directory; commit renames it over path (or removes it on failure).
- * path "-" means standard output (no temporary file).
+ * Writes a file atomically: open gives a FILE* on a temporary file in the
+ * same directory (a short name, whatever the length of path's); commit
+ * renames it over path, keeping the old file's permissions (or removes it on
+ * failure).  path "-" means standard output.  A symbolic link is followed:
+ * the file it names is replaced and the link stays.  A character device or a
+ * FIFO is written through, never replaced; a directory, a block device, a
+ * socket or a read-only file is refused.
  */
 typedef struct sl_atomic {
 	FILE *fp;
-	char *path, *tmp;
+	char *path, *tmp;	/* tmp NULL when writing through */
 	bool is_stdout;
+	int mode;		/* permissions to give the new file */
 } sl_atomic;
 int sl_atomic_open(sl_atomic *a, const char *path, sl_error *err);
 int sl_atomic_commit(sl_atomic *a, sl_error *err);	/* closes, renames */
 void sl_atomic_abort(sl_atomic *a);			/* closes, removes */
+/* The temporary file of an open sl_atomic, for a signal handler to remove. */
+const char *sl_atomic_tmp(const sl_atomic *a);
+
+/*
+ * Largest input file, and largest text a gzip file may inflate to, in bytes:
+ * SL_MAX_INPUT_DEFAULT or $SHARDLAB_MAX_INPUT (a size such as 64MiB).
+ */
+#define SL_MAX_INPUT_DEFAULT ((int64_t)512 << 20)
+int64_t sl_max_input(void);
+
+/*
+ * A name from a file or the command line, fit for a terminal: control
+ * characters (C0, DEL, C1) and invalid UTF-8 bytes become \xHH escapes, a
+ * backslash stays as it is.  Returns one of a few rotating thread-local
+ * buffers, so that several names may be escaped in one printf; a name too
+ * long for them is cut with "...".
+ */
+const char *sl_esc(const char *s);
+/* The same into buf; returns buf. */
+const char *sl_esc_buf(const char *s, char *buf, size_t len);
 
 /* Directory of bundled data (models, hardware); SHARDLAB_DATADIR overrides. */
 const char *sl_datadir(void);

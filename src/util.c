@@ -5,6 +5,8 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -94,6 +96,49 @@ sl_xstrdup(const char *s)
 	return d;
 }
 
+size_t
+sl_decimal_len(const char *s)
+{
+	const char *p = s;
+	size_t digits = 0;
+
+	if (*p == '-' || *p == '+')
+		p++;
+	while (*p >= '0' && *p <= '9')
+		p++, digits++;
+	if (*p == '.') {
+		p++;
+		while (*p >= '0' && *p <= '9')
+			p++, digits++;
+	}
+	if (digits == 0)
+		return 0;
+	if (*p == 'e' || *p == 'E') {
+		const char *q = p + 1;
+		if (*q == '-' || *q == '+')
+			q++;
+		if (*q >= '0' && *q <= '9') {
+			while (*q >= '0' && *q <= '9')
+				q++;
+			p = q;
+		}
+	}
+	return (size_t)(p - s);
+}
+
+bool
+sl_parse_number(const char *s, double *out)
+{
+	size_t n;
+	char *end;
+
+	if (s == NULL || (n = sl_decimal_len(s)) == 0 || s[n] != '\0')
+		return false;
+	errno = 0;
+	*out = strtod(s, &end);
+	return errno == 0 && end == s + n && isfinite(*out);
+}
+
 int64_t
 sl_parse_size(const char *s)
 {
@@ -108,11 +153,11 @@ sl_parse_size(const char *s)
 	char *end;
 	double v;
 
-	if (s == NULL || *s == '\0')
+	if (s == NULL || *s == '\0' || sl_decimal_len(s) == 0)
 		return -1;
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno != 0 || end == s || !isfinite(v) || v < 0)
+	if (errno != 0 || end != s + sl_decimal_len(s) || !isfinite(v) || v < 0)
 		return -1;
 	while (*end == ' ')
 		end++;
@@ -179,9 +224,49 @@ sl_format_rate(double v, char *buf, size_t len)
 	return buf;
 }
 
+/* Frees a and reports e about path; returns the code. */
+static int
+sl_atomic_fail(sl_atomic *a, sl_error *err, int code, const char *path,
+    const char *msg)
+{
+	free(a->path);
+	free(a->tmp);
+	memset(a, 0, sizeof *a);
+	return sl_error_set(err, code, path, 0, 0, "%s", msg);
+}
+
+/* Opens a character device or a FIFO for writing through, without blocking. */
+static int
+sl_atomic_through(sl_atomic *a, const char *shown, sl_error *err)
+{
+	int fd = open(a->path, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	int flags;
+
+	if (fd < 0) {
+		char m[512];
+		snprintf(m, sizeof m, errno == ENXIO ?
+		    _("a FIFO with no reader: nothing to write to") :
+		    _("cannot open for writing: %s"), strerror(errno));
+		return sl_atomic_fail(a, err, SL_EINPUT, shown, m);
+	}
+	flags = fcntl(fd, F_GETFL);
+	if (flags >= 0)
+		(void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	if ((a->fp = fdopen(fd, "w")) == NULL) {
+		close(fd);
+		return sl_atomic_fail(a, err, SL_EINTERNAL, shown, strerror(errno));
+	}
+	return SL_OK;
+}
+
 int
 sl_atomic_open(sl_atomic *a, const char *path, sl_error *err)
 {
+	struct stat st, lst;
+	const char *base, *slash;
+	char *real = NULL;
+	size_t dirlen, blen;
+	bool exists;
 	int fd;
 
 	memset(a, 0, sizeof *a);
@@ -191,32 +276,69 @@ sl_atomic_open(sl_atomic *a, const char *path, sl_error *err)
 		a->path = sl_xstrdup(path);
 		return SL_OK;
 	}
-	a->path = sl_xstrdup(path);
-	a->tmp = sl_xmalloc(strlen(path) + 16);
-	sprintf(a->tmp, "%s.tmpXXXXXX", path);
-	fd = mkstemp(a->tmp);
-	if (fd < 0) {
-		int e = errno;
-		free(a->path);
-		free(a->tmp);
-		memset(a, 0, sizeof *a);
-		return sl_error_set(err, SL_EINPUT, path, 0, 0,
-		    _("cannot create a file in its directory: %s"), strerror(e));
+	/* A symbolic link is followed: its target is replaced, the link stays. */
+	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+		if ((real = realpath(path, NULL)) == NULL)
+			return sl_error_set(err, SL_EINPUT, path, 0, 0,
+			    _("a symbolic link to a missing file: %s"),
+			    strerror(errno));
 	}
-	{
-		/* mkstemp makes 0600; give the file what a plain open would. */
+	a->path = real != NULL ? real : sl_xstrdup(path);
+	exists = stat(a->path, &st) == 0;
+	if (exists && S_ISDIR(st.st_mode))
+		return sl_atomic_fail(a, err, SL_EINPUT, path,
+		    _("is a directory: expected a file name"));
+	if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
+		return sl_atomic_through(a, path, err);
+	if (exists && !S_ISREG(st.st_mode))
+		return sl_atomic_fail(a, err, SL_EINPUT, path,
+		    _("not a regular file, a character device or a FIFO: refusing to replace it"));
+	if (exists && ((st.st_mode & 0222) == 0 || access(a->path, W_OK) != 0))
+		return sl_atomic_fail(a, err, SL_EINPUT, path,
+		    _("the file is read-only: refusing to replace it"));
+	if (exists) {
+		a->mode = (int)(st.st_mode & 07777);
+	} else {
 		mode_t mask = umask(0);
 		umask(mask);
-		(void)fchmod(fd, 0666 & ~mask);
+		a->mode = (int)(0666 & ~mask);
 	}
+	/*
+	 * ".NAME.XXXXXX" beside the file, NAME cut so that the temporary name
+	 * stays within NAME_MAX however long the file's own name is.
+	 */
+	slash = strrchr(a->path, '/');
+	base = slash != NULL ? slash + 1 : a->path;
+	dirlen = (size_t)(base - a->path);
+	blen = strlen(base);
+	if (blen > 64)
+		blen = 64;
+	a->tmp = sl_xmalloc(dirlen + blen + 16);
+	snprintf(a->tmp, dirlen + blen + 16, "%.*s.%.*s.XXXXXX", (int)dirlen,
+	    a->path, (int)blen, base);
+	fd = mkstemp(a->tmp);
+	if (fd < 0) {
+		char m[512];
+		snprintf(m, sizeof m, _("cannot create a file in its directory: %s"),
+		    strerror(errno));
+		return sl_atomic_fail(a, err, SL_EINPUT, path, m);
+	}
+	(void)fchmod(fd, (mode_t)a->mode);
+	if (exists)
+		(void)fchown(fd, st.st_uid, st.st_gid);
 	a->fp = fdopen(fd, "w");
 	if (a->fp == NULL) {
 		close(fd);
 		unlink(a->tmp);
-		return sl_error_set(err, SL_EINTERNAL, path, 0, 0, "fdopen: %s",
-		    strerror(errno));
+		return sl_atomic_fail(a, err, SL_EINTERNAL, path, strerror(errno));
 	}
 	return SL_OK;
+}
+
+const char *
+sl_atomic_tmp(const sl_atomic *a)
+{
+	return a->tmp;
 }
 
 int
@@ -225,23 +347,31 @@ sl_atomic_commit(sl_atomic *a, sl_error *err)
 	int rc = SL_OK;
 
 	if (a->is_stdout) {
-		if (fflush(stdout) != 0)
+		if (fflush(stdout) != 0 || ferror(stdout))
 			rc = sl_error_set(err, SL_EINTERNAL, "-", 0, 0,
 			    _("cannot write to standard output: %s"), strerror(errno));
 	} else {
 		bool bad = ferror(a->fp) != 0;
-		if (fflush(a->fp) != 0 || fsync(fileno(a->fp)) != 0)
+		int e = 0;
+		if (!bad && fflush(a->fp) != 0)
 			bad = true;
-		if (fclose(a->fp) != 0)
+		if (!bad && a->tmp != NULL && fsync(fileno(a->fp)) != 0)
 			bad = true;
+		e = errno;
+		if (fclose(a->fp) != 0 && !bad) {
+			bad = true;
+			e = errno;
+		}
 		if (bad) {
-			unlink(a->tmp);
+			if (a->tmp != NULL)
+				unlink(a->tmp);
 			rc = sl_error_set(err, SL_EINTERNAL, a->path, 0, 0,
-			    _("cannot write the file: %s"), strerror(errno));
-		} else if (rename(a->tmp, a->path) != 0) {
+			    _("cannot write the file: %s"), strerror(e ? e : EIO));
+		} else if (a->tmp != NULL && rename(a->tmp, a->path) != 0) {
+			e = errno;
 			unlink(a->tmp);
 			rc = sl_error_set(err, SL_EINPUT, a->path, 0, 0,
-			    _("cannot replace the file: %s"), strerror(errno));
+			    _("cannot replace the file: %s"), strerror(e));
 		}
 	}
 	free(a->path);
@@ -255,11 +385,127 @@ sl_atomic_abort(sl_atomic *a)
 {
 	if (a->fp != NULL && !a->is_stdout) {
 		fclose(a->fp);
-		unlink(a->tmp);
+		if (a->tmp != NULL)
+			unlink(a->tmp);
 	}
 	free(a->path);
 	free(a->tmp);
 	memset(a, 0, sizeof *a);
+}
+
+int64_t
+sl_max_input(void)
+{
+	const char *e = getenv("SHARDLAB_MAX_INPUT");
+	int64_t v;
+
+	if (e != NULL && *e != '\0' && (v = sl_parse_size(e)) > 0)
+		return v;
+	return SL_MAX_INPUT_DEFAULT;
+}
+
+int
+sl_open_input(const char *path, sl_error *err)
+{
+	struct stat st;
+	int fd, flags;
+
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return sl_error_set(err, SL_EINPUT, path, 0, 0,
+		    _("cannot open: %s"), strerror(errno)), -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return sl_error_set(err, SL_EINPUT, path, 0, 0, "%s",
+		    S_ISDIR(st.st_mode) ? _("is a directory: expected a file") :
+		    _("not a regular file (a device, FIFO or socket): expected a file")), -1;
+	}
+	if (st.st_size > sl_max_input()) {
+		char b1[32], b2[32];
+		close(fd);
+		return sl_error_set(err, SL_EINPUT, path, 0, 0,
+		    _("the file is too large: %s, at most %s (SHARDLAB_MAX_INPUT)"),
+		    sl_format_bytes(st.st_size, b1, sizeof b1),
+		    sl_format_bytes(sl_max_input(), b2, sizeof b2)), -1;
+	}
+	flags = fcntl(fd, F_GETFL);
+	if (flags >= 0)
+		(void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	return fd;
+}
+
+static const char *
+sl_esc_into(const char *s, char *buf, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t o = 0;
+
+	if (len == 0)
+		return buf;
+	while (*p != '\0') {
+		char piece[16];
+		size_t n = 0, k = 1;
+		unsigned c = *p;
+
+		if (c >= 0x80) {
+			/* a valid UTF-8 sequence passes, except C1 controls */
+			unsigned need = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 :
+			    c >= 0xc2 && c < 0xe0 ? 2 : 0;
+			if (c >= 0xf5)
+				need = 0;
+			k = need;
+			for (unsigned i = 1; i < need; i++)
+				if ((p[i] & 0xc0) != 0x80)
+					k = 0;
+			if (k == 3 && ((c == 0xe0 && p[1] < 0xa0) ||
+			    (c == 0xed && p[1] >= 0xa0)))
+				k = 0;
+			if (k == 4 && ((c == 0xf0 && p[1] < 0x90) ||
+			    (c == 0xf4 && p[1] >= 0x90)))
+				k = 0;
+			if (k == 2 && c == 0xc2 && p[1] < 0xa0)
+				k = 0;
+		}
+		if (c < 0x20 || c == 0x7f || k == 0) {
+			n = (size_t)snprintf(piece, sizeof piece, "\\x%02x", c);
+			k = 1;
+		} else {
+			memcpy(piece, p, k);
+			n = k;
+		}
+		if (o + n + 4 > len) {
+			if (len >= 4) {
+				if (o + 3 >= len)
+					o = len - 4;
+				memcpy(buf + o, "...", 3);
+				o += 3;
+			}
+			break;
+		}
+		memcpy(buf + o, piece, n);
+		o += n;
+		p += k;
+	}
+	buf[o < len ? o : len - 1] = '\0';
+	return buf;
+}
+
+const char *
+sl_esc_buf(const char *s, char *buf, size_t len)
+{
+	return sl_esc_into(s, buf, len);
+}
+
+const char *
+sl_esc(const char *s)
+{
+	static _Thread_local char ring[8][1024];
+	static _Thread_local int next;
+	char *b = ring[next];
+
+	next = (next + 1) % 8;
+	return sl_esc_into(s, b, sizeof ring[0]);
 }
 
 bool
@@ -375,18 +621,33 @@ char *
 sl_read_file(const char *path, size_t *len, bool gz, sl_error *err)
 {
 	size_t cap = 1 << 16, n = 0;
+	int64_t max = sl_max_input();
 	char *buf;
+	int fd;
 
+	if ((fd = sl_open_input(path, err)) < 0)
+		return NULL;
 	if (gz) {
-		gzFile f = gzopen(path, "rb");
-		if (f == NULL)
+		gzFile f = gzdopen(fd, "rb");
+		if (f == NULL) {
+			close(fd);
 			return sl_error_set(err, SL_EINPUT, path, 0, 0,
 			    _("cannot open: %s"), strerror(errno)), NULL;
+		}
 		buf = sl_xmalloc(cap + 1);
 		for (;;) {
 			int r;
 			if (n == cap) {
-				cap *= 2;
+				if ((int64_t)n > max) {
+					char b[32];
+					sl_error_set(err, SL_EINPUT, path, 0, 0,
+					    _("the file inflates to more than %s (SHARDLAB_MAX_INPUT): refusing to read it"),
+					    sl_format_bytes(max, b, sizeof b));
+					gzclose(f);
+					free(buf);
+					return NULL;
+				}
+				cap = (int64_t)(cap * 2) > max + 1 ? (size_t)max + 1 : cap * 2;
 				buf = sl_xrealloc(buf, cap + 1);
 			}
 			r = gzread(f, buf + n, (unsigned)(cap - n));
@@ -405,30 +666,37 @@ sl_read_file(const char *path, size_t *len, bool gz, sl_error *err)
 		}
 		gzclose(f);
 	} else {
-		FILE *f = fopen(path, "rb");
-		if (f == NULL)
-			return sl_error_set(err, SL_EINPUT, path, 0, 0,
-			    _("cannot open: %s"), strerror(errno)), NULL;
 		buf = sl_xmalloc(cap + 1);
 		for (;;) {
-			size_t r;
+			ssize_t r;
 			if (n == cap) {
+				if ((int64_t)n > max) {
+					char b[32];
+					sl_error_set(err, SL_EINPUT, path, 0, 0,
+					    _("the file is too large: more than %s (SHARDLAB_MAX_INPUT)"),
+					    sl_format_bytes(max, b, sizeof b));
+					close(fd);
+					free(buf);
+					return NULL;
+				}
 				cap *= 2;
 				buf = sl_xrealloc(buf, cap + 1);
 			}
-			r = fread(buf + n, 1, cap - n, f);
-			n += r;
+			r = read(fd, buf + n, cap - n);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0) {
+				sl_error_set(err, SL_EINPUT, path, 0, 0,
+				    _("cannot read: %s"), strerror(errno));
+				close(fd);
+				free(buf);
+				return NULL;
+			}
 			if (r == 0)
 				break;
+			n += (size_t)r;
 		}
-		if (ferror(f)) {
-			sl_error_set(err, SL_EINPUT, path, 0, 0,
-			    _("cannot read: %s"), strerror(errno));
-			fclose(f);
-			free(buf);
-			return NULL;
-		}
-		fclose(f);
+		close(fd);
 	}
 	buf[n] = '\0';
 	if (len != NULL)
