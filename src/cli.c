@@ -453,6 +453,15 @@ cli_report(const sl_error *err)
 	return err->code ? err->code : SL_EINTERNAL;
 }
 
+void
+cli_plan_warn(const sl_plan_file *pf, const sl_graph *g)
+{
+	char w[1024];
+
+	if (sl_plan_model_changed(pf, g, w, sizeof w))
+		fprintf(stderr, _("shardlab: warning: %s\n"), w);
+}
+
 /* ---------------------------------------------------------------- opening */
 
 int

@@ -81,6 +81,8 @@ void cli_close(cli_session *s);
 
 /* Prints "shardlab: file:line:col: message" to stderr; returns err->code. */
 int cli_report(const sl_error *err);
+/* Warns on stderr when the plan's model changed since it was made. */
+void cli_plan_warn(const sl_plan_file *pf, const sl_graph *g);
 
 /* Subcommands living outside cli.c. */
 int cli_cmd_tui(int argc, char **argv);

@@ -142,7 +142,10 @@ val_open(const char *plan, sl_plan_file *pf, sl_graph **g, sl_space **s,
 	for (int l = 0; l < pf->n_layer_recompute && l < (*g)->n_layers; l++)
 		sl_space_set_layer_recompute(*s, l, pf->layer_recompute[l]);
 	*choice = sl_xcalloc((*g)->n_ops, sizeof(**choice));
-	return sl_plan_choice(*s, pf, *choice, err);
+	if ((rc = sl_plan_choice(*s, pf, *choice, err)) != SL_OK)
+		return rc;
+	cli_plan_warn(pf, *g);
+	return SL_OK;
 }
 
 int

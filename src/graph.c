@@ -54,11 +54,17 @@ sl_role_from_name(const char *s)
 	return -1;
 }
 
+/* Name lookups by hash: a model of n operators loads in O(n). */
+struct sl_graph_index {
+	sl_names ops, tensors, layers;
+};
+
 sl_graph *
 sl_graph_new(const char *name)
 {
 	sl_graph *g = sl_xcalloc(1, sizeof *g);
 
+	g->index = sl_xcalloc(1, sizeof *g->index);
 	g->name = sl_xstrdup(name ? name : "model");
 	g->source = sl_xstrdup("");
 	return g;
@@ -75,6 +81,12 @@ sl_graph_free(sl_graph *g)
 		free(g->tensors[i].name);
 	for (int i = 0; i < g->n_layers; i++)
 		free(g->layers[i].name);
+	if (g->index != NULL) {
+		sl_names_free(&g->index->ops);
+		sl_names_free(&g->index->tensors);
+		sl_names_free(&g->index->layers);
+		free(g->index);
+	}
 	free(g->ops);
 	free(g->tensors);
 	free(g->layers);
@@ -96,19 +108,13 @@ sl_tensor_elems(const sl_tensor *t)
 int
 sl_graph_find_tensor(const sl_graph *g, const char *name)
 {
-	for (int i = 0; i < g->n_tensors; i++)
-		if (strcmp(g->tensors[i].name, name) == 0)
-			return i;
-	return -1;
+	return sl_names_get(&g->index->tensors, name);
 }
 
 int
 sl_graph_find_op(const sl_graph *g, const char *name)
 {
-	for (int i = 0; i < g->n_ops; i++)
-		if (strcmp(g->ops[i].name, name) == 0)
-			return i;
-	return -1;
+	return sl_names_get(&g->index->ops, name);
 }
 
 int
@@ -141,6 +147,7 @@ sl_graph_add_tensor(sl_graph *g, const char *name, int rank,
 	t->dtype = dtype;
 	t->role = role;
 	t->producer = -1;
+	sl_names_add(&g->index->tensors, t->name, g->n_tensors);
 	return g->n_tensors++;
 }
 
@@ -156,12 +163,11 @@ layer_index(sl_graph *g, const char *layer, int op, sl_error *err)
 		last->n_ops++;
 		return g->n_layers - 1;
 	}
-	for (int i = 0; i < g->n_layers; i++)
-		if (strcmp(g->layers[i].name, layer) == 0) {
-			sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-			    _("operators of layer '%s' must be listed together"), layer);
-			return -2;
-		}
+	if (sl_names_get(&g->index->layers, layer) >= 0) {
+		sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("operators of layer '%s' must be listed together"), sl_esc(layer));
+		return -2;
+	}
 	if (g->n_layers == g->cap_layers) {
 		g->cap_layers = g->cap_layers ? 2 * g->cap_layers : 16;
 		g->layers = sl_xrealloc(g->layers, g->cap_layers * sizeof *g->layers);
@@ -169,6 +175,7 @@ layer_index(sl_graph *g, const char *layer, int op, sl_error *err)
 	g->layers[g->n_layers].name = sl_xstrdup(layer);
 	g->layers[g->n_layers].first_op = op;
 	g->layers[g->n_layers].n_ops = 1;
+	sl_names_add(&g->index->layers, g->layers[g->n_layers].name, g->n_layers);
 	return g->n_layers++;
 }
 
@@ -223,6 +230,7 @@ sl_graph_add_op(sl_graph *g, const char *name, sl_op_kind kind,
 	op->pos = li >= 0 ? g->layers[li].n_ops - 1 : -1;
 	for (int i = 0; i < SL_MAX_RANK; i++)
 		op->perm[i] = i;
+	sl_names_add(&g->index->ops, op->name, g->n_ops);
 	return g->n_ops++;
 }
 

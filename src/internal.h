@@ -203,4 +203,18 @@ extern _Thread_local double sl_dp_work_cap;
 /* solve_anytime.c: non-zero skips the exact shortcut (tests). */
 extern int sl_anytime_search_only;
 
+/*
+ * A hash index of names to ints (util.c), so that loading a model or a plan
+ * stays linear in its size.  Keys are not copied: each must outlive the
+ * index.  get returns -1 for a name not added.
+ */
+typedef struct sl_names {
+	size_t cap, n;		/* cap: a power of two, or 0 */
+	const char **key;
+	int *val;
+} sl_names;
+void sl_names_add(sl_names *h, const char *key, int val);
+int sl_names_get(const sl_names *h, const char *key);
+void sl_names_free(sl_names *h);
+
 #endif /* SL_INTERNAL_H */

@@ -552,14 +552,19 @@ rd_mesh(const plan_rd *r, json_t *root, sl_plan_file *pf)
 	if ((rc = rd_string(r, mesh, "hardware", "mesh", false, &hw)) != SL_OK)
 		return rc;
 	pf->hardware = hw != NULL ? sl_xstrdup(hw) : NULL;
+	{
+		const jp_node *n = rd_node(r, "mesh.shape");
+		pf->mesh_line = n ? n->line : 0;
+		pf->mesh_col = n ? n->col : 0;
+	}
 	return SL_OK;
 }
 
 static int
 rd_model(const plan_rd *r, json_t *root, sl_plan_file *pf)
 {
-	json_t *model = json_object_get(root, "model"), *mb;
-	const char *name, *src;
+	json_t *model = json_object_get(root, "model"), *mb, *cnt;
+	const char *name, *src, *sha;
 	int rc;
 
 	if (model == NULL)
@@ -572,6 +577,29 @@ rd_model(const plan_rd *r, json_t *root, sl_plan_file *pf)
 		return rc;
 	pf->model = sl_xstrdup(name);
 	pf->model_source = src != NULL && *src != '\0' ? sl_xstrdup(src) : NULL;
+	if ((rc = rd_string(r, model, "sha256", "model", false, &sha)) != SL_OK)
+		return rc;
+	if (sha != NULL) {
+		const jp_node *n = rd_node(r, "model.sha256");
+		size_t k = strspn(sha, "0123456789abcdef");
+		if (strlen(sha) != 64 || k != 64)
+			return rd_fail(r, "model.sha256", "%s", _("\"sha256\" "
+			    "must be 64 lowercase hexadecimal digits"));
+		memcpy(pf->sha256, sha, 65);
+		pf->sha_line = n ? n->line : 0;
+		pf->sha_col = n ? n->col : 0;
+	}
+	cnt = json_object_get(model, "operators");
+	if (cnt != NULL) {
+		const jp_node *n = rd_node(r, "model.operators");
+		if (!json_is_integer(cnt) || json_integer_value(cnt) < 1 ||
+		    json_integer_value(cnt) > INT32_MAX)
+			return rd_fail(r, "model.operators", "%s",
+			    _("\"operators\" must be a whole number of at least 1"));
+		pf->model_ops = (int)json_integer_value(cnt);
+		pf->count_line = n ? n->line : 0;
+		pf->count_col = n ? n->col : 0;
+	}
 	mb = json_object_get(model, "micro_batch");
 	if (mb != NULL) {
 		if (!json_is_integer(mb) || json_integer_value(mb) < 1)
@@ -692,6 +720,7 @@ static int
 rd_ops(const plan_rd *r, json_t *root, sl_plan_file *pf)
 {
 	json_t *arr = json_object_get(root, "ops"), *o;
+	sl_names seen = { 0 };
 	size_t i;
 
 	if (arr == NULL)
@@ -700,6 +729,11 @@ rd_ops(const plan_rd *r, json_t *root, sl_plan_file *pf)
 		return rd_fail(r, "ops", "%s",
 		    _("\"ops\" must be an array of operators"));
 	pf->n_ops = (int)json_array_size(arr);
+	{
+		const jp_node *n = rd_node(r, "ops");
+		pf->ops_line = n ? n->line : 0;
+		pf->ops_col = n ? n->col : 0;
+	}
 	pf->op_name = sl_xcalloc((size_t)pf->n_ops, sizeof *pf->op_name);
 	pf->strategy = sl_xcalloc((size_t)pf->n_ops, sizeof *pf->strategy);
 	pf->pinned = sl_xcalloc((size_t)pf->n_ops, sizeof *pf->pinned);
@@ -713,23 +747,30 @@ rd_ops(const plan_rd *r, json_t *root, sl_plan_file *pf)
 		int rc;
 
 		snprintf(at, sizeof at, "ops[%zu]", i);
-		if (!json_is_object(o))
+		if (!json_is_object(o)) {
+			sl_names_free(&seen);
 			return rd_fail(r, at, "%s", _("an operator must be an "
 			    "object with \"name\" and \"strategy\""));
+		}
 		if ((rc = rd_string(r, o, "name", at, true, &name)) != SL_OK ||
-		    (rc = rd_string(r, o, "strategy", at, true, &st)) != SL_OK)
+		    (rc = rd_string(r, o, "strategy", at, true, &st)) != SL_OK) {
+			sl_names_free(&seen);
 			return rc;
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(pf->op_name[j], name) == 0)
-				return rd_fail(r, at, _("operator \"%s\" appears "
-				    "twice"), name);
+		}
+		if (sl_names_get(&seen, name) >= 0) {
+			sl_names_free(&seen);
+			return rd_fail(r, at, _("operator \"%s\" appears "
+			    "twice"), sl_esc(name));
+		}
 		pin = json_object_get(o, "pinned");
 		if (pin != NULL && !json_is_boolean(pin)) {
+			sl_names_free(&seen);
 			snprintf(sp, sizeof sp, "%s.pinned", at);
 			return rd_fail(r, sp, "%s",
 			    _("\"pinned\" must be true or false"));
 		}
 		pf->op_name[i] = sl_xstrdup(name);
+		sl_names_add(&seen, pf->op_name[i], (int)i);
 		pf->strategy[i] = sl_xstrdup(st);
 		pf->pinned[i] = json_is_true(pin);
 		snprintf(sp, sizeof sp, "%s.strategy", at);
@@ -737,6 +778,7 @@ rd_ops(const plan_rd *r, json_t *root, sl_plan_file *pf)
 		pf->op_line[i] = n ? n->line : 0;
 		pf->op_col[i] = n ? n->col : 0;
 	}
+	sl_names_free(&seen);
 	return SL_OK;
 }
 
@@ -874,6 +916,7 @@ sl_plan_read(const char *path, sl_plan_file *pf, sl_error *err)
 	int rc;
 
 	memset(pf, 0, sizeof *pf);
+	pf->model_ops = -1;
 	text = sl_read_file(path, &len, false, err);
 	if (text == NULL)
 		return err != NULL && err->code != SL_OK ? err->code : SL_EINPUT;
@@ -958,10 +1001,15 @@ sl_plan_choice(const sl_space *s, const sl_plan_file *pf, int *choice,
 		char want[32], have[32];
 		shape_name(pf->n_axes, pf->shape, want, sizeof want);
 		shape_name(s->mesh.n_axes, mesh_shape, have, sizeof have);
-		return sl_error_set(err, SL_EINPUT, file, 0, 0,
-		    _("the plan was made for a mesh of %s, not %s (use "
+		return sl_error_set(err, SL_EINPUT, file, pf->mesh_line,
+		    pf->mesh_col, _("the plan was made for a mesh of %s, not %s (use "
 		    "--mesh %s)"), want, have, want);
 	}
+	if (pf->model_ops >= 0 && pf->model_ops != g->n_ops)
+		return sl_error_set(err, SL_EINPUT, file, pf->count_line,
+		    pf->count_col, _("the plan was made for a model of %d "
+		    "operators; model \"%s\" has %d"), pf->model_ops,
+		    sl_esc(g->name), g->n_ops);
 	for (int i = 0; i < g->n_ops; i++)
 		choice[i] = -1;
 	for (int j = 0; j < pf->n_ops; j++) {
@@ -972,7 +1020,7 @@ sl_plan_choice(const sl_space *s, const sl_plan_file *pf, int *choice,
 		if (op < 0)
 			return sl_error_set(err, SL_EINPUT, file, line, col,
 			    _("operator \"%s\" is not in model \"%s\""),
-			    pf->op_name[j], g->name);
+			    sl_esc(pf->op_name[j]), sl_esc(g->name));
 		st = sl_space_find_strategy(s, op, pf->strategy[j]);
 		if (st < 0) {
 			char list[512] = "";
@@ -989,16 +1037,17 @@ sl_plan_choice(const sl_space *s, const sl_plan_file *pf, int *choice,
 			}
 			return sl_error_set(err, SL_EINPUT, file, line, col,
 			    _("operator \"%s\" has no strategy \"%s\" on this "
-			    "mesh (it has: %s)"), pf->op_name[j],
-			    pf->strategy[j], list);
+			    "mesh (it has: %s)"), sl_esc(pf->op_name[j]),
+			    sl_esc(pf->strategy[j]), sl_esc(list));
 		}
 		choice[op] = st;
 	}
 	for (int i = 0; i < g->n_ops; i++)
 		if (choice[i] < 0)
-			return sl_error_set(err, SL_EINPUT, file, 0, 0,
-			    _("the plan gives no strategy for operator \"%s\" "
-			    "of model \"%s\""), g->ops[i].name, g->name);
+			return sl_error_set(err, SL_EINPUT, file, pf->ops_line,
+			    pf->ops_col, _("the plan gives no strategy for operator \"%s\" "
+			    "of model \"%s\""), sl_esc(g->ops[i].name),
+			    sl_esc(g->name));
 	return SL_OK;
 }
 
@@ -1050,4 +1099,18 @@ sl_problem_plan_write(const sl_problem *p, const sl_solution *sol,
 		    sol->choice[v]);
 	fputs("]\n}\n", a.fp);
 	return sl_atomic_commit(&a, err);
+}
+
+bool
+sl_plan_model_changed(const sl_plan_file *pf, const sl_graph *g, char *warn,
+    size_t len)
+{
+	if (pf->sha256[0] == '\0' || g->sha256[0] == '\0' ||
+	    strcmp(pf->sha256, g->sha256) == 0)
+		return false;
+	snprintf(warn, len, _("%s:%d:%d: the model changed since the plan was "
+	    "made (sha256 %.12s..., now %.12s...); its operators still match"),
+	    pf->path ? pf->path : "", pf->sha_line, pf->sha_col, pf->sha256,
+	    g->sha256);
+	return true;
 }

@@ -227,6 +227,7 @@ typedef struct sl_graph {
 	sl_layer *layers;
 	int cap_ops, cap_tensors, cap_layers;
 	char sha256[65];	/* of the source bytes, or of the canonical JSON */
+	struct sl_graph_index *index;	/* names of ops, tensors, layers (graph.c) */
 } sl_graph;
 
 sl_graph *sl_graph_new(const char *name);
@@ -897,13 +898,29 @@ typedef struct sl_plan_file {
 	int64_t micro_batches, graph_batch;
 	int *stage_layers;
 	sl_recompute *stage_recompute;
+	char sha256[65];	/* of the model it was made for; "" unknown */
+	int model_ops;		/* operators of that model; -1 unknown */
+	/* where the mesh shape, the ops array, the model's sha256 and operator
+	 * count are written, for messages */
+	int mesh_line, mesh_col, ops_line, ops_col;
+	int sha_line, sha_col, count_line, count_col;
 } sl_plan_file;
 
 int sl_plan_read(const char *path, sl_plan_file *pf, sl_error *err);
 void sl_plan_file_free(sl_plan_file *pf);
-/* Maps a plan file's strategies onto a space: choice[op]. */
+/*
+ * Maps a plan file's strategies onto a space: choice[op].  A plan made for a
+ * model with another number of operators is an error.
+ */
 int sl_plan_choice(const sl_space *s, const sl_plan_file *pf, int *choice,
     sl_error *err);
+/*
+ * Whether the model changed since the plan was made (its sha256 differs)
+ * while the plan still maps onto it: a warning, written into warn ("file:
+ * line:col: ...").  false when the plan says nothing or the hashes agree.
+ */
+bool sl_plan_model_changed(const sl_plan_file *pf, const sl_graph *g,
+    char *warn, size_t len);
 
 /* ---------------------------------------------------------------- baselines */
 

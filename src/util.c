@@ -703,3 +703,75 @@ sl_read_file(const char *path, size_t *len, bool gz, sl_error *err)
 		*len = n;
 	return buf;
 }
+
+/* FNV-1a, 64 bits. */
+static uint64_t
+sl_names_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+static void
+sl_names_put(sl_names *h, const char *key, int val)
+{
+	size_t i = (size_t)sl_names_hash(key) & (h->cap - 1);
+
+	while (h->key[i] != NULL) {
+		if (strcmp(h->key[i], key) == 0) {
+			h->val[i] = val;
+			return;
+		}
+		i = (i + 1) & (h->cap - 1);
+	}
+	h->key[i] = key;
+	h->val[i] = val;
+	h->n++;
+}
+
+void
+sl_names_add(sl_names *h, const char *key, int val)
+{
+	if (2 * (h->n + 1) > h->cap) {
+		sl_names old = *h;
+		h->cap = old.cap ? 2 * old.cap : 64;
+		h->n = 0;
+		h->key = sl_xcalloc(h->cap, sizeof *h->key);
+		h->val = sl_xcalloc(h->cap, sizeof *h->val);
+		for (size_t i = 0; i < old.cap; i++)
+			if (old.key[i] != NULL)
+				sl_names_put(h, old.key[i], old.val[i]);
+		free(old.key);
+		free(old.val);
+	}
+	sl_names_put(h, key, val);
+}
+
+int
+sl_names_get(const sl_names *h, const char *key)
+{
+	size_t i;
+
+	if (h == NULL || h->cap == 0 || key == NULL)
+		return -1;
+	i = (size_t)sl_names_hash(key) & (h->cap - 1);
+	while (h->key[i] != NULL) {
+		if (strcmp(h->key[i], key) == 0)
+			return h->val[i];
+		i = (i + 1) & (h->cap - 1);
+	}
+	return -1;
+}
+
+void
+sl_names_free(sl_names *h)
+{
+	if (h == NULL)
+		return;
+	free(h->key);
+	free(h->val);
+	memset(h, 0, sizeof *h);
+}

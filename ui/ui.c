@@ -568,6 +568,14 @@ cli_cmd_tui(int argc, char **argv)
 	if (rc == SL_OK && s.prob == NULL)
 		rc = sl_error_set(&err, SL_EINFEASIBLE, NULL, 0, 0, "%s",
 		    _("the pins leave no feasible plan"));
+	if (rc == SL_OK && have_pf && s.space != NULL) {
+		/* a plan that does not map onto the model is an error, not dropped */
+		int *c = sl_xmalloc(s.g->n_ops * sizeof(int));
+		rc = sl_plan_choice(s.space, &pf, c, &err);
+		free(c);
+		if (rc == SL_OK)
+			cli_plan_warn(&pf, s.g);
+	}
 	if (rc == SL_OK && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
 		rc = sl_error_set(&err, SL_EINPUT, NULL, 0, 0, "%s",
 		    _("the explorer needs a terminal (use `shardlab solve` in scripts)"));
