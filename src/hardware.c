@@ -135,10 +135,28 @@ hw_string(const hw_ctx *c, json_t *obj, const char *parent, const char *key,
 	return SL_OK;
 }
 
-/* A positive finite number (integer or real); min_zero allows 0. */
+/*
+ * Plausible ranges of a profile's physical values (shardlab(1) lists them):
+ * from a slow network link to far beyond any interconnect, from a
+ * microcontroller to far beyond any accelerator.
+ */
+#define HW_MIN_BANDWIDTH 1e6	/* bytes/s */
+#define HW_MAX_BANDWIDTH 1e15
+#define HW_MIN_LATENCY 1e-9	/* seconds, or 0 */
+#define HW_MAX_LATENCY 1.0
+#define HW_MIN_MEMORY 1048576.0	/* bytes */
+#define HW_MAX_MEMORY 1e15
+#define HW_MIN_FLOPS 1e9	/* per second */
+#define HW_MAX_FLOPS 1e19
+
+/*
+ * A positive finite number (integer or real); min_zero allows 0.  Physical
+ * quantities are bounded to a plausible range [min, max] (min applies to a
+ * value other than 0): a bandwidth of 1e-300 would saturate every time.
+ */
 static int
 hw_number(const hw_ctx *c, json_t *obj, const char *parent, const char *key,
-    bool min_zero, double max, double *out)
+    bool min_zero, double min, double max, double *out)
 {
 	char p[256];
 	int rc = SL_OK;
@@ -155,9 +173,9 @@ hw_number(const hw_ctx *c, json_t *obj, const char *parent, const char *key,
 		return hw_fail(c, p, min_zero ?
 		    _("\"%s\" must not be negative") :
 		    _("\"%s\" must be greater than zero"), key);
-	if (d > max)
-		return hw_fail(c, p, _("\"%s\" is out of range (at most %g)"),
-		    key, max);
+	if (d > max || (d != 0 && d < min))
+		return hw_fail(c, p, _("\"%s\" is %g, outside the plausible "
+		    "range %g to %g"), key, d, min, max);
 	*out = d;
 	return SL_OK;
 }
@@ -165,19 +183,23 @@ hw_number(const hw_ctx *c, json_t *obj, const char *parent, const char *key,
 /* A positive whole number; JSON reals such as 80e9 are accepted when whole. */
 static int
 hw_count(const hw_ctx *c, json_t *obj, const char *parent, const char *key,
-    double max, int64_t *out)
+    double min, double max, int64_t *out)
 {
 	char p[256];
 	json_t *v;
 	double d;
 	int rc;
 
-	if ((rc = hw_number(c, obj, parent, key, false, max, &d)) != SL_OK)
+	if ((rc = hw_number(c, obj, parent, key, false, 0, INFINITY, &d)) != SL_OK)
 		return rc;
 	v = json_object_get(obj, key);
 	if (d != floor(d))
 		return hw_fail(c, hw_path(p, sizeof p, parent, key),
 		    _("\"%s\" must be a whole number"), key);
+	if (d < min || d > max)
+		return hw_fail(c, hw_path(p, sizeof p, parent, key),
+		    _("\"%s\" is %g, outside the plausible range %g to %g"),
+		    key, d, min, max);
 	*out = json_is_integer(v) ? (int64_t)json_integer_value(v) : (int64_t)d;
 	return SL_OK;
 }
@@ -197,9 +219,9 @@ hw_link(const hw_ctx *c, json_t *root, const char *key, bool required,
 		return hw_fail(c, key, _("\"%s\" must be an object with "
 		    "\"bandwidth\" (bytes/s) and \"latency\" (seconds)"), key);
 	if ((rc = hw_check_keys(c, o, key, known)) != SL_OK ||
-	    (rc = hw_number(c, o, key, "bandwidth", false, 1e16,
+	    (rc = hw_number(c, o, key, "bandwidth", false, HW_MIN_BANDWIDTH, HW_MAX_BANDWIDTH,
 	    &l->bandwidth)) != SL_OK ||
-	    (rc = hw_number(c, o, key, "latency", true, 10.0,
+	    (rc = hw_number(c, o, key, "latency", true, HW_MIN_LATENCY, HW_MAX_LATENCY,
 	    &l->latency)) != SL_OK)
 		return rc;
 	return SL_OK;
@@ -208,11 +230,11 @@ hw_link(const hw_ctx *c, json_t *root, const char *key, bool required,
 /* An optional number: absent leaves *out as it is. */
 static int
 hw_opt_number(const hw_ctx *c, json_t *obj, const char *parent,
-    const char *key, bool min_zero, double max, double *out)
+    const char *key, bool min_zero, double min, double max, double *out)
 {
 	if (json_object_get(obj, key) == NULL)
 		return SL_OK;
-	return hw_number(c, obj, parent, key, min_zero, max, out);
+	return hw_number(c, obj, parent, key, min_zero, min, max, out);
 }
 
 static int
@@ -304,7 +326,7 @@ hw_points(const hw_ctx *c, json_t *dev, const hw_table *tb, sl_gemm_point *pts,
 			if (json_object_size(pt) != 2)
 				return hw_fail(c, p, _("a point gives either "
 				    "\"flops\" or its shape, not both"));
-			if ((rc = hw_number(c, pt, p, "flops", false, 1e18,
+			if ((rc = hw_number(c, pt, p, "flops", false, 1, 1e18,
 			    &f)) != SL_OK)
 				return rc;
 		} else {
@@ -312,12 +334,12 @@ hw_points(const hw_ctx *c, json_t *dev, const hw_table *tb, sl_gemm_point *pts,
 			for (const char *const *d = tb->dims; *d != NULL; d++) {
 				int64_t v;
 				const char *k = strcmp(*d, "seq2") == 0 ? "seq" : *d;
-				if ((rc = hw_count(c, pt, p, k, 1e7, &v)) != SL_OK)
+				if ((rc = hw_count(c, pt, p, k, 1, 1e7, &v)) != SL_OK)
 					return rc;
 				f *= (double)v;
 			}
 		}
-		if ((rc = hw_number(c, pt, p, "tflops", false, 1e9, &tf)) != SL_OK)
+		if ((rc = hw_number(c, pt, p, "tflops", false, 1e-6, 1e9, &tf)) != SL_OK)
 			return rc;
 		if (tf * 1e12 > peak * 1.0001) {
 			snprintf(q, sizeof q, "%s.tflops", p);
@@ -340,13 +362,13 @@ hw_compute(const hw_ctx *c, json_t *dev, sl_hw *hw)
 	int rc;
 
 	if ((rc = hw_opt_number(c, dev, "device", "memory_bandwidth", false,
-	    1e15, &hw->mem_bandwidth)) != SL_OK ||
+	    HW_MIN_BANDWIDTH, 1e15, &hw->mem_bandwidth)) != SL_OK ||
 	    (rc = hw_opt_number(c, dev, "device", "matmul_efficiency", false,
-	    1.0, &hw->matmul_efficiency)) != SL_OK ||
+	    1e-3, 1.0, &hw->matmul_efficiency)) != SL_OK ||
 	    (rc = hw_opt_number(c, dev, "device", "attention_flops", false,
-	    hw->flops, &hw->attention_flops)) != SL_OK ||
+	    HW_MIN_FLOPS, hw->flops, &hw->attention_flops)) != SL_OK ||
 	    (rc = hw_opt_number(c, dev, "device", "launch_overhead", true,
-	    1e-2, &hw->launch_overhead)) != SL_OK)
+	    1e-9, 1e-2, &hw->launch_overhead)) != SL_OK)
 		return rc;
 	if ((rc = hw_points(c, dev, &hw_tables[0], hw->gemm, &hw->n_gemm,
 	    hw->flops)) != SL_OK)
@@ -408,13 +430,13 @@ hw_parse(const hw_ctx *c, const char *text, size_t len, sl_hw *hw)
 	if ((rc = hw_check_keys(c, v, "device", dev_known)) != SL_OK ||
 	    (rc = hw_string(c, v, "device", "name", true, hw->device,
 	    sizeof hw->device)) != SL_OK ||
-	    (rc = hw_count(c, v, "device", "memory_bytes", 9.2e18,
+	    (rc = hw_count(c, v, "device", "memory_bytes", HW_MIN_MEMORY, HW_MAX_MEMORY,
 	    &hw->memory_bytes)) != SL_OK ||
-	    (rc = hw_number(c, v, "device", "flops", false, 1e21,
+	    (rc = hw_number(c, v, "device", "flops", false, HW_MIN_FLOPS, HW_MAX_FLOPS,
 	    &hw->flops)) != SL_OK ||
 	    (rc = hw_compute(c, v, hw)) != SL_OK)
 		goto out;
-	if ((rc = hw_count(c, root, NULL, "devices_per_node", SL_MAX_DEVICES,
+	if ((rc = hw_count(c, root, NULL, "devices_per_node", 1, SL_MAX_DEVICES,
 	    &n)) != SL_OK)
 		goto out;
 	hw->devices_per_node = (int)n;

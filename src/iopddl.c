@@ -120,7 +120,8 @@ iopddl_bad(struct iopddl_ctx *c, const char *fmt, ...)
 /* Reads an array of n int64 arrays; lens[i] filled (or checked when want). */
 static int
 iopddl_matrix(struct iopddl_ctx *c, const json_t *a, const char *what,
-    size_t n, const size_t *want, int64_t ***out, size_t **lens)
+    size_t n, const size_t *want, int64_t lo, int64_t hi, int64_t ***out,
+    size_t **lens)
 {
 	int64_t **rows;
 
@@ -147,12 +148,20 @@ iopddl_matrix(struct iopddl_ctx *c, const json_t *a, const char *what,
 			goto fail;
 		}
 		rows[i] = sl_xmalloc((len + 1) * sizeof **rows);
-		for (size_t j = 0; j < len; j++)
+		for (size_t j = 0; j < len; j++) {
 			if (!iopddl_int(json_array_get(r, j), &rows[i][j])) {
 				iopddl_bad(c, _("%s[%zu][%zu]: expected an integer"),
 				    what, i, j);
 				goto fail;
 			}
+			if (rows[i][j] < lo || rows[i][j] > hi) {
+				iopddl_bad(c, _("%s[%zu][%zu]: %lld is out of range: "
+				    "expected %lld to %lld"), what, i, j,
+				    (long long)rows[i][j], (long long)lo,
+				    (long long)hi);
+				goto fail;
+			}
+		}
 		if (lens != NULL)
 			(*lens)[i] = len;
 	}
@@ -177,6 +186,58 @@ iopddl_free_rows(int64_t **rows, size_t n)
 	for (size_t i = 0; i < n; i++)
 		free(rows[i]);
 	free(rows);
+}
+
+/* Largest entry of a row below the contest's mark for an impossible choice. */
+static int64_t
+iopddl_row_max(const int64_t *row, size_t len, size_t *at)
+{
+	int64_t best = 0;
+
+	*at = 0;
+	for (size_t j = 0; j < len; j++)
+		if (row[j] < IOPDDL_IMPOSSIBLE && row[j] > best) {
+			best = row[j];
+			*at = j;
+		}
+	return best;
+}
+
+/*
+ * Every plan's objective, and the memory live at any time, must stay far from
+ * int64's range, or solvers would disagree through wrapped or saturated sums:
+ * the costliest plan without impossible choices (10^18) may cost at most
+ * 10^18, and the usages of all nodes together at most 10^18.  The message
+ * points at the row where the running sum goes past.
+ */
+static int
+iopddl_check_sums(struct iopddl_ctx *c, int64_t **cost, const int *k, size_t n,
+    int64_t **ec, const size_t *elen, size_t m, int64_t **usage)
+{
+	int64_t sum = 0, used = 0;
+	size_t at;
+
+	for (size_t v = 0; v < n; v++) {
+		int64_t x = iopddl_row_max(cost[v], (size_t)k[v], &at);
+		if (__builtin_add_overflow(sum, x, &sum) || sum > IOPDDL_IMPOSSIBLE)
+			return iopddl_bad(c, _("problem.nodes.costs[%zu][%zu]: the "
+			    "costs add up to more than 10^18: a plan's cost could "
+			    "overflow"), v, at);
+	}
+	for (size_t e = 0; ec != NULL && e < m; e++) {
+		int64_t x = iopddl_row_max(ec[e], elen[e], &at);
+		if (__builtin_add_overflow(sum, x, &sum) || sum > IOPDDL_IMPOSSIBLE)
+			return iopddl_bad(c, _("problem.edges.costs[%zu][%zu]: the "
+			    "costs add up to more than 10^18: a plan's cost could "
+			    "overflow"), e, at);
+	}
+	for (size_t v = 0; usage != NULL && v < n; v++) {
+		int64_t x = iopddl_row_max(usage[v], (size_t)k[v], &at);
+		if (__builtin_add_overflow(used, x, &used) || used > IOPDDL_IMPOSSIBLE)
+			return iopddl_bad(c, _("problem.nodes.usages[%zu][%zu]: the "
+			    "usages add up to more than 10^18"), v, at);
+	}
+	return SL_OK;
 }
 
 static sl_problem *
@@ -209,8 +270,8 @@ iopddl_from_json(struct iopddl_ctx *c, const json_t *root)
 		iopddl_bad(c, "%s", _("problem.nodes.costs: too many nodes"));
 		return NULL;
 	}
-	if (iopddl_matrix(c, jn, "problem.nodes.costs", n, NULL, &cost,
-	    &klen) != SL_OK)
+	if (iopddl_matrix(c, jn, "problem.nodes.costs", n, NULL, 0,
+	    IOPDDL_IMPOSSIBLE, &cost, &klen) != SL_OK)
 		return NULL;
 	k = sl_xmalloc((n + 1) * sizeof *k);
 	for (size_t i = 0; i < n; i++) {
@@ -227,11 +288,13 @@ iopddl_from_json(struct iopddl_ctx *c, const json_t *root)
 		two[i] = 2;
 	if (json_object_get(nodes, "intervals") != NULL &&
 	    iopddl_matrix(c, json_object_get(nodes, "intervals"),
-	    "problem.nodes.intervals", n, two, &iv, NULL) != SL_OK)
+	    "problem.nodes.intervals", n, two, 0, IOPDDL_IMPOSSIBLE, &iv,
+	    NULL) != SL_OK)
 		goto out;
 	if (json_object_get(nodes, "usages") != NULL &&
 	    iopddl_matrix(c, json_object_get(nodes, "usages"),
-	    "problem.nodes.usages", n, klen, &usage, NULL) != SL_OK)
+	    "problem.nodes.usages", n, klen, 0, IOPDDL_IMPOSSIBLE, &usage,
+	    NULL) != SL_OK)
 		goto out;
 	for (size_t i = 0; iv != NULL && i < n; i++)
 		if (iv[i][0] > iv[i][1]) {
@@ -272,8 +335,8 @@ iopddl_from_json(struct iopddl_ctx *c, const json_t *root)
 		two = sl_xmalloc((m + 1) * sizeof *two);
 		for (size_t e = 0; e < m; e++)
 			two[e] = 2;
-		if (iopddl_matrix(c, en, "problem.edges.nodes", m, two, &ep,
-		    NULL) != SL_OK)
+		if (iopddl_matrix(c, en, "problem.edges.nodes", m, two,
+		    INT64_MIN, INT64_MAX, &ep, NULL) != SL_OK)
 			goto out;
 		want = sl_xmalloc((m + 1) * sizeof *want);
 		for (size_t e = 0; e < m; e++) {
@@ -292,9 +355,12 @@ iopddl_from_json(struct iopddl_ctx *c, const json_t *root)
 			want[e] = (size_t)k[a] * (size_t)k[b];
 		}
 		if (iopddl_matrix(c, json_object_get(edges, "costs"),
-		    "problem.edges.costs", m, want, &ec, NULL) != SL_OK)
+		    "problem.edges.costs", m, want, 0, IOPDDL_IMPOSSIBLE, &ec,
+		    NULL) != SL_OK)
 			goto out;
 	}
+	if (iopddl_check_sums(c, cost, k, n, ec, want, m, usage) != SL_OK)
+		goto out;
 
 	/* Merge repeated edges (either direction) into the first of them. */
 	edge = sl_xmalloc((m + 1) * sizeof *edge);

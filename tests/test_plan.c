@@ -110,7 +110,7 @@ static const char *const base_profile[] = {
 	"  \"format\": \"shardlab-hardware\",",
 	"  \"version\": 1,",
 	"  \"name\": \"test\",",
-	"  \"device\": {\"name\": \"gpu\", \"memory_bytes\": 1000, \"flops\": 1e12},",
+	"  \"device\": {\"name\": \"gpu\", \"memory_bytes\": 4e10, \"flops\": 1e12},",
 	"  \"devices_per_node\": 4,",
 	"  \"intra_node\": {\"bandwidth\": 1e9, \"latency\": 1e-6},",
 	"  \"inter_node\": {\"bandwidth\": 1e8, \"latency\": 1e-5}",
