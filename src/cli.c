@@ -737,6 +737,29 @@ print_plan(const sl_space *s, const sl_eval *ev, const int *choice)
 	cli_print_step(stdout, ev);
 }
 
+/*
+ * A solve that ended without a plan: says why on stderr and returns the exit
+ * status (1 only when no plan exists; a limit reached is a failure, 3).
+ */
+int
+cli_no_plan(const sl_solution *sol, double time_limit)
+{
+	switch (sol->status) {
+	case SL_SOLVE_INFEASIBLE:
+		fprintf(stderr, _("shardlab: no feasible plan\n"));
+		return SL_EINFEASIBLE;
+	case SL_SOLVE_LIMIT:
+		fprintf(stderr, _("shardlab: the time limit of %g s ran out before the %s solver found a plan (raise --time-limit or use --solver dp)\n"),
+		    time_limit > 0 ? time_limit : SL_ILP_DEFAULT_TIME_LIMIT,
+		    sl_solver_name(sol->solver));
+		return SL_EINTERNAL;
+	default:
+		fprintf(stderr, _("shardlab: the solver stopped without a plan (%s)\n"),
+		    sl_solve_status_name(sol->status));
+		return SL_EINTERNAL;
+	}
+}
+
 /* "lower bound: B (gap G%)" when the solver proved one short of optimal. */
 static void
 print_bound_line(const sl_solution *sol)
@@ -780,7 +803,7 @@ cmd_solve_iopddl(const cli_opts *o, cli_session *s, const struct timespec *t0)
 	}
 	if (!quiet) {
 		printf(_("problem %s: %d nodes, %d edges\n"),
-		    s->prob->name ? s->prob->name : "?", s->prob->n, s->prob->m);
+		    sl_esc(s->prob->name ? s->prob->name : "?"), s->prob->n, s->prob->m);
 		print_solution_line(&sol);
 	}
 	if (sol.status == SL_SOLVE_OPTIMAL || sol.status == SL_SOLVE_FEASIBLE) {
@@ -807,13 +830,7 @@ cmd_solve_iopddl(const cli_opts *o, cli_session *s, const struct timespec *t0)
 	} else {
 		if (quiet)
 			print_solution_line(&sol);
-		rc = sol.status == SL_SOLVE_INFEASIBLE ? SL_EINFEASIBLE :
-		    SL_EINTERNAL;
-		if (rc == SL_EINFEASIBLE)
-			fprintf(stderr, _("shardlab: no feasible plan\n"));
-		else
-			fprintf(stderr, _("shardlab: the solver stopped without a plan (%s)\n"),
-			    sl_solve_status_name(sol.status));
+		rc = cli_no_plan(&sol, o->time_limit);
 	}
 	sl_solution_free(&sol);
 	return rc;
@@ -832,15 +849,8 @@ solve_problem(const cli_opts *o, cli_session *s, sl_solution *sol)
 	rc = sl_solve(s->prob, o->solver, &so, sol, &err);
 	if (rc != SL_OK)
 		return cli_report(&err);
-	if (sol->status == SL_SOLVE_INFEASIBLE) {
-		fprintf(stderr, _("shardlab: no feasible plan\n"));
-		return SL_EINFEASIBLE;
-	}
-	if (sol->status != SL_SOLVE_OPTIMAL && sol->status != SL_SOLVE_FEASIBLE) {
-		fprintf(stderr, _("shardlab: the solver stopped without a plan (%s)\n"),
-		    sl_solve_status_name(sol->status));
-		return SL_EINTERNAL;
-	}
+	if (sol->status != SL_SOLVE_OPTIMAL && sol->status != SL_SOLVE_FEASIBLE)
+		return cli_no_plan(sol, o->time_limit);
 	return SL_OK;
 }
 

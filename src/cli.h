@@ -81,6 +81,8 @@ void cli_close(cli_session *s);
 
 /* Prints "shardlab: file:line:col: message" to stderr; returns err->code. */
 int cli_report(const sl_error *err);
+/* Says why a solve ended without a plan; returns the exit status. */
+int cli_no_plan(const sl_solution *sol, double time_limit);
 /* Warns on stderr when the plan's model changed since it was made. */
 void cli_plan_warn(const sl_plan_file *pf, const sl_graph *g);
 

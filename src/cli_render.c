@@ -106,9 +106,13 @@ cli_cmd_render(int argc, char **argv)
 	sl_solution_init(&sol, s.prob->n);
 	rc = sl_solve(s.prob, o.solver, &so, &sol, &err);
 	if (rc == SL_OK && sol.status != SL_SOLVE_OPTIMAL &&
-	    sol.status != SL_SOLVE_FEASIBLE)
-		rc = sl_error_set(&err, SL_EINFEASIBLE, NULL, 0, 0,
-		    _("no plan: solver says %s"), sl_solve_status_name(sol.status));
+	    sol.status != SL_SOLVE_FEASIBLE) {
+		rc = cli_no_plan(&sol, o.time_limit);
+		sl_solution_free(&sol);
+		cli_close(&s);
+		cli_opts_free(&o);
+		return rc;
+	}
 	if (rc != SL_OK) {
 		sl_solution_free(&sol);
 		goto fail;

@@ -680,8 +680,11 @@ typedef enum sl_solver_kind {
 const char *sl_solver_name(sl_solver_kind k);
 int sl_solver_from_name(const char *s);
 
+/* The ILP solver's time limit in seconds when none is given. */
+#define SL_ILP_DEFAULT_TIME_LIMIT 60.0
+
 typedef struct sl_solve_opts {
-	double time_limit;	/* seconds; <= 0 none */
+	double time_limit;	/* seconds; <= 0 none (the ILP: its default) */
 	/* polled now and then; returning true cancels the solve */
 	bool (*cancel)(void *ctx);
 	void *cancel_ctx;

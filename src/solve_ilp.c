@@ -107,6 +107,9 @@ struct sl_ilp {
 struct ilp_clock {
 	struct timespec t0;
 	double limit_ms;	/* <= 0: none */
+	/* time to build the model: a call of glp_simplex spends about as
+	 * much in its own set-up before it first looks at tm_lim */
+	double setup_ms;
 };
 
 static double
@@ -127,7 +130,7 @@ ilp_remaining_ms(const struct ilp_clock *c)
 
 	if (c->limit_ms <= 0)
 		return INT_MAX;
-	left = c->limit_ms - ilp_elapsed_ms(c);
+	left = c->limit_ms - ilp_elapsed_ms(c) - c->setup_ms;
 	if (left < 1)
 		return 1;
 	if (left > (double)INT_MAX)
@@ -139,6 +142,13 @@ static bool
 ilp_out_of_time(const struct ilp_clock *c)
 {
 	return c->limit_ms > 0 && ilp_elapsed_ms(c) >= c->limit_ms;
+}
+
+/* Whether a new call of glp_simplex would end past the limit. */
+static bool
+ilp_no_time_for_simplex(const struct ilp_clock *c)
+{
+	return c->limit_ms > 0 && ilp_elapsed_ms(c) + c->setup_ms >= c->limit_ms;
 }
 
 /* ------------------------------------------------------------ validation */
@@ -833,6 +843,7 @@ struct ilp_run {
 	int64_t heur_best;
 	int heur_calls;
 	bool cancelled;
+	bool timed_out;		/* stopped by the clock from the callback */
 };
 
 /*
@@ -1250,6 +1261,12 @@ ilp_callback(glp_tree *T, void *info)
 		glp_ios_terminate(T);
 		return;
 	}
+	if (ilp_out_of_time(r->clk)) {
+		/* GLPK polls tm_lim rarely on large trees */
+		r->timed_out = true;
+		glp_ios_terminate(T);
+		return;
+	}
 	if (glp_ios_reason(T) == GLP_IHEUR) {
 		int64_t sc;
 		/* At the root, then now and then: rounding is cheap but not free. */
@@ -1358,7 +1375,8 @@ ilp_run_model(sl_ilp *w, const sl_problem *p, const sl_solve_opts *o,
 {
 	struct ilp_run r = { .w = w, .p = p, .o = o, .clk = clk,
 	    .heur_best = INT64_MAX };
-	bool chunked = o != NULL && o->cancel != NULL;
+	/* in chunks of simplex iterations, polling the clock and the cancel */
+	bool chunked = (o != NULL && o->cancel != NULL) || clk->limit_ms > 0;
 	bool retried = false, mip = false;
 	int ret, st, rc = SL_OK;
 	glp_smcp sp;
@@ -1373,17 +1391,24 @@ ilp_run_model(sl_ilp *w, const sl_problem *p, const sl_solve_opts *o,
 	sp.meth = meth;
 	sp.presolve = (presolve && !chunked) ? GLP_ON : GLP_OFF;
 	/* A model never solved gets a crash basis; later ones keep theirs. */
-	if (sp.presolve == GLP_OFF && !w->has_basis)
+	/* (the crash basis is not worth its time when the limit is near) */
+	if (sp.presolve == GLP_OFF && !w->has_basis &&
+	    (clk->limit_ms <= 0 || ilp_elapsed_ms(clk) < clk->limit_ms / 2))
 		glp_adv_basis(w->lp, 0);
 	w->has_basis = true;
 	w->basis_valid = false;
 	for (;;) {
-		if (chunked && o->cancel(o->cancel_ctx)) {
+		if (chunked && o != NULL && o->cancel != NULL &&
+		    o->cancel(o->cancel_ctx)) {
 			sol->status = SL_SOLVE_CANCELLED;
 			goto out;
 		}
 		sp.tm_lim = ilp_remaining_ms(clk);
 		sp.it_lim = chunked ? ILP_CHUNK_ITERS : INT_MAX;
+		if (ilp_no_time_for_simplex(clk)) {
+			ilp_fallback(&r, sol);
+			goto out;
+		}
 		ret = glp_simplex(w->lp, &sp);
 		if (ret == GLP_EITLIM) {
 			if (ilp_out_of_time(clk)) {
@@ -1464,7 +1489,7 @@ ilp_run_model(sl_ilp *w, const sl_problem *p, const sl_solve_opts *o,
 			break;
 		case GLP_ETMLIM:
 		case GLP_ESTOP:
-			if (ret == GLP_ESTOP || r.cancelled)
+			if (r.cancelled)
 				sol->status = SL_SOLVE_CANCELLED;
 			else
 				sol->status = mst == GLP_FEAS ?
@@ -1521,11 +1546,32 @@ ilp_sol_prepare(const sl_problem *p, sl_solution *sol)
 	sol->confirmed = false;
 }
 
+/*
+ * GLPK is stopped at ILP_LIMIT_SHARE of the limit: what follows (reading or
+ * rounding a plan, freeing the model) must fit in the rest, so that a solve
+ * ends within 10% of its limit.
+ */
+#define ILP_LIMIT_SHARE 0.9
+
 static void
 ilp_clock_start(struct ilp_clock *c, const sl_solve_opts *o)
 {
 	clock_gettime(CLOCK_MONOTONIC, &c->t0);
-	c->limit_ms = (o != NULL && o->time_limit > 0) ? o->time_limit * 1e3 : 0;
+	c->limit_ms = ILP_LIMIT_SHARE * 1e3 * ((o != NULL && o->time_limit > 0) ?
+	    o->time_limit : SL_ILP_DEFAULT_TIME_LIMIT);
+}
+
+/*
+ * Scales the model, unless the limit is tight: scaling a large model takes
+ * longer than building it, and under a tight limit that time is better left
+ * to the simplex.
+ */
+static void
+ilp_scale(sl_ilp *w, struct ilp_clock *clk, double build_ms)
+{
+	clk->setup_ms = build_ms;
+	if (clk->limit_ms <= 0 || build_ms < clk->limit_ms / 20)
+		glp_scale_prob(w->lp, GLP_SF_AUTO);
 }
 
 /* Trivial cases GLPK cannot take: no nodes, or a node with nothing allowed. */
@@ -1564,12 +1610,19 @@ sl_solve_ilp(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
 	for (bool penalize = false;; penalize = true) {
 		struct ilp_excl ex = ilp_excl_make(p, huge, penalize);
 		bool b = false, c = false;
+		double t0 = ilp_elapsed_ms(&clk);
 		if ((w = ilp_build(p, true, &ex, err)) == NULL) {
 			rc = err != NULL ? err->code : SL_EINPUT;
 			break;
 		}
 		ilp_apply(w, p, &ex, &b, &c);
-		glp_scale_prob(w->lp, GLP_SF_AUTO);
+		ilp_scale(w, &clk, ilp_elapsed_ms(&clk) - t0);
+		if (ilp_out_of_time(&clk)) {
+			/* the limit came while the model was being built */
+			sol->status = SL_SOLVE_LIMIT;
+			ilp_free_model(w);
+			break;
+		}
 		rc = ilp_run_model(w, p, o, &clk, GLP_PRIMAL, false, sol, err);
 		ilp_free_model(w);
 		/* Excluding huge entries left no plan: penalise them instead. */
