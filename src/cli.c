@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <locale.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -1260,6 +1261,9 @@ cmd_gen(int argc, char **argv)
 		    (long long)c.hidden);
 	g = sl_gen(&c, &err);
 	if (g == NULL) {
+		/* sizes from a config: the error is about that file */
+		if (o.hf_config != NULL && err.file[0] == '\0')
+			snprintf(err.file, sizeof err.file, "%s", o.hf_config);
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
@@ -1384,9 +1388,29 @@ cli_dispatch(int argc, char **argv)
 	return SL_EINPUT;
 }
 
+/* A signal while a file is written: remove the temporary file, then die. */
+static void
+cli_on_signal(int sig)
+{
+	sl_atomic_unlink_all();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 int
 main(int argc, char **argv)
 {
+	static const int sigs[] = { SIGTERM, SIGHUP, SIGINT, SIGPIPE, SIGXFSZ };
+
+	for (size_t i = 0; i < SL_ARRAY_LEN(sigs); i++) {
+		struct sigaction sa, old;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = cli_on_signal;
+		sigemptyset(&sa.sa_mask);
+		/* an ignored signal stays ignored (nohup) */
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	}
 	setlocale(LC_ALL, "");
 #ifdef ENABLE_NLS
 	bindtextdomain(PACKAGE, sl_localedir());

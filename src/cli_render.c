@@ -4,8 +4,8 @@
  * plan (the whole model; or the operator NAME, or every operator of layer N,
  * with the operators within N edges of them), built by the same Graphviz
  * builder the explorer draws with (ui/ui_graph.c), each edge labelled with
- * the resharding buffer and time of the chosen pair.  The file is written
- * atomically.
+ * the resharding buffer and time of the chosen pair.  The drawing is made in
+ * memory first; only then is the file created, and written atomically.
  */
 #include "cli.h"
 #include "ui.h"
@@ -129,6 +129,9 @@ cli_cmd_render(int argc, char **argv)
 	}
 	ui_sgraph_free(g);
 	sl_solution_free(&sol);
+	if (rc != SL_OK && err.file[0] == '\0')
+		/* a Graphviz failure is about the drawing of this file */
+		snprintf(err.file, sizeof err.file, "%s", out);
 	if (rc != SL_OK)
 		goto fail;
 	free(seeds);

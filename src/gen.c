@@ -516,6 +516,9 @@ typedef struct hf_ctx {
 static int
 hf_int(hf_ctx *h, const char *const *keys, int64_t *v)
 {
+	const char *first = NULL;
+	int64_t got_v = 0;
+
 	for (; *keys != NULL; keys++) {
 		json_t *j = json_object_get(h->root, *keys);
 		const jp_node *p = jp_member(jp_root(h->doc), *keys);
@@ -543,9 +546,21 @@ hf_int(hf_ctx *h, const char *const *keys, int64_t *v)
 			    _("\"%s\": expected a positive integer (at most %lld), got %s"),
 			    *keys, (long long)GEN_MAX_DIM, got);
 		}
-		*v = json_integer_value(j);
-		return SL_OK;
+		if (first != NULL && json_integer_value(j) != got_v)
+			/* synonyms (hidden_size, n_embd) that disagree */
+			return sl_error_set(h->err, SL_EINPUT, h->path,
+			    p ? p->line : 0, p ? p->col : 0,
+			    _("\"%s\" is %lld but \"%s\" is %lld: they name the "
+			    "same size; keep one"), *keys,
+			    (long long)json_integer_value(j), first,
+			    (long long)got_v);
+		if (first == NULL) {
+			first = *keys;
+			got_v = json_integer_value(j);
+		}
 	}
+	if (first != NULL)
+		*v = got_v;
 	return SL_OK;
 }
 
@@ -577,6 +592,18 @@ hf_name_from_path(const char *path, const char *fallback, char *buf, size_t len)
 		return;
 	}
 	snprintf(buf, len, "%s", fallback);
+}
+
+/* Whether one of keys is present (and not null). */
+static bool
+hf_has(const hf_ctx *h, const char *const *keys)
+{
+	for (; *keys != NULL; keys++) {
+		json_t *j = json_object_get(h->root, *keys);
+		if (j != NULL && !json_is_null(j))
+			return true;
+	}
+	return false;
 }
 
 int
@@ -676,6 +703,19 @@ sl_gen_from_hf_config(const char *path, sl_gen_config *c, sl_error *err)
 	    hf_int(&h, k_ffn, &ffn) || hf_int(&h, k_vocab, &c->vocab) ||
 	    hf_int(&h, k_seq, &c->seq))
 		goto out;
+	{
+		/* the sizes that make the model: without them it is not this model */
+		static const char *const *const need[] = { k_hidden, k_layers,
+		    k_heads };
+		for (size_t i = 0; i < SL_ARRAY_LEN(need); i++)
+			if (!hf_has(&h, need[i])) {
+				sl_error_set(err, SL_EINPUT, path, jp_root(doc)->line,
+				    jp_root(doc)->col, _("missing \"%s\": a config "
+				    "must give the hidden size, the number of layers "
+				    "and of attention heads"), need[i][0]);
+				goto out;
+			}
+	}
 	if (layers > GEN_MAX_LAYERS) {
 		const jp_node *p = jp_member(jp_root(doc), "num_hidden_layers");
 		if (p == NULL)

@@ -115,8 +115,13 @@ typedef struct sl_atomic {
 int sl_atomic_open(sl_atomic *a, const char *path, sl_error *err);
 int sl_atomic_commit(sl_atomic *a, sl_error *err);	/* closes, renames */
 void sl_atomic_abort(sl_atomic *a);			/* closes, removes */
-/* The temporary file of an open sl_atomic, for a signal handler to remove. */
+/* The temporary file of an open sl_atomic (NULL when writing through). */
 const char *sl_atomic_tmp(const sl_atomic *a);
+/*
+ * Removes the temporary files of every open sl_atomic: async-signal-safe,
+ * for a front end's handler of SIGTERM, SIGHUP and SIGINT.
+ */
+void sl_atomic_unlink_all(void);
 
 /*
  * Largest input file, and largest text a gzip file may inflate to, in bytes:

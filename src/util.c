@@ -224,6 +224,37 @@ sl_format_rate(double v, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * Temporary files open now, for sl_atomic_unlink_all in a signal handler:
+ * slots are set and cleared by the writer, read by the handler.
+ */
+static char *volatile sl_tmp_open[16];
+
+static void
+sl_tmp_track(char *tmp, bool on)
+{
+	for (size_t i = 0; i < SL_ARRAY_LEN(sl_tmp_open); i++) {
+		if (on && sl_tmp_open[i] == NULL) {
+			sl_tmp_open[i] = tmp;
+			return;
+		}
+		if (!on && sl_tmp_open[i] == tmp) {
+			sl_tmp_open[i] = NULL;
+			return;
+		}
+	}
+}
+
+void
+sl_atomic_unlink_all(void)
+{
+	for (size_t i = 0; i < SL_ARRAY_LEN(sl_tmp_open); i++) {
+		char *t = sl_tmp_open[i];
+		if (t != NULL)
+			(void)unlink(t);
+	}
+}
+
 /* Frees a and reports e about path; returns the code. */
 static int
 sl_atomic_fail(sl_atomic *a, sl_error *err, int code, const char *path,
@@ -323,6 +354,7 @@ sl_atomic_open(sl_atomic *a, const char *path, sl_error *err)
 		    strerror(errno));
 		return sl_atomic_fail(a, err, SL_EINPUT, path, m);
 	}
+	sl_tmp_track(a->tmp, true);
 	(void)fchmod(fd, (mode_t)a->mode);
 	if (exists)
 		(void)fchown(fd, st.st_uid, st.st_gid);
@@ -330,6 +362,7 @@ sl_atomic_open(sl_atomic *a, const char *path, sl_error *err)
 	if (a->fp == NULL) {
 		close(fd);
 		unlink(a->tmp);
+		sl_tmp_track(a->tmp, false);
 		return sl_atomic_fail(a, err, SL_EINTERNAL, path, strerror(errno));
 	}
 	return SL_OK;
@@ -373,6 +406,7 @@ sl_atomic_commit(sl_atomic *a, sl_error *err)
 			rc = sl_error_set(err, SL_EINPUT, a->path, 0, 0,
 			    _("cannot replace the file: %s"), strerror(e));
 		}
+		sl_tmp_track(a->tmp, false);
 	}
 	free(a->path);
 	free(a->tmp);
@@ -387,6 +421,7 @@ sl_atomic_abort(sl_atomic *a)
 		fclose(a->fp);
 		if (a->tmp != NULL)
 			unlink(a->tmp);
+		sl_tmp_track(a->tmp, false);
 	}
 	free(a->path);
 	free(a->tmp);

@@ -664,8 +664,15 @@ test_hf_errors(void **state)
 		{ "{\n  \"model_type\": \"llama\",\n  \"num_attention_heads\": -1\n}\n", 3, 26,
 		  "got -1" },
 		{ "{\"hidden_size\": 64}\n", 1, 1, "missing \"model_type\"" },
-		{ "{\"model_type\": \"llama\", \"hidden_size\": 100,\n \"num_attention_heads\": 3}\n",
+		{ "{\"model_type\": \"llama\", \"hidden_size\": 100,\n \"num_attention_heads\": 3, \"num_hidden_layers\": 2}\n",
 		  2, 25, "not a multiple of 3 heads" },
+		/* only model_type: not silently a toy model */
+		{ "{\"model_type\": \"gpt2\"}\n", 1, 1, "missing \"hidden_size\"" },
+		{ "{\"model_type\": \"gpt2\", \"n_embd\": 64, \"n_head\": 4}\n", 1, 1,
+		  "missing \"num_hidden_layers\"" },
+		/* synonyms that disagree, pointed at the second */
+		{ "{\"model_type\": \"gpt2\", \"hidden_size\": 64,\n \"n_embd\": 128}\n",
+		  2, 12, "\"n_embd\" is 128 but \"hidden_size\" is 64" },
 		{ "{\"model_type\": \"llama\",, }\n", 1, 24, "expected a member name" },
 		{ "", 1, 1, "expected a JSON value" },
 	};

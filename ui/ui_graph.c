@@ -13,6 +13,7 @@
 #include <gvc.h>
 #undef box
 #include "ui.h"
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -248,29 +249,54 @@ ui_gvc(void)
 	return gvc;
 }
 
+/*
+ * The drawing is made in memory and only then written to fp: a layout can
+ * take a minute, and Graphviz ends the process (exit 1) when a write of its
+ * own fails; this way it never writes to a file, a failed write is ours to
+ * report, and no half-written file waits through the layout.
+ */
 int
 ui_sgraph_render(Agraph_t *g, const char *format, FILE *fp, sl_error *err)
 {
 	GVC_t *gvc;
-	int rc;
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = SL_OK;
 
 	if (strcmp(format, "dot") == 0) {
-		if (agwrite(g, fp) != 0)
+		FILE *m = open_memstream(&buf, &len);
+		if (m == NULL || agwrite(g, m) != 0) {
+			if (m != NULL)
+				fclose(m);
+			free(buf);
 			return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, "%s",
 			    _("could not write the graph"));
-		return SL_OK;
+		}
+		fclose(m);
+	} else {
+		unsigned int ulen = 0;
+		gvc = ui_gvc();
+		if (gvc == NULL || gvLayout(gvc, g, "dot") != 0)
+			return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, "%s",
+			    _("Graphviz could not lay the graph out (is the dot plugin installed?)"));
+		if (gvRenderData(gvc, g, format, &buf, &ulen) != 0)
+			rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+			    _("Graphviz could not render %s"), format);
+		len = ulen;
+		gvFreeLayout(gvc, g);
+		if (rc != SL_OK) {
+			gvFreeRenderData(buf);
+			return rc;
+		}
 	}
-	gvc = ui_gvc();
-	if (gvc == NULL || gvLayout(gvc, g, "dot") != 0) {
-		return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, "%s",
-		    _("Graphviz could not lay the graph out (is the dot plugin installed?)"));
-	}
-	rc = gvRender(gvc, g, format, fp);
-	gvFreeLayout(gvc, g);
-	if (rc != 0)
-		return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
-		    _("Graphviz could not render %s"), format);
-	return SL_OK;
+	if (len > 0 && fwrite(buf, 1, len, fp) != len)
+		rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+		    _("cannot write the drawing: %s"), strerror(errno));
+	if (strcmp(format, "dot") == 0)
+		free(buf);
+	else
+		gvFreeRenderData(buf);
+	return rc;
 }
 
 void
