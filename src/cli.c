@@ -450,7 +450,8 @@ cli_report(const sl_error *err)
 {
 	char buf[2048];
 
-	fprintf(stderr, "shardlab: %s\n", sl_error_format(err, buf, sizeof buf));
+	/* names in messages come from files and arguments: escape them */
+	fprintf(stderr, "shardlab: %s\n", sl_esc(sl_error_format(err, buf, sizeof buf)));
 	return err->code ? err->code : SL_EINTERNAL;
 }
 
@@ -460,7 +461,7 @@ cli_plan_warn(const sl_plan_file *pf, const sl_graph *g)
 	char w[1024];
 
 	if (sl_plan_model_changed(pf, g, w, sizeof w))
-		fprintf(stderr, _("shardlab: warning: %s\n"), w);
+		fprintf(stderr, _("shardlab: warning: %s\n"), sl_esc(w));
 }
 
 /* ---------------------------------------------------------------- opening */
@@ -646,8 +647,8 @@ print_op_row(const sl_space *s, const sl_eval *ev, const int *choice, int v,
 	char b1[32], b2[32];
 
 	printf("%s%-*s %-*s %-16s %12s %12s\n", indent,
-	    24 - (int)strlen(indent), label, CLI_KIND_W,
-	    sl_op_kind_name(s->g->ops[v].kind), s->ops[v].strat[choice[v]].name,
+	    24 - (int)strlen(indent), sl_esc(label), CLI_KIND_W,
+	    sl_op_kind_name(s->g->ops[v].kind), sl_esc(s->ops[v].strat[choice[v]].name),
 	    B(sl_mem_total(&ev->ops[v].mem), b1),
 	    NS(sl_comm_total(&ev->ops[v].comm), b2));
 }
@@ -685,10 +686,10 @@ print_plan(const sl_space *s, const sl_eval *ev, const int *choice)
 		    g->layers[last + 1].first_op == g->layers[last].first_op + g->layers[last].n_ops)
 			last++;
 		if (last > l)
-			printf("%s .. %s  (%d %s)\n", g->layers[l].name, g->layers[last].name,
+			printf("%s .. %s  (%d %s)\n", sl_esc(g->layers[l].name), sl_esc(g->layers[last].name),
 			    last - l + 1, _("layers choose alike; figures per layer"));
 		else
-			printf("%s\n", g->layers[l].name);
+			printf("%s\n", sl_esc(g->layers[l].name));
 		for (int i = 0; i < g->layers[l].n_ops; i++) {
 			int u = g->layers[l].first_op + i;
 			const char *nm = g->ops[u].name;
@@ -966,10 +967,10 @@ cmd_solve(int argc, char **argv)
 	}
 	if (rc == SL_OK && !(o.json != NULL && strcmp(o.json, "-") == 0) && !o.quiet) {
 		char pc[32];
-		printf(_("model %s: %d operators, %s parameters; mesh "), s.g->name,
+		printf(_("model %s: %d operators, %s parameters; mesh "), sl_esc(s.g->name),
 		    s.g->n_ops, count_str(sl_graph_param_count(s.g), pc));
 		print_mesh(&s.mesh);
-		printf(_(" on %s; alpha %g\n"), s.mesh.hw.name, o.alpha);
+		printf(_(" on %s; alpha %g\n"), sl_esc(s.mesh.hw.name), o.alpha);
 		print_recipe(s.space);
 		if (s.recompute_auto)
 			print_recompute_auto(&s.recompute, o.mem_limit > 0 ? o.mem_limit :
@@ -990,6 +991,22 @@ out:
 }
 
 /* ------------------------------------------------------------------ sweep */
+
+/* s as a JSON string: names may hold quotes and control characters. */
+static void
+json_str(FILE *fp, const char *s)
+{
+	fputc('"', fp);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(fp, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(fp, "\\u%04x", *p);
+		else
+			fputc(*p, fp);
+	}
+	fputc('"', fp);
+}
 
 static int
 cmd_sweep(int argc, char **argv)
@@ -1022,8 +1039,9 @@ cmd_sweep(int argc, char **argv)
 			rc = cli_report(&err);
 			goto out;
 		}
-		fprintf(a.fp, "{\"format\": \"shardlab-sweep\", \"version\": 1, \"model\": \"%s\", \"points\": [",
-		    s.g->name);
+		fputs("{\"format\": \"shardlab-sweep\", \"version\": 1, \"model\": ", a.fp);
+		json_str(a.fp, s.g->name);
+		fputs(", \"points\": [", a.fp);
 		for (int i = 0; i < f.n; i++) {
 			fprintf(a.fp, "%s\n  {\"alpha_lo\": %.17g, \"alpha_hi\": ", i ? "," : "",
 			    f.pt[i].alpha_lo);
@@ -1036,9 +1054,12 @@ cmd_sweep(int argc, char **argv)
 			    "\"strategies\": {",
 			    (long long)f.pt[i].mem, (long long)f.pt[i].comm_ns,
 			    (long long)f.pt[i].step_ns, f.pt[i].tokens_per_s, f.pt[i].mfu);
-			for (int v = 0; v < s.g->n_ops; v++)
-				fprintf(a.fp, "%s\"%s\": \"%s\"", v ? ", " : "", s.g->ops[v].name,
-				    s.space->ops[v].strat[f.pt[i].choice[v]].name);
+			for (int v = 0; v < s.g->n_ops; v++) {
+				fputs(v ? ", " : "", a.fp);
+				json_str(a.fp, s.g->ops[v].name);
+				fputs(": ", a.fp);
+				json_str(a.fp, s.space->ops[v].strat[f.pt[i].choice[v]].name);
+			}
 			fprintf(a.fp, "}}");
 		}
 		fprintf(a.fp, "\n]}\n");
@@ -1049,7 +1070,7 @@ cmd_sweep(int argc, char **argv)
 		if (strcmp(o.json, "-") == 0)
 			goto out;
 	}
-	printf(_("alpha frontier of %s on "), s.g->name);
+	printf(_("alpha frontier of %s on "), sl_esc(s.g->name));
 	print_mesh(&s.mesh);
 	printf(_(": %d distinct plans\n\n"), f.n);
 	cli_fprintf(stdout, "%-4s %-27s %14s %14s %12s %10s %6s\n", "#",
@@ -1115,7 +1136,7 @@ cmd_show(int argc, char **argv)
 		for (int v = 0; v < p->n; v++)
 			ks += p->k[v];
 		printf(_("IOPDDL problem %s: %d nodes, %d edges, %.2f strategies per node on average, usage limit %lld\n"),
-		    p->name ? p->name : "?", p->n, p->m, p->n ? (double)ks / p->n : 0.0,
+		    sl_esc(p->name ? p->name : "?"), p->n, p->m, p->n ? (double)ks / p->n : 0.0,
 		    (long long)p->usage_limit);
 		sl_problem_free(p);
 		cli_opts_free(&o);
@@ -1130,7 +1151,7 @@ cmd_show(int argc, char **argv)
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
-	printf(_("model %s (%s)\n"), g->name, g->source);
+	printf(_("model %s (%s)\n"), sl_esc(g->name), sl_esc(g->source));
 	{
 		int per = 0;
 		for (int c = SL_CAT_PARAMS; c <= SL_CAT_OPTIM; c++)
@@ -1146,20 +1167,20 @@ cmd_show(int argc, char **argv)
 	    _("inputs -> outputs"));
 	for (int v = 0; v < g->n_ops; v++) {
 		const sl_op *op = &g->ops[v];
-		printf("%-24s %-14s %-10s ", op->name, sl_op_kind_name(op->kind),
-		    op->layer >= 0 ? g->layers[op->layer].name : "-");
+		printf("%-24s %-14s %-10s ", sl_esc(op->name), sl_op_kind_name(op->kind),
+		    op->layer >= 0 ? sl_esc(g->layers[op->layer].name) : "-");
 		for (int i = 0; i < op->n_in; i++)
-			printf("%s%s", i ? ", " : "", g->tensors[op->in[i]].name);
+			printf("%s%s", i ? ", " : "", sl_esc(g->tensors[op->in[i]].name));
 		printf(" -> ");
 		for (int i = 0; i < op->n_out; i++)
-			printf("%s%s", i ? ", " : "", g->tensors[op->out[i]].name);
+			printf("%s%s", i ? ", " : "", sl_esc(g->tensors[op->out[i]].name));
 		printf("\n");
 	}
 	cli_fprintf(stdout, "\n%-28s %-22s %-6s %s\n", _("tensor"), _("shape"), _("dtype"), _("role"));
 	for (int t = 0; t < g->n_tensors; t++) {
 		char sh[96];
 		shape_str(&g->tensors[t], sh, sizeof sh);
-		printf("%-28s %-22s %-6s %s\n", g->tensors[t].name, sh,
+		printf("%-28s %-22s %-6s %s\n", sl_esc(g->tensors[t].name), sh,
 		    sl_dtype_name(g->tensors[t].dtype), sl_role_name(g->tensors[t].role));
 	}
 	sl_graph_free(g);

@@ -115,15 +115,15 @@ print_compare(const cli_session *s, const sl_comparison *c)
 	{
 		double np = (double)sl_graph_param_count(s->g);
 		if (np >= 1e9)
-			printf(_("model %s: %.2f B parameters; mesh "), s->g->name, np / 1e9);
+			printf(_("model %s: %.2f B parameters; mesh "), sl_esc(s->g->name), np / 1e9);
 		else
-			printf(_("model %s: %.2f M parameters; mesh "), s->g->name, np / 1e6);
+			printf(_("model %s: %.2f M parameters; mesh "), sl_esc(s->g->name), np / 1e6);
 	}
 	if (s->mesh.n_axes == 1)
 		printf("%d", s->mesh.axes[0].size);
 	else
 		printf("%dx%d", s->mesh.axes[0].size, s->mesh.axes[1].size);
-	printf(_(" on %s (%s per device); ours at alpha %g\n\n"), s->mesh.hw.name,
+	printf(_(" on %s (%s per device); ours at alpha %g\n\n"), sl_esc(s->mesh.hw.name),
 	    B(s->mesh.hw.memory_bytes, b[0]), c->alpha);
 	cli_fprintf(stdout, "%-14s %12s %12s %12s %12s %9s %9s %9s %11s %9s %6s\n",
 	    _("method"), _("max mem/dev"), _("mean mem/dev"), _("redundant"),
@@ -288,7 +288,16 @@ cli_cmd_explain(int argc, char **argv)
 		rc = cli_report(&err);
 		goto out;
 	}
-	fputs(text, stdout);
+	/* line by line: the names inside are escaped, the newlines kept */
+	for (char *line = text, *nl; *line != '\0'; line = nl + 1) {
+		if ((nl = strchr(line, '\n')) == NULL)
+			nl = line + strlen(line) - 1;
+		else
+			*nl = '\0';
+		printf("%s\n", sl_esc(line));
+		if (nl[1] == '\0')
+			break;
+	}
 	if (o.strategy != NULL)
 		printf(_("\n(neighbours from the best plan at alpha %g with %s pinned to %s)\n"),
 		    o.alpha, o.op, o.strategy);

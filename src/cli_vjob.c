@@ -381,12 +381,12 @@ cli_validate_print(FILE *fp, const char *plan, const sl_space *s,
 {
 	char buf[32];
 
-	fprintf(fp, _("validation of %s: model %s, mesh "), plan, s->g->name);
+	fprintf(fp, _("validation of %s: model %s, mesh "), sl_esc(plan), sl_esc(s->g->name));
 	if (s->mesh.n_axes == 1)
 		fprintf(fp, "%d", s->mesh.axes[0].size);
 	else
 		fprintf(fp, "%dx%d", s->mesh.axes[0].size, s->mesh.axes[1].size);
-	fprintf(fp, _(", hardware %s\n"), s->mesh.hw.name);
+	fprintf(fp, _(", hardware %s\n"), sl_esc(s->mesh.hw.name));
 	fprintf(fp, _("GPU: %s x%d (%s), %d steps after %d warm-up\n"), res->gpu,
 	    res->n_gpus, sl_format_bytes(res->gpu_memory, buf, sizeof(buf)),
 	    res->steps, res->warmup);

@@ -535,7 +535,7 @@ sl_esc_buf(const char *s, char *buf, size_t len)
 const char *
 sl_esc(const char *s)
 {
-	static _Thread_local char ring[8][1024];
+	static _Thread_local char ring[8][4096];
 	static _Thread_local int next;
 	char *b = ring[next];
 

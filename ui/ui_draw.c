@@ -125,8 +125,12 @@ ui_put(WINDOW *w, int y, int x, int maxw, const char *s, attr_t a)
 	size_t r, bytes = 0;
 	int cw, used = 0;
 
+	char esc[1024];
+
 	if (maxw <= 0 || w == NULL)
 		return 0;
+	/* names come from files: no control character reaches the terminal */
+	s = sl_esc_buf(s, esc, sizeof esc);
 	memset(&st, 0, sizeof st);
 	while (s[bytes] != '\0') {
 		r = mbrtowc(&c, s + bytes, MB_CUR_MAX, &st);
