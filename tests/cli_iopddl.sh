@@ -61,8 +61,23 @@ expect_in "$TMP/tight.err" "no feasible plan"
 run tight-auto "$SHARDLAB" solve "$TMP/tight.json"
 expect_status 1 tight-auto
 
+
+# A chain whose usage limit binds: 13 (1 0 0 1), worked out by hand in
+# tests/data/iopddl/README; without the limit it would be 9.
+CH="$TESTS_SRCDIR/data/iopddl/chain.json"
+for s in auto ilp brute; do
+	run "chain_$s" "$SHARDLAB" solve "$CH" --solver "$s"
+	expect_status 0 "chain_$s"
+	expect_in "$TMP/chain_$s.out" "objective: 13"
+	expect_in "$TMP/chain_$s.out" "strategies: 1 0 0 1"
+done
+
+# The contest's example from ../shared where it exists, else the copy kept in
+# tests/data/iopddl (the same file, see its README).
 EX="${SHARED_DIR:-}/iopddl/example.json"
-if [ -n "${SHARED_DIR:-}" ] && [ -r "$EX" ]; then
+[ -n "${SHARED_DIR:-}" ] && [ -r "$EX" ] ||
+	EX="$TESTS_SRCDIR/data/iopddl/example.json"
+if [ -r "$EX" ]; then
 
 	run auto "$SHARDLAB" solve "$EX"
 	expect_status 0 auto
@@ -117,5 +132,18 @@ printf '{"problem": {"nodes": {"costs": [[1, 2], [3]]}, "edges": {"nodes": [[0, 
 run size "$SHARDLAB" solve "$TMP/size.json"
 expect_status 2 size
 expect_in "$TMP/size.err" "size.json"
+
+# A contest instance whose ILP cannot finish in 5 seconds: the limit is said
+# and the status is 3 (a failure), not 1 (which would mean no plan exists).
+A="${SHARED_DIR:-}/iopddl/asplos-2025-iopddl-A.json.gz"
+if [ -n "${SHARED_DIR:-}" ] && [ -r "$A" ]; then
+	run limit "$SHARDLAB" solve "$A" --solver ilp --time-limit 5
+	if [ "$rc" -ne 0 ]; then
+		expect_status 3 limit
+		expect_in "$TMP/limit.err" "time limit of 5 s ran out"
+	fi
+else
+	echo "note: $A absent: the time-limit case on a contest instance is not run"
+fi
 
 done_ok
