@@ -145,6 +145,9 @@ int cli_validate_start(const sl_space *s, const int *choice, bool emulate,
 int cli_validate_poll(cli_vjob *job, bool block, cli_vresult *res, sl_error *err);
 void cli_validate_cancel(cli_vjob *job);
 void cli_vresult_free(cli_vresult *res);
+/* Reads the runner's result file for n_devices (the predictions beside). */
+int cli_vresult_read(const char *path, int n_devices, const sl_mem *predicted,
+    const int64_t *pred_ns, cli_vresult *res, sl_error *err);
 /* (predicted - measured) / measured, in percent. */
 double cli_validate_error(int64_t predicted, int64_t measured);
 /* The report table of `shardlab validate` (also the explorer's v report). */

@@ -215,8 +215,19 @@ val_int(json_t *o, const char *key)
 static int
 val_read_result(cli_vjob *job, cli_vresult *res, sl_error *err)
 {
+	return cli_vresult_read(job->result_path, job->n_devices,
+	    job->predicted, job->pred_ns, res, err);
+}
+
+int
+cli_vresult_read(const char *path, int n_devices, const sl_mem *predicted,
+    const int64_t *pred_ns, cli_vresult *res, sl_error *err)
+{
 	json_error_t je;
-	json_t *root = json_load_file(job->result_path, 0, &je), *devs, *gpu;
+	json_t *root = json_load_file(path, 0, &je), *devs, *gpu;
+	struct { const char *result_path; int n_devices;
+	    const sl_mem *predicted; const int64_t *pred_ns; } jb = { path,
+	    n_devices, predicted, pred_ns }, *job = &jb;
 
 	if (!root)
 		return sl_error_set(err, SL_EINTERNAL, job->result_path, je.line,

@@ -239,14 +239,24 @@ ui_sgraph_build(const sl_space *s, const int *choice, const int *seeds,
  * configuration again and keeps part of it, so contexts are not made per
  * drawing.  Graphviz is used from the main thread only.
  */
+static GVC_t *ui_gvc_ctx;
+
+/* At exit: what Graphviz keeps beyond this is its own (LeakSanitizer's
+ * suppressions in .ci/lsan.supp name those libraries). */
+static void
+ui_gvc_free(void)
+{
+	if (ui_gvc_ctx != NULL)
+		gvFreeContext(ui_gvc_ctx);
+	ui_gvc_ctx = NULL;
+}
+
 static GVC_t *
 ui_gvc(void)
 {
-	static GVC_t *gvc;
-
-	if (gvc == NULL)
-		gvc = gvContext();
-	return gvc;
+	if (ui_gvc_ctx == NULL && (ui_gvc_ctx = gvContext()) != NULL)
+		atexit(ui_gvc_free);
+	return ui_gvc_ctx;
 }
 
 /*

@@ -1,0 +1,183 @@
+#!/bin/sh
+# cli_files.sh: nothing lost, nothing silent.  What the atomic writer does
+# with what a path names (device, FIFO, symbolic link, mode, read-only file,
+# an input of the same command, a long name), standard output that cannot be
+# written, inputs that are not regular files, a render stopped by a signal,
+# and names with control characters on the terminal.
+. "$TESTS_SRCDIR/lib.sh"
+
+# A plan's objective line, to compare two runs.
+obj() { grep '"objective":' "$1" | head -n 1; }
+
+# -- write-through: a character device stays one (the write fails: status 3)
+if [ -w /dev/full ]; then
+	run full "$SHARDLAB" solve mlp-2layer --json /dev/full
+	expect_status 3 full
+	expect_in "$TMP/full.err" "/dev/full"
+	[ -c /dev/full ] || fail "/dev/full is no longer a character device"
+fi
+
+# -- a FIFO is written through: its reader gets the plan, it stays a FIFO
+if mkfifo "$TMP/fifo" 2>/dev/null; then
+	# the reader: this shell, on a descriptor opened without waiting
+	exec 3<>"$TMP/fifo"
+	run fifo "$SHARDLAB" solve mlp-2layer --json "$TMP/fifo" -q
+	expect_status 0 fifo
+	sed '/^}$/q' <&3 >"$TMP/fifo.got"
+	exec 3<&-
+	[ -p "$TMP/fifo" ] || fail "the FIFO was replaced by a regular file"
+	expect_in "$TMP/fifo.got" '"format": "shardlab-plan"'
+	# with no reader: refused at once, not a hang
+	run fifo_none "$SHARDLAB" solve mlp-2layer --json "$TMP/fifo"
+	expect_status 2 fifo_none
+	expect_in "$TMP/fifo_none.err" "a FIFO with no reader"
+	# as an input: refused, not read forever
+	run fifo_in "$SHARDLAB" solve "$TMP/fifo"
+	expect_status 2 fifo_in
+	expect_in "$TMP/fifo_in.err" "not a regular file"
+fi
+
+# -- a symbolic link is followed: the file it names is replaced, it stays
+echo old >"$TMP/target.json"
+ln -s target.json "$TMP/link.json"
+run link "$SHARDLAB" solve mlp-2layer --json "$TMP/link.json" -q
+expect_status 0 link
+[ -L "$TMP/link.json" ] || fail "the symbolic link was replaced"
+expect_in "$TMP/target.json" '"format": "shardlab-plan"'
+ln -s missing.json "$TMP/dangling.json"
+run dangling "$SHARDLAB" solve mlp-2layer --json "$TMP/dangling.json"
+expect_status 2 dangling
+expect_in "$TMP/dangling.err" "symbolic link to a missing file"
+
+# -- the old file's mode is kept
+echo old >"$TMP/private.json"
+chmod 600 "$TMP/private.json"
+run mode "$SHARDLAB" solve mlp-2layer --json "$TMP/private.json" -q
+expect_status 0 mode
+expect_eq "$(stat -c %a "$TMP/private.json")" 600 "mode of the replaced file"
+chmod 640 "$TMP/private.json"
+run mode2 "$SHARDLAB" sweep mlp-2layer --json "$TMP/private.json"
+expect_eq "$(stat -c %a "$TMP/private.json")" 640 "mode after sweep --json"
+
+# -- a read-only file is not replaced, even by root
+echo keep >"$TMP/ro.json"
+chmod 444 "$TMP/ro.json"
+run ro "$SHARDLAB" solve mlp-2layer --json "$TMP/ro.json"
+expect_status 2 ro
+expect_in "$TMP/ro.err" "read-only"
+expect_eq "$(cat "$TMP/ro.json")" keep "the read-only file"
+
+# -- a directory is refused with its name
+mkdir "$TMP/adir"
+run dir "$SHARDLAB" solve mlp-2layer --json "$TMP/adir"
+expect_status 2 dir
+expect_in "$TMP/dir.err" "is a directory"
+
+# -- the output may not be an input: the model is not lost
+cp "$SHARDLAB_DATADIR/models/mlp-2layer.json" "$TMP/m.json"
+run same "$SHARDLAB" solve "$TMP/m.json" --json "$TMP/m.json"
+expect_status 2 same
+expect_in "$TMP/same.err" "would overwrite an input"
+cmp -s "$TMP/m.json" "$SHARDLAB_DATADIR/models/mlp-2layer.json" ||
+	fail "the model was overwritten"
+ln "$TMP/m.json" "$TMP/hard.json"
+run same2 "$SHARDLAB" solve "$TMP/m.json" --json "$TMP/hard.json"
+expect_status 2 same2
+
+# -- a 254-character name: the temporary name stays within NAME_MAX
+long=$(printf '%0250d' 0).json
+run long "$SHARDLAB" solve mlp-2layer --json "$TMP/$long" -q
+expect_status 0 long
+expect_in "$TMP/$long" '"format": "shardlab-plan"'
+expect_eq "$(ls -A "$TMP" | grep -c '^\.')" 0 "temporary files left"
+
+# -- standard output that cannot be written: status 3, said on stderr
+if [ -w /dev/full ]; then
+	for c in "solve mlp-2layer" "sweep mlp-2layer" "compare mlp-2layer" \
+	    "show mlp-2layer" "explain mlp-2layer --op fc1" "gen gpt" "--help" \
+	    "help" "--version" "solve mlp-2layer --json -"; do
+		n=stdout_$(echo "$c" | tr -c 'a-z0-9\n' _)
+		# shellcheck disable=SC2086
+		rc=0
+		"$SHARDLAB" $c >/dev/full 2>"$TMP/$n.err" || rc=$?
+		expect_eq "$rc" 3 "shardlab $c >/dev/full: exit status"
+		expect_in "$TMP/$n.err" "No space left on device"
+	done
+fi
+
+# -- inputs that would never end or never come
+run zero "$SHARDLAB" show /dev/zero
+expect_status 2 zero
+expect_in "$TMP/zero.err" "not a regular file"
+head -c 3000000 /dev/zero | tr '\0' ' ' >"$TMP/spaces.json"
+SHARDLAB_MAX_INPUT=1MiB run big "$SHARDLAB" show "$TMP/spaces.json"
+expect_status 2 big
+expect_in "$TMP/big.err" "the file is too large"
+{ cat "$TESTS_SRCDIR/data/iopddl/example.json" "$TMP/spaces.json"; } |
+	gzip -c >"$TMP/bomb.json.gz"
+SHARDLAB_MAX_INPUT=1MiB run bomb "$SHARDLAB" solve "$TMP/bomb.json.gz"
+expect_status 2 bomb
+expect_in "$TMP/bomb.err" "inflates to more than 1.00 MiB"
+# the same within the default limit is a good problem
+run unbomb "$SHARDLAB" solve "$TMP/bomb.json.gz"
+expect_status 0 unbomb
+expect_in "$TMP/unbomb.out" "objective: 445"
+
+# -- render: a full disk is status 3 naming the file; a signal leaves nothing
+if [ -w /dev/full ]; then
+	run rfull "$SHARDLAB" render mlp-2layer --format svg -o /dev/full
+	expect_status 3 rfull
+	expect_in "$TMP/rfull.err" "/dev/full"
+fi
+mkdir "$TMP/r"
+"$SHARDLAB" gen gpt --layers 48 -o "$TMP/g48.json" -q
+"$SHARDLAB" render "$TMP/g48.json" --format svg -o "$TMP/r/g.svg" \
+	>/dev/null 2>&1 &
+pid=$!
+sleep 1
+kill -TERM $pid 2>/dev/null
+wait $pid
+# whatever the moment of the signal: no temporary file, and a file only
+# when it is whole
+left=$(ls -A "$TMP/r" | grep -v '^g\.svg$')
+expect_eq "$left" "" "files left by a render stopped by SIGTERM"
+if [ -e "$TMP/r/g.svg" ]; then
+	tail -c 20 "$TMP/r/g.svg" | grep -q '</svg>' || fail "a partial g.svg"
+fi
+
+# -- names with control characters never reach the terminal raw
+esc=$(printf 'x\033[2J\001y')
+run gen_esc "$SHARDLAB" gen gpt --name "$esc" -o "$TMP/esc.json" -q
+expect_status 0 gen_esc
+for c in show solve sweep compare; do
+	run "esc_$c" "$SHARDLAB" "$c" "$TMP/esc.json"
+	expect_status 0 "esc_$c"
+	expect_in "$TMP/esc_$c.out" 'x\x1b[2J\x01y'
+	if grep -q "$(printf '\033')" "$TMP/esc_$c.out"; then
+		fail "$c printed an escape character"
+	fi
+done
+run esc_err "$SHARDLAB" solve "$TMP/esc.json" --pin "$(printf 'a\033]0;t\007')=dp"
+expect_status 2 esc_err
+expect_in "$TMP/esc_err.err" 'a\x1b]0;t\x07'
+if grep -q "$(printf '\033')" "$TMP/esc_err.err"; then
+	fail "an error message printed an escape character"
+fi
+# the sweep's JSON keeps the name, escaped as JSON
+"$SHARDLAB" sweep "$TMP/esc.json" --json "$TMP/sweep.json"
+expect_in "$TMP/sweep.json" '"model": "x\u001b[2J\u0001y"'
+
+# -- options that do not apply, and numbers that are not plain decimals
+run noapply "$SHARDLAB" gen gpt --mesh 2x2 --alpha 5 --pin x=y
+expect_status 2 noapply
+expect_in "$TMP/noapply.err" "option '--mesh' does not apply to 'gen'"
+for v in 0x10 inf nan 1e999 ' 1' 1,5; do
+	run alpha "$SHARDLAB" solve mlp-2layer --alpha "$v"
+	expect_status 2 alpha
+	expect_in "$TMP/alpha.err" "--alpha: expected a decimal number"
+done
+run alpha_ok "$SHARDLAB" solve mlp-2layer --alpha 1.5e3
+expect_status 0 alpha_ok
+expect_in "$TMP/alpha_ok.out" "alpha 1500"
+
+done_ok
