@@ -430,13 +430,16 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 			break;
 		}
 	}
-	if (rc != SL_OK)
-		return rc;
 	o->recipe.micro_batch = o->micro_batch;
 	o->recipe.seq = o->seq;
 	o->n_args = argc - optind;
 	o->args = argv + optind;
-	return cli_check_outputs(o, err);
+	if (rc == SL_OK)
+		rc = cli_check_outputs(o, err);
+	if (rc != SL_OK)
+		/* the pins parsed before the error are not the caller's to free */
+		cli_opts_free(o);
+	return rc;
 }
 
 void
