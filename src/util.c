@@ -490,9 +490,12 @@ sl_esc_into(const char *s, char *buf, size_t len)
 			if (c >= 0xf5)
 				need = 0;
 			k = need;
+			/* stops at the first byte that does not continue it (NUL) */
 			for (unsigned i = 1; i < need; i++)
-				if ((p[i] & 0xc0) != 0x80)
+				if ((p[i] & 0xc0) != 0x80) {
 					k = 0;
+					break;
+				}
 			if (k == 3 && ((c == 0xe0 && p[1] < 0xa0) ||
 			    (c == 0xed && p[1] >= 0xa0)))
 				k = 0;
