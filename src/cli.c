@@ -88,35 +88,46 @@ static const struct option long_opts[] = {
  * every subcommand.  One that does not apply is an error, never ignored.
  * "tui" is also the explorer opened without a subcommand.
  */
+/* The subcommands that open a model into a strategy space (cli_open). */
+#define MODEL_COMMANDS "tui solve sweep compare explain render timeline"
+/* How the model is trained: these and show and gen. */
+#define RECIPE_COMMANDS MODEL_COMMANDS " show gen"
 static const struct {
 	int opt;
 	const char *commands;	/* space-separated subcommand names */
 } opt_applies[] = {
-	{ OPT_MESH, "tui solve sweep compare explain render show" },
-	{ OPT_DEVICES, "tui solve sweep compare explain render show" },
-	{ OPT_HW, "tui solve sweep compare explain render" },
-	{ OPT_ALPHA, "tui solve compare explain render" },
-	{ OPT_PIN, "tui solve sweep compare explain render" },
-	{ OPT_FORBID, "tui solve sweep compare explain render" },
-	{ OPT_SOLVER, "tui solve sweep compare explain render" },
+	{ OPT_MESH, MODEL_COMMANDS " show" },
+	{ OPT_DEVICES, MODEL_COMMANDS " show" },
+	{ OPT_HW, MODEL_COMMANDS " profile" },
+	{ OPT_ALPHA, "tui solve compare explain render timeline" },
+	{ OPT_PIN, "tui solve sweep compare explain render timeline" },
+	{ OPT_FORBID, "tui solve sweep compare explain render timeline" },
+	{ OPT_SOLVER, "tui solve sweep compare explain render timeline" },
 	{ OPT_MEM_LIMIT, "solve compare" },
-	{ OPT_MICRO_BATCH, "tui solve sweep compare explain render show" },
-	{ OPT_TIME_LIMIT, "tui solve render" },
-	{ OPT_NO_ZERO, "tui solve sweep compare explain render" },
+	{ OPT_MICRO_BATCH, RECIPE_COMMANDS },
+	{ OPT_SEQ, RECIPE_COMMANDS },
+	{ OPT_ATTENTION, RECIPE_COMMANDS },
+	{ OPT_PRECISION, RECIPE_COMMANDS },
+	{ OPT_RECOMPUTE, RECIPE_COMMANDS },
+	{ OPT_GLOBAL_BATCH, RECIPE_COMMANDS },
+	{ OPT_TIME_LIMIT, "tui solve render timeline" },
+	{ OPT_NO_ZERO, MODEL_COMMANDS },
 	{ OPT_JSON, "solve sweep compare validate" },
-	{ 'o', "gen render" },
+	{ 'o', "gen render profile" },
 	{ OPT_FORMAT, "render" },
-	{ OPT_PLAN, "tui" },
+	{ OPT_PLAN, "tui timeline" },
 	{ OPT_OP, "explain render" },
 	{ OPT_STRATEGY, "explain" },
 	{ OPT_HF_CONFIG, "gen" },
 	{ OPT_EMULATE, "validate" },
 	{ OPT_STEPS, "validate" },
 	{ OPT_EXPORT_PROBLEM, "solve" },
+	{ OPT_TRACE, "timeline" },
+	{ OPT_DEVICE, "timeline" },
 	{ OPT_LAYERS, "gen" }, { OPT_HIDDEN, "gen" }, { OPT_HEADS, "gen" },
 	{ OPT_KV_HEADS, "gen" }, { OPT_FFN, "gen" }, { OPT_VOCAB, "gen" },
-	{ OPT_SEQ, "gen" }, { OPT_BATCH, "gen" }, { OPT_NAME, "gen" },
-	{ 'q', "solve compare gen validate render" },
+	{ OPT_BATCH, "gen" }, { OPT_NAME, "gen" },
+	{ 'q', "solve compare gen validate render timeline profile" },
 };
 
 static bool
@@ -144,7 +155,8 @@ static const char *
 cli_command_name(char **argv)
 {
 	static const char *const names[] = { "solve", "sweep", "compare",
-	    "explain", "show", "gen", "render", "validate", "help" };
+	    "explain", "show", "gen", "render", "timeline", "validate",
+	    "profile", "help" };
 
 	for (size_t i = 0; argv != NULL && argv[0] != NULL &&
 	    i < SL_ARRAY_LEN(names); i++)

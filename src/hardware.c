@@ -175,7 +175,7 @@ hw_number(const hw_ctx *c, json_t *obj, const char *parent, const char *key,
 		    _("\"%s\" must be greater than zero"), key);
 	if (d > max || (d != 0 && d < min))
 		return hw_fail(c, p, _("\"%s\" is %g, outside the plausible "
-		    "range %g to %g"), key, d, min, max);
+		    "range: at least %g and at most %g"), key, d, min, max);
 	*out = d;
 	return SL_OK;
 }
@@ -198,7 +198,7 @@ hw_count(const hw_ctx *c, json_t *obj, const char *parent, const char *key,
 		    _("\"%s\" must be a whole number"), key);
 	if (d < min || d > max)
 		return hw_fail(c, hw_path(p, sizeof p, parent, key),
-		    _("\"%s\" is %g, outside the plausible range %g to %g"),
+		    _("\"%s\" is %g, outside the plausible range: at least %g and at most %g"),
 		    key, d, min, max);
 	*out = json_is_integer(v) ? (int64_t)json_integer_value(v) : (int64_t)d;
 	return SL_OK;
