@@ -167,6 +167,14 @@ fi
 "$SHARDLAB" sweep "$TMP/esc.json" --json "$TMP/sweep.json"
 expect_in "$TMP/sweep.json" '"model": "x\u001b[2J\u0001y"'
 
+# -- a plan whose model changed since (sha256) but still maps: a warning
+cp "$SHARDLAB_DATADIR/models/mlp-2layer.json" "$TMP/m2.json"
+"$SHARDLAB" solve "$TMP/m2.json" --json "$TMP/m2plan.json" -q
+echo >>"$TMP/m2.json"
+run changed "$SHARDLAB" tui --plan "$TMP/m2plan.json"
+expect_in "$TMP/changed.err" "the model changed since the plan was made"
+expect_in "$TMP/changed.err" "m2plan.json:4:"
+
 # -- options that do not apply, and numbers that are not plain decimals
 run noapply "$SHARDLAB" gen gpt --mesh 2x2 --alpha 5 --pin x=y
 expect_status 2 noapply
