@@ -116,7 +116,9 @@ static const struct {
 	{ 'o', "gen render profile" },
 	{ OPT_FORMAT, "render" },
 	{ OPT_PLAN, "tui timeline" },
-	{ OPT_OP, "explain render" },
+	{ OPT_OP, "explain render" },		/* --op, --around */
+	{ OPT_DEPTH, "render" },
+	{ OPT_LAYER, "render" },
 	{ OPT_STRATEGY, "explain" },
 	{ OPT_HF_CONFIG, "gen" },
 	{ OPT_EMULATE, "validate" },
