@@ -32,6 +32,8 @@ timeline_choice(const cli_opts *o, cli_session *s, int *choice, sl_error *err)
 		if ((rc = sl_plan_read(o->plan, &pf, err)) != SL_OK)
 			return rc;
 		rc = sl_plan_choice(s->space, &pf, choice, err);
+		if (rc == SL_OK)
+			cli_plan_warn(&pf, s->g);
 		sl_plan_file_free(&pf);
 		return rc;
 	}
