@@ -523,7 +523,16 @@ ui_ilp_thread(void *arg)
 		pthread_mutex_lock(&j->mu);
 		p = j->prob;
 		j->prob = NULL;
+		/* a request since the take replaced the problem: it is its */
+		if (j->have != 0) {
+			g = j->have;
+			j->have = 0;
+		}
+		if (p == NULL)
+			j->busy = false;
 		pthread_mutex_unlock(&j->mu);
+		if (p == NULL)
+			continue;
 		sl_error_clear(&err);
 		sl_solution_init(&sol, p->n);
 		rc = SL_OK;
@@ -576,6 +585,11 @@ ui_sweep_thread(void *arg)
 		pthread_mutex_lock(&j->mu);
 		cs = j->cs;
 		memset(&j->cs, 0, sizeof j->cs);
+		/* a request since the take replaced the pins: they are its */
+		if (j->have != 0) {
+			g = j->have;
+			j->have = 0;
+		}
 		pthread_mutex_unlock(&j->mu);
 		sl_error_clear(&err);
 		memset(&f, 0, sizeof f);
