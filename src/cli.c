@@ -91,19 +91,19 @@ static const struct option long_opts[] = {
 /* The subcommands that open a model into a strategy space (cli_open). */
 #define MODEL_COMMANDS "tui solve sweep compare explain render timeline"
 /* How the model is trained: these and show and gen. */
-#define RECIPE_COMMANDS MODEL_COMMANDS " show gen"
+#define RECIPE_COMMANDS MODEL_COMMANDS " show gen plan"
 static const struct {
 	int opt;
 	const char *commands;	/* space-separated subcommand names */
 } opt_applies[] = {
-	{ OPT_MESH, MODEL_COMMANDS " show" },
-	{ OPT_DEVICES, MODEL_COMMANDS " show" },
-	{ OPT_HW, MODEL_COMMANDS " profile" },
+	{ OPT_MESH, MODEL_COMMANDS " show plan" },
+	{ OPT_DEVICES, MODEL_COMMANDS " show plan" },
+	{ OPT_HW, MODEL_COMMANDS " profile plan" },
 	{ OPT_ALPHA, "tui solve compare explain render timeline" },
 	{ OPT_PIN, "tui solve sweep compare explain render timeline" },
 	{ OPT_FORBID, "tui solve sweep compare explain render timeline" },
 	{ OPT_SOLVER, "tui solve sweep compare explain render timeline" },
-	{ OPT_MEM_LIMIT, "solve compare" },
+	{ OPT_MEM_LIMIT, "solve compare plan" },
 	{ OPT_MICRO_BATCH, RECIPE_COMMANDS },
 	{ OPT_SEQ, RECIPE_COMMANDS },
 	{ OPT_ATTENTION, RECIPE_COMMANDS },
@@ -111,9 +111,9 @@ static const struct {
 	{ OPT_RECOMPUTE, RECIPE_COMMANDS },
 	{ OPT_GLOBAL_BATCH, RECIPE_COMMANDS },
 	{ OPT_TIME_LIMIT, "tui solve render timeline" },
-	{ OPT_NO_ZERO, MODEL_COMMANDS },
-	{ OPT_JSON, "solve sweep compare validate" },
-	{ 'o', "gen render profile" },
+	{ OPT_NO_ZERO, MODEL_COMMANDS " plan" },
+	{ OPT_JSON, "solve sweep compare validate plan" },
+	{ 'o', "gen render profile plan" },
 	{ OPT_FORMAT, "render" },
 	{ OPT_PLAN, "tui timeline" },
 	{ OPT_OP, "explain render" },		/* --op, --around */
@@ -125,6 +125,9 @@ static const struct {
 	{ OPT_STEPS, "validate" },
 	{ OPT_EXPORT_PROBLEM, "solve" },
 	{ OPT_TRACE, "timeline" },
+	{ OPT_AXES, "plan" }, { OPT_SCHEDULE, "plan" }, { OPT_VIRTUAL, "plan" },
+	{ OPT_PP, "plan" }, { OPT_TP, "plan" }, { OPT_EXPORT, "plan" },
+	{ OPT_SLACK, "plan" }, { OPT_OFFLOAD, "plan" },
 	{ OPT_DEVICE, "timeline" },
 	{ OPT_LAYERS, "gen" }, { OPT_HIDDEN, "gen" }, { OPT_HEADS, "gen" },
 	{ OPT_KV_HEADS, "gen" }, { OPT_FFN, "gen" }, { OPT_VOCAB, "gen" },
@@ -152,13 +155,16 @@ opt_applies_to(int opt, const char *cmd)
 	return true;
 }
 
-/* The subcommand a parse is for: argv[0], or the explorer. */
+/*
+ * The subcommand a parse is for: argv[0], or the explorer.  A new
+ * subcommand is named here and in the rows of the options it takes.
+ */
 static const char *
 cli_command_name(char **argv)
 {
 	static const char *const names[] = { "solve", "sweep", "compare",
 	    "explain", "show", "gen", "render", "timeline", "validate",
-	    "profile", "help" };
+	    "profile", "plan", "help" };
 
 	for (size_t i = 0; argv != NULL && argv[0] != NULL &&
 	    i < SL_ARRAY_LEN(names); i++)
