@@ -454,6 +454,9 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 	o->recipe.seq = o->seq;
 	o->n_args = argc - optind;
 	o->args = argv + optind;
+	/* GLPK alone can run for hours: asked for by name, it gets a limit */
+	if (o->solver == SL_SOLVER_ILP && !(o->time_limit > 0))
+		o->time_limit = SL_ILP_DEFAULT_TIME_LIMIT;
 	if (rc == SL_OK)
 		rc = cli_check_outputs(o, err);
 	if (rc != SL_OK)

@@ -685,11 +685,14 @@ typedef enum sl_solver_kind {
 const char *sl_solver_name(sl_solver_kind k);
 int sl_solver_from_name(const char *s);
 
-/* The ILP solver's time limit in seconds when none is given. */
+/*
+ * The time limit in seconds of `--solver ilp` on the command line when none
+ * is given (the engine's callers that want a proof pass none).
+ */
 #define SL_ILP_DEFAULT_TIME_LIMIT 60.0
 
 typedef struct sl_solve_opts {
-	double time_limit;	/* seconds; <= 0 none (the ILP: its default) */
+	double time_limit;	/* seconds; <= 0 none */
 	/* polled now and then; returning true cancels the solve */
 	bool (*cancel)(void *ctx);
 	void *cancel_ctx;

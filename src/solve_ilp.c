@@ -1557,8 +1557,8 @@ static void
 ilp_clock_start(struct ilp_clock *c, const sl_solve_opts *o)
 {
 	clock_gettime(CLOCK_MONOTONIC, &c->t0);
-	c->limit_ms = ILP_LIMIT_SHARE * 1e3 * ((o != NULL && o->time_limit > 0) ?
-	    o->time_limit : SL_ILP_DEFAULT_TIME_LIMIT);
+	c->limit_ms = (o != NULL && o->time_limit > 0) ?
+	    ILP_LIMIT_SHARE * 1e3 * o->time_limit : 0;
 }
 
 /*

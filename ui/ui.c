@@ -568,8 +568,9 @@ cli_cmd_tui(int argc, char **argv)
 	if (rc == SL_OK && s.prob == NULL)
 		rc = sl_error_set(&err, SL_EINFEASIBLE, NULL, 0, 0, "%s",
 		    _("the pins leave no feasible plan"));
-	if (rc == SL_OK && have_pf && s.space != NULL) {
-		/* a plan that does not map onto the model is an error, not dropped */
+	if (rc == SL_OK && have_pf && s.space != NULL && pf.n_stages == 0) {
+		/* a plan that does not map onto the model is an error, not dropped
+		 * (a pipeline plan records stages, not operators) */
 		int *c = sl_xmalloc(s.g->n_ops * sizeof(int));
 		rc = sl_plan_choice(s.space, &pf, c, &err);
 		free(c);
