@@ -118,18 +118,31 @@ static const sl_recompute recomp_of[N_RECOMP] = {
 	SL_RECOMP_NONE, SL_RECOMP_SELECTIVE, SL_RECOMP_FULL
 };
 
-/* Per operator and strategy of the whole graph, under one recomputation. */
+/*
+ * Per operator and strategy of the whole graph, under one recomputation.
+ * rep[v]: an operator whose rows are v's, value for value (the operator at
+ * the same position of layer 1, when checked equal; else v itself).
+ */
 typedef struct stage_tab {
 	bool ready;
 	sl_mem **mem;
 	int64_t **compute, **comm, **sync;
+	int *rep;
 } stage_tab;
 
+/*
+ * A space and its tables.  erep[e]: an edge whose tables are e's, value for
+ * value (the edge into the same slot of layer 1's operator, when checked
+ * equal; else e).  Stages of equal layers share their rows through these,
+ * and the solver then reads each distinct layer once (solve_dp.c).
+ */
 typedef struct space_entry {
 	int64_t batch;
 	int outer, inner;
 	sl_space *sp;
 	int cur_r;
+	int *cand;		/* per operator: the layer-1 operator to check */
+	int *erep;
 	stage_tab tab[N_RECOMP];
 	struct space_entry *next;
 } space_entry;
@@ -161,6 +174,15 @@ typedef struct stage_type {
 	int n_extra;
 	extra *ex;
 	int64_t **xmem[N_RECOMP], **xp2p;	/* [op][strategy]: extras (lazy) */
+	/*
+	 * The problem's own rows, and views in which operators and edges with
+	 * equal tables (and no extras) point at the first such row of the
+	 * stage: type_solve fills that row alone.  prim: the operators and
+	 * edges whose rows the views hold.
+	 */
+	int64_t **own_cost, **own_ecost;
+	int64_t **view_cost[N_RECOMP], **view_ecost;
+	int *prim[N_RECOMP], nprim[N_RECOMP], *eprim, neprim;
 	sl_dp *dp;
 	int *fast[N_RECOMP];	/* the fastest plan, whatever its memory */
 	int n_plan, cap_plan;
@@ -171,6 +193,7 @@ typedef struct stage_type {
 typedef struct graph_entry {
 	int64_t batch;
 	sl_graph *g;
+	int *last_reader;	/* per tensor: the last operator reading it, -1 */
 	struct graph_entry *next;
 } graph_entry;
 
@@ -179,6 +202,7 @@ typedef struct hyb {
 	graph_entry *graphs;
 	space_entry *spaces;
 	stage_type *types;
+	sl_dp_pool *pool;	/* layers the stages' solvers share */
 	int64_t solves, hits;
 } hyb;
 
@@ -197,6 +221,7 @@ tab_free(stage_tab *t, int n_ops)
 	free(t->compute);
 	free(t->comm);
 	free(t->sync);
+	free(t->rep);
 	t->ready = false;
 }
 
@@ -219,8 +244,16 @@ hyb_free(hyb *h)
 		for (int r = 0; r < N_RECOMP; r++) {
 			free(t->fast[r]);
 			free_rows(t->xmem[r], nops);
+			free(t->view_cost[r]);
+			free(t->prim[r]);
 		}
 		free_rows(t->xp2p, nops);
+		free(t->view_ecost);
+		free(t->eprim);
+		if (t->prob != NULL) {
+			t->prob->cost = t->own_cost;
+			t->prob->ecost = t->own_ecost;
+		}
 		for (int i = 0; i < t->n_plan; i++)
 			free(t->plan[i].choice);
 		free(t->plan);
@@ -234,14 +267,18 @@ hyb_free(hyb *h)
 		n = e->next;
 		for (int r = 0; r < N_RECOMP; r++)
 			tab_free(&e->tab[r], e->sp->g->n_ops);
+		free(e->cand);
+		free(e->erep);
 		sl_space_free(e->sp);
 		free(e);
 	}
 	for (graph_entry *e = h->graphs, *n; e != NULL; e = n) {
 		n = e->next;
 		sl_graph_free(e->g);
+		free(e->last_reader);
 		free(e);
 	}
+	sl_dp_pool_free(h->pool);
 	memset(h, 0, sizeof *h);
 }
 
@@ -269,9 +306,25 @@ hyb_graph(hyb *h, int64_t batch, sl_error *err)
 			free(e);
 			return NULL;
 		}
+	e->last_reader = sl_xmalloc((e->g->n_tensors ? e->g->n_tensors : 1) *
+	    sizeof *e->last_reader);
+	for (int t = 0; t < e->g->n_tensors; t++)
+		e->last_reader[t] = -1;
+	for (int v = 0; v < e->g->n_ops; v++)
+		for (int q = 0; q < e->g->ops[v].n_in; q++)
+			e->last_reader[e->g->ops[v].in[q]] = v;
 	e->next = h->graphs;
 	h->graphs = e;
 	return e->g;
+}
+
+static const graph_entry *
+hyb_graph_entry(const hyb *h, const sl_graph *g)
+{
+	for (const graph_entry *e = h->graphs; e != NULL; e = e->next)
+		if (e->g == g)
+			return e;
+	return NULL;
 }
 
 /* Operators of the stage holding layers [l0, l0 + n) of L. */
@@ -311,6 +364,52 @@ pp_link(const hyb *h, int outer, int inner)
 	    h->o->hw.intra : h->o->hw.inter;
 }
 
+/*
+ * The operator each operator's rows are checked against (the one at the
+ * same position of layer 1), and the edges whose tables equal, entry for
+ * entry, those of the edge into the same slot of that operator.
+ */
+static void
+space_reps(space_entry *e)
+{
+	const sl_space *sp = e->sp;
+	const sl_graph *g = sp->g;
+	int *at = sl_xmalloc((size_t)g->n_ops * SL_MAX_OP_TENSORS * sizeof *at);
+
+	e->cand = sl_xmalloc((g->n_ops ? g->n_ops : 1) * sizeof *e->cand);
+	e->erep = sl_xmalloc((sp->n_edges ? sp->n_edges : 1) * sizeof *e->erep);
+	for (int v = 0; v < g->n_ops; v++) {
+		int l = g->ops[v].layer;
+		const sl_layer *ref = g->n_layers > 1 ? &g->layers[1] : NULL;
+		e->cand[v] = v;
+		if (ref != NULL && l >= 1 && g->layers[l].n_ops == ref->n_ops &&
+		    g->ops[v].pos >= 0 && g->ops[v].pos < ref->n_ops) {
+			int u = ref->first_op + g->ops[v].pos;
+			if (sp->ops[u].n_strat == sp->ops[v].n_strat)
+				e->cand[v] = u;
+		}
+	}
+	for (int i = 0; i < g->n_ops * SL_MAX_OP_TENSORS; i++)
+		at[i] = -1;
+	for (int x = 0; x < sp->n_edges; x++)
+		at[sp->edges[x].dst * SL_MAX_OP_TENSORS + sp->edges[x].dst_slot] = x;
+	for (int x = 0; x < sp->n_edges; x++) {
+		const sl_space_edge *ed = &sp->edges[x];
+		int y = at[e->cand[ed->dst] * SL_MAX_OP_TENSORS + ed->dst_slot];
+		size_t n = (size_t)sp->ops[ed->src].n_strat * sp->ops[ed->dst].n_strat;
+
+		e->erep[x] = x;
+		if (y < 0 || y == x ||
+		    sp->ops[sp->edges[y].src].n_strat != sp->ops[ed->src].n_strat ||
+		    sp->ops[sp->edges[y].dst].n_strat != sp->ops[ed->dst].n_strat)
+			continue;
+		if (memcmp(sp->edge_mem[x], sp->edge_mem[y], n * sizeof(int64_t)) == 0 &&
+		    memcmp(sp->edge_ns[x], sp->edge_ns[y], n * sizeof(int64_t)) == 0)
+			e->erep[x] = y;
+	}
+	free(at);
+}
+
 static space_entry *
 hyb_space(hyb *h, int64_t batch, int outer, int inner, sl_error *err)
 {
@@ -333,6 +432,7 @@ hyb_space(hyb *h, int64_t batch, int outer, int inner, sl_error *err)
 		free(e);
 		return NULL;
 	}
+	space_reps(e);
 	e->next = h->spaces;
 	h->spaces = e;
 	return e;
@@ -375,8 +475,7 @@ space_recompute(space_entry *e, int r)
 {
 	if (e->cur_r == r)
 		return;
-	for (int l = 0; l < e->sp->g->n_layers; l++)
-		sl_space_set_layer_recompute(e->sp, l, recomp_of[r]);
+	sl_space_set_recompute(e->sp, recomp_of[r]);
 	e->cur_r = r;
 }
 
@@ -402,6 +501,15 @@ space_tab(const hyb *h, space_entry *e, int r)
 		tb->compute[v] = sl_xmalloc(k * sizeof(int64_t));
 		tb->comm[v] = sl_xmalloc(k * sizeof(int64_t));
 		tb->sync[v] = sl_xmalloc(k * sizeof(int64_t));
+		if (sp->like[v] != v) {
+			/* alike (space.c): its rows are those of like */
+			int u = sp->like[v];
+			memcpy(tb->mem[v], tb->mem[u], k * sizeof **tb->mem);
+			memcpy(tb->compute[v], tb->compute[u], k * sizeof(int64_t));
+			memcpy(tb->comm[v], tb->comm[u], k * sizeof(int64_t));
+			memcpy(tb->sync[v], tb->sync[u], k * sizeof(int64_t));
+			continue;
+		}
 		for (int s = 0; s < k; s++) {
 			sl_comm c;
 			sl_compute cp;
@@ -415,8 +523,49 @@ space_tab(const hyb *h, space_entry *e, int r)
 			tb->comm[v][s] = sl_comm_total(&c) - tb->sync[v][s];
 		}
 	}
+	tb->rep = sl_xmalloc((n ? n : 1) * sizeof *tb->rep);
+	for (int v = 0; v < n; v++) {
+		int u = e->cand[v], k = sp->ops[v].n_strat;
+		tb->rep[v] = v;
+		if (u < v && memcmp(tb->mem[v], tb->mem[u], k * sizeof **tb->mem) == 0 &&
+		    memcmp(tb->compute[v], tb->compute[u], k * sizeof(int64_t)) == 0 &&
+		    memcmp(tb->comm[v], tb->comm[u], k * sizeof(int64_t)) == 0 &&
+		    memcmp(tb->sync[v], tb->sync[u], k * sizeof(int64_t)) == 0)
+			tb->rep[v] = u;
+	}
 	tb->ready = true;
 	return tb;
+}
+
+/*
+ * The edge rows of stage t: an edge whose tables equal an earlier edge's of
+ * the stage (erep) shares its row; eprim lists the rows that stay.
+ */
+static void
+type_edges(stage_type *t)
+{
+	const space_entry *se = t->se;
+	sl_problem *p = t->prob;
+	int m = p->m, *first;
+
+	first = sl_xmalloc((se->sp->n_edges ? se->sp->n_edges : 1) * sizeof *first);
+	for (int e = 0; e < m; e++)
+		first[se->erep[t->edge[e]]] = -1;
+	t->own_ecost = p->ecost;
+	t->view_ecost = sl_xmalloc((m ? m : 1) * sizeof *t->view_ecost);
+	t->eprim = sl_xmalloc((m ? m : 1) * sizeof *t->eprim);
+	for (int e = 0; e < m; e++) {
+		int key = se->erep[t->edge[e]];
+		if (first[key] < 0) {
+			first[key] = e;
+			t->eprim[t->neprim++] = e;
+			p->ecost[e] = sl_xcalloc((size_t)p->k[p->edge[e][0]] *
+			    p->k[p->edge[e][1]], sizeof **p->ecost);
+		}
+		t->view_ecost[e] = p->ecost[first[key]];
+	}
+	free(first);
+	p->ecost = t->view_ecost;
 }
 
 static stage_type *
@@ -460,61 +609,69 @@ hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
 			t->edge[ne++] = e;
 		}
 	}
-	t->prob = sl_problem_new(b - a, k, ne, (const int (*)[2])ends);
+	/* edges get rows below: only those the view keeps (type_edges) */
+	t->prob = sl_problem_new(b - a, k, 0, NULL);
 	free(k);
-	free(ends);
 	if (t->prob == NULL) {
+		free(ends);
 		free(t->edge);
 		free(t);
 		sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, _("cannot build the problem"));
 		return NULL;
 	}
+	free(t->prob->edge);
+	free(t->prob->ecost);
+	t->prob->m = ne;
+	t->prob->edge = sl_xmalloc((ne ? ne : 1) * sizeof *t->prob->edge);
+	memcpy(t->prob->edge, ends, ne * sizeof *ends);
+	t->prob->ecost = sl_xcalloc(ne ? ne : 1, sizeof *t->prob->ecost);
+	free(ends);
+	type_edges(t);
 	for (int v = a; v < b; v++) {
 		t->prob->layer[v - a] = g->ops[v].layer;
 		t->prob->pos[v - a] = g->ops[v].pos;
 	}
-	/* the slots that cost extra */
-	t->ex = sl_xmalloc(cap * sizeof *t->ex);
-	for (int v = a; v < b; v++) {
-		const sl_op *op = &g->ops[v];
-		for (int i = 0; i < sl_op_nslots(op); i++) {
-			int ti = sl_op_slot_tensor(op, i);
-			const sl_tensor *ts = &g->tensors[ti];
-			bool p2p = false, foreign = false;
+	t->own_cost = t->prob->cost;
+	/* the slots that cost extra; read: tensors some earlier operator of
+	 * the stage reads */
+	{
+		const int *last = hyb_graph_entry(h, g)->last_reader;
+		bool *read = sl_xcalloc(g->n_tensors ? g->n_tensors : 1, sizeof *read);
 
-			if (i < op->n_in && ts->role == SL_ROLE_ACTIVATION &&
-			    ts->producer < a) {
-				/* the first reader receives it, sends its gradient */
-				p2p = true;
-				for (int u = a; u < v && p2p; u++)
-					for (int q = 0; q < g->ops[u].n_in; q++)
-						if (g->ops[u].in[q] == ti)
-							p2p = false;
-			} else if (i >= op->n_in && sp->consumed[ti]) {
-				/* made here, read by a later stage */
-				for (int u = b; u < g->n_ops && !p2p; u++)
-					for (int q = 0; q < g->ops[u].n_in; q++)
-						if (g->ops[u].in[q] == ti)
-							p2p = true;
-			} else if (i < op->n_in && ts->role == SL_ROLE_PARAMETER &&
-			    (sp->owner[ti] < a || sp->owner[ti] >= b)) {
-				foreign = true;
-				for (int u = a; u < v && foreign; u++)
-					for (int q = 0; q < g->ops[u].n_in; q++)
-						if (g->ops[u].in[q] == ti)
-							foreign = false;
+		t->ex = sl_xmalloc(cap * sizeof *t->ex);
+		for (int v = a; v < b; v++) {
+			const sl_op *op = &g->ops[v];
+			for (int i = 0; i < sl_op_nslots(op); i++) {
+				int ti = sl_op_slot_tensor(op, i);
+				const sl_tensor *ts = &g->tensors[ti];
+				bool p2p = false, foreign = false;
+
+				if (i < op->n_in && ts->role == SL_ROLE_ACTIVATION &&
+				    ts->producer < a) {
+					/* the first reader receives it, sends its gradient */
+					p2p = !read[ti];
+				} else if (i >= op->n_in && sp->consumed[ti]) {
+					/* made here, read by a later stage */
+					p2p = last[ti] >= b;
+				} else if (i < op->n_in && ts->role == SL_ROLE_PARAMETER &&
+				    (sp->owner[ti] < a || sp->owner[ti] >= b)) {
+					foreign = !read[ti];
+				}
+				if (!p2p && !foreign)
+					continue;
+				if (t->n_extra == cap) {
+					cap *= 2;
+					t->ex = sl_xrealloc(t->ex, cap * sizeof *t->ex);
+				}
+				t->ex[t->n_extra].op = v - a;
+				t->ex[t->n_extra].slot = i;
+				t->ex[t->n_extra].p2p = p2p;
+				t->n_extra++;
 			}
-			if (!p2p && !foreign)
-				continue;
-			if (t->n_extra == cap) {
-				cap *= 2;
-				t->ex = sl_xrealloc(t->ex, cap * sizeof *t->ex);
-			}
-			t->ex[t->n_extra].op = v - a;
-			t->ex[t->n_extra].slot = i;
-			t->ex[t->n_extra].p2p = p2p;
-			t->n_extra++;
+			for (int q = 0; q < op->n_in; q++)
+				read[op->in[q]] = true;
 		}
+		free(read);
 	}
 	t->next = h->types;
 	h->types = t;
@@ -616,6 +773,40 @@ plan_micro(const stage_plan *p)
 	return sl_add_sat(sl_add_sat(p->compute, p->comm), p->p2p);
 }
 
+/*
+ * The node view of stage t under r: an operator without extras whose rows
+ * equal another's (tb->rep) points at the first such operator's row of the
+ * stage; prim lists the rows that stay.
+ */
+static void
+type_views(stage_type *t, const stage_tab *tb, int r)
+{
+	const space_entry *se = t->se;
+	int n = t->prob->n;
+	int *first;
+
+	if (t->view_cost[r] != NULL)
+		return;
+	first = sl_xmalloc((se->sp->g->n_ops ? se->sp->g->n_ops : 1) * sizeof *first);
+	for (int v = 0; v < n; v++)
+		first[tb->rep[v + t->a]] = -1;
+	t->view_cost[r] = sl_xmalloc((n ? n : 1) * sizeof *t->view_cost[r]);
+	t->prim[r] = sl_xmalloc((n ? n : 1) * sizeof *t->prim[r]);
+	for (int v = 0; v < n; v++) {
+		int key = tb->rep[v + t->a];
+		bool extra = (t->xmem[r] != NULL && t->xmem[r][v] != NULL) ||
+		    (t->xp2p != NULL && t->xp2p[v] != NULL);
+		if (extra || first[key] < 0) {
+			if (!extra)
+				first[key] = v;
+			t->prim[r][t->nprim[r]++] = v;
+			t->view_cost[r][v] = t->own_cost[v];
+		} else
+			t->view_cost[r][v] = t->own_cost[first[key]];
+	}
+	free(first);
+}
+
 /* Solves the stage at memory weight wm and time weight wt. */
 static int
 type_solve(hyb *h, stage_type *t, const stage_tab *tb, int r, int64_t k,
@@ -626,8 +817,11 @@ type_solve(hyb *h, stage_type *t, const stage_tab *tb, int r, int64_t k,
 	sl_solution sol;
 	int rc;
 
-	for (int v = 0; v < p->n; v++) {
-		int o = v + t->a;
+	type_views(t, tb, r);
+	p->cost = t->view_cost[r];
+	p->ecost = t->view_ecost;
+	for (int i = 0; i < t->nprim[r]; i++) {
+		int v = t->prim[r][i], o = v + t->a;
 		for (int s = 0; s < p->k[v]; s++) {
 			const sl_mem *mm = &tb->mem[o][s];
 			double mem = (double)(sl_mem_total(mm) - mm->acts +
@@ -638,16 +832,20 @@ type_solve(hyb *h, stage_type *t, const stage_tab *tb, int r, int64_t k,
 			p->cost[v][s] = (int64_t)(wm * mem + wt * ns + 0.5);
 		}
 	}
-	for (int e = 0; e < p->m; e++) {
+	for (int i = 0; i < t->neprim; i++) {
+		int e = t->eprim[i];
 		int n = p->k[p->edge[e][0]] * p->k[p->edge[e][1]], se = t->edge[e];
-		for (int i = 0; i < n; i++)
-			p->ecost[e][i] = (int64_t)(wm * (double)sps->edge_mem[se][i] +
-			    wt * (double)m * (double)sps->edge_ns[se][i] + 0.5);
+		for (int j = 0; j < n; j++)
+			p->ecost[e][j] = (int64_t)(wm * (double)sps->edge_mem[se][j] +
+			    wt * (double)m * (double)sps->edge_ns[se][j] + 0.5);
 	}
 	sl_solution_init(&sol, p->n);
 	h->solves++;
-	if (t->dp == NULL)
-		t->dp = sl_dp_new(p, NULL);
+	if (t->dp == NULL && (t->dp = sl_dp_new(p, NULL)) != NULL) {
+		if (h->pool == NULL)
+			h->pool = sl_dp_pool_new();
+		sl_dp_set_pool(t->dp, h->pool);
+	}
 	if (t->dp != NULL)
 		rc = sl_dp_resolve(t->dp, p, &sol, err);
 	else

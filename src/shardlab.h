@@ -547,12 +547,18 @@ typedef struct sl_space {
 	/* cost tables on device 0, filled by sl_space_build */
 	int64_t **node_mem, **node_ns;	/* [op][strategy] */
 	int64_t **edge_mem, **edge_ns;	/* [edge][s_src * k_dst + s_dst] */
+	/* per operator: the first operator of an equal layer alike to it in
+	 * everything its costs read (the same strategies and costs), or itself;
+	 * holds while every layer recomputes alike */
+	int *like;
 } sl_space;
 
 sl_space *sl_space_build(const sl_graph *g, const sl_mesh *m,
     const sl_space_opts *o, sl_error *err);
 void sl_space_free(sl_space *s);
 int sl_space_find_strategy(const sl_space *s, int op, const char *name);
+/* Every layer recomputes r (not auto); node tables follow. */
+void sl_space_set_recompute(sl_space *sp, sl_recompute r);
 
 /*
  * Costs on the device with coordinates coord (NULL = device 0, which always
@@ -759,6 +765,16 @@ int sl_dp_resolve(sl_dp *d, const sl_problem *p, sl_solution *sol, sl_error *err
 void sl_dp_free(sl_dp *d);
 /* sl_dp_new with folding of repeated layers on or off (off: plain elimination). */
 sl_dp *sl_dp_new_fold(const sl_problem *p, bool fold, sl_error *err);
+/*
+ * A pool of folded layers shared by several live DPs (the stages of one
+ * pipeline search): a layer whose content another solver of the pool
+ * eliminated lately is not eliminated again.  Bounded; free it after the
+ * solvers that use it.
+ */
+typedef struct sl_dp_pool sl_dp_pool;
+sl_dp_pool *sl_dp_pool_new(void);
+void sl_dp_pool_free(sl_dp_pool *pool);
+void sl_dp_set_pool(sl_dp *d, sl_dp_pool *pool);
 /* sl_dp_resolve when only p->allowed changed (pins, forbids): skips comparing
  * edge costs with the cached copy.  Node costs are still compared. */
 int sl_dp_resolve_allowed(sl_dp *d, const sl_problem *p, sl_solution *sol,

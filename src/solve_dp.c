@@ -23,6 +23,11 @@
  *
  * The live object (sl_dp) keeps the structure, a copy of the costs it last
  * saw, the layer classes and the trees; a resolve recomputes what differs.
+ * A caller that knows layers are equal may give them the very same cost
+ * rows (one buffer for all of them); a layer whose rows are the previous
+ * layer's, and whose structure is, takes that layer's class without reading
+ * a cost, so a chain of n equal layers costs one layer's work and n pointer
+ * comparisons.
  */
 #include "internal.h"
 
@@ -503,15 +508,14 @@ ve_elim(ve *w, int x, sl_error *err)
 				uint16_t *ag = st->arg + (size_t)t * kz;
 				if (base == DP_INF)
 					continue;
+				/* branch-free: the comparisons are unpredictable */
 				for (int r = 0; r < kz; r++) {
 					int64_t v;
-					if (r2[r] == DP_INF ||
-					    __builtin_add_overflow(base, r2[r], &v))
-						continue;
-					if (v < o[r]) {
-						o[r] = v;
-						ag[r] = us;
-					}
+					bool bad = __builtin_add_overflow(base, r2[r], &v) |
+					    (r2[r] == DP_INF);
+					bool lt = !bad & (v < o[r]);
+					o[r] = lt ? v : o[r];
+					ag[r] = lt ? us : ag[r];
 				}
 			}
 		}
@@ -718,7 +722,24 @@ typedef struct dp_class {
 	int kin, ko;
 	int64_t *T;		/* kin x ko */
 	ve rec;			/* var 0 = input node, 1 + j = local node j */
+	struct dp_class *hnext;	/* pool bucket */
+	size_t bytes;		/* what it holds, roughly */
 } dp_class;
+
+/*
+ * Classes shared by several solvers: a hash of buckets, and a ring in
+ * insertion order; the oldest leave when the pool holds too much.  The pool
+ * holds one reference to each class it lists.
+ */
+#define DP_POOL_BUCKETS 4096
+#define DP_POOL_RING 2048
+#define DP_POOL_BYTES ((size_t)96 << 20)
+struct sl_dp_pool {
+	dp_class *bucket[DP_POOL_BUCKETS];
+	dp_class *ring[DP_POOL_RING];
+	int head, count;
+	size_t bytes;
+};
 
 typedef struct dp_layer {
 	int n;
@@ -739,6 +760,8 @@ typedef struct dp_layer {
 	int *edges;		/* every edge owned by the layer */
 	dp_class *cls;
 	bool dirty;
+	bool twin;		/* same structure as the layer before it in its run */
+	bool stale;		/* the cached costs were not copied last solve */
 } dp_layer;
 
 typedef struct dp_seg {
@@ -794,6 +817,7 @@ struct sl_dp {
 	size_t capcbuf;
 	int recomputed, width;
 	int64_t max_entries;
+	sl_dp_pool *pool;	/* classes live there when set */
 };
 
 static uint64_t
@@ -823,6 +847,87 @@ dp_class_unref(sl_dp *d, dp_class *c)
 	free(c->T);
 	ve_free(&c->rec);
 	free(c);
+}
+
+static void
+dp_class_release(dp_class *c)
+{
+	if (c == NULL || --c->refs > 0)
+		return;
+	free(c->content);
+	free(c->T);
+	ve_free(&c->rec);
+	free(c);
+}
+
+sl_dp_pool *
+sl_dp_pool_new(void)
+{
+	return sl_xcalloc(1, sizeof(sl_dp_pool));
+}
+
+/* The oldest class leaves the pool. */
+static void
+dp_pool_evict(sl_dp_pool *pool)
+{
+	int at = (pool->head - pool->count + DP_POOL_RING) % DP_POOL_RING;
+	dp_class *c = pool->ring[at], **pp;
+
+	for (pp = &pool->bucket[c->hash % DP_POOL_BUCKETS]; *pp != c; pp = &(*pp)->hnext)
+		;
+	*pp = c->hnext;
+	pool->count--;
+	pool->bytes -= c->bytes;
+	dp_class_release(c);
+}
+
+void
+sl_dp_pool_free(sl_dp_pool *pool)
+{
+	if (pool == NULL)
+		return;
+	while (pool->count > 0)
+		dp_pool_evict(pool);
+	free(pool);
+}
+
+void
+sl_dp_set_pool(sl_dp *d, sl_dp_pool *pool)
+{
+	d->pool = pool;
+}
+
+static dp_class *
+dp_pool_find(sl_dp_pool *pool, const int64_t *c, size_t len, uint64_t h)
+{
+	for (dp_class *x = pool->bucket[h % DP_POOL_BUCKETS]; x != NULL; x = x->hnext)
+		if (x->hash == h && x->len == len &&
+		    memcmp(x->content, c, len * sizeof *c) == 0)
+			return x;
+	return NULL;
+}
+
+static void
+dp_pool_add(sl_dp_pool *pool, dp_class *c)
+{
+	c->bytes = c->len * sizeof *c->content +
+	    (size_t)c->kin * c->ko * sizeof *c->T;
+	for (int i = 0; i < c->rec.nst; i++) {
+		size_t n = 1;
+		for (int j = 0; j < c->rec.st[i].ny; j++)
+			n *= (size_t)c->rec.k[c->rec.st[i].y[j]];
+		c->bytes += n * sizeof *c->rec.st[i].arg;
+	}
+	while (pool->count > 0 && (pool->count == DP_POOL_RING ||
+	    pool->bytes + c->bytes > DP_POOL_BYTES))
+		dp_pool_evict(pool);
+	c->refs++;
+	c->hnext = pool->bucket[c->hash % DP_POOL_BUCKETS];
+	pool->bucket[c->hash % DP_POOL_BUCKETS] = c;
+	pool->ring[pool->head] = c;
+	pool->head = (pool->head + 1) % DP_POOL_RING;
+	pool->count++;
+	pool->bytes += c->bytes;
 }
 
 static int64_t *
@@ -1010,7 +1115,16 @@ dp_layer_classify(sl_dp *d, const sl_problem *p, dp_layer *L, sl_error *err)
 			break;
 		}
 	}
-	if (cl == NULL) {
+	if (cl == NULL && d->pool != NULL)
+		cl = dp_pool_find(d->pool, d->cbuf, len, h);
+	if (cl == NULL && d->pool != NULL) {
+		/* the pool keeps it; this solver lists it nowhere */
+		cl = dp_class_build(d, d->cbuf, len, h, err);
+		if (cl == NULL)
+			return err != NULL ? err->code : SL_EINTERNAL;
+		d->recomputed++;
+		dp_pool_add(d->pool, cl);
+	} else if (cl == NULL) {
 		cl = dp_class_build(d, d->cbuf, len, h, err);
 		if (cl == NULL)
 			return err != NULL ? err->code : SL_EINTERNAL;
@@ -1383,6 +1497,61 @@ dp_layer_setup(sl_dp *d, const sl_problem *p, const dp_adj *A, int li,
 	return true;
 }
 
+/* Whether layer li has the structure of layer li - 1 (same run). */
+static void
+dp_layer_twin(sl_dp *d, const sl_problem *p, int li)
+{
+	dp_layer *L = &d->layer[li], *P = &d->layer[li - 1];
+
+	L->twin = false;
+	if (L->n != P->n || L->o != P->o || L->kin != P->kin ||
+	    L->npair != P->npair || L->nin != P->nin ||
+	    L->poff[L->npair] != P->poff[P->npair] ||
+	    L->ioff[L->nin] != P->ioff[P->nin])
+		return;
+	for (int j = 0; j < L->n; j++)
+		if (p->k[L->node[j]] != p->k[P->node[j]])
+			return;
+	for (int i = 0; i < L->npair; i++)
+		if (L->pair[i][0] != P->pair[i][0] || L->pair[i][1] != P->pair[i][1] ||
+		    L->poff[i] != P->poff[i])
+			return;
+	for (int i = 0; i < L->poff[L->npair]; i++)
+		if (L->pflip[i] != P->pflip[i])
+			return;
+	for (int i = 0; i < L->nin; i++)
+		if (L->inx[i] != P->inx[i] || L->ioff[i] != P->ioff[i])
+			return;
+	for (int i = 0; i < L->ioff[L->nin]; i++)
+		if (L->iflip[i] != P->iflip[i])
+			return;
+	L->twin = true;
+}
+
+/*
+ * Whether twin layer L's cost rows are those of P, the layer before it:
+ * then its content is P's without reading it.
+ */
+static bool
+dp_layer_shares(const sl_problem *p, const dp_layer *L, const dp_layer *P)
+{
+	if (!L->twin || P->cls == NULL)
+		return false;
+	for (int j = 0; j < L->n; j++) {
+		int a = L->node[j], b = P->node[j];
+		if (p->cost[a] != p->cost[b] || (p->allowed[a] != p->allowed[b] &&
+		    memcmp(p->allowed[a], p->allowed[b], (size_t)p->k[a]) != 0))
+			return false;
+	}
+	for (int i = 0; i < L->poff[L->npair]; i++)
+		if (p->ecost[L->pedge[i]] != p->ecost[P->pedge[i]])
+			return false;
+	for (int i = 0; i < L->ioff[L->nin]; i++)
+		if (p->ecost[L->iedge[i]] != p->ecost[P->iedge[i]])
+			return false;
+	return true;
+}
+
 static void
 dp_unfold(sl_dp *d)
 {
@@ -1597,6 +1766,9 @@ dp_find_runs(sl_dp *d, const sl_problem *p)
 						d->nown[L->node[j]] = d->nlayer - 1;
 			}
 		}
+		for (int r = 0; r < d->nrun && ok; r++)
+			for (int t = 1; t < d->run[r].len; t++)
+				dp_layer_twin(d, p, d->run[r].first + t);
 		/* every edge touching an eliminated node must be owned by a layer */
 		for (int e = 0; e < p->m && ok; e++)
 			if (d->eown[e] < 0 &&
@@ -1875,13 +2047,26 @@ dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_solution *sol,
 	/* layers whose content changed get their class (and matrix) again */
 	for (int i = 0; i < d->nlayer; i++) {
 		dp_layer *L = &d->layer[i];
-		bool ch = !d->primed;
-		for (int j = 0; j < L->n; j++)
-			ch |= dp_sync_node(d, p, L->node[j], !d->primed);
-		if (!costs_same || !d->primed)
-			for (int j = 0; j < L->nedge; j++)
-				ch |= dp_sync_edge(d, p, L->edges[j], !d->primed);
+		bool force = !d->primed || L->stale, ch = force;
 		L->dirty = false;
+		if (i > 0 && dp_layer_shares(p, L, &d->layer[i - 1])) {
+			/* the previous layer's rows: its class; copy nothing */
+			dp_class *cl = d->layer[i - 1].cls;
+			if (L->cls != cl) {
+				cl->refs++;
+				dp_class_unref(d, L->cls);
+				L->cls = cl;
+				L->dirty = true;
+			}
+			L->stale = true;
+			continue;
+		}
+		for (int j = 0; j < L->n; j++)
+			ch |= dp_sync_node(d, p, L->node[j], force);
+		if (!costs_same || force)
+			for (int j = 0; j < L->nedge; j++)
+				ch |= dp_sync_edge(d, p, L->edges[j], force);
+		L->stale = false;
 		if (ch && (rc = dp_layer_classify(d, p, L, err)) != SL_OK)
 			return rc;
 	}

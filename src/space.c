@@ -883,6 +883,80 @@ sl_comm_total(const sl_comm *c)
 
 /* ------------------------------------------------------------ build, free */
 
+/*
+ * Whether operators u and v are alike in everything the rules of this file
+ * and compute.c read of them: kind, attributes, the shape, type and role of
+ * every tensor slot and which slots share a tensor, whether they hold a
+ * parameter's states, keep an input first, keep a layer's input under full
+ * recomputation, leave an output unread, and how their layers recompute.
+ * Alike operators have the same strategies and node costs; the operators of
+ * a model's equal layers are alike.  A new rule that reads something else of
+ * an operator must be added here.
+ */
+static bool
+ops_alike(const sl_space *sp, int u, int v)
+{
+	const sl_graph *g = sp->g;
+	const sl_op *a = &g->ops[u], *b = &g->ops[v];
+
+	if (a->kind != b->kind || a->n_in != b->n_in || a->n_out != b->n_out ||
+	    a->heads != b->heads || a->kv_heads != b->kv_heads || a->p != b->p ||
+	    a->transpose_w != b->transpose_w ||
+	    memcmp(a->perm, b->perm, sizeof a->perm) != 0 ||
+	    (a->layer < 0) != (b->layer < 0) ||
+	    (a->layer >= 0 && sp->layer_recompute[a->layer] !=
+	    sp->layer_recompute[b->layer]))
+		return false;
+	for (int i = 0; i < sl_op_nslots(a); i++) {
+		int ta = sl_op_slot_tensor(a, i), tb = sl_op_slot_tensor(b, i);
+		const sl_tensor *x = &g->tensors[ta], *y = &g->tensors[tb];
+
+		if (x->rank != y->rank || x->dtype != y->dtype || x->role != y->role ||
+		    memcmp(x->dims, y->dims, x->rank * sizeof *x->dims) != 0)
+			return false;
+		for (int j = 0; j < i; j++)
+			if ((sl_op_slot_tensor(a, j) == ta) != (sl_op_slot_tensor(b, j) == tb))
+				return false;
+		if (i >= a->n_in) {
+			if (sp->consumed[ta] != sp->consumed[tb])
+				return false;
+			continue;
+		}
+		if ((sp->owner[ta] == u) != (sp->owner[tb] == v) ||
+		    (sp->saver[ta] == u) != (sp->saver[tb] == v) ||
+		    (a->layer >= 0 && keeps_layer_input(g, u, i) != keeps_layer_input(g, v, i)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * sp->like: each operator of layer l > 0 alike to the one at its position
+ * in layer l - 1 takes that one's like; every other operator is its own.
+ */
+static void
+find_alike(sl_space *sp)
+{
+	const sl_graph *g = sp->g;
+
+	sp->like = sl_xmalloc((g->n_ops ? g->n_ops : 1) * sizeof *sp->like);
+	for (int v = 0; v < g->n_ops; v++) {
+		const sl_op *op = &g->ops[v];
+		const sl_layer *prev;
+		int u;
+
+		sp->like[v] = v;
+		if (op->layer < 1 || op->pos < 0)
+			continue;
+		prev = &g->layers[op->layer - 1];
+		if (prev->n_ops != g->layers[op->layer].n_ops || op->pos >= prev->n_ops)
+			continue;
+		u = prev->first_op + op->pos;
+		if (g->ops[u].pos == op->pos && ops_alike(sp, u, v))
+			sp->like[v] = sp->like[u];
+	}
+}
+
 static void
 find_edges(sl_space *sp)
 {
@@ -950,6 +1024,25 @@ spec_classes(const sl_space_op *so, int slot, int *cls)
 	return n;
 }
 
+/*
+ * An earlier edge whose tables are ei's: into the same slot of the alike
+ * operator, from the same slot of an operator alike to ei's source.  -1
+ * none.  at: edge per (operator, slot).
+ */
+static int
+edge_alike(const sl_space *sp, int ei, const int *at)
+{
+	const sl_space_edge *e = &sp->edges[ei], *f;
+	int y, u = sp->like[e->dst];
+
+	if (u == e->dst || (y = at[u * SL_MAX_OP_TENSORS + e->dst_slot]) < 0)
+		return -1;
+	f = &sp->edges[y];
+	if (sp->like[f->src] != sp->like[e->src] || f->src_slot != e->src_slot)
+		return -1;
+	return y;
+}
+
 static void
 edge_tables(sl_space *sp, int ei)
 {
@@ -992,6 +1085,13 @@ edge_tables(sl_space *sp, int ei)
 static void
 node_tables(sl_space *sp, int i)
 {
+	int u = sp->like != NULL ? sp->like[i] : i;
+
+	if (u != i) {
+		memcpy(sp->node_mem[i], sp->node_mem[u], sp->ops[i].n_strat * sizeof(int64_t));
+		memcpy(sp->node_ns[i], sp->node_ns[u], sp->ops[i].n_strat * sizeof(int64_t));
+		return;
+	}
 	for (int s = 0; s < sp->ops[i].n_strat; s++) {
 		sl_mem mem;
 		sl_comm comm;
@@ -1011,9 +1111,28 @@ sl_space_set_layer_recompute(sl_space *sp, int layer, sl_recompute r)
 	if (layer < 0 || layer >= sp->g->n_layers || r == SL_RECOMP_AUTO)
 		return;
 	sp->layer_recompute[layer] = (uint8_t)r;
+	/* layers may now recompute differently: nothing is alike any more */
+	for (int i = 0; i < sp->g->n_ops && sp->like != NULL; i++)
+		sp->like[i] = i;
 	ly = &sp->g->layers[layer];
 	for (int i = ly->first_op; i < ly->first_op + ly->n_ops; i++)
 		node_tables(sp, i);
+}
+
+void
+sl_space_set_recompute(sl_space *sp, sl_recompute r)
+{
+	const sl_graph *g = sp->g;
+
+	if (r == SL_RECOMP_AUTO)
+		return;
+	for (int l = 0; l < g->n_layers; l++)
+		sp->layer_recompute[l] = (uint8_t)r;
+	free(sp->like);
+	find_alike(sp);
+	for (int i = 0; i < g->n_ops; i++)
+		if (g->ops[i].layer >= 0)
+			node_tables(sp, i);
 }
 
 sl_space *
@@ -1055,7 +1174,18 @@ sl_space_build(const sl_graph *g, const sl_mesh *m, const sl_space_opts *o,
 			if (sl_kinds[g->ops[o2].kind].saved_in[i] != 0 && sp->saver[t] < 0)
 				sp->saver[t] = o2;
 		}
+	find_alike(sp);
 	for (int i = 0; i < g->n_ops; i++) {
+		int u = sp->like[i];
+		if (u != i) {
+			/* alike: the same binding and strategies */
+			sp->ops[i].bind = sp->ops[u].bind;
+			sp->ops[i].n_strat = sp->ops[u].n_strat;
+			sp->ops[i].strat = sl_xmalloc(sp->ops[u].n_strat * sizeof *sp->ops[i].strat);
+			memcpy(sp->ops[i].strat, sp->ops[u].strat,
+			    sp->ops[u].n_strat * sizeof *sp->ops[i].strat);
+			continue;
+		}
 		sl_kinds[g->ops[i].kind].bind(g, &g->ops[i], &sp->ops[i].bind);
 		enumerate(sp, i);
 		if (sp->ops[i].n_strat == 0) {
@@ -1076,8 +1206,27 @@ sl_space_build(const sl_graph *g, const sl_mesh *m, const sl_space_opts *o,
 	}
 	sp->edge_mem = sl_xcalloc(sp->n_edges ? sp->n_edges : 1, sizeof *sp->edge_mem);
 	sp->edge_ns = sl_xcalloc(sp->n_edges ? sp->n_edges : 1, sizeof *sp->edge_ns);
-	for (int e = 0; e < sp->n_edges; e++)
-		edge_tables(sp, e);
+	{
+		int *at = sl_xmalloc(((size_t)g->n_ops * SL_MAX_OP_TENSORS + 1) * sizeof *at);
+		for (size_t i = 0; i < (size_t)g->n_ops * SL_MAX_OP_TENSORS; i++)
+			at[i] = -1;
+		for (int e = 0; e < sp->n_edges; e++)
+			at[sp->edges[e].dst * SL_MAX_OP_TENSORS + sp->edges[e].dst_slot] = e;
+		for (int e = 0; e < sp->n_edges; e++) {
+			int y = edge_alike(sp, e, at);
+			size_t n = (size_t)sp->ops[sp->edges[e].src].n_strat *
+			    sp->ops[sp->edges[e].dst].n_strat;
+			if (y < 0) {
+				edge_tables(sp, e);
+				continue;
+			}
+			sp->edge_mem[e] = sl_xmalloc(n * sizeof(int64_t));
+			sp->edge_ns[e] = sl_xmalloc(n * sizeof(int64_t));
+			memcpy(sp->edge_mem[e], sp->edge_mem[y], n * sizeof(int64_t));
+			memcpy(sp->edge_ns[e], sp->edge_ns[y], n * sizeof(int64_t));
+		}
+		free(at);
+	}
 	return sp;
 }
 
@@ -1088,6 +1237,7 @@ sl_space_free(sl_space *s)
 		return;
 	free(s->layer_recompute);
 	free(s->saver);
+	free(s->like);
 	for (int i = 0; i < s->g->n_ops; i++) {
 		free(s->ops[i].strat);
 		if (s->node_mem)
