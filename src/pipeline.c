@@ -501,7 +501,7 @@ space_tab(const hyb *h, space_entry *e, int r)
 		tb->compute[v] = sl_xmalloc(k * sizeof(int64_t));
 		tb->comm[v] = sl_xmalloc(k * sizeof(int64_t));
 		tb->sync[v] = sl_xmalloc(k * sizeof(int64_t));
-		if (sp->like[v] != v) {
+		if (sp->like[v] != v && !h->o->plain) {
 			/* alike (space.c): its rows are those of like */
 			int u = sp->like[v];
 			memcpy(tb->mem[v], tb->mem[u], k * sizeof **tb->mem);
@@ -542,7 +542,7 @@ space_tab(const hyb *h, space_entry *e, int r)
  * the stage (erep) shares its row; eprim lists the rows that stay.
  */
 static void
-type_edges(stage_type *t)
+type_edges(stage_type *t, bool plain)
 {
 	const space_entry *se = t->se;
 	sl_problem *p = t->prob;
@@ -551,11 +551,14 @@ type_edges(stage_type *t)
 	first = sl_xmalloc((se->sp->n_edges ? se->sp->n_edges : 1) * sizeof *first);
 	for (int e = 0; e < m; e++)
 		first[se->erep[t->edge[e]]] = -1;
+	if (plain)
+		for (int e = 0; e < m; e++)
+			first[t->edge[e]] = -1;
 	t->own_ecost = p->ecost;
 	t->view_ecost = sl_xmalloc((m ? m : 1) * sizeof *t->view_ecost);
 	t->eprim = sl_xmalloc((m ? m : 1) * sizeof *t->eprim);
 	for (int e = 0; e < m; e++) {
-		int key = se->erep[t->edge[e]];
+		int key = plain ? t->edge[e] : se->erep[t->edge[e]];
 		if (first[key] < 0) {
 			first[key] = e;
 			t->eprim[t->neprim++] = e;
@@ -626,7 +629,7 @@ hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
 	memcpy(t->prob->edge, ends, ne * sizeof *ends);
 	t->prob->ecost = sl_xcalloc(ne ? ne : 1, sizeof *t->prob->ecost);
 	free(ends);
-	type_edges(t);
+	type_edges(t, h->o->plain);
 	for (int v = a; v < b; v++) {
 		t->prob->layer[v - a] = g->ops[v].layer;
 		t->prob->pos[v - a] = g->ops[v].pos;
@@ -779,7 +782,7 @@ plan_micro(const stage_plan *p)
  * stage; prim lists the rows that stay.
  */
 static void
-type_views(stage_type *t, const stage_tab *tb, int r)
+type_views(stage_type *t, const stage_tab *tb, int r, bool plain)
 {
 	const space_entry *se = t->se;
 	int n = t->prob->n;
@@ -794,7 +797,7 @@ type_views(stage_type *t, const stage_tab *tb, int r)
 	t->prim[r] = sl_xmalloc((n ? n : 1) * sizeof *t->prim[r]);
 	for (int v = 0; v < n; v++) {
 		int key = tb->rep[v + t->a];
-		bool extra = (t->xmem[r] != NULL && t->xmem[r][v] != NULL) ||
+		bool extra = plain || (t->xmem[r] != NULL && t->xmem[r][v] != NULL) ||
 		    (t->xp2p != NULL && t->xp2p[v] != NULL);
 		if (extra || first[key] < 0) {
 			if (!extra)
@@ -817,7 +820,7 @@ type_solve(hyb *h, stage_type *t, const stage_tab *tb, int r, int64_t k,
 	sl_solution sol;
 	int rc;
 
-	type_views(t, tb, r);
+	type_views(t, tb, r, h->o->plain);
 	p->cost = t->view_cost[r];
 	p->ecost = t->view_ecost;
 	for (int i = 0; i < t->nprim[r]; i++) {
@@ -841,7 +844,7 @@ type_solve(hyb *h, stage_type *t, const stage_tab *tb, int r, int64_t k,
 	}
 	sl_solution_init(&sol, p->n);
 	h->solves++;
-	if (t->dp == NULL && (t->dp = sl_dp_new(p, NULL)) != NULL) {
+	if (t->dp == NULL && (t->dp = sl_dp_new(p, NULL)) != NULL && !h->o->plain) {
 		if (h->pool == NULL)
 			h->pool = sl_dp_pool_new();
 		sl_dp_set_pool(t->dp, h->pool);

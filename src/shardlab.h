@@ -1381,6 +1381,10 @@ typedef struct sl_hybrid_opts {
 	/* a fixed mesh (--mesh 4x2x8 --axes pp,dp,tp): its pp axis, sub-mesh
 	 * and links replace the searched ones; NULL: searched */
 	const sl_topo *topo;
+	/* true: every operator and layer of a stage costed and solved on its
+	 * own, nothing shared between equal layers (the same answer, slower;
+	 * for checks) */
+	bool plain;
 } sl_hybrid_opts;
 void sl_hybrid_opts_default(sl_hybrid_opts *o);
 

@@ -526,6 +526,216 @@ test_gpt3_narayanan(void **state)
 	sl_pipeline_free(&pl);
 }
 
+/* -------------------------------------- shared layers against plain */
+
+/* Two searches' answers, stage by stage and strategy by strategy. */
+static void
+assert_same_search(const sl_hybrid_result *a, const sl_hybrid_result *b)
+{
+	assert_int_equal(a->found, b->found);
+	assert_int_equal(a->configs, b->configs);
+	assert_int_equal(a->stage_solves, b->stage_solves);
+	assert_int_equal(a->partitions, b->partitions);
+	assert_int_equal(a->pruned_bound, b->pruned_bound);
+	assert_int_equal(a->n_front, b->n_front);
+	for (int i = 0; i < a->n_front; i++) {
+		assert_int_equal(a->front[i].step_ns, b->front[i].step_ns);
+		assert_int_equal(a->front[i].max_mem, b->front[i].max_mem);
+	}
+	if (!a->found)
+		return;
+	assert_int_equal(a->best.pp, b->best.pp);
+	assert_int_equal(a->best.virt, b->best.virt);
+	assert_int_equal(a->best.mesh.n_axes, b->best.mesh.n_axes);
+	for (int x = 0; x < a->best.mesh.n_axes; x++)
+		assert_int_equal(a->best.mesh.axes[x].size, b->best.mesh.axes[x].size);
+	assert_int_equal(a->best.micro_batches, b->best.micro_batches);
+	assert_int_equal(a->best.step_ns, b->best.step_ns);
+	assert_int_equal(a->best.max_mem, b->best.max_mem);
+	assert_int_equal(a->best.n_stages, b->best.n_stages);
+	for (int j = 0; j < a->best.n_stages; j++) {
+		const sl_pipe_stage *x = &a->best.stage[j], *y = &b->best.stage[j];
+		assert_int_equal(x->n_layers, y->n_layers);
+		assert_int_equal(x->recompute, y->recompute);
+		assert_int_equal(x->micro_ns, y->micro_ns);
+		assert_int_equal(x->n_strat_ops, y->n_strat_ops);
+		for (int u = 0; u < x->n_strat_ops; u++)
+			assert_string_equal(x->strategy[u], y->strategy[u]);
+	}
+}
+
+/*
+ * The search shares the rows of equal layers between the operators of a
+ * stage, and eliminated layers between the stages' solvers; plain costs
+ * and solves every layer on its own.  Both must answer alike, to the
+ * strategy, on generated models whose stages hold several equal layers.
+ */
+static void
+test_search_shared_plain(void **state)
+{
+	static const struct {
+		sl_family fam;
+		int layers, devices;
+		int64_t batch, mem;
+		sl_schedule sched;
+		double link;		/* bytes/s of every link; 0: the profile's */
+	} cases[] = {
+		{ SL_FAM_GPT, 8, 16, 64, 0, SL_SCHED_1F1B, 0 },
+		{ SL_FAM_GPT, 8, 16, 64, 40000000, SL_SCHED_1F1B, 0 },
+		{ SL_FAM_LLAMA, 6, 8, 32, 30000000, SL_SCHED_GPIPE, 0 },
+		{ SL_FAM_GPT, 8, 8, 32, 40000000, SL_SCHED_INTERLEAVED, 0 },
+		/* slow links: the transfers between stages weigh on each plan */
+		{ SL_FAM_GPT, 8, 16, 64, 40000000, SL_SCHED_1F1B, 1e8 },
+		{ SL_FAM_LLAMA, 6, 8, 32, 0, SL_SCHED_1F1B, 1e8 },
+	};
+	bool deep = false;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		sl_gen_config gc;
+		sl_hybrid_opts o;
+		sl_hybrid_result shared, plain;
+		sl_error err;
+
+		sl_gen_defaults(cases[i].fam, &gc);
+		gc.layers = cases[i].layers;
+		opts_for(&o, "a100-sxm", gen_model, &gc);
+		o.devices = cases[i].devices;
+		o.global_batch = cases[i].batch;
+		o.mem_limit = cases[i].mem;
+		o.schedule = cases[i].sched;
+		o.space.recipe.recompute = SL_RECOMP_AUTO;
+		if (cases[i].link > 0)
+			o.hw.intra.bandwidth = o.hw.inter.bandwidth = cases[i].link;
+		sl_error_clear(&err);
+		assert_int_equal(sl_hybrid_search(&o, &shared, &err), SL_OK);
+		o.plain = true;
+		assert_int_equal(sl_hybrid_search(&o, &plain, &err), SL_OK);
+		assert_same_search(&shared, &plain);
+		if (shared.found && shared.best.pp > 1 && shared.best.stage[0].n_layers > 2)
+			deep = true;
+		sl_hybrid_result_free(&shared);
+		sl_hybrid_result_free(&plain);
+	}
+	/* some case chose stages of several (equal) layers */
+	assert_true(deep);
+	/*
+	 * Fixed pipelines over slow links, from ample memory down to too
+	 * little: each stage's plan moves along its memory / time frontier.
+	 */
+	for (int64_t mem = 400000000; mem > 1000000; mem = mem * 2 / 3) {
+		static const int layers[4] = { 3, 2, 2, 3 };
+		static const sl_recompute rec[4] = { SL_RECOMP_NONE, SL_RECOMP_SELECTIVE,
+		    SL_RECOMP_NONE, SL_RECOMP_FULL };
+		sl_gen_config gc;
+		sl_hybrid_opts o;
+		sl_pipe_config c;
+		sl_pipeline a, b;
+		sl_error err;
+
+		sl_gen_defaults(SL_FAM_GPT, &gc);
+		gc.layers = 10;
+		opts_for(&o, "a100-sxm", gen_model, &gc);
+		o.hw.intra.bandwidth = o.hw.inter.bandwidth = 1e8;
+		o.mem_limit = mem;
+		memset(&c, 0, sizeof c);
+		c.pp = 4;
+		c.virt = 1;
+		c.outer = 2;
+		c.inner = 2;
+		c.graph_batch = 8;
+		c.micro_batches = 4;
+		c.layers = layers;
+		c.recompute = rec;
+		sl_error_clear(&err);
+		assert_int_equal(sl_pipeline_eval(&o, &c, &a, &err), SL_OK);
+		o.plain = true;
+		assert_int_equal(sl_pipeline_eval(&o, &c, &b, &err), SL_OK);
+		assert_int_equal(a.step_ns, b.step_ns);
+		assert_int_equal(a.max_mem, b.max_mem);
+		assert_int_equal(a.fits, b.fits);
+		for (int j = 0; j < 4; j++)
+			for (int u = 0; u < a.stage[j].n_strat_ops; u++)
+				assert_string_equal(a.stage[j].strategy[u], b.stage[j].strategy[u]);
+		sl_pipeline_free(&a);
+		sl_pipeline_free(&b);
+	}
+}
+
+/*
+ * sl_space_build copies the strategies and tables of an operator alike to
+ * one of an earlier layer: every copied row equals the costs computed
+ * afresh, and so after every layer switches recomputation.
+ */
+static void
+test_space_alike(void **state)
+{
+	static const sl_recompute modes[] = {
+		SL_RECOMP_NONE, SL_RECOMP_FULL, SL_RECOMP_SELECTIVE
+	};
+	sl_gen_config gc;
+	sl_hw hw;
+	sl_mesh m;
+	sl_space *sp;
+	sl_graph *g;
+	sl_error err;
+	int shape[2] = { 2, 4 }, copied = 0;
+
+	(void)state;
+	sl_error_clear(&err);
+	assert_int_equal(sl_hw_load("a100-sxm", &hw, &err), SL_OK);
+	assert_int_equal(sl_mesh_make(&hw, 2, shape, &m, &err), SL_OK);
+	sl_gen_defaults(SL_FAM_LLAMA, &gc);
+	gc.layers = 5;
+	gc.batch = 8;
+	assert_non_null(g = sl_gen(&gc, &err));
+	assert_non_null(sp = sl_space_build(g, &m, NULL, &err));
+	for (size_t r = 0; r < sizeof modes / sizeof modes[0]; r++) {
+		if (r > 0)
+			sl_space_set_recompute(sp, modes[r]);
+		for (int v = 0; v < g->n_ops; v++) {
+			copied += sp->like[v] != v;
+			assert_int_equal(sp->ops[v].n_strat, sp->ops[sp->like[v]].n_strat);
+			for (int s = 0; s < sp->ops[v].n_strat; s++) {
+				sl_mem mem;
+				sl_comm c;
+				sl_compute cp;
+				int64_t ns = 0;
+				sl_node_cost(sp, v, s, NULL, &mem, &c);
+				sl_node_compute(sp, v, s, NULL, &cp);
+				for (int x = 0; x < SL_COLL_COUNT; x++)
+					ns += c.ns[x];
+				assert_string_equal(sp->ops[v].strat[s].name,
+				    sp->ops[sp->like[v]].strat[s].name);
+				assert_int_equal(sp->node_mem[v][s], mem.params + mem.grads +
+				    mem.optim + mem.acts + mem.buffers);
+				assert_int_equal(sp->node_ns[v][s], ns + cp.recompute_ns);
+			}
+		}
+		for (int e = 0; e < sp->n_edges; e++) {
+			int ka = sp->ops[sp->edges[e].src].n_strat;
+			int kb = sp->ops[sp->edges[e].dst].n_strat;
+			for (int i = 0; i < ka; i++)
+				for (int j = 0; j < kb; j++) {
+					sl_mem mem;
+					sl_comm c;
+					int64_t ns = 0;
+					sl_edge_cost(sp, e, i, j, NULL, &mem, &c);
+					for (int x = 0; x < SL_COLL_COUNT; x++)
+						ns += c.ns[x];
+					assert_int_equal(sp->edge_mem[e][i * kb + j],
+					    mem.params + mem.grads + mem.optim +
+					    mem.acts + mem.buffers);
+					assert_int_equal(sp->edge_ns[e][i * kb + j], ns);
+				}
+		}
+	}
+	/* the layers after the first are copies */
+	assert_true(copied >= 3 * (g->n_ops - g->layers[1].first_op) / 2);
+	sl_space_free(sp);
+	sl_graph_free(g);
+}
+
 int
 main(void)
 {
@@ -535,6 +745,8 @@ main(void)
 		cmocka_unit_test(test_ctx_pins),
 		cmocka_unit_test(test_topology),
 		cmocka_unit_test(test_search_exhaustive),
+		cmocka_unit_test(test_search_shared_plain),
+		cmocka_unit_test(test_space_alike),
 		cmocka_unit_test(test_gpt3_narayanan),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
