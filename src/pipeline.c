@@ -128,6 +128,7 @@ typedef struct stage_tab {
 	sl_mem **mem;
 	int64_t **compute, **comm, **sync;
 	int *rep;
+	int *of;		/* the operator whose rows v points at (v: its own) */
 } stage_tab;
 
 /*
@@ -212,11 +213,14 @@ tab_free(stage_tab *t, int n_ops)
 	if (!t->ready)
 		return;
 	for (int v = 0; v < n_ops; v++) {
+		if (t->of[v] != v)
+			continue;
 		free(t->mem[v]);
 		free(t->compute[v]);
 		free(t->comm[v]);
 		free(t->sync[v]);
 	}
+	free(t->of);
 	free(t->mem);
 	free(t->compute);
 	free(t->comm);
@@ -403,8 +407,9 @@ space_reps(space_entry *e)
 		    sp->ops[sp->edges[y].src].n_strat != sp->ops[ed->src].n_strat ||
 		    sp->ops[sp->edges[y].dst].n_strat != sp->ops[ed->dst].n_strat)
 			continue;
-		if (memcmp(sp->edge_mem[x], sp->edge_mem[y], n * sizeof(int64_t)) == 0 &&
-		    memcmp(sp->edge_ns[x], sp->edge_ns[y], n * sizeof(int64_t)) == 0)
+		if ((sp->edge_mem[x] == sp->edge_mem[y] && sp->edge_ns[x] == sp->edge_ns[y]) ||
+		    (memcmp(sp->edge_mem[x], sp->edge_mem[y], n * sizeof(int64_t)) == 0 &&
+		    memcmp(sp->edge_ns[x], sp->edge_ns[y], n * sizeof(int64_t)) == 0))
 			e->erep[x] = y;
 	}
 	free(at);
@@ -494,22 +499,25 @@ space_tab(const hyb *h, space_entry *e, int r)
 	tb->compute = sl_xcalloc(n, sizeof *tb->compute);
 	tb->comm = sl_xcalloc(n, sizeof *tb->comm);
 	tb->sync = sl_xcalloc(n, sizeof *tb->sync);
+	tb->of = sl_xmalloc((n ? n : 1) * sizeof *tb->of);
 	for (int v = 0; v < n; v++) {
 		int k = sp->ops[v].n_strat;
 
+		if (sp->like[v] != v && !h->o->plain) {
+			/* alike (space.c): its rows are those of like */
+			int u = sp->like[v];
+			tb->of[v] = tb->of[u];
+			tb->mem[v] = tb->mem[u];
+			tb->compute[v] = tb->compute[u];
+			tb->comm[v] = tb->comm[u];
+			tb->sync[v] = tb->sync[u];
+			continue;
+		}
+		tb->of[v] = v;
 		tb->mem[v] = sl_xmalloc(k * sizeof **tb->mem);
 		tb->compute[v] = sl_xmalloc(k * sizeof(int64_t));
 		tb->comm[v] = sl_xmalloc(k * sizeof(int64_t));
 		tb->sync[v] = sl_xmalloc(k * sizeof(int64_t));
-		if (sp->like[v] != v && !h->o->plain) {
-			/* alike (space.c): its rows are those of like */
-			int u = sp->like[v];
-			memcpy(tb->mem[v], tb->mem[u], k * sizeof **tb->mem);
-			memcpy(tb->compute[v], tb->compute[u], k * sizeof(int64_t));
-			memcpy(tb->comm[v], tb->comm[u], k * sizeof(int64_t));
-			memcpy(tb->sync[v], tb->sync[u], k * sizeof(int64_t));
-			continue;
-		}
 		for (int s = 0; s < k; s++) {
 			sl_comm c;
 			sl_compute cp;
@@ -527,7 +535,9 @@ space_tab(const hyb *h, space_entry *e, int r)
 	for (int v = 0; v < n; v++) {
 		int u = e->cand[v], k = sp->ops[v].n_strat;
 		tb->rep[v] = v;
-		if (u < v && memcmp(tb->mem[v], tb->mem[u], k * sizeof **tb->mem) == 0 &&
+		if (u < v && tb->of[u] == tb->of[v])
+			tb->rep[v] = u;		/* the very rows */
+		else if (u < v && memcmp(tb->mem[v], tb->mem[u], k * sizeof **tb->mem) == 0 &&
 		    memcmp(tb->compute[v], tb->compute[u], k * sizeof(int64_t)) == 0 &&
 		    memcmp(tb->comm[v], tb->comm[u], k * sizeof(int64_t)) == 0 &&
 		    memcmp(tb->sync[v], tb->sync[u], k * sizeof(int64_t)) == 0)

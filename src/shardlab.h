@@ -551,6 +551,10 @@ typedef struct sl_space {
 	 * everything its costs read (the same strategies and costs), or itself;
 	 * holds while every layer recomputes alike */
 	int *like;
+	/* the rows shared, read-only: per operator, the operator whose strat
+	 * array it points at; per edge, the edge whose table rows it points at
+	 * (itself when its own) */
+	int *strat_of, *edge_of;
 } sl_space;
 
 sl_space *sl_space_build(const sl_graph *g, const sl_mesh *m,

@@ -839,25 +839,28 @@ struct sl_dp {
 
 static uint64_t dp_mix(uint64_t a, uint64_t b);
 
-/* Four independent lanes, so that the multiplications overlap. */
+/*
+ * Hash of a layer's content: a bucket key only, since equal hashes are
+ * always confirmed by comparing the contents.  Long contents are sampled
+ * (1024 entries evenly spaced, and the length): contents from different
+ * weights differ nearly everywhere.  Four lanes, so that the
+ * multiplications overlap.
+ */
 static uint64_t
 dp_hash(const int64_t *a, size_t n)
 {
 	uint64_t h[4] = { 1469598103934665603ULL, 0x9e3779b97f4a7c15ULL,
 	    0xbf58476d1ce4e5b9ULL, 0x94d049bb133111ebULL };
-	size_t i = 0;
+	size_t step = n > 1024 ? n / 1024 : 1, m = n / step;
 
-	for (; i + 4 <= n; i += 4)
-		for (int j = 0; j < 4; j++) {
-			h[j] ^= (uint64_t)a[i + j];
-			h[j] *= 1099511628211ULL;
-			h[j] ^= h[j] >> 29;
-		}
-	for (; i < n; i++) {
-		h[0] ^= (uint64_t)a[i];
-		h[0] *= 1099511628211ULL;
-		h[0] ^= h[0] >> 29;
+	for (size_t i = 0; i < m; i++) {
+		int j = (int)(i & 3);
+		h[j] ^= (uint64_t)a[i * step];
+		h[j] *= 1099511628211ULL;
+		h[j] ^= h[j] >> 29;
 	}
+	if (n > 0)
+		h[0] ^= (uint64_t)a[n - 1];
 	return dp_mix(dp_mix(h[0], h[1]), dp_mix(h[2], h[3] ^ (uint64_t)n));
 }
 

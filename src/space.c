@@ -1175,15 +1175,16 @@ sl_space_build(const sl_graph *g, const sl_mesh *m, const sl_space_opts *o,
 				sp->saver[t] = o2;
 		}
 	find_alike(sp);
+	sp->strat_of = sl_xmalloc((g->n_ops ? g->n_ops : 1) * sizeof *sp->strat_of);
 	for (int i = 0; i < g->n_ops; i++) {
 		int u = sp->like[i];
+		sp->strat_of[i] = i;
 		if (u != i) {
-			/* alike: the same binding and strategies */
+			/* alike: the same binding, and u's strategies */
 			sp->ops[i].bind = sp->ops[u].bind;
 			sp->ops[i].n_strat = sp->ops[u].n_strat;
-			sp->ops[i].strat = sl_xmalloc(sp->ops[u].n_strat * sizeof *sp->ops[i].strat);
-			memcpy(sp->ops[i].strat, sp->ops[u].strat,
-			    sp->ops[u].n_strat * sizeof *sp->ops[i].strat);
+			sp->ops[i].strat = sp->ops[u].strat;
+			sp->strat_of[i] = sp->strat_of[u];
 			continue;
 		}
 		sl_kinds[g->ops[i].kind].bind(g, &g->ops[i], &sp->ops[i].bind);
@@ -1206,6 +1207,7 @@ sl_space_build(const sl_graph *g, const sl_mesh *m, const sl_space_opts *o,
 	}
 	sp->edge_mem = sl_xcalloc(sp->n_edges ? sp->n_edges : 1, sizeof *sp->edge_mem);
 	sp->edge_ns = sl_xcalloc(sp->n_edges ? sp->n_edges : 1, sizeof *sp->edge_ns);
+	sp->edge_of = sl_xmalloc((sp->n_edges ? sp->n_edges : 1) * sizeof *sp->edge_of);
 	{
 		int *at = sl_xmalloc(((size_t)g->n_ops * SL_MAX_OP_TENSORS + 1) * sizeof *at);
 		for (size_t i = 0; i < (size_t)g->n_ops * SL_MAX_OP_TENSORS; i++)
@@ -1214,16 +1216,14 @@ sl_space_build(const sl_graph *g, const sl_mesh *m, const sl_space_opts *o,
 			at[sp->edges[e].dst * SL_MAX_OP_TENSORS + sp->edges[e].dst_slot] = e;
 		for (int e = 0; e < sp->n_edges; e++) {
 			int y = edge_alike(sp, e, at);
-			size_t n = (size_t)sp->ops[sp->edges[e].src].n_strat *
-			    sp->ops[sp->edges[e].dst].n_strat;
 			if (y < 0) {
+				sp->edge_of[e] = e;
 				edge_tables(sp, e);
 				continue;
 			}
-			sp->edge_mem[e] = sl_xmalloc(n * sizeof(int64_t));
-			sp->edge_ns[e] = sl_xmalloc(n * sizeof(int64_t));
-			memcpy(sp->edge_mem[e], sp->edge_mem[y], n * sizeof(int64_t));
-			memcpy(sp->edge_ns[e], sp->edge_ns[y], n * sizeof(int64_t));
+			sp->edge_of[e] = sp->edge_of[y];
+			sp->edge_mem[e] = sp->edge_mem[y];
+			sp->edge_ns[e] = sp->edge_ns[y];
 		}
 		free(at);
 	}
@@ -1239,18 +1239,23 @@ sl_space_free(sl_space *s)
 	free(s->saver);
 	free(s->like);
 	for (int i = 0; i < s->g->n_ops; i++) {
-		free(s->ops[i].strat);
+		if (s->strat_of == NULL || s->strat_of[i] == i)
+			free(s->ops[i].strat);
 		if (s->node_mem)
 			free(s->node_mem[i]);
 		if (s->node_ns)
 			free(s->node_ns[i]);
 	}
 	for (int e = 0; e < s->n_edges; e++) {
+		if (s->edge_of != NULL && s->edge_of[e] != e)
+			continue;
 		if (s->edge_mem)
 			free(s->edge_mem[e]);
 		if (s->edge_ns)
 			free(s->edge_ns[e]);
 	}
+	free(s->strat_of);
+	free(s->edge_of);
 	free(s->node_mem);
 	free(s->node_ns);
 	free(s->edge_mem);
