@@ -397,8 +397,9 @@ ve_cmp_int(const void *a, const void *b)
 
 /*
  * o[r] = min(o[r], base + r2[r]) with ag[r] = us where it lowers, skipping
- * r2[r] = DP_INF and sums that overflow: the inner loop of eliminating a
- * node between two others, where most time goes.  Written without branches
+ * r2[r] = DP_INF and sums that overflow (ag NULL: values only): the inner
+ * loop of eliminating a node between two others, where most time goes, and
+ * of min-plus products.  Written without branches
  * (the comparisons are unpredictable) so that it vectorises; GCC on x86-64
  * also builds an AVX2 copy chosen at run time.
  */
@@ -409,6 +410,17 @@ static void
 dp_minrow(int64_t *restrict o, uint16_t *restrict ag, const int64_t *restrict r2,
     int64_t base, uint16_t us, int n)
 {
+	if (ag == NULL) {
+		/* the values alone (min-plus products) */
+		for (int r = 0; r < n; r++) {
+			int64_t x = r2[r];
+			int64_t v = (int64_t)((uint64_t)base + (uint64_t)x);
+			int64_t bad = ((base ^ v) & (x ^ v)) | -(int64_t)(x == DP_INF);
+			int64_t lt = -(int64_t)(v < o[r]) & ~(bad >> 63);
+			o[r] = lt ? v : o[r];
+		}
+		return;
+	}
 	for (int r = 0; r < n; r++) {
 		int64_t x = r2[r];
 		int64_t v = (int64_t)((uint64_t)base + (uint64_t)x);
@@ -1184,17 +1196,9 @@ dp_minplus(const int64_t *A, const int64_t *B, int64_t *C, int r, int m, int c)
 		int64_t *out = C + (size_t)a * c;
 		for (int b = 0; b < m; b++) {
 			int64_t base = A[(size_t)a * m + b];
-			const int64_t *row = B + (size_t)b * c;
 			if (base == DP_INF)
 				continue;
-			for (int j = 0; j < c; j++) {
-				int64_t v;
-				if (row[j] == DP_INF ||
-				    __builtin_add_overflow(base, row[j], &v))
-					continue;
-				if (v < out[j])
-					out[j] = v;
-			}
+			dp_minrow(out, NULL, B + (size_t)b * c, base, 0, c);
 		}
 	}
 }
