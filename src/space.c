@@ -1026,16 +1026,25 @@ spec_classes(const sl_space_op *so, int slot, int *cls)
 
 /*
  * An earlier edge whose tables are ei's: into the same slot of the alike
- * operator, from the same slot of an operator alike to ei's source.  -1
- * none.  at: edge per (operator, slot).
+ * operator at the same position of the layer before, from the same slot
+ * of an operator alike to ei's source.  -1 none.  at: edge per (operator,
+ * slot).
  */
 static int
 edge_alike(const sl_space *sp, int ei, const int *at)
 {
+	const sl_graph *g = sp->g;
 	const sl_space_edge *e = &sp->edges[ei], *f;
-	int y, u = sp->like[e->dst];
+	const sl_op *op = &g->ops[e->dst];
+	const sl_layer *prev;
+	int y, u;
 
-	if (u == e->dst || (y = at[u * SL_MAX_OP_TENSORS + e->dst_slot]) < 0)
+	if (sp->like[e->dst] == e->dst || op->layer < 1)
+		return -1;
+	prev = &g->layers[op->layer - 1];
+	u = prev->first_op + op->pos;
+	if (op->pos >= prev->n_ops || sp->like[u] != sp->like[e->dst] ||
+	    (y = at[u * SL_MAX_OP_TENSORS + e->dst_slot]) < 0)
 		return -1;
 	f = &sp->edges[y];
 	if (sp->like[f->src] != sp->like[e->src] || f->src_slot != e->src_slot)
