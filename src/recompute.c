@@ -12,14 +12,16 @@
 
 #include <stdlib.h>
 
-/* Sets the layers in mask (bit l = layer l) to full recomputation, the rest to none. */
+/* Layer l fully recomputed where full[l], the others not at all. */
 static void
 set_layers(sl_space *s, const uint8_t *full)
 {
+	uint8_t *modes = sl_xmalloc(s->g->n_layers + 1);
+
 	for (int l = 0; l < s->g->n_layers; l++)
-		if (s->layer_recompute[l] != (full[l] ? SL_RECOMP_FULL : SL_RECOMP_NONE))
-			sl_space_set_layer_recompute(s, l, full[l] ? SL_RECOMP_FULL :
-			    SL_RECOMP_NONE);
+		modes[l] = full[l] ? SL_RECOMP_FULL : SL_RECOMP_NONE;
+	sl_space_set_layers_recompute(s, modes);
+	free(modes);
 }
 
 typedef struct rc_try {
@@ -59,6 +61,27 @@ device0_total(const sl_space *s, const int *choice)
 		    s->ops[se->dst].n_strat + choice[se->dst]]);
 	}
 	return t;
+}
+
+/*
+ * A lower bound on device 0's memory with the current layer settings: every
+ * operator's least node memory among its allowed strategies (edges add
+ * nothing below zero).
+ */
+static int64_t
+memory_bound(const sl_space *s, const sl_problem *p)
+{
+	int64_t b = 0;
+
+	for (int v = 0; v < s->g->n_ops; v++) {
+		int64_t m = INT64_MAX;
+		for (int k = 0; k < s->ops[v].n_strat; k++)
+			if (p->allowed[v][k] && s->node_mem[v][k] < m)
+				m = s->node_mem[v][k];
+		if (m != INT64_MAX)
+			b = sl_add_sat(b, m);
+	}
+	return b;
 }
 
 /* Solves with the current layer settings; *sol gets the plan. */
@@ -126,7 +149,8 @@ sl_recompute_auto(sl_space *s, sl_problem *p, double alpha, int64_t capacity,
     sl_solver_kind kind, const sl_solve_opts *o, sl_recompute_choice *out,
     sl_error *err)
 {
-	int n = s->g->n_layers, lo, hi, rc;
+	int n = s->g->n_layers, lo, hi, rc, guess;
+	int64_t m0;
 	uint8_t *full = sl_xcalloc(n + 1, 1), *best = sl_xcalloc(n + 1, 1);
 	sl_solution sol;
 	rc_try t, bt;
@@ -134,20 +158,21 @@ sl_recompute_auto(sl_space *s, sl_problem *p, double alpha, int64_t capacity,
 
 	memset(out, 0, sizeof *out);
 	out->n_layers = n;
+	memset(&bt, 0, sizeof bt);
 	sl_solution_init(&sol, s->g->n_ops);
-	/* none recomputed: fits already? */
+	/* none recomputed: fits already?  A bound says no without a solve. */
 	first_layers(full, n, 0);
 	set_layers(s, full);
-	if ((rc = try_solve(&r, &sol, &t, err)) != SL_OK)
-		goto out;
-	if (t.ok && t.fits) {
-		out->fits = true;
+	m0 = memory_bound(s, p);
+	if (n == 0 || capacity <= 0 || m0 <= capacity) {
+		if ((rc = try_solve(&r, &sol, &t, err)) != SL_OK)
+			goto out;
 		out->max_total = t.max_total;
-		goto out;
-	}
-	if (n == 0) {
-		out->max_total = t.max_total;
-		goto out;
+		if ((t.ok && t.fits) || n == 0) {
+			out->fits = t.ok && t.fits;
+			goto out;
+		}
+		m0 = t.max_total;
 	}
 	/* all recomputed: the least this can do */
 	first_layers(full, n, n);
@@ -159,40 +184,44 @@ sl_recompute_auto(sl_space *s, sl_problem *p, double alpha, int64_t capacity,
 		out->max_total = t.max_total;
 		goto out;
 	}
-	/* fits(hi), not fits(lo) */
+	bt = t;
+	/* fits(hi), not fits(lo); memory falls about linearly with the count,
+	 * so the first probe is where the line crosses the capacity and the
+	 * second its neighbour, then bisection */
 	lo = 0;
 	hi = n;
+	guess = m0 > t.max_total ? (int)((double)n * (double)(m0 - capacity) /
+	    (double)(m0 - t.max_total) + 0.999) : n / 2;
 	while (hi - lo > 1) {
-		int mid = lo + (hi - lo) / 2;
+		int mid = guess > lo && guess < hi ? guess : lo + (hi - lo) / 2;
 		first_layers(full, n, mid);
 		set_layers(s, full);
 		if ((rc = try_solve(&r, &sol, &t, err)) != SL_OK)
 			goto out;
-		if (t.ok && t.fits)
+		if (t.ok && t.fits) {
 			hi = mid;
-		else
-			lo = mid;
-	}
-	/* hi layers: which ones? every set of that size on small models */
-	first_layers(full, n, hi);
-	memcpy(best, full, n);
-	memset(&bt, 0, sizeof bt);
-	do {
-		set_layers(s, full);
-		if ((rc = try_solve(&r, &sol, &t, err)) != SL_OK)
-			goto out;
-		if (t.ok && t.fits && (!bt.ok || t.objective < bt.objective)) {
 			bt = t;
-			memcpy(best, full, n);
+			guess = mid - 1;
+		} else {
+			lo = mid;
+			guess = mid + 1;
 		}
-	} while (n <= SL_RECOMPUTE_EXHAUSTIVE && next_subset(full, n));
-	if (!bt.ok) {
-		/* only the first-layers set was known to fit; keep it */
-		first_layers(best, n, hi);
-		set_layers(s, best);
-		rc = try_solve(&r, &sol, &bt, err);
-		if (rc != SL_OK)
-			goto out;
+	}
+	/* hi layers: which ones?  Every set of that size on small models; on
+	 * larger ones the first layers, solved last in the loop above. */
+	first_layers(best, n, hi);
+	if (n <= SL_RECOMPUTE_EXHAUSTIVE) {
+		first_layers(full, n, hi);
+		memset(&bt, 0, sizeof bt);
+		do {
+			set_layers(s, full);
+			if ((rc = try_solve(&r, &sol, &t, err)) != SL_OK)
+				goto out;
+			if (t.ok && t.fits && (!bt.ok || t.objective < bt.objective)) {
+				bt = t;
+				memcpy(best, full, n);
+			}
+		} while (next_subset(full, n));
 	}
 	memcpy(full, best, n);
 	out->n_recomputed = hi;

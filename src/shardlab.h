@@ -563,6 +563,10 @@ void sl_space_free(sl_space *s);
 int sl_space_find_strategy(const sl_space *s, int op, const char *name);
 /* Every layer recomputes r (not auto); node tables follow. */
 void sl_space_set_recompute(sl_space *sp, sl_recompute r);
+/* Every layer's recomputation at once (modes[l]: none, selective or full);
+ * runs of equal layers recomputed alike share one computation of their
+ * tables.  Nothing is done when nothing changes. */
+void sl_space_set_layers_recompute(sl_space *s, const uint8_t *modes);
 
 /*
  * Costs on the device with coordinates coord (NULL = device 0, which always

@@ -1144,6 +1144,28 @@ sl_space_set_recompute(sl_space *sp, sl_recompute r)
 			node_tables(sp, i);
 }
 
+void
+sl_space_set_layers_recompute(sl_space *sp, const uint8_t *modes)
+{
+	const sl_graph *g = sp->g;
+	bool changed = false;
+
+	for (int l = 0; l < g->n_layers; l++) {
+		uint8_t r = modes[l] == SL_RECOMP_AUTO ? SL_RECOMP_NONE : modes[l];
+		changed = changed || sp->layer_recompute[l] != r;
+		sp->layer_recompute[l] = r;
+	}
+	if (!changed)
+		return;
+	/* runs of equally recomputed equal layers are alike again: each run
+	 * costs one layer's tables, the rest are copies */
+	free(sp->like);
+	find_alike(sp);
+	for (int i = 0; i < g->n_ops; i++)
+		if (g->ops[i].layer >= 0)
+			node_tables(sp, i);
+}
+
 sl_space *
 sl_space_build(const sl_graph *g, const sl_mesh *m, const sl_space_opts *o,
     sl_error *err)
