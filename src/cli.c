@@ -777,7 +777,7 @@ cli_no_plan(const sl_solution *sol, double time_limit)
 		fprintf(stderr, _("shardlab: no feasible plan\n"));
 		return SL_EINFEASIBLE;
 	case SL_SOLVE_LIMIT:
-		fprintf(stderr, _("shardlab: the time limit of %g s ran out before the %s solver found a plan (raise --time-limit or use --solver dp)\n"),
+		fprintf(stderr, _("shardlab: the time limit of %g s ran out before the %s solver found a plan (raise --time-limit, or use --solver anytime, which has a plan within a second)\n"),
 		    time_limit > 0 ? time_limit : SL_ILP_DEFAULT_TIME_LIMIT,
 		    sl_solver_name(sol->solver));
 		return SL_EINTERNAL;
