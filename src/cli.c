@@ -1384,8 +1384,10 @@ cmd_help(int argc, char **argv)
 	for (size_t i = 0; i < SL_ARRAY_LEN(commands); i++)
 		printf("  shardlab %s\n      %s\n", _(commands[i].usage), _(commands[i].help));
 	printf(_("\nOPTIONS: --mesh AxB | --devices N, --hw PROFILE, --alpha A (bytes per microsecond),\n"
-	    "         --pin OP=STRATEGY, --forbid OP=STRATEGY (repeatable), --solver auto|dp|ilp|brute,\n"
-	    "         --mem-limit SIZE, --micro-batch B, --time-limit SECONDS, --no-zero\n"
+	    "         --pin OP=STRATEGY, --forbid OP=STRATEGY (repeatable), --solver auto|dp|ilp|brute|anytime,\n"
+	    "         --mem-limit SIZE, --time-limit SECONDS, --no-zero\n"
+	    "RECIPE:  --attention flash|naive, --precision bf16|megatron|amp|fp32,\n"
+	    "         --recompute none|selective|full|auto, --micro-batch B, --global-batch B, --seq S\n"
 	    "MODEL:   a bundled model name, a model JSON file, or an IOPDDL problem (.json, .json.gz)\n"
 	    "exit status: 0 success, 1 no feasible plan, 2 bad usage or input, 3 internal or solver failure\n"
 	    "See shardlab(1), shardlab-model(5) and shardlab-plan(5).\n"));
