@@ -5,44 +5,9 @@
 # the plan command printed them; Right moves the boundary one layer; + and
 # - change the pipeline degree; S closes.  Needs: tmux (skips without it).
 
-if ! command -v tmux >/dev/null 2>&1; then
-	echo "SKIP: tmux not installed"
-	exit 77
-fi
-if [ -z "$SHARDLAB" ] || [ ! -x "$SHARDLAB" ]; then
-	echo "SKIP: \$SHARDLAB does not name the built program"
-	exit 77
-fi
-
-SOCK="shardlab-st-$$"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/tui_stages.XXXXXX") || exit 99
-T() { tmux -L "$SOCK" -f /dev/null "$@"; }
-cleanup() {
-	T kill-server >/dev/null 2>&1
-	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-
-screen() { T capture-pane -p -t st 2>/dev/null; }
-fail() {
-	echo "FAIL: $*"
-	echo "--- screen:"
-	screen
-	exit 1
-}
-# wait_for TEXT: until TEXT (a fixed string) is on the screen.
-wait_for() {
-	n=0
-	while [ "$n" -lt 150 ]; do
-		screen | grep -F -q -- "$1" && return 0
-		sleep 0.1
-		n=$((n + 1))
-	done
-	return 1
-}
-keys() { T send-keys -t st "$@"; }
+TUI_NAME=st
+. "$TESTS_SRCDIR/tmux_lib.sh"
+SESS=st
 
 # The plan, its step time and its stages' memory as the command prints them.
 "$SHARDLAB" plan gpt-1.7b --devices 4 --pp 2 --json "$TMP/pp.json" >"$TMP/cli.out" 2>&1 ||

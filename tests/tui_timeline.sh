@@ -5,44 +5,9 @@
 # p must jump there and list the largest buffer alive first, and < > must
 # change the device.  Needs: tmux (skips without it).
 
-if ! command -v tmux >/dev/null 2>&1; then
-	echo "SKIP: tmux not installed"
-	exit 77
-fi
-if [ -z "$SHARDLAB" ] || [ ! -x "$SHARDLAB" ]; then
-	echo "SKIP: \$SHARDLAB does not name the built program"
-	exit 77
-fi
-
-SOCK="shardlab-tl-$$"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/tui_timeline.XXXXXX") || exit 99
-T() { tmux -L "$SOCK" -f /dev/null "$@"; }
-cleanup() {
-	T kill-server >/dev/null 2>&1
-	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-
-screen() { T capture-pane -p -t tl 2>/dev/null; }
-fail() {
-	echo "FAIL: $*"
-	echo "--- screen:"
-	screen
-	exit 1
-}
-# wait_for TEXT: until TEXT (a fixed string) is on the screen.
-wait_for() {
-	n=0
-	while [ "$n" -lt 150 ]; do
-		screen | grep -F -q -- "$1" && return 0
-		sleep 0.1
-		n=$((n + 1))
-	done
-	return 1
-}
-keys() { T send-keys -t tl "$@"; }
+TUI_NAME=tl
+. "$TESTS_SRCDIR/tmux_lib.sh"
+SESS=tl
 
 # What the command line says for the same model and mesh.
 "$SHARDLAB" timeline mlp-2layer --devices 2 >"$TMP/cli.out" 2>&1 ||

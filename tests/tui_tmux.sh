@@ -6,57 +6,9 @@
 # export must be what `shardlab solve` says for the same pins and alpha.
 # Needs: tmux (skips without it).
 
-if ! command -v tmux >/dev/null 2>&1; then
-	echo "SKIP: tmux not installed"
-	exit 77
-fi
-if [ -z "$SHARDLAB" ] || [ ! -x "$SHARDLAB" ]; then
-	echo "SKIP: \$SHARDLAB does not name the built program"
-	exit 77
-fi
-
-SOCK="shardlab-tui-$$"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/tui_tmux.XXXXXX") || exit 99
-T() { tmux -L "$SOCK" -f /dev/null "$@"; }
-cleanup() {
-	T kill-server >/dev/null 2>&1
-	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-
-SESS=
+TUI_NAME=tui
+. "$TESTS_SRCDIR/tmux_lib.sh"
 NSESS=0
-screen() { T capture-pane -p -t "$SESS" 2>/dev/null; }
-fail() {
-	echo "FAIL: $*"
-	echo "--- screen:"
-	screen
-	exit 1
-}
-
-# wait_for TEXT [TENTHS]: until TEXT (a fixed string) is on the screen.
-wait_for() {
-	n=0
-	while [ "$n" -lt "${2:-150}" ]; do
-		screen | grep -F -q -- "$1" && return 0
-		sleep 0.1
-		n=$((n + 1))
-	done
-	return 1
-}
-
-# wait_gone TEXT: until TEXT has left the screen.
-wait_gone() {
-	n=0
-	while [ "$n" -lt 150 ]; do
-		screen | grep -F -q -- "$1" || return 0
-		sleep 0.1
-		n=$((n + 1))
-	done
-	return 1
-}
 
 # start "ENV" ARGS: the explorer at 100x30 in a new session.  The previous
 # session is closed only after the new one exists, so the server never
@@ -75,8 +27,6 @@ start() {
 	[ -n "$SESS" ] && T kill-session -t "$SESS" >/dev/null 2>&1
 	SESS="tui$NSESS"
 }
-
-keys() { T send-keys -t "$SESS" "$@"; }
 
 # json_field FILE NAME: a top-level integer field of a plan.
 json_field() { sed -n "s/^  \"$2\": \\([0-9-]*\\),*\$/\\1/p" "$1" | head -n 1; }

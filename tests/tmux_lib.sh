@@ -1,0 +1,54 @@
+# tmux_lib.sh: the private tmux server the explorer's terminal tests share
+# (sourced).  Set TUI_NAME (a short name for the socket and the temporary
+# folder) before sourcing; set SESS to the session that screen, keys and
+# wait_for look at.  Skips (77) without tmux or a built program.
+
+if ! command -v tmux >/dev/null 2>&1; then
+	echo "SKIP: tmux not installed"
+	exit 77
+fi
+if [ -z "$SHARDLAB" ] || [ ! -x "$SHARDLAB" ]; then
+	echo "SKIP: \$SHARDLAB does not name the built program"
+	exit 77
+fi
+
+SOCK="shardlab-$TUI_NAME-$$"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/tui_$TUI_NAME.XXXXXX") || exit 99
+SESS=
+T() { tmux -L "$SOCK" -f /dev/null "$@"; }
+cleanup() {
+	T kill-server >/dev/null 2>&1
+	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+screen() { T capture-pane -p -t "$SESS" 2>/dev/null; }
+fail() {
+	echo "FAIL: $*"
+	echo "--- screen:"
+	screen
+	exit 1
+}
+# wait_for TEXT [TENTHS]: until TEXT (a fixed string) is on the screen.
+wait_for() {
+	n=0
+	while [ "$n" -lt "${2:-150}" ]; do
+		screen | grep -F -q -- "$1" && return 0
+		sleep 0.1
+		n=$((n + 1))
+	done
+	return 1
+}
+# wait_gone TEXT: until TEXT has left the screen.
+wait_gone() {
+	n=0
+	while [ "$n" -lt 150 ]; do
+		screen | grep -F -q -- "$1" || return 0
+		sleep 0.1
+		n=$((n + 1))
+	done
+	return 1
+}
+keys() { T send-keys -t "$SESS" "$@"; }
