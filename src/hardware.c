@@ -754,11 +754,29 @@ sl_mesh_parse(const char *s, int *n_axes, int shape[SL_MAX_AXES], sl_error *err)
 	return SL_OK;
 }
 
+/* The devices of a mesh shape: every axis at least 1, the product at most
+ * SL_MAX_DEVICES. */
+static int
+mesh_devices(int n_axes, const int *shape, int64_t *n, sl_error *err)
+{
+	*n = 1;
+	for (int a = 0; a < n_axes; a++) {
+		if (shape[a] < 1)
+			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("mesh axis %d has %d devices"), a, shape[a]);
+		*n *= shape[a];
+		if (*n > SL_MAX_DEVICES)
+			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("a mesh of more than %d devices"), SL_MAX_DEVICES);
+	}
+	return SL_OK;
+}
+
 int
 sl_mesh_make(const sl_hw *hw, int n_axes, const int *shape, sl_mesh *m,
     sl_error *err)
 {
-	int64_t n = 1;
+	int64_t n;
 	int dpn = hw->devices_per_node > 0 ? hw->devices_per_node : 1;
 	int inner;
 
@@ -766,15 +784,8 @@ sl_mesh_make(const sl_hw *hw, int n_axes, const int *shape, sl_mesh *m,
 	if (n_axes < 1 || n_axes > SL_MAX_AXES)
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 		    _("a mesh has 1 or %d axes, not %d"), SL_MAX_AXES, n_axes);
-	for (int a = 0; a < n_axes; a++) {
-		if (shape[a] < 1)
-			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-			    _("mesh axis %d has %d devices"), a, shape[a]);
-		n *= shape[a];
-		if (n > SL_MAX_DEVICES)
-			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-			    _("a mesh of more than %d devices"), SL_MAX_DEVICES);
-	}
+	if (mesh_devices(n_axes, shape, &n, err) != SL_OK)
+		return err->code;
 	m->n_axes = n_axes;
 	m->n_devices = (int)n;
 	m->hw = *hw;
@@ -975,22 +986,15 @@ int
 sl_topo_make(const sl_hw *hw, int n_axes, const int *shape,
     const sl_axis_role *role, sl_topo *t, sl_error *err)
 {
-	int64_t n = 1;
+	int64_t n;
 	int dpn = hw->devices_per_node > 0 ? hw->devices_per_node : 1;
 
 	memset(t, 0, sizeof *t);
 	if (n_axes < 1 || n_axes > SL_MAX_TOPO_AXES)
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 		    _("a mesh has 1 to %d axes, not %d"), SL_MAX_TOPO_AXES, n_axes);
-	for (int a = 0; a < n_axes; a++) {
-		if (shape[a] < 1)
-			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-			    _("mesh axis %d has %d devices"), a, shape[a]);
-		n *= shape[a];
-		if (n > SL_MAX_DEVICES)
-			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-			    _("a mesh of more than %d devices"), SL_MAX_DEVICES);
-	}
+	if (mesh_devices(n_axes, shape, &n, err) != SL_OK)
+		return err->code;
 	t->n_axes = n_axes;
 	t->n_devices = (int)n;
 	t->hw = *hw;

@@ -58,41 +58,22 @@ name_index(const char *const *names, int n, const char *s)
 	return -1;
 }
 
-const char *
-sl_attention_name(sl_attention a)
-{
-	return (unsigned)a < SL_ATTN_COUNT ? attention_names[a] : "?";
+/* name and from_name of one recipe dimension, over its table of names */
+#define RECIPE_NAMES(what, type, names, count)				\
+const char *								\
+sl_##what##_name(type v)						\
+{									\
+	return (unsigned)v < (count) ? names[v] : "?";			\
+}									\
+int									\
+sl_##what##_from_name(const char *s)					\
+{									\
+	return name_index(names, (count), s);				\
 }
 
-int
-sl_attention_from_name(const char *s)
-{
-	return name_index(attention_names, SL_ATTN_COUNT, s);
-}
-
-const char *
-sl_precision_name(sl_precision p)
-{
-	return (unsigned)p < SL_PREC_COUNT ? precision_names[p] : "?";
-}
-
-int
-sl_precision_from_name(const char *s)
-{
-	return name_index(precision_names, SL_PREC_COUNT, s);
-}
-
-const char *
-sl_recompute_name(sl_recompute r)
-{
-	return (unsigned)r < SL_RECOMP_COUNT ? recompute_names[r] : "?";
-}
-
-int
-sl_recompute_from_name(const char *s)
-{
-	return name_index(recompute_names, SL_RECOMP_COUNT, s);
-}
+RECIPE_NAMES(attention, sl_attention, attention_names, SL_ATTN_COUNT)
+RECIPE_NAMES(precision, sl_precision, precision_names, SL_PREC_COUNT)
+RECIPE_NAMES(recompute, sl_recompute, recompute_names, SL_RECOMP_COUNT)
 
 const char *
 sl_recipe_describe(const sl_recipe *r, char *buf, size_t len)
