@@ -118,6 +118,9 @@ typedef struct cli_vdev {
 	char error[256];
 	sl_mem predicted, measured;	/* measured: the runner's allocations */
 	int64_t meminfo_delta, meminfo_peak, overhead;	/* cudaMemGetInfo, scratch */
+	/* the timeline's peak (0: the list had no events) and the most the
+	 * runner held replaying them (-1: it did not replay them) */
+	int64_t pred_peak, held_peak;
 	int64_t pred_ns, step_ns, compute_ns, comm_ns;
 	bool comm_measured;		/* false: communication modelled */
 } cli_vdev;
@@ -135,8 +138,8 @@ typedef struct cli_vjob {
 	char errbuf[2048];
 	size_t errlen;
 	int n_devices;
-	sl_mem *predicted;
-	int64_t *pred_ns;
+	sl_mem *predicted;	/* what the runner allocates over a step */
+	int64_t *pred_ns, *pred_peak;
 } cli_vjob;
 
 const char *cli_validate_runner(void);	/* NULL when not built/installed */

@@ -58,6 +58,9 @@ val_write_json(const char *path, const char *plan, const sl_space *s,
 		json_object_set_new(jd, "predicted", json_pack("{s:o, s:I}",
 		    "memory_bytes", val_mem_json(&v->predicted),
 		    "step_time_ns", (json_int_t)v->pred_ns));
+		if (v->pred_peak > 0)
+			json_object_set_new(json_object_get(jd, "predicted"),
+			    "peak_bytes", json_integer(v->pred_peak));
 		json_object_set_new(jd, "measured", json_pack(
 		    "{s:o, s:I, s:I, s:I, s:I, s:I, s:I}",
 		    "memory_bytes", val_mem_json(&v->measured),
@@ -67,6 +70,9 @@ val_write_json(const char *path, const char *plan, const sl_space *s,
 		    "step_time_ns", (json_int_t)v->step_ns,
 		    "compute_time_ns", (json_int_t)v->compute_ns,
 		    "comm_time_ns", (json_int_t)v->comm_ns));
+		if (v->held_peak >= 0)
+			json_object_set_new(json_object_get(jd, "measured"),
+			    "peak_held_bytes", json_integer(v->held_peak));
 		json_object_set_new(jd, "sources", json_pack("{s:s, s:s, s:s}",
 		    "memory", "measured", "compute", "measured",
 		    "communication", v->comm_measured ? "measured" : "modelled"));
@@ -76,6 +82,10 @@ val_write_json(const char *path, const char *plan, const sl_space *s,
 		    "device_memory", cli_validate_error(sl_mem_total(&v->predicted),
 		    v->meminfo_delta),
 		    "step_time", cli_validate_error(v->pred_ns, v->step_ns)));
+		if (v->pred_peak > 0 && v->held_peak >= 0)
+			json_object_set_new(json_object_get(jd, "error_percent"),
+			    "timeline_peak", json_real(cli_validate_error(v->pred_peak,
+			    v->held_peak)));
 		json_array_append_new(devs, jd);
 	}
 	json_object_set_new(root, "devices", devs);

@@ -87,6 +87,8 @@ val_job_cleanup(cli_vjob *job)
 	job->predicted = NULL;
 	free(job->pred_ns);
 	job->pred_ns = NULL;
+	free(job->pred_peak);
+	job->pred_peak = NULL;
 	job->pid = -1;
 }
 
@@ -110,8 +112,13 @@ cli_validate_start(const sl_space *s, const int *choice, bool emulate, int steps
 	job->n_devices = l.n_devices;
 	job->predicted = sl_xcalloc(l.n_devices, sizeof(*job->predicted));
 	job->pred_ns = sl_xcalloc(l.n_devices, sizeof(*job->pred_ns));
+	job->pred_peak = sl_xcalloc(l.n_devices, sizeof(*job->pred_peak));
 	for (int d = 0; d < l.n_devices; d++) {
-		job->predicted[d] = l.dev[d].predicted;
+		/* with the timeline's events the runner allocates its buffers,
+		 * transients included, over the step */
+		job->predicted[d] = l.dev[d].n_event > 0 ? l.dev[d].tbuf_sum :
+		    l.dev[d].predicted;
+		job->pred_peak[d] = l.dev[d].n_event > 0 ? l.dev[d].tl_peak : 0;
 		job->pred_ns[d] = sl_add_sat(l.dev[d].compute_ns, l.dev[d].comm_ns);
 	}
 	if (!(runner = cli_validate_runner())) {
@@ -215,8 +222,13 @@ val_int(json_t *o, const char *key)
 static int
 val_read_result(cli_vjob *job, cli_vresult *res, sl_error *err)
 {
-	return cli_vresult_read(job->result_path, job->n_devices,
+	int rc = cli_vresult_read(job->result_path, job->n_devices,
 	    job->predicted, job->pred_ns, res, err);
+
+	if (rc == SL_OK)
+		for (int d = 0; d < res->n_devices; d++)
+			res->dev[d].pred_peak = job->pred_peak[d];
+	return rc;
 }
 
 int
@@ -267,6 +279,8 @@ cli_vresult_read(const char *path, int n_devices, const sl_mem *predicted,
 			sl_mem_add(&v->measured, c, val_int(mem, sl_mem_cat_name(c)));
 		v->meminfo_delta = val_int(jd, "meminfo_delta_bytes");
 		v->meminfo_peak = val_int(jd, "meminfo_peak_bytes");
+		v->held_peak = json_is_integer(json_object_get(jd, "peak_held_bytes")) ?
+		    val_int(jd, "peak_held_bytes") : -1;
 		v->overhead = val_int(jd, "overhead_bytes");
 		v->step_ns = val_int(jd, "step_time_ns");
 		v->compute_ns = val_int(jd, "compute_time_ns");
@@ -423,8 +437,12 @@ cli_validate_print(FILE *fp, const char *plan, const sl_space *s,
 		    sl_mem_total(&v->measured), true, _("measured (allocated)"));
 		val_row(fp, d, _("device memory"), sl_mem_total(&v->predicted),
 		    v->meminfo_delta, true, _("measured (cudaMemGetInfo)"));
-		val_row(fp, d, _("peak in step"), sl_mem_total(&v->predicted),
-		    v->meminfo_peak, true, _("measured (cudaMemGetInfo)"));
+		if (v->pred_peak > 0 && v->held_peak >= 0)
+			val_row(fp, d, _("timeline peak"), v->pred_peak,
+			    v->held_peak, true, _("measured (held by the runner)"));
+		val_row(fp, d, _("peak in step"), v->pred_peak > 0 ? v->pred_peak :
+		    sl_mem_total(&v->predicted), v->meminfo_peak, true,
+		    _("measured (cudaMemGetInfo)"));
 		val_row(fp, d, _("step time"), v->pred_ns, v->step_ns, false,
 		    v->comm_measured ? _("measured") :
 		    _("compute measured + communication modelled"));

@@ -59,6 +59,7 @@ typedef struct launch_ctx {
 	sl_launch_dev *d;
 	int cap_alloc, cap_items;
 	int item_op;		/* operator whose items launch_mem_item names */
+	int *wgrad_item;	/* per operator: its wgrad gemm's item, -1 none */
 } launch_ctx;
 
 static void
@@ -85,6 +86,7 @@ launch_alloc(launch_ctx *c, int op, int cat, int64_t bytes, const char *fmt, ...
 	a->cat = cat;
 	a->op = op;
 	a->bytes = bytes;
+	a->kind = -1;
 	sl_mem_add(&d->alloc_sum, cat, bytes);
 }
 
@@ -129,6 +131,8 @@ launch_gemm(launch_ctx *c, sl_phase ph, int op, const char *what,
 	it->n = n;
 	it->k = k;
 	it->flops = sl_mul_sat(sl_mul_sat(sl_mul_sat(2 * batch, m), n), k);
+	if (strcmp(what, "wgrad") == 0)
+		c->wgrad_item[op] = c->d->n_items - 1;
 	c->d->flops = sl_add_sat(c->d->flops, it->flops);
 }
 
@@ -505,12 +509,112 @@ launch_node_colls(launch_ctx *c, int op, sl_phase ph, bool after)
 	sl_node_colls(c->s, op, c->choice[op], launch_coll_item, &l);
 }
 
+/* ------------------------------------------------- timeline events */
+
+/*
+ * The timeline's buffers and when the step allocates and releases them, as
+ * events before launch items.  Each task of the timeline starts at its first
+ * item (a forward: the operator's forward block; an input gradient: its
+ * backward block; a weight gradient: its wgrad gemm); a task without items
+ * starts where the next one does.  Before the task at position p, the
+ * buffers last alive at p - 1 are released, then those first alive at p are
+ * allocated, so the bytes held after each allocation are the timeline's
+ * live bytes at p and the replay peaks at its peak.
+ */
 static int
-launch_build_dev(const sl_space *s, const int *choice, int dev, sl_launch_dev *d)
+launch_events(const sl_space *s, const int *choice, int dev, launch_ctx *c,
+    sl_error *err)
+{
+	sl_launch_dev *d = c->d;
+	sl_timeline tl;
+	int n_ops = s->g->n_ops, *start, *at, cap, rc;
+
+	if ((rc = sl_timeline_build(s, choice, dev, false, &tl, err)) != SL_OK)
+		return rc;
+	start = sl_xmalloc((tl.n_tasks + 1) * sizeof *start);
+	at = sl_xmalloc((tl.n_tasks + 1) * sizeof *at);
+	for (int t = 0; t < tl.n_tasks; t++)
+		start[t] = -1;
+	for (int t = 0; t < tl.n_tasks; t++) {
+		const sl_task *tk = &tl.task[t];
+		int op = tk->op;
+
+		if (op < 0 || op >= n_ops)
+			continue;
+		for (int i = 0; i < d->n_items && start[t] < 0; i++) {
+			const sl_launch_item *it = &d->item[i];
+			if (it->op != op)
+				continue;
+			if ((tk->kind == SL_TASK_FWD && it->phase == SL_PHASE_FWD) ||
+			    (tk->kind == SL_TASK_BWD && it->phase == SL_PHASE_BWD))
+				start[t] = i;
+		}
+		if (tk->kind == SL_TASK_WGRAD)
+			start[t] = c->wgrad_item[op];
+	}
+	at[tl.n_tasks] = d->n_items;
+	for (int p = tl.n_tasks - 1; p >= 0; p--)
+		at[p] = start[tl.order[p]] >= 0 ? start[tl.order[p]] : at[p + 1];
+	for (int p = 1; p <= tl.n_tasks; p++)	/* never before an earlier task */
+		if (at[p] < at[p - 1])
+			at[p] = at[p - 1];
+
+	d->n_tbuf = tl.n_bufs;
+	d->tbuf = sl_xcalloc(tl.n_bufs + 1, sizeof *d->tbuf);
+	for (int i = 0; i < tl.n_bufs; i++) {
+		sl_alloc *a = &d->tbuf[i];
+		snprintf(a->name, sizeof a->name, "%s", tl.buf[i].name);
+		a->cat = tl.buf[i].cat;
+		a->op = tl.buf[i].op;
+		a->bytes = tl.buf[i].bytes;
+		a->kind = tl.buf[i].kind;
+		sl_mem_add(&d->tbuf_sum, a->cat, a->bytes);
+	}
+	cap = 2 * tl.n_bufs + 1;
+	d->event = sl_xmalloc(cap * sizeof *d->event);
+	for (int p = 0; p <= tl.n_tasks; p++) {
+		for (int i = 0; i < tl.n_bufs; i++)
+			if (tl.buf[i].last == p - 1 && tl.buf[i].bytes > 0)
+				d->event[d->n_event++] = (sl_launch_event){ at[p], i, true };
+		for (int i = 0; p < tl.n_tasks && i < tl.n_bufs; i++)
+			if (tl.buf[i].first == p && tl.buf[i].bytes > 0)
+				d->event[d->n_event++] = (sl_launch_event){ at[p], i, false };
+	}
+	d->tl_peak = tl.peak;
+	free(start);
+	free(at);
+	sl_timeline_free(&tl);
+	return SL_OK;
+}
+
+int64_t
+sl_launch_replay_peak(const sl_launch_dev *d)
+{
+	int64_t held = 0, peak = 0;
+
+	for (int e = 0; e < d->n_event; e++) {
+		const sl_launch_event *ev = &d->event[e];
+		if (ev->buf < 0 || ev->buf >= d->n_tbuf)
+			continue;
+		held += ev->release ? -d->tbuf[ev->buf].bytes : d->tbuf[ev->buf].bytes;
+		if (held > peak)
+			peak = held;
+	}
+	return peak;
+}
+
+static int
+launch_build_dev(const sl_space *s, const int *choice, int dev, sl_launch_dev *d,
+    sl_error *err)
 {
 	const sl_graph *g = s->g;
-	launch_ctx c = { s, choice, d, 0, 0, -1 };
+	launch_ctx c = { s, choice, d, 0, 0, -1, NULL };
 	int coord[SL_MAX_AXES] = { 0 };
+	int rc;
+
+	c.wgrad_item = sl_xmalloc((g->n_ops + 1) * sizeof *c.wgrad_item);
+	for (int op = 0; op < g->n_ops; op++)
+		c.wgrad_item[op] = -1;
 
 	d->id = dev;
 	sl_mesh_coords(&s->mesh, dev, coord);
@@ -548,7 +652,9 @@ launch_build_dev(const sl_space *s, const int *choice, int dev, sl_launch_dev *d
 		d->compute_ns = sl_add_sat(d->compute_ns, sl_add_sat(cp.fwd_ns,
 		    sl_add_sat(cp.bwd_ns, cp.recompute_ns)));
 	}
-	return SL_OK;
+	rc = launch_events(s, choice, dev, &c, err);
+	free(c.wgrad_item);
+	return rc;
 }
 
 int
@@ -573,12 +679,15 @@ sl_launch_build(const sl_space *s, const int *choice, sl_launch *l, sl_error *er
 	l->eval_comm_ns = ev.comm_ns;
 	l->dev = sl_xcalloc(l->n_devices, sizeof(*l->dev));
 	for (int d = 0; d < l->n_devices; d++) {
-		launch_build_dev(s, choice, d, &l->dev[d]);
+		if ((rc = launch_build_dev(s, choice, d, &l->dev[d], err)) != SL_OK)
+			break;
 		if (d < ev.n_devices)
 			l->dev[d].predicted = ev.dev[d];
 	}
 	sl_eval_free(&ev);
-	return SL_OK;
+	if (rc != SL_OK)
+		sl_launch_free(l);
+	return rc;
 }
 
 void
@@ -588,6 +697,8 @@ sl_launch_free(sl_launch *l)
 		for (int d = 0; d < l->n_devices; d++) {
 			free(l->dev[d].alloc);
 			free(l->dev[d].item);
+			free(l->dev[d].tbuf);
+			free(l->dev[d].event);
 		}
 		free(l->dev);
 	}
@@ -648,7 +759,7 @@ launch_json(const sl_launch *l)
 	json_t *shape = json_array(), *axes = json_array(), *devs = json_array();
 
 	json_object_set_new(root, "format", json_string("shardlab-launch"));
-	json_object_set_new(root, "version", json_integer(1));
+	json_object_set_new(root, "version", json_integer(SL_LAUNCH_VERSION));
 	json_object_set_new(root, "model", json_string(l->model));
 	for (int a = 0; a < l->mesh.n_axes; a++) {
 		json_array_append_new(shape, json_integer(l->mesh.axes[a].size));
@@ -694,6 +805,24 @@ launch_json(const sl_launch *l)
 		for (int i = 0; i < dv->n_items; i++)
 			json_array_append_new(items, launch_item_json(l, &dv->item[i]));
 		json_object_set_new(jd, "launch", items);
+		if (dv->n_event > 0) {
+			json_t *tb = json_array(), *evs = json_array();
+			for (int i = 0; i < dv->n_tbuf; i++)
+				json_array_append_new(tb, json_pack("{s:s, s:s, s:s, s:I}",
+				    "name", dv->tbuf[i].name,
+				    "category", sl_mem_cat_name(dv->tbuf[i].cat),
+				    "kind", sl_buf_kind_name(dv->tbuf[i].kind),
+				    "bytes", (json_int_t)dv->tbuf[i].bytes));
+			for (int i = 0; i < dv->n_event; i++)
+				json_array_append_new(evs, json_pack("{s:i, s:i}",
+				    "at", dv->event[i].at,
+				    dv->event[i].release ? "free" : "alloc",
+				    dv->event[i].buf));
+			json_object_set_new(jd, "timeline_peak_bytes",
+			    json_integer(dv->tl_peak));
+			json_object_set_new(jd, "timeline_buffers", tb);
+			json_object_set_new(jd, "events", evs);
+		}
 		json_array_append_new(devs, jd);
 	}
 	json_object_set_new(root, "devices", devs);

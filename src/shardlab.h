@@ -1062,7 +1062,15 @@ typedef struct sl_alloc {
 	int cat;		/* sl_mem_cat */
 	int op;			/* operator it belongs to, -1 none */
 	int64_t bytes;
+	int kind;		/* a timeline buffer's sl_buf_kind; -1 otherwise */
 } sl_alloc;
+
+/* Before launch item at (n_items: after the last), allocate or release
+ * timeline buffer buf (an index into sl_launch_dev.tbuf). */
+typedef struct sl_launch_event {
+	int at, buf;
+	bool release;
+} sl_launch_event;
 
 typedef enum sl_item_kind { SL_ITEM_GEMM, SL_ITEM_MEMORY, SL_ITEM_COLL } sl_item_kind;
 typedef enum sl_phase { SL_PHASE_FWD, SL_PHASE_BWD } sl_phase;
@@ -1100,6 +1108,14 @@ typedef struct sl_launch_dev {
 	/* operators whose itemized buffers disagreed with the cost model in a
 	 * category (then one buffer of the cost model's size replaces them) */
 	int n_mismatch;
+	/* the step's timeline in the default order (timeline.c): its buffers,
+	 * transients included, allocated and released around the items in
+	 * execution order; replaying the events peaks at tl_peak */
+	int n_tbuf, n_event;
+	sl_alloc *tbuf;
+	sl_launch_event *event;
+	int64_t tl_peak;
+	sl_mem tbuf_sum;	/* tbuf summed by category */
 } sl_launch_dev;
 
 typedef struct sl_launch {
@@ -1115,7 +1131,12 @@ typedef struct sl_launch {
 int sl_launch_build(const sl_space *s, const int *choice, sl_launch *l,
     sl_error *err);
 void sl_launch_free(sl_launch *l);
-/* JSON ("shardlab-launch", version 1), atomically; path "-" = stdout. */
+/* Most bytes held while replaying d's events in order (0 without events):
+ * the timeline's peak. */
+int64_t sl_launch_replay_peak(const sl_launch_dev *d);
+#define SL_LAUNCH_VERSION 2
+/* JSON ("shardlab-launch", version 2: version 1 plus the timeline's buffers
+ * and events), atomically; path "-" = stdout. */
 int sl_launch_write_json(const sl_launch *l, const char *path, sl_error *err);
 /* The same JSON as a malloc'd string (NULL + err on failure). */
 char *sl_launch_to_json(const sl_launch *l, sl_error *err);

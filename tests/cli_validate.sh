@@ -11,6 +11,12 @@ MSG_NO_GPU="shardlab: no CUDA-capable GPU found: validation needs one"
 
 # Megatron MLP on 4 devices.  Every device predicts parameters 1,048,576,
 # gradients 1,048,576, optimizer 6,291,456, activations 24,576: 8,413,184.
+# Its step timeline adds transients, 557,056 bytes of buffers: the gradients
+# of h1, g and y and the working y (8 x 512 bf16 = 8,192 each) and the
+# optimizer's work buffer, the size of the largest gradient (512 x 512 bf16 =
+# 524,288); so the runner allocates 8,970,240 over the step.  The peak is at
+# the optimizer step: parameters, gradients and optimizer states (8,388,608)
+# and the work buffer, 8,912,896.
 run plan "$SHARDLAB" solve mlp-2layer --devices 4 --pin fc1=col --pin gelu=col \
 	--pin fc2=row --json "$TMP/plan.json"
 expect_status 0 plan
@@ -49,6 +55,8 @@ expect_not_in "$TMP/norunner.err" "not built"
 [ ! -e "$TMP/r0.json" ] || fail "a report was written without a runner"
 
 # ------------------------------------------------- stand-in runner (no GPU)
+command -v jq >/dev/null 2>&1 ||
+	skip "no jq: the stand-in runner cannot replay the launch list's events"
 # It records its arguments and answers as FAKE_MODE says: the real runner's
 # "no CUDA device found", a failure, a crash, or a result with known figures.
 cp "$TESTS_SRCDIR/fake_runner.sh" "$TMP/runner"
@@ -84,15 +92,23 @@ expect_in "$TMP/ok.out" "Stand-in GPU"
 expect_in "$TMP/ok.out" "communication modelled"
 # allocated bytes equal the prediction: 0 % in every category
 expect_eq "$(grep -c '^ *[0-3]  memory total .* +0.00%' "$TMP/ok.out")" 4 "total rows at 0%"
-# cudaMemGetInfo 10 MiB against 8,413,184 predicted: (8413184-10485760)/10485760
-expect_in "$TMP/ok.out" "-19.77%"
+# cudaMemGetInfo 10 MiB against 8,970,240 predicted: (8970240-10485760)/10485760
+expect_in "$TMP/ok.out" "-14.45%"
+# the stand-in replays the events: it holds at most the timeline's peak
+expect_eq "$(grep -c '^ *[0-3]  timeline peak  *8.50 MiB  *8.50 MiB  *+0.00%  measured (held by the runner)' \
+	"$TMP/ok.out")" 4 "timeline peak rows"
+# peak in step: the timeline's 8,912,896 against cudaMemGetInfo's 12 MiB
+expect_eq "$(grep -c '^ *[0-3]  peak in step .* -29.17%' "$TMP/ok.out")" 4 "peak in step rows"
 # time: predicted compute at peak plus 18.03 us modelled, against 100 us
 expect_in "$TMP/ok.out" "step time"
 expect_in "$TMP/report.json" '"format": "shardlab-validation"'
 expect_in "$TMP/report.json" '"communication": "modelled"'
 expect_in "$TMP/report.json" '"meminfo_delta_bytes": 10485760'
-expect_eq "$(json_int "$TMP/report.json" total | head -n 1)" 8413184 "predicted total"
-expect_in "$TMP/report.json" '"device_memory": -19.7'
+expect_eq "$(json_int "$TMP/report.json" total | head -n 1)" 8970240 "predicted total"
+expect_eq "$(json_int "$TMP/report.json" peak_bytes)" 8912896 "predicted peak"
+expect_eq "$(json_int "$TMP/report.json" peak_held_bytes)" 8912896 "measured peak"
+expect_in "$TMP/report.json" '"device_memory": -14.45'
+expect_in "$TMP/report.json" '"timeline_peak": 0'
 
 # --json - writes the report to standard output only
 fake ok "$TMP/plan.json" --json -
@@ -110,7 +126,10 @@ if [ -x "${SHARDLAB_RUNNER:-}" ]; then
 	expect_eq "$(grep -c '"total": 8413184' "$TMP/dry.out")" 8 "allocated and predicted totals"
 	expect_eq "$(grep -c '"gemms": 5' "$TMP/dry.out")" 4 "gemms per device"
 	expect_eq "$(grep -c '"collectives": 1' "$TMP/dry.out")" 4 "collectives per device"
-	printf '{"format": "shardlab-launch", "version": 2}\n' >"$TMP/v2.json"
+	# version 2: the timeline's events, replayed to its peak
+	expect_eq "$(grep -c '"replay_peak_bytes": 8912896' "$TMP/dry.out")" 4 "replayed peaks"
+	expect_eq "$(grep -c '"timeline_peak_bytes": 8912896' "$TMP/dry.out")" 4 "timeline peaks"
+	printf '{"format": "shardlab-launch", "version": 3}\n' >"$TMP/v2.json"
 	run dry2 "$SHARDLAB_RUNNER" --dry-run "$TMP/v2.json"
 	expect_status 2 dry2
 	expect_in "$TMP/dry2.err" "not a shardlab launch list"

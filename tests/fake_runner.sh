@@ -9,6 +9,10 @@
 #   (else)  a result for $FAKE_DEVICES devices (default 4), each with the
 #           allocations of the Megatron MLP plan on 4 devices (8,413,184
 #           bytes), 10 MiB by cudaMemGetInfo and a step of 100 us.
+#           When the launch list carries the timeline's events (version 2)
+#           and jq is there, it replays them as the real runner does: the
+#           allocations are the timeline's buffers by category, and
+#           peak_held_bytes is the most bytes held after any event.
 #
 # With --profile it answers as the runner's profile mode does, for
 # $FAKE_GPUS GPUs (default 2): gemms of 1000^3 in 20 us (100 TFLOP/s) and
@@ -46,7 +50,31 @@ if [ $profile = yes ]; then
 	    "${FAKE_GPUS:-2}" >"$out"
 	exit 0
 fi
+# A device of a list with events: its buffers by category and the replay's peak.
+replay() {
+	jq -c --argjson d "$1" '.devices[$d] as $v |
+	  [$v.timeline_buffers[].bytes] as $b |
+	  (reduce $v.timeline_buffers[] as $x ({"parameters": 0, "gradients": 0,
+	    "optimizer": 0, "activations": 0, "buffers": 0};
+	    .[$x.category] += $x.bytes)) as $cat |
+	  (reduce $v.events[] as $e ({"h": 0, "p": 0};
+	    if $e.alloc != null then .h += $b[$e.alloc] | .p = ([.p, .h] | max)
+	    else .h -= $b[$e.free] end)) as $r |
+	  {"id": $d, "gpu": 0, "ok": true,
+	   "memory_bytes": ($cat + {"total": ($cat | add)}),
+	   "allocations": ([$v.events[] | select(.alloc != null)] | length),
+	   "overhead_bytes": 0, "meminfo_delta_bytes": 10485760,
+	   "meminfo_peak_bytes": 12582912, "peak_held_bytes": $r.p,
+	   "step_time_ns": 100000, "step_min_ns": 90000, "compute_time_ns": 81973,
+	   "comm_time_ns": 18027, "comm": "modelled"}' "$launch"
+}
+events=no
+command -v jq >/dev/null 2>&1 && grep -q '"events":' "$launch" && events=yes
 dev() {
+	if [ $events = yes ]; then
+		replay "$1"
+		return
+	fi
 	printf '{"id": %d, "gpu": 0, "ok": true, "memory_bytes": {"total": 8413184,
  "parameters": 1048576, "gradients": 1048576, "optimizer": 6291456,
  "activations": 24576, "buffers": 0}, "allocations": 12, "overhead_bytes": 0,

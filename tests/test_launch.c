@@ -17,6 +17,43 @@ int mkstemp(char *template);
 
 /* ------------------------------------------------------------- helpers */
 
+/*
+ * The events of device d: keyed to items in order, every timeline buffer
+ * with bytes allocated once and released once after, and replayed in order
+ * they hold at most exactly the peak of the device's timeline (built here
+ * on its own, default order).
+ */
+static void
+check_events(const sl_space *s, const int *choice, int d, const sl_launch_dev *dv)
+{
+	sl_timeline tl;
+	sl_error err;
+	int *state = calloc(dv->n_tbuf + 1, sizeof(int));
+	int last_at = 0;
+
+	sl_error_clear(&err);
+	assert_int_equal(sl_timeline_build(s, choice, d, false, &tl, &err), SL_OK);
+	assert_int_equal(dv->n_tbuf, tl.n_bufs);
+	assert_true(dv->n_event > 0);
+	for (int e = 0; e < dv->n_event; e++) {
+		const sl_launch_event *ev = &dv->event[e];
+		assert_true(ev->at >= last_at && ev->at <= dv->n_items);
+		last_at = ev->at;
+		assert_true(ev->buf >= 0 && ev->buf < dv->n_tbuf);
+		assert_int_equal(state[ev->buf], ev->release ? 1 : 0);
+		state[ev->buf]++;
+	}
+	for (int i = 0; i < dv->n_tbuf; i++) {
+		assert_int_equal(dv->tbuf[i].bytes, tl.buf[i].bytes);
+		assert_int_equal(state[i], tl.buf[i].bytes > 0 ? 2 : 0);
+	}
+	assert_true(tl.peak > 0);
+	assert_int_equal(dv->tl_peak, tl.peak);
+	assert_int_equal(sl_launch_replay_peak(dv), tl.peak);
+	free(state);
+	sl_timeline_free(&tl);
+}
+
 /* The two-layer MLP: x[b,512] -> fc1 w1[512,2048] -> gelu -> fc2 w2[2048,512]. */
 static sl_graph *
 mlp(int64_t batch)
@@ -111,6 +148,7 @@ check_launch(const sl_space *s, const int *choice, sl_launch *l)
 		assert_int_equal(dv->n_mismatch, 0);
 		assert_int_equal(dv->items_comm_ns, dv->comm_ns);
 		assert_int_equal(dv->comm_ns, ev.comm_ns);
+		check_events(s, choice, d, dv);
 	}
 	sl_eval_free(&ev);
 }

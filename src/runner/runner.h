@@ -40,6 +40,8 @@ typedef struct rn_dev_result {
 	int64_t overhead_bytes;	/* runner scratch beyond the plan's buffers */
 	int64_t meminfo_delta;	/* cudaMemGetInfo: used after allocating - before */
 	int64_t meminfo_peak;	/* cudaMemGetInfo: most used during the steps - before */
+	bool replayed;		/* allocated and released by the list's events */
+	int64_t held_peak;	/* replayed: most bytes of plan buffers held at once */
 	int64_t step_ns;	/* measured: mean over the steps */
 	int64_t step_min_ns;
 	int64_t compute_ns;	/* measured kernels (emulated: whole rank step) */

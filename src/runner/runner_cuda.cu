@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
@@ -195,14 +196,95 @@ run_coll(cudaStream_t s, ncclComm_t comm, const sl_launch_item *it,
 	}
 }
 
-/* One step of a rank on its stream; false with the error set on failure. */
+/*
+ * The plan's buffers when the list carries the timeline's events: allocated
+ * and released during the step in that order, stream-ordered from a pool
+ * that keeps what it reserved (as a caching allocator does) where the GPU
+ * has one, else with cudaMalloc and cudaFree.
+ */
+struct step_mem {
+	void **ptr;		/* per timeline buffer, NULL when not held */
+	int64_t held, peak;	/* bytes of plan buffers held; most at once */
+	int64_t base;		/* cudaMemGetInfo before the rank started */
+	int64_t used_peak;	/* without a pool: cudaMemGetInfo after allocating */
+	bool async;		/* cudaMallocAsync from the device's pool */
+	bool first;		/* the first step: count what is allocated */
+};
+
 bool
-run_step(rank_ctx *c, cublasHandle_t h, cudaStream_t s, pool *p, bool nccl)
+mem_event(rank_ctx *c, cudaStream_t s, step_mem *m, const sl_launch_event *ev)
 {
 	const sl_launch_dev *d = &c->l->dev[c->rank];
+	const sl_alloc *b = &d->tbuf[ev->buf];
+	void **ptr = &m->ptr[ev->buf];
+	cudaError_t e;
+
+	if (ev->release) {
+		if (*ptr) {
+			if (m->async)
+				cudaFreeAsync(*ptr, s);
+			else
+				cudaFree(*ptr);
+			*ptr = NULL;
+			m->held -= b->bytes;
+		}
+		return true;
+	}
+	if (*ptr)
+		return true;
+	e = m->async ? cudaMallocAsync(ptr, (size_t)b->bytes, s) :
+	    cudaMalloc(ptr, (size_t)b->bytes);
+	if (e != cudaSuccess) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "%s (%lld bytes)", b->name,
+		    (long long)b->bytes);
+		set_error(c->res, "out of memory allocating", msg);
+		cudaGetLastError();
+		*ptr = NULL;
+		return false;
+	}
+	m->held += b->bytes;
+	m->peak = std::max(m->peak, m->held);
+	if (!m->async)
+		m->used_peak = std::max(m->used_peak, used_bytes() - m->base);
+	if (m->first) {
+		sl_mem_add(&c->res->alloc, b->cat, b->bytes);
+		c->res->n_alloc++;
+	}
+	return true;
+}
+
+/* Releases whatever a step left held (after a failure). */
+void
+mem_release_all(const sl_launch_dev *d, cudaStream_t s, step_mem *m)
+{
+	for (int i = 0; m->ptr && i < d->n_tbuf; i++)
+		if (m->ptr[i]) {
+			if (m->async)
+				cudaFreeAsync(m->ptr[i], s);
+			else
+				cudaFree(m->ptr[i]);
+			m->ptr[i] = NULL;
+		}
+	m->held = 0;
+}
+
+/* One step of a rank on its stream; false with the error set on failure.
+ * With m, the step allocates and releases the plan's buffers by the list's
+ * events. */
+bool
+run_step(rank_ctx *c, cublasHandle_t h, cudaStream_t s, pool *p, bool nccl,
+    step_mem *m)
+{
+	const sl_launch_dev *d = &c->l->dev[c->rank];
+	int e = 0;
 
 	for (int i = 0; i < d->n_items; i++) {
 		const sl_launch_item *it = &d->item[i];
+
+		for (; m && e < d->n_event && d->event[e].at <= i; e++)
+			if (!mem_event(c, s, m, &d->event[e]))
+				return false;
 
 		switch (it->kind) {
 		case SL_ITEM_GEMM:
@@ -228,9 +310,12 @@ run_step(rank_ctx *c, cublasHandle_t h, cudaStream_t s, pool *p, bool nccl)
 			break;
 		}
 	}
-	cudaError_t e = cudaGetLastError();
-	if (e != cudaSuccess) {
-		set_error(c->res, "kernel launch failed", cudaGetErrorString(e));
+	for (; m && e < d->n_event; e++)
+		if (!mem_event(c, s, m, &d->event[e]))
+			return false;
+	cudaError_t err = cudaGetLastError();
+	if (err != cudaSuccess) {
+		set_error(c->res, "kernel launch failed", cudaGetErrorString(err));
 		return false;
 	}
 	return true;
@@ -250,7 +335,9 @@ run_rank(void *arg)
 	pool p = { NULL, 0, NULL, 0 };
 	int64_t base, peak, total_ns = 0, min_ns = INT64_MAX;
 	int steps = c->o->steps, warm = c->o->warmup;
-	bool ok = true;
+	bool ok = true, replay = d->n_event > 0;
+	step_mem m = { NULL, 0, 0, 0, 0, false, true };
+	cudaMemPool_t mpool = NULL;
 
 	r->id = c->rank;
 	r->gpu = c->gpu;
@@ -267,9 +354,24 @@ run_rank(void *arg)
 		cublasSetStream(h, s);
 	cudaDeviceSynchronize();
 	base = used_bytes();
+	if (replay) {
+		int pools = 0;
 
-	/* the plan's buffers, exactly as listed */
-	for (int i = 0; ok && i < d->n_alloc; i++) {
+		r->replayed = true;
+		m.base = base;
+		m.ptr = (void **)calloc(d->n_tbuf + 1, sizeof(void *));
+		cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, c->gpu);
+		if (pools && cudaDeviceGetDefaultMemPool(&mpool, c->gpu) == cudaSuccess) {
+			uint64_t keep = UINT64_MAX;
+			cudaMemPoolSetAttribute(mpool, cudaMemPoolAttrReleaseThreshold,
+			    &keep);
+			m.async = true;
+		}
+		cudaGetLastError();
+	}
+
+	/* without events, the plan's buffers exactly as listed, up front */
+	for (int i = 0; ok && !replay && i < d->n_alloc; i++) {
 		void *ptr = NULL;
 		cudaError_t e = cudaMalloc(&ptr, (size_t)d->alloc[i].bytes);
 
@@ -338,7 +440,7 @@ run_rank(void *arg)
 		if (!ok)
 			continue;
 		cudaEventRecord(ev0, s);
-		ok = run_step(c, h, s, &p, nccl);
+		ok = run_step(c, h, s, &p, nccl, replay ? &m : NULL);
 		cudaEventRecord(ev1, s);
 		cudaError_t e = cudaEventSynchronize(ev1);
 		if (ok && e != cudaSuccess) {
@@ -346,6 +448,12 @@ run_rank(void *arg)
 			ok = false;
 		}
 		peak = std::max(peak, used_bytes() - base);
+		if (replay) {
+			peak = std::max(peak, m.used_peak);
+			if (m.first)	/* what the pool keeps after a step */
+				r->meminfo_delta = used_bytes() - base;
+			m.first = false;
+		}
 		if (!ok || step < warm)
 			continue;
 		float ms = 0;
@@ -355,6 +463,7 @@ run_rank(void *arg)
 		min_ns = std::min(min_ns, ns);
 	}
 	r->meminfo_peak = peak;
+	r->held_peak = m.peak;
 	if (ok && steps > 0) {
 		r->step_ns = total_ns / steps;
 		r->step_min_ns = min_ns;
@@ -375,6 +484,14 @@ run_rank(void *arg)
 		cudaEventDestroy(ev1);
 	for (void *b : bufs)
 		cudaFree(b);
+	if (replay) {
+		mem_release_all(d, s, &m);
+		if (s)
+			cudaStreamSynchronize(s);
+		if (mpool)	/* the next emulated rank starts from nothing */
+			cudaMemPoolTrimTo(mpool, 0);
+		free(m.ptr);
+	}
 	if (p.scratch)
 		cudaFree(p.scratch);
 	if (h)

@@ -75,14 +75,25 @@ rn_dry_json(const sl_launch *l)
 			n[dv->item[i].kind]++;
 			flops += dv->item[i].kind == SL_ITEM_GEMM ? dv->item[i].flops : 0;
 		}
-		json_array_append_new(devs, json_pack("{s:i, s:i, s:o, s:o, s:I, s:I, s:I, s:I}",
+		json_t *jd = json_pack("{s:i, s:i, s:o, s:o, s:I, s:I, s:I, s:I}",
 		    "id", dv->id, "allocations", dv->n_alloc,
 		    "allocated_bytes", rn_mem_json(&dv->alloc_sum),
 		    "predicted_bytes", rn_mem_json(&dv->predicted),
 		    "gemms", (json_int_t)n[SL_ITEM_GEMM],
 		    "memory_kernels", (json_int_t)n[SL_ITEM_MEMORY],
 		    "collectives", (json_int_t)n[SL_ITEM_COLL],
-		    "flops", (json_int_t)flops));
+		    "flops", (json_int_t)flops);
+		if (dv->n_event > 0) {
+			/* what replaying the events would hold */
+			json_object_set_new(jd, "events", json_integer(dv->n_event));
+			json_object_set_new(jd, "step_allocated_bytes",
+			    rn_mem_json(&dv->tbuf_sum));
+			json_object_set_new(jd, "timeline_peak_bytes",
+			    json_integer(dv->tl_peak));
+			json_object_set_new(jd, "replay_peak_bytes",
+			    json_integer(sl_launch_replay_peak(dv)));
+		}
+		json_array_append_new(devs, jd);
 	}
 	return json_pack("{s:s, s:i, s:o}", "format", "shardlab-runner-dry-run",
 	    "version", 1, "devices", devs);
@@ -96,6 +107,66 @@ rn_mem_read(json_t *o, sl_mem *m)
 		return -1;
 	for (int c = 0; c < SL_CAT_COUNT; c++)
 		sl_mem_add(m, c, rn_int(o, sl_mem_cat_name(c)));
+	return 0;
+}
+
+/*
+ * The timeline's buffers and events of a device (version 2; none in version
+ * 1): each event before an item (at most n_items), a buffer allocated once
+ * before it is released, all in item order.
+ */
+static int
+rn_read_events(json_t *jd, sl_launch_dev *dv, const char *path, int d,
+    char *why, size_t len)
+{
+	json_t *jb = json_object_get(jd, "timeline_buffers");
+	json_t *je = json_object_get(jd, "events");
+	char *state;
+	int last = 0;
+
+	if (!json_is_array(je) || json_array_size(je) == 0)
+		return 0;
+	dv->n_tbuf = (int)json_array_size(jb);
+	dv->tbuf = calloc(dv->n_tbuf + 1, sizeof(*dv->tbuf));
+	for (int i = 0; i < dv->n_tbuf; i++) {
+		json_t *x = json_array_get(jb, i);
+		const char *cat = json_string_value(json_object_get(x, "category"));
+		sl_alloc *al = &dv->tbuf[i];
+
+		rn_str(x, "name", al->name, sizeof(al->name));
+		al->cat = cat ? sl_mem_cat_from_name(cat) : -1;
+		al->bytes = rn_int(x, "bytes");
+		al->op = al->kind = -1;
+		if (al->cat < 0 || al->bytes < 0) {
+			snprintf(why, len, "%s: device %d: bad timeline buffer %d",
+			    path, d, i);
+			return -1;
+		}
+		sl_mem_add(&dv->tbuf_sum, al->cat, al->bytes);
+	}
+	dv->n_event = (int)json_array_size(je);
+	dv->event = calloc(dv->n_event, sizeof(*dv->event));
+	state = calloc(dv->n_tbuf + 1, 1);
+	for (int e = 0; e < dv->n_event; e++) {
+		json_t *x = json_array_get(je, e);
+		json_t *a = json_object_get(x, "alloc"), *f = json_object_get(x, "free");
+		sl_launch_event *ev = &dv->event[e];
+
+		ev->at = (int)rn_int(x, "at");
+		ev->release = f != NULL;
+		ev->buf = (int)json_integer_value(f ? f : a);
+		if (!json_is_integer(f ? f : a) || (a && f) || ev->at < last ||
+		    ev->at > dv->n_items || ev->buf < 0 || ev->buf >= dv->n_tbuf ||
+		    state[ev->buf] != (ev->release ? 1 : 0)) {
+			snprintf(why, len, "%s: device %d: bad event %d", path, d, e);
+			free(state);
+			return -1;
+		}
+		state[ev->buf]++;
+		last = ev->at;
+	}
+	free(state);
+	dv->tl_peak = rn_int(jd, "timeline_peak_bytes");
 	return 0;
 }
 
@@ -113,8 +184,9 @@ rn_read_launch(const char *path, sl_launch *l, char *why, size_t len)
 	}
 	const char *fmt = json_string_value(json_object_get(root, "format"));
 	if (!fmt || strcmp(fmt, "shardlab-launch") != 0 ||
-	    rn_int(root, "version") != 1) {
-		snprintf(why, len, "%s: not a shardlab launch list (version 1)", path);
+	    rn_int(root, "version") < 1 || rn_int(root, "version") > SL_LAUNCH_VERSION) {
+		snprintf(why, len, "%s: not a shardlab launch list (version 1 to %d)",
+		    path, SL_LAUNCH_VERSION);
 		goto bad;
 	}
 	rn_str(root, "model", l->model, sizeof(l->model));
@@ -237,6 +309,8 @@ rn_read_launch(const char *path, sl_launch *l, char *why, size_t len)
 				goto bad;
 			}
 		}
+		if (rn_read_events(jd, dv, path, d, why, len) != 0)
+			goto bad;
 	}
 	json_decref(root);
 	return 0;
@@ -289,6 +363,9 @@ rn_result_json(const sl_launch *l, const rn_result *r)
 		json_object_set_new(jd, "overhead_bytes", json_integer(x->overhead_bytes));
 		json_object_set_new(jd, "meminfo_delta_bytes", json_integer(x->meminfo_delta));
 		json_object_set_new(jd, "meminfo_peak_bytes", json_integer(x->meminfo_peak));
+		if (x->replayed)
+			json_object_set_new(jd, "peak_held_bytes",
+			    json_integer(x->held_peak));
 		json_object_set_new(jd, "step_time_ns", json_integer(x->step_ns));
 		json_object_set_new(jd, "step_min_ns", json_integer(x->step_min_ns));
 		json_object_set_new(jd, "compute_time_ns", json_integer(x->compute_ns));
