@@ -118,9 +118,11 @@ typedef struct cli_vdev {
 	char error[256];
 	sl_mem predicted, measured;	/* measured: the runner's allocations */
 	int64_t meminfo_delta, meminfo_peak, overhead;	/* cudaMemGetInfo, scratch */
-	/* the timeline's peak (0: the list had no events) and the most the
-	 * runner held replaying them (-1: it did not replay them) */
+	/* the timeline's peak (0: the list had no events), the most the
+	 * runner held replaying them (-1: it did not replay them), and what the
+	 * step allocates (the timeline's buffers, transients included) */
 	int64_t pred_peak, held_peak;
+	sl_mem step_alloc;
 	int64_t pred_ns, step_ns, compute_ns, comm_ns;
 	bool comm_measured;		/* false: communication modelled */
 } cli_vdev;
@@ -138,8 +140,9 @@ typedef struct cli_vjob {
 	char errbuf[2048];
 	size_t errlen;
 	int n_devices;
-	sl_mem *predicted;	/* what the runner allocates over a step */
+	sl_mem *predicted;
 	int64_t *pred_ns, *pred_peak;
+	sl_mem *step_alloc;	/* with events: the timeline's buffers by category */
 } cli_vjob;
 
 const char *cli_validate_runner(void);	/* NULL when not built/installed */
@@ -151,6 +154,9 @@ void cli_vresult_free(cli_vresult *res);
 /* Reads the runner's result file for n_devices (the predictions beside). */
 int cli_vresult_read(const char *path, int n_devices, const sl_mem *predicted,
     const int64_t *pred_ns, cli_vresult *res, sl_error *err);
+/* What the runner is predicted to allocate: with the timeline's events the
+ * step's buffers (step_alloc), else the plan's prediction. */
+const sl_mem *cli_vdev_alloc(const cli_vdev *v);
 /* (predicted - measured) / measured, in percent. */
 double cli_validate_error(int64_t predicted, int64_t measured);
 /* The report table of `shardlab validate` (also the explorer's v report). */

@@ -58,9 +58,12 @@ val_write_json(const char *path, const char *plan, const sl_space *s,
 		json_object_set_new(jd, "predicted", json_pack("{s:o, s:I}",
 		    "memory_bytes", val_mem_json(&v->predicted),
 		    "step_time_ns", (json_int_t)v->pred_ns));
-		if (v->pred_peak > 0)
-			json_object_set_new(json_object_get(jd, "predicted"),
-			    "peak_bytes", json_integer(v->pred_peak));
+		if (v->pred_peak > 0) {
+			json_t *p = json_object_get(jd, "predicted");
+			json_object_set_new(p, "step_allocated_bytes",
+			    val_mem_json(&v->step_alloc));
+			json_object_set_new(p, "peak_bytes", json_integer(v->pred_peak));
+		}
 		json_object_set_new(jd, "measured", json_pack(
 		    "{s:o, s:I, s:I, s:I, s:I, s:I, s:I}",
 		    "memory_bytes", val_mem_json(&v->measured),
@@ -77,7 +80,7 @@ val_write_json(const char *path, const char *plan, const sl_space *s,
 		    "memory", "measured", "compute", "measured",
 		    "communication", v->comm_measured ? "measured" : "modelled"));
 		json_object_set_new(jd, "error_percent", json_pack("{s:f, s:f, s:f}",
-		    "memory_total", cli_validate_error(sl_mem_total(&v->predicted),
+		    "memory_total", cli_validate_error(sl_mem_total(cli_vdev_alloc(v)),
 		    sl_mem_total(&v->measured)),
 		    "device_memory", cli_validate_error(sl_mem_total(&v->predicted),
 		    v->meminfo_delta),

@@ -89,6 +89,8 @@ val_job_cleanup(cli_vjob *job)
 	job->pred_ns = NULL;
 	free(job->pred_peak);
 	job->pred_peak = NULL;
+	free(job->step_alloc);
+	job->step_alloc = NULL;
 	job->pid = -1;
 }
 
@@ -113,12 +115,15 @@ cli_validate_start(const sl_space *s, const int *choice, bool emulate, int steps
 	job->predicted = sl_xcalloc(l.n_devices, sizeof(*job->predicted));
 	job->pred_ns = sl_xcalloc(l.n_devices, sizeof(*job->pred_ns));
 	job->pred_peak = sl_xcalloc(l.n_devices, sizeof(*job->pred_peak));
+	job->step_alloc = sl_xcalloc(l.n_devices, sizeof(*job->step_alloc));
 	for (int d = 0; d < l.n_devices; d++) {
+		job->predicted[d] = l.dev[d].predicted;
 		/* with the timeline's events the runner allocates its buffers,
 		 * transients included, over the step */
-		job->predicted[d] = l.dev[d].n_event > 0 ? l.dev[d].tbuf_sum :
-		    l.dev[d].predicted;
-		job->pred_peak[d] = l.dev[d].n_event > 0 ? l.dev[d].tl_peak : 0;
+		if (l.dev[d].n_event > 0) {
+			job->pred_peak[d] = l.dev[d].tl_peak;
+			job->step_alloc[d] = l.dev[d].tbuf_sum;
+		}
 		job->pred_ns[d] = sl_add_sat(l.dev[d].compute_ns, l.dev[d].comm_ns);
 	}
 	if (!(runner = cli_validate_runner())) {
@@ -227,7 +232,10 @@ val_read_result(cli_vjob *job, cli_vresult *res, sl_error *err)
 
 	if (rc == SL_OK)
 		for (int d = 0; d < res->n_devices; d++)
+		{
 			res->dev[d].pred_peak = job->pred_peak[d];
+			res->dev[d].step_alloc = job->step_alloc[d];
+		}
 	return rc;
 }
 
@@ -400,6 +408,12 @@ val_row(FILE *fp, int dev, const char *what, int64_t pred, int64_t meas,
 	    cli_validate_error(pred, meas), source);
 }
 
+const sl_mem *
+cli_vdev_alloc(const cli_vdev *v)
+{
+	return v->pred_peak > 0 ? &v->step_alloc : &v->predicted;
+}
+
 void
 cli_validate_print(FILE *fp, const char *plan, const sl_space *s,
     const cli_vresult *res)
@@ -430,10 +444,12 @@ cli_validate_print(FILE *fp, const char *plan, const sl_space *s,
 			fprintf(fp, "%6d  %s\n", d, v->error);
 			continue;
 		}
+		const sl_mem *alloc = cli_vdev_alloc(v);
+
 		for (int c = 0; c < SL_CAT_COUNT; c++)
-			val_row(fp, d, sl_mem_cat_name(c), sl_mem_get(&v->predicted, c),
+			val_row(fp, d, sl_mem_cat_name(c), sl_mem_get(alloc, c),
 			    sl_mem_get(&v->measured, c), true, _("measured (allocated)"));
-		val_row(fp, d, _("memory total"), sl_mem_total(&v->predicted),
+		val_row(fp, d, _("memory total"), sl_mem_total(alloc),
 		    sl_mem_total(&v->measured), true, _("measured (allocated)"));
 		val_row(fp, d, _("device memory"), sl_mem_total(&v->predicted),
 		    v->meminfo_delta, true, _("measured (cudaMemGetInfo)"));

@@ -710,6 +710,11 @@ test_validate(void **state)
 	assert_non_null(f.u.text);
 	assert_non_null(strstr(f.u.text, "GPU: Stand-in GPU x1"));
 	assert_non_null(strstr(f.u.text, "-19.77%"));
+	/* the stand-in replays the events (with jq): the timeline's peak,
+	 * 8,912,896 bytes, held exactly */
+	if (system("command -v jq >/dev/null 2>&1") == 0)
+		assert_non_null(strstr(f.u.text,
+		    "timeline peak          8.50 MiB       8.50 MiB     +0.00%"));
 	key(&f, 'q');		/* closes the report */
 	assert_null(f.u.text);
 	assert_false(f.u.quit);
