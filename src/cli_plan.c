@@ -157,6 +157,12 @@ write_export(const sl_pipeline *pl, const sl_hybrid_opts *ho, const cli_opts *o,
 
 	if (text == NULL)
 		return err->code ? err->code : SL_EINTERNAL;
+	if (sl_export_from_name(o->export_kind) == SL_EXPORT_DEEPSPEED && pl->launch_cp > 1)
+		fprintf(stderr, _("shardlab: the plan splits attention's sequence over %d "
+		    "devices (context parallel); DeepSpeed's configuration has no such "
+		    "setting: the file counts them as neither data nor pipeline ranks, "
+		    "launch the ring attention in code (or use --export megatron)\n"),
+		    pl->launch_cp);
 	if ((rc = sl_atomic_open(&a, o->output ? o->output : "-", err)) != SL_OK) {
 		free(text);
 		return rc;

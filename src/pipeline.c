@@ -1092,6 +1092,7 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 		pl->dev[d].in_flight = sl_pipe_in_flight(pl->schedule, p, v, m, d);
 	pl->fits = true;
 	pl->launch_tp = pl->mesh.axes[pl->mesh.n_axes - 1].size;
+	pl->launch_cp = 1;
 	for (int j = 0; j < ns; j++) {
 		sl_pipe_stage *st = &pl->stage[j];
 		int d = j % p, n = c->layers[j];
@@ -1232,11 +1233,20 @@ pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
 
 	if (se == NULL)
 		return;
-	/* does any layer operator use the inner axis for more than the batch? */
+	/*
+	 * Context parallel: the axes over which a layer's attention splits
+	 * the sequence (its loop 1, space.c ring_colls).  Tensor parallel:
+	 * the inner axis, when it is no such axis and some layer operator
+	 * uses it for more than the batch.
+	 */
 	{
 		const sl_space *sp = se->sp;
 		int inner = sp->mesh.n_axes - 1;
+		bool tp = false;
+
 		pl->launch_tp = 1;
+		pl->launch_cp = 1;
+		pl->cp_axes = 0;
 		for (int j = 0; j < pl->n_stages; j++) {
 			const sl_pipe_stage *st = &pl->stage[j];
 			for (int u = 0; u < st->n_ops; u++) {
@@ -1245,12 +1255,19 @@ pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
 				const sl_binding *b = &sp->ops[v].bind;
 				if (sp->g->ops[v].layer < 0 || si < 0)
 					continue;
+				if (sp->g->ops[v].kind == SL_OP_ATTENTION)
+					pl->cp_axes |= sp->ops[v].strat[si].loop_axes[1];
 				for (int l = 0; l < b->n_loop; l++)
 					if ((sp->ops[v].strat[si].loop_axes[l] & (1u << inner)) &&
 					    b->role[l] != NULL && strcmp(b->role[l], "dp") != 0)
-						pl->launch_tp = sp->mesh.axes[inner].size;
+						tp = true;
 			}
 		}
+		for (int a = 0; a < sp->mesh.n_axes; a++)
+			if (pl->cp_axes & (1u << a))
+				pl->launch_cp *= sp->mesh.axes[a].size;
+		if (tp && !(pl->cp_axes & (1u << inner)))
+			pl->launch_tp = sp->mesh.axes[inner].size;
 	}
 	mc = sl_xmalloc(se->sp->g->n_ops * sizeof *mc);
 	ok = megatron_choice(se->sp, pl->launch_tp > 1, mc, NULL) == SL_OK;
@@ -2121,7 +2138,7 @@ sb_printf(sbuf *b, const char *fmt, ...)
 
 /* What every export says the same way. */
 typedef struct launch_shape {
-	int tp, pp, dp, vpp;		/* vpp: layers per virtual stage, 0 none */
+	int tp, pp, dp, cp, vpp;	/* vpp: layers per virtual stage, 0 none */
 	int64_t mbs, gbs, accum;
 	bool sp;			/* sequence parallel (two axes) */
 	const char *granularity;	/* NULL: none */
@@ -2135,17 +2152,18 @@ typedef struct launch_shape {
 static void
 shape_of(const sl_pipeline *pl, const sl_hybrid_opts *o, launch_shape *ls)
 {
-	int outer = pl->mesh.n_axes == 2 ? pl->mesh.axes[0].size : 1;
-	int inner = pl->mesh.axes[pl->mesh.n_axes - 1].size;
+	int inner = pl->launch_tp > 1 ? pl->launch_tp : 1;
+	int cp = pl->launch_cp > 1 ? pl->launch_cp : 1;
+	int outer = pl->mesh.n_devices / (inner * cp);
 	int64_t gap = 0;
 
+	/* tensor parallel on the inner axis, context parallel on the axes
+	 * attention splits the sequence over, the rest data parallel */
 	memset(ls, 0, sizeof *ls);
-	if (pl->launch_tp <= 1) {
-		/* every axis data parallel */
-		outer *= inner;
-		inner = 1;
-	}
+	if (outer < 1)
+		outer = 1;
 	ls->tp = inner;
+	ls->cp = cp;
 	ls->dp = outer;
 	ls->pp = pl->pp;
 	ls->vpp = pl->virt > 1 ? pl->stage[0].n_layers : 0;
@@ -2203,6 +2221,15 @@ notes(sbuf *b, const sl_pipeline *pl, const launch_shape *ls, const char *cmt)
 		    "the nearest expressible plan is the one below, which the cost "
 		    "model predicts slower by"),
 		    sl_format_ns(ls->megatron_gap_ns, t1, sizeof t1), _("per step"));
+	if (ls->cp > 1) {
+		sb_printf(b, "%s ", cmt);
+		sb_printf(b, _("context parallel: attention splits the sequence over %d "
+		    "devices, K and V passed round a ring"), ls->cp);
+		sb_printf(b, "\n");
+		if (!ls->expressible)
+			sb_printf(b, "%s %s\n", cmt,
+			    _("(the comparison above is with a plan without context parallelism)"));
+	}
 }
 
 char *
@@ -2226,7 +2253,7 @@ sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
 			sb_printf(&b, "--num-layers-per-virtual-pipeline-stage %d \\\n", ls.vpp);
 		if (ls.sp)
 			sb_printf(&b, "--sequence-parallel \\\n");
-		sb_printf(&b, "--context-parallel-size 1 \\\n");
+		sb_printf(&b, "--context-parallel-size %d \\\n", ls.cp);
 		if (ls.granularity != NULL) {
 			sb_printf(&b, "--recompute-granularity %s \\\n", ls.granularity);
 			if (ls.recompute_layers > 0)
@@ -2263,14 +2290,26 @@ sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
 	}
 	case SL_EXPORT_DTENSOR:
 		notes(&b, pl, &ls, "#");
-		sb_printf(&b, "# PyTorch DTensor / FSDP2 plan: %d pipeline stages of a "
-		    "%d x %d (dp x tp) mesh\n", ls.pp, ls.dp, ls.tp);
+		if (ls.cp > 1)
+			sb_printf(&b, "# PyTorch DTensor / FSDP2 plan: %d pipeline stages of a "
+			    "%d x %d x %d (dp x cp x tp) mesh\n", ls.pp, ls.dp, ls.cp, ls.tp);
+		else
+			sb_printf(&b, "# PyTorch DTensor / FSDP2 plan: %d pipeline stages of a "
+			    "%d x %d (dp x tp) mesh\n", ls.pp, ls.dp, ls.tp);
 		sb_printf(&b, "from torch.distributed.device_mesh import init_device_mesh\n"
 		    "from torch.distributed.tensor.parallel import (\n"
 		    "    ColwiseParallel, RowwiseParallel, parallelize_module)\n"
 		    "from torch.distributed.fsdp import fully_shard\n\n");
-		sb_printf(&b, "mesh = init_device_mesh(\"cuda\", (%d, %d, %d), "
-		    "mesh_dim_names=(\"pp\", \"dp\", \"tp\"))\n", ls.pp, ls.dp, ls.tp);
+		if (ls.cp > 1)
+			sb_printf(&b, "from torch.distributed.tensor.experimental "
+			    "import context_parallel\n");
+		if (ls.cp > 1)
+			sb_printf(&b, "mesh = init_device_mesh(\"cuda\", (%d, %d, %d, %d), "
+			    "mesh_dim_names=(\"pp\", \"dp\", \"cp\", \"tp\"))\n",
+			    ls.pp, ls.dp, ls.cp, ls.tp);
+		else
+			sb_printf(&b, "mesh = init_device_mesh(\"cuda\", (%d, %d, %d), "
+			    "mesh_dim_names=(\"pp\", \"dp\", \"tp\"))\n", ls.pp, ls.dp, ls.tp);
 		sb_printf(&b, "STAGE_LAYERS = [");
 		for (int j = 0; j < pl->n_stages; j++)
 			sb_printf(&b, "%s%d", j ? ", " : "", pl->stage[j].n_layers);
@@ -2283,9 +2322,18 @@ sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
 			    "        \"mlp.fc1\": ColwiseParallel(),\n"
 			    "        \"mlp.fc2\": RowwiseParallel(),\n"
 			    "    })\n");
-		sb_printf(&b, "    fully_shard(layer, mesh=mesh[\"dp\"], "
-		    "reshard_after_forward=False)\n");
+		/* gradients are summed over the data- and context-parallel
+		 * ranks together (torchtitan flattens the two the same way) */
+		sb_printf(&b, "    fully_shard(layer, mesh=%s, "
+		    "reshard_after_forward=False)\n", ls.cp > 1 ?
+		    "mesh[\"dp\", \"cp\"]._flatten(\"dp_cp\")" : "mesh[\"dp\"]");
 		sb_printf(&b, "    return layer\n");
+		if (ls.cp > 1)
+			sb_printf(&b, "\n# each step: the sequence dimension (1) of the inputs and\n"
+			    "# labels split over mesh[\"cp\"] while the step runs\n"
+			    "def step_context(tokens, labels):\n"
+			    "    return context_parallel(mesh[\"cp\"], buffers=[tokens, labels],\n"
+			    "                            buffer_seq_dims=[1, 1])\n");
 		break;
 	case SL_EXPORT_JSON:
 		sb_printf(&b, "{\"format\": \"shardlab-pipeline\", \"version\": 1,\n");

@@ -1379,6 +1379,10 @@ typedef struct sl_pipeline {
 	 * operator splits a dimension other than the batch over it, else 1
 	 * (then every axis is data parallel) */
 	int launch_tp;
+	/* context parallel: the axes over which some layer's attention splits
+	 * its sequence (K and V passed round a ring), their devices; 1 none */
+	int launch_cp;
+	unsigned cp_axes;
 } sl_pipeline;
 void sl_pipeline_free(sl_pipeline *pl);
 

@@ -44,6 +44,32 @@ run dt "$SHARDLAB" plan $TWO --export dtensor
 expect_status 0 dt
 expect_in "$TMP/dt.out" 'init_device_mesh("cuda", (2, 2, 4)'
 
+# context parallel: a LLaMA of 2 key/value heads, 16384 tokens and 2 samples
+# on 2 x (2 x 4): the inner axis of 4 cannot split 2 heads, so every layer
+# splits the sequence over it (attention's K and V round a ring) and the
+# batch over the outer axis: Megatron-LM's CP 4, DP 2, TP 1
+run cpg "$SHARDLAB" gen llama --layers 4 --hidden 1024 --heads 8 --kv-heads 2 \
+	--seq 16384 --vocab 32000 -o "$TMP/cp.json"
+expect_status 0 cpg
+CP="$TMP/cp.json --mesh 2x2x4 --axes pp,dp,tp --global-batch 2 --hw a100-sxm"
+run cpm "$SHARDLAB" plan $CP --export megatron
+expect_status 0 cpm
+grep -v '^#' "$TMP/cpm.out" > "$TMP/cpm.args"
+n_checks=$((n_checks + 1))
+cmp -s "$TMP/cpm.args" "$TESTS_SRCDIR/expected/plan_megatron_cp.txt" ||
+	{ diff "$TESTS_SRCDIR/expected/plan_megatron_cp.txt" "$TMP/cpm.args"; fail "megatron arguments with context parallelism"; }
+expect_in "$TMP/cpm.out" "context parallel: attention splits the sequence over 4 devices"
+run cpd "$SHARDLAB" plan $CP --export dtensor
+expect_status 0 cpd
+expect_in "$TMP/cpd.out" 'init_device_mesh("cuda", (2, 2, 4, 1), mesh_dim_names=("pp", "dp", "cp", "tp"))'
+expect_in "$TMP/cpd.out" 'context_parallel(mesh["cp"]'
+# DeepSpeed's configuration cannot say it: the file, and a warning
+run cps "$SHARDLAB" plan $CP --export deepspeed
+expect_status 0 cps
+expect_in "$TMP/cps.err" "DeepSpeed's configuration has no such setting"
+# the two-stage plan above has none
+expect_not_in "$TMP/mg.out" "context parallel"
+
 # a search over 16 devices: a frontier and a chosen plan
 run srch "$SHARDLAB" plan gpt-1.7b --devices 16 --global-batch 64 --hw a100-sxm
 expect_status 0 srch
