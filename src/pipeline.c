@@ -9,12 +9,13 @@
  * slowest device plus the fill and drain of the others.  The search runs
  * over the pipeline degree, the sub-mesh shape, the micro-batch size, the
  * stage boundaries and recomputation; stage solves are cached by layer
- * count and position class (first, middle, last), since stages alike in
- * those are alike in everything.  doc/cost-model.md, "Pipelines", has the
- * formulas.
+ * count, position class (first, middle, last) and the classes of the
+ * layers (runs of alike layers), since stages alike in those are alike in
+ * everything.  doc/cost-model.md, "Pipelines", has the formulas.
  */
 #include "internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <time.h>
@@ -144,6 +145,13 @@ typedef struct space_entry {
 	int cur_r;
 	int *cand;		/* per operator: the layer-1 operator to check */
 	int *erep;
+	/*
+	 * Per layer: the first layer of its run of alike layers (every
+	 * operator alike, space.c sp->like, and wired alike); middle stages
+	 * share a type only over layers of equal classes.  uniform: one run.
+	 */
+	int *lcls;
+	bool uniform;
 	stage_tab tab[N_RECOMP];
 	struct space_entry *next;
 } space_entry;
@@ -168,7 +176,7 @@ typedef struct extra {
 typedef struct stage_type {
 	space_entry *se;
 	bool first, last;
-	int n_layers;
+	int l0, n_layers;	/* l0: the layers of the stage that built it */
 	int a, b;		/* operators */
 	sl_problem *prob;
 	int *edge;		/* stage edge -> space edge */
@@ -273,6 +281,7 @@ hyb_free(hyb *h)
 			tab_free(&e->tab[r], e->sp->g->n_ops);
 		free(e->cand);
 		free(e->erep);
+		free(e->lcls);
 		sl_space_free(e->sp);
 		free(e);
 	}
@@ -373,6 +382,93 @@ pp_link(const hyb *h, int outer, int inner)
  * same position of layer 1), and the edges whose tables equal, entry for
  * entry, those of the edge into the same slot of that operator.
  */
+/* Where operator u (of a layer, or not) sits relative to layer l. */
+static void
+rel_op(const sl_graph *g, int u, int l, int *dl, int *pos)
+{
+	if (g->ops[u].layer < 0) {
+		*dl = INT_MIN;
+		*pos = u;
+	} else {
+		*dl = g->ops[u].layer - l;
+		*pos = g->ops[u].pos;
+	}
+}
+
+/*
+ * Whether layer l is alike to layer l - 1: the same number of operators,
+ * each alike (sp->like) to the one at its position, and every edge into
+ * it from the operator at the same place relative to its layer.
+ */
+static bool
+layer_alike_prev(const sl_space *sp, int l, const int *at)
+{
+	const sl_graph *g = sp->g;
+	const sl_layer *ly = &g->layers[l], *pv = &g->layers[l - 1];
+
+	if (ly->n_ops != pv->n_ops)
+		return false;
+	for (int i = 0; i < ly->n_ops; i++) {
+		int v = ly->first_op + i, u = pv->first_op + i;
+		if (g->ops[v].pos != i || g->ops[u].pos != i ||
+		    sp->like[v] != sp->like[u])
+			return false;
+		for (int slot = 0; slot < SL_MAX_OP_TENSORS; slot++) {
+			int ev = at[v * SL_MAX_OP_TENSORS + slot];
+			int eu = at[u * SL_MAX_OP_TENSORS + slot];
+			int d1, p1, d2, p2;
+			if ((ev < 0) != (eu < 0))
+				return false;
+			if (ev < 0)
+				continue;
+			rel_op(g, sp->edges[ev].src, l, &d1, &p1);
+			rel_op(g, sp->edges[eu].src, l - 1, &d2, &p2);
+			if (d1 != d2 || p1 != p2 ||
+			    sp->edges[ev].src_slot != sp->edges[eu].src_slot)
+				return false;
+		}
+	}
+	return true;
+}
+
+/* e->lcls and e->uniform (space_entry). */
+static void
+space_classes(space_entry *e)
+{
+	const sl_space *sp = e->sp;
+	const sl_graph *g = sp->g;
+	int *at = sl_xmalloc(((size_t)g->n_ops * SL_MAX_OP_TENSORS + 1) * sizeof *at);
+
+	for (size_t i = 0; i < (size_t)g->n_ops * SL_MAX_OP_TENSORS; i++)
+		at[i] = -1;
+	for (int x = 0; x < sp->n_edges; x++)
+		at[sp->edges[x].dst * SL_MAX_OP_TENSORS + sp->edges[x].dst_slot] = x;
+	e->lcls = sl_xmalloc((g->n_layers ? g->n_layers : 1) * sizeof *e->lcls);
+	e->uniform = true;
+	for (int l = 0; l < g->n_layers; l++) {
+		e->lcls[l] = l > 0 && layer_alike_prev(sp, l, at) ? e->lcls[l - 1] : l;
+		if (e->lcls[l] != 0)
+			e->uniform = false;
+	}
+	free(at);
+}
+
+/* Whether a type built on layers t->l0... serves the n layers from l0. */
+static bool
+type_serves(const stage_type *t, int l0, int n, bool plain)
+{
+	const space_entry *se = t->se;
+
+	if (plain)
+		return t->l0 == l0;
+	if (se->uniform || t->l0 == l0)
+		return true;
+	for (int i = 0; i < n; i++)
+		if (se->lcls[t->l0 + i] != se->lcls[l0 + i])
+			return false;
+	return true;
+}
+
 static void
 space_reps(space_entry *e)
 {
@@ -413,6 +509,7 @@ space_reps(space_entry *e)
 			e->erep[x] = y;
 	}
 	free(at);
+	space_classes(e);
 }
 
 static space_entry *
@@ -599,12 +696,13 @@ hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
 	last = l0 + n >= g->n_layers;
 	for (t = h->types; t != NULL; t = t->next)
 		if (t->se == se && t->first == first && t->last == last &&
-		    t->n_layers == n)
+		    t->n_layers == n && type_serves(t, l0, n, h->o->plain))
 			return t;
 	t = sl_xcalloc(1, sizeof *t);
 	t->se = se;
 	t->first = first;
 	t->last = last;
+	t->l0 = l0;
 	t->n_layers = n;
 	stage_ops(g, l0, n, &a, &b);
 	t->a = a;
@@ -2380,7 +2478,7 @@ sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
  * the context, so moving a boundary solves only the stages it changed.
  * Pins and forbids hold inside every stage: an operator outside the
  * repeated layers by its name, a layer's operator at its position in every
- * layer (stages of equal length share one problem, as the layers share one
+ * layer (stages of equal length over alike layers share one problem, as the layers share one
  * plan under folding).  A strategy name the stage sub-mesh lacks is skipped
  * and counted.
  */

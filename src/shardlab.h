@@ -1415,8 +1415,8 @@ typedef struct sl_hybrid_opts {
 	 * and links replace the searched ones; NULL: searched */
 	const sl_topo *topo;
 	/* true: every operator and layer of a stage costed and solved on its
-	 * own, nothing shared between equal layers (the same answer, slower;
-	 * for checks) */
+	 * own, nothing shared between equal layers, and every stage's problem
+	 * built at its own layers (the same answer, slower; for checks) */
 	bool plain;
 } sl_hybrid_opts;
 void sl_hybrid_opts_default(sl_hybrid_opts *o);
