@@ -2478,9 +2478,9 @@ sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
  * the context, so moving a boundary solves only the stages it changed.
  * Pins and forbids hold inside every stage: an operator outside the
  * repeated layers by its name, a layer's operator at its position in every
- * layer (stages of equal length over alike layers share one problem, as the layers share one
- * plan under folding).  A strategy name the stage sub-mesh lacks is skipped
- * and counted.
+ * layer (stages of equal length over alike layers share one problem, as
+ * the layers share one plan under folding).  A strategy name the stage
+ * sub-mesh lacks is skipped and counted.
  */
 struct sl_pipe_ctx {
 	hyb h;
