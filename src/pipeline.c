@@ -1424,11 +1424,14 @@ typedef struct cfg {
 	int ns, L;
 	int lo, hi;		/* layers per stage searched */
 	int64_t lb;		/* no partition steps faster */
-	item *it;		/* [ns][hi + 1] */
+	/* nu: the first layers a stage's item depends on: 1 when the layers
+	 * are all alike (a middle stage is costed at layer 1), else L */
+	int nu;
+	item *it;		/* [ns][nu][hi + 1] */
 } cfg;
 
 static int
-cfg_item(hyb *h, cfg *c, int j, int n, item *out, sl_error *err)
+cfg_item(hyb *h, cfg *c, int j, int u, int n, item *out, sl_error *err)
 {
 	const sl_hybrid_opts *o = h->o;
 	int d = j % c->p, l0;
@@ -1442,7 +1445,7 @@ cfg_item(hyb *h, cfg *c, int j, int n, item *out, sl_error *err)
 		k = sl_ceil_div(k, c->v);
 		cap /= c->v;
 	}
-	l0 = j == 0 ? 0 : j == c->ns - 1 ? c->L - n : 1;
+	l0 = j == 0 ? 0 : j == c->ns - 1 ? c->L - n : c->nu > 1 ? u : 1;
 	memset(out, 0, sizeof *out);
 	if (o->space.recipe.recompute == SL_RECOMP_AUTO) {
 		r0 = 0;
@@ -1487,26 +1490,42 @@ cfg_item(hyb *h, cfg *c, int j, int n, item *out, sl_error *err)
 	return SL_OK;
 }
 
+static item *
+cfg_at(cfg *c, int j, int u, int n)
+{
+	return &c->it[((size_t)j * c->nu + (c->nu > 1 ? u : 0)) * (c->hi + 1) + n];
+}
+
+/*
+ * The items of every stage j and layer count n; when the layers differ,
+ * of every first layer u the stage may start at too (a stage of the same
+ * length over other layers is another problem).
+ */
 static int
 cfg_items(hyb *h, cfg *c, sl_error *err)
 {
-	c->it = sl_xcalloc((size_t)c->ns * (c->hi + 1), sizeof *c->it);
+	const space_entry *se = hyb_space(h, c->G, c->outer, c->inner, err);
+
+	if (se == NULL)
+		return err->code ? err->code : SL_EINTERNAL;
+	c->nu = se->uniform ? 1 : c->L;
+	c->it = sl_xcalloc((size_t)c->ns * c->nu * (c->hi + 1), sizeof *c->it);
 	for (int j = 0; j < c->ns; j++)
 		for (int n = c->lo; n <= c->hi; n++) {
-			int rc;
 			/* a middle stage needs layers on both sides */
 			if (j > 0 && j < c->ns - 1 && n > c->L - 2)
 				continue;
-			if ((rc = cfg_item(h, c, j, n, &c->it[j * (c->hi + 1) + n], err)) != SL_OK)
-				return rc;
+			for (int u = 0; u < c->nu; u++) {
+				int rc;
+				/* the places stage j of n layers can start at */
+				if (c->nu > 1 && (j == 0 ? u != 0 : j == c->ns - 1 ?
+				    u != c->L - n : u < j || u + n > c->L - (c->ns - 1 - j)))
+					continue;
+				if ((rc = cfg_item(h, c, j, u, n, cfg_at(c, j, u, n), err)) != SL_OK)
+					return rc;
+			}
 		}
 	return SL_OK;
-}
-
-static item *
-cfg_at(cfg *c, int j, int n)
-{
-	return &c->it[j * (c->hi + 1) + n];
 }
 
 /* Tracks the best pipeline configuration found. */
@@ -1533,6 +1552,14 @@ cfg_to_pipe(const cfg *c, const int *layers, const sl_recompute *rec,
 	pc->recompute = rec;
 }
 
+static int
+i64_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 /* Evaluates one partition exactly; keeps it when it is the best fitting. */
 static int
 try_partition(hyb *h, cfg *c, const int *layers, best_t *b, best_t *cb,
@@ -1543,8 +1570,8 @@ try_partition(hyb *h, cfg *c, const int *layers, best_t *b, best_t *cb,
 	sl_pipeline pl;
 	int rc;
 
-	for (int j = 0; j < c->ns; j++) {
-		item *it = cfg_at(c, j, layers[j]);
+	for (int j = 0, u = 0; j < c->ns; u += layers[j], j++) {
+		item *it = cfg_at(c, j, u, layers[j]);
 		if (!it->ok && b != NULL)
 			return SL_OK;	/* this stage fits under no plan */
 		rec[j] = recomp_of[it->r];
@@ -1556,8 +1583,8 @@ try_partition(hyb *h, cfg *c, const int *layers, best_t *b, best_t *cb,
 		 * pipeline_eval costs them, so the step is their arithmetic.
 		 */
 		int64_t t[1024] = { 0 }, sync = 0, step;
-		for (int j = 0; j < c->ns; j++) {
-			item *it = cfg_at(c, j, layers[j]);
+		for (int j = 0, u = 0; j < c->ns; u += layers[j], j++) {
+			item *it = cfg_at(c, j, u, layers[j]);
 			if (!it->ok)
 				return SL_OK;
 			t[j] = it->t;
@@ -1652,22 +1679,18 @@ static int
 dp_parts(hyb *h, cfg *c, best_t *cb, int64_t *partitions, sl_error *err)
 {
 	int L = c->L, ns = c->ns, nT = 0;
-	int64_t *T = sl_xmalloc((size_t)ns * (c->hi + 1) * sizeof *T);
+	int64_t *T = sl_xmalloc((size_t)ns * c->nu * (c->hi + 1) * sizeof *T);
 	int64_t *cost = sl_xmalloc((size_t)(ns + 1) * (L + 1) * sizeof *cost);
 	int *from = sl_xmalloc((size_t)(ns + 1) * (L + 1) * sizeof *from);
 	int layers[1024];
 	int rc = SL_OK;
 
 	for (int j = 0; j < ns; j++)
-		for (int n = c->lo; n <= c->hi; n++)
-			if (cfg_at(c, j, n)->ok)
-				T[nT++] = cfg_at(c, j, n)->t;
-	for (int i = 1; i < nT; i++)	/* insertion sort: nT is small */
-		for (int q = i; q > 0 && T[q - 1] > T[q]; q--) {
-			int64_t x = T[q];
-			T[q] = T[q - 1];
-			T[q - 1] = x;
-		}
+		for (int u = 0; u < c->nu; u++)
+			for (int n = c->lo; n <= c->hi; n++)
+				if (cfg_at(c, j, u, n)->ok)
+					T[nT++] = cfg_at(c, j, u, n)->t;
+	qsort(T, nT, sizeof *T, i64_cmp);
 	for (int ti = 0; ti < nT; ti++) {
 		int64_t bound = T[ti];
 		if (ti > 0 && T[ti - 1] == bound)
@@ -1688,7 +1711,7 @@ dp_parts(hyb *h, cfg *c, best_t *cb, int64_t *partitions, sl_error *err)
 						continue;
 					if (j == ns - 1 && u + n != L)
 						continue;
-					it = cfg_at(c, j, n);
+					it = cfg_at(c, j, u, n);
 					if (!it->ok || it->t > bound)
 						continue;
 					if (cu + it->t < cost[(j + 1) * (L + 1) + u + n]) {
@@ -1822,8 +1845,8 @@ search_cfg(hyb *h, cfg *c, sl_hybrid_result *r, best_t *best, sl_error *err)
 		sl_pipe_config pc;
 		sl_pipeline pl;
 		even_split(c->L, c->ns, layers);
-		for (int j = 0; j < c->ns; j++)
-			rec[j] = recomp_of[cfg_at(c, j, layers[j])->r];
+		for (int j = 0, u = 0; j < c->ns; u += layers[j], j++)
+			rec[j] = recomp_of[cfg_at(c, j, u, layers[j])->r];
 		cfg_to_pipe(c, layers, rec, &pc);
 		if ((rc = pipeline_eval(h, &pc, &pl, err)) != SL_OK) {
 			sl_pipeline_free(&pl);
@@ -1862,23 +1885,32 @@ static int
 fastest_of(hyb *h, cfg *c, int n, int r, int64_t *out, sl_error *err)
 {
 	int64_t best = INT64_MAX;
+	const space_entry *se = hyb_space(h, c->G, c->outer, c->inner, err);
 
+	if (se == NULL)
+		return err->code ? err->code : SL_EINTERNAL;
 	for (int cls = 0; cls < 3; cls++) {
+		/* middle stages: at layer 1 when the layers are all alike, else
+		 * at every place (they may differ) */
 		int l0 = cls == 0 ? 0 : cls == 1 ? 1 : c->L - n;
-		stage_type *ty;
-		const stage_plan *sp;
+		int l1 = cls == 1 && !se->uniform ? c->L - n - 1 : l0;
 
 		if (c->ns == 1 && cls > 0)
 			break;
 		if (cls == 1 && (c->ns < 3 || n > c->L - 2))
 			continue;
-		if ((ty = hyb_type(h, c->G, c->outer, c->inner, l0, n, err)) == NULL)
-			return err->code ? err->code : SL_EINTERNAL;
-		/* infinite memory: the fastest plan */
-		if ((sp = type_plan(h, ty, r, 1, c->m, INT64_MAX / 4, err)) == NULL)
-			return err->code ? err->code : SL_EINTERNAL;
-		if (plan_micro(sp) < best)
-			best = plan_micro(sp);
+		for (; l0 <= l1; l0++) {
+			stage_type *ty;
+			const stage_plan *sp;
+
+			if ((ty = hyb_type(h, c->G, c->outer, c->inner, l0, n, err)) == NULL)
+				return err->code ? err->code : SL_EINTERNAL;
+			/* infinite memory: the fastest plan */
+			if ((sp = type_plan(h, ty, r, 1, c->m, INT64_MAX / 4, err)) == NULL)
+				return err->code ? err->code : SL_EINTERNAL;
+			if (plan_micro(sp) < best)
+				best = plan_micro(sp);
+		}
 	}
 	*out = best;
 	return SL_OK;

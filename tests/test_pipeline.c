@@ -50,6 +50,58 @@ stack_model(void *ctx, int64_t batch, int64_t seq, sl_error *err)
 	return g;
 }
 
+/*
+ * Layers of two shapes: each layer x -> fc1 -> gelu -> fc2, whose inner
+ * width is the hidden size, and four times it in layers [wide_lo, wide_hi).
+ */
+typedef struct wide_stack { int layers, wide_lo, wide_hi; int64_t hidden; } wide_stack;
+
+static sl_graph *
+wide_stack_model(void *ctx, int64_t batch, int64_t seq, sl_error *err)
+{
+	const wide_stack *st = ctx;
+	sl_graph *g = sl_graph_new("wide-stack");
+	int64_t h = st->hidden, dx[2] = { batch, h };
+	int x;
+	char nm[64], ly[32];
+
+	(void)seq;
+	x = sl_graph_add_tensor(g, "x", 2, dx, SL_DT_BF16, SL_ROLE_INPUT, err);
+	for (int l = 0; l < st->layers; l++) {
+		int64_t f = l >= st->wide_lo && l < st->wide_hi ? 4 * h : h;
+		int64_t d1[2] = { h, f }, d2[2] = { f, h }, dy[2] = { batch, f };
+		int w1, w2, y, z, o, in[2];
+
+		snprintf(ly, sizeof ly, "layer%d", l);
+		snprintf(nm, sizeof nm, "w1_%d", l);
+		w1 = sl_graph_add_tensor(g, nm, 2, d1, SL_DT_BF16, SL_ROLE_PARAMETER, err);
+		snprintf(nm, sizeof nm, "w2_%d", l);
+		w2 = sl_graph_add_tensor(g, nm, 2, d2, SL_DT_BF16, SL_ROLE_PARAMETER, err);
+		snprintf(nm, sizeof nm, "y%d", l);
+		y = sl_graph_add_tensor(g, nm, 2, dy, SL_DT_BF16, SL_ROLE_ACTIVATION, err);
+		snprintf(nm, sizeof nm, "z%d", l);
+		z = sl_graph_add_tensor(g, nm, 2, dy, SL_DT_BF16, SL_ROLE_ACTIVATION, err);
+		snprintf(nm, sizeof nm, "o%d", l);
+		o = sl_graph_add_tensor(g, nm, 2, dx, SL_DT_BF16, SL_ROLE_ACTIVATION, err);
+		in[0] = x;
+		in[1] = w1;
+		snprintf(nm, sizeof nm, "fc1_%d", l);
+		sl_graph_add_op(g, nm, SL_OP_MATMUL, 2, in, 1, &y, ly, err);
+		snprintf(nm, sizeof nm, "gelu%d", l);
+		sl_graph_add_op(g, nm, SL_OP_GELU, 1, &y, 1, &z, ly, err);
+		in[0] = z;
+		in[1] = w2;
+		snprintf(nm, sizeof nm, "fc2_%d", l);
+		sl_graph_add_op(g, nm, SL_OP_MATMUL, 2, in, 1, &o, ly, err);
+		x = o;
+	}
+	if (err->code != SL_OK || sl_graph_validate(g, "wide-stack", err) != SL_OK) {
+		sl_graph_free(g);
+		return NULL;
+	}
+	return g;
+}
+
 static sl_graph *
 gen_model(void *ctx, int64_t batch, int64_t seq, sl_error *err)
 {
@@ -370,15 +422,14 @@ enumerate(const sl_hybrid_opts *o, int n_layers, int fix_p, int tp)
  * pipelines are compared even where one stage is fastest).
  */
 static void
-check_search(int devices, int64_t B, int64_t limit, sl_schedule sched, bool zero,
-    int n_layers, int tp)
+check_search_of(sl_model_fn fn, void *ctx, int devices, int64_t B, int64_t limit,
+    sl_schedule sched, bool zero, int n_layers, int tp)
 {
-	stack st = { n_layers, 256 };
 	sl_hybrid_opts o;
 	sl_hybrid_result r;
 	sl_error err;
 
-	opts_for(&o, "h100-nvlink", stack_model, &st);
+	opts_for(&o, "h100-nvlink", fn, ctx);
 	o.devices = devices;
 	o.global_batch = B;
 	o.mem_limit = limit;
@@ -414,8 +465,19 @@ check_search(int devices, int64_t B, int64_t limit, sl_schedule sched, bool zero
 }
 
 static void
+check_search(int devices, int64_t B, int64_t limit, sl_schedule sched, bool zero,
+    int n_layers, int tp)
+{
+	stack st = { n_layers, 256 };
+
+	check_search_of(stack_model, &st, devices, B, limit, sched, zero, n_layers, tp);
+}
+
+static void
 test_search_exhaustive(void **state)
 {
+	wide_stack ws = { 6, 2, 4, 256 };
+
 	(void)state;
 	/* plenty of memory, then so little that only deep pipelines fit */
 	check_search(4, 32, 80000000000LL, SL_SCHED_1F1B, true, 4, 0);
@@ -432,6 +494,22 @@ test_search_exhaustive(void **state)
 	check_search(8, 64, 2200000, SL_SCHED_GPIPE, false, 6, 1);
 	/* nothing fits */
 	check_search(2, 8, 1000, SL_SCHED_1F1B, true, 4, 0);
+	/*
+	 * Layers of two shapes (the middle two four times as wide): a middle
+	 * stage is planned, and bounded, at its own layers.
+	 */
+	check_search_of(wide_stack_model, &ws, 4, 32, 30000000, SL_SCHED_1F1B,
+	    false, 6, 1);
+	check_search_of(wide_stack_model, &ws, 4, 32, 16000000, SL_SCHED_1F1B,
+	    false, 6, 1);
+	check_search_of(wide_stack_model, &ws, 6, 32, 10000000, SL_SCHED_1F1B,
+	    false, 6, 1);
+	check_search_of(wide_stack_model, &ws, 4, 32, 9000000, SL_SCHED_1F1B,
+	    false, 6, 1);
+	/* the wide layers fit nowhere (a search costing them as narrow ones
+	 * would pass a pipeline of 2, 1, 1, 2 layers) */
+	check_search_of(wide_stack_model, &ws, 4, 32, 6000000, SL_SCHED_1F1B,
+	    false, 6, 1);
 }
 
 /* ------------------------------------------------- a topology of 3 axes */
