@@ -1690,7 +1690,8 @@ dp_parts(hyb *h, cfg *c, best_t *cb, int64_t *partitions, sl_error *err)
 			for (int n = c->lo; n <= c->hi; n++)
 				if (cfg_at(c, j, u, n)->ok)
 					T[nT++] = cfg_at(c, j, u, n)->t;
-	qsort(T, nT, sizeof *T, i64_cmp);
+	if (nT > 1)
+		qsort(T, nT, sizeof *T, i64_cmp);
 	for (int ti = 0; ti < nT; ti++) {
 		int64_t bound = T[ti];
 		if (ti > 0 && T[ti - 1] == bound)
@@ -2071,7 +2072,7 @@ sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 	}
 	for (int i = 0; i < nc && rc == SL_OK; i++)
 		rc = cfg_bound(&h, &cs[i], &cs[i].lb, err);
-	if (rc == SL_OK)
+	if (rc == SL_OK && nc > 1)
 		qsort(cs, nc, sizeof *cs, cfg_cmp);
 	/* best first; a configuration whose bound is no better is skipped */
 	for (int i = 0; i < nc && rc == SL_OK; i++) {
