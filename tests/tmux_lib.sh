@@ -31,10 +31,11 @@ fail() {
 	screen
 	exit 1
 }
-# wait_for TEXT [TENTHS]: until TEXT (a fixed string) is on the screen.
+# wait_for TEXT [TENTHS]: until TEXT (a fixed string) is on the screen, 30 s at
+# most by default (a loaded machine can be slow to draw).
 wait_for() {
 	n=0
-	while [ "$n" -lt "${2:-150}" ]; do
+	while [ "$n" -lt "${2:-300}" ]; do
 		screen | grep -F -q -- "$1" && return 0
 		sleep 0.1
 		n=$((n + 1))
@@ -44,7 +45,7 @@ wait_for() {
 # wait_gone TEXT: until TEXT has left the screen.
 wait_gone() {
 	n=0
-	while [ "$n" -lt 150 ]; do
+	while [ "$n" -lt 300 ]; do
 		screen | grep -F -q -- "$1" || return 0
 		sleep 0.1
 		n=$((n + 1))
