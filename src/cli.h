@@ -145,6 +145,8 @@ typedef struct cli_vjob {
 	sl_mem *step_alloc;	/* with events: the timeline's buffers by category */
 } cli_vjob;
 
+/* An empty temporary file named shardlab-WHAT-XXXXXX in $TMPDIR (or /tmp). */
+int cli_tmpfile(char *buf, size_t len, const char *what, sl_error *err);
 const char *cli_validate_runner(void);	/* NULL when not built/installed */
 int cli_validate_start(const sl_space *s, const int *choice, bool emulate,
     int steps, cli_vjob *job, sl_error *err);

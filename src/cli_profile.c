@@ -18,21 +18,6 @@
 
 extern char **environ;
 
-static int
-prof_tmpfile(char *buf, size_t len, const char *what, sl_error *err)
-{
-	const char *dir = getenv("TMPDIR");
-	int fd;
-
-	snprintf(buf, len, "%s/shardlab-%s-XXXXXX", dir && *dir ? dir : "/tmp", what);
-	fd = mkstemp(buf);
-	if (fd < 0)
-		return sl_error_set(err, SL_EINTERNAL, buf, 0, 0,
-		    _("cannot create a temporary file: %s"), strerror(errno));
-	close(fd);
-	return SL_OK;
-}
-
 /* The last non-empty line of a file (the runner's reason), into buf. */
 static void
 prof_last_line(const char *path, char *buf, size_t len)
@@ -134,8 +119,8 @@ cli_cmd_profile(int argc, char **argv)
 		    _("the GPU runner was not built (configure found no CUDA/NCCL; see --with-cuda)"));
 		goto out;
 	}
-	if ((rc = prof_tmpfile(result, sizeof result, "profile", &err)) != SL_OK ||
-	    (rc = prof_tmpfile(errpath, sizeof errpath, "profile-err", &err)) != SL_OK)
+	if ((rc = cli_tmpfile(result, sizeof result, "profile", &err)) != SL_OK ||
+	    (rc = cli_tmpfile(errpath, sizeof errpath, "profile-err", &err)) != SL_OK)
 		goto out;
 	unlink(result);		/* appears only when the runner succeeds */
 	if (!o.quiet)

@@ -57,8 +57,8 @@ cli_validate_runner(void)
 	return NULL;
 }
 
-static int
-val_tmpfile(char *buf, size_t len, const char *what, sl_error *err)
+int
+cli_tmpfile(char *buf, size_t len, const char *what, sl_error *err)
 {
 	const char *dir = getenv("TMPDIR");
 	int fd;
@@ -139,9 +139,9 @@ cli_validate_start(const sl_space *s, const int *choice, bool emulate, int steps
 		return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, "%s",
 		    _(VAL_MSG_NO_RUNNER));
 	}
-	if ((rc = val_tmpfile(job->launch_path, sizeof(job->launch_path), "launch",
+	if ((rc = cli_tmpfile(job->launch_path, sizeof(job->launch_path), "launch",
 	    err)) != SL_OK ||
-	    (rc = val_tmpfile(job->result_path, sizeof(job->result_path), "result",
+	    (rc = cli_tmpfile(job->result_path, sizeof(job->result_path), "result",
 	    err)) != SL_OK ||
 	    (rc = sl_launch_write_json(&l, job->launch_path, err)) != SL_OK) {
 		sl_launch_free(&l);
