@@ -1101,12 +1101,16 @@ node_tables(sl_space *sp, int i)
 		memcpy(sp->node_ns[i], sp->node_ns[u], sp->ops[i].n_strat * sizeof(int64_t));
 		return;
 	}
+	/* only a recomputed layer has forward time in the objective */
+	bool recomputes = op_recompute(sp, &sp->g->ops[i]) != SL_RECOMP_NONE;
+
 	for (int s = 0; s < sp->ops[i].n_strat; s++) {
 		sl_mem mem;
 		sl_comm comm;
-		sl_compute cp;
+		sl_compute cp = { 0 };
 		sl_node_cost(sp, i, s, NULL, &mem, &comm);
-		sl_node_compute(sp, i, s, NULL, &cp);
+		if (recomputes)
+			sl_node_compute(sp, i, s, NULL, &cp);
 		sp->node_mem[i][s] = sl_mem_total(&mem);
 		sp->node_ns[i][s] = sl_add_sat(sl_comm_total(&comm), cp.recompute_ns);
 	}
