@@ -713,6 +713,8 @@ typedef struct sl_solve_opts {
 	/* progress text (e.g. GLPK's log lines); may be NULL */
 	void (*progress)(void *ctx, const char *text);
 	void *progress_ctx;
+	/* anytime: return the first feasible plan, not the best in the time */
+	bool first_plan;
 } sl_solve_opts;
 
 typedef struct sl_solution {
@@ -747,6 +749,9 @@ int sl_solve_ilp(const sl_problem *p, const sl_solve_opts *o,
  */
 int sl_solve_anytime(const sl_problem *p, const sl_solve_opts *o,
     sl_solution *sol, sl_error *err);
+/* Whether auto, when the DP refuses p, searches (sl_solve_anytime) rather
+ * than asking GLPK for the optimum: p is too large for GLPK in a usual limit. */
+bool sl_solve_auto_searches(const sl_problem *p);
 /* DP refuses (SL_EINTERNAL, message says why) when it cannot be exact cheaply,
  * and when the problem has a usage limit. */
 int sl_solve_dp(const sl_problem *p, const sl_solve_opts *o,

@@ -111,6 +111,12 @@ solve_confirm(const sl_problem *p, sl_solver_kind other, const sl_solve_opts *o,
 }
 
 /* time_ms covers the answer (refusal included), not the cross-check. */
+bool
+sl_solve_auto_searches(const sl_problem *p)
+{
+	return solve_total_strats(p) > SOLVE_CONFIRM_STRATS;
+}
+
 static int
 solve_auto(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
     const struct timespec *t0, sl_error *err)
@@ -126,7 +132,7 @@ solve_auto(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
 		/* The DP's messages start with its own name. */
 		if (strncmp(why, "dp: ", 4) == 0)
 			why += 4;
-		if (solve_total_strats(p) > SOLVE_CONFIRM_STRATS) {
+		if (sl_solve_auto_searches(p)) {
 			/* too big for GLPK within a usual limit: search */
 			char reason[sizeof dperr.msg];
 			snprintf(reason, sizeof reason, "%s", why);

@@ -121,6 +121,8 @@ at_over(at *a)
 		a->stopped = true;
 		return true;
 	}
+	if (a->o != NULL && a->o->first_plan && a->first_ms >= 0)
+		return true;
 	return at_ms(a) >= a->deadline_ms;
 }
 
@@ -1904,7 +1906,8 @@ sl_solve_anytime(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
 	}
 done:
 	sol->first_ms = a.first_ms;
-	if (use_ilp && !a.stopped && !infeasible && sol->status != SL_SOLVE_OPTIMAL)
+	if (use_ilp && !a.stopped && !infeasible &&
+	    sol->status != SL_SOLVE_OPTIMAL && !(o != NULL && o->first_plan))
 		at_ilp(p, o, unlimited ? -1 : limit_s * 1e3 * 0.97 - at_ms(&a),
 		    sol);
 	snprintf(sol->note, sizeof sol->note,

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+extern int sl_anytime_search_only;
+
 struct fixture {
 	cli_session s;
 	cli_opts o;
@@ -229,6 +231,91 @@ test_alpha_steps(void **state)
 	close_model(&f);
 }
 
+/* Polls until the background search of f ends (at most a minute). */
+static unsigned
+wait_search(struct fixture *f)
+{
+	sl_error err;
+	unsigned what = 0;
+
+	sl_error_clear(&err);
+	for (int i = 0; i < 6000 && f->m.search == UI_SEARCH_RUNNING; i++) {
+		what |= ui_model_poll(&f->m, &err);
+		if (f->m.search == UI_SEARCH_RUNNING)
+			usleep(10000);
+	}
+	return what;
+}
+
+/*
+ * A problem the DP does not take is searched: the live plan is the search's
+ * first plan, the search goes on in the background and its better plan
+ * replaces the live one; a pin supersedes a running search.  Three nodes,
+ * each "light" (usage 1; cost 100, 100 and 50) or "heavy" (usage 2, cost 1),
+ * one time step, limit 5: at most two heavy, so the optimum keeps the third
+ * light, 1 + 1 + 50 = 52, and 100 + 1 + 1 = 102 with the first pinned
+ * light.  The search starts from the least-usage plan (250).
+ */
+static void
+test_background_search(void **state)
+{
+	struct fixture f;
+	int k[3] = { 2, 2, 2 }, op = 0, cleared;
+	sl_problem *p = sl_problem_new(3, k, 0, NULL);
+	sl_solution bf;
+	sl_error err;
+	unsigned what;
+
+	p->interval = calloc(3, sizeof *p->interval);
+	p->usage = calloc(3, sizeof *p->usage);
+	for (int v = 0; v < 3; v++) {
+		p->cost[v][0] = v == 2 ? 50 : 100;
+		p->cost[v][1] = 1;
+		p->interval[v][0] = 0;
+		p->interval[v][1] = 1;
+		p->usage[v] = calloc(2, sizeof **p->usage);
+		p->usage[v][0] = 1;
+		p->usage[v][1] = 2;
+	}
+	p->usage_limit = 5;
+	sl_solution_init(&bf, 3);
+	sl_error_clear(&err);
+	assert_int_equal(sl_solve_brute(p, NULL, &bf, &err), SL_OK);
+	assert_int_equal(bf.objective, 52);
+	sl_solution_free(&bf);
+
+	memset(&f, 0, sizeof f);
+	f.o.solver = SL_SOLVER_ANYTIME;
+	f.o.time_limit = 0.5;
+	f.s.prob = p;
+	f.s.source = "three.json";
+	/* the search alone, not the exact enumeration of tiny problems */
+	sl_anytime_search_only = 1;
+	assert_int_equal(ui_model_init(&f.m, &f.s, &f.o, &err), SL_OK);
+	assert_true(f.m.search_ok);
+	assert_true(f.m.have_sol);
+	assert_true(f.m.sol.objective >= 52);
+	what = wait_search(&f);
+	assert_true(what & UI_M_SEARCHED);
+	assert_int_equal(f.m.sol.objective, 52);
+	assert_true(f.m.search == UI_SEARCH_IMPROVED ||
+	    f.m.search == UI_SEARCH_BEST);
+	assert_true(sl_problem_feasible(p, f.m.sol.choice));
+
+	/* pin the first node light: a new search for the new problem */
+	assert_int_equal(ui_model_constrain(&f.m, &op, 1, op, 0, UI_ACT_PIN,
+	    &cleared, &err), SL_OK);
+	assert_int_equal(f.m.sol.choice[0], 0);
+	wait_search(&f);
+	assert_int_equal(f.m.sol.objective, 102);
+	assert_int_equal(f.m.sol.choice[0], 0);
+	assert_true(f.m.search == UI_SEARCH_IMPROVED ||
+	    f.m.search == UI_SEARCH_BEST);
+	sl_anytime_search_only = 0;
+	ui_model_free(&f.m);
+	sl_problem_free(p);
+}
+
 int
 main(void)
 {
@@ -237,6 +324,7 @@ main(void)
 		cmocka_unit_test(test_infeasible_undone),
 		cmocka_unit_test(test_every_layer),
 		cmocka_unit_test(test_alpha_steps),
+		cmocka_unit_test(test_background_search),
 	};
 	const char *dd = getenv("SHARDLAB_DATADIR");
 	char path[4096];

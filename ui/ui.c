@@ -289,6 +289,13 @@ ui_poll_jobs(ui *u)
 		u->dirty |= UI_D_STATUS;
 	if (what & UI_M_FRONT)
 		u->dirty |= UI_D_ALPHA;
+	if ((what & UI_M_SEARCHED) && u->m.search == UI_SEARCH_IMPROVED) {
+		/* the background search's better plan is the live one now */
+		ui_graph_invalidate(u);
+		u->dirty |= UI_D_ALL;
+	} else if (what & UI_M_SEARCHED) {
+		u->dirty |= UI_D_STATUS;
+	}
 	if (!(what & UI_M_VALIDATED))
 		return;
 	ui_child_pid = -1;

@@ -1330,11 +1330,56 @@ ui_draw_msg(WINDOW *w, const ui *u)
 	ui_draw_hints(w, u);
 }
 
+/*
+ * What the background search of a problem the DP cannot take is doing, long
+ * and short: running, better plan taken, or finished with nothing better;
+ * with the lower bound and the gap when one is proven.
+ */
+static void
+ui_search_text(const ui_model *m, char *buf, size_t size, const char **conf,
+    const char **short_conf)
+{
+	char gap[96] = "";
+
+	if (m->search_bound != INT64_MIN && m->search_bound > 0 &&
+	    m->sol.objective >= m->search_bound)
+		snprintf(gap, sizeof gap, _(" (bound %lld, gap %.1f%%)"),
+		    (long long)m->search_bound, 100.0 *
+		    (double)(m->sol.objective - m->search_bound) /
+		    (double)m->sol.objective);
+	switch (m->search) {
+	case UI_SEARCH_RUNNING:
+		snprintf(buf, size, _("searching for %g s..."), m->search_limit);
+		*short_conf = _("searching...");
+		break;
+	case UI_SEARCH_IMPROVED:
+		snprintf(buf, size, _("search improved the plan%s"), gap);
+		*short_conf = _("search improved");
+		break;
+	case UI_SEARCH_BEST:
+		if (m->sol.status == SL_SOLVE_OPTIMAL)
+			snprintf(buf, size, "%s", _("search proved the optimum"));
+		else
+			snprintf(buf, size, _("search found nothing better%s"),
+			    gap);
+		*short_conf = _("searched");
+		break;
+	case UI_SEARCH_FAILED:
+		snprintf(buf, size, "%s", _("background search failed"));
+		*short_conf = _("search failed");
+		break;
+	default:
+		buf[0] = '\0';
+		break;
+	}
+	*conf = buf;
+}
+
 void
 ui_draw_status(WINDOW *w, const ui *u)
 {
 	int width = getmaxx(w), x, i;
-	char buf[1024], tb[32], cb[64];
+	char buf[1024], tb[32], cb[64], sb[160];
 	const char *conf = "", *short_conf = "", *tail;
 	attr_t a = u->attr[UI_R_STATUS];
 
@@ -1371,6 +1416,8 @@ ui_draw_status(WINDOW *w, const ui *u)
 		short_conf = _("GLPK: time limit");
 		break;
 	}
+	if (u->m.search != UI_SEARCH_NONE)
+		ui_search_text(&u->m, sb, sizeof sb, &conf, &short_conf);
 	if (short_conf[0] == '\0')
 		short_conf = conf;
 	/*

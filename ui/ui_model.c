@@ -17,6 +17,9 @@
 #define UI_ILP_MAX_VARS 60000
 /* Seconds GLPK may spend confirming one plan. */
 #define UI_ILP_TIME_LIMIT 60.0
+/* Seconds of background search of a problem the DP cannot take when no
+ * --time-limit is given. */
+#define UI_SEARCH_TIME_LIMIT 60.0
 
 /* ------------------------------------------------------------ alpha scale */
 
@@ -214,13 +217,53 @@ ui_find_strat(const ui_model *m, int op, const char *name)
 
 /* ------------------------------------------------------------ live solving */
 
+/*
+ * Makes sol (owned from here on) the live plan: evaluates it on the model and
+ * notes which operators changed since the plan before.
+ */
+static int
+ui_model_install(ui_model *m, sl_solution *sol, sl_error *err)
+{
+	sl_eval ev;
+	int rc, i;
+
+	memset(&ev, 0, sizeof ev);
+	if (m->space != NULL) {
+		rc = sl_evaluate(m->space, sol->choice, m->alpha, &ev, err);
+		if (rc != SL_OK) {
+			sl_solution_free(sol);
+			return rc;
+		}
+	}
+
+	/* What changed since the previous plan. */
+	if (m->have_sol) {
+		memcpy(m->prev_choice, m->sol.choice, m->n * sizeof(int));
+		m->n_changed = 0;
+		for (i = 0; i < m->n; i++)
+			if (sol->choice[i] != m->prev_choice[i])
+				m->changed[m->n_changed++] = i;
+		sl_solution_free(&m->sol);
+	} else {
+		memcpy(m->prev_choice, sol->choice, m->n * sizeof(int));
+		m->n_changed = 0;
+	}
+	m->sol = *sol;
+	m->have_sol = true;
+	if (m->have_ev)
+		sl_eval_free(&m->ev);
+	m->ev = ev;
+	m->have_ev = m->space != NULL;
+	m->solve_err[0] = '\0';
+	return SL_OK;
+}
+
 int
 ui_model_resolve(ui_model *m, sl_error *err)
 {
 	sl_solution sol;
-	sl_eval ev;
 	sl_solve_opts so;
-	int rc, i;
+	int rc;
 
 	ui_build_constraints(m);
 	if (m->space != NULL)
@@ -233,6 +276,12 @@ ui_model_resolve(ui_model *m, sl_error *err)
 	sl_solution_init(&sol, m->n);
 	if (m->dp != NULL) {
 		rc = sl_dp_resolve(m->dp, m->prob, &sol, err);
+	} else if (m->search_ok) {
+		/* the first plan now; the search goes on in the background */
+		memset(&so, 0, sizeof so);
+		so.time_limit = m->search_limit;
+		so.first_plan = true;
+		rc = sl_solve(m->prob, SL_SOLVER_ANYTIME, &so, &sol, err);
 	} else {
 		memset(&so, 0, sizeof so);
 		so.time_limit = 30;
@@ -248,38 +297,17 @@ ui_model_resolve(ui_model *m, sl_error *err)
 		sl_solution_free(&sol);
 		return rc;
 	}
-
-	memset(&ev, 0, sizeof ev);
-	if (m->space != NULL) {
-		rc = sl_evaluate(m->space, sol.choice, m->alpha, &ev, err);
-		if (rc != SL_OK) {
-			sl_solution_free(&sol);
-			return rc;
-		}
-	}
-
-	/* What changed since the previous plan. */
-	if (m->have_sol) {
-		memcpy(m->prev_choice, m->sol.choice, m->n * sizeof(int));
-		m->n_changed = 0;
-		for (i = 0; i < m->n; i++)
-			if (sol.choice[i] != m->prev_choice[i])
-				m->changed[m->n_changed++] = i;
-		sl_solution_free(&m->sol);
-	} else {
-		memcpy(m->prev_choice, sol.choice, m->n * sizeof(int));
-		m->n_changed = 0;
-	}
-	m->sol = sol;
-	m->have_sol = true;
-	if (m->have_ev)
-		sl_eval_free(&m->ev);
-	m->ev = ev;
-	m->have_ev = m->space != NULL;
-	m->solve_err[0] = '\0';
+	if ((rc = ui_model_install(m, &sol, err)) != SL_OK)
+		return rc;
 	/* Without the DP the live answer is already GLPK's (or brute force's). */
 	m->confirm = m->dp == NULL ? UI_CONF_NONE :
 	    m->ilp_ok ? UI_CONF_RUNNING : UI_CONF_TOO_LARGE;
+	/* An optimum proven within the first second needs no more search. */
+	m->search_bound = m->sol.bound;
+	m->search_ms = m->sol.time_ms;
+	m->search = !m->search_ok ? UI_SEARCH_NONE :
+	    m->sol.status == SL_SOLVE_OPTIMAL ? UI_SEARCH_BEST :
+	    UI_SEARCH_RUNNING;
 	ui_model_request_background(m);
 	return SL_OK;
 }
@@ -616,6 +644,71 @@ ui_sweep_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * The background search: the anytime solver on a copy of the problem for the
+ * whole limit; a newer plan request (pins, forbids, alpha) cancels it.
+ */
+static void *
+ui_search_thread(void *arg)
+{
+	ui_model *m = arg;
+	struct ui_job *j = &m->search_job;
+	sl_problem *p;
+	sl_solution sol;
+	sl_solve_opts so;
+	struct ui_cancel c;
+	sl_error err;
+	unsigned g;
+	int rc;
+
+	sl_ilp_quiet();
+	while ((g = ui_job_take(j)) != 0) {
+		pthread_mutex_lock(&j->mu);
+		p = j->prob;
+		j->prob = NULL;
+		if (j->have != 0) {
+			g = j->have;
+			j->have = 0;
+		}
+		if (p == NULL)
+			j->busy = false;
+		pthread_mutex_unlock(&j->mu);
+		if (p == NULL)
+			continue;
+		sl_error_clear(&err);
+		sl_solution_init(&sol, p->n);
+		memset(&so, 0, sizeof so);
+		c.job = j;
+		c.gen = g;
+		c.m = m;
+		so.cancel = ui_cancel_cb;
+		so.cancel_ctx = &c;
+		so.time_limit = m->search_limit;
+		rc = sl_solve(p, SL_SOLVER_ANYTIME, &so, &sol, &err);
+		pthread_mutex_lock(&j->mu);
+		j->done = g;
+		j->rc = rc;
+		j->objective = sol.objective;
+		j->status = sol.status;
+		j->time_ms = sol.time_ms;
+		j->bound = sol.bound;
+		free(j->choice);
+		j->choice = NULL;
+		if (rc == SL_OK && (sol.status == SL_SOLVE_OPTIMAL ||
+		    sol.status == SL_SOLVE_FEASIBLE)) {
+			j->choice = sl_xmalloc(p->n * sizeof(int));
+			memcpy(j->choice, sol.choice, p->n * sizeof(int));
+		}
+		snprintf(j->msg, sizeof j->msg, "%.255s", err.msg);
+		j->busy = false;
+		pthread_mutex_unlock(&j->mu);
+		sl_solution_free(&sol);
+		sl_problem_free(p);
+	}
+	sl_ilp_thread_end();
+	return NULL;
+}
+
 static void
 ui_copy_constraints(sl_constraints *dst, const sl_constraints *src)
 {
@@ -651,6 +744,27 @@ ui_model_request_background(ui_model *m)
 		if (!j->started)
 			m->confirm = UI_CONF_FAILED;
 	}
+	if (m->search == UI_SEARCH_RUNNING) {
+		j = &m->search_job;
+		pthread_mutex_lock(&j->mu);
+		g = atomic_load(&j->gen) + 1;
+		atomic_store(&j->gen, g);
+		if (j->prob != NULL)
+			sl_problem_free(j->prob);
+		j->prob = sl_problem_copy(m->prob);
+		j->have = g;
+		m->search_gen = g;
+		pthread_cond_signal(&j->cv);
+		pthread_mutex_unlock(&j->mu);
+		if (!j->started)
+			j->started = pthread_create(&j->thread, NULL,
+			    ui_search_thread, m) == 0;
+		if (!j->started)
+			m->search = UI_SEARCH_FAILED;
+	} else if (m->search_job.started) {
+		/* the plan is proven optimal: a search still running is moot */
+		atomic_fetch_add(&m->search_job.gen, 1);
+	}
 	if (m->space != NULL) {
 		j = &m->sweep_job;
 		pthread_mutex_lock(&j->mu);
@@ -667,6 +781,27 @@ ui_model_request_background(ui_model *m)
 			j->started = pthread_create(&j->thread, NULL,
 			    ui_sweep_thread, m) == 0;
 	}
+}
+
+/* The search's better plan becomes the live one (j->mu held). */
+static void
+ui_search_take(ui_model *m, struct ui_job *j)
+{
+	sl_solution sol;
+	sl_error err;
+
+	sl_solution_init(&sol, m->n);
+	memcpy(sol.choice, j->choice, m->n * sizeof(int));
+	sol.objective = j->objective;
+	sol.status = j->status;
+	sol.solver = SL_SOLVER_ANYTIME;
+	sol.time_ms = j->time_ms;
+	sol.bound = m->search_bound;
+	sl_error_clear(&err);
+	if (ui_model_install(m, &sol, &err) == SL_OK)
+		m->search = UI_SEARCH_IMPROVED;
+	else
+		m->search = UI_SEARCH_FAILED;
 }
 
 /*
@@ -711,6 +846,25 @@ ui_model_poll(ui_model *m, sl_error *err)
 			j->have_front = false;
 			m->front_busy = false;
 			what |= UI_M_FRONT;
+		}
+		pthread_mutex_unlock(&j->mu);
+	}
+	j = &m->search_job;
+	if (j->started && m->search == UI_SEARCH_RUNNING) {
+		pthread_mutex_lock(&j->mu);
+		if (j->done != 0 && j->done == m->search_gen && !j->busy) {
+			what |= UI_M_SEARCHED;
+			m->search = UI_SEARCH_BEST;
+			m->search_ms = j->time_ms;
+			if (j->rc != SL_OK || j->choice == NULL) {
+				if (j->status != SL_SOLVE_CANCELLED)
+					m->search = UI_SEARCH_FAILED;
+			} else {
+				if (j->bound > m->search_bound)
+					m->search_bound = j->bound;
+				if (j->objective < m->sol.objective)
+					ui_search_take(m, j);
+			}
 		}
 		pthread_mutex_unlock(&j->mu);
 	}
@@ -851,6 +1005,9 @@ ui_model_init(ui_model *m, cli_session *s, const cli_opts *o, sl_error *err)
 	m->recompute = o->recipe.recompute;
 	ui_job_init(&m->ilp_job);
 	ui_job_init(&m->sweep_job);
+	ui_job_init(&m->search_job);
+	m->search_limit = o->time_limit > 0 ? o->time_limit :
+	    UI_SEARCH_TIME_LIMIT;
 
 	m->pin = sl_xmalloc(m->n * sizeof(int));
 	m->forbid = sl_xcalloc(m->n, sizeof(uint8_t *));
@@ -884,6 +1041,8 @@ ui_model_init(ui_model *m, cli_session *s, const cli_opts *o, sl_error *err)
 		if (m->dp == NULL)
 			m->solver = SL_SOLVER_AUTO;
 	}
+	m->search_ok = m->dp == NULL && (m->solver == SL_SOLVER_ANYTIME ||
+	    (m->solver == SL_SOLVER_AUTO && sl_solve_auto_searches(m->prob)));
 	m->ilp_ok = m->prob->usage_limit < 0 &&
 	    ui_ilp_vars(m->prob) <= UI_ILP_MAX_VARS;
 
@@ -909,6 +1068,10 @@ ui_model_free(ui_model *m)
 	free(m->vchoice);
 	ui_job_stop(&m->ilp_job, true);
 	ui_job_stop(&m->sweep_job, true);
+	ui_job_stop(&m->search_job, true);
+	if (m->search_job.prob != NULL)
+		sl_problem_free(m->search_job.prob);
+	free(m->search_job.choice);
 	if (m->sweep_job.have_front)
 		sl_frontier_free(&m->sweep_job.front);
 	sl_constraints_free(&m->sweep_job.cs);

@@ -45,7 +45,15 @@ struct ui_job {
 	double time_ms;
 	sl_frontier front;
 	bool have_front;
+	int *choice;		/* search: the best plan found (malloc'd) */
+	int64_t bound;		/* search: its lower bound (INT64_MIN: none) */
 	char msg[256];
+};
+
+/* The background search of a problem the live DP cannot take. */
+enum ui_search {
+	UI_SEARCH_NONE, UI_SEARCH_RUNNING, UI_SEARCH_IMPROVED,
+	UI_SEARCH_BEST, UI_SEARCH_FAILED
 };
 
 typedef struct ui_model {
@@ -79,8 +87,21 @@ typedef struct ui_model {
 	double export_alpha;
 	char solve_err[512];
 
+	/*
+	 * Problems the DP cannot take and that are searched (--solver anytime,
+	 * or auto on a problem too large for GLPK): the live solve is the anytime search cut to a second;
+	 * the same search then runs in the background for search_limit seconds
+	 * and its plan replaces the live one when it is better.
+	 */
+	bool search_ok;
+	double search_limit;
+	enum ui_search search;
+	unsigned search_gen;
+	int64_t search_bound;	/* INT64_MIN: none proven */
+	double search_ms;
+
 	/* background work */
-	struct ui_job ilp_job, sweep_job;
+	struct ui_job ilp_job, sweep_job, search_job;
 	sl_ilp *ilp;		/* owned by the ILP thread */
 	bool ilp_ok;		/* problem small enough to confirm */
 	enum ui_confirm confirm;
@@ -102,6 +123,7 @@ enum ui_act { UI_ACT_PIN, UI_ACT_FORBID, UI_ACT_CLEAR };
 #define UI_M_CONFIRM	0x1u	/* GLPK's answer for the plan */
 #define UI_M_FRONT	0x2u	/* the frontier of the current pins */
 #define UI_M_VALIDATED	0x4u	/* a validation ended (ok or not: see vmsg) */
+#define UI_M_SEARCHED	0x8u	/* the background search ended (see search) */
 
 int ui_model_init(ui_model *m, cli_session *s, const cli_opts *o,
     sl_error *err);
