@@ -17,7 +17,7 @@
  * Every draw function takes a WINDOW and the explorer's state read-only, so
  * tests can open curses on /dev/null at a fixed size, draw and read cells
  * back.  The Graphviz strategy-graph builder (ui_sgraph_build) is shared with
- * `shardlab render` (src/cli_render.c).
+ * `shardlab render` (src/cli/render.c).
  */
 #ifndef SL_UI_H
 #define SL_UI_H

@@ -1,5 +1,5 @@
 /*
- * cli_profile.c: `shardlab profile`, which measures a hardware profile on
+ * profile.c: `shardlab profile`, which measures a hardware profile on
  * the local GPUs.  The GPU runner (shardlab-runner --profile) does the
  * measuring; the engine (sl_hw_apply_measured, sl_hw_write) turns what it
  * measured and a base profile into a profile file.  This file starts the

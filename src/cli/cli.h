@@ -108,7 +108,7 @@ int cli_cmd_plan(int argc, char **argv);
 #define CLI_DEFAULT_HW "h100-nvlink"
 
 /*
- * GPU validation in the background (cli_validate.c): start runs the GPU
+ * GPU validation in the background (vjob.c): start runs the GPU
  * runner as a child process on the plan (s, choice); poll returns 1 while it
  * runs, then SL_OK with res filled (measured beside predicted, per device)
  * or an error saying what is missing (runner not built, no GPU) or failed.

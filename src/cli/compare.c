@@ -1,5 +1,5 @@
 /*
- * cli_compare.c: `shardlab compare` (ours against the baselines, as a table
+ * compare.c: `shardlab compare` (ours against the baselines, as a table
  * or JSON) and `shardlab explain` (the teaching text of one operator).  Both
  * are thin: the engine builds the plans (baseline.c) and the text
  * (explain.c); this file parses, prints and writes files.

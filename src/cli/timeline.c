@@ -1,5 +1,5 @@
 /*
- * cli_timeline.c: `shardlab timeline`, memory over one training step of a
+ * timeline.c: `shardlab timeline`, memory over one training step of a
  * plan (solved, or read with --plan) on one device: the sum the solvers
  * optimise beside the peak of the timeline in the default and the
  * optimised order, the caching allocator's reserved memory, what is alive

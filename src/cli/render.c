@@ -1,5 +1,5 @@
 /*
- * cli_render.c: `shardlab render MODEL [OPTIONS] --format dot|svg -o FILE
+ * render.c: `shardlab render MODEL [OPTIONS] --format dot|svg -o FILE
  * [--around NAME | --layer N] [--depth N]`: the strategy graph of the solved
  * plan (the whole model; or the operator NAME, or every operator of layer N,
  * with the operators within N edges of them), built by the same Graphviz

@@ -1,7 +1,7 @@
 /*
- * cli_validate.c: `shardlab validate PLAN.json`, the check of a plan's
+ * validate.c: `shardlab validate PLAN.json`, the check of a plan's
  * prediction on local GPUs.  It rebuilds the plan's strategy space, runs the
- * GPU runner on it (cli_vjob.c) and prints the runner's measurements beside
+ * GPU runner on it (vjob.c) and prints the runner's measurements beside
  * the prediction, as a table and as JSON.
  */
 #define _POSIX_C_SOURCE 200809L

@@ -1,5 +1,5 @@
 /*
- * cli_fmt.c: tables on the command line that keep their columns in any
+ * fmt.c: tables on the command line that keep their columns in any
  * language.  printf pads %-16s to 16 bytes, which is 8 to 11 columns of
  * Chinese; cli_fprintf pads to display columns instead.  Also the lines
  * every plan prints about its step time.

@@ -1,5 +1,5 @@
 /*
- * cli_vjob.c: a validation run of a plan on local GPUs, shared by
+ * vjob.c: a validation run of a plan on local GPUs, shared by
  * `shardlab validate` and the explorer's v key.  start turns the plan into a
  * launch list (sl_launch_build) and hands it to the GPU runner
  * (shardlab-runner, a separate program built only with CUDA and NCCL) as a

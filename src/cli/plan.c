@@ -1,5 +1,5 @@
 /*
- * cli_plan.c: `shardlab plan`, the hybrid search.  Prints what it searched
+ * plan.c: `shardlab plan`, the hybrid search.  Prints what it searched
  * and set aside, the memory / step-time frontier of the configurations, the
  * chosen pipeline stage by stage, and when nothing fits, the changes that
  * would make it fit; --export writes what a framework launches.
