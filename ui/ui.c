@@ -484,7 +484,7 @@ ui_has_flag(int argc, char **argv, const char *flag)
 }
 
 int
-cli_cmd_tui(int argc, char **argv)
+ui_main(int argc, char **argv)
 {
 	cli_opts o;
 	cli_session s;

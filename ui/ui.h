@@ -25,6 +25,7 @@
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+#include "explorer.h"
 #include "ui_model.h"
 
 #include <curses.h>
@@ -276,8 +277,7 @@ void ui_draw_stages(WINDOW *w, const ui *u);
 int64_t ui_stages_mem(const ui *u, int j);
 void ui_stages_free(ui *u);
 
-/* ---- entry points */
+/* ---- entry points (ui_main: explorer.h) */
 int ui_run(ui *u);			/* the loop; returns exit status */
-int cli_cmd_tui(int argc, char **argv);
 
 #endif

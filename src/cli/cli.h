@@ -1,8 +1,10 @@
 /*
  * cli.h: what the command-line subcommands share: one option parser for the
- * options of design.md's contract, one way to open a model (or an IOPDDL
- * problem) into a strategy space and problem, and one way to report errors.
- * Each subcommand is a row of the table in cli.c.
+ * options of design.md's contract (options.c), one way to open a model (or
+ * an IOPDDL problem) into a strategy space and problem and to report errors
+ * (session.c), tables that keep their columns in any language (fmt.c), and
+ * the GPU validation job (vjob.c).  Each subcommand lives in its own file
+ * and exports its row of the table in main.c (solve.c: cli_cmd_solve).
  */
 #ifndef SL_CLI_H
 #define SL_CLI_H
@@ -11,6 +13,34 @@
 #include "internal.h"
 
 #include <stdio.h>
+
+/*
+ * A subcommand.  options names the long options it takes, space-separated
+ * (one spelling of each: "op" admits --around too, "output" -o, "quiet"
+ * -q); any other option is refused by cli_parse.
+ */
+struct cli_cmd {
+	const char *name;
+	const char *usage;	/* N_(), after "shardlab " in --help */
+	const char *help;	/* N_(), one line */
+	const char *options;
+	int (*run)(int argc, char **argv);
+};
+
+/* Options that travel together in the rows. */
+#define CLI_O_MESH "mesh devices"
+/* how the model is trained (sl_recipe) */
+#define CLI_O_RECIPE "micro-batch seq attention precision recompute global-batch"
+/* what the solver is asked: constraints and the solver */
+#define CLI_O_SOLVE "pin forbid solver"
+
+extern const struct cli_cmd cli_cmd_tui, cli_cmd_solve, cli_cmd_sweep,
+    cli_cmd_compare, cli_cmd_explain, cli_cmd_show, cli_cmd_gen,
+    cli_cmd_render, cli_cmd_timeline, cli_cmd_validate, cli_cmd_profile,
+    cli_cmd_plan, cli_cmd_help;
+/* The table, in the order of shardlab --help (main.c). */
+extern const struct cli_cmd *const cli_cmds[];
+extern const size_t cli_n_cmds;
 
 typedef struct cli_opts {
 	/* positional arguments after the subcommand */
@@ -59,7 +89,8 @@ typedef struct cli_opts {
 	const char *name;
 } cli_opts;
 
-/* Parses argv (after the subcommand name).  Returns SL_OK or SL_EINPUT. */
+/* Parses argv (argv[0] names the subcommand; another name is the explorer).
+ * Returns SL_OK or SL_EINPUT. */
 int cli_parse(int argc, char **argv, cli_opts *o, sl_error *err);
 void cli_opts_free(cli_opts *o);
 
@@ -86,20 +117,17 @@ int cli_no_plan(const sl_solution *sol, double time_limit);
 /* Warns on stderr when the plan's model changed since it was made. */
 void cli_plan_warn(const sl_plan_file *pf, const sl_graph *g);
 
-/* Subcommands living outside cli.c. */
-int cli_cmd_tui(int argc, char **argv);
-int cli_cmd_compare(int argc, char **argv);
-int cli_cmd_explain(int argc, char **argv);
-int cli_cmd_validate(int argc, char **argv);
-int cli_cmd_profile(int argc, char **argv);
-int cli_cmd_timeline(int argc, char **argv);
+/* ---- fmt.c */
 /* fprintf whose %Ns widths count display columns (wide translations). */
 int cli_fprintf(FILE *fp, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-int cli_cmd_render(int argc, char **argv);
 /* The evaluator's step time, tokens per second and MFU, two lines. */
 void cli_print_step(FILE *fp, const sl_eval *ev);
-int cli_cmd_plan(int argc, char **argv);
+/* sl_format_bytes and sl_format_ns into a buffer of 32 bytes. */
+const char *cli_bytes(int64_t v, char *buf);
+const char *cli_ns(int64_t v, char *buf);
+/* The mesh's shape on standard output: "8" or "4x2". */
+void cli_print_mesh(const sl_mesh *m);
 
 #define CLI_DEFAULT_MODEL "gpt-1.7b"
 /* Bounds of --alpha (bytes per microsecond) and --time-limit (seconds). */

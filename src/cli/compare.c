@@ -1,25 +1,12 @@
 /*
- * compare.c: `shardlab compare` (ours against the baselines, as a table
- * or JSON) and `shardlab explain` (the teaching text of one operator).  Both
- * are thin: the engine builds the plans (baseline.c) and the text
- * (explain.c); this file parses, prints and writes files.
+ * compare.c: `shardlab compare`, ours against the baselines, as a table or
+ * JSON.  It is thin: the engine builds the plans (baseline.c); this file
+ * parses, prints and writes files.
  */
 #include "cli.h"
 
 #include <jansson.h>
 #include <stdlib.h>
-
-static const char *
-B(int64_t v, char *buf)
-{
-	return sl_format_bytes(v, buf, 32);
-}
-
-static const char *
-NS(int64_t v, char *buf)
-{
-	return sl_format_ns(v, buf, 32);
-}
 
 /* a / b as "0.52", or "-" when undefined. */
 static const char *
@@ -124,7 +111,7 @@ print_compare(const cli_session *s, const sl_comparison *c)
 	else
 		printf("%dx%d", s->mesh.axes[0].size, s->mesh.axes[1].size);
 	printf(_(" on %s (%s per device); ours at alpha %g\n\n"), sl_esc(s->mesh.hw.name),
-	    B(s->mesh.hw.memory_bytes, b[0]), c->alpha);
+	    cli_bytes(s->mesh.hw.memory_bytes, b[0]), c->alpha);
 	cli_fprintf(stdout, "%-14s %12s %12s %12s %12s %9s %9s %9s %11s %9s %6s\n",
 	    _("method"), _("max mem/dev"), _("mean mem/dev"), _("redundant"),
 	    _("comm/step"), _("ours/thr"), _("thr/ours"), _("comm t/o"),
@@ -139,10 +126,10 @@ print_compare(const cli_session *s, const sl_comparison *c)
 		}
 		cli_fprintf(stdout, "%-14s %12s %12s %12s %12s %9s %9s %9s %11s %9s %5.1f%%%s\n",
 		    p->method,
-		    B(p->max_mem, b[0]), B(p->mean_mem, b[1]), B(p->redundant, b[2]),
-		    NS(p->comm_ns, b[3]), ratio(ours->max_mem, p->max_mem, b[4]),
+		    cli_bytes(p->max_mem, b[0]), cli_bytes(p->mean_mem, b[1]), cli_bytes(p->redundant, b[2]),
+		    cli_ns(p->comm_ns, b[3]), ratio(ours->max_mem, p->max_mem, b[4]),
 		    ratio(p->max_mem, ours->max_mem, b[5]),
-		    ratio(p->comm_ns, ours->comm_ns, b[6]), NS(p->ev.step_ns, b[7]),
+		    ratio(p->comm_ns, ours->comm_ns, b[6]), cli_ns(p->ev.step_ns, b[7]),
 		    sl_format_rate(p->ev.tokens_per_s, b[8], sizeof b[8]),
 		    100 * p->ev.mfu,
 		    p->ev.n_over_capacity > 0 ? _("  over capacity") : "");
@@ -156,8 +143,8 @@ print_compare(const cli_session *s, const sl_comparison *c)
 		    c->row[i].note);
 }
 
-int
-cli_cmd_compare(int argc, char **argv)
+static int
+cmd_compare(int argc, char **argv)
 {
 	cli_opts o;
 	cli_session s;
@@ -211,105 +198,11 @@ out:
 	return rc;
 }
 
-/* ---------------------------------------------------------------- explain */
-
-int
-cli_cmd_explain(int argc, char **argv)
-{
-	cli_opts o;
-	cli_session s;
-	sl_solution sol;
-	sl_error err;
-	int rc, op, st;
-	char *text;
-	bool have_sol = false;
-	sl_problem *prob = NULL;
-
-	sl_error_clear(&err);
-	if (cli_parse(argc, argv, &o, &err) != SL_OK)
-		return cli_report(&err);
-	if (o.op == NULL) {
-		cli_opts_free(&o);
-		sl_error_set(&err, SL_EINPUT, NULL, 0, 0, "%s",
-		    _("usage: shardlab explain MODEL --op NAME [--strategy S] [OPTIONS]"));
-		return cli_report(&err);
-	}
-	if ((rc = cli_open(&o, false, &s, &err)) != SL_OK || s.is_iopddl) {
-		if (rc == SL_OK)
-			rc = sl_error_set(&err, SL_EINPUT, s.source, 0, 0, "%s",
-			    _("explain needs a model: an IOPDDL problem has no tensors"));
-		cli_close(&s);
-		cli_opts_free(&o);
-		return cli_report(&err);
-	}
-	if ((op = sl_graph_find_op(s.g, o.op)) < 0) {
-		rc = sl_error_set(&err, SL_EINPUT, NULL, 0, 0,
-		    _("--op: model %s has no operator named '%s' (see shardlab show %s)"),
-		    s.g->name, o.op, s.source);
-		rc = cli_report(&err);
-		goto out;
-	}
-	if (o.strategy != NULL) {
-		if ((st = sl_space_find_strategy(s.space, op, o.strategy)) < 0) {
-			char list[512];
-			size_t n = 0;
-			list[0] = '\0';
-			for (int j = 0; j < s.space->ops[op].n_strat && n < sizeof list - 40; j++)
-				n += snprintf(list + n, sizeof list - n, "%s%s", j ? ", " : "",
-				    s.space->ops[op].strat[j].name);
-			sl_error_set(&err, SL_EINPUT, NULL, 0, 0,
-			    _("--strategy: operator '%s' has no strategy '%s' on this mesh (it has: %s)"),
-			    o.op, o.strategy, list);
-			rc = cli_report(&err);
-			goto out;
-		}
-		/* the neighbours come from the best plan around this choice */
-		sl_constraints_add(&o.cs, o.op, o.strategy, true);
-		if ((prob = sl_space_problem(s.space, o.alpha, &o.cs, &err)) == NULL) {
-			rc = cli_report(&err);
-			goto out;
-		}
-	}
-	sl_solution_init(&sol, s.prob->n);
-	have_sol = true;
-	rc = sl_solve(prob != NULL ? prob : s.prob, o.solver, NULL, &sol, &err);
-	if (rc != SL_OK) {
-		rc = cli_report(&err);
-		goto out;
-	}
-	if (sol.status != SL_SOLVE_OPTIMAL && sol.status != SL_SOLVE_FEASIBLE) {
-		fprintf(stderr, _("shardlab: no plan to take the neighbours from (%s)\n"),
-		    sl_solve_status_name(sol.status));
-		rc = SL_EINFEASIBLE;
-		goto out;
-	}
-	st = sol.choice[op];
-	if ((text = sl_explain(s.space, sol.choice, op, st, &err)) == NULL) {
-		rc = cli_report(&err);
-		goto out;
-	}
-	/* line by line: the names inside are escaped, the newlines kept */
-	for (char *line = text, *nl; *line != '\0'; line = nl + 1) {
-		if ((nl = strchr(line, '\n')) == NULL)
-			nl = line + strlen(line) - 1;
-		else
-			*nl = '\0';
-		printf("%s\n", sl_esc(line));
-		if (nl[1] == '\0')
-			break;
-	}
-	if (o.strategy != NULL)
-		printf(_("\n(neighbours from the best plan at alpha %g with %s pinned to %s)\n"),
-		    o.alpha, o.op, o.strategy);
-	else
-		printf(_("\n(the strategy and its neighbours from the plan at alpha %g)\n"),
-		    o.alpha);
-	free(text);
-out:
-	if (have_sol)
-		sl_solution_free(&sol);
-	sl_problem_free(prob);
-	cli_close(&s);
-	cli_opts_free(&o);
-	return rc;
-}
+const struct cli_cmd cli_cmd_compare = {
+	"compare",
+	N_("compare MODEL [OPTIONS] [--json FILE|-]"),
+	N_("our plan against data parallel, ZeRO, Megatron-LM, Alpa and Colossal-Auto"),
+	CLI_O_MESH " hw alpha " CLI_O_SOLVE " mem-limit " CLI_O_RECIPE
+	    " no-zero json quiet",
+	cmd_compare
+};

@@ -2,7 +2,8 @@
  * fmt.c: tables on the command line that keep their columns in any
  * language.  printf pads %-16s to 16 bytes, which is 8 to 11 columns of
  * Chinese; cli_fprintf pads to display columns instead.  Also the lines
- * every plan prints about its step time.
+ * every plan prints about its step time, and the short forms of sizes,
+ * times and meshes the subcommands print.
  */
 #include "cli.h"
 
@@ -155,4 +156,25 @@ cli_print_step(FILE *fp, const sl_eval *ev)
 	fprintf(fp, _("throughput: %s tokens/s, MFU %.1f%%\n"),
 	    sl_format_rate(ev->tokens_per_s, b[0], sizeof b[0]),
 	    100 * ev->mfu);
+}
+
+const char *
+cli_bytes(int64_t v, char *buf)
+{
+	return sl_format_bytes(v, buf, 32);
+}
+
+const char *
+cli_ns(int64_t v, char *buf)
+{
+	return sl_format_ns(v, buf, 32);
+}
+
+void
+cli_print_mesh(const sl_mesh *m)
+{
+	if (m->n_axes == 1)
+		printf("%d", m->axes[0].size);
+	else
+		printf("%dx%d", m->axes[0].size, m->axes[1].size);
 }

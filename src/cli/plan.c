@@ -54,18 +54,6 @@ check_batch(plan_model *pm, int64_t *seq, sl_error *err)
 	return SL_OK;
 }
 
-static const char *
-B(int64_t v, char *buf)
-{
-	return sl_format_bytes(v, buf, 32);
-}
-
-static const char *
-NS(int64_t v, char *buf)
-{
-	return sl_format_ns(v, buf, 32);
-}
-
 /* "2x4", or "8" for one axis */
 static void
 mesh_str(int outer, int inner, char *buf, size_t len)
@@ -91,9 +79,9 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 	printf(_("), each on a %s sub-mesh; %lld micro-batches of %lld samples\n"), ms,
 	    (long long)pl->micro_batches, (long long)pl->graph_batch);
 	printf(_("step time %s: pipeline %s (bubble %s, %.1f%%), gradient sync %s\n"),
-	    NS(pl->step_ns, b[0]), NS(pl->pipe_ns, b[1]), NS(pl->bubble_ns, b[2]),
+	    cli_ns(pl->step_ns, b[0]), cli_ns(pl->pipe_ns, b[1]), cli_ns(pl->bubble_ns, b[2]),
 	    pl->pipe_ns > 0 ? 100.0 * (double)pl->bubble_ns / (double)pl->pipe_ns : 0.0,
-	    NS(pl->sync_ns, b[3]));
+	    cli_ns(pl->sync_ns, b[3]));
 	if (g != NULL && pl->step_ns > 0) {
 		for (int t = 0; t < g->n_tensors; t++)
 			if (g->tensors[t].role == SL_ROLE_INPUT && g->tensors[t].rank == 2) {
@@ -108,8 +96,8 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 			    100.0 * (double)pl->flops / ((double)pl->step_ns / 1e9) /
 			    (o->hw.flops * (double)pl->pp * pl->mesh.n_devices));
 	}
-	printf(_("memory per device: at most %s of %s\n"), B(pl->max_mem, b[0]),
-	    B(o->mem_limit > 0 ? o->mem_limit : o->hw.memory_bytes, b[1]));
+	printf(_("memory per device: at most %s of %s\n"), cli_bytes(pl->max_mem, b[0]),
+	    cli_bytes(o->mem_limit > 0 ? o->mem_limit : o->hw.memory_bytes, b[1]));
 	cli_fprintf(stdout, "\n%-6s %-7s %-10s %-10s %9s %11s %11s %11s %11s\n", _("stage"),
 	    _("device"), _("layers"), _("recompute"), _("in flight"), _("states"),
 	    _("activation"), _("memory"), _("micro-batch"));
@@ -121,8 +109,8 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 		    st->first_layer + st->n_layers - 1);
 		printf("%-6d %-7d %-10s %-10s %9lld %11s %11s %11s %11s\n", j, st->device,
 		    lr, sl_recompute_name(st->recompute), (long long)dv->in_flight,
-		    B(sl_mem_total(&st->states), b[0]), B(st->acts, b[1]),
-		    B(dv->mem, b[2]), NS(st->micro_ns, b[3]));
+		    cli_bytes(sl_mem_total(&st->states), b[0]), cli_bytes(st->acts, b[1]),
+		    cli_bytes(dv->mem, b[2]), cli_ns(st->micro_ns, b[3]));
 	}
 	if (g == NULL)
 		return;
@@ -177,8 +165,8 @@ write_export(const sl_pipeline *pl, const sl_hybrid_opts *ho, const cli_opts *o,
 	return sl_atomic_commit(&a, err);
 }
 
-int
-cli_cmd_plan(int argc, char **argv)
+static int
+cmd_plan(int argc, char **argv)
 {
 	cli_opts o;
 	sl_error err;
@@ -250,7 +238,7 @@ cli_cmd_plan(int argc, char **argv)
 	if (report) {
 		char rd[256];
 		printf(_("model %s on %d devices of %s (%s each); global batch %lld\n"),
-		    pm.arg, ho.devices, ho.hw.name, B(ho.hw.memory_bytes, b[0]),
+		    pm.arg, ho.devices, ho.hw.name, cli_bytes(ho.hw.memory_bytes, b[0]),
 		    (long long)(ho.global_batch > 0 ? ho.global_batch : ho.devices));
 		printf(_("training recipe: %s\n"), sl_recipe_describe(&ho.space.recipe, rd, sizeof rd));
 		printf(_("searched %lld configurations and %lld partitions with %lld stage solves "
@@ -273,8 +261,8 @@ cli_cmd_plan(int argc, char **argv)
 				char ms[32];
 				mesh_str(pt->outer, pt->inner, ms, sizeof ms);
 				printf("%-4d %-3d %-9s %7lld %13s %13s\n", pt->pp, pt->virt, ms,
-				    (long long)pt->micro_batches, B(pt->max_mem, b[0]),
-				    NS(pt->step_ns, b[1]));
+				    (long long)pt->micro_batches, cli_bytes(pt->max_mem, b[0]),
+				    cli_ns(pt->step_ns, b[1]));
 			}
 		}
 	}
@@ -300,15 +288,15 @@ cli_cmd_plan(int argc, char **argv)
 
 		fprintf(stderr, _("shardlab: no plan fits %s per device; the least memory any "
 		    "configuration reached is %s\n"),
-		    B(ho.mem_limit > 0 ? ho.mem_limit : ho.hw.memory_bytes, b[0]),
-		    r.have_least ? B(r.least.max_mem, b[1]) : "?");
+		    cli_bytes(ho.mem_limit > 0 ? ho.mem_limit : ho.hw.memory_bytes, b[0]),
+		    r.have_least ? cli_bytes(r.least.max_mem, b[1]) : "?");
 		if (sl_hybrid_suggest(&ho, &ch, &n, &err) == SL_OK) {
 			printf(_("\nchanges that would make it fit, best first:\n"));
 			for (int i = 0; i < n; i++)
 				printf(ch[i].fits ? _("  %s: fits; memory %s, step %s\n") :
 				    _("  %s: does not fit; memory %s, step %s\n"), ch[i].what,
-				    ch[i].max_mem > 0 ? B(ch[i].max_mem, b[0]) : "?",
-				    ch[i].step_ns > 0 ? NS(ch[i].step_ns, b[1]) : "?");
+				    ch[i].max_mem > 0 ? cli_bytes(ch[i].max_mem, b[0]) : "?",
+				    ch[i].step_ns > 0 ? cli_ns(ch[i].step_ns, b[1]) : "?");
 			free(ch);
 		}
 	}
@@ -316,3 +304,12 @@ cli_cmd_plan(int argc, char **argv)
 	cli_opts_free(&o);
 	return SL_EINFEASIBLE;
 }
+
+const struct cli_cmd cli_cmd_plan = {
+	"plan",
+	N_("plan MODEL --devices N | --mesh AxBxC --axes pp,dp,tp [--global-batch B] [OPTIONS] [--export KIND] [-o FILE]"),
+	N_("pipeline, data and tensor parallel degrees, micro-batches, stages and recomputation: the fastest plan that fits"),
+	CLI_O_MESH " hw mem-limit " CLI_O_RECIPE " no-zero json output axes"
+	    " schedule virtual-stages pp tp export slack offload-optimizer",
+	cmd_plan
+};

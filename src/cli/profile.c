@@ -94,8 +94,8 @@ prof_name(const char *path, char *buf, size_t len)
 		buf[n - 5] = '\0';
 }
 
-int
-cli_cmd_profile(int argc, char **argv)
+static int
+cmd_profile(int argc, char **argv)
 {
 	cli_opts o;
 	sl_error err;
@@ -166,3 +166,11 @@ out:
 	cli_opts_free(&o);
 	return rc == SL_OK ? SL_OK : cli_report(&err);
 }
+
+const struct cli_cmd cli_cmd_profile = {
+	"profile",
+	N_("profile [--hw BASE] -o FILE"),
+	N_("measure a hardware profile on the local GPUs (needs the GPU runner)"),
+	"hw output quiet",
+	cmd_profile
+};

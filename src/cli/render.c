@@ -23,8 +23,8 @@ render_format_from_path(const char *path)
 	return "dot";
 }
 
-int
-cli_cmd_render(int argc, char **argv)
+static int
+cmd_render(int argc, char **argv)
 {
 	cli_opts o;
 	cli_session s;
@@ -144,3 +144,12 @@ fail:
 	cli_opts_free(&o);
 	return cli_report(&err);
 }
+
+const struct cli_cmd cli_cmd_render = {
+	"render",
+	N_("render MODEL [OPTIONS] --format dot|svg -o FILE"),
+	N_("draw the strategy graph of the chosen plan with Graphviz"),
+	CLI_O_MESH " hw alpha " CLI_O_SOLVE " " CLI_O_RECIPE
+	    " time-limit no-zero output format op depth layer quiet",
+	cmd_render
+};

@@ -10,12 +10,6 @@
 
 #include <stdlib.h>
 
-static const char *
-B(int64_t v, char *buf)
-{
-	return sl_format_bytes(v, buf, 32);
-}
-
 static double
 pct(int64_t a, int64_t b)
 {
@@ -63,31 +57,31 @@ print_timeline(const sl_space *sp, const sl_timeline *tl)
 
 	printf(_("recipe: %s\n"), sl_recipe_describe(&sp->opts.recipe, rd, sizeof rd));
 	printf(_("device %d: %d tasks, %d buffers\n"), tl->dev, tl->n_tasks, tl->n_bufs);
-	cli_fprintf(stdout, "  %-34s %s\n", _("sum of everything held"), B(tl->sum, b1));
+	cli_fprintf(stdout, "  %-34s %s\n", _("sum of everything held"), cli_bytes(tl->sum, b1));
 	cli_fprintf(stdout, "  %-34s %s (%+.1f%%)\n", _("peak, default order"),
-	    B(tl->peak_default, b1), pct(tl->peak_default, tl->sum));
+	    cli_bytes(tl->peak_default, b1), pct(tl->peak_default, tl->sum));
 	cli_fprintf(stdout, "  %-34s %s (%+.1f%%, %s)\n", _("peak, optimised order"),
-	    B(tl->peak_optimised, b1), pct(tl->peak_optimised, tl->sum),
+	    cli_bytes(tl->peak_optimised, b1), pct(tl->peak_optimised, tl->sum),
 	    tl->exact ? _("least over all orders") : _("greedy schedule"));
 	cli_fprintf(stdout, "  %-34s %s\n", _("peak at"),
 	    sl_task_name(sp, &tl->task[tl->order[tl->peak_pos]], name, sizeof name));
 	cli_fprintf(stdout, "  %-34s %s, %s %s, %s %s\n", _("caching allocator"),
-	    B(tl->alloc_peak, b1), _("reserved"), B(tl->reserved_peak, b2),
-	    _("fragmentation"), B(tl->reserved_peak - tl->alloc_peak, b3));
+	    cli_bytes(tl->alloc_peak, b1), _("reserved"), cli_bytes(tl->reserved_peak, b2),
+	    _("fragmentation"), cli_bytes(tl->reserved_peak - tl->alloc_peak, b3));
 	printf(_("at the peak, by category:"));
 	for (int c = 0; c < SL_CAT_COUNT; c++)
-		printf(" %s %s%s", sl_mem_cat_name(c), B(tl->live[tl->peak_pos][c], b1),
+		printf(" %s %s%s", sl_mem_cat_name(c), cli_bytes(tl->live[tl->peak_pos][c], b1),
 		    c + 1 < SL_CAT_COUNT ? "," : "\n");
 	n = sl_timeline_alive(tl, tl->peak_pos, idx);
 	printf(_("largest alive at the peak:\n"));
 	for (int i = 0; i < n && i < 8; i++)
-		printf("  %12s  %-12s %s\n", B(tl->buf[idx[i]].bytes, b1),
+		printf("  %12s  %-12s %s\n", cli_bytes(tl->buf[idx[i]].bytes, b1),
 		    sl_buf_kind_name(tl->buf[idx[i]].kind), tl->buf[idx[i]].name);
 	free(idx);
 }
 
-int
-cli_cmd_timeline(int argc, char **argv)
+static int
+cmd_timeline(int argc, char **argv)
 {
 	cli_opts o;
 	cli_session s;
@@ -129,3 +123,12 @@ out:
 	cli_opts_free(&o);
 	return rc == SL_OK ? SL_OK : cli_report(&err);
 }
+
+const struct cli_cmd cli_cmd_timeline = {
+	"timeline",
+	N_("timeline MODEL [OPTIONS] [--plan FILE] [--device N] [--trace FILE]"),
+	N_("memory over one training step: the peak, the order that lowers it, a trace"),
+	CLI_O_MESH " hw alpha " CLI_O_SOLVE " " CLI_O_RECIPE
+	    " time-limit no-zero plan trace device quiet",
+	cmd_timeline
+};

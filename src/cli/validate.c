@@ -161,8 +161,8 @@ val_open(const char *plan, sl_plan_file *pf, sl_graph **g, sl_space **s,
 	return SL_OK;
 }
 
-int
-cli_cmd_validate(int argc, char **argv)
+static int
+cmd_validate(int argc, char **argv)
 {
 	cli_opts o;
 	sl_error err;
@@ -231,3 +231,11 @@ out:
 	cli_opts_free(&o);
 	return rc;
 }
+
+const struct cli_cmd cli_cmd_validate = {
+	"validate",
+	N_("validate PLAN [--emulate] [--steps N] [--json FILE|-]"),
+	N_("run a plan's training step on local GPUs and compare with the prediction"),
+	"json emulate steps quiet",
+	cmd_validate
+};

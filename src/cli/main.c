@@ -1,0 +1,104 @@
+/*
+ * main.c: the command line's table of subcommands and its dispatch.  Each
+ * subcommand is a file of this directory exporting its row (name, usage,
+ * help, the options it takes, the function that runs it); a new subcommand
+ * is a new file and a line here.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <locale.h>
+#include <signal.h>
+#include <unistd.h>
+
+/* In the order of shardlab --help; a name not here opens the explorer. */
+const struct cli_cmd *const cli_cmds[] = {
+	&cli_cmd_tui,
+	&cli_cmd_solve,
+	&cli_cmd_sweep,
+	&cli_cmd_compare,
+	&cli_cmd_explain,
+	&cli_cmd_show,
+	&cli_cmd_gen,
+	&cli_cmd_render,
+	&cli_cmd_timeline,
+	&cli_cmd_validate,
+	&cli_cmd_profile,
+	&cli_cmd_plan,
+	&cli_cmd_help,
+};
+const size_t cli_n_cmds = SL_ARRAY_LEN(cli_cmds);
+
+/*
+ * Standard output is checked once, after the command: a full disk or a closed
+ * pipe is a failed command (status 3), never a silent truncation.
+ */
+static int
+cli_finish(int rc)
+{
+	bool bad = fflush(stdout) != 0 || ferror(stdout);
+	int e = errno;
+
+	if (fclose(stdout) != 0 && !bad) {
+		bad = true;
+		e = errno;
+	}
+	if (bad) {
+		fprintf(stderr, _("shardlab: cannot write to standard output: %s\n"),
+		    strerror(e ? e : EIO));
+		return SL_EINTERNAL;
+	}
+	return rc;
+}
+
+static int
+cli_dispatch(int argc, char **argv)
+{
+	if (argc < 2)
+		return cli_cmd_tui.run(0, NULL);
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+		return cli_cmd_help.run(0, NULL);
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		printf("shardlab %s\n", PACKAGE_VERSION);
+		return SL_OK;
+	}
+	for (size_t i = 0; i < cli_n_cmds; i++)
+		if (strcmp(argv[1], cli_cmds[i]->name) == 0)
+			return cli_cmds[i]->run(argc - 1, argv + 1);
+	if (argv[1][0] == '-' || access(argv[1], R_OK) == 0)
+		return cli_cmd_tui.run(argc, argv);
+	fprintf(stderr, _("shardlab: unknown subcommand '%s' (see shardlab --help)\n"),
+	    sl_esc(argv[1]));
+	return SL_EINPUT;
+}
+
+/* A signal while a file is written: remove the temporary file, then die. */
+static void
+cli_on_signal(int sig)
+{
+	sl_atomic_unlink_all();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const int sigs[] = { SIGTERM, SIGHUP, SIGINT, SIGPIPE, SIGXFSZ };
+
+	for (size_t i = 0; i < SL_ARRAY_LEN(sigs); i++) {
+		struct sigaction sa, old;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = cli_on_signal;
+		sigemptyset(&sa.sa_mask);
+		/* an ignored signal stays ignored (nohup) */
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	}
+	setlocale(LC_ALL, "");
+#ifdef ENABLE_NLS
+	bindtextdomain(PACKAGE, sl_localedir());
+	textdomain(PACKAGE);
+#endif
+	return cli_finish(cli_dispatch(argc, argv));
+}

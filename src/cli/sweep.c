@@ -1,0 +1,118 @@
+/*
+ * sweep.c: `shardlab sweep`, every optimal plan over alpha, as the
+ * memory/communication Pareto table or JSON.
+ */
+#include "cli.h"
+
+/* s as a JSON string: names may hold quotes and control characters. */
+static void
+json_str(FILE *fp, const char *s)
+{
+	fputc('"', fp);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(fp, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(fp, "\\u%04x", *p);
+		else
+			fputc(*p, fp);
+	}
+	fputc('"', fp);
+}
+
+static int
+cmd_sweep(int argc, char **argv)
+{
+	cli_opts o;
+	cli_session s;
+	sl_frontier f = { 0 };
+	sl_error err;
+	int rc;
+	char b1[32], b2[32], b3[32], b4[32];
+
+	sl_error_clear(&err);
+	if (cli_parse(argc, argv, &o, &err) != SL_OK)
+		return cli_report(&err);
+	if ((rc = cli_open(&o, false, &s, &err)) != SL_OK || s.is_iopddl) {
+		if (rc == SL_OK)
+			rc = sl_error_set(&err, SL_EINPUT, s.source, 0, 0,
+			    _("sweep needs a model: an IOPDDL problem has no alpha"));
+		cli_close(&s);
+		cli_opts_free(&o);
+		return cli_report(&err);
+	}
+	if ((rc = sl_sweep(s.space, &o.cs, o.solver, &f, &err)) != SL_OK) {
+		rc = cli_report(&err);
+		goto out;
+	}
+	if (o.json != NULL) {
+		sl_atomic a;
+		if ((rc = sl_atomic_open(&a, o.json, &err)) != SL_OK) {
+			rc = cli_report(&err);
+			goto out;
+		}
+		fputs("{\"format\": \"shardlab-sweep\", \"version\": 1, \"model\": ", a.fp);
+		json_str(a.fp, s.g->name);
+		fputs(", \"points\": [", a.fp);
+		for (int i = 0; i < f.n; i++) {
+			fprintf(a.fp, "%s\n  {\"alpha_lo\": %.17g, \"alpha_hi\": ", i ? "," : "",
+			    f.pt[i].alpha_lo);
+			if (f.pt[i].alpha_hi < 0)
+				fprintf(a.fp, "null");
+			else
+				fprintf(a.fp, "%.17g", f.pt[i].alpha_hi);
+			fprintf(a.fp, ", \"memory_bytes\": %lld, \"comm_time_ns\": %lld, "
+			    "\"step_time_ns\": %lld, \"tokens_per_s\": %.6g, \"mfu\": %.6g, "
+			    "\"strategies\": {",
+			    (long long)f.pt[i].mem, (long long)f.pt[i].comm_ns,
+			    (long long)f.pt[i].step_ns, f.pt[i].tokens_per_s, f.pt[i].mfu);
+			for (int v = 0; v < s.g->n_ops; v++) {
+				fputs(v ? ", " : "", a.fp);
+				json_str(a.fp, s.g->ops[v].name);
+				fputs(": ", a.fp);
+				json_str(a.fp, s.space->ops[v].strat[f.pt[i].choice[v]].name);
+			}
+			fprintf(a.fp, "}}");
+		}
+		fprintf(a.fp, "\n]}\n");
+		if ((rc = sl_atomic_commit(&a, &err)) != SL_OK) {
+			rc = cli_report(&err);
+			goto out;
+		}
+		if (strcmp(o.json, "-") == 0)
+			goto out;
+	}
+	printf(_("alpha frontier of %s on "), sl_esc(s.g->name));
+	cli_print_mesh(&s.mesh);
+	printf(_(": %d distinct plans\n\n"), f.n);
+	cli_fprintf(stdout, "%-4s %-27s %14s %14s %12s %10s %6s\n", "#",
+	    _("alpha (bytes/us)"), _("memory/dev"), _("comm/step"), _("step time"),
+	    _("tokens/s"), _("MFU"));
+	for (int i = 0; i < f.n; i++) {
+		char range[64];
+		if (f.pt[i].alpha_hi < 0)
+			snprintf(range, sizeof range, "%.4g .. inf", f.pt[i].alpha_lo);
+		else
+			snprintf(range, sizeof range, "%.4g .. %.4g", f.pt[i].alpha_lo,
+			    f.pt[i].alpha_hi);
+		printf("%-4d %-27s %14s %14s %12s %10s %5.1f%%%s\n", i + 1, range,
+		    cli_bytes(f.pt[i].mem, b1), cli_ns(f.pt[i].comm_ns, b2),
+		    cli_ns(f.pt[i].step_ns, b3),
+		    sl_format_rate(f.pt[i].tokens_per_s, b4, sizeof b4),
+		    100 * f.pt[i].mfu, s.mesh.hw.memory_bytes > 0 &&
+		    f.pt[i].mem > s.mesh.hw.memory_bytes ? _("  over capacity") : "");
+	}
+out:
+	sl_frontier_free(&f);
+	cli_close(&s);
+	cli_opts_free(&o);
+	return rc;
+}
+
+const struct cli_cmd cli_cmd_sweep = {
+	"sweep",
+	N_("sweep MODEL [OPTIONS] [--json FILE|-]"),
+	N_("every optimal plan over alpha: the memory/communication Pareto table"),
+	CLI_O_MESH " hw " CLI_O_SOLVE " " CLI_O_RECIPE " no-zero json",
+	cmd_sweep
+};
