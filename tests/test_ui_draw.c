@@ -914,7 +914,7 @@ test_names_distinguishable(void **state)
 	assert_string_equal(ui_abbrev("layer0.ln2", 8, "…", b, sizeof b),
 	    "la…0.ln2");
 	assert_string_equal(ui_abbrev("fc1", 8, "…", a, sizeof a), "fc1");
-	assert_int_equal(ui_text_width(ui_abbrev("layer12.attention_out", 9, "…",
+	assert_int_equal(cli_text_width(ui_abbrev("layer12.attention_out", 9, "…",
 	    a, sizeof a)), 9);
 
 	assert_int_equal(open_model_mesh(&f, "gpt-1.7b", 2, shape), 0);

@@ -6,6 +6,7 @@
  * atexit, SIGTERM/SIGHUP/SIGINT and a crash (SIGSEGV/SIGABRT/SIGBUS/SIGFPE
  * restore, then re-raise).
  */
+#include "graphviz.h"
 #include "ui.h"
 
 #include <errno.h>
@@ -198,10 +199,10 @@ ui_export_svg(ui *u, const char *path, sl_error *err)
 		return err->code;
 	if (op < 0)
 		op = 0;
-	g = ui_sgraph_build(u->m.space, u->m.sol.choice, &op, 1, 1, UI_SG_RENDER,
+	g = cli_sgraph_build(u->m.space, u->m.sol.choice, &op, 1, 1, CLI_SG_RENDER,
 	    true);
-	rc = ui_sgraph_render(g, "svg", a.fp, err);
-	ui_sgraph_free(g);
+	rc = cli_sgraph_render(g, "svg", a.fp, err);
+	cli_sgraph_free(g);
 	if (rc != SL_OK) {
 		sl_atomic_abort(&a);
 		return rc;

@@ -16,8 +16,8 @@
  *
  * Every draw function takes a WINDOW and the explorer's state read-only, so
  * tests can open curses on /dev/null at a fixed size, draw and read cells
- * back.  The Graphviz strategy-graph builder (ui_sgraph_build) is shared with
- * `shardlab render` (src/cli/render.c).
+ * back.  The Graphviz strategy-graph builder is the command line's
+ * (src/cli/graphviz.c), shared with `shardlab render`.
  */
 #ifndef SL_UI_H
 #define SL_UI_H
@@ -30,12 +30,6 @@
 
 #include <curses.h>
 #include <wchar.h>
-
-#ifndef ENABLE_NLS
-#define ngettext(a, b, n) ((n) == 1 ? (a) : (b))
-#endif
-
-struct Agraph_s;
 
 /* Colours by role, not by number. */
 enum ui_role {
@@ -186,7 +180,6 @@ void ui_draw(ui *u);				/* dirty panels, then doupdate */
 void ui_rows_build(ui *u);
 void ui_rows_select_op(ui *u, int op);
 int ui_row_op(const ui *u);			/* selected operator, or -1 */
-int ui_text_width(const char *s);
 /* Writes s at (y, x) in at most maxw columns; returns columns used. */
 int ui_put(WINDOW *w, int y, int x, int maxw, const char *s, attr_t a);
 void ui_draw_title(WINDOW *w, const ui *u);
@@ -220,23 +213,7 @@ void ui_scroll_clamp(int *top, int total, int visible);
 bool ui_scroll_key(struct ui_event e, int *top, int total, int visible);
 bool ui_overlay_scroll(ui *u, struct ui_event e);
 
-/* ---- ui_graph.c */
-enum ui_sgraph_mode { UI_SG_CELLS, UI_SG_CELLS_COMPACT, UI_SG_RENDER };
-/*
- * Builds the strategy graph: operators as nodes holding their strategies
- * (the chosen one marked), edges between neighbours labelled with the
- * resharding buffer and time of the chosen pair.  No seeds: the whole
- * model; else the seed operators and their neighbours within radius edges.  Nodes are named by
- * operator index.  UI_SG_CELLS sizes nodes in terminal cells for drawing;
- * UI_SG_RENDER gives HTML-table labels for SVG/dot output.
- */
-struct Agraph_s *ui_sgraph_build(const sl_space *s, const int *choice,
-    const int *seeds, int n_seeds, int radius, enum ui_sgraph_mode mode,
-    bool lr);
-/* Lays g out with dot and writes it as format ("svg", "dot") to fp. */
-int ui_sgraph_render(struct Agraph_s *g, const char *format, FILE *fp,
-    sl_error *err);
-void ui_sgraph_free(struct Agraph_s *g);
+/* ---- ui_graph.c (the graph itself: src/cli/graphviz.h) */
 void ui_draw_graph(WINDOW *w, ui *u);
 void ui_graph_invalidate(ui *u);
 void ui_graph_free(ui *u);

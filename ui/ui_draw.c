@@ -88,35 +88,6 @@ ui_screen_setup(ui *u, bool color)
 
 /* ------------------------------------------------------------------- text */
 
-static int
-ui_wc_width(wchar_t c)
-{
-	int w = wcwidth(c);
-	return w < 0 ? 1 : w;
-}
-
-int
-ui_text_width(const char *s)
-{
-	mbstate_t st;
-	wchar_t c;
-	size_t r;
-	int w = 0;
-
-	memset(&st, 0, sizeof st);
-	while (*s != '\0') {
-		r = mbrtowc(&c, s, MB_CUR_MAX, &st);
-		if (r == (size_t)-1 || r == (size_t)-2) {
-			memset(&st, 0, sizeof st);
-			r = 1;
-			c = '?';
-		}
-		w += ui_wc_width(c);
-		s += r;
-	}
-	return w;
-}
-
 int
 ui_put(WINDOW *w, int y, int x, int maxw, const char *s, attr_t a)
 {
@@ -136,7 +107,7 @@ ui_put(WINDOW *w, int y, int x, int maxw, const char *s, attr_t a)
 		r = mbrtowc(&c, s + bytes, MB_CUR_MAX, &st);
 		if (r == (size_t)-1 || r == (size_t)-2 || r == 0)
 			break;
-		cw = ui_wc_width(c);
+		cw = cli_wc_width(c);
 		if (used + cw > maxw)
 			break;
 		used += cw;
@@ -165,7 +136,7 @@ ui_fit_bytes(const char *s, int maxw, int *used)
 		r = mbrtowc(&c, s + bytes, MB_CUR_MAX, &st);
 		if (r == (size_t)-1 || r == (size_t)-2 || r == 0)
 			break;
-		cw = ui_wc_width(c);
+		cw = cli_wc_width(c);
 		if (*used + cw > maxw)
 			break;
 		*used += cw;
@@ -184,7 +155,7 @@ ui_put_ell(WINDOW *w, int y, int x, int maxw, const char *s, attr_t a,
 
 	if (maxw <= 0)
 		return 0;
-	if (ui_text_width(s) <= maxw)
+	if (cli_text_width(s) <= maxw)
 		return ui_put(w, y, x, maxw, s, a);
 	n = ui_fit_bytes(s, maxw - 1, &used);
 	if (n >= sizeof buf - 8)
@@ -202,7 +173,7 @@ ui_put_ell(WINDOW *w, int y, int x, int maxw, const char *s, attr_t a,
 const char *
 ui_abbrev(const char *s, int maxw, const char *ell, char *out, size_t len)
 {
-	int tw = ui_text_width(s), head, used;
+	int tw = cli_text_width(s), head, used;
 	size_t hb, tb;
 	const char *tail;
 
@@ -214,7 +185,7 @@ ui_abbrev(const char *s, int maxw, const char *ell, char *out, size_t len)
 	hb = ui_fit_bytes(s, head, &used);
 	/* the tail: drop leading characters until the rest fits */
 	for (tail = s + hb; *tail != '\0' &&
-	    ui_text_width(tail) > maxw - 1 - used; ) {
+	    cli_text_width(tail) > maxw - 1 - used; ) {
 		mbstate_t st;
 		wchar_t c;
 		size_t r;
@@ -256,7 +227,7 @@ ui_wrap(const char *text, int width, ui_line_fn fn, void *ctx)
 			if ((size_t)(g - p) < sizeof pre) {
 				memcpy(pre, p, g - p);
 				pre[g - p] = '\0';
-				hang = ui_text_width(pre);
+				hang = cli_text_width(pre);
 			}
 		}
 		if (hang > width / 2)
@@ -278,7 +249,7 @@ ui_wrap(const char *text, int width, ui_line_fn fn, void *ctx)
 					k = 1;
 					c = '?';
 				}
-				cw = ui_wc_width(c);
+				cw = cli_wc_width(c);
 				if (used + cw > avail)
 					break;
 				if (c == ' ' && r > q)
@@ -318,7 +289,7 @@ ui_fill(WINDOW *w, int y, int x, int n, attr_t a)
 static int
 ui_put_right(WINDOW *w, int y, int xend, int maxw, const char *s, attr_t a)
 {
-	int tw = ui_text_width(s);
+	int tw = cli_text_width(s);
 
 	if (tw > maxw)
 		tw = maxw;
@@ -342,7 +313,7 @@ ui_alpha_meaning(double alpha, int width, char *buf, size_t len)
 
 	if (!(alpha > 0)) {
 		snprintf(buf, len, "%s", _("alpha 0: memory only, communication is free"));
-		if (ui_text_width(buf) > width)
+		if (cli_text_width(buf) > width)
 			snprintf(buf, len, "%s", _("alpha 0: memory only"));
 		return;
 	}
@@ -350,7 +321,7 @@ ui_alpha_meaning(double alpha, int width, char *buf, size_t len)
 	sl_format_bytes((int64_t)llround(alpha * 1000), b, sizeof b);
 	snprintf(buf, len, _("1 ms of communication per step is worth %s per device"),
 	    b);
-	if (ui_text_width(buf) > width)
+	if (cli_text_width(buf) > width)
 		snprintf(buf, len, _("1 ms comm/step is worth %s/device"), b);
 }
 
@@ -624,7 +595,7 @@ ui_draw_too_small(WINDOW *w, const ui *u)
 	werase(w);
 	snprintf(buf, sizeof buf, _("terminal too small: %dx%d, need at least %dx%d"),
 	    u->cols, u->lines, UI_MIN_COLS, UI_MIN_LINES);
-	tw = ui_text_width(buf);
+	tw = cli_text_width(buf);
 	ui_put(w, h / 2, tw < width ? (width - tw) / 2 : 0, width, buf,
 	    u->attr[UI_R_ERROR]);
 }
@@ -784,7 +755,7 @@ ui_draw_ops(WINDOW *w, const ui *u)
 			snprintf(marks + strlen(marks), sizeof marks - strlen(marks),
 			    "%s%s%d", marks[0] ? " " : "", u->gl->forbid, nf);
 		const char *st = ui_row_strategy(u, r, &mixed);
-		int sw = ui_text_width(st), mw = ui_text_width(marks);
+		int sw = cli_text_width(st), mw = cli_text_width(marks);
 		int namew = width - x - sw - (mw ? mw + 1 : 0) - 2;
 		if (namew < 4)
 			namew = 4;
@@ -825,16 +796,16 @@ ui_draw_strats(WINDOW *w, const ui *u)
 		snprintf(buf, sizeof buf, _("Strategies of %s"), ui_op_name(&u->m, op));
 	ui_title_line(w, u, buf, u->focus == UI_FOCUS_STRATS);
 	k = ui_op_k(&u->m, op);
-	col_mem = ui_text_width(_("strategy")) + 4;
+	col_mem = cli_text_width(_("strategy")) + 4;
 	for (s = 0; s < k; s++)
-		if (ui_text_width(ui_strat_name(&u->m, op, s)) + 4 > col_mem)
-			col_mem = ui_text_width(ui_strat_name(&u->m, op, s)) + 4;
+		if (cli_text_width(ui_strat_name(&u->m, op, s)) + 4 > col_mem)
+			col_mem = cli_text_width(ui_strat_name(&u->m, op, s)) + 4;
 	if (col_mem > 20)
 		col_mem = 20;
 	/* number columns: wide enough for "1023.99 MiB" and their headings */
-	mw = ui_text_width(_("mem/device")) + 1;
+	mw = cli_text_width(_("mem/device")) + 1;
 	mw = mw < 11 ? 11 : mw > 16 ? 16 : mw;
-	cw = ui_text_width(_("comm/step")) + 1;
+	cw = cli_text_width(_("comm/step")) + 1;
 	cw = cw < 11 ? 11 : cw > 16 ? 16 : cw;
 	if (col_mem + mw + cw + 1 > width)
 		col_mem = width - mw - cw - 1 < 8 ? 8 : width - mw - cw - 1;
@@ -847,14 +818,14 @@ ui_draw_strats(WINDOW *w, const ui *u)
 		for (s = 0; s < k; s++) {
 			sl_spec_format(&u->m.space->ops[op].strat[s].spec[o->n_in],
 			    t->rank, sp, sizeof sp);
-			if (ui_text_width(sp) > specw)
-				specw = ui_text_width(sp);
+			if (cli_text_width(sp) > specw)
+				specw = cli_text_width(sp);
 		}
 		spec_head = _("output spec");
-		if (ui_text_width(spec_head) > width - col_spec - 1)
+		if (cli_text_width(spec_head) > width - col_spec - 1)
 			spec_head = _("spec");
 		if (specw > width - col_spec - 1 ||
-		    ui_text_width(spec_head) > width - col_spec - 1)
+		    cli_text_width(spec_head) > width - col_spec - 1)
 			spec_head = NULL;
 	}
 	ui_put(w, 1, 3, col_mem - 3, _("strategy"), u->attr[UI_R_DIM]);
@@ -1041,10 +1012,10 @@ ui_draw_mem(WINDOW *w, const ui *u)
 		    sl_format_ns(u->m.ev.step_ns, b4, sizeof b4),
 		    sl_format_rate(u->m.ev.tokens_per_s, b5, sizeof b5),
 		    100 * u->m.ev.mfu);
-		if (ui_text_width(buf) > width)
+		if (cli_text_width(buf) > width)
 			snprintf(buf, sizeof buf, _("max %s  redundant %s  step %s"),
 			    b1, b3, b4);
-		if (ui_text_width(buf) > width)
+		if (cli_text_width(buf) > width)
 			snprintf(buf, sizeof buf, _("max %s  redundant %s"), b1, b3);
 	}
 	ui_put_ell(w, h - 2, 0, width, buf, A_NORMAL, u->gl->ellipsis);
@@ -1142,7 +1113,7 @@ ui_draw_alpha(WINDOW *w, const ui *u)
 	if (cur >= 0) {
 		snprintf(buf, sizeof buf, _("Alpha: plan %d of %d  ([ ] next plan)"),
 		    cur + 1, u->m.front.n);
-		if (ui_text_width(buf) > width - 2)
+		if (cli_text_width(buf) > width - 2)
 			snprintf(buf, sizeof buf, _("Alpha: plan %d of %d"), cur + 1,
 			    u->m.front.n);
 	} else {
@@ -1215,7 +1186,7 @@ ui_draw_alpha(WINDOW *w, const ui *u)
 	if (n_over > 0 && n_over < u->m.front.n) {
 		snprintf(buf, sizeof buf, _("%s %d over capacity"), u->gl->arrow_u,
 		    n_over);
-		if (ui_text_width(buf) > pw / 2)
+		if (cli_text_width(buf) > pw / 2)
 			snprintf(buf, sizeof buf, "%s %d", u->gl->arrow_u, n_over);
 		ui_put_right(w, 3, width - 1, pw / 2, buf, u->attr[UI_R_OVER]);
 	}
@@ -1264,7 +1235,7 @@ ui_draw_hints(WINDOW *w, const ui *u)
 		for (i = 0; i < SL_ARRAY_LEN(hint); i++) {
 			if (hint[i].prio != p)
 				continue;
-			tw = ui_text_width(_(hint[i].text)) + (used ? 2 : 0);
+			tw = cli_text_width(_(hint[i].text)) + (used ? 2 : 0);
 			if (used + tw <= width) {
 				on[i] = true;
 				used += tw;
@@ -1442,7 +1413,7 @@ ui_draw_status(WINDOW *w, const ui *u)
 			    u->m.dp != NULL ? "DP" : sl_solver_name(u->m.sol.solver),
 			    sl_solve_status_name(u->m.sol.status),
 			    (long long)u->m.sol.objective, cf);
-		if (ui_text_width(buf) + ui_text_width(tail) <= width - 2)
+		if (cli_text_width(buf) + cli_text_width(tail) <= width - 2)
 			break;
 	}
 	x = 1 + ui_put_ell(w, 0, 1, width - 2, buf, a, u->gl->ellipsis);
@@ -1476,12 +1447,12 @@ ui_help_text(void)
 		return NULL;
 	for (k = 0; k < ui_n_keys; k++)
 		if (ui_keys[k].help != NULL &&
-		    (tw = ui_text_width(_(ui_keys[k].name))) > w)
+		    (tw = cli_text_width(_(ui_keys[k].name))) > w)
 			w = tw;
 	for (k = 0; k < ui_n_keys; k++) {
 		if (ui_keys[k].help == NULL)
 			continue;
-		tw = w + 2 - ui_text_width(_(ui_keys[k].name));
+		tw = w + 2 - cli_text_width(_(ui_keys[k].name));
 		snprintf(pad, sizeof pad, "%*s", tw < 2 ? 2 : tw, "");
 		fprintf(fp, "%s%s%s\n", _(ui_keys[k].name), pad, _(ui_keys[k].help));
 	}
@@ -1559,7 +1530,7 @@ ui_draw_text(WINDOW *w, const ui *u)
 		    c.top + c.rows < total ? c.top + c.rows : total, total);
 	ui_title_line(w, u, u->text_title, true);
 	if (pos[0] != '\0') {
-		int pw = ui_text_width(pos);
+		int pw = cli_text_width(pos);
 		attr_t a = u->attr[UI_R_HEADER] | A_REVERSE;
 		ui_fill(w, 0, getmaxx(w) - pw - 3, pw + 3, a);
 		ui_put(w, 0, getmaxx(w) - pw - 1, pw, pos, a);

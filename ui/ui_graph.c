@@ -1,25 +1,18 @@
 /*
- * ui_graph.c: the strategy graph around the selected operator.  One builder
- * makes the Graphviz graph for both the explorer and `shardlab render`:
- * operators as nodes holding their strategies, the chosen strategy marked,
- * edges between neighbours labelled with the resharding cost of the chosen
- * pair.  For the terminal, nodes are sized in character cells (Courier at 12
- * points is 0.1 inch a column, 0.2 inch a line), laid out by dot, and the
- * coordinates and edge splines are read back and drawn with box-drawing
- * characters (ASCII when the locale is not UTF-8).
+ * ui_graph.c: the strategy graph around the selected operator.  The graph
+ * is built by the front end's one builder (src/cli/graphviz.c, shared with
+ * `shardlab render`) with nodes sized in character cells, laid out by dot,
+ * and the coordinates and edge splines are read back and drawn with
+ * box-drawing characters (ASCII when the locale is not UTF-8).
  */
 /* Graphviz's geom.h and curses both define `box`. */
 #define box gv_box
 #include <gvc.h>
 #undef box
+#include "graphviz.h"
 #include "ui.h"
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
-
-#define UI_CW 0.1		/* inches per terminal column */
-#define UI_CH 0.2		/* inches per terminal line */
-#define UI_BOX_MAXW 26		/* widest node box, in columns */
 
 /* A laid-out picture in cells. */
 struct ui_gnode {
@@ -41,280 +34,6 @@ struct ui_gdraw {
 	struct ui_gedge *edges;
 	char err[128];
 };
-
-/* -------------------------------------------------------------- builder */
-
-static void
-ui_edge_label(const sl_space *s, int e, const int *choice, char *buf, size_t len)
-{
-	sl_mem mem;
-	sl_comm comm;
-	int64_t ns = 0, bytes;
-	char b1[32], b2[32];
-	int i;
-	const sl_space_edge *ed = &s->edges[e];
-
-	sl_edge_cost(s, e, choice[ed->src], choice[ed->dst], NULL, &mem, &comm);
-	for (i = 0; i < SL_COLL_COUNT; i++)
-		ns += comm.ns[i];
-	bytes = sl_mem_total(&mem);
-	/* every edge: what resharding the chosen pair costs, nothing included */
-	snprintf(buf, len, "%s %s", sl_format_bytes(bytes, b1, sizeof b1),
-	    sl_format_ns(ns, b2, sizeof b2));
-}
-
-/* "chosen of N", the second line of a node box in the terminal. */
-static void
-ui_box_strat(const sl_space *s, int op, int chosen, char *buf, size_t len)
-{
-	snprintf(buf, len, _("%s of %d"), chosen >= 0 ?
-	    s->ops[op].strat[chosen].name : "?", s->ops[op].n_strat);
-}
-
-static void
-ui_html_escape(const char *in, char *out, size_t len)
-{
-	size_t o = 0;
-
-	for (; *in && o + 6 < len; in++) {
-		const char *r = *in == '<' ? "&lt;" : *in == '>' ? "&gt;" :
-		    *in == '&' ? "&amp;" : *in == '"' ? "&quot;" : NULL;
-		if (r != NULL) {
-			memcpy(out + o, r, strlen(r));
-			o += strlen(r);
-		} else {
-			out[o++] = *in;
-		}
-	}
-	out[o] = '\0';
-}
-
-static char *
-ui_node_html(const sl_space *s, int op, int chosen)
-{
-	size_t cap = 512, len = 0;
-	char *buf = sl_xmalloc(cap), name[256];
-	int st;
-
-#define APPEND(...) do { \
-	int n_ = snprintf(NULL, 0, __VA_ARGS__); \
-	while (len + n_ + 1 > cap) buf = sl_xrealloc(buf, cap *= 2); \
-	snprintf(buf + len, cap - len, __VA_ARGS__); len += n_; } while (0)
-
-	ui_html_escape(s->g->ops[op].name, name, sizeof name);
-	APPEND("<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\" CELLPADDING=\"3\">"
-	    "<TR><TD COLSPAN=\"%d\" BGCOLOR=\"lightgrey\"><B>%s</B></TD></TR><TR>",
-	    s->ops[op].n_strat, name);
-	for (st = 0; st < s->ops[op].n_strat; st++) {
-		ui_html_escape(s->ops[op].strat[st].name, name, sizeof name);
-		if (st == chosen)
-			APPEND("<TD PORT=\"s%d\" BGCOLOR=\"palegreen\"><B>%s</B></TD>",
-			    st, name);
-		else
-			APPEND("<TD PORT=\"s%d\">%s</TD>", st, name);
-	}
-	APPEND("</TR></TABLE>");
-#undef APPEND
-	return buf;
-}
-
-Agraph_t *
-ui_sgraph_build(const sl_space *s, const int *choice, const int *seeds,
-    int n_seeds, int radius, enum ui_sgraph_mode mode, bool lr)
-{
-	Agraph_t *g;
-	Agnode_t **node, *n;
-	Agedge_t *e;
-	int *dist, i, r, op, widest, lines, w, h;
-	char name[32], buf[64], label[96];
-	bool changed;
-
-	g = agopen("strategy_graph", Agdirected, NULL);
-	agattr(g, AGRAPH, "rankdir", lr ? "LR" : "TB");
-	agattr(g, AGRAPH, "fontname", "Courier");
-	agattr(g, AGNODE, "fontname", "Courier");
-	agattr(g, AGEDGE, "fontname", "Courier");
-	agattr(g, AGNODE, "fontsize", "12");
-	agattr(g, AGEDGE, "fontsize", "12");
-	agattr(g, AGNODE, "shape", mode == UI_SG_RENDER ? "plain" : "box");
-	agattr(g, AGNODE, "fixedsize", mode == UI_SG_RENDER ? "false" : "true");
-	agattr(g, AGNODE, "width", "0.75");
-	agattr(g, AGNODE, "height", "0.5");
-	agattr(g, AGNODE, "label", "\\N");
-	agattr(g, AGEDGE, "label", "");
-	agattr(g, AGEDGE, "penwidth", "1");
-	agattr(g, AGEDGE, "color", "black");
-	agattr(g, AGEDGE, "tailport", "");
-	agattr(g, AGEDGE, "headport", "");
-	if (mode != UI_SG_RENDER) {
-		agattr(g, AGRAPH, "nodesep", "0.2");
-		/* room for a label line between ranks (and columns, left to right) */
-		agattr(g, AGRAPH, "ranksep", mode == UI_SG_CELLS_COMPACT ?
-		    "0.4" : "0.6");
-		agattr(g, AGRAPH, "splines", "polyline");
-	}
-
-	/* Operators within radius edges of the seeds (all when there are none). */
-	dist = sl_xmalloc(s->g->n_ops * sizeof(int));
-	for (i = 0; i < s->g->n_ops; i++)
-		dist[i] = n_seeds <= 0 ? 0 : -1;
-	if (n_seeds > 0) {
-		for (i = 0; i < n_seeds; i++)
-			dist[seeds[i]] = 0;
-		for (r = 1, changed = true; r <= radius && changed; r++) {
-			changed = false;
-			for (i = 0; i < s->n_edges; i++) {
-				int a = s->edges[i].src, b = s->edges[i].dst;
-				if (dist[a] == r - 1 && dist[b] < 0) {
-					dist[b] = r;
-					changed = true;
-				} else if (dist[b] == r - 1 && dist[a] < 0) {
-					dist[a] = r;
-					changed = true;
-				}
-			}
-		}
-	}
-	node = sl_xcalloc(s->g->n_ops, sizeof *node);
-	for (op = 0; op < s->g->n_ops; op++) {
-		if (dist[op] < 0)
-			continue;
-		snprintf(name, sizeof name, "n%d", op);
-		n = node[op] = agnode(g, name, 1);
-		if (mode == UI_SG_RENDER) {
-			char *html = ui_node_html(s, op, choice ? choice[op] : -1);
-			agset(n, "label", agstrdup_html(g, html));
-			free(html);
-			continue;
-		}
-		/*
-		 * One rule for every box: the operator's name on the top
-		 * border, inside the chosen strategy and how many it has.
-		 */
-		w = ui_text_width(s->g->ops[op].name);
-		ui_box_strat(s, op, choice ? choice[op] : -1, label, sizeof label);
-		widest = ui_text_width(label);
-		lines = 1;
-		if (widest > w)
-			w = widest;
-		w += 2;
-		if (w > UI_BOX_MAXW)
-			w = UI_BOX_MAXW;
-		h = lines + 2;
-		snprintf(buf, sizeof buf, "%.2f", w * UI_CW);
-		agset(n, "width", buf);
-		snprintf(buf, sizeof buf, "%.2f", h * UI_CH);
-		agset(n, "height", buf);
-		agset(n, "label", "");
-	}
-	for (i = 0; i < s->n_edges; i++) {
-		const sl_space_edge *ed = &s->edges[i];
-		if (node[ed->src] == NULL || node[ed->dst] == NULL ||
-		    ed->src == ed->dst)
-			continue;
-		snprintf(name, sizeof name, "e%d", i);
-		e = agedge(g, node[ed->src], node[ed->dst], name, 1);
-		label[0] = '\0';
-		if (choice != NULL)
-			ui_edge_label(s, i, choice, label, sizeof label);
-		/* the terminal draws its labels itself, beside the lines */
-		if (mode == UI_SG_RENDER && label[0] != '\0')
-			agset(e, "label", label);
-		if (mode == UI_SG_RENDER && choice != NULL) {
-			snprintf(buf, sizeof buf, "s%d", choice[ed->src]);
-			agset(e, "tailport", buf);
-			snprintf(buf, sizeof buf, "s%d", choice[ed->dst]);
-			agset(e, "headport", buf);
-			agset(e, "penwidth", "2");
-			agset(e, "color", "darkgreen");
-		}
-	}
-	free(node);
-	free(dist);
-	return g;
-}
-
-/*
- * One Graphviz context for the process: each gvContext reads the plugin
- * configuration again and keeps part of it, so contexts are not made per
- * drawing.  Graphviz is used from the main thread only.
- */
-static GVC_t *ui_gvc_ctx;
-
-/* At exit: what Graphviz keeps beyond this is its own (LeakSanitizer's
- * suppressions in .ci/lsan.supp name those libraries). */
-static void
-ui_gvc_free(void)
-{
-	if (ui_gvc_ctx != NULL)
-		gvFreeContext(ui_gvc_ctx);
-	ui_gvc_ctx = NULL;
-}
-
-static GVC_t *
-ui_gvc(void)
-{
-	if (ui_gvc_ctx == NULL && (ui_gvc_ctx = gvContext()) != NULL)
-		atexit(ui_gvc_free);
-	return ui_gvc_ctx;
-}
-
-/*
- * The drawing is made in memory and only then written to fp: a layout can
- * take a minute, and Graphviz ends the process (exit 1) when a write of its
- * own fails; this way it never writes to a file, a failed write is ours to
- * report, and no half-written file waits through the layout.
- */
-int
-ui_sgraph_render(Agraph_t *g, const char *format, FILE *fp, sl_error *err)
-{
-	GVC_t *gvc;
-	char *buf = NULL;
-	size_t len = 0;
-	int rc = SL_OK;
-
-	if (strcmp(format, "dot") == 0) {
-		FILE *m = open_memstream(&buf, &len);
-		if (m == NULL || agwrite(g, m) != 0) {
-			if (m != NULL)
-				fclose(m);
-			free(buf);
-			return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, "%s",
-			    _("could not write the graph"));
-		}
-		fclose(m);
-	} else {
-		unsigned int ulen = 0;
-		gvc = ui_gvc();
-		if (gvc == NULL || gvLayout(gvc, g, "dot") != 0)
-			return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, "%s",
-			    _("Graphviz could not lay the graph out (is the dot plugin installed?)"));
-		if (gvRenderData(gvc, g, format, &buf, &ulen) != 0)
-			rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
-			    _("Graphviz could not render %s"), format);
-		len = ulen;
-		gvFreeLayout(gvc, g);
-		if (rc != SL_OK) {
-			gvFreeRenderData(buf);
-			return rc;
-		}
-	}
-	if (len > 0 && fwrite(buf, 1, len, fp) != len)
-		rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
-		    _("cannot write the drawing: %s"), strerror(errno));
-	if (strcmp(format, "dot") == 0)
-		free(buf);
-	else
-		gvFreeRenderData(buf);
-	return rc;
-}
-
-void
-ui_sgraph_free(Agraph_t *g)
-{
-	if (g != NULL)
-		agclose(g);
-}
 
 /* --------------------------------------------------------- terminal layout */
 
@@ -349,13 +68,13 @@ ui_graph_free(ui *u)
 static int
 ui_cell_x(double pt)
 {
-	return (int)floor(pt / (UI_CW * 72) + 0.5);
+	return (int)floor(pt / (CLI_SG_CW * 72) + 0.5);
 }
 
 static int
 ui_cell_y(double top, double pt)
 {
-	return (int)floor((top - pt) / (UI_CH * 72) + 0.5);
+	return (int)floor((top - pt) / (CLI_SG_CH * 72) + 0.5);
 }
 
 static void
@@ -393,9 +112,9 @@ ui_gdraw_make(const ui *u, int op, bool compact, bool lr, char *err, size_t len)
 
 	agseterrf(ui_gv_quiet);
 	agseterr(AGMAX);
-	g = ui_sgraph_build(u->m.space, u->m.sol.choice, &op, 1, 1,
-	    compact ? UI_SG_CELLS_COMPACT : UI_SG_CELLS, lr);
-	gvc = ui_gvc();
+	g = cli_sgraph_build(u->m.space, u->m.sol.choice, &op, 1, 1,
+	    compact ? CLI_SG_CELLS_COMPACT : CLI_SG_CELLS, lr);
+	gvc = cli_gvc();
 	if (gvc == NULL || gvLayout(gvc, g, "dot") != 0) {
 		snprintf(err, len, "%s", _("Graphviz could not lay the graph out"));
 		agclose(g);
@@ -415,8 +134,8 @@ ui_gdraw_make(const ui *u, int op, bool compact, bool lr, char *err, size_t len)
 		struct ui_gnode *gn = &d->nodes[d->n_nodes];
 		double w = ND_width(n) * 72, h = ND_height(n) * 72;
 		gn->op = atoi(agnameof(n) + 1);
-		gn->w = (int)floor(ND_width(n) / UI_CW + 0.5);
-		gn->h = (int)floor(ND_height(n) / UI_CH + 0.5);
+		gn->w = (int)floor(ND_width(n) / CLI_SG_CW + 0.5);
+		gn->h = (int)floor(ND_height(n) / CLI_SG_CH + 0.5);
 		gn->x = ui_cell_x(ND_coord(n).x - w / 2 - left);
 		gn->y = ui_cell_y(top, ND_coord(n).y + h / 2);
 		idx[gn->op] = d->n_nodes++;
@@ -428,7 +147,7 @@ ui_gdraw_make(const ui *u, int op, bool compact, bool lr, char *err, size_t len)
 			ge->src = idx[atoi(agnameof(agtail(e)) + 1)];
 			ge->dst = idx[atoi(agnameof(aghead(e)) + 1)];
 			ge->lx = -1;
-			ui_edge_label(u->m.space, atoi(agnameof(e) + 1), u->m.sol.choice,
+			cli_sgraph_edge_label(u->m.space, atoi(agnameof(e) + 1), u->m.sol.choice,
 			    ge->label, sizeof ge->label);
 			/* where the spline leaves the tail and meets the head */
 			if (ED_spl(e) != NULL && ED_spl(e)->size > 0) {
@@ -511,7 +230,7 @@ ui_draw_box(WINDOW *w, const ui *u, const struct ui_gdraw *d,
 		ui_put(w, oy + n->y, ox + n->x + 1, nw, ui_abbrev(ui_op_name(&u->m,
 		    n->op), nw, gl->ellipsis, buf, sizeof buf), a | A_BOLD);
 	}
-	ui_box_strat(s, n->op, c, buf, sizeof buf);
+	cli_sgraph_box_strat(s, n->op, c, buf, sizeof buf);
 	sa = u->m.pin[n->op] >= 0 ? u->attr[UI_R_PINNED] : u->attr[UI_R_CHOSEN];
 	if (oy + n->y + 1 >= 1 && oy + n->y + 1 < wh && ox + n->x + 1 >= 0 &&
 	    ox + n->x + 1 < ww)
@@ -651,7 +370,7 @@ ui_draw_graph(WINDOW *w, ui *u)
 	for (i = 0; i < d->n_edges; i++) {
 		const struct ui_gedge *ge = &d->edges[i];
 		const struct ui_gnode *hn = &d->nodes[ge->dst];
-		int lw = ui_text_width(ge->label), dy, ok;
+		int lw = cli_text_width(ge->label), dy, ok;
 		if (mid[3 * i + 2] == 0)
 			continue;
 		/* the arrow, on the cell above the head's border */

@@ -13,6 +13,11 @@
 #include "internal.h"
 
 #include <stdio.h>
+#include <wchar.h>
+
+#ifndef ENABLE_NLS
+#define ngettext(a, b, n) ((n) == 1 ? (a) : (b))
+#endif
 
 /*
  * A subcommand.  options names the long options it takes, space-separated
@@ -117,12 +122,20 @@ int cli_no_plan(const sl_solution *sol, double time_limit);
 /* Warns on stderr when the plan's model changed since it was made. */
 void cli_plan_warn(const sl_plan_file *pf, const sl_graph *g);
 
+/* ---- tmpfile.c: an empty temporary file named shardlab-WHAT-XXXXXX in
+ * $TMPDIR (or /tmp). */
+int cli_tmpfile(char *buf, size_t len, const char *what, sl_error *err);
+
 /* ---- fmt.c */
 /* fprintf whose %Ns widths count display columns (wide translations). */
 int cli_fprintf(FILE *fp, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* The evaluator's step time, tokens per second and MFU, two lines. */
 void cli_print_step(FILE *fp, const sl_eval *ev);
+/* Columns a terminal gives a character and a UTF-8 string: what cannot be
+ * printed counts one (the explorer shows it as '?'). */
+int cli_wc_width(wchar_t c);
+int cli_text_width(const char *s);
 /* sl_format_bytes and sl_format_ns into a buffer of 32 bytes. */
 const char *cli_bytes(int64_t v, char *buf);
 const char *cli_ns(int64_t v, char *buf);
@@ -173,8 +186,6 @@ typedef struct cli_vjob {
 	sl_mem *step_alloc;	/* with events: the timeline's buffers by category */
 } cli_vjob;
 
-/* An empty temporary file named shardlab-WHAT-XXXXXX in $TMPDIR (or /tmp). */
-int cli_tmpfile(char *buf, size_t len, const char *what, sl_error *err);
 const char *cli_validate_runner(void);	/* NULL when not built/installed */
 int cli_validate_start(const sl_space *s, const int *choice, bool emulate,
     int steps, cli_vjob *job, sl_error *err);

@@ -38,6 +38,35 @@ cli_width(const char *s)
 	return w;
 }
 
+int
+cli_wc_width(wchar_t c)
+{
+	int w = wcwidth(c);
+	return w < 0 ? 1 : w;
+}
+
+int
+cli_text_width(const char *s)
+{
+	mbstate_t st;
+	wchar_t c;
+	size_t r;
+	int w = 0;
+
+	memset(&st, 0, sizeof st);
+	while (*s != '\0') {
+		r = mbrtowc(&c, s, MB_CUR_MAX, &st);
+		if (r == (size_t)-1 || r == (size_t)-2) {
+			memset(&st, 0, sizeof st);
+			r = 1;
+			c = '?';
+		}
+		w += cli_wc_width(c);
+		s += r;
+	}
+	return w;
+}
+
 /*
  * fprintf in which the width of a %s counts display columns, not bytes, so
  * that tables keep their columns in translations with wide characters.

@@ -3,12 +3,11 @@
  * [--around NAME | --layer N] [--depth N]`: the strategy graph of the solved
  * plan (the whole model; or the operator NAME, or every operator of layer N,
  * with the operators within N edges of them), built by the same Graphviz
- * builder the explorer draws with (ui/ui_graph.c), each edge labelled with
+ * builder the explorer draws with (graphviz.c), each edge labelled with
  * the resharding buffer and time of the chosen pair.  The drawing is made in
  * memory first; only then is the file created, and written atomically.
  */
-#include "cli.h"
-#include "ui.h"
+#include "graphviz.h"
 
 #include <stdlib.h>
 #include <strings.h>
@@ -117,17 +116,17 @@ cmd_render(int argc, char **argv)
 		sl_solution_free(&sol);
 		goto fail;
 	}
-	g = ui_sgraph_build(s.space, sol.choice, seeds, n_seeds, depth,
-	    UI_SG_RENDER, true);
+	g = cli_sgraph_build(s.space, sol.choice, seeds, n_seeds, depth,
+	    CLI_SG_RENDER, true);
 	rc = sl_atomic_open(&a, out, &err);
 	if (rc == SL_OK) {
-		rc = ui_sgraph_render(g, format, a.fp, &err);
+		rc = cli_sgraph_render(g, format, a.fp, &err);
 		if (rc == SL_OK)
 			rc = sl_atomic_commit(&a, &err);
 		else
 			sl_atomic_abort(&a);
 	}
-	ui_sgraph_free(g);
+	cli_sgraph_free(g);
 	sl_solution_free(&sol);
 	if (rc != SL_OK && err.file[0] == '\0')
 		/* a Graphviz failure is about the drawing of this file */

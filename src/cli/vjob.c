@@ -57,21 +57,6 @@ cli_validate_runner(void)
 	return NULL;
 }
 
-int
-cli_tmpfile(char *buf, size_t len, const char *what, sl_error *err)
-{
-	const char *dir = getenv("TMPDIR");
-	int fd;
-
-	snprintf(buf, len, "%s/shardlab-%s-XXXXXX", dir && *dir ? dir : "/tmp", what);
-	fd = mkstemp(buf);
-	if (fd < 0)
-		return sl_error_set(err, SL_EINTERNAL, buf, 0, 0,
-		    _("cannot create a temporary file: %s"), strerror(errno));
-	close(fd);
-	return SL_OK;
-}
-
 static void
 val_job_cleanup(cli_vjob *job)
 {
