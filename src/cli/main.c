@@ -11,7 +11,8 @@
 #include <signal.h>
 #include <unistd.h>
 
-/* In the order of shardlab --help; a name not here opens the explorer. */
+/* In the order of shardlab --help.  No subcommand, or a model file or an
+ * option in its place, opens the explorer (tui). */
 const struct cli_cmd *const cli_cmds[] = {
 	&cli_cmd_tui,
 	&cli_cmd_solve,

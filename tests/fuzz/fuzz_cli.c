@@ -1,8 +1,8 @@
 /*
  * fuzz_cli.c: libFuzzer target for the command line's parsing: the input is
- * a subcommand (its first byte picks one) and arguments, one per line,
- * through cli_parse (options, numbers, sizes, meshes, pins and the table
- * of which options apply where), and each line also through the engine's
+ * a subcommand (its first byte picks a row of the table) and arguments, one
+ * per line, through cli_parse (options, numbers, sizes, meshes, pins and the
+ * options each row takes), and each line also through the engine's
  * parsers of meshes, sizes, numbers and OP=STRATEGY, and the name escaper.
  */
 #include "fuzz_common.h"
@@ -14,8 +14,6 @@
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const char *const cmds[] = { "tui", "solve", "sweep", "compare",
-	    "explain", "show", "gen", "render", "validate", "help" };
 	char *buf, *argv[66];
 	int argc = 0;
 	cli_opts o;
@@ -26,7 +24,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	buf = malloc(size);
 	memcpy(buf, data + 1, size - 1);
 	buf[size - 1] = '\0';
-	argv[argc++] = (char *)cmds[data[0] % (sizeof cmds / sizeof *cmds)];
+	argv[argc++] = (char *)cli_cmds[data[0] % cli_n_cmds]->name;
 	for (char *p = buf, *nl; argc < 64; p = nl + 1) {
 		int n_axes, shape[SL_MAX_AXES];
 		sl_constraints cs = { 0 };
