@@ -19,7 +19,7 @@
  *          lm_head.
  */
 #include "internal.h"
-#include "jsonpos.h"
+#include "json.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -92,10 +92,8 @@ sl_gen_ffn(sl_family fam, int64_t hidden)
 int
 sl_gen_save(const sl_gen_config *c, const char *path, sl_error *err)
 {
-	sl_atomic a;
 	json_t *root, *gen;
 	char desc[256];
-	int rc;
 
 	gen = json_pack("{s:s, s:i, s:I, s:I, s:I, s:I, s:I, s:I}",
 	    "family", fam_names[c->family], "layers", c->layers,
@@ -112,19 +110,8 @@ sl_gen_save(const sl_gen_config *c, const char *path, sl_error *err)
 	if (root == NULL)
 		return sl_error_set(err, SL_EINTERNAL, path, 0, 0,
 		    _("cannot build the model description"));
-	if ((rc = sl_atomic_open(&a, path, err)) != SL_OK) {
-		json_decref(root);
-		return rc;
-	}
-	if (json_dumpf(root, a.fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0 ||
-	    fputc('\n', a.fp) == EOF) {
-		json_decref(root);
-		sl_atomic_abort(&a);
-		return sl_error_set(err, SL_EINTERNAL, path, 0, 0,
-		    _("cannot write the model"));
-	}
-	json_decref(root);
-	return sl_atomic_commit(&a, err);
+	return sl_json_write(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER,
+	    _("cannot write the model"), err);
 }
 
 int
@@ -628,16 +615,14 @@ sl_gen_from_hf_config(const char *path, sl_gen_config *c, sl_error *err)
 	hf_ctx h = { path, NULL, NULL, err };
 	char *text;
 	size_t len;
-	jp_error je;
-	json_error_t jerr;
-	jp_doc *doc = NULL;
+	sl_json j = { 0 };
+	const jp_doc *doc;
 	json_t *mt, *np;
 	const jp_node *mtp;
 	int64_t layers = -1, kv = 0, ffn = 0;
 	int rc = SL_EINPUT;
 	size_t ti;
 	char *dirpath = NULL;
-	size_t bom;
 
 	{
 		/* a model directory: its config.json */
@@ -655,18 +640,10 @@ sl_gen_from_hf_config(const char *path, sl_gen_config *c, sl_error *err)
 		free(dirpath);
 		return err != NULL ? err->code : SL_EINPUT;
 	}
-	if ((doc = jp_scan(text, len, &je)) == NULL) {
-		sl_error_set(err, SL_EINPUT, path, je.line, je.col, "%s", je.msg);
+	if (sl_json_read(&j, path, text, len, 0, SL_EINPUT, err) != SL_OK)
 		goto out;
-	}
-	h.doc = doc;
-	bom = len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
-	h.root = json_loadb(text + bom, len - bom, JSON_REJECT_DUPLICATES, &jerr);
-	if (h.root == NULL) {
-		sl_error_set(err, SL_EINPUT, path, jerr.line, jerr.column, "%s",
-		    jerr.text);
-		goto out;
-	}
+	h.doc = doc = j.pos;
+	h.root = j.root;
 	if (!json_is_object(h.root)) {
 		sl_error_set(err, SL_EINPUT, path, 1, 1,
 		    _("expected a JSON object (a Hugging Face config.json)"));
@@ -771,9 +748,7 @@ sl_gen_from_hf_config(const char *path, sl_gen_config *c, sl_error *err)
 	}
 	rc = SL_OK;
 out:
-	if (h.root != NULL)
-		json_decref(h.root);
-	jp_free(doc);
+	sl_json_free(&j);
 	free(text);
 	free(dirpath);
 	return rc;

@@ -5,7 +5,7 @@
  * the ring-collective time formulas every cost in the engine goes through.
  */
 #include "internal.h"
-#include "jsonpos.h"
+#include "json.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -29,8 +29,7 @@ sl_bundled_hardware(void)
 
 /* What one profile parse needs to report an error at a value. */
 typedef struct hw_ctx {
-	const char *file;
-	const jp_doc *doc;	/* positions of the values */
+	const sl_json *j;	/* the values and their positions */
 	sl_error *err;
 } hw_ctx;
 
@@ -45,34 +44,8 @@ hw_path(char *buf, size_t len, const char *parent, const char *key)
 	return buf;
 }
 
-/* Error at the value of path (jsonpos syntax), or at its parent if absent. */
-static int
-hw_fail(const hw_ctx *c, const char *path, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-hw_fail(const hw_ctx *c, const char *path, const char *fmt, ...)
-{
-	char msg[768], p[256];
-	const jp_node *n = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	snprintf(p, sizeof p, "%s", path ? path : "");
-	for (;;) {
-		char *dot;
-		if ((n = jp_find(c->doc, p)) != NULL || p[0] == '\0')
-			break;
-		dot = strrchr(p, '.');
-		*(dot ? dot : p) = '\0';
-	}
-	if (n == NULL)
-		n = jp_root(c->doc);
-	return sl_error_set(c->err, SL_EINPUT, c->file, n ? n->line : 0,
-	    n ? n->col : 0, "%s", msg);
-}
+/* Error at the value of path (json.h), or at its parent if absent. */
+#define hw_fail(c, path, ...) sl_json_fail((c)->j, (c)->err, (path), __VA_ARGS__)
 
 static bool
 hw_known(const char *key, const char *const *known)
@@ -378,7 +351,7 @@ hw_compute(const hw_ctx *c, json_t *dev, sl_hw *hw)
 }
 
 static int
-hw_parse(const hw_ctx *c, const char *text, size_t len, sl_hw *hw)
+hw_parse(const hw_ctx *c, sl_hw *hw)
 {
 	static const char *const known[] = { "format", "version", "name",
 	    "description", "device", "devices_per_node", "intra_node",
@@ -386,15 +359,10 @@ hw_parse(const hw_ctx *c, const char *text, size_t len, sl_hw *hw)
 	static const char *const dev_known[] = { "name", "memory_bytes",
 	    "flops", "memory_bandwidth", "matmul_efficiency", "attention_flops",
 	    "launch_overhead", "gemm", "attention", NULL };
-	json_error_t je;
-	json_t *root, *v;
+	json_t *root = c->j->root, *v;
 	int64_t n;
 	int rc = SL_OK;
 
-	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-	if (root == NULL)
-		return sl_error_set(c->err, SL_EINPUT, c->file, je.line,
-		    je.column, _("not valid JSON: %s"), je.text);
 	if (!json_is_object(root)) {
 		rc = hw_fail(c, NULL, _("a hardware profile must be a JSON "
 		    "object with \"format\": \"shardlab-hardware\""));
@@ -444,7 +412,6 @@ hw_parse(const hw_ctx *c, const char *text, size_t len, sl_hw *hw)
 	    (rc = hw_link(c, root, "inter_node", false, &hw->inter)) != SL_OK)
 		goto out;
 out:
-	json_decref(root);
 	return rc;
 }
 
@@ -464,8 +431,7 @@ sl_hw_load(const char *name_or_path, sl_hw *hw, sl_error *err)
 	char *path, *text;
 	size_t len;
 	hw_ctx c;
-	jp_doc *doc;
-	jp_error je;
+	sl_json j;
 	int rc;
 
 	memset(hw, 0, sizeof *hw);
@@ -499,22 +465,18 @@ sl_hw_load(const char *name_or_path, sl_hw *hw, sl_error *err)
 		free(path);
 		return err != NULL ? err->code : SL_EINPUT;
 	}
-	c.file = path;
+	c.j = &j;
 	c.err = err;
-	c.doc = NULL;
 	if (len == 0)
 		rc = sl_error_set(err, SL_EINPUT, path, 0, 0,
 		    _("empty file: expected a hardware profile"));
 	else if (memchr(text, '\0', len) != NULL)
 		rc = sl_error_set(err, SL_EINPUT, path, 0, 0,
 		    _("not a hardware profile: the file holds binary data"));
-	else if ((doc = jp_scan(text, len, &je)) == NULL)
-		rc = sl_error_set(err, SL_EINPUT, path, je.line, je.col,
-		    _("not valid JSON: %s"), je.msg);
-	else {
-		c.doc = doc;
-		rc = hw_parse(&c, text, len, hw);
-		jp_free(doc);
+	else if ((rc = sl_json_read(&j, path, text, len, 0, SL_EINPUT,
+	    err)) == SL_OK) {
+		rc = hw_parse(&c, hw);
+		sl_json_free(&j);
 	}
 	if (rc != SL_OK)
 		memset(hw, 0, sizeof *hw);
@@ -537,7 +499,8 @@ run_num(json_t *o, const char *key)
 int
 sl_hw_apply_measured(sl_hw *hw, const char *path, sl_error *err)
 {
-	json_error_t je;
+	sl_json j;
+	sl_error je;
 	json_t *root, *gpu, *arr, *pt, *copy;
 	const char *fmt, *name;
 	size_t i;
@@ -545,10 +508,11 @@ sl_hw_apply_measured(sl_hw *hw, const char *path, sl_error *err)
 	double ls, sx = 0, sy = 0, sxx = 0, sxy = 0;
 	sl_hw out = *hw;
 
-	root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-	if (root == NULL)
-		return sl_error_set(err, SL_EINTERNAL, path, je.line, je.column,
-		    _("the GPU runner's measurements are unreadable: %s"), je.text);
+	sl_error_clear(&je);
+	if (sl_json_read_file(&j, path, 0, SL_EINTERNAL, &je) != SL_OK)
+		return sl_error_set(err, SL_EINTERNAL, je.file, je.line, je.column,
+		    _("the GPU runner's measurements are unreadable: %s"), je.msg);
+	root = j.root;
 	fmt = json_string_value(json_object_get(root, "format"));
 	gpu = json_object_get(root, "gpu");
 	name = json_string_value(json_object_get(gpu, "name"));
@@ -577,7 +541,12 @@ sl_hw_apply_measured(sl_hw *hw, const char *path, sl_error *err)
 		double s = run_num(pt, "s"), f = 2 * m * n * k;
 
 		if (m <= 0 || n <= 0 || k <= 0 || s <= 0) {
-			rc = sl_error_set(err, SL_EINTERNAL, path, 0, 0, "%s",
+			char at[32];
+			int line, col;
+
+			snprintf(at, sizeof at, "gemm[%zu]", i);
+			sl_json_where(&j, at, &line, &col);
+			rc = sl_error_set(err, SL_EINTERNAL, path, line, col, "%s",
 			    _("the GPU runner's measurements are incomplete"));
 			goto out;
 		}
@@ -623,7 +592,7 @@ sl_hw_apply_measured(sl_hw *hw, const char *path, sl_error *err)
 	}
 	*hw = out;
 out:
-	json_decref(root);
+	sl_json_free(&j);
 	return rc;
 }
 
@@ -638,8 +607,6 @@ int
 sl_hw_write(const sl_hw *hw, const char *path, sl_error *err)
 {
 	json_t *root, *dev, *g;
-	sl_atomic a;
-	int rc;
 
 	dev = json_pack("{s:s, s:I, s:f}", "name", hw->device,
 	    "memory_bytes", (json_int_t)hw->memory_bytes, "flops", hw->flops);
@@ -678,20 +645,8 @@ sl_hw_write(const sl_hw *hw, const char *path, sl_error *err)
 	    "intra_node", link_json(&hw->intra));
 	if (hw->inter.bandwidth > 0)
 		json_object_set_new(root, "inter_node", link_json(&hw->inter));
-	if ((rc = sl_atomic_open(&a, path, err)) != SL_OK) {
-		json_decref(root);
-		return rc;
-	}
-	if (json_dumpf(root, a.fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-	    JSON_REAL_PRECISION(10)) != 0 ||
-	    fputc('\n', a.fp) == EOF) {
-		json_decref(root);
-		sl_atomic_abort(&a);
-		return sl_error_set(err, SL_EINTERNAL, path, 0, 0, "%s",
-		    _("cannot write the hardware profile"));
-	}
-	json_decref(root);
-	return sl_atomic_commit(&a, err);
+	return sl_json_write(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+	    JSON_REAL_PRECISION(10), _("cannot write the hardware profile"), err);
 }
 
 /* -------------------------------------------------------------------- mesh */

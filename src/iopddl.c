@@ -8,9 +8,8 @@
  * reader.
  */
 #include "internal.h"
-#include "jsonpos.h"
+#include "json.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -55,66 +54,21 @@ iopddl_int(const json_t *j, int64_t *out)
 struct iopddl_ctx {
 	const char *path;
 	sl_error *err;
-	const char *text;	/* the JSON text, to find where an error is */
-	size_t len;
+	const sl_json *j;	/* the values, and where each one is */
 };
 
-/*
- * Line and column of the value a message names: the message starts with
- * its path ("problem.nodes.usages[3]: ..."); the deepest part of that path
- * present in the text is where it points.  0, 0 when none is.
- */
-static void
-iopddl_locate(const struct iopddl_ctx *c, const char *msg, int *line, int *col)
+/* Error at the value of path ("problem.nodes.usages[3]"), named by msg. */
+#define iopddl_bad(c, at, ...) sl_json_fail((c)->j, (c)->err, (at), __VA_ARGS__)
+
+/* "what[i]" or "what[i][k]" (k < 0: none), the path of an element. */
+static const char *
+iopddl_at(char *buf, size_t len, const char *what, size_t i, long long k)
 {
-	char path[256];
-	size_t k = 0;
-	jp_doc *d;
-	const jp_node *n = NULL;
-
-	*line = *col = 0;
-	while (msg[k] != '\0' && k < sizeof path - 1 &&
-	    (isalnum((unsigned char)msg[k]) || strchr("_.[]", msg[k]) != NULL)) {
-		path[k] = msg[k];
-		k++;
-	}
-	path[k] = '\0';
-	if (c->text == NULL || k == 0 || strncmp(path, "problem", 7) != 0)
-		return;
-	if ((d = jp_scan_path(c->text, c->len, path, NULL)) == NULL)
-		return;
-	while (k > 0 && (n = jp_find(d, path)) == NULL) {
-		/* drop the last component and try its parent */
-		while (k > 0 && path[k - 1] != '.' && path[k - 1] != '[')
-			k--;
-		if (k > 0)
-			k--;
-		path[k] = '\0';
-	}
-	if (n != NULL) {
-		*line = n->line;
-		*col = n->col;
-	}
-	jp_free(d);
-}
-
-static int
-iopddl_bad(struct iopddl_ctx *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static int
-iopddl_bad(struct iopddl_ctx *c, const char *fmt, ...)
-{
-	char msg[900];
-	va_list ap;
-
-	int line, col;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	iopddl_locate(c, msg, &line, &col);
-	return sl_error_set(c->err, SL_EINPUT, c->path, line, col, "%s", msg);
+	if (k < 0)
+		snprintf(buf, len, "%s[%zu]", what, i);
+	else
+		snprintf(buf, len, "%s[%zu][%lld]", what, i, k);
+	return buf;
 }
 
 /* Reads an array of n int64 arrays; lens[i] filled (or checked when want). */
@@ -124,11 +78,12 @@ iopddl_matrix(struct iopddl_ctx *c, const json_t *a, const char *what,
     size_t **lens)
 {
 	int64_t **rows;
+	char at[128];
 
 	if (!json_is_array(a))
-		return iopddl_bad(c, _("%s: expected an array"), what);
+		return iopddl_bad(c, what, _("%s: expected an array"), what);
 	if (json_array_size(a) != n)
-		return iopddl_bad(c, _("%s: expected %zu entries, found %zu"),
+		return iopddl_bad(c, what, _("%s: expected %zu entries, found %zu"),
 		    what, n, json_array_size(a));
 	rows = sl_xcalloc(n + 1, sizeof *rows);
 	if (lens != NULL)
@@ -137,25 +92,28 @@ iopddl_matrix(struct iopddl_ctx *c, const json_t *a, const char *what,
 		const json_t *r = json_array_get(a, i);
 		size_t len;
 		if (!json_is_array(r)) {
-			iopddl_bad(c, _("%s[%zu]: expected an array of integers"),
-			    what, i);
+			iopddl_bad(c, iopddl_at(at, sizeof at, what, i, -1),
+			    _("%s[%zu]: expected an array of integers"), what, i);
 			goto fail;
 		}
 		len = json_array_size(r);
 		if (want != NULL && len != want[i]) {
-			iopddl_bad(c, _("%s[%zu]: expected %zu values, found %zu"),
+			iopddl_bad(c, iopddl_at(at, sizeof at, what, i, -1),
+			    _("%s[%zu]: expected %zu values, found %zu"),
 			    what, i, want[i], len);
 			goto fail;
 		}
 		rows[i] = sl_xmalloc((len + 1) * sizeof **rows);
 		for (size_t j = 0; j < len; j++) {
 			if (!iopddl_int(json_array_get(r, j), &rows[i][j])) {
-				iopddl_bad(c, _("%s[%zu][%zu]: expected an integer"),
-				    what, i, j);
+				iopddl_bad(c, iopddl_at(at, sizeof at, what, i,
+				    (long long)j), _("%s[%zu][%zu]: expected an "
+				    "integer"), what, i, j);
 				goto fail;
 			}
 			if (rows[i][j] < lo || rows[i][j] > hi) {
-				iopddl_bad(c, _("%s[%zu][%zu]: %lld is out of range: "
+				iopddl_bad(c, iopddl_at(at, sizeof at, what, i,
+				    (long long)j), _("%s[%zu][%zu]: %lld is out of range: "
 				    "expected %lld to %lld"), what, i, j,
 				    (long long)rows[i][j], (long long)lo,
 				    (long long)hi);
@@ -216,25 +174,32 @@ iopddl_check_sums(struct iopddl_ctx *c, int64_t **cost, const int *k, size_t n,
 {
 	int64_t sum = 0, used = 0;
 	size_t at;
+	char p[128];
 
 	for (size_t v = 0; v < n; v++) {
 		int64_t x = iopddl_row_max(cost[v], (size_t)k[v], &at);
 		if (__builtin_add_overflow(sum, x, &sum) || sum > IOPDDL_IMPOSSIBLE)
-			return iopddl_bad(c, _("problem.nodes.costs[%zu][%zu]: the "
+			return iopddl_bad(c, iopddl_at(p, sizeof p,
+			    "problem.nodes.costs", v, (long long)at),
+			    _("problem.nodes.costs[%zu][%zu]: the "
 			    "costs add up to more than 10^18: a plan's cost could "
 			    "overflow"), v, at);
 	}
 	for (size_t e = 0; ec != NULL && e < m; e++) {
 		int64_t x = iopddl_row_max(ec[e], elen[e], &at);
 		if (__builtin_add_overflow(sum, x, &sum) || sum > IOPDDL_IMPOSSIBLE)
-			return iopddl_bad(c, _("problem.edges.costs[%zu][%zu]: the "
+			return iopddl_bad(c, iopddl_at(p, sizeof p,
+			    "problem.edges.costs", e, (long long)at),
+			    _("problem.edges.costs[%zu][%zu]: the "
 			    "costs add up to more than 10^18: a plan's cost could "
 			    "overflow"), e, at);
 	}
 	for (size_t v = 0; usage != NULL && v < n; v++) {
 		int64_t x = iopddl_row_max(usage[v], (size_t)k[v], &at);
 		if (__builtin_add_overflow(used, x, &used) || used > IOPDDL_IMPOSSIBLE)
-			return iopddl_bad(c, _("problem.nodes.usages[%zu][%zu]: the "
+			return iopddl_bad(c, iopddl_at(p, sizeof p,
+			    "problem.nodes.usages", v, (long long)at),
+			    _("problem.nodes.usages[%zu][%zu]: the "
 			    "usages add up to more than 10^18"), v, at);
 	}
 	return SL_OK;
@@ -252,22 +217,26 @@ iopddl_from_json(struct iopddl_ctx *c, const json_t *root)
 
 	if (!json_is_object(root) ||
 	    !json_is_object(pr = json_object_get(root, "problem"))) {
-		iopddl_bad(c, "%s", _("expected an object with a \"problem\" object"));
+		iopddl_bad(c, "", "%s",
+		    _("expected an object with a \"problem\" object"));
 		return NULL;
 	}
 	nodes = json_object_get(pr, "nodes");
 	if (!json_is_object(nodes)) {
-		iopddl_bad(c, "%s", _("problem.nodes: expected an object"));
+		iopddl_bad(c, "problem.nodes", "%s",
+		    _("problem.nodes: expected an object"));
 		return NULL;
 	}
 	jn = json_object_get(nodes, "costs");
 	if (!json_is_array(jn)) {
-		iopddl_bad(c, "%s", _("problem.nodes.costs: expected an array"));
+		iopddl_bad(c, "problem.nodes.costs", "%s",
+		    _("problem.nodes.costs: expected an array"));
 		return NULL;
 	}
 	n = json_array_size(jn);
 	if (n > 100000000) {
-		iopddl_bad(c, "%s", _("problem.nodes.costs: too many nodes"));
+		iopddl_bad(c, "problem.nodes.costs", "%s",
+		    _("problem.nodes.costs: too many nodes"));
 		return NULL;
 	}
 	if (iopddl_matrix(c, jn, "problem.nodes.costs", n, NULL, 0,
@@ -276,7 +245,10 @@ iopddl_from_json(struct iopddl_ctx *c, const json_t *root)
 	k = sl_xmalloc((n + 1) * sizeof *k);
 	for (size_t i = 0; i < n; i++) {
 		if (klen[i] == 0 || klen[i] > 1000000) {
-			iopddl_bad(c, _("problem.nodes.costs[%zu]: a node needs "
+			char at[64];
+			iopddl_bad(c, iopddl_at(at, sizeof at,
+			    "problem.nodes.costs", i, -1), _("problem.nodes."
+			    "costs[%zu]: a node needs "
 			    "between 1 and 1000000 strategies, found %zu"),
 			    i, klen[i]);
 			goto out;
@@ -298,7 +270,10 @@ iopddl_from_json(struct iopddl_ctx *c, const json_t *root)
 		goto out;
 	for (size_t i = 0; iv != NULL && i < n; i++)
 		if (iv[i][0] > iv[i][1]) {
-			iopddl_bad(c, _("problem.nodes.intervals[%zu]: lower bound "
+			char at[64];
+			iopddl_bad(c, iopddl_at(at, sizeof at,
+			    "problem.nodes.intervals", i, -1), _("problem.nodes."
+			    "intervals[%zu]: lower bound "
 			    "%lld above upper bound %lld"), i,
 			    (long long)iv[i][0], (long long)iv[i][1]);
 			goto out;
@@ -307,12 +282,14 @@ iopddl_from_json(struct iopddl_ctx *c, const json_t *root)
 	if (lim != NULL && !json_is_null(lim)) {
 		int64_t l;
 		if (!iopddl_int(lim, &l) || l < 0) {
-			iopddl_bad(c, "%s", _("problem.usage_limit: expected a "
+			iopddl_bad(c, "problem.usage_limit", "%s",
+			    _("problem.usage_limit: expected a "
 			    "non-negative integer"));
 			goto out;
 		}
 		if (iv == NULL || usage == NULL) {
-			iopddl_bad(c, "%s", _("problem.usage_limit needs "
+			iopddl_bad(c, "problem.usage_limit", "%s",
+			    _("problem.usage_limit needs "
 			    "problem.nodes.intervals and problem.nodes.usages"));
 			goto out;
 		}
@@ -320,13 +297,14 @@ iopddl_from_json(struct iopddl_ctx *c, const json_t *root)
 
 	edges = json_object_get(pr, "edges");
 	if (edges != NULL && !json_is_object(edges)) {
-		iopddl_bad(c, "%s", _("problem.edges: expected an object"));
+		iopddl_bad(c, "problem.edges", "%s",
+		    _("problem.edges: expected an object"));
 		goto out;
 	}
 	if (edges != NULL) {
 		const json_t *en = json_object_get(edges, "nodes");
 		if (!json_is_array(en)) {
-			iopddl_bad(c, "%s",
+			iopddl_bad(c, "problem.edges.nodes", "%s",
 			    _("problem.edges.nodes: expected an array"));
 			goto out;
 		}
@@ -342,13 +320,19 @@ iopddl_from_json(struct iopddl_ctx *c, const json_t *root)
 		for (size_t e = 0; e < m; e++) {
 			int64_t a = ep[e][0], b = ep[e][1];
 			if (a < 0 || (size_t)a >= n || b < 0 || (size_t)b >= n) {
-				iopddl_bad(c, _("problem.edges.nodes[%zu]: node "
+				char at[64];
+				iopddl_bad(c, iopddl_at(at, sizeof at,
+				    "problem.edges.nodes", e, -1), _("problem.edges."
+				    "nodes[%zu]: node "
 				    "index out of range 0..%zu in [%lld, %lld]"),
 				    e, n - 1, (long long)a, (long long)b);
 				goto out;
 			}
 			if (a == b) {
-				iopddl_bad(c, _("problem.edges.nodes[%zu]: an edge "
+				char at[64];
+				iopddl_bad(c, iopddl_at(at, sizeof at,
+				    "problem.edges.nodes", e, -1), _("problem.edges."
+				    "nodes[%zu]: an edge "
 				    "from node %lld to itself"), e, (long long)a);
 				goto out;
 			}
@@ -460,27 +444,21 @@ out:
 sl_problem *
 sl_iopddl_load(const char *path, sl_error *err)
 {
-	struct iopddl_ctx c = { path, err, NULL, 0 };
-	json_error_t je;
-	json_t *root;
+	sl_json j;
+	struct iopddl_ctx c = { path, err, &j };
 	size_t len;
 	char *text;
-	sl_problem *p;
+	sl_problem *p = NULL;
 
 	text = sl_read_file(path, &len, iopddl_is_gz(path), err);
 	if (text == NULL)
 		return NULL;
-	root = json_loadb(text, len, 0, &je);
-	if (root == NULL) {
-		free(text);
-		sl_error_set(err, SL_EINPUT, path, je.line > 0 ? je.line : 0,
-		    je.column > 0 ? je.column : 0, _("invalid JSON: %s"), je.text);
-		return NULL;
+	/* contest problems run to gigabytes: positions only for an error */
+	if (sl_json_read(&j, path, text, len, SL_JSON_LAZY | SL_JSON_DUPLICATES,
+	    SL_EINPUT, err) == SL_OK) {
+		p = iopddl_from_json(&c, j.root);
+		sl_json_free(&j);
 	}
-	c.text = text;
-	c.len = len;
-	p = iopddl_from_json(&c, root);
-	json_decref(root);
 	free(text);
 	return p;
 }
@@ -527,14 +505,15 @@ sl_iopddl_is_problem(const char *path)
 	if (memmem(head, (size_t)got, "\"problem\"", 9) != NULL) {
 		size_t len;
 		char *text = sl_read_file(path, &len, gz, NULL);
-		json_t *root;
+		sl_json j;
 		if (text == NULL)
 			return false;
-		root = json_loadb(text, len, 0, NULL);
+		if (sl_json_read(&j, path, text, len, SL_JSON_LAZY |
+		    SL_JSON_DUPLICATES, SL_EINPUT, NULL) == SL_OK)
+			yes = json_is_object(j.root) &&
+			    json_is_object(json_object_get(j.root, "problem"));
+		sl_json_free(&j);
 		free(text);
-		yes = json_is_object(root) &&
-		    json_is_object(json_object_get(root, "problem"));
-		json_decref(root);
 	}
 	return yes;
 }

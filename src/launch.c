@@ -13,6 +13,7 @@
  * measures the prediction and the tests can insist on agreement.
  */
 #include "internal.h"
+#include "json.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -845,22 +846,6 @@ sl_launch_to_json(const sl_launch *l, sl_error *err)
 int
 sl_launch_write_json(const sl_launch *l, const char *path, sl_error *err)
 {
-	sl_atomic a;
-	char *txt;
-	int rc;
-
-	if (!(txt = sl_launch_to_json(l, err)))
-		return SL_EINTERNAL;
-	if ((rc = sl_atomic_open(&a, path, err)) != SL_OK) {
-		free(txt);
-		return rc;
-	}
-	if (fputs(txt, a.fp) == EOF || fputc('\n', a.fp) == EOF) {
-		free(txt);
-		sl_atomic_abort(&a);
-		return sl_error_set(err, SL_EINTERNAL, path, 0, 0,
-		    _("cannot write the launch list"));
-	}
-	free(txt);
-	return sl_atomic_commit(&a, err);
+	return sl_json_write(launch_json(l), path, JSON_COMPACT,
+	    _("cannot write the launch list"), err);
 }

@@ -3,13 +3,13 @@
  * errors that name the line and column of the offending value, saving in the
  * explicit form, and opening a model by file name or bundled name.
  *
- * jansson gives the values, jsonpos (jsonpos.h) their positions; the loader
+ * The reader (json.h) gives the values and their positions; the loader
  * walks both side by side.  A file either spells out "tensors" and "ops"
  * (explicit form) or describes a transformer by "generator" sizes, which
  * gen.c turns into a graph whose batch follows the mesh.
  */
 #include "internal.h"
-#include "jsonpos.h"
+#include "json.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -34,7 +34,7 @@ sl_bundled_models(void)
 
 typedef struct mj {
 	const char *file;
-	jp_doc *doc;
+	sl_json j;		/* the values and their positions */
 	sl_error *err;
 	sl_graph *g;
 	int *producer;		/* per tensor: the operator writing it, or -1 */
@@ -647,7 +647,7 @@ mj_attention_dropout(sl_graph *g)
 static int
 mj_explicit(mj *m, json_t *root)
 {
-	const jp_node *rp = jp_root(m->doc);
+	const jp_node *rp = jp_root(m->j.pos);
 	json_t *tensors, *ops;
 	char got[96];
 
@@ -810,14 +810,11 @@ mj_parse(const char *text, size_t len, const char *file,
 	static const char *const keys[] = { "format", "version", "name",
 	    "description", "generator", "tensors", "ops", NULL };
 	mj m;
-	jp_error je;
-	json_error_t jerr;
-	json_t *root = NULL, *v;
+	json_t *root, *v;
 	const jp_node *rp, *p;
 	const char *name = NULL;
 	char fname[128], got[96];
 	bool blank = true;
-	size_t bom;
 
 	memset(&m, 0, sizeof m);
 	m.file = file != NULL ? file : "<input>";
@@ -832,20 +829,10 @@ mj_parse(const char *text, size_t len, const char *file,
 		    MJ_FORMAT);
 		return NULL;
 	}
-	if ((m.doc = jp_scan(text, len, &je)) == NULL) {
-		sl_error_set(err, SL_EINPUT, m.file, je.line, je.col, "%s", je.msg);
+	if (sl_json_read(&m.j, m.file, text, len, 0, SL_EINPUT, err) != SL_OK)
 		return NULL;
-	}
-	/* jansson refuses a byte order mark; the scanner skipped it */
-	bom = len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
-	root = json_loadb(text + bom, len - bom, JSON_REJECT_DUPLICATES, &jerr);
-	if (root == NULL) {
-		/* the scanner accepts a little more than jansson: say what jansson said */
-		sl_error_set(err, SL_EINPUT, m.file, jerr.line, jerr.column, "%s",
-		    jerr.text);
-		goto fail;
-	}
-	rp = jp_root(m.doc);
+	root = m.j.root;
+	rp = jp_root(m.j.pos);
 	if (!json_is_object(root)) {
 		mj_fail(&m, rp, _("expected a JSON object with \"format\": \"%s\", "
 		    "got %s"), MJ_FORMAT, mj_describe(root, got, sizeof got));
@@ -913,16 +900,13 @@ mj_parse(const char *text, size_t len, const char *file,
 	free(m.g->source);
 	m.g->source = sl_xstrdup(m.file);
 	sl_sha256_hex(text, len, m.g->sha256);
-	json_decref(root);
-	jp_free(m.doc);
+	sl_json_free(&m.j);
 	free(m.producer);
 	return m.g;
 fail:
 	if (err != NULL && err->code == SL_OK)
 		sl_error_set(err, SL_EINPUT, m.file, 0, 0, _("invalid model"));
-	if (root != NULL)
-		json_decref(root);
-	jp_free(m.doc);
+	sl_json_free(&m.j);
 	free(m.producer);
 	sl_graph_free(m.g);
 	return NULL;

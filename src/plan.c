@@ -11,7 +11,7 @@
  * exactly for the objective to be reproducible).
  */
 #include "internal.h"
-#include "jsonpos.h"
+#include "json.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -445,51 +445,16 @@ sl_plan_write(const sl_space *s, const int *choice, const sl_eval *ev,
 /* ------------------------------------------------------------------ reader */
 
 typedef struct plan_rd {
-	const char *file;
-	const jp_doc *doc;	/* positions of the values */
+	const sl_json *j;	/* the values and their positions */
 	sl_error *err;
 } plan_rd;
 
 /*
- * The node at path (jsonpos syntax, "ops[3].strategy"), or the deepest
- * ancestor that exists: a missing member is reported at its object.
+ * The node at path (json.h, "ops[3].strategy"), or the deepest ancestor
+ * that exists: a missing member is reported at its object.
  */
-static const jp_node *
-rd_node(const plan_rd *r, const char *path)
-{
-	char p[256];
-	const jp_node *n;
-
-	snprintf(p, sizeof p, "%s", path ? path : "");
-	for (;;) {
-		char *cut;
-		if ((n = jp_find(r->doc, p)) != NULL || p[0] == '\0')
-			break;
-		cut = strrchr(p, '.');
-		if (cut == NULL || (strrchr(p, '[') != NULL && strrchr(p, '[') > cut))
-			cut = strrchr(p, '[');
-		*(cut ? cut : p) = '\0';
-	}
-	return n != NULL ? n : jp_root(r->doc);
-}
-
-static int
-rd_fail(const plan_rd *r, const char *path, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-rd_fail(const plan_rd *r, const char *path, const char *fmt, ...)
-{
-	const jp_node *n = rd_node(r, path);
-	char msg[768];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	return sl_error_set(r->err, SL_EINPUT, r->file, n ? n->line : 0,
-	    n ? n->col : 0, "%s", msg);
-}
+#define rd_node(r, path) sl_json_node((r)->j, (path))
+#define rd_fail(r, path, ...) sl_json_fail((r)->j, (r)->err, (path), __VA_ARGS__)
 
 /* A string member of obj (at path at); *out points into the JSON value. */
 static int
@@ -906,10 +871,7 @@ rd_plan(const plan_rd *r, json_t *root, sl_plan_file *pf)
 int
 sl_plan_read(const char *path, sl_plan_file *pf, sl_error *err)
 {
-	json_error_t je;
-	jp_error jpe;
-	jp_doc *doc;
-	json_t *root;
+	sl_json j;
 	plan_rd r;
 	char *text;
 	size_t len;
@@ -921,28 +883,18 @@ sl_plan_read(const char *path, sl_plan_file *pf, sl_error *err)
 	if (text == NULL)
 		return err != NULL && err->code != SL_OK ? err->code : SL_EINPUT;
 	pf->path = sl_xstrdup(path);
-	r.file = path;
+	r.j = &j;
 	r.err = err;
-	r.doc = NULL;
 	if (len == 0)
 		rc = sl_error_set(err, SL_EINPUT, path, 0, 0,
 		    _("empty file: expected a shardlab plan"));
 	else if (memchr(text, '\0', len) != NULL)
 		rc = sl_error_set(err, SL_EINPUT, path, 0, 0,
 		    _("not a shardlab plan: the file holds binary data"));
-	else if ((doc = jp_scan(text, len, &jpe)) == NULL)
-		rc = sl_error_set(err, SL_EINPUT, path, jpe.line, jpe.col,
-		    _("not valid JSON: %s"), jpe.msg);
-	else if ((root = json_loadb(text, len, JSON_REJECT_DUPLICATES,
-	    &je)) == NULL) {
-		rc = sl_error_set(err, SL_EINPUT, path, je.line, je.column,
-		    _("not valid JSON: %s"), je.text);
-		jp_free(doc);
-	} else {
-		r.doc = doc;
-		rc = rd_plan(&r, root, pf);
-		json_decref(root);
-		jp_free(doc);
+	else if ((rc = sl_json_read(&j, path, text, len, 0, SL_EINPUT,
+	    err)) == SL_OK) {
+		rc = rd_plan(&r, j.root, pf);
+		sl_json_free(&j);
 	}
 	free(text);
 	if (rc != SL_OK)

@@ -11,7 +11,8 @@
  *   graph.c        operators, tensors, validation, topological order
  *   kinds.c        the operator kind table: loop dimensions, saved tensors
  *   model_json.c   JSON model format loader/saver (man shardlab-model.5)
- *   jsonpos.c      line/column of a JSON value, for error messages
+ *   json.c         the one JSON reader (values with the line and column of
+ *                  each) and writer (atomic files)
  *   gen.c          GPT / BERT / LLaMA generators, Hugging Face config.json
  *   hardware.c     hardware profiles and device meshes
  *   space.c        strategy enumeration and the cost model

@@ -17,6 +17,7 @@
  * search over sets.
  */
 #include "internal.h"
+#include "json.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -1369,18 +1370,6 @@ int
 sl_timeline_write_trace(const sl_space *s, const sl_timeline *tl,
     const char *path, sl_error *err)
 {
-	sl_atomic a;
-	char *text = sl_timeline_trace_json(s, tl, err);
-	int rc;
-
-	if (text == NULL)
-		return SL_EINTERNAL;
-	if ((rc = sl_atomic_open(&a, path, err)) != SL_OK) {
-		free(text);
-		return rc;
-	}
-	fputs(text, a.fp);
-	fputc('\n', a.fp);
-	free(text);
-	return sl_atomic_commit(&a, err);
+	return sl_json_write(trace_json(s, tl), path, JSON_COMPACT,
+	    _("cannot build the trace JSON"), err);
 }

@@ -9,7 +9,7 @@
  */
 #include "testutil.h"
 #include "internal.h"
-#include "jsonpos.h"
+#include "json.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -985,6 +985,92 @@ test_jsonpos(void **state)
 	}
 }
 
+/*
+ * The one reader: values and positions of the same text, an element of an
+ * array included, found the same way whether positions are kept or the text
+ * is scanned again (lazy); a missing member is reported at its object.
+ */
+static void
+test_json_reader(void **state)
+{
+	static const char text[] = "{\"device\": {\"gemm\": [\n"
+	    "  {\"m\": 1, \"tflops\": 2},\n"
+	    "  {\"m\": -4, \"tflops\": 3}\n"
+	    "]}, \"x\": [[1, 2], [3, true]]}\n";
+	static const struct {
+		const char *path;
+		int line, col;
+	} at[] = {
+		{ "", 1, 1 },
+		{ "device.gemm", 1, 21 },
+		{ "device.gemm[1]", 3, 3 },
+		{ "device.gemm[1].m", 3, 9 },
+		{ "device.gemm[1].k", 3, 3 },	/* missing: its object */
+		{ "device.gemm[7]", 1, 21 },	/* no such element: the array */
+		{ "x[1][1]", 4, 23 },
+		{ "x[1]", 4, 19 },
+	};
+	sl_error err;
+	sl_json j;
+	int line, col;
+
+	for (int lazy = 0; lazy < 2; lazy++) {
+		sl_error_clear(&err);
+		assert_int_equal(sl_json_read(&j, "f.json", text, sizeof text - 1,
+		    lazy ? SL_JSON_LAZY : 0, SL_EINPUT, &err), SL_OK);
+		assert_true(json_is_true(json_array_get(json_array_get(
+		    json_object_get(j.root, "x"), 1), 1)));
+		for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+			sl_json_where(&j, at[i].path, &line, &col);
+			if (line != at[i].line || col != at[i].col)
+				fail_msg("%s (lazy %d): at %d:%d, expected %d:%d",
+				    at[i].path, lazy, line, col, at[i].line,
+				    at[i].col);
+		}
+		assert_int_equal(sl_json_fail(&j, &err, "device.gemm[1].m",
+		    "\"%s\" must be greater than zero", "m"), SL_EINPUT);
+		assert_string_equal(err.file, "f.json");
+		assert_int_equal(err.line, 3);
+		assert_int_equal(err.column, 9);
+		sl_json_free(&j);
+	}
+
+	/* a syntax error: the code asked for, at the offending character */
+	sl_error_clear(&err);
+	assert_int_equal(sl_json_read(&j, "g.json", "[1,\n 2 3]", 9, 0,
+	    SL_EINTERNAL, &err), SL_EINTERNAL);
+	assert_null(j.root);
+	assert_int_equal(err.line, 2);
+	assert_int_equal(err.column, 4);
+	assert_non_null(strstr(err.msg, "not valid JSON: expected ',' or ']'"));
+	/* repeated members only when asked for; the last one wins */
+	sl_error_clear(&err);
+	assert_int_equal(sl_json_read(&j, "h.json", "{\"a\": 1, \"a\": 2}", 16,
+	    0, SL_EINPUT, &err), SL_EINPUT);
+	assert_non_null(strstr(err.msg, "duplicate member"));
+	assert_int_equal(sl_json_read(&j, "h.json", "{\"a\": 1, \"a\": 2}", 16,
+	    SL_JSON_DUPLICATES | SL_JSON_LAZY, SL_EINPUT, NULL), SL_OK);
+	assert_int_equal(json_integer_value(json_object_get(j.root, "a")), 2);
+	sl_json_free(&j);
+
+	/* the writer: what it writes reads back the same */
+	{
+		char path[600];
+		json_t *v = json_pack("{s:i, s:[s, f]}", "n", 3, "l", "a", 0.5);
+
+		snprintf(path, sizeof path, "%s/w.json", tmpdir);
+		sl_error_clear(&err);
+		assert_int_equal(sl_json_write(json_incref(v), path,
+		    JSON_INDENT(2) | JSON_PRESERVE_ORDER, "cannot write", &err), SL_OK);
+		assert_int_equal(sl_json_read_file(&j, path, 0, SL_EINPUT, &err),
+		    SL_OK);
+		assert_true(json_equal(j.root, v));
+		sl_json_free(&j);
+		json_decref(v);
+		unlink(path);
+	}
+}
+
 static int
 setup(void **state)
 {
@@ -1028,6 +1114,7 @@ main(void)
 		cmocka_unit_test(test_hostile_inputs),
 		cmocka_unit_test(test_model_open_errors),
 		cmocka_unit_test(test_jsonpos),
+		cmocka_unit_test(test_json_reader),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

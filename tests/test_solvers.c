@@ -1030,9 +1030,10 @@ test_iopddl_bad_inputs(void **state)
 		{ "{\"problem\": {\"nodes\": {\"costs\": [[1]], "
 		  "\"intervals\": [[5, 1]], \"usages\": [[1]]}}}", "interval", 54 },
 		{ "{\"model\": {}}", "problem", 0 },
-		{ "{\"problem\": {\"nodes\": {\"costs\": [[1]]}", "invalid JSON", 0 },
+		{ "{\"problem\": {\"nodes\": {\"costs\": [[1]]}", "not valid JSON", 0 },
+		/* the number's first digit, where the scanner points */
 		{ "{\"problem\": {\"nodes\": {\"costs\": [[99999999999999999999]]}}}",
-		  "invalid JSON", 54 },
+		  "not valid JSON", 35 },
 	};
 	sl_error err;
 

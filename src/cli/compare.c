@@ -4,6 +4,7 @@
  * parses, prints and writes files.
  */
 #include "cli.h"
+#include "json.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -171,21 +172,8 @@ cmd_compare(int argc, char **argv)
 		goto out;
 	}
 	if (o.json != NULL) {
-		sl_atomic a;
-		json_t *root = compare_json(&s, &c);
-
-		rc = sl_atomic_open(&a, o.json, &err);
-		if (rc == SL_OK) {
-			if (json_dumpf(root, a.fp, JSON_INDENT(2) | JSON_PRESERVE_ORDER) != 0) {
-				sl_atomic_abort(&a);
-				rc = sl_error_set(&err, SL_EINTERNAL, o.json, 0, 0, "%s",
-				    _("cannot write the comparison"));
-			} else {
-				fputc('\n', a.fp);
-				rc = sl_atomic_commit(&a, &err);
-			}
-		}
-		json_decref(root);
+		rc = sl_json_write(compare_json(&s, &c), o.json, JSON_INDENT(2) |
+		    JSON_PRESERVE_ORDER, _("cannot write the comparison"), &err);
 		if (rc != SL_OK)
 			rc = cli_report(&err);
 	}

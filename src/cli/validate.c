@@ -6,6 +6,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
+#include "json.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -31,8 +32,6 @@ val_write_json(const char *path, const char *plan, const sl_space *s,
     const cli_vresult *res, sl_error *err)
 {
 	json_t *root = json_object(), *devs = json_array(), *shape = json_array();
-	sl_atomic a;
-	int rc;
 
 	json_object_set_new(root, "format", json_string("shardlab-validation"));
 	json_object_set_new(root, "version", json_integer(1));
@@ -93,18 +92,8 @@ val_write_json(const char *path, const char *plan, const sl_space *s,
 	}
 	json_object_set_new(root, "devices", devs);
 
-	if ((rc = sl_atomic_open(&a, path, err)) != SL_OK) {
-		json_decref(root);
-		return rc;
-	}
-	if (json_dumpf(root, a.fp, JSON_INDENT(2)) != 0 || fputc('\n', a.fp) == EOF) {
-		json_decref(root);
-		sl_atomic_abort(&a);
-		return sl_error_set(err, SL_EINTERNAL, path, 0, 0,
-		    _("cannot write the validation report"));
-	}
-	json_decref(root);
-	return sl_atomic_commit(&a, err);
+	return sl_json_write(root, path, JSON_INDENT(2),
+	    _("cannot write the validation report"), err);
 }
 
 /* ------------------------------------------------------------- command */

@@ -9,6 +9,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
+#include "json.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -228,18 +229,22 @@ int
 cli_vresult_read(const char *path, int n_devices, const sl_mem *predicted,
     const int64_t *pred_ns, cli_vresult *res, sl_error *err)
 {
-	json_error_t je;
-	json_t *root = json_load_file(path, 0, &je), *devs, *gpu;
+	sl_json j;
+	sl_error je;
+	json_t *root, *devs, *gpu;
 	struct { const char *result_path; int n_devices;
 	    const sl_mem *predicted; const int64_t *pred_ns; } jb = { path,
 	    n_devices, predicted, pred_ns }, *job = &jb;
 
-	if (!root)
-		return sl_error_set(err, SL_EINTERNAL, job->result_path, je.line,
-		    je.column, _("the GPU runner's result is unreadable: %s"), je.text);
+	sl_error_clear(&je);
+	if (sl_json_read_file(&j, path, SL_JSON_DUPLICATES, SL_EINTERNAL,
+	    &je) != SL_OK)
+		return sl_error_set(err, SL_EINTERNAL, je.file, je.line,
+		    je.column, _("the GPU runner's result is unreadable: %s"), je.msg);
+	root = j.root;
 	devs = json_object_get(root, "devices");
 	if (!json_is_array(devs) || (int)json_array_size(devs) != job->n_devices) {
-		json_decref(root);
+		sl_json_free(&j);
 		return sl_error_set(err, SL_EINTERNAL, job->result_path, 0, 0,
 		    _("the GPU runner's result does not list the plan's %d devices"),
 		    job->n_devices);
@@ -280,7 +285,7 @@ cli_vresult_read(const char *path, int n_devices, const sl_mem *predicted,
 		v->comm_ns = val_int(jd, "comm_time_ns");
 		v->comm_measured = comm && strcmp(comm, "measured") == 0;
 	}
-	json_decref(root);
+	sl_json_free(&j);
 	return SL_OK;
 }
 

@@ -18,6 +18,7 @@
 #include "config.h"
 #endif
 #include "runner.h"
+#include "json.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -174,14 +175,25 @@ rn_read_events(json_t *jd, sl_launch_dev *dv, const char *path, int d,
 static int
 rn_read_launch(const char *path, sl_launch *l, char *why, size_t len)
 {
-	json_error_t je;
-	json_t *root = json_load_file(path, 0, &je), *mesh, *devs, *shape, *axes;
+	sl_json j;
+	sl_error err;
+	json_t *root, *mesh, *devs, *shape, *axes;
 
-	memset(l, 0, sizeof(*l));
-	if (!root) {
-		snprintf(why, len, "%s:%d:%d: %s", path, je.line, je.column, je.text);
+	sl_error_clear(&err);
+	if (sl_json_read_file(&j, path, 0, SL_EINPUT, &err) != SL_OK) {
+		memset(l, 0, sizeof(*l));
+		if (err.line > 0)
+			snprintf(why, len, "%s:%d:%d: %.300s", path, err.line,
+			    err.column, err.msg);
+		else
+			snprintf(why, len, "%.300s", err.msg);
 		return -1;
 	}
+	/* the values outlive the positions, which no message here needs */
+	root = j.root;
+	j.root = NULL;
+	sl_json_free(&j);
+	memset(l, 0, sizeof(*l));
 	const char *fmt = json_string_value(json_object_get(root, "format"));
 	if (!fmt || strcmp(fmt, "shardlab-launch") != 0 ||
 	    rn_int(root, "version") < 1 || rn_int(root, "version") > SL_LAUNCH_VERSION) {
@@ -410,30 +422,16 @@ rn_profile_json(const rn_profile *p)
 static int
 rn_write(json_t *root, const char *out)
 {
-	int flags = JSON_INDENT(1), rc;
+	sl_error err;
 
-	if (out) {
-		/* written whole, then renamed: a reader never sees half a file */
-		sl_error err;
-		sl_error_clear(&err);
-		char *txt = json_dumps(root, flags);
-		sl_atomic a;
-		rc = RN_EXIT_FAIL;
-		if (txt && sl_atomic_open(&a, out, &err) == SL_OK) {
-			fputs(txt, a.fp);
-			fputc('\n', a.fp);
-			if (sl_atomic_commit(&a, &err) == SL_OK)
-				rc = RN_EXIT_OK;
-		}
-		if (rc != RN_EXIT_OK)
-			fprintf(stderr, "shardlab-runner: cannot write %s: %s\n", out,
-			    err.msg);
-		free(txt);
-	} else {
-		rc = json_dumpf(root, stdout, flags) == 0 && fputc('\n', stdout) != EOF ?
-		    RN_EXIT_OK : RN_EXIT_FAIL;
-	}
-	return rc;
+	/* a file is written whole, then renamed: a reader never sees half of it */
+	sl_error_clear(&err);
+	if (sl_json_write(json_incref(root), out ? out : "-", JSON_INDENT(1),
+	    "cannot write the JSON text", &err) == SL_OK)
+		return RN_EXIT_OK;
+	fprintf(stderr, "shardlab-runner: cannot write %s: %s\n", out ? out :
+	    "the standard output", err.msg);
+	return RN_EXIT_FAIL;
 }
 
 int
@@ -479,9 +477,7 @@ main(int argc, char **argv)
 			return RN_EXIT_USAGE;
 		}
 		json_t *root = rn_dry_json(&l);
-		rc = json_dumpf(root, stdout, JSON_INDENT(1)) == 0 ? RN_EXIT_OK :
-		    RN_EXIT_FAIL;
-		putchar('\n');
+		rc = rn_write(root, NULL);
 		json_decref(root);
 		sl_launch_free(&l);
 		return rc;

@@ -1,12 +1,13 @@
 /*
- * jsonpos.c: a strict JSON scanner that records where every value starts
- * (see jsonpos.h).  It follows RFC 8259: no comments, no trailing commas,
+ * json.c: the one JSON reader and writer (json.h).  Reading is a strict
+ * scanner that records where every value starts, then jansson for the
+ * values.  The scanner  It follows RFC 8259: no comments, no trailing commas,
  * strings in valid UTF-8 without raw control characters, integers that fit
  * in 64 bits (jansson's json_int_t) and finite reals.  Recursion is bounded
  * by JP_MAX_DEPTH, so no input can exhaust the stack.
  */
 #include "internal.h"
-#include "jsonpos.h"
+#include "json.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -24,6 +25,7 @@ typedef struct jp_scanner {
 	jp_error *e;
 	int failed;
 	bool prune;		/* keep children only on the path (jp_scan_path) */
+	bool dups;		/* repeated members allowed */
 } jp_scanner;
 
 static int jp_value(jp_scanner *sc, jp_node *n, int depth, const char *on);
@@ -552,7 +554,7 @@ jp_object(jp_scanner *sc, jp_node *n, int depth, const char *on)
 		if (jp_string(sc, &key) != 0)
 			return -1;
 		/* duplicate keys: jansson would refuse them too, less precisely */
-		if (n->n <= 1024)
+		if (n->n <= 1024 && !sc->dups)
 			for (int i = 0; i < n->n; i++)
 				if (strcmp(n->kids[i]->key, key) == 0) {
 					jp_fail_at(sc, kline, kcol, _("duplicate member "
@@ -697,10 +699,11 @@ jp_value(jp_scanner *sc, jp_node *n, int depth, const char *on)
 }
 
 static jp_doc *
-jp_scan_on(const char *text, size_t len, const char *path, jp_error *e)
+jp_scan_on(const char *text, size_t len, const char *path, bool dups,
+    jp_error *e)
 {
 	jp_scanner sc = { (const unsigned char *)text, len, 0, 1, 1, e, 0,
-	    path != NULL };
+	    path != NULL, dups };
 	jp_doc *d;
 	jp_node *root;
 	char got[96];
@@ -735,13 +738,13 @@ jp_scan_on(const char *text, size_t len, const char *path, jp_error *e)
 jp_doc *
 jp_scan(const char *text, size_t len, jp_error *e)
 {
-	return jp_scan_on(text, len, NULL, e);
+	return jp_scan_on(text, len, NULL, false, e);
 }
 
 jp_doc *
 jp_scan_path(const char *text, size_t len, const char *path, jp_error *e)
 {
-	return jp_scan_on(text, len, path, e);
+	return jp_scan_on(text, len, path, false, e);
 }
 
 void
@@ -807,4 +810,174 @@ jp_find(const jp_doc *d, const char *path)
 		}
 	}
 	return n;
+}
+
+/* ------------------------------------------------------------- documents */
+
+int
+sl_json_read(sl_json *j, const char *file, const char *text, size_t len,
+    unsigned flags, int code, sl_error *err)
+{
+	bool lazy = (flags & SL_JSON_LAZY) != 0;
+	json_error_t je;
+	jp_error e;
+	size_t bom;
+
+	memset(j, 0, sizeof *j);
+	j->file = file;
+	/*
+	 * The positions first: the scanner's message about a syntax error is
+	 * more precise than jansson's.  A lazy document is large: it is
+	 * scanned only when jansson refuses it, to say where and why.
+	 */
+	if (!lazy && (j->pos = jp_scan_on(text, len, NULL,
+	    (flags & SL_JSON_DUPLICATES) != 0, &e)) == NULL)
+		return sl_error_set(err, code, file, e.line, e.col,
+		    _("not valid JSON: %s"), e.msg);
+	/* jansson refuses a byte order mark; the scanner skips it */
+	bom = len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+	j->root = json_loadb(text + bom, len - bom,
+	    (flags & SL_JSON_DUPLICATES) ? 0 : JSON_REJECT_DUPLICATES, &je);
+	if (j->root == NULL) {
+		jp_doc *d = NULL;
+
+		jp_free(j->pos);
+		j->pos = NULL;
+		/* the root's members only: the check keeps no large tree */
+		if (lazy && (d = jp_scan_on(text, len, "",
+		    (flags & SL_JSON_DUPLICATES) != 0, &e)) == NULL)
+			return sl_error_set(err, code, file, e.line, e.col,
+			    _("not valid JSON: %s"), e.msg);
+		jp_free(d);
+		/* the scanner accepts a little more than jansson */
+		return sl_error_set(err, code, file, je.line, je.column,
+		    _("not valid JSON: %s"), je.text);
+	}
+	if (lazy) {
+		j->text = text;
+		j->len = len;
+	}
+	return SL_OK;
+}
+
+int
+sl_json_read_file(sl_json *j, const char *file, unsigned flags, int code,
+    sl_error *err)
+{
+	size_t len;
+	char *text = sl_read_file(file, &len, false, err);
+	int rc;
+
+	memset(j, 0, sizeof *j);
+	if (text == NULL)
+		return err != NULL && err->code != SL_OK ? err->code : code;
+	rc = sl_json_read(j, file, text, len, flags & ~SL_JSON_LAZY, code, err);
+	free(text);
+	return rc;
+}
+
+void
+sl_json_free(sl_json *j)
+{
+	if (j == NULL)
+		return;
+	json_decref(j->root);
+	jp_free(j->pos);
+	memset(j, 0, sizeof *j);
+}
+
+/* The node of path in d, or of its deepest ancestor there; p is cut to it. */
+static const jp_node *
+jp_deepest(const jp_doc *d, char *p)
+{
+	const jp_node *n;
+
+	for (;;) {
+		char *dot, *br, *cut;
+
+		if ((n = jp_find(d, p)) != NULL || p[0] == '\0')
+			break;
+		/* drop the last member name or index */
+		dot = strrchr(p, '.');
+		br = strrchr(p, '[');
+		cut = dot == NULL || (br != NULL && br > dot) ? br : dot;
+		*(cut != NULL ? cut : p) = '\0';
+	}
+	return n != NULL ? n : jp_root(d);
+}
+
+const jp_node *
+sl_json_node(const sl_json *j, const char *path)
+{
+	char p[512];
+
+	if (j == NULL || j->pos == NULL)
+		return NULL;
+	snprintf(p, sizeof p, "%s", path != NULL ? path : "");
+	return jp_deepest(j->pos, p);
+}
+
+void
+sl_json_where(const sl_json *j, const char *path, int *line, int *col)
+{
+	char p[512];
+	const jp_node *n;
+	jp_doc *d = NULL;
+
+	*line = *col = 0;
+	if (j == NULL)
+		return;
+	snprintf(p, sizeof p, "%s", path != NULL ? path : "");
+	if (j->pos != NULL)
+		n = jp_deepest(j->pos, p);
+	else if (j->text != NULL &&
+	    (d = jp_scan_on(j->text, j->len, p, true, NULL)) != NULL)
+		n = jp_deepest(d, p);
+	else
+		n = NULL;
+	if (n != NULL) {
+		*line = n->line;
+		*col = n->col;
+	}
+	jp_free(d);
+}
+
+int
+sl_json_fail(const sl_json *j, sl_error *err, const char *path,
+    const char *fmt, ...)
+{
+	char msg[sizeof err->msg];
+	int line, col;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	sl_json_where(j, path, &line, &col);
+	return sl_error_set(err, SL_EINPUT, j != NULL ? j->file : NULL, line,
+	    col, "%s", msg);
+}
+
+/* ---------------------------------------------------------------- writer */
+
+int
+sl_json_write(json_t *root, const char *path, size_t flags, const char *what,
+    sl_error *err)
+{
+	sl_atomic a;
+	int rc;
+
+	if (root == NULL)
+		return sl_error_set(err, SL_EINTERNAL, path, 0, 0, "%s", what);
+	if ((rc = sl_atomic_open(&a, path, err)) != SL_OK) {
+		json_decref(root);
+		return rc;
+	}
+	if (json_dumpf(root, a.fp, flags) != 0 || fputc('\n', a.fp) == EOF) {
+		json_decref(root);
+		sl_atomic_abort(&a);
+		return sl_error_set(err, SL_EINTERNAL, path, 0, 0, "%s", what);
+	}
+	json_decref(root);
+	return sl_atomic_commit(&a, err);
 }

@@ -1,0 +1,131 @@
+/*
+ * json.h: the engine's one JSON reader and writer.
+ *
+ * Every JSON file shardlab reads (models, plans, hardware profiles, IOPDDL
+ * problems, Hugging Face configs, the GPU runner's results) goes through
+ * sl_json_read: jansson gives the values, and a strict scanner of the same
+ * text gives where each value starts, so that an error about any value, an
+ * element of an array included, names its line and column.  Readers name
+ * the value an error is about by its path ("device.gemm[3].tflops",
+ * "ops[2].shape[1]"), never by parsing their own message.  The scanner is a
+ * strict JSON checker too: the first syntax error comes back with the exact
+ * line and column of the offending character and a message that says what
+ * was expected.  Lines and columns are 1-based; a column counts characters
+ * (UTF-8 code points), as editors do.
+ *
+ * Every JSON file built with jansson is written by sl_json_write, through
+ * the atomic writer (util.c).
+ */
+#ifndef SL_JSON_H
+#define SL_JSON_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "shardlab.h"
+
+typedef enum jp_type {
+	JP_OBJECT, JP_ARRAY, JP_STRING, JP_NUMBER, JP_TRUE, JP_FALSE, JP_NULL
+} jp_type;
+
+typedef struct jp_node jp_node;
+struct jp_node {
+	jp_type type;
+	int line, col;		/* first character of the value */
+	char *key;		/* member of an object: its decoded key, else NULL */
+	int key_line, key_col;	/* member of an object: the key's opening quote */
+	int n;			/* children (members or elements) */
+	jp_node **kids;
+};
+
+typedef struct jp_doc jp_doc;
+
+typedef struct jp_error {
+	int line, col;
+	char msg[256];
+} jp_error;
+
+/* Deepest nesting of arrays and objects accepted. */
+#define JP_MAX_DEPTH 256
+
+/*
+ * Scans text (len bytes; NUL bytes inside are errors, not terminators).
+ * Returns the position tree, or NULL with e filled for the first syntax
+ * error.  A UTF-8 byte order mark at the start is skipped.
+ */
+jp_doc *jp_scan(const char *text, size_t len, jp_error *e);
+/*
+ * The same, keeping children only along path (as for jp_find): positions of
+ * the nodes on the path and of their immediate children, in memory that
+ * stays small on large documents.  For pointing at a value in an error.
+ */
+jp_doc *jp_scan_path(const char *text, size_t len, const char *path,
+    jp_error *e);
+void jp_free(jp_doc *d);
+const jp_node *jp_root(const jp_doc *d);
+
+/* Member of an object by key (NULL if absent or n is not an object). */
+const jp_node *jp_member(const jp_node *n, const char *key);
+/* Element i of an array (NULL if out of range or n is not an array). */
+const jp_node *jp_index(const jp_node *n, int i);
+/*
+ * Follows a path such as "ops[3].kind" or "tensors[0].shape[1]" ("" is the
+ * root).  Returns the node, or NULL when the path does not exist.
+ */
+const jp_node *jp_find(const jp_doc *d, const char *path);
+
+
+/* ------------------------------------------------------------- documents */
+
+/* A document read by sl_json_read: its values and where each one is. */
+typedef struct sl_json {
+	const char *file;	/* for messages */
+	json_t *root;		/* the values (owned) */
+	jp_doc *pos;		/* every value's position; NULL when lazy */
+	const char *text;	/* lazy: the text, scanned again for a position */
+	size_t len;
+} sl_json;
+
+/*
+ * Keep no positions, for inputs too large to hold them (IOPDDL problems):
+ * the text is scanned only when jansson refuses it (for the message) or
+ * when a position is asked for, and must stay valid until sl_json_free.
+ */
+#define SL_JSON_LAZY 0x1
+/* Accept repeated members, the last one winning (IOPDDL contest files). */
+#define SL_JSON_DUPLICATES 0x2
+
+/*
+ * Reads the JSON text (len bytes) of file into j.  On a syntax error returns
+ * code (SL_EINPUT for a user's input, SL_EINTERNAL for the output of another
+ * program) with err naming file, line and column: "not valid JSON: ...".
+ */
+int sl_json_read(sl_json *j, const char *file, const char *text, size_t len,
+    unsigned flags, int code, sl_error *err);
+/* Reads file (plain text) with sl_json_read. */
+int sl_json_read_file(sl_json *j, const char *file, unsigned flags, int code,
+    sl_error *err);
+void sl_json_free(sl_json *j);
+
+/*
+ * Where the value at path starts (jp_find's syntax; "" is the root).  A path
+ * that does not exist gives its deepest ancestor that does, so a missing
+ * member is reported at its object.  0, 0 when nothing is known.
+ */
+void sl_json_where(const sl_json *j, const char *path, int *line, int *col);
+/* The position node of path as sl_json_where finds it (not lazy documents). */
+const jp_node *sl_json_node(const sl_json *j, const char *path);
+/* Sets err (SL_EINPUT) at the value of path, as sl_json_where finds it. */
+int sl_json_fail(const sl_json *j, sl_error *err, const char *path,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/*
+ * Writes root (whose reference it takes) to path (or "-", standard output)
+ * through the atomic writer, with a final line break; flags are jansson's.
+ * what is the message when writing fails ("cannot write the model").
+ */
+int sl_json_write(json_t *root, const char *path, size_t flags,
+    const char *what, sl_error *err);
+
+#endif /* SL_JSON_H */
