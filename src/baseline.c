@@ -140,23 +140,23 @@ sl_score_plan(const sl_space *s, const int *choice, double alpha,
  * the loop dimension of role want[a] (NULL: the axis splits nothing).
  */
 static void
-role_name(const sl_mesh *m, const char *const *want, bool zero, char *buf,
+role_name(const sl_mesh *m, const sl_loop_role *want, bool zero, char *buf,
     size_t len)
 {
 	size_t o = 0;
 
 	buf[0] = '\0';
 	if (m->n_axes == 1) {
-		o = snprintf(buf, len, "%s", want[0] != NULL ? want[0] : "rep");
-	} else if (want[0] != NULL && want[1] != NULL &&
-	    strcmp(want[0], want[1]) == 0) {
-		o = snprintf(buf, len, "%s01", want[0]);
+		o = snprintf(buf, len, "%s", want[0] != SL_LOOP_NONE ?
+		    sl_loop_role_name(want[0]) : "rep");
+	} else if (want[0] != SL_LOOP_NONE && want[0] == want[1]) {
+		o = snprintf(buf, len, "%s01", sl_loop_role_name(want[0]));
 	} else {
 		for (int a = 0; a < m->n_axes && o < len; a++) {
-			if (want[a] == NULL)
+			if (want[a] == SL_LOOP_NONE)
 				continue;
 			o += snprintf(buf + o, len - o, "%s%s%d", o ? "." : "",
-			    want[a], a);
+			    sl_loop_role_name(want[a]), a);
 		}
 		if (o == 0)
 			o = snprintf(buf, len, "rep");
@@ -165,8 +165,8 @@ role_name(const sl_mesh *m, const char *const *want, bool zero, char *buf,
 		snprintf(buf + o, len - o, "+z");
 }
 
-/* Role of the loop dimension that axis a splits in strategy st, or NULL. */
-static const char *
+/* Role of the loop dimension that axis a splits in strategy st, or none. */
+static sl_loop_role
 axis_role(const sl_space *s, int op, const sl_strategy *st, int a)
 {
 	const sl_binding *b = &s->ops[op].bind;
@@ -174,15 +174,7 @@ axis_role(const sl_space *s, int op, const sl_strategy *st, int a)
 	for (int l = 0; l < b->n_loop; l++)
 		if (st->loop_axes[l] & (1u << a))
 			return b->role[l];
-	return NULL;
-}
-
-static bool
-same_role(const char *a, const char *b)
-{
-	if (a == NULL || b == NULL)
-		return a == b;
-	return strcmp(a, b) == 0;
+	return SL_LOOP_NONE;
 }
 
 /*
@@ -190,15 +182,15 @@ same_role(const char *a, const char *b)
  * (axes of size 1 split nothing), with or without +z; -1 if none.
  */
 static int
-find_roles(const sl_space *s, int op, const char *const *want, bool zero)
+find_roles(const sl_space *s, int op, const sl_loop_role *want, bool zero)
 {
 	const sl_space_op *so = &s->ops[op];
-	const char *w[SL_MAX_AXES] = { NULL, NULL };
+	sl_loop_role w[SL_MAX_AXES] = { SL_LOOP_NONE, SL_LOOP_NONE };
 	char name[32];
 	int i;
 
 	for (int a = 0; a < s->mesh.n_axes; a++)
-		w[a] = s->mesh.axes[a].size > 1 ? want[a] : NULL;
+		w[a] = s->mesh.axes[a].size > 1 ? want[a] : SL_LOOP_NONE;
 	role_name(&s->mesh, w, zero, name, sizeof name);
 	i = sl_space_find_strategy(s, op, name);
 	if (i >= 0 && i < so->n_strat)
@@ -207,7 +199,7 @@ find_roles(const sl_space *s, int op, const char *const *want, bool zero)
 		const sl_strategy *st = &so->strat[i];
 		bool ok = (st->zero != 0) == zero;
 		for (int a = 0; ok && a < s->mesh.n_axes; a++)
-			ok = same_role(axis_role(s, op, st, a), w[a]);
+			ok = axis_role(s, op, st, a) == w[a];
 		if (ok)
 			return i;
 	}
@@ -236,7 +228,7 @@ owns_params(const sl_space *s, int op)
  */
 static int
 follow_inputs(const sl_space *s, const int *choice, int op, int keep_axis,
-    const char *keep_role)
+    sl_loop_role keep_role)
 {
 	const sl_space_op *so = &s->ops[op];
 	int best = -1;
@@ -250,8 +242,7 @@ follow_inputs(const sl_space *s, const int *choice, int op, int keep_axis,
 
 			if (pass == 0 && keep_axis >= 0 && keep_axis < s->mesh.n_axes &&
 			    s->mesh.axes[keep_axis].size > 1 &&
-			    !same_role(axis_role(s, op, &so->strat[i], keep_axis),
-			    keep_role))
+			    axis_role(s, op, &so->strat[i], keep_axis) != keep_role)
 				continue;
 			if (so->strat[i].zero != 0)
 				continue;
@@ -280,9 +271,9 @@ follow_inputs(const sl_space *s, const int *choice, int op, int keep_axis,
 static int
 plan_dp(const sl_space *s, bool zero, int *choice, int *n_fallback)
 {
-	const char *all[SL_MAX_AXES] = { "dp", "dp" };
-	const char *outer[SL_MAX_AXES] = { "dp", NULL };
-	const char *inner[SL_MAX_AXES] = { NULL, "dp" };
+	const sl_loop_role all[SL_MAX_AXES] = { SL_LOOP_DP, SL_LOOP_DP };
+	const sl_loop_role outer[SL_MAX_AXES] = { SL_LOOP_DP, SL_LOOP_NONE };
+	const sl_loop_role inner[SL_MAX_AXES] = { SL_LOOP_NONE, SL_LOOP_DP };
 
 	for (int v = 0; v < s->g->n_ops; v++)
 		choice[v] = -1;
@@ -297,7 +288,7 @@ plan_dp(const sl_space *s, bool zero, int *choice, int *n_fallback)
 				i = find_roles(s, v, inner, z);
 		}
 		if (i < 0) {
-			i = follow_inputs(s, choice, v, -1, NULL);
+			i = follow_inputs(s, choice, v, -1, SL_LOOP_NONE);
 			(*n_fallback)++;
 		}
 		choice[v] = i;
@@ -407,7 +398,7 @@ input_spec(const sl_space *s, const int *choice, int op, int i)
 }
 
 /* Role (in op's binding) of the dimension of input slot i that axis a splits. */
-static const char *
+static sl_loop_role
 input_split_role(const sl_space *s, const int *choice, int op, int i, int a)
 {
 	const sl_spec *sp = input_spec(s, choice, op, i);
@@ -415,59 +406,60 @@ input_split_role(const sl_space *s, const int *choice, int op, int i, int a)
 	const sl_binding *b = &s->ops[op].bind;
 
 	if (sp == NULL)
-		return NULL;
+		return SL_LOOP_NONE;
 	for (int d = 0; d < t->rank; d++) {
 		int l = b->map[i][d];
 		if ((sp->split[d] & (1u << a)) && l >= 0 && b->splittable[l])
 			return b->role[l];
 	}
-	return NULL;
+	return SL_LOOP_NONE;
 }
 
 static bool
-has_role(const sl_space *s, int op, const char *role)
+has_role(const sl_space *s, int op, sl_loop_role role)
 {
 	const sl_binding *b = &s->ops[op].bind;
 
 	for (int l = 0; l < b->n_loop; l++)
-		if (b->splittable[l] && strcmp(b->role[l], role) == 0)
+		if (b->splittable[l] && b->role[l] == role)
 			return true;
 	return false;
 }
 
 /*
- * The tensor-parallel role Megatron-LM gives op on the inner axis:
- * vocabulary-parallel embedding and cross-entropy; a matmul is
- * row-parallel when its input arrives split on features (proj, fc2, down)
- * and column-parallel otherwise (qkv, fc1, gate, up, lm_head); attention
- * splits heads; elementwise operators follow their input's split; norms,
- * and anything fed by a replicated or partial tensor, are replicated, or
- * split on the sequence with sequence parallelism.
+ * The tensor-parallel role Megatron-LM gives op on the inner axis, by the
+ * rule of its kind (kinds.c): vocabulary-parallel embedding and
+ * cross-entropy; a matmul is row-parallel when its input arrives split on
+ * features (proj, fc2, down) and column-parallel otherwise (qkv, fc1, gate,
+ * up, lm_head); attention splits heads; elementwise operators follow their
+ * input's split; norms, and anything fed by a replicated or partial tensor,
+ * are replicated, or split on the sequence with sequence parallelism.
  */
-static const char *
+static sl_loop_role
 megatron_role(const sl_space *s, const int *choice, int op, int tp, bool sp)
 {
 	const sl_op *o = &s->g->ops[op];
-	const char *in_role = o->n_in > 0 ? input_split_role(s, choice, op, 0, tp) : NULL;
-	const char *seq = sp && has_role(s, op, "seq") ? "seq" : NULL;
+	sl_loop_role in_role = o->n_in > 0 ?
+	    input_split_role(s, choice, op, 0, tp) : SL_LOOP_NONE;
+	sl_loop_role seq = sp && has_role(s, op, SL_LOOP_SEQ) ? SL_LOOP_SEQ :
+	    SL_LOOP_NONE;
 
-	switch (o->kind) {
-	case SL_OP_EMBEDDING:
-		return "vocab";
-	case SL_OP_MATMUL:
-		return in_role != NULL && strcmp(in_role, "row") == 0 ? "row" : "col";
-	case SL_OP_ATTENTION:
-		return "head";
-	case SL_OP_BMM:
-	case SL_OP_SOFTMAX:
-		return has_role(s, op, "head") ? "head" : in_role;
-	case SL_OP_CROSS_ENTROPY:
-		return in_role != NULL && strcmp(in_role, "vocab") == 0 ? "vocab" : seq;
-	case SL_OP_LAYERNORM:
-	case SL_OP_RMSNORM:
+	switch (sl_kinds[o->kind].tp_rule) {
+	case SL_TP_VOCAB:
+		return SL_LOOP_VOCAB;
+	case SL_TP_HEAD:
+		return SL_LOOP_HEAD;
+	case SL_TP_ROW_OR_COL:
+		return in_role == SL_LOOP_ROW ? SL_LOOP_ROW : SL_LOOP_COL;
+	case SL_TP_HEAD_OR_INPUT:
+		return has_role(s, op, SL_LOOP_HEAD) ? SL_LOOP_HEAD : in_role;
+	case SL_TP_VOCAB_OR_SEQ:
+		return in_role == SL_LOOP_VOCAB ? SL_LOOP_VOCAB : seq;
+	case SL_TP_SEQ:
 		return seq;
+	case SL_TP_FOLLOW:
 	default:
-		if (in_role != NULL && strcmp(in_role, "dp") != 0)
+		if (in_role != SL_LOOP_NONE && in_role != SL_LOOP_DP)
 			return in_role;
 		return seq;
 	}
@@ -482,18 +474,19 @@ plan_megatron(const sl_space *s, bool sp, int *choice, int *n_fallback,
 	for (int v = 0; v < s->g->n_ops; v++)
 		choice[v] = -1;
 	for (int v = 0; v < s->g->n_ops; v++) {
-		const char *want[SL_MAX_AXES] = { NULL, NULL };
-		const char *role = megatron_role(s, choice, v, tp, sp);
+		sl_loop_role want[SL_MAX_AXES] = { SL_LOOP_NONE, SL_LOOP_NONE };
+		sl_loop_role role = megatron_role(s, choice, v, tp, sp);
 		int i;
 
 		if (na == 2)
-			want[0] = has_role(s, v, "dp") ? "dp" : NULL;
+			want[0] = has_role(s, v, SL_LOOP_DP) ? SL_LOOP_DP :
+			    SL_LOOP_NONE;
 		want[tp] = role;
 		i = find_roles(s, v, want, false);
-		if (i < 0 && role != NULL && strcmp(role, "row") != 0 &&
-		    strcmp(role, "col") != 0) {
+		if (i < 0 && role != SL_LOOP_NONE && role != SL_LOOP_ROW &&
+		    role != SL_LOOP_COL) {
 			/* e.g. fewer heads than devices: replicate that operator */
-			want[tp] = NULL;
+			want[tp] = SL_LOOP_NONE;
 			i = find_roles(s, v, want, false);
 			if (i >= 0 && (*n_rep)++ == 0)
 				snprintf(rep_op, fb_len, "%s", s->g->ops[v].name);
@@ -526,14 +519,14 @@ heavy_forbids(const sl_space *s, sl_constraints *cs)
 		sl_op_kind k = s->g->ops[v].kind;
 		int n_bad = 0;
 
-		if (k != SL_OP_MATMUL && k != SL_OP_BMM && k != SL_OP_ATTENTION)
+		if (!sl_kind_is_heavy(k))
 			continue;
 		for (int pass = 0; pass < 2; pass++) {
 			for (int i = 0; i < so->n_strat; i++) {
 				bool bad = false;
 				for (int a = 0; a < s->mesh.n_axes; a++)
 					if (s->mesh.axes[a].size > 1 &&
-					    axis_role(s, v, &so->strat[i], a) == NULL)
+					    axis_role(s, v, &so->strat[i], a) == SL_LOOP_NONE)
 						bad = true;
 				if (!bad)
 					continue;

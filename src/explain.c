@@ -151,7 +151,8 @@ replicated_axes(const sl_mesh *m, const sl_spec *sp, int rank)
 static const char *
 loop_desc(const sl_binding *b, int l, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s (%lld)", b->role[l], (long long)b->size[l]);
+	snprintf(buf, len, "%s (%lld)", sl_loop_role_name(b->role[l]),
+	    (long long)b->size[l]);
 	return buf;
 }
 
@@ -186,26 +187,23 @@ devset_str(const bool *in, int n, char *buf, size_t len)
 /* ---------------------------------------------------------------- sections */
 
 /* What splitting a loop dimension of each role means, in one line. */
-static const struct {
-	const char *role, *text;
-} role_text[] = {
-	{ "dp", N_("data parallel: each device takes a slice of the batch") },
-	{ "seq", N_("sequence parallel: each device takes a slice of the tokens") },
-	{ "row", N_("row-parallel (Megatron-LM): each device multiplies a slice of the "
-	    "contraction dimension, so its result is a partial sum") },
-	{ "col", N_("column-parallel (Megatron-LM): each device computes a slice of the "
-	    "output features") },
-	{ "head", N_("each device computes a subset of the attention heads") },
-	{ "vocab", N_("vocabulary-parallel: each device holds a slice of the vocabulary") },
+static const char *const role_text[SL_LOOP_ROLE_COUNT] = {
+	[SL_LOOP_DP] = N_("data parallel: each device takes a slice of the batch"),
+	[SL_LOOP_SEQ] = N_("sequence parallel: each device takes a slice of the tokens"),
+	[SL_LOOP_ROW] = N_("row-parallel (Megatron-LM): each device multiplies a slice of the "
+	    "contraction dimension, so its result is a partial sum"),
+	[SL_LOOP_COL] = N_("column-parallel (Megatron-LM): each device computes a slice of the "
+	    "output features"),
+	[SL_LOOP_HEAD] = N_("each device computes a subset of the attention heads"),
+	[SL_LOOP_VOCAB] = N_("vocabulary-parallel: each device holds a slice of the vocabulary"),
 };
 
 static const char *
-role_meaning(const char *role)
+role_meaning(sl_loop_role role)
 {
-	for (size_t i = 0; i < SL_ARRAY_LEN(role_text); i++)
-		if (strcmp(role_text[i].role, role) == 0)
-			return _(role_text[i].text);
-	return NULL;
+	if ((int)role < 0 || role >= SL_LOOP_ROLE_COUNT || role_text[role] == NULL)
+		return NULL;
+	return _(role_text[role]);
 }
 
 static void
@@ -247,7 +245,8 @@ explain_header(sbuf *b, const sl_space *s, int opi, const sl_strategy *st)
 			    _("splits"), loop_desc(bd, l, buf, sizeof buf),
 			    sl_axes_parts(m, st->loop_axes[l]));
 			if (role_meaning(bd->role[l]) != NULL)
-				sb_printf(b, "    (%s: %s)\n", bd->role[l], role_meaning(bd->role[l]));
+				sb_printf(b, "    (%s: %s)\n", sl_loop_role_name(bd->role[l]),
+				    role_meaning(bd->role[l]));
 			any = true;
 		}
 		if (!any)

@@ -43,13 +43,68 @@ static inline int64_t sl_mul_sat(int64_t a, int64_t b)
 	return r;
 }
 
+/* The kernels the GPU runner launches for a kind (launch.c). */
+typedef enum sl_kernel {
+	SL_KERNEL_MEMORY,	/* memory-bound: reads its inputs, writes its outputs */
+	SL_KERNEL_GEMM,		/* (batched) matrix product: fwd, dgrad, wgrad */
+	SL_KERNEL_ATTENTION,	/* qk, softmax, pv and their backward */
+	SL_KERNEL_GATHER,	/* rows of a table: gather, scatter-add backward */
+	SL_KERNEL_VIEW,		/* a view of its input: no traffic */
+	SL_KERNEL_COUNT
+} sl_kernel;
+
+/*
+ * How Megatron-LM splits a kind on the tensor-parallel axis (baseline.c).
+ * "Its input's split" is the role of the dimension of its first input that
+ * arrives split; "the sequence" is with sequence parallelism only, else it
+ * is replicated.
+ */
+typedef enum sl_tp_rule {
+	SL_TP_FOLLOW,		/* its input's split unless data parallel, else the sequence */
+	SL_TP_VOCAB,		/* the vocabulary */
+	SL_TP_HEAD,		/* the heads */
+	SL_TP_ROW_OR_COL,	/* row-parallel after a feature split, else column-parallel */
+	SL_TP_HEAD_OR_INPUT,	/* the heads if it has them, else its input's split */
+	SL_TP_VOCAB_OR_SEQ,	/* the vocabulary if its input is split so, else the sequence */
+	SL_TP_SEQ,		/* the sequence */
+	SL_TP_RULE_COUNT
+} sl_tp_rule;
+
+/* The value types of operator attributes (model_json.c). */
+typedef enum sl_attr_type {
+	SL_ATTR_COUNT_INT,	/* a positive integer (int) */
+	SL_ATTR_PROB,		/* a probability in [0, 1) (double) */
+	SL_ATTR_BOOL,		/* true or false (bool) */
+	SL_ATTR_PERM,		/* a permutation of the input's dimensions (int[]) */
+	SL_ATTR_TYPE_COUNT
+} sl_attr_type;
+
+/*
+ * One attribute a kind takes: the field of sl_op it fills, whether the model
+ * must give it, its value when absent (a probability's; others are 0), and
+ * for an integer the attribute it must divide.  A file gives probabilities
+ * and permutations always, integers and booleans when not 0 or false.
+ */
+typedef struct sl_attr {
+	const char *name;
+	sl_attr_type type;
+	size_t field;		/* offsetof(sl_op, ...) */
+	bool required;
+	double absent;
+	const char *divides;
+} sl_attr;
+
+#define SL_MAX_ATTRS 3
+
 /*
  * One row per operator kind (kinds.c).  check validates the operator's
  * shapes and writes why not into why; bind describes its loop dimensions.
  * saved[slot] is what the kind keeps for backward from each tensor slot
  * input slot (saved_in) and output slot (saved_out): bytes per element, -1
  * for the tensor's dtype size, 0 for nothing.  extra_saved adds what no tensor slot describes (attention
- * scores), on the given device.
+ * scores), on the given device.  attrs are the attributes it takes (name
+ * NULL ends them), kernel what the GPU runner launches for it, tp_rule how
+ * Megatron-LM splits it.
  */
 typedef struct sl_kind_info {
 	const char *name;
@@ -62,9 +117,20 @@ typedef struct sl_kind_info {
 	    const sl_binding *b, const int64_t *local_loop);
 	bool elementwise;	/* output follows the inputs dimension by dimension */
 	const char *summary;	/* one line for man pages and `show` */
+	sl_attr attrs[SL_MAX_ATTRS + 1];
+	sl_kernel kernel;
+	sl_tp_rule tp_rule;
 } sl_kind_info;
 
 extern const sl_kind_info sl_kinds[SL_OP_KIND_COUNT];
+
+/* A compute-bound kind, whose work no baseline replicates (baseline.c). */
+static inline bool
+sl_kind_is_heavy(sl_op_kind k)
+{
+	return sl_kinds[k].kernel == SL_KERNEL_GEMM ||
+	    sl_kinds[k].kernel == SL_KERNEL_ATTENTION;
+}
 
 /* Largest shard of a loop dimension of size n split over parts. */
 static inline int64_t sl_shard(int64_t n, int64_t parts) { return sl_ceil_div(n, parts); }

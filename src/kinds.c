@@ -1,12 +1,16 @@
 /*
  * kinds.c: the operator kind table.  One row per kind: how many tensors it
- * takes, how its shapes must relate, its loop dimensions (the einsum view
- * that strategy enumeration and the cost model share), and what it keeps for
- * backward (Korthikanti et al. 2022, "Reducing activation recomputation in
- * large transformer models", section 4).
+ * takes, how its shapes must relate, its loop dimensions and their roles
+ * (the einsum view that strategy enumeration and the cost model share),
+ * what it keeps for backward (Korthikanti et al. 2022, "Reducing activation
+ * recomputation in large transformer models", section 4), the attributes a
+ * model file gives it, the kernels the GPU runner launches for it, and how
+ * Megatron-LM splits it.  A new kind is one row here (and an operator in
+ * tests/data/all_kinds.json).
  */
 #include "internal.h"
 
+#include <stddef.h>
 #include <stdio.h>
 
 static const sl_tensor *
@@ -34,7 +38,7 @@ bind_reset(sl_binding *b)
 }
 
 static int
-bind_loop(sl_binding *b, int64_t size, bool split, const char *role)
+bind_loop(sl_binding *b, int64_t size, bool split, sl_loop_role role)
 {
 	int i = b->n_loop++;
 
@@ -45,25 +49,25 @@ bind_loop(sl_binding *b, int64_t size, bool split, const char *role)
 }
 
 /* Roles of the leading (batch-like) dimensions of a tensor of this rank. */
-static const char *
+static sl_loop_role
 lead_role(int rank_lead, int i)
 {
-	static const char *r2[] = { "dp", "seq" };
-	static const char *r3[] = { "dp", "head", "seq" };
+	static const sl_loop_role r2[] = { SL_LOOP_DP, SL_LOOP_SEQ };
+	static const sl_loop_role r3[] = { SL_LOOP_DP, SL_LOOP_HEAD, SL_LOOP_SEQ };
 
 	if (rank_lead <= 2)
 		return r2[i];
 	if (rank_lead == 3)
 		return r3[i];
-	return i == 0 ? "dp" : "b";
+	return i == 0 ? SL_LOOP_DP : SL_LOOP_BATCH;
 }
 
 /* Elementwise roles for all dimensions of a tensor of rank r. */
-static const char *
+static sl_loop_role
 elem_role(int r, int i)
 {
 	if (i == r - 1 && r >= 2)
-		return "col";
+		return SL_LOOP_COL;
 	return lead_role(r - 1, i);
 }
 
@@ -126,10 +130,10 @@ bind_embedding(const sl_graph *g, const sl_op *op, sl_binding *b)
 	int lb, ls, lv, lh;
 
 	bind_reset(b);
-	lb = bind_loop(b, tok->dims[0], true, "dp");
-	ls = bind_loop(b, tok->dims[1], true, "seq");
-	lv = bind_loop(b, tab->dims[0], true, "vocab");
-	lh = bind_loop(b, tab->dims[1], true, "col");
+	lb = bind_loop(b, tok->dims[0], true, SL_LOOP_DP);
+	ls = bind_loop(b, tok->dims[1], true, SL_LOOP_SEQ);
+	lv = bind_loop(b, tab->dims[0], true, SL_LOOP_VOCAB);
+	lh = bind_loop(b, tab->dims[1], true, SL_LOOP_COL);
 	b->map[0][0] = lb, b->map[0][1] = ls;
 	b->map[1][0] = lv, b->map[1][1] = lh;
 	if (op->n_in == 3)
@@ -185,8 +189,8 @@ bind_matmul(const sl_graph *g, const sl_op *op, sl_binding *b)
 	bind_reset(b);
 	for (int i = 0; i < lead; i++)
 		l[i] = bind_loop(b, x->dims[i], true, lead_role(lead, i));
-	lk = bind_loop(b, x->dims[lead], true, "row");
-	ln = bind_loop(b, op->transpose_w ? w->dims[0] : w->dims[1], true, "col");
+	lk = bind_loop(b, x->dims[lead], true, SL_LOOP_ROW);
+	ln = bind_loop(b, op->transpose_w ? w->dims[0] : w->dims[1], true, SL_LOOP_COL);
 	for (int i = 0; i < lead; i++)
 		b->map[0][i] = l[i], b->map[op->n_in][i] = l[i];
 	b->map[0][lead] = lk;
@@ -228,10 +232,10 @@ bind_bmm(const sl_graph *g, const sl_op *op, sl_binding *b)
 
 	bind_reset(b);
 	for (int i = 0; i < r - 2; i++)
-		l[i] = bind_loop(b, a->dims[i], true, i == 0 ? "dp" : "head");
-	lm = bind_loop(b, a->dims[r - 2], true, "seq");
-	lk = bind_loop(b, a->dims[r - 1], true, "row");
-	ln = bind_loop(b, bb->dims[r - 1], true, "col");
+		l[i] = bind_loop(b, a->dims[i], true, i == 0 ? SL_LOOP_DP : SL_LOOP_HEAD);
+	lm = bind_loop(b, a->dims[r - 2], true, SL_LOOP_SEQ);
+	lk = bind_loop(b, a->dims[r - 1], true, SL_LOOP_ROW);
+	ln = bind_loop(b, bb->dims[r - 1], true, SL_LOOP_COL);
 	for (int i = 0; i < r - 2; i++)
 		b->map[0][i] = b->map[1][i] = b->map[2][i] = l[i];
 	b->map[0][r - 2] = lm, b->map[0][r - 1] = lk;
@@ -269,7 +273,7 @@ bind_lastfixed(const sl_graph *g, const sl_op *op, sl_binding *b)
 	bind_reset(b);
 	for (int i = 0; i < r - 1; i++)
 		l[i] = bind_loop(b, x->dims[i], true, lead_role(r - 1, i));
-	l[r - 1] = bind_loop(b, x->dims[r - 1], false, "h");
+	l[r - 1] = bind_loop(b, x->dims[r - 1], false, SL_LOOP_HIDDEN);
 	for (int i = 0; i < r; i++)
 		b->map[0][i] = b->map[op->n_in][i] = l[i];
 	for (int i = 1; i < op->n_in; i++)
@@ -331,7 +335,8 @@ bind_reshape(const sl_graph *g, const sl_op *op, sl_binding *b)
 
 	bind_reset(b);
 	for (i = 0; i < x->rank && i < y->rank && x->dims[i] == y->dims[i]; i++) {
-		static const char *rr[] = { "dp", "seq", "d2", "d3" };
+		static const sl_loop_role rr[] = { SL_LOOP_DP, SL_LOOP_SEQ,
+		    SL_LOOP_D2, SL_LOOP_D3 };
 		int l = bind_loop(b, x->dims[i], true, rr[i]);
 		b->map[0][i] = b->map[1][i] = l;
 	}
@@ -404,11 +409,11 @@ bind_attention(const sl_graph *g, const sl_op *op, sl_binding *b)
 	int lb, ls, lh;
 
 	bind_reset(b);
-	lb = bind_loop(b, x->dims[0], true, "dp");
+	lb = bind_loop(b, x->dims[0], true, SL_LOOP_DP);
 	/* the sequence splits too: context parallelism, K and V passed round
 	 * a ring (space.c sl_node_colls) */
-	ls = bind_loop(b, x->dims[1], true, "seq");
-	lh = bind_loop(b, op->heads, true, "head");
+	ls = bind_loop(b, x->dims[1], true, SL_LOOP_SEQ);
+	lh = bind_loop(b, op->heads, true, SL_LOOP_HEAD);
 	b->map[0][0] = b->map[1][0] = lb;
 	b->map[0][1] = b->map[1][1] = ls;
 	b->map[0][2] = b->map[1][2] = lh;
@@ -447,9 +452,9 @@ bind_xent(const sl_graph *g, const sl_op *op, sl_binding *b)
 	int lb, ls, lv;
 
 	bind_reset(b);
-	lb = bind_loop(b, x->dims[0], true, "dp");
-	ls = bind_loop(b, x->dims[1], true, "seq");
-	lv = bind_loop(b, x->dims[2], true, "vocab");
+	lb = bind_loop(b, x->dims[0], true, SL_LOOP_DP);
+	ls = bind_loop(b, x->dims[1], true, SL_LOOP_SEQ);
+	lv = bind_loop(b, x->dims[2], true, SL_LOOP_VOCAB);
 	b->map[0][0] = lb, b->map[0][1] = ls, b->map[0][2] = lv;
 	b->map[1][0] = lb, b->map[1][1] = ls;
 	b->map[2][0] = lb, b->map[2][1] = ls;
@@ -459,27 +464,38 @@ bind_xent(const sl_graph *g, const sl_op *op, sl_binding *b)
 
 #define ELEM(nm, nin, sm, ...) { .name = nm, .min_in = nin, .max_in = nin, .n_out = 1, \
 	.check = check_elementwise, .bind = bind_elementwise, .saved_in = { __VA_ARGS__ }, \
-	.elementwise = true, .summary = sm }
+	.elementwise = true, .summary = sm, .kernel = SL_KERNEL_MEMORY, \
+	.tp_rule = SL_TP_FOLLOW }
+
+#define ATTR(nm, ty, fld, ...) { .name = nm, .type = ty, \
+	.field = offsetof(sl_op, fld), __VA_ARGS__ }
 
 const sl_kind_info sl_kinds[SL_OP_KIND_COUNT] = {
 	[SL_OP_EMBEDDING] = { .name = "embedding", .min_in = 2, .max_in = 3, .n_out = 1,
 	    .check = check_embedding, .bind = bind_embedding,
-	    .summary = N_("token (and position) lookup: tokens[b,s], table[V,h] (, pos[s,h]) -> [b,s,h]") },
+	    .summary = N_("token (and position) lookup: tokens[b,s], table[V,h] (, pos[s,h]) -> [b,s,h]"),
+	    .kernel = SL_KERNEL_GATHER, .tp_rule = SL_TP_VOCAB },
 	[SL_OP_MATMUL] = { .name = "matmul", .min_in = 2, .max_in = 3, .n_out = 1,
 	    .check = check_matmul, .bind = bind_matmul, .saved_in = { -1 },
-	    .summary = N_("x[...,k] w[k,n] (+ bias[n]) -> [...,n]; keeps x") },
+	    .summary = N_("x[...,k] w[k,n] (+ bias[n]) -> [...,n]; keeps x"),
+	    .attrs = { ATTR("transpose_w", SL_ATTR_BOOL, transpose_w) },
+	    .kernel = SL_KERNEL_GEMM, .tp_rule = SL_TP_ROW_OR_COL },
 	[SL_OP_BMM] = { .name = "bmm", .min_in = 2, .max_in = 2, .n_out = 1,
 	    .check = check_bmm, .bind = bind_bmm, .saved_in = { -1, -1 },
-	    .summary = N_("batched a[...,m,k] b[...,k,n] -> [...,m,n]; keeps both") },
+	    .summary = N_("batched a[...,m,k] b[...,k,n] -> [...,m,n]; keeps both"),
+	    .kernel = SL_KERNEL_GEMM, .tp_rule = SL_TP_HEAD_OR_INPUT },
 	[SL_OP_LAYERNORM] = { .name = "layernorm", .min_in = 1, .max_in = 3, .n_out = 1,
 	    .check = check_norm, .bind = bind_lastfixed, .saved_in = { -1 },
-	    .summary = N_("normalises the last dimension; keeps its input") },
+	    .summary = N_("normalises the last dimension; keeps its input"),
+	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_SEQ },
 	[SL_OP_RMSNORM] = { .name = "rmsnorm", .min_in = 1, .max_in = 2, .n_out = 1,
 	    .check = check_norm, .bind = bind_lastfixed, .saved_in = { -1 },
-	    .summary = N_("RMS-normalises the last dimension; keeps its input") },
+	    .summary = N_("RMS-normalises the last dimension; keeps its input"),
+	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_SEQ },
 	[SL_OP_SOFTMAX] = { .name = "softmax", .min_in = 1, .max_in = 1, .n_out = 1,
 	    .check = check_elementwise, .bind = bind_lastfixed, .saved_out = { -1 },
-	    .summary = N_("softmax over the last dimension; keeps its output") },
+	    .summary = N_("softmax over the last dimension; keeps its output"),
+	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_HEAD_OR_INPUT },
 	[SL_OP_GELU] = ELEM("gelu", 1, N_("elementwise; keeps its input"), -1),
 	[SL_OP_SILU] = ELEM("silu", 1, N_("elementwise; keeps its input"), -1),
 	[SL_OP_RELU] = ELEM("relu", 1, N_("elementwise; keeps its input"), -1),
@@ -488,21 +504,47 @@ const sl_kind_info sl_kinds[SL_OP_KIND_COUNT] = {
 	[SL_OP_DROPOUT] = { .name = "dropout", .min_in = 1, .max_in = 1, .n_out = 1,
 	    .check = check_elementwise, .bind = bind_elementwise, .saved_out = { 1 },
 	    .elementwise = true,
-	    .summary = N_("elementwise; keeps a 1-byte mask per element") },
+	    .summary = N_("elementwise; keeps a 1-byte mask per element"),
+	    .attrs = { ATTR("p", SL_ATTR_PROB, p, .absent = 0.1) },
+	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_FOLLOW },
 	[SL_OP_RESHAPE] = { .name = "reshape", .min_in = 1, .max_in = 1, .n_out = 1,
 	    .check = check_reshape, .bind = bind_reshape,
-	    .summary = N_("same elements, new shape; common leading dimensions may be split") },
+	    .summary = N_("same elements, new shape; common leading dimensions may be split"),
+	    .kernel = SL_KERNEL_VIEW, .tp_rule = SL_TP_FOLLOW },
 	[SL_OP_TRANSPOSE] = { .name = "transpose", .min_in = 1, .max_in = 1, .n_out = 1,
 	    .check = check_transpose, .bind = bind_transpose,
-	    .summary = N_("permutes dimensions (attribute perm)") },
+	    .summary = N_("permutes dimensions (attribute perm)"),
+	    .attrs = { ATTR("perm", SL_ATTR_PERM, perm, .required = true) },
+	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_FOLLOW },
 	[SL_OP_ATTENTION] = { .name = "attention", .min_in = 1, .max_in = 1, .n_out = 1,
 	    .check = check_attention, .bind = bind_attention, .saved_in = { -1 },
 	    .extra_saved = extra_attention,
-	    .summary = N_("fused core attention qkv[b,s,(q+2kv)d] -> [b,s,qd]; keeps qkv, and the s^2 scores (naive) or the log-sum-exp (flash)") },
+	    .summary = N_("fused core attention qkv[b,s,(q+2kv)d] -> [b,s,qd]; keeps qkv, and the s^2 scores (naive) or the log-sum-exp (flash)"),
+	    /* dropout on the attention probabilities; -1 until known */
+	    .attrs = { ATTR("heads", SL_ATTR_COUNT_INT, heads, .required = true),
+		ATTR("kv_heads", SL_ATTR_COUNT_INT, kv_heads, .divides = "heads"),
+		ATTR("dropout", SL_ATTR_PROB, p, .absent = -1) },
+	    .kernel = SL_KERNEL_ATTENTION, .tp_rule = SL_TP_HEAD },
 	[SL_OP_CROSS_ENTROPY] = { .name = "cross_entropy", .min_in = 2, .max_in = 2, .n_out = 1,
 	    .check = check_xent, .bind = bind_xent, .saved_in = { 4 },
-	    .summary = N_("logits[b,s,V], labels[b,s] -> loss[b,s]; keeps fp32 softmax") },
+	    .summary = N_("logits[b,s,V], labels[b,s] -> loss[b,s]; keeps fp32 softmax"),
+	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_VOCAB_OR_SEQ },
 };
+
+static const char *const loop_role_names[SL_LOOP_ROLE_COUNT] = {
+	[SL_LOOP_NONE] = NULL, [SL_LOOP_DP] = "dp", [SL_LOOP_SEQ] = "seq",
+	[SL_LOOP_HEAD] = "head", [SL_LOOP_ROW] = "row", [SL_LOOP_COL] = "col",
+	[SL_LOOP_VOCAB] = "vocab", [SL_LOOP_HIDDEN] = "h", [SL_LOOP_BATCH] = "b",
+	[SL_LOOP_D2] = "d2", [SL_LOOP_D3] = "d3",
+};
+
+const char *
+sl_loop_role_name(sl_loop_role r)
+{
+	if ((int)r < 0 || r >= SL_LOOP_ROLE_COUNT)
+		return NULL;
+	return loop_role_names[r];
+}
 
 const char *
 sl_op_kind_name(sl_op_kind k)

@@ -391,9 +391,8 @@ launch_op_kernels(launch_ctx *c, int op, sl_phase ph, const int *coord)
 	for (int j = 0; j < o->n_out; j++)
 		out_b += launch_slot_bytes(s, op, st, o->n_in + j, coord);
 
-	switch (o->kind) {
-	case SL_OP_MATMUL:
-	case SL_OP_BMM: {
+	switch (sl_kinds[o->kind].kernel) {
+	case SL_KERNEL_GEMM: {
 		int64_t bt, m, n, k;
 
 		launch_gemm_shape(c, op, coord, &bt, &m, &n, &k);
@@ -411,7 +410,7 @@ launch_op_kernels(launch_ctx *c, int op, sl_phase ph, const int *coord)
 		}
 		break;
 	}
-	case SL_OP_ATTENTION: {
+	case SL_KERNEL_ATTENTION: {
 		/* qkv[b,s,(q+2kv)d] -> y[b,s,q d]; keys span the whole sequence */
 		const sl_tensor *y = launch_slot_tensor(s, op, o->n_in);
 		const sl_spec *ys = &s->ops[op].strat[st].spec[o->n_in];
@@ -437,15 +436,16 @@ launch_op_kernels(launch_ctx *c, int op, sl_phase ph, const int *coord)
 		}
 		break;
 	}
-	case SL_OP_RESHAPE:
-		break;		/* a view: no traffic */
-	case SL_OP_EMBEDDING:
+	case SL_KERNEL_VIEW:
+		break;		/* no traffic */
+	case SL_KERNEL_GATHER:
 		/* gather rows into y; backward scatter-adds dy into the table */
 		if (ph == SL_PHASE_FWD)
 			launch_memory(c, ph, op, "fwd", 2 * out_b);
 		else
 			launch_memory(c, ph, op, "bwd", 3 * out_b);
 		break;
+	case SL_KERNEL_MEMORY:
 	default:
 		/* read the inputs, write the outputs; backward reads dy and the
 		 * saved inputs and writes their gradients */

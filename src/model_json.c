@@ -357,79 +357,149 @@ mj_tensor_list(mj *m, json_t *op, const jp_node *opp, const char *what,
 	return SL_OK;
 }
 
-/* A positive int attribute. */
+/* The names of the attributes a kind takes, NULL-terminated, and how many. */
 static int
-mj_attr_int(mj *m, json_t *v, const jp_node *p, const char *what,
-    const char *key, int *out)
+mj_kind_attrs(sl_op_kind k, const char **names)
 {
-	char got[96];
+	int n = 0;
 
-	if (!json_is_integer(v) || json_integer_value(v) < 1 ||
-	    json_integer_value(v) > INT32_MAX)
-		return mj_fail(m, p, _("%s: attribute \"%s\" must be a positive "
-		    "integer, got %s"), what, key, mj_describe(v, got, sizeof got));
-	*out = (int)json_integer_value(v);
-	return SL_OK;
+	for (const sl_attr *at = sl_kinds[k].attrs; at->name != NULL; at++)
+		names[n++] = at->name;
+	names[n] = NULL;
+	return n;
 }
 
-/* Which attributes each kind takes. */
-static const char *const *
-mj_kind_attrs(sl_op_kind k)
+/* The attribute of any kind named key, or NULL. */
+static const sl_attr *
+mj_any_attr(const char *key, const char **all, int *n_all)
 {
-	static const char *const att[] = { "heads", "kv_heads", "dropout", NULL };
-	static const char *const tr[] = { "perm", NULL };
-	static const char *const dr[] = { "p", NULL };
-	static const char *const mm[] = { "transpose_w", NULL };
-	static const char *const none[] = { NULL };
+	const sl_attr *found = NULL;
 
-	switch (k) {
-	case SL_OP_ATTENTION: return att;
-	case SL_OP_TRANSPOSE: return tr;
-	case SL_OP_DROPOUT: return dr;
-	case SL_OP_MATMUL: return mm;
-	default: return none;
+	*n_all = 0;
+	for (int k = 0; k < SL_OP_KIND_COUNT; k++)
+		for (const sl_attr *at = sl_kinds[k].attrs; at->name != NULL; at++) {
+			bool dup = false;
+			for (int j = 0; j < *n_all && !dup; j++)
+				dup = strcmp(all[j], at->name) == 0;
+			if (!dup)
+				all[(*n_all)++] = at->name;
+			if (strcmp(at->name, key) == 0)
+				found = at;
+		}
+	all[*n_all] = NULL;
+	return found;
+}
+
+/* One attribute's value v (at p) into its field of o, by the row's type. */
+static int
+mj_attr(mj *m, sl_op *o, const sl_attr *at, json_t *v, const jp_node *p,
+    const char *what)
+{
+	char *field = (char *)o + at->field, got[96];
+
+	switch (at->type) {
+	case SL_ATTR_COUNT_INT:
+		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		    json_integer_value(v) > INT32_MAX)
+			return mj_fail(m, p, _("%s: attribute \"%s\" must be a positive "
+			    "integer, got %s"), what, at->name,
+			    mj_describe(v, got, sizeof got));
+		memcpy(field, &(int){ (int)json_integer_value(v) }, sizeof(int));
+		return SL_OK;
+	case SL_ATTR_PROB:
+		if (!json_is_number(v) || json_number_value(v) < 0 ||
+		    json_number_value(v) >= 1)
+			return mj_fail(m, p, _("%s: attribute \"%s\" must be a "
+			    "probability in [0, 1), got %s"), what, at->name,
+			    mj_describe(v, got, sizeof got));
+		memcpy(field, &(double){ json_number_value(v) }, sizeof(double));
+		return SL_OK;
+	case SL_ATTR_BOOL:
+		if (!json_is_boolean(v))
+			return mj_fail(m, p, _("%s: attribute \"%s\" must be true or "
+			    "false, got %s"), what, at->name,
+			    mj_describe(v, got, sizeof got));
+		memcpy(field, &(bool){ json_is_true(v) }, sizeof(bool));
+		return SL_OK;
+	case SL_ATTR_PERM: {
+		int r = m->g->tensors[o->in[0]].rank, *perm = (int *)(void *)field;
+		bool seen[SL_MAX_RANK] = { false };
+
+		if (!json_is_array(v) || (int)json_array_size(v) != r)
+			return mj_fail(m, p, _("%s: attribute \"%s\" must be an "
+			    "array of %d dimension indices (the input's rank), got %s"),
+			    what, at->name, r, mj_describe(v, got, sizeof got));
+		for (int d = 0; d < r; d++) {
+			json_t *e = json_array_get(v, d);
+			json_int_t x = json_integer_value(e);
+
+			if (!json_is_integer(e) || x < 0 || x >= r || seen[x])
+				return mj_fail(m, jp_index(p, d), _("%s: \"%s\" must "
+				    "be a permutation of 0..%d, got %s at position %d"),
+				    what, at->name, r - 1,
+				    mj_describe(e, got, sizeof got), d);
+			seen[x] = true;
+			perm[d] = (int)x;
+		}
+		return SL_OK;
+	}
+	default:
+		return mj_fail(m, p, "%s", _("invalid model"));
 	}
 }
 
+/* What a missing attribute of this type must be, for the message. */
+static const char *
+mj_attr_expect(const mj *m, const sl_op *o, const sl_attr *at, char *buf,
+    size_t len)
+{
+	if (at->type == SL_ATTR_PERM)
+		snprintf(buf, len, _("a permutation of 0..%d"),
+		    m->g->tensors[o->in[0]].rank - 1);
+	else
+		snprintf(buf, len, "%s", _("a positive integer"));
+	return buf;
+}
+
+/* The attributes of o, by the rows of its kind (kinds.c). */
 static int
 mj_attrs(mj *m, sl_op *o, json_t *op, const jp_node *opp, const char *what)
 {
+	const sl_kind_info *ki = &sl_kinds[o->kind];
 	const jp_node *ap, *p;
 	json_t *a = mj_get(op, opp, "attrs", &ap), *v;
-	const char *const *allowed = mj_kind_attrs(o->kind);
+	const char *allowed[SL_MAX_ATTRS + 1];
 	const char *kn = sl_op_kind_name(o->kind);
-	char got[96];
+	int na = mj_kind_attrs(o->kind, allowed);
+	char got[96], buf[64];
 
-	if (o->kind == SL_OP_DROPOUT)
-		o->p = 0.1;
+	for (const sl_attr *at = ki->attrs; at->name != NULL; at++)
+		if (at->type == SL_ATTR_PROB)
+			memcpy((char *)o + at->field, &at->absent, sizeof(double));
 	if (a == NULL) {
-		if (o->kind == SL_OP_ATTENTION)
-			return mj_fail(m, opp, _("%s: an attention operator needs "
-			    "\"attrs\": {\"heads\": N}"), what);
-		if (o->kind == SL_OP_TRANSPOSE)
-			return mj_fail(m, opp, _("%s: a transpose operator needs "
-			    "\"attrs\": {\"perm\": [...]}"), what);
+		for (const sl_attr *at = ki->attrs; at->name != NULL; at++)
+			if (at->required)
+				return mj_fail(m, opp, _("%s: %s operators need "
+				    "\"attrs\": {\"%s\": %s}"), what, kn, at->name,
+				    at->type == SL_ATTR_PERM ? "[...]" : "N");
 		return SL_OK;
 	}
 	if (!json_is_object(a))
 		return mj_fail(m, ap, _("%s: \"attrs\" must be an object, got %s"),
 		    what, mj_describe(a, got, sizeof got));
 	for (int i = 0; i < ap->n; i++) {
-		static const char *const all[] = { "heads", "kv_heads", "perm", "p",
-		    "transpose_w", NULL };
+		const char *all[SL_OP_KIND_COUNT * SL_MAX_ATTRS + 1];
 		const jp_node *k = ap->kids[i];
-		bool ok = k->key[0] == '_', known = false;
+		bool ok = k->key[0] == '_';
 		char list[64], sug[96];
-		int na = 0;
+		int n_all;
+		bool known;
 
-		while (allowed[na] != NULL)
-			na++;
 		for (int j = 0; j < na && !ok; j++)
 			ok = strcmp(allowed[j], k->key) == 0;
-		for (int j = 0; all[j] != NULL && !ok && !known; j++)
-			known = strcmp(all[j], k->key) == 0;
 		if (ok)
 			continue;
+		known = mj_any_attr(k->key, all, &n_all) != NULL;
 		if (known)
 			return sl_error_set(m->err, SL_EINPUT, m->file, k->key_line,
 			    k->key_col, _("%s: attribute \"%s\" does not apply to a %s "
@@ -439,79 +509,31 @@ mj_attrs(mj *m, sl_op *o, json_t *op, const jp_node *opp, const char *what)
 		return sl_error_set(m->err, SL_EINPUT, m->file, k->key_line,
 		    k->key_col, _("%s: unknown attribute \"%.64s\" (a %s operator "
 		    "takes %s)%s"), what, k->key, kn, na ? mj_join(allowed, na, list,
-		    sizeof list) : _("no attributes"), mj_suggest(k->key, all, 5, '"',
-		    sug, sizeof sug));
+		    sizeof list) : _("no attributes"), mj_suggest(k->key, all, n_all,
+		    '"', sug, sizeof sug));
 	}
-	switch (o->kind) {
-	case SL_OP_ATTENTION:
-		if ((v = mj_get(a, ap, "heads", &p)) == NULL)
-			return mj_fail(m, ap, _("%s: missing attribute \"heads\" "
-			    "(a positive integer)"), what);
-		if (mj_attr_int(m, v, p, what, "heads", &o->heads))
+	for (const sl_attr *at = ki->attrs; at->name != NULL; at++) {
+		if ((v = mj_get(a, ap, at->name, &p)) == NULL) {
+			if (at->required)
+				return mj_fail(m, ap, _("%s: missing attribute \"%s\" "
+				    "(%s)"), what, at->name,
+				    mj_attr_expect(m, o, at, buf, sizeof buf));
+			continue;
+		}
+		if (mj_attr(m, o, at, v, p, what))
 			return SL_EINPUT;
-		if ((v = mj_get(a, ap, "kv_heads", &p)) != NULL) {
-			if (mj_attr_int(m, v, p, what, "kv_heads", &o->kv_heads))
-				return SL_EINPUT;
-			if (o->heads % o->kv_heads != 0)
-				return mj_fail(m, p, _("%s: kv_heads %d must divide "
-				    "heads %d"), what, o->kv_heads, o->heads);
-		}
-		/* dropout on the attention probabilities; -1 until known */
-		o->p = -1;
-		if ((v = mj_get(a, ap, "dropout", &p)) != NULL) {
-			if (!json_is_number(v) || json_number_value(v) < 0 ||
-			    json_number_value(v) >= 1)
-				return mj_fail(m, p, _("%s: attribute \"dropout\" must be a "
-				    "probability in [0, 1), got %s"), what,
-				    mj_describe(v, got, sizeof got));
-			o->p = json_number_value(v);
-		}
-		break;
-	case SL_OP_TRANSPOSE: {
-		int r = m->g->tensors[o->in[0]].rank;
-		bool seen[SL_MAX_RANK] = { false };
+		if (at->divides != NULL) {
+			const sl_attr *d = ki->attrs;
+			int x, y;
 
-		if ((v = mj_get(a, ap, "perm", &p)) == NULL)
-			return mj_fail(m, ap, _("%s: missing attribute \"perm\" "
-			    "(a permutation of 0..%d)"), what, r - 1);
-		if (!json_is_array(v) || (int)json_array_size(v) != r)
-			return mj_fail(m, p, _("%s: attribute \"perm\" must be an "
-			    "array of %d dimension indices (the input's rank), got %s"),
-			    what, r, mj_describe(v, got, sizeof got));
-		for (int d = 0; d < r; d++) {
-			json_t *e = json_array_get(v, d);
-			json_int_t x = json_integer_value(e);
-
-			if (!json_is_integer(e) || x < 0 || x >= r || seen[x])
-				return mj_fail(m, jp_index(p, d), _("%s: \"perm\" must "
-				    "be a permutation of 0..%d, got %s at position %d"),
-				    what, r - 1, mj_describe(e, got, sizeof got), d);
-			seen[x] = true;
-			o->perm[d] = (int)x;
+			while (d->name != NULL && strcmp(d->name, at->divides) != 0)
+				d++;
+			memcpy(&x, (char *)o + at->field, sizeof x);
+			memcpy(&y, (char *)o + d->field, sizeof y);
+			if (d->name != NULL && y % x != 0)
+				return mj_fail(m, p, _("%s: %s %d must divide %s %d"),
+				    what, at->name, x, d->name, y);
 		}
-		break;
-	}
-	case SL_OP_DROPOUT:
-		if ((v = mj_get(a, ap, "p", &p)) != NULL) {
-			if (!json_is_number(v) || json_number_value(v) < 0 ||
-			    json_number_value(v) >= 1)
-				return mj_fail(m, p, _("%s: attribute \"p\" must be a "
-				    "probability in [0, 1), got %s"), what,
-				    mj_describe(v, got, sizeof got));
-			o->p = json_number_value(v);
-		}
-		break;
-	case SL_OP_MATMUL:
-		if ((v = mj_get(a, ap, "transpose_w", &p)) != NULL) {
-			if (!json_is_boolean(v))
-				return mj_fail(m, p, _("%s: attribute \"transpose_w\" "
-				    "must be true or false, got %s"), what,
-				    mj_describe(v, got, sizeof got));
-			o->transpose_w = json_is_true(v);
-		}
-		break;
-	default:
-		break;
 	}
 	return SL_OK;
 }
@@ -1006,6 +1028,57 @@ mj_put_string(FILE *fp, const char *s)
 }
 
 /* Shortest decimal that reads back as exactly v. */
+static void mj_put_double(FILE *fp, double v);
+
+/*
+ * ", \"attrs\": {...}" of o by the rows of its kind: probabilities and
+ * permutations always, integers and booleans when not 0 or false.
+ */
+static void
+mj_put_attrs(FILE *fp, const sl_graph *g, const sl_op *o)
+{
+	const char *field;
+	int n = 0;
+
+	for (const sl_attr *at = sl_kinds[o->kind].attrs; at->name != NULL; at++) {
+		int x = 0;
+		bool t = false;
+
+		field = (const char *)o + at->field;
+		if (at->type == SL_ATTR_COUNT_INT &&
+		    (memcpy(&x, field, sizeof x), x == 0))
+			continue;
+		if (at->type == SL_ATTR_BOOL && (memcpy(&t, field, sizeof t), !t))
+			continue;
+		fprintf(fp, "%s\"%s\": ", n++ ? ", " : ", \"attrs\": {", at->name);
+		switch (at->type) {
+		case SL_ATTR_COUNT_INT:
+			fprintf(fp, "%d", x);
+			break;
+		case SL_ATTR_BOOL:
+			fputs("true", fp);
+			break;
+		case SL_ATTR_PROB: {
+			double p;
+			memcpy(&p, field, sizeof p);
+			mj_put_double(fp, p);
+			break;
+		}
+		case SL_ATTR_PERM:
+			fputc('[', fp);
+			for (int d = 0; d < g->tensors[o->in[0]].rank; d++)
+				fprintf(fp, "%s%d", d ? ", " : "",
+				    ((const int *)(const void *)field)[d]);
+			fputc(']', fp);
+			break;
+		default:
+			break;
+		}
+	}
+	if (n > 0)
+		fputc('}', fp);
+}
+
 static void
 mj_put_double(FILE *fp, double v)
 {
@@ -1061,33 +1134,7 @@ mj_write(const sl_graph *g, FILE *fp)
 			fputs(", \"layer\": ", fp);
 			mj_put_string(fp, g->layers[o->layer].name);
 		}
-		switch (o->kind) {
-		case SL_OP_ATTENTION:
-			fprintf(fp, ", \"attrs\": {\"heads\": %d", o->heads);
-			if (o->kv_heads > 0)
-				fprintf(fp, ", \"kv_heads\": %d", o->kv_heads);
-			fputs(", \"dropout\": ", fp);
-			mj_put_double(fp, o->p);
-			fputs("}", fp);
-			break;
-		case SL_OP_TRANSPOSE:
-			fputs(", \"attrs\": {\"perm\": [", fp);
-			for (int d = 0; d < g->tensors[o->in[0]].rank; d++)
-				fprintf(fp, "%s%d", d ? ", " : "", o->perm[d]);
-			fputs("]}", fp);
-			break;
-		case SL_OP_DROPOUT:
-			fputs(", \"attrs\": {\"p\": ", fp);
-			mj_put_double(fp, o->p);
-			fputs("}", fp);
-			break;
-		case SL_OP_MATMUL:
-			if (o->transpose_w)
-				fputs(", \"attrs\": {\"transpose_w\": true}", fp);
-			break;
-		default:
-			break;
-		}
+		mj_put_attrs(fp, g, o);
 		fprintf(fp, "}%s\n", i + 1 < g->n_ops ? "," : "");
 	}
 	fputs("  ]\n}\n", fp);

@@ -1357,7 +1357,7 @@ pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
 					pl->cp_axes |= sp->ops[v].strat[si].loop_axes[1];
 				for (int l = 0; l < b->n_loop; l++)
 					if ((sp->ops[v].strat[si].loop_axes[l] & (1u << inner)) &&
-					    b->role[l] != NULL && strcmp(b->role[l], "dp") != 0)
+					    b->role[l] != SL_LOOP_NONE && b->role[l] != SL_LOOP_DP)
 						tp = true;
 			}
 		}

@@ -488,12 +488,33 @@ typedef struct sl_strategy {
 	sl_spec spec[SL_MAX_OP_TENSORS];/* inputs then outputs */
 } sl_strategy;
 
+/*
+ * What a loop dimension is to the model: strategies are named after the
+ * roles they split ("dp", "dp0.col1"), and the baselines choose by role.
+ */
+typedef enum sl_loop_role {
+	SL_LOOP_NONE,		/* no dimension: an axis that splits nothing */
+	SL_LOOP_DP,		/* batch */
+	SL_LOOP_SEQ,		/* sequence */
+	SL_LOOP_HEAD,		/* attention heads */
+	SL_LOOP_ROW,		/* a matmul's contraction */
+	SL_LOOP_COL,		/* a matmul's output features, the last dimension */
+	SL_LOOP_VOCAB,		/* vocabulary */
+	SL_LOOP_HIDDEN,		/* a normalised (unsplittable) last dimension */
+	SL_LOOP_BATCH,		/* a further leading dimension */
+	SL_LOOP_D2, SL_LOOP_D3,	/* a reshape's kept third and fourth dimensions */
+	SL_LOOP_ROLE_COUNT
+} sl_loop_role;
+/* "dp", "seq", "head", "row", "col", "vocab", "h", "b", "d2", "d3"; NULL
+ * for none. */
+const char *sl_loop_role_name(sl_loop_role r);
+
 /* Loop-dimension binding of one operator (from the kind table). */
 typedef struct sl_binding {
 	int n_loop;
 	int64_t size[SL_MAX_LOOP];
 	bool splittable[SL_MAX_LOOP];
-	const char *role[SL_MAX_LOOP];	/* "dp", "seq", "row", "col", "head", "vocab" */
+	sl_loop_role role[SL_MAX_LOOP];
 	/* loop dim of each tensor dim, inputs then outputs; -1 = none */
 	int8_t map[SL_MAX_OP_TENSORS][SL_MAX_RANK];
 } sl_binding;

@@ -254,7 +254,7 @@ strategy_name(const sl_mesh *m, const sl_binding *b, sl_strategy *st)
 			if (first != a)
 				continue;
 			o += snprintf(st->name + o, len - o, "%s%s", any ? "." : "",
-			    b->role[l]);
+			    sl_loop_role_name(b->role[l]));
 			if (m->n_axes > 1)
 				for (int k = 0; k < m->n_axes; k++)
 					if (ax & (1u << k))

@@ -1071,6 +1071,159 @@ test_json_reader(void **state)
 	}
 }
 
+/*
+ * A kind is its row of the kind table: every row names its checks, its
+ * kernel and its Megatron-LM rule, and its attributes are read and written
+ * by the row alone.  tests/data/all_kinds.json has an operator of every
+ * kind (a new kind adds one there): it reads, writes and reads back the
+ * same, attributes included, and writes the attributes of the old switches
+ * exactly so.
+ */
+static void
+test_kind_table(void **state)
+{
+	static const struct {
+		const char *op, *attrs;
+	} written[] = {
+		{ "heads", ", \"attrs\": {\"perm\": [0, 2, 1, 3]}}" },
+		{ "drop", ", \"attrs\": {\"p\": 0.25}}" },
+		{ "attention", ", \"attrs\": {\"heads\": 2, \"kv_heads\": 1, "
+		    "\"dropout\": 0.125}}" },
+		{ "lm_head", ", \"attrs\": {\"transpose_w\": true}}" },
+		{ "wq", "\"outputs\": [\"q\"]}" },	/* no attributes: none written */
+	};
+	bool seen[SL_OP_KIND_COUNT] = { false };
+	char path[600];
+	sl_graph *g, *g2;
+	sl_error err;
+	char *t1, *t2;
+	size_t n1, n2;
+
+	for (int k = 0; k < SL_OP_KIND_COUNT; k++) {
+		const sl_kind_info *ki = &sl_kinds[k];
+
+		assert_non_null(ki->name);
+		assert_int_equal(sl_op_kind_from_name(ki->name), k);
+		assert_non_null(ki->check);
+		assert_non_null(ki->bind);
+		assert_non_null(ki->summary);
+		assert_true(ki->min_in >= 1 && ki->min_in <= ki->max_in &&
+		    ki->max_in <= SL_MAX_OP_TENSORS && ki->n_out >= 1);
+		assert_true((int)ki->kernel >= 0 && ki->kernel < SL_KERNEL_COUNT);
+		assert_true((int)ki->tp_rule >= 0 && ki->tp_rule < SL_TP_RULE_COUNT);
+		for (const sl_attr *at = ki->attrs; at->name != NULL; at++) {
+			assert_true(at - ki->attrs < SL_MAX_ATTRS);
+			assert_true((int)at->type >= 0 && at->type < SL_ATTR_TYPE_COUNT);
+			assert_true(at->field < sizeof(sl_op));
+			if (at->divides != NULL) {
+				const sl_attr *d = ki->attrs;
+				while (d->name != NULL && strcmp(d->name, at->divides) != 0)
+					d++;
+				if (d->name == NULL)
+					fail_msg("%s: \"%s\" divides \"%s\", not an "
+					    "attribute of the kind", ki->name, at->name,
+					    at->divides);
+			}
+		}
+	}
+	/* the heavy kinds no baseline replicates: those with compute kernels */
+	assert_true(sl_kind_is_heavy(SL_OP_MATMUL));
+	assert_true(sl_kind_is_heavy(SL_OP_BMM));
+	assert_true(sl_kind_is_heavy(SL_OP_ATTENTION));
+	assert_false(sl_kind_is_heavy(SL_OP_EMBEDDING));
+	assert_false(sl_kind_is_heavy(SL_OP_SOFTMAX));
+
+	snprintf(path, sizeof path, "%s/data/all_kinds.json", srcdir_tests());
+	sl_error_clear(&err);
+	g = sl_model_load_json(path, &err);
+	if (g == NULL)
+		fail_msg("%s", err.msg);
+	for (int i = 0; i < g->n_ops; i++)
+		seen[g->ops[i].kind] = true;
+	for (int k = 0; k < SL_OP_KIND_COUNT; k++)
+		if (!seen[k])
+			fail_msg("tests/data/all_kinds.json has no %s operator",
+			    sl_kinds[k].name);
+	assert_int_equal(sl_model_save_json(g, tmp_path("kinds1.json"), &err), SL_OK);
+	g2 = sl_model_load_json(tmp_path("kinds1.json"), &err);
+	if (g2 == NULL)
+		fail_msg("%s", err.msg);
+	assert_int_equal(sl_model_save_json(g2, tmp_path("kinds2.json"), &err), SL_OK);
+	t1 = slurp(tmp_path("kinds1.json"), &n1);
+	t2 = slurp(tmp_path("kinds2.json"), &n2);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(t1, t2, n1);
+	assert_int_equal(g2->n_ops, g->n_ops);
+	for (int i = 0; i < g->n_ops; i++) {
+		const sl_op *a = &g->ops[i], *b = &g2->ops[i];
+
+		assert_string_equal(a->name, b->name);
+		assert_int_equal(a->kind, b->kind);
+		assert_int_equal(a->heads, b->heads);
+		assert_int_equal(a->kv_heads, b->kv_heads);
+		assert_memory_equal(a->perm, b->perm, sizeof a->perm);
+		assert_true(a->p == b->p);
+		assert_int_equal(a->transpose_w, b->transpose_w);
+	}
+	/* the values of the file, and the defaults of absent attributes */
+	{
+		const sl_op *o = &g->ops[sl_graph_find_op(g, "attention")];
+		assert_int_equal(o->heads, 2);
+		assert_int_equal(o->kv_heads, 1);
+		assert_true(o->p == 0.125);
+		o = &g->ops[sl_graph_find_op(g, "heads")];
+		assert_int_equal(o->perm[1], 2);
+		assert_int_equal(o->perm[2], 1);
+		assert_true(g->ops[sl_graph_find_op(g, "drop")].p == 0.25);
+		assert_true(g->ops[sl_graph_find_op(g, "lm_head")].transpose_w);
+		assert_false(g->ops[sl_graph_find_op(g, "wq")].transpose_w);
+	}
+	for (size_t i = 0; i < sizeof written / sizeof written[0]; i++) {
+		char needle[64];
+		const char *line;
+
+		snprintf(needle, sizeof needle, "{\"name\": \"%s\", \"kind\"",
+		    written[i].op);
+		line = strstr(t1, needle);
+		assert_non_null(line);
+		if (strncmp(strchr(line, '\n') - strlen(written[i].attrs) -
+		    (line[strcspn(line, "\n") - 1] == ',' ? 1 : 0),
+		    written[i].attrs, strlen(written[i].attrs)) != 0)
+			fail_msg("%s: expected the line to end with %s: %.*s",
+			    written[i].op, written[i].attrs,
+			    (int)strcspn(line, "\n"), line);
+	}
+	free(t1);
+	free(t2);
+	sl_graph_free(g);
+	sl_graph_free(g2);
+
+	/* an absent dropout probability is the row's default; a missing
+	 * required attribute is named with what it must be */
+	{
+		static const char head[] = "{\"format\": \"shardlab-model\", "
+		    "\"version\": 1, \"tensors\": ["
+		    "{\"name\": \"x\", \"shape\": [2, 4], \"role\": \"input\"},"
+		    "{\"name\": \"y\", \"shape\": [%s]}], \"ops\": [%s]}";
+		char m[1024];
+
+		snprintf(m, sizeof m, head, "2, 4", "{\"name\": \"d\", \"kind\": "
+		    "\"dropout\", \"inputs\": [\"x\"], \"outputs\": [\"y\"]}");
+		sl_error_clear(&err);
+		g = sl_model_parse_json(m, strlen(m), "m.json", &err);
+		if (g == NULL)
+			fail_msg("%s", err.msg);
+		assert_true(g->ops[0].p == 0.1);
+		sl_graph_free(g);
+		snprintf(m, sizeof m, head, "4, 2", "{\"name\": \"t\", \"kind\": "
+		    "\"transpose\", \"inputs\": [\"x\"], \"outputs\": [\"y\"], "
+		    "\"attrs\": {}}");
+		assert_null(sl_model_parse_json(m, strlen(m), "m.json", &err));
+		assert_non_null(strstr(err.msg, "operator 't': missing attribute "
+		    "\"perm\" (a permutation of 0..1)"));
+	}
+}
+
 static int
 setup(void **state)
 {
@@ -1115,6 +1268,7 @@ main(void)
 		cmocka_unit_test(test_model_open_errors),
 		cmocka_unit_test(test_jsonpos),
 		cmocka_unit_test(test_json_reader),
+		cmocka_unit_test(test_kind_table),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
