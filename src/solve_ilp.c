@@ -1500,6 +1500,25 @@ ilp_run_model(sl_ilp *w, const sl_problem *p, const sl_solve_opts *o,
 		case GLP_ENOPFS:
 			sol->status = SL_SOLVE_INFEASIBLE;
 			goto out;
+		case GLP_EFAIL:
+			/*
+			 * A node's LP failed (seen when the time ran out in
+			 * it on a loaded machine): the incumbent is still a
+			 * plan, and without one the relaxation is rounded as
+			 * at the time limit.
+			 */
+			if (mst == GLP_FEAS) {
+				sol->status = SL_SOLVE_FEASIBLE;
+				snprintf(sol->note, sizeof sol->note,
+				    _("branch and bound stopped (GLPK code %d); the best plan found is kept"),
+				    ret);
+				break;
+			}
+			if (ilp_out_of_time(clk)) {
+				ilp_fallback(&r, sol);
+				goto out;
+			}
+			/* FALLTHROUGH */
 		default:
 			rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
 			    _("ilp: branch and bound failed (GLPK code %d)"), ret);
