@@ -46,6 +46,9 @@ extern const struct cli_cmd cli_cmd_tui, cli_cmd_solve, cli_cmd_sweep,
 /* The table, in the order of shardlab --help (main.c). */
 extern const struct cli_cmd *const cli_cmds[];
 extern const size_t cli_n_cmds;
+/* The row naming an option the parser does not know (its name in bad), or
+ * NULL when every row's names are known. */
+const struct cli_cmd *cli_unknown_option(char *bad, size_t size);
 
 typedef struct cli_opts {
 	/* positional arguments after the subcommand */

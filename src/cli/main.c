@@ -86,6 +86,8 @@ int
 main(int argc, char **argv)
 {
 	static const int sigs[] = { SIGTERM, SIGHUP, SIGINT, SIGPIPE, SIGXFSZ };
+	const struct cli_cmd *bad_row;
+	char bad[64];
 
 	for (size_t i = 0; i < SL_ARRAY_LEN(sigs); i++) {
 		struct sigaction sa, old;
@@ -101,5 +103,11 @@ main(int argc, char **argv)
 	bindtextdomain(PACKAGE, sl_localedir());
 	textdomain(PACKAGE);
 #endif
+	/* a table that names an unknown option is a defect: every run says so */
+	if ((bad_row = cli_unknown_option(bad, sizeof bad)) != NULL) {
+		fprintf(stderr, "shardlab: internal error: the row of '%s' names "
+		    "an unknown option '%s'\n", bad_row->name, bad);
+		return 3;
+	}
 	return cli_finish(cli_dispatch(argc, argv));
 }

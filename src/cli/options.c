@@ -98,6 +98,35 @@ opt_applies_to(int opt, const struct cli_cmd *cmd)
 	return false;
 }
 
+/*
+ * The option names of every row, checked against the parser's table: a
+ * misspelt name would silently refuse an option the row means to take.
+ * Returns the first unknown name (of at most size - 1 bytes) in bad.
+ */
+const struct cli_cmd *
+cli_unknown_option(char *bad, size_t size)
+{
+	for (size_t i = 0; i < cli_n_cmds; i++) {
+		const char *p = cli_cmds[i]->options;
+
+		while (*p != '\0') {
+			size_t n = strcspn(p, " ");
+			bool known = false;
+
+			for (const struct option *lo = long_opts; lo->name; lo++)
+				known |= strlen(lo->name) == n &&
+				    strncmp(lo->name, p, n) == 0;
+			if (!known) {
+				snprintf(bad, size, "%.*s", (int)n, p);
+				return cli_cmds[i];
+			}
+			p += n;
+			p += strspn(p, " ");
+		}
+	}
+	return NULL;
+}
+
 /* The subcommand a parse is for: argv[0], or the explorer. */
 static const struct cli_cmd *
 cli_command_of(char **argv)
