@@ -182,7 +182,6 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 	double bytes = slot_bytes(sp, opi, si, coord);
 	double ff = 0, fb = 0, rate = 0, xb_f = 0, xb_b = 0;
 	int kf = kernels[op->kind].fwd, kb = kernels[op->kind].bwd;
-	int lay = op->layer;
 
 	memset(out, 0, sizeof *out);
 	if (hw->flops <= 0)
@@ -241,11 +240,19 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 	out->flops_bwd = (int64_t)fb;
 	out->fwd_ns = ns_of(kernels_s(hw, kf, ff, rate, bytes + xb_f));
 	out->bwd_ns = ns_of(kernels_s(hw, kb, fb, rate, 2 * bytes + xb_b));
-	if (lay >= 0 && sp->layer_recompute != NULL) {
-		sl_recompute r = sp->layer_recompute[lay];
-		if (r == SL_RECOMP_FULL ||
-		    (r == SL_RECOMP_SELECTIVE && op->kind == SL_OP_ATTENTION &&
-		    sp->opts.recipe.attention == SL_ATTN_NAIVE))
-			out->recompute_ns = out->fwd_ns;
-	}
+	if (sl_op_recomputed(sp, opi))
+		out->recompute_ns = out->fwd_ns;
+}
+
+bool
+sl_op_recomputed(const sl_space *sp, int v)
+{
+	const sl_op *op = &sp->g->ops[v];
+	sl_recompute r;
+
+	if (op->layer < 0 || sp->layer_recompute == NULL)
+		return false;
+	r = sp->layer_recompute[op->layer];
+	return r == SL_RECOMP_FULL || (r == SL_RECOMP_SELECTIVE &&
+	    op->kind == SL_OP_ATTENTION && sp->opts.recipe.attention == SL_ATTN_NAIVE);
 }

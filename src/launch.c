@@ -61,6 +61,7 @@ typedef struct launch_ctx {
 	int cap_alloc, cap_items;
 	int item_op;		/* operator whose items launch_mem_item names */
 	int *wgrad_item;	/* per operator: its wgrad gemm's item, -1 none */
+	bool recompute;		/* launching a forward re-run in backward */
 } launch_ctx;
 
 static void
@@ -116,6 +117,10 @@ launch_item(launch_ctx *c, sl_item_kind kind, sl_phase ph, int op,
 	va_start(ap, fmt);
 	vsnprintf(it->name, sizeof(it->name), fmt, ap);
 	va_end(ap);
+	if (c->recompute) {
+		size_t n = strlen(it->name);
+		snprintf(it->name + n, sizeof(it->name) - n, ".recompute");
+	}
 	return it;
 }
 
@@ -636,8 +641,18 @@ launch_build_dev(const sl_space *s, const int *choice, int dev, sl_launch_dev *d
 		launch_node_colls(&c, op, SL_PHASE_FWD, true);
 	}
 	/* backward in reverse: gathers, kernels, gradient reductions, and the
-	 * backward mirror of the incoming resharding */
+	 * backward mirror of the incoming resharding; a layer that recomputes
+	 * re-runs the forward kernels of its recomputed operators first */
 	for (int op = g->n_ops - 1; op >= 0; op--) {
+		int lay = g->ops[op].layer;
+
+		if (lay >= 0 && op == g->layers[lay].first_op + g->layers[lay].n_ops - 1) {
+			c.recompute = true;
+			for (int v = g->layers[lay].first_op; v <= op; v++)
+				if (sl_op_recomputed(s, v))
+					launch_op_kernels(&c, v, SL_PHASE_FWD, coord);
+			c.recompute = false;
+		}
 		launch_node_colls(&c, op, SL_PHASE_BWD, false);
 		launch_op_kernels(&c, op, SL_PHASE_BWD, coord);
 		launch_node_colls(&c, op, SL_PHASE_BWD, true);

@@ -624,6 +624,10 @@ typedef struct sl_compute {
 } sl_compute;
 void sl_node_compute(const sl_space *s, int op, int strat, const int *coord,
     sl_compute *out);
+/* Does the backward pass re-run operator op's forward (its layer's
+ * recomputation: every operator under full, the attention core under
+ * selective with naive attention)? */
+bool sl_op_recomputed(const sl_space *s, int op);
 /* Forward FLOPs of causal attention op over batch samples and heads of its
  * query heads (0: the whole operator's). */
 double sl_attention_flops(const sl_graph *g, const sl_op *op, int64_t batch,

@@ -521,11 +521,116 @@ test_gpt_1_7b(void **state)
 	sl_graph_free(g);
 }
 
+/*
+ * Recomputation re-runs the forward kernels in backward: under full
+ * recomputation every operator of a layer, and only those, is launched a
+ * second time (".recompute", same shapes and bytes) after the forward pass
+ * and before the layer's first backward item; under selective with naive
+ * attention only the attention core; without recomputation nothing.  The
+ * re-run matmul FLOPs are the forward ones of the operators whose forward
+ * time the cost model counts twice (sl_node_compute's recompute_ns).
+ */
+static int
+count_recompute(const sl_space *s, sl_recompute r, sl_attention att)
+{
+	sl_gen_config gc;
+	sl_space_opts so;
+	sl_graph *g;
+	sl_space *sp;
+	sl_hw hw;
+	sl_mesh m;
+	sl_error err;
+	sl_launch l;
+	int *choice, n = 0, shape[1] = { 1 };
+	int64_t want = 0, got = 0;
+
+	(void)s;
+	sl_error_clear(&err);
+	sl_gen_defaults(SL_FAM_GPT, &gc);
+	gc.layers = 2;
+	gc.batch = 1;
+	g = sl_gen(&gc, &err);
+	assert_non_null(g);
+	assert_int_equal(sl_hw_load("h100-nvlink", &hw, &err), SL_OK);
+	assert_int_equal(sl_mesh_make(&hw, 1, shape, &m, &err), SL_OK);
+	sl_space_opts_default(&so);
+	so.recipe.recompute = r;
+	so.recipe.attention = att;
+	sp = sl_space_build(g, &m, &so, &err);
+	assert_non_null(sp);
+	choice = calloc(g->n_ops, sizeof *choice);
+	for (int v = 0; v < g->n_ops; v++)
+		choice[v] = sl_space_find_strategy(sp, v, "rep");
+	check_launch(sp, choice, &l);
+	/* the forward matmuls of the operators whose forward time counts again
+	 * (sl_node_compute) */
+	for (int i = 0; i < l.dev[0].n_items; i++) {
+		const sl_launch_item *it = &l.dev[0].item[i];
+		sl_compute cp;
+
+		sl_node_compute(sp, it->op, choice[it->op], NULL, &cp);
+		if (it->kind == SL_ITEM_GEMM && it->phase == SL_PHASE_FWD &&
+		    strstr(it->name, ".recompute") == NULL && cp.recompute_ns > 0)
+			want += it->flops;
+	}
+	for (int i = 0; i < l.dev[0].n_items; i++) {
+		const sl_launch_item *it = &l.dev[0].item[i];
+		const char *suffix = strstr(it->name, ".recompute");
+		char fwd[sizeof it->name];
+		const sl_launch_item *orig;
+		int lay = g->ops[it->op].layer;
+
+		if (suffix == NULL)
+			continue;
+		n++;
+		got += it->kind == SL_ITEM_GEMM ? it->flops : 0;
+		assert_true(sl_op_recomputed(sp, it->op));
+		assert_int_equal(it->phase, SL_PHASE_FWD);
+		snprintf(fwd, sizeof fwd, "%.*s", (int)(suffix - it->name), it->name);
+		orig = find_item(&l.dev[0], fwd);
+		assert_non_null(orig);
+		assert_true(orig < it);
+		assert_int_equal(orig->flops, it->flops);
+		assert_int_equal(orig->bytes, it->bytes);
+		/* before every backward item of its layer, after every forward one */
+		for (int j = 0; j < l.dev[0].n_items; j++) {
+			const sl_launch_item *o = &l.dev[0].item[j];
+			if (g->ops[o->op].layer != lay)
+				continue;
+			if (o->phase == SL_PHASE_BWD)
+				assert_true(j > i);
+			else if (strstr(o->name, ".recompute") == NULL)
+				assert_true(j < i);
+		}
+	}
+	assert_int_equal(got, want);
+	sl_launch_free(&l);
+	free(choice);
+	sl_space_free(sp);
+	sl_graph_free(g);
+	return n;
+}
+
+static void
+test_recompute_launches(void **state)
+{
+	int full, sel;
+
+	(void)state;
+	assert_int_equal(count_recompute(NULL, SL_RECOMP_NONE, SL_ATTN_FLASH), 0);
+	assert_int_equal(count_recompute(NULL, SL_RECOMP_SELECTIVE, SL_ATTN_FLASH), 0);
+	sel = count_recompute(NULL, SL_RECOMP_SELECTIVE, SL_ATTN_NAIVE);
+	full = count_recompute(NULL, SL_RECOMP_FULL, SL_ATTN_FLASH);
+	assert_true(sel > 0);
+	assert_true(full > sel);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mlp_megatron),
+		cmocka_unit_test(test_recompute_launches),
 		cmocka_unit_test(test_mlp_dp_uneven),
 		cmocka_unit_test(test_mlp_all_plans_2x2),
 		cmocka_unit_test(test_json_roundtrip),
