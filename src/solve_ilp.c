@@ -1344,7 +1344,7 @@ ilp_restore_basis(sl_ilp *w)
  * locally, so a time-limited solve still returns a plan when one is at hand.
  */
 static void
-ilp_fallback(struct ilp_run *r, sl_solution *sol)
+ilp_fallback_why(struct ilp_run *r, sl_solution *sol, const char *why)
 {
 	int64_t sc;
 
@@ -1355,12 +1355,17 @@ ilp_fallback(struct ilp_run *r, sl_solution *sol)
 		memcpy(sol->choice, r->choice, (size_t)r->p->n * sizeof *r->choice);
 		sol->objective = sc;
 		sol->status = SL_SOLVE_FEASIBLE;
-		snprintf(sol->note, sizeof sol->note, "%s",
-		    _("time limit before the LP relaxation was solved; "
-		    "plan rounded from it"));
+		snprintf(sol->note, sizeof sol->note, "%s", why);
 	}
 	free(r->choice);
 	r->choice = NULL;
+}
+
+static void
+ilp_fallback(struct ilp_run *r, sl_solution *sol)
+{
+	ilp_fallback_why(r, sol, _("time limit before the LP relaxation was "
+	    "solved; plan rounded from it"));
 }
 
 /*
@@ -1417,9 +1422,10 @@ ilp_run_model(sl_ilp *w, const sl_problem *p, const sl_solve_opts *o,
 			}
 			continue;
 		}
-		if ((ret == GLP_EBADB || ret == GLP_ESING || ret == GLP_ECOND) &&
-		    !retried) {
-			/* The kept basis is unusable: start afresh once. */
+		if ((ret == GLP_EBADB || ret == GLP_ESING || ret == GLP_ECOND ||
+		    ret == GLP_EFAIL) && !retried) {
+			/* The kept basis is unusable, or the simplex lost its way
+			 * from it (numerically): start afresh once. */
 			retried = true;
 			glp_adv_basis(w->lp, 0);
 			continue;
@@ -1431,6 +1437,15 @@ ilp_run_model(sl_ilp *w, const sl_problem *p, const sl_solve_opts *o,
 		break;
 	case GLP_ETMLIM:
 		ilp_fallback(&r, sol);
+		goto out;
+	case GLP_EFAIL:
+		/* failed twice: a plan rounded from where it stopped, if any */
+		ilp_fallback_why(&r, sol, _("the simplex method failed "
+		    "numerically; plan rounded from its last basis"));
+		if (sol->status == SL_SOLVE_FEASIBLE)
+			goto out;
+		rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+		    _("ilp: the simplex method failed (GLPK code %d)"), ret);
 		goto out;
 	case GLP_ENOPFS:
 	case GLP_ENODFS:	/* the LP is bounded: no dual solution = infeasible */
