@@ -264,6 +264,15 @@ tl_item(void *ctx, const sl_mem_item *it)
 		int ly = op->layer;
 		if (what == KEEP_STATE || was_kept(b, tensor, what, cat))
 			return;
+		if (what == KEEP_AUTOCAST) {
+			/* Autocast caches its bf16 copy of a weight until the
+			 * autocast region (the forward pass and the loss) ends,
+			 * though the layer keeps nothing for backward. */
+			buf_new(b, SL_BUF_AUTOCAST, cat, v, tensor, local,
+			    "%s:bf16:%s", op->name, tn);
+			buf_a(b, FWD(v));
+			buf_f(b, FWD(b->n_ops - 1));
+		}
 		buf_new(b, SL_BUF_REMAT, cat, v, tensor, local, "%s:recomputed:%s",
 		    op->name, tn);
 		buf_a_layer_backward(b, ly);
