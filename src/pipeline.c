@@ -1307,8 +1307,9 @@ megatron_choice(const sl_space *sp, bool tp, int *choice, sl_error *err)
 	bo.mem_budget = -1;
 	bo.solver = SL_SOLVER_AUTO;
 	memset(&sc, 0, sizeof sc);
-	rc = sl_baseline_plan(sp, !tp ? SL_BASE_DP : sp->mesh.n_axes == 2 ?
-	    SL_BASE_MEGATRON_SP : SL_BASE_MEGATRON, &bo, NULL, &sc, err);
+	/* Megatron-LM runs tensor parallelism with sequence parallelism */
+	rc = sl_baseline_plan(sp, !tp ? SL_BASE_DP : SL_BASE_MEGATRON_SP, &bo,
+	    NULL, &sc, err);
 	if (rc == SL_OK && sc.applicable && sc.choice != NULL)
 		memcpy(choice, sc.choice, sp->g->n_ops * sizeof *choice);
 	else if (rc == SL_OK)
@@ -1319,8 +1320,8 @@ megatron_choice(const sl_space *sp, bool tp, int *choice, sl_error *err)
 
 /*
  * For each stage of pl: the Megatron-LM plan of the same stage (tensor
- * parallel on the inner axis, data parallel on the outer, sequence parallel
- * when there are two axes) and whether the chosen plan is that plan.
+ * parallel on the inner axis with sequence parallelism, data parallel on
+ * the outer) and whether the chosen plan is that plan.
  */
 static void
 pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
@@ -2271,7 +2272,7 @@ sb_printf(sbuf *b, const char *fmt, ...)
 typedef struct launch_shape {
 	int tp, pp, dp, cp, vpp;	/* vpp: layers per virtual stage, 0 none */
 	int64_t mbs, gbs, accum;
-	bool sp;			/* sequence parallel (two axes) */
+	bool sp;			/* sequence parallel (with tensor parallel) */
 	const char *granularity;	/* NULL: none */
 	int recompute_layers;		/* full: layers per stage recomputed */
 	bool uneven;			/* stages of unequal layer counts */
@@ -2301,7 +2302,7 @@ shape_of(const sl_pipeline *pl, const sl_hybrid_opts *o, launch_shape *ls)
 	ls->gbs = pl->graph_batch * pl->micro_batches;
 	ls->mbs = pl->graph_batch / (outer > 0 ? outer : 1);
 	ls->accum = pl->micro_batches;
-	ls->sp = pl->mesh.n_axes == 2 && inner > 1;
+	ls->sp = inner > 1;	/* as megatron_choice lays the stages out */
 	ls->expressible = true;
 	for (int j = 0; j < pl->n_stages; j++) {
 		const sl_pipe_stage *st = &pl->stage[j];

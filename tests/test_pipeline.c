@@ -630,6 +630,83 @@ test_gpt3_narayanan(void **state)
 	sl_pipeline_free(&pl);
 }
 
+/*
+ * Its recomputation setting (Korthikanti et al., "Reducing Activation
+ * Recomputation in Large Transformer Models", 2022, Table 3): GPT-3 175B on
+ * 64 A100 80GB, tensor parallel 8 with sequence parallelism, pipeline
+ * parallel 8 (12 layers a stage), no data parallelism, micro-batch 1, global
+ * batch 64, Megatron's mixed precision, attention without a fused kernel,
+ * selective recomputation of the attention core.  Without recomputation
+ * the first stage does not fit; with selective recomputation every stage
+ * does, in Megatron-LM's own layout too, and the search's plan for the
+ * same 64 devices and batch is no slower.
+ */
+static void
+test_gpt3_korthikanti(void **state)
+{
+	sl_gen_config gc;
+	sl_hybrid_opts o;
+	sl_pipe_config c;
+	sl_pipeline pl;
+	sl_hybrid_result r;
+	int layers[8];
+	sl_recompute rec[8];
+	sl_error err;
+
+	(void)state;
+	gpt3_175b_config(&gc);
+	opts_for(&o, "a100-sxm", gen_model, &gc);
+	o.space.recipe.precision = SL_PREC_MEGATRON;
+	o.space.recipe.attention = SL_ATTN_NAIVE;
+	o.devices = 64;
+	o.global_batch = 64;
+	memset(&c, 0, sizeof c);
+	c.pp = 8;
+	c.virt = 1;
+	c.outer = 1;
+	c.inner = 8;
+	c.graph_batch = 1;
+	c.micro_batches = 64;
+	c.layers = layers;
+	c.recompute = rec;
+	for (int j = 0; j < 8; j++) {
+		layers[j] = 12;
+		rec[j] = SL_RECOMP_NONE;
+	}
+	sl_error_clear(&err);
+	assert_int_equal(sl_pipeline_eval(&o, &c, &pl, &err), SL_OK);
+	fprintf(stderr, "# GPT-3 175B, TP 8 PP 8 on 64, no recomputation: %.1f GB at most\n",
+	    pl.max_mem / 1e9);
+	assert_false(pl.fits);
+	sl_pipeline_free(&pl);
+	for (int j = 0; j < 8; j++)
+		rec[j] = SL_RECOMP_SELECTIVE;
+	sl_error_clear(&err);
+	assert_int_equal(sl_pipeline_eval(&o, &c, &pl, &err), SL_OK);
+	assert_true(pl.fits);
+	assert_true(pl.max_mem <= 80000000000LL);
+	assert_int_equal(pl.launch_tp, 8);
+	for (int j = 0; j < 8; j++) {
+		fprintf(stderr, "# stage %d: %.2f GB, Megatron layout %.2f GB\n", j,
+		    pl.dev[pl.stage[j].device].mem / 1e9, pl.stage[j].megatron_mem / 1e9);
+		assert_true(pl.stage[j].megatron_mem > 0);
+		assert_true(pl.stage[j].megatron_mem <= 80000000000LL);
+	}
+	o.space.recipe.recompute = SL_RECOMP_SELECTIVE;
+	o.slack = 1;
+	sl_error_clear(&err);
+	assert_int_equal(sl_hybrid_search(&o, &r, &err), SL_OK);
+	assert_true(r.found);
+	fprintf(stderr, "# GPT-3 175B, Korthikanti et al.'s layout: step %.3f s, %.1f GB at "
+	    "most (Megatron's own per-operator layout %.1f GB); the search: pp %d, "
+	    "%lld micro-batches, step %.3f s, %.1f GB\n", pl.step_ns / 1e9,
+	    pl.max_mem / 1e9, pl.stage[0].megatron_mem / 1e9, r.best.pp,
+	    (long long)r.best.micro_batches, r.best.step_ns / 1e9, r.best.max_mem / 1e9);
+	assert_true(r.best.step_ns <= pl.step_ns);
+	sl_hybrid_result_free(&r);
+	sl_pipeline_free(&pl);
+}
+
 /* -------------------------------------- shared layers against plain */
 
 /* Two searches' answers, stage by stage and strategy by strategy. */
@@ -889,6 +966,7 @@ main(void)
 		cmocka_unit_test(test_search_shared_plain),
 		cmocka_unit_test(test_space_alike),
 		cmocka_unit_test(test_gpt3_narayanan),
+		cmocka_unit_test(test_gpt3_korthikanti),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
