@@ -110,7 +110,7 @@ sl_gen_save(const sl_gen_config *c, const char *path, sl_error *err)
 	if (root == NULL)
 		return sl_error_set(err, SL_EINTERNAL, path, 0, 0,
 		    _("cannot build the model description"));
-	return sl_json_write(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER,
+	return sl_json_write(root, path,
 	    _("cannot write the model"), err);
 }
 

@@ -596,11 +596,14 @@ out:
 	return rc;
 }
 
+/* Rates and times are measured: ten significant digits are all they tell. */
+#define R(d) sl_json_real_digits((d), 10)
+
 static json_t *
 link_json(const sl_link *l)
 {
-	return json_pack("{s:f, s:f}", "bandwidth", l->bandwidth,
-	    "latency", l->latency);
+	return json_pack("{s:o, s:o}", "bandwidth", R(l->bandwidth),
+	    "latency", R(l->latency));
 }
 
 int
@@ -608,34 +611,34 @@ sl_hw_write(const sl_hw *hw, const char *path, sl_error *err)
 {
 	json_t *root, *dev, *g;
 
-	dev = json_pack("{s:s, s:I, s:f}", "name", hw->device,
-	    "memory_bytes", (json_int_t)hw->memory_bytes, "flops", hw->flops);
+	dev = json_pack("{s:s, s:I, s:o}", "name", hw->device,
+	    "memory_bytes", (json_int_t)hw->memory_bytes, "flops", R(hw->flops));
 	if (hw->mem_bandwidth > 0)
 		json_object_set_new(dev, "memory_bandwidth",
-		    json_real(hw->mem_bandwidth));
+		    R(hw->mem_bandwidth));
 	if (hw->matmul_efficiency > 0)
 		json_object_set_new(dev, "matmul_efficiency",
-		    json_real(hw->matmul_efficiency));
+		    R(hw->matmul_efficiency));
 	if (hw->attention_flops > 0)
 		json_object_set_new(dev, "attention_flops",
-		    json_real(hw->attention_flops));
+		    R(hw->attention_flops));
 	if (hw->launch_overhead > 0)
 		json_object_set_new(dev, "launch_overhead",
-		    json_real(hw->launch_overhead));
+		    R(hw->launch_overhead));
 	if (hw->n_gemm > 0) {
 		g = json_array();
 		for (int i = 0; i < hw->n_gemm; i++)
-			json_array_append_new(g, json_pack("{s:f, s:f}",
-			    "flops", hw->gemm[i].flops,
-			    "tflops", hw->gemm[i].achieved / 1e12));
+			json_array_append_new(g, json_pack("{s:o, s:o}",
+			    "flops", R(hw->gemm[i].flops),
+			    "tflops", R(hw->gemm[i].achieved / 1e12)));
 		json_object_set_new(dev, "gemm", g);
 	}
 	if (hw->n_attention > 0) {
 		g = json_array();
 		for (int i = 0; i < hw->n_attention; i++)
-			json_array_append_new(g, json_pack("{s:f, s:f}",
-			    "flops", hw->attention[i].flops,
-			    "tflops", hw->attention[i].achieved / 1e12));
+			json_array_append_new(g, json_pack("{s:o, s:o}",
+			    "flops", R(hw->attention[i].flops),
+			    "tflops", R(hw->attention[i].achieved / 1e12)));
 		json_object_set_new(dev, "attention", g);
 	}
 	root = json_pack("{s:s, s:i, s:s, s:s, s:o, s:i, s:o}",
@@ -645,9 +648,10 @@ sl_hw_write(const sl_hw *hw, const char *path, sl_error *err)
 	    "intra_node", link_json(&hw->intra));
 	if (hw->inter.bandwidth > 0)
 		json_object_set_new(root, "inter_node", link_json(&hw->inter));
-	return sl_json_write(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-	    JSON_REAL_PRECISION(10), _("cannot write the hardware profile"), err);
+	return sl_json_write(root, path,
+	    _("cannot write the hardware profile"), err);
 }
+#undef R
 
 /* -------------------------------------------------------------------- mesh */
 

@@ -530,17 +530,20 @@ iopddl_row(FILE *fp, const int64_t *v, size_t n, const uint8_t *allowed)
 	fputc(']', fp);
 }
 
+/*
+ * The one JSON file not built as a tree and written by sl_json_write
+ * (json.c): a problem of 60,000 nodes and their cost rows is streamed in
+ * the contest's own layout (a node per line), where a jansson tree of it
+ * would take several times the problem's memory.  tests/one_place.sh
+ * allows this function alone to print JSON itself.
+ */
 static void
 iopddl_write(const sl_problem *p, FILE *fp)
 {
 	fputs("{\"problem\": {\n  \"name\": ", fp);
-	{
-		json_t *s = json_string(p->name != NULL ? p->name : "shardlab");
-		char *d = s != NULL ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
-		fputs(d != NULL ? d : "\"shardlab\"", fp);
-		free(d);
-		json_decref(s);
-	}
+	if (sl_json_put_string(fp, p->name != NULL ? p->name : "shardlab") !=
+	    SL_OK)
+		fputs("\"shardlab\"", fp);
 	fputs(",\n  \"nodes\": {\n    \"intervals\": [", fp);
 	for (int v = 0; v < p->n; v++)
 		fprintf(fp, "%s[%lld, %lld]", v ? ", " : "",

@@ -1,7 +1,7 @@
 /*
  * json.c: the one JSON reader and writer (json.h).  Reading is a strict
  * scanner that records where every value starts, then jansson for the
- * values.  The scanner  It follows RFC 8259: no comments, no trailing commas,
+ * values.  The scanner follows RFC 8259: no comments, no trailing commas,
  * strings in valid UTF-8 without raw control characters, integers that fit
  * in 64 bits (jansson's json_int_t) and finite reals.  Recursion is bounded
  * by JP_MAX_DEPTH, so no input can exhaust the stack.
@@ -11,6 +11,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -960,11 +961,290 @@ sl_json_fail(const sl_json *j, sl_error *err, const char *path,
 
 /* ---------------------------------------------------------------- writer */
 
+/*
+ * The layout of every file shardlab writes (man shardlab-plan.5, LAYOUT):
+ *  - the members of the top-level object, one per line, indented by two;
+ *  - a table (a non-empty array whose elements are all objects or arrays)
+ *    one element per line, two deeper than the line it opens on, so that
+ *    records (operators, tensors, devices, events) diff and stream by line;
+ *  - everything else on the line it starts on, ", " and ": " between, an
+ *    array of more than SL_JSON_ROW scalars wrapped after every
+ *    SL_JSON_ROW elements;
+ *  - reals with the fewest significant digits (15, 16 or 17; from 1 for a
+ *    subnormal one) that read back as the same double: 0.1, not
+ *    0.10000000000000001; with an exponent below 1e-4, from 1e15 up and
+ *    where it saves six zeros or more (4e-6, 2e12), else positional with
+ *    ".0" added to what looks like an integer, so that a real stays a real;
+ *  - strings as UTF-8 with only '"', '\\' and control characters escaped.
+ */
+#define SL_JSON_ROW 16
+
+typedef struct jw_out {
+	FILE *fp;		/* the file, or NULL for the buffer */
+	char *s;
+	size_t len, cap;
+} jw_out;
+
+static void
+jw_put(jw_out *o, const char *s, size_t n)
+{
+	if (o->fp != NULL) {
+		fwrite(s, 1, n, o->fp);
+		return;
+	}
+	if (o->len + n + 1 > o->cap) {
+		o->cap = (o->len + n + 1) * 2;
+		o->s = sl_xrealloc(o->s, o->cap);
+	}
+	memcpy(o->s + o->len, s, n);
+	o->len += n;
+	o->s[o->len] = '\0';
+}
+
+static void
+jw_puts(jw_out *o, const char *s)
+{
+	jw_put(o, s, strlen(s));
+}
+
+static void
+jw_indent(jw_out *o, int n)
+{
+	static const char sp[] = "                                ";
+
+	for (; n > 0; n -= (int)sizeof sp - 1)
+		jw_put(o, sp, (size_t)(n < (int)sizeof sp - 1 ? n :
+		    (int)sizeof sp - 1));
+}
+
+static void
+jw_string(jw_out *o, const char *s, size_t n)
+{
+	size_t run = 0;
+
+	jw_put(o, "\"", 1);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char esc[8];
+
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		jw_put(o, s + run, i - run);
+		run = i + 1;
+		switch (c) {
+		case '"': jw_puts(o, "\\\""); break;
+		case '\\': jw_puts(o, "\\\\"); break;
+		case '\n': jw_puts(o, "\\n"); break;
+		case '\r': jw_puts(o, "\\r"); break;
+		case '\t': jw_puts(o, "\\t"); break;
+		default:
+			snprintf(esc, sizeof esc, "\\u%04x", c);
+			jw_puts(o, esc);
+		}
+	}
+	jw_put(o, s + run, n - run);
+	jw_put(o, "\"", 1);
+}
+
+void
+sl_json_format_real(double d, char *buf, size_t len)
+{
+	char m[40], *e, *p;
+	int k, x;
+
+	if (!isfinite(d)) {
+		snprintf(buf, len, "null");
+		return;
+	}
+	/*
+	 * The fewest significant digits that read back as d.  A normal double
+	 * holds more than 15 digits: when fewer read back, 15 give those with
+	 * zeros after them.  A subnormal one holds fewer: it starts at one.
+	 */
+	for (k = d != 0.0 && fabs(d) < DBL_MIN ? 1 : 15; k < 17; k++) {
+		snprintf(m, sizeof m, "%.*e", k - 1, d);
+		if (strtod(m, NULL) == d)
+			break;
+	}
+	snprintf(m, sizeof m, "%.*e", k - 1, d);
+	e = strchr(m, 'e');
+	x = atoi(e + 1);
+	*e = '\0';
+	/* the mantissa without its trailing zeros: k digits */
+	if ((p = strchr(m, '.')) != NULL) {
+		char *z = e - 1;
+
+		while (z > p && *z == '0')
+			*z-- = '\0';
+		if (z == p)
+			*z = '\0';
+	}
+	k = 0;
+	for (p = m; *p != '\0'; p++)
+		k += *p >= '0' && *p <= '9';
+	if (d == 0.0)
+		k = 1;
+	/* an exponent for the very small, the very large and six zeros or more */
+	if (x < -4 || x >= 15 || x - k >= 5)
+		snprintf(buf, len, "%se%d", m, x);
+	else {
+		snprintf(buf, len, "%.*f", k - 1 - x > 0 ? k - 1 - x : 0, d);
+		if (strchr(buf, '.') == NULL && strlen(buf) + 3 <= len)
+			strcat(buf, ".0");
+	}
+}
+
+static bool
+jw_is_table(const json_t *v)
+{
+	size_t i;
+	json_t *e;
+
+	if (!json_is_array(v) || json_array_size(v) == 0)
+		return false;
+	json_array_foreach(v, i, e)
+		if (!json_is_object(e) && !json_is_array(e))
+			return false;
+	return true;
+}
+
+/* v, starting on a line indented by indent; depth 0 is the top level. */
+static void
+jw_value(jw_out *o, const json_t *v, int indent, int depth)
+{
+	char buf[64];
+	const char *key;
+	json_t *e;
+	size_t i, n;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		if (json_object_size(v) == 0) {
+			jw_puts(o, "{}");
+			break;
+		}
+		jw_puts(o, depth == 0 ? "{\n" : "{");
+		i = 0;
+		json_object_foreach((json_t *)v, key, e) {
+			if (depth == 0) {
+				jw_puts(o, i++ > 0 ? ",\n" : "");
+				jw_indent(o, indent + 2);
+			} else
+				jw_puts(o, i++ > 0 ? ", " : "");
+			jw_string(o, key, strlen(key));
+			jw_puts(o, ": ");
+			jw_value(o, e, depth == 0 ? indent + 2 : indent, depth + 1);
+		}
+		if (depth == 0) {
+			jw_puts(o, "\n");
+			jw_indent(o, indent);
+		}
+		jw_puts(o, "}");
+		break;
+	case JSON_ARRAY:
+		n = json_array_size(v);
+		if (jw_is_table(v)) {
+			jw_puts(o, "[\n");
+			json_array_foreach(v, i, e) {
+				jw_indent(o, indent + 2);
+				jw_value(o, e, indent + 2, depth + 1);
+				jw_puts(o, i + 1 < n ? ",\n" : "\n");
+			}
+			jw_indent(o, indent);
+			jw_puts(o, "]");
+			break;
+		}
+		jw_puts(o, "[");
+		json_array_foreach(v, i, e) {
+			if (i > 0 && n > SL_JSON_ROW && i % SL_JSON_ROW == 0) {
+				jw_puts(o, ",\n");
+				jw_indent(o, indent + 2);
+			} else if (i > 0)
+				jw_puts(o, ", ");
+			jw_value(o, e, indent, depth + 1);
+		}
+		jw_puts(o, "]");
+		break;
+	case JSON_STRING:
+		jw_string(o, json_string_value(v), json_string_length(v));
+		break;
+	case JSON_INTEGER:
+		snprintf(buf, sizeof buf, "%" JSON_INTEGER_FORMAT,
+		    json_integer_value(v));
+		jw_puts(o, buf);
+		break;
+	case JSON_REAL:
+		sl_json_format_real(json_real_value(v), buf, sizeof buf);
+		jw_puts(o, buf);
+		break;
+	case JSON_TRUE:
+		jw_puts(o, "true");
+		break;
+	case JSON_FALSE:
+		jw_puts(o, "false");
+		break;
+	case JSON_NULL:
+		jw_puts(o, "null");
+		break;
+	}
+}
+
 int
-sl_json_write(json_t *root, const char *path, size_t flags, const char *what,
+sl_json_put_string(FILE *fp, const char *s)
+{
+	jw_out o = { 0 };
+	json_t *v = json_string(s);
+
+	if (v == NULL)
+		return SL_EINPUT;
+	o.fp = fp;
+	jw_string(&o, json_string_value(v), json_string_length(v));
+	json_decref(v);
+	return SL_OK;
+}
+
+json_t *
+sl_json_real(double d)
+{
+	return isfinite(d) ? json_real(d) : json_null();
+}
+
+json_t *
+sl_json_real_digits(double d, int digits)
+{
+	char buf[40];
+
+	if (!isfinite(d))
+		return json_null();
+	snprintf(buf, sizeof buf, "%.*e", digits - 1, d);
+	return json_real(strtod(buf, NULL));
+}
+
+json_t *
+sl_json_str(const char *s)
+{
+	return s != NULL ? json_string(s) : json_null();
+}
+
+char *
+sl_json_format(json_t *root)
+{
+	jw_out o = { 0 };
+
+	if (root == NULL)
+		return NULL;
+	jw_value(&o, root, 0, 0);
+	jw_put(&o, "\n", 1);
+	json_decref(root);
+	return o.s;
+}
+
+int
+sl_json_write(json_t *root, const char *path, const char *what,
     sl_error *err)
 {
 	sl_atomic a;
+	jw_out o = { 0 };
 	int rc;
 
 	if (root == NULL)
@@ -973,11 +1253,14 @@ sl_json_write(json_t *root, const char *path, size_t flags, const char *what,
 		json_decref(root);
 		return rc;
 	}
-	if (json_dumpf(root, a.fp, flags) != 0 || fputc('\n', a.fp) == EOF) {
-		json_decref(root);
-		sl_atomic_abort(&a);
-		return sl_error_set(err, SL_EINTERNAL, path, 0, 0, "%s", what);
-	}
+	o.fp = a.fp;
+	jw_value(&o, root, 0, 0);
+	jw_put(&o, "\n", 1);
 	json_decref(root);
+	if (ferror(a.fp)) {
+		sl_atomic_abort(&a);
+		return sl_error_set(err, SL_EINTERNAL, path, 0, 0, "%s: %s", what,
+		    strerror(errno));
+	}
 	return sl_atomic_commit(&a, err);
 }

@@ -13,8 +13,10 @@
  * was expected.  Lines and columns are 1-based; a column counts characters
  * (UTF-8 code points), as editors do.
  *
- * Every JSON file built with jansson is written by sl_json_write, through
- * the atomic writer (util.c).
+ * Every JSON file shardlab writes is built with jansson and written by
+ * sl_json_write, in one layout, through the atomic writer (util.c); the one
+ * exception is the IOPDDL problem writer (iopddl.c), which streams problems
+ * of tens of thousands of nodes in the contest's own layout.
  */
 #ifndef SL_JSON_H
 #define SL_JSON_H
@@ -122,10 +124,43 @@ int sl_json_fail(const sl_json *j, sl_error *err, const char *path,
 
 /*
  * Writes root (whose reference it takes) to path (or "-", standard output)
- * through the atomic writer, with a final line break; flags are jansson's.
- * what is the message when writing fails ("cannot write the model").
+ * through the atomic writer, in the project's layout (json.c, "writer";
+ * man shardlab-plan.5, LAYOUT): the top-level members one per line, the
+ * elements of an array of records one per line, the rest of a record on
+ * its line, reals in their shortest exact form.  root NULL (a failed
+ * build) or a failed write gives SL_EINTERNAL with what ("cannot write the
+ * model").
  */
-int sl_json_write(json_t *root, const char *path, size_t flags,
-    const char *what, sl_error *err);
+int sl_json_write(json_t *root, const char *path, const char *what,
+    sl_error *err);
+/*
+ * The same text in a string (malloc'd, with the final line break), for
+ * files written by another layer; takes root's reference.  NULL if root is.
+ */
+char *sl_json_format(json_t *root);
+/* A real, or null when d is not finite (jansson holds no such real). */
+json_t *sl_json_real(double d);
+/*
+ * A measured real rounded to digits significant digits (what it can tell),
+ * so that it is written with them; null when not finite.
+ */
+json_t *sl_json_real_digits(double d, int digits);
+/* A string, or null for NULL. */
+json_t *sl_json_str(const char *s);
+/*
+ * d in the writer's form: the fewest significant digits that read back as d
+ * (15, 16 or 17; from 1 for a subnormal d), with an exponent below 1e-4,
+ * from 1e15 up and where it saves six zeros or more (4e-6, 2e12), else
+ * positional with ".0" added to what looks like an integer (100.0); "null"
+ * when not finite.  len 32 is enough.
+ */
+void sl_json_format_real(double d, char *buf, size_t len);
+
+/*
+ * s as a JSON string in the writer's form, for the one writer that streams
+ * (the IOPDDL problem writer, iopddl.c).  SL_EINPUT, writing nothing, when
+ * s is not valid UTF-8.
+ */
+int sl_json_put_string(FILE *fp, const char *s);
 
 #endif /* SL_JSON_H */

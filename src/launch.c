@@ -848,10 +848,8 @@ launch_json(const sl_launch *l)
 char *
 sl_launch_to_json(const sl_launch *l, sl_error *err)
 {
-	json_t *root = launch_json(l);
-	char *txt = json_dumps(root, JSON_COMPACT);
+	char *txt = sl_json_format(launch_json(l));
 
-	json_decref(root);
 	if (!txt)
 		sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
 		    _("cannot encode the launch list as JSON"));
@@ -861,6 +859,6 @@ sl_launch_to_json(const sl_launch *l, sl_error *err)
 int
 sl_launch_write_json(const sl_launch *l, const char *path, sl_error *err)
 {
-	return sl_json_write(launch_json(l), path, JSON_COMPACT,
+	return sl_json_write(launch_json(l), path,
 	    _("cannot write the launch list"), err);
 }

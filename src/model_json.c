@@ -1006,153 +1006,96 @@ sl_model_open(const char *arg, const sl_model_opts *o, sl_error *err)
 
 /* ------------------------------------------------------------------- saving */
 
-static void
-mj_put_string(FILE *fp, const char *s)
-{
-	fputc('"', fp);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"': fputs("\\\"", fp); break;
-		case '\\': fputs("\\\\", fp); break;
-		case '\n': fputs("\\n", fp); break;
-		case '\t': fputs("\\t", fp); break;
-		case '\r': fputs("\\r", fp); break;
-		default:
-			if (*p < 0x20)
-				fprintf(fp, "\\u%04x", *p);
-			else
-				fputc(*p, fp);
-		}
-	}
-	fputc('"', fp);
-}
-
-/* Shortest decimal that reads back as exactly v. */
-static void mj_put_double(FILE *fp, double v);
-
 /*
- * ", \"attrs\": {...}" of o by the rows of its kind: probabilities and
- * permutations always, integers and booleans when not 0 or false.
+ * The attributes of o by the rows of its kind: probabilities and
+ * permutations always, integers and booleans when not 0 or false.  NULL
+ * when there are none.
  */
-static void
-mj_put_attrs(FILE *fp, const sl_graph *g, const sl_op *o)
+static json_t *
+mj_attrs_json(const sl_graph *g, const sl_op *o)
 {
-	const char *field;
-	int n = 0;
+	json_t *attrs = json_object();
 
 	for (const sl_attr *at = sl_kinds[o->kind].attrs; at->name != NULL; at++) {
+		const char *field = (const char *)o + at->field;
 		int x = 0;
 		bool t = false;
+		double p;
+		json_t *perm;
 
-		field = (const char *)o + at->field;
-		if (at->type == SL_ATTR_COUNT_INT &&
-		    (memcpy(&x, field, sizeof x), x == 0))
-			continue;
-		if (at->type == SL_ATTR_BOOL && (memcpy(&t, field, sizeof t), !t))
-			continue;
-		fprintf(fp, "%s\"%s\": ", n++ ? ", " : ", \"attrs\": {", at->name);
 		switch (at->type) {
 		case SL_ATTR_COUNT_INT:
-			fprintf(fp, "%d", x);
+			memcpy(&x, field, sizeof x);
+			if (x != 0)
+				json_object_set_new(attrs, at->name, json_integer(x));
 			break;
 		case SL_ATTR_BOOL:
-			fputs("true", fp);
+			memcpy(&t, field, sizeof t);
+			if (t)
+				json_object_set_new(attrs, at->name, json_true());
 			break;
-		case SL_ATTR_PROB: {
-			double p;
+		case SL_ATTR_PROB:
 			memcpy(&p, field, sizeof p);
-			mj_put_double(fp, p);
+			json_object_set_new(attrs, at->name, sl_json_real(p));
 			break;
-		}
 		case SL_ATTR_PERM:
-			fputc('[', fp);
+			perm = json_array();
 			for (int d = 0; d < g->tensors[o->in[0]].rank; d++)
-				fprintf(fp, "%s%d", d ? ", " : "",
-				    ((const int *)(const void *)field)[d]);
-			fputc(']', fp);
+				json_array_append_new(perm, json_integer(
+				    ((const int *)(const void *)field)[d]));
+			json_object_set_new(attrs, at->name, perm);
 			break;
 		default:
 			break;
 		}
 	}
-	if (n > 0)
-		fputc('}', fp);
-}
-
-static void
-mj_put_double(FILE *fp, double v)
-{
-	char buf[40];
-
-	for (int prec = 1; prec <= 17; prec++) {
-		snprintf(buf, sizeof buf, "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
-			break;
+	if (json_object_size(attrs) == 0) {
+		json_decref(attrs);
+		return NULL;
 	}
-	/* keep it a JSON real, so that it reads back as a number of the same kind */
-	if (strpbrk(buf, ".eE") == NULL)
-		strcat(buf, ".0");
-	fputs(buf, fp);
+	return attrs;
 }
 
-static void
-mj_write(const sl_graph *g, FILE *fp)
+static json_t *
+mj_tree(const sl_graph *g)
 {
-	fputs("{\n  \"format\": \"" MJ_FORMAT "\",\n  \"version\": 1,\n  \"name\": ", fp);
-	mj_put_string(fp, g->name);
-	fputs(",\n  \"tensors\": [\n", fp);
+	json_t *tensors = json_array(), *ops = json_array();
+
 	for (int i = 0; i < g->n_tensors; i++) {
 		const sl_tensor *t = &g->tensors[i];
+		json_t *shape = json_array();
 
-		fputs("    {\"name\": ", fp);
-		mj_put_string(fp, t->name);
-		fputs(", \"shape\": [", fp);
 		for (int d = 0; d < t->rank; d++)
-			fprintf(fp, "%s%lld", d ? ", " : "", (long long)t->dims[d]);
-		fprintf(fp, "], \"dtype\": \"%s\", \"role\": \"%s\"}%s\n",
-		    sl_dtype_name(t->dtype), sl_role_name(t->role),
-		    i + 1 < g->n_tensors ? "," : "");
+			json_array_append_new(shape, json_integer(t->dims[d]));
+		json_array_append_new(tensors, json_pack("{s:o, s:o, s:s, s:s}",
+		    "name", sl_json_str(t->name), "shape", shape,
+		    "dtype", sl_dtype_name(t->dtype), "role", sl_role_name(t->role)));
 	}
-	fputs("  ],\n  \"ops\": [\n", fp);
 	for (int i = 0; i < g->n_ops; i++) {
 		const sl_op *o = &g->ops[i];
+		json_t *in = json_array(), *out = json_array(), *op, *attrs;
 
-		fputs("    {\"name\": ", fp);
-		mj_put_string(fp, o->name);
-		fprintf(fp, ", \"kind\": \"%s\", \"inputs\": [", sl_op_kind_name(o->kind));
-		for (int j = 0; j < o->n_in; j++) {
-			fputs(j ? ", " : "", fp);
-			mj_put_string(fp, g->tensors[o->in[j]].name);
-		}
-		fputs("], \"outputs\": [", fp);
-		for (int j = 0; j < o->n_out; j++) {
-			fputs(j ? ", " : "", fp);
-			mj_put_string(fp, g->tensors[o->out[j]].name);
-		}
-		fputs("]", fp);
-		if (o->layer >= 0) {
-			fputs(", \"layer\": ", fp);
-			mj_put_string(fp, g->layers[o->layer].name);
-		}
-		mj_put_attrs(fp, g, o);
-		fprintf(fp, "}%s\n", i + 1 < g->n_ops ? "," : "");
+		for (int j = 0; j < o->n_in; j++)
+			json_array_append_new(in, sl_json_str(g->tensors[o->in[j]].name));
+		for (int j = 0; j < o->n_out; j++)
+			json_array_append_new(out,
+			    sl_json_str(g->tensors[o->out[j]].name));
+		op = json_pack("{s:o, s:s, s:o, s:o}", "name", sl_json_str(o->name),
+		    "kind", sl_op_kind_name(o->kind), "inputs", in, "outputs", out);
+		if (op != NULL && o->layer >= 0)
+			json_object_set_new(op, "layer",
+			    sl_json_str(g->layers[o->layer].name));
+		if (op != NULL && (attrs = mj_attrs_json(g, o)) != NULL)
+			json_object_set_new(op, "attrs", attrs);
+		json_array_append_new(ops, op);
 	}
-	fputs("  ]\n}\n", fp);
+	return json_pack("{s:s, s:i, s:o, s:o, s:o}", "format", MJ_FORMAT,
+	    "version", 1, "name", sl_json_str(g->name), "tensors", tensors,
+	    "ops", ops);
 }
 
 int
 sl_model_save_json(const sl_graph *g, const char *path, sl_error *err)
 {
-	sl_atomic a;
-	int rc;
-
-	if ((rc = sl_atomic_open(&a, path, err)) != SL_OK)
-		return rc;
-	mj_write(g, a.fp);
-	if (ferror(a.fp)) {
-		sl_atomic_abort(&a);
-		return sl_error_set(err, SL_EINTERNAL, path, 0, 0,
-		    _("cannot write the model: %s"), strerror(errno));
-	}
-	return sl_atomic_commit(&a, err);
+	return sl_json_write(mj_tree(g), path, _("cannot write the model"), err);
 }

@@ -14,6 +14,7 @@
  * everything.  doc/cost-model.md, "Pipelines", has the formulas.
  */
 #include "internal.h"
+#include "json.h"
 
 #include <limits.h>
 #include <math.h>
@@ -2364,6 +2365,18 @@ notes(sbuf *b, const sl_pipeline *pl, const launch_shape *ls, const char *cmt)
 	}
 }
 
+/* root as text in the writer's layout (json.c). */
+static char *
+export_json(json_t *root, sl_error *err)
+{
+	char *text = sl_json_format(root);
+
+	if (text == NULL)
+		sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, "%s",
+		    _("cannot build the JSON export"));
+	return text;
+}
+
 char *
 sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
     sl_export_kind k, sl_error *err)
@@ -2402,23 +2415,28 @@ sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
 		 * PipelineModule(num_stages=pp) in code (man shardlab(1)).
 		 */
 		int zero = ls.dp > 1 || o->offload_optimizer ? 1 : 0;
-		sb_printf(&b, "{\n");
-		sb_printf(&b, "  \"train_batch_size\": %lld,\n", (long long)ls.gbs);
-		sb_printf(&b, "  \"train_micro_batch_size_per_gpu\": %lld,\n", (long long)ls.mbs);
-		sb_printf(&b, "  \"gradient_accumulation_steps\": %lld,\n", (long long)ls.accum);
-		sb_printf(&b, "  \"bf16\": {\"enabled\": %s},\n",
-		    o->space.recipe.precision == SL_PREC_FP32 ? "false" : "true");
-		sb_printf(&b, "  \"zero_optimization\": {\"stage\": %d", zero);
+		json_t *root, *z;
+
+		z = json_pack("{s:i}", "stage", zero);
 		if (o->offload_optimizer)
-			sb_printf(&b, ", \"offload_optimizer\": {\"device\": \"cpu\", \"pin_memory\": true}");
-		sb_printf(&b, "},\n");
+			json_object_set_new(z, "offload_optimizer", json_pack(
+			    "{s:s, s:b}", "device", "cpu", "pin_memory", 1));
+		root = json_pack("{s:I, s:I, s:I, s:{s:b}, s:o}",
+		    "train_batch_size", (json_int_t)ls.gbs,
+		    "train_micro_batch_size_per_gpu", (json_int_t)ls.mbs,
+		    "gradient_accumulation_steps", (json_int_t)ls.accum,
+		    "bf16", "enabled",
+		    (int)(o->space.recipe.precision != SL_PREC_FP32),
+		    "zero_optimization", z);
 		if (pl->stage[0].recompute == SL_RECOMP_FULL)
-			sb_printf(&b, "  \"activation_checkpointing\": {\"partition_activations\": %s, "
-			    "\"contiguous_memory_optimization\": false, \"cpu_checkpointing\": false},\n",
-			    ls.tp > 1 ? "true" : "false");
-		sb_printf(&b, "  \"pipeline\": {\"pipe_partitioned\": %s, \"grad_partitioned\": %s}\n}\n",
-		    ls.tp > 1 ? "true" : "false", ls.tp > 1 ? "true" : "false");
-		break;
+			json_object_set_new(root, "activation_checkpointing",
+			    json_pack("{s:b, s:b, s:b}", "partition_activations",
+			    (int)(ls.tp > 1), "contiguous_memory_optimization", 0,
+			    "cpu_checkpointing", 0));
+		json_object_set_new(root, "pipeline", json_pack("{s:b, s:b}",
+		    "pipe_partitioned", (int)(ls.tp > 1),
+		    "grad_partitioned", (int)(ls.tp > 1)));
+		return export_json(root, err);
 	}
 	case SL_EXPORT_DTENSOR:
 		notes(&b, pl, &ls, "#");
@@ -2467,35 +2485,43 @@ sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
 			    "    return context_parallel(mesh[\"cp\"], buffers=[tokens, labels],\n"
 			    "                            buffer_seq_dims=[1, 1])\n");
 		break;
-	case SL_EXPORT_JSON:
-		sb_printf(&b, "{\"format\": \"shardlab-pipeline\", \"version\": 1,\n");
-		sb_printf(&b, " \"schedule\": \"%s\", \"pp\": %d, \"virtual_stages\": %d,\n",
-		    sl_schedule_name(pl->schedule), pl->pp, pl->virt);
-		sb_printf(&b, " \"mesh\": {\"shape\": [%d", pl->mesh.axes[0].size);
-		if (pl->mesh.n_axes == 2)
-			sb_printf(&b, ", %d", pl->mesh.axes[1].size);
-		sb_printf(&b, "]},\n \"micro_batches\": %lld, \"graph_batch\": %lld,\n",
-		    (long long)pl->micro_batches, (long long)pl->graph_batch);
-		sb_printf(&b, " \"step_time_ns\": %lld, \"bubble_ns\": %lld, "
-		    "\"max_memory_bytes\": %lld, \"fits\": %s,\n",
-		    (long long)pl->step_ns, (long long)pl->bubble_ns,
-		    (long long)pl->max_mem, pl->fits ? "true" : "false");
-		sb_printf(&b, " \"stages\": [\n");
+	case SL_EXPORT_JSON: {
+		json_t *root, *stages = json_array(), *shape = json_array();
+
+		for (int i = 0; i < pl->mesh.n_axes; i++)
+			json_array_append_new(shape,
+			    json_integer(pl->mesh.axes[i].size));
 		for (int j = 0; j < pl->n_stages; j++) {
 			const sl_pipe_stage *st = &pl->stage[j];
 			const sl_pipe_dev *dv = &pl->dev[st->device];
-			sb_printf(&b, "  {\"device\": %d, \"first_layer\": %d, \"layers\": %d, "
-			    "\"recompute\": \"%s\", \"in_flight\": %lld, \"memory_bytes\": %lld, "
-			    "\"micro_batch_time_ns\": %lld,\n   \"ops\": [",
-			    st->device, st->first_layer, st->n_layers,
-			    sl_recompute_name(st->recompute), (long long)dv->in_flight,
-			    (long long)dv->mem, (long long)st->micro_ns);
+			json_t *ops = json_array();
+
 			for (int u = 0; u < st->n_strat_ops; u++)
-				sb_printf(&b, "%s\"%s\"", u ? ", " : "", st->strategy[u]);
-			sb_printf(&b, "]}%s\n", j + 1 < pl->n_stages ? "," : "");
+				json_array_append_new(ops,
+				    sl_json_str(st->strategy[u]));
+			json_array_append_new(stages, json_pack(
+			    "{s:i, s:i, s:i, s:s, s:I, s:I, s:I, s:o}",
+			    "device", st->device, "first_layer", st->first_layer,
+			    "layers", st->n_layers,
+			    "recompute", sl_recompute_name(st->recompute),
+			    "in_flight", (json_int_t)dv->in_flight,
+			    "memory_bytes", (json_int_t)dv->mem,
+			    "micro_batch_time_ns", (json_int_t)st->micro_ns,
+			    "ops", ops));
 		}
-		sb_printf(&b, " ]}\n");
-		break;
+		root = json_pack("{s:s, s:i, s:s, s:i, s:i, s:{s:o}, s:I, s:I, "
+		    "s:I, s:I, s:I, s:b, s:o}",
+		    "format", "shardlab-pipeline", "version", 1,
+		    "schedule", sl_schedule_name(pl->schedule), "pp", pl->pp,
+		    "virtual_stages", pl->virt, "mesh", "shape", shape,
+		    "micro_batches", (json_int_t)pl->micro_batches,
+		    "graph_batch", (json_int_t)pl->graph_batch,
+		    "step_time_ns", (json_int_t)pl->step_ns,
+		    "bubble_ns", (json_int_t)pl->bubble_ns,
+		    "max_memory_bytes", (json_int_t)pl->max_mem,
+		    "fits", (int)pl->fits, "stages", stages);
+		return export_json(root, err);
+	}
 	default:
 		sl_error_set(err, SL_EINPUT, NULL, 0, 0, "%s", _("unknown export kind"));
 		free(b.s);

@@ -4,11 +4,6 @@
  * one back and sl_plan_choice maps it onto a strategy space by operator
  * and strategy name, so a saved plan can be re-evaluated, validated or
  * loaded into the explorer.
- *
- * The writer prints JSON itself rather than through jansson: it keeps one
- * device, constraint or tensor per line, and prints reals in their
- * shortest form that reads back to the same double (alpha must round-trip
- * exactly for the objective to be reproducible).
  */
 #include "internal.h"
 #include "json.h"
@@ -24,83 +19,33 @@
 
 /* ------------------------------------------------------------------ writer */
 
-static void
-put_str(FILE *fp, const char *s)
+/*
+ * The plan is built as a jansson tree and written by sl_json_write (json.c),
+ * whose layout keeps one device, constraint, operator or tensor per line and
+ * writes reals in their shortest exact form (alpha must round-trip exactly
+ * for the objective to be reproducible).
+ */
+
+static json_t *
+j_dims(int n, const int64_t *v)
 {
-	fputc('"', fp);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : "");
-	    *p != '\0'; p++) {
-		switch (*p) {
-		case '"':  fputs("\\\"", fp); break;
-		case '\\': fputs("\\\\", fp); break;
-		case '\n': fputs("\\n", fp); break;
-		case '\r': fputs("\\r", fp); break;
-		case '\t': fputs("\\t", fp); break;
-		default:
-			if (*p < 0x20)
-				fprintf(fp, "\\u%04x", *p);
-			else
-				fputc(*p, fp);
-		}
-	}
-	fputc('"', fp);
+	json_t *a = json_array();
+
+	for (int i = 0; i < n; i++)
+		json_array_append_new(a, json_integer(v[i]));
+	return a;
 }
 
-/* Shortest "%.Ng" that reads back as d; null for infinity (alpha only). */
-static void
-put_real(FILE *fp, double d)
+static json_t *
+j_mem(const sl_mem *m)
 {
-	char buf[64];
-
-	if (!isfinite(d)) {
-		fputs("null", fp);
-		return;
-	}
-	for (int prec = 15; prec <= 17; prec++) {
-		snprintf(buf, sizeof buf, "%.*g", prec, d);
-		if (strtod(buf, NULL) == d)
-			break;
-	}
-	/* keep reals recognisable as reals */
-	if (strpbrk(buf, ".eEn") == NULL)
-		strcat(buf, ".0");
-	fputs(buf, fp);
-}
-
-static void
-put_i64(FILE *fp, int64_t v)
-{
-	fprintf(fp, "%lld", (long long)v);
-}
-
-static void
-put_dims(FILE *fp, int n, const int64_t *v)
-{
-	fputc('[', fp);
-	for (int i = 0; i < n; i++) {
-		if (i > 0)
-			fputs(", ", fp);
-		put_i64(fp, v[i]);
-	}
-	fputc(']', fp);
-}
-
-static void
-put_mem(FILE *fp, const sl_mem *m)
-{
-	fputs("{\"total\": ", fp);
-	put_i64(fp, sl_mem_total(m));
-	fputs(", \"parameters\": ", fp);
-	put_i64(fp, m->params);
-	fputs(", \"gradients\": ", fp);
-	put_i64(fp, m->grads);
-	fputs(", \"optimizer\": ", fp);
-	put_i64(fp, m->optim);
-	fputs(", \"activations\": ", fp);
-	put_i64(fp, m->acts);
-	fputs(", \"buffers\": ", fp);
-	put_i64(fp, m->buffers);
-	fputc('}', fp);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}",
+	    "total", (json_int_t)sl_mem_total(m),
+	    "parameters", (json_int_t)m->params,
+	    "gradients", (json_int_t)m->grads,
+	    "optimizer", (json_int_t)m->optim,
+	    "activations", (json_int_t)m->acts,
+	    "buffers", (json_int_t)m->buffers);
 }
 
 static int64_t
@@ -113,243 +58,189 @@ comm_total(const sl_comm *c)
 	return t;
 }
 
-static void
-put_shape_str(FILE *fp, const sl_mesh *m)
+/* d to six significant digits. */
+static double
+strtod_6g(double d)
 {
 	char buf[32];
 
-	if (m->n_axes == 2)
-		snprintf(buf, sizeof buf, "%dx%d", m->axes[0].size,
-		    m->axes[1].size);
-	else
-		snprintf(buf, sizeof buf, "%d", m->axes[0].size);
-	put_str(fp, buf);
+	snprintf(buf, sizeof buf, "%.6g", d);
+	return strtod(buf, NULL);
+}
+
+/* A measured time in milliseconds: microseconds are all it can tell. */
+static json_t *
+j_ms(double ms)
+{
+	return json_real(isfinite(ms) ? round(ms * 1000.0) / 1000.0 : 0.0);
 }
 
 static void
-write_header(FILE *fp, const sl_space *s, const sl_eval *ev,
+add_header(json_t *root, const sl_space *s, const sl_eval *ev,
     const sl_plan_meta *meta)
 {
 	const sl_graph *g = s->g;
 	const sl_mesh *m = &s->mesh;
+	const sl_recipe *rc = &s->opts.recipe;
 	int64_t shape[SL_MAX_AXES];
+	char name[32];
+	json_t *o, *a;
 
-	fprintf(fp, "{\n  \"format\": \"%s\",\n  \"version\": %d,\n",
-	    PLAN_FORMAT, PLAN_VERSION);
+	json_object_set_new(root, "format", json_string(PLAN_FORMAT));
+	json_object_set_new(root, "version", json_integer(PLAN_VERSION));
 
-	fputs("  \"model\": {\"name\": ", fp);
-	put_str(fp, g->name);
-	fputs(", \"source\": ", fp);
-	put_str(fp, meta->model_source != NULL ? meta->model_source :
-	    g->source);
-	fputs(", \"sha256\": ", fp);
-	if (g->sha256[0] != '\0')
-		put_str(fp, g->sha256);
+	o = json_pack("{s:o, s:o, s:o, s:I, s:I}",
+	    "name", sl_json_str(g->name),
+	    "source", sl_json_str(meta->model_source != NULL ?
+	    meta->model_source : g->source),
+	    "sha256", sl_json_str(g->sha256[0] != '\0' ? g->sha256 : NULL),
+	    "parameters", (json_int_t)sl_graph_param_count(g),
+	    "operators", (json_int_t)g->n_ops);
+	if (meta->micro_batch > 0)
+		json_object_set_new(o, "micro_batch",
+		    json_integer(meta->micro_batch));
+	json_object_set_new(root, "model", o);
+
+	for (int i = 0; i < m->n_axes; i++)
+		shape[i] = m->axes[i].size;
+	if (m->n_axes == 2)
+		snprintf(name, sizeof name, "%dx%d", m->axes[0].size,
+		    m->axes[1].size);
 	else
-		fputs("null", fp);
-	fputs(", \"parameters\": ", fp);
-	put_i64(fp, sl_graph_param_count(g));
-	fputs(", \"operators\": ", fp);
-	put_i64(fp, g->n_ops);
-	if (meta->micro_batch > 0) {
-		fputs(", \"micro_batch\": ", fp);
-		put_i64(fp, meta->micro_batch);
-	}
-	fputs("},\n", fp);
+		snprintf(name, sizeof name, "%d", m->axes[0].size);
+	a = json_array();
+	for (int i = 0; i < m->n_axes; i++)
+		json_array_append_new(a, json_pack("{s:i, s:o, s:o}",
+		    "size", m->axes[i].size,
+		    "bandwidth", sl_json_real(m->axes[i].link.bandwidth),
+		    "latency", sl_json_real(m->axes[i].link.latency)));
+	json_object_set_new(root, "mesh", json_pack(
+	    "{s:o, s:s, s:i, s:o, s:o, s:o, s:I, s:o}",
+	    "shape", j_dims(m->n_axes, shape), "name", name,
+	    "devices", m->n_devices,
+	    "hardware", sl_json_str(meta->hw_source != NULL ? meta->hw_source :
+	    m->hw.name),
+	    "hardware_name", sl_json_str(m->hw.name),
+	    "device", sl_json_str(m->hw.device),
+	    "device_memory_bytes", (json_int_t)m->hw.memory_bytes,
+	    "axes", a));
 
-	for (int a = 0; a < m->n_axes; a++)
-		shape[a] = m->axes[a].size;
-	fputs("  \"mesh\": {\"shape\": ", fp);
-	put_dims(fp, m->n_axes, shape);
-	fputs(", \"name\": ", fp);
-	put_shape_str(fp, m);
-	fputs(", \"devices\": ", fp);
-	put_i64(fp, m->n_devices);
-	fputs(", \"hardware\": ", fp);
-	put_str(fp, meta->hw_source != NULL ? meta->hw_source : m->hw.name);
-	fputs(", \"hardware_name\": ", fp);
-	put_str(fp, m->hw.name);
-	fputs(", \"device\": ", fp);
-	put_str(fp, m->hw.device);
-	fputs(", \"device_memory_bytes\": ", fp);
-	put_i64(fp, m->hw.memory_bytes);
-	fputs(",\n    \"axes\": [", fp);
-	for (int a = 0; a < m->n_axes; a++) {
-		fputs(a > 0 ? ", " : "", fp);
-		fprintf(fp, "{\"size\": %d, \"bandwidth\": ", m->axes[a].size);
-		put_real(fp, m->axes[a].link.bandwidth);
-		fputs(", \"latency\": ", fp);
-		put_real(fp, m->axes[a].link.latency);
-		fputc('}', fp);
-	}
-	fputs("]},\n", fp);
-
-	fprintf(fp, "  \"options\": {\"zero\": %s},\n",
-	    s->opts.zero ? "true" : "false");
-	{
-		const sl_recipe *rc = &s->opts.recipe;
-		fprintf(fp, "  \"recipe\": {\"attention\": \"%s\", \"precision\": \"%s\", "
-		    "\"recompute\": \"%s\", \"micro_batch\": %lld, \"global_batch\": %lld, "
-		    "\"seq\": %lld,\n    \"layer_recompute\": [",
-		    sl_attention_name(rc->attention), sl_precision_name(rc->precision),
-		    sl_recompute_name(rc->recompute), (long long)rc->micro_batch,
-		    (long long)rc->global_batch, (long long)rc->seq);
-		for (int l = 0; l < g->n_layers; l++)
-			fprintf(fp, "%s\"%s\"", l ? ", " : "",
-			    sl_recompute_name(s->layer_recompute[l]));
-		fputs("]},\n", fp);
-	}
-	fputs("  \"alpha\": ", fp);
-	put_real(fp, meta->alpha);
-	fputs(",\n", fp);
+	json_object_set_new(root, "options", json_pack("{s:b}", "zero",
+	    (int)s->opts.zero));
+	a = json_array();
+	for (int l = 0; l < g->n_layers; l++)
+		json_array_append_new(a,
+		    json_string(sl_recompute_name(s->layer_recompute[l])));
+	json_object_set_new(root, "recipe", json_pack(
+	    "{s:s, s:s, s:s, s:I, s:I, s:I, s:o}",
+	    "attention", sl_attention_name(rc->attention),
+	    "precision", sl_precision_name(rc->precision),
+	    "recompute", sl_recompute_name(rc->recompute),
+	    "micro_batch", (json_int_t)rc->micro_batch,
+	    "global_batch", (json_int_t)rc->global_batch,
+	    "seq", (json_int_t)rc->seq, "layer_recompute", a));
+	json_object_set_new(root, "alpha", sl_json_real(meta->alpha));
 
 	if (meta->sol != NULL) {
 		const sl_solution *sol = meta->sol;
-		fputs("  \"solver\": {\"name\": ", fp);
-		put_str(fp, sl_solver_name(sol->solver));
-		fputs(", \"status\": ", fp);
-		put_str(fp, sl_solve_status_name(sol->status));
-		fputs(", \"objective\": ", fp);
-		put_i64(fp, sol->objective);
-		/* a measured time: microseconds are all it can tell */
-		fprintf(fp, ", \"time_ms\": %.3f", isfinite(sol->time_ms) ?
-		    sol->time_ms : 0.0);
-		fprintf(fp, ", \"confirmed\": %s, \"note\": ",
-		    sol->confirmed ? "true" : "false");
-		put_str(fp, sol->note);
-		fputs("},\n", fp);
+		json_object_set_new(root, "solver", json_pack(
+		    "{s:s, s:s, s:I, s:o, s:b, s:o}",
+		    "name", sl_solver_name(sol->solver),
+		    "status", sl_solve_status_name(sol->status),
+		    "objective", (json_int_t)sol->objective,
+		    "time_ms", j_ms(sol->time_ms),
+		    "confirmed", (int)sol->confirmed,
+		    "note", json_string(sol->note)));
 	}
 
-	fputs("  \"objective\": ", fp);
-	put_i64(fp, ev->objective);
-	fputs(",\n  \"memory_objective_bytes\": ", fp);
-	put_i64(fp, ev->mem_part);
-	fputs(",\n  \"max_memory_bytes\": ", fp);
-	put_i64(fp, ev->max_total);
-	fputs(",\n  \"devices_over_capacity\": ", fp);
-	put_i64(fp, ev->n_over_capacity);
-	fputs(",\n  \"redundant_bytes\": ", fp);
-	put_i64(fp, ev->redundant);
-	fputs(",\n  \"comm_time_ns\": ", fp);
-	put_i64(fp, ev->comm_ns);
-	fputs(",\n  \"comm\": {", fp);
-	for (int k = 0; k < SL_COLL_COUNT; k++) {
-		fputs(k > 0 ? ", " : "", fp);
-		put_str(fp, sl_coll_name((sl_coll)k));
-		fputs(": {\"time_ns\": ", fp);
-		put_i64(fp, ev->comm.ns[k]);
-		fputs(", \"bytes\": ", fp);
-		put_i64(fp, ev->comm.bytes[k]);
-		fputc('}', fp);
-	}
-	fputs("},\n  \"step\": {\"time_ns\": ", fp);
-	put_i64(fp, ev->step_ns);
-	fputs(", \"compute_ns\": ", fp);
-	put_i64(fp, ev->compute_ns);
-	fputs(", \"recompute_ns\": ", fp);
-	put_i64(fp, ev->recompute_ns);
-	fputs(", \"exposed_comm_ns\": ", fp);
-	put_i64(fp, ev->exposed_comm_ns);
-	fputs(", \"accum_steps\": ", fp);
-	put_i64(fp, ev->accum_steps);
-	fputs(", \"tokens\": ", fp);
-	put_i64(fp, ev->tokens);
-	fputs(", \"tokens_per_s\": ", fp);
-	put_real(fp, ev->tokens_per_s);
-	fputs(", \"model_flops\": ", fp);
-	put_real(fp, ev->model_flops);
-	fputs(", \"mfu\": ", fp);
-	put_real(fp, ev->mfu);
-	fputs("},\n", fp);
+	json_object_set_new(root, "objective", json_integer(ev->objective));
+	json_object_set_new(root, "memory_objective_bytes",
+	    json_integer(ev->mem_part));
+	json_object_set_new(root, "max_memory_bytes", json_integer(ev->max_total));
+	json_object_set_new(root, "devices_over_capacity",
+	    json_integer(ev->n_over_capacity));
+	json_object_set_new(root, "redundant_bytes", json_integer(ev->redundant));
+	json_object_set_new(root, "comm_time_ns", json_integer(ev->comm_ns));
+	o = json_object();
+	for (int k = 0; k < SL_COLL_COUNT; k++)
+		json_object_set_new(o, sl_coll_name((sl_coll)k), json_pack(
+		    "{s:I, s:I}", "time_ns", (json_int_t)ev->comm.ns[k],
+		    "bytes", (json_int_t)ev->comm.bytes[k]));
+	json_object_set_new(root, "comm", o);
+	json_object_set_new(root, "step", json_pack(
+	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
+	    "time_ns", (json_int_t)ev->step_ns,
+	    "compute_ns", (json_int_t)ev->compute_ns,
+	    "recompute_ns", (json_int_t)ev->recompute_ns,
+	    "exposed_comm_ns", (json_int_t)ev->exposed_comm_ns,
+	    "accum_steps", (json_int_t)ev->accum_steps,
+	    "tokens", (json_int_t)ev->tokens,
+	    "tokens_per_s", sl_json_real(ev->tokens_per_s),
+	    "model_flops", sl_json_real(ev->model_flops),
+	    "mfu", sl_json_real(ev->mfu)));
 }
 
-static void
-write_devices(FILE *fp, const sl_space *s, const sl_eval *ev)
+static json_t *
+j_devices(const sl_space *s, const sl_eval *ev)
 {
 	const sl_mesh *m = &s->mesh;
+	json_t *a = json_array();
 
-	fputs("  \"devices\": [", fp);
 	for (int d = 0; d < ev->n_devices; d++) {
 		int coord[SL_MAX_AXES];
 		int64_t c64[SL_MAX_AXES], total = sl_mem_total(&ev->dev[d]);
 
 		sl_mesh_coords(m, d, coord);
-		for (int a = 0; a < m->n_axes; a++)
-			c64[a] = coord[a];
-		fprintf(fp, "%s\n    {\"id\": %d, \"coords\": ", d > 0 ? "," : "",
-		    d);
-		put_dims(fp, m->n_axes, c64);
-		fputs(", \"memory_bytes\": ", fp);
-		put_mem(fp, &ev->dev[d]);
-		fputs(", \"redundant_bytes\": ", fp);
-		put_i64(fp, ev->dev_redundant != NULL ? ev->dev_redundant[d] : 0);
-		fputs(", \"compute_ns\": ", fp);
-		put_i64(fp, ev->dev_compute_ns != NULL ? ev->dev_compute_ns[d] : 0);
-		fprintf(fp, ", \"over_capacity\": %s}",
-		    m->hw.memory_bytes > 0 && total > m->hw.memory_bytes ?
-		    "true" : "false");
+		for (int i = 0; i < m->n_axes; i++)
+			c64[i] = coord[i];
+		json_array_append_new(a, json_pack(
+		    "{s:i, s:o, s:o, s:I, s:I, s:b}", "id", d,
+		    "coords", j_dims(m->n_axes, c64),
+		    "memory_bytes", j_mem(&ev->dev[d]),
+		    "redundant_bytes", (json_int_t)(ev->dev_redundant != NULL ?
+		    ev->dev_redundant[d] : 0),
+		    "compute_ns", (json_int_t)(ev->dev_compute_ns != NULL ?
+		    ev->dev_compute_ns[d] : 0),
+		    "over_capacity", (int)(m->hw.memory_bytes > 0 &&
+		    total > m->hw.memory_bytes)));
 	}
-	fputs(ev->n_devices > 0 ? "\n  ],\n" : "],\n", fp);
+	return a;
 }
 
-static void
-write_constraints(FILE *fp, const sl_constraints *cs)
+static json_t *
+j_constraints(const sl_constraints *cs)
 {
-	int n = cs != NULL ? cs->n : 0;
+	json_t *a = json_array();
 
-	fputs("  \"constraints\": [", fp);
-	for (int i = 0; i < n; i++) {
-		fprintf(fp, "%s\n    {\"op\": ", i > 0 ? "," : "");
-		put_str(fp, cs->c[i].op);
-		fputs(", \"strategy\": ", fp);
-		put_str(fp, cs->c[i].strategy);
-		fprintf(fp, ", \"kind\": \"%s\"}", cs->c[i].pin ? "pin" : "forbid");
-	}
-	fputs(n > 0 ? "\n  ],\n" : "],\n", fp);
+	for (int i = 0; cs != NULL && i < cs->n; i++)
+		json_array_append_new(a, json_pack("{s:o, s:o, s:s}",
+		    "op", sl_json_str(cs->c[i].op),
+		    "strategy", sl_json_str(cs->c[i].strategy),
+		    "kind", cs->c[i].pin ? "pin" : "forbid"));
+	return a;
 }
 
-static void
-write_op(FILE *fp, const sl_space *s, const int *choice, const sl_eval *ev,
+static json_t *
+j_op(const sl_space *s, const int *choice, const sl_eval *ev,
     const sl_constraints *cs, int i)
 {
 	const sl_graph *g = s->g;
 	const sl_op *op = &g->ops[i];
 	const sl_strategy *st = &s->ops[i].strat[choice[i]];
 	int zero[SL_MAX_AXES] = { 0 };
-	bool pinned = false, any = false;
+	bool pinned = false;
 	int n_slots = op->n_in + op->n_out;
+	json_t *forbidden = json_array(), *tensors = json_array();
 
-	fputs("    {\"name\": ", fp);
-	put_str(fp, op->name);
-	fputs(", \"kind\": ", fp);
-	put_str(fp, sl_op_kind_name(op->kind));
-	fputs(", \"layer\": ", fp);
-	if (op->layer >= 0 && op->layer < g->n_layers)
-		put_str(fp, g->layers[op->layer].name);
-	else
-		fputs("null", fp);
-	fputs(", \"strategy\": ", fp);
-	put_str(fp, st->name);
-	for (int c = 0; cs != NULL && c < cs->n; c++)
-		if (cs->c[c].pin && strcmp(cs->c[c].op, op->name) == 0 &&
-		    strcmp(cs->c[c].strategy, st->name) == 0)
-			pinned = true;
-	fprintf(fp, ", \"pinned\": %s, \"forbidden\": [",
-	    pinned ? "true" : "false");
 	for (int c = 0; cs != NULL && c < cs->n; c++) {
-		if (cs->c[c].pin || strcmp(cs->c[c].op, op->name) != 0)
+		if (strcmp(cs->c[c].op, op->name) != 0)
 			continue;
-		fputs(any ? ", " : "", fp);
-		put_str(fp, cs->c[c].strategy);
-		any = true;
+		if (!cs->c[c].pin)
+			json_array_append_new(forbidden,
+			    sl_json_str(cs->c[c].strategy));
+		else if (strcmp(cs->c[c].strategy, st->name) == 0)
+			pinned = true;
 	}
-	fputs("],\n     \"memory_bytes\": ", fp);
-	put_i64(fp, ev->ops != NULL && i < ev->n_ops ?
-	    sl_mem_total(&ev->ops[i].mem) : 0);
-	fputs(", \"comm_time_ns\": ", fp);
-	put_i64(fp, ev->ops != NULL && i < ev->n_ops ?
-	    comm_total(&ev->ops[i].comm) : 0);
-	fputs(",\n     \"tensors\": [", fp);
 	for (int slot = 0; slot < n_slots; slot++) {
 		int ti = slot < op->n_in ? op->in[slot] : op->out[slot - op->n_in];
 		const sl_tensor *t = &g->tensors[ti];
@@ -359,46 +250,50 @@ write_op(FILE *fp, const sl_space *s, const int *choice, const sl_eval *ev,
 
 		for (int d = 0; d < t->rank; d++)
 			local[d] = sl_local_dim(&s->mesh, sp, d, t->dims[d], zero);
-		fprintf(fp, "%s\n       {\"name\": ", slot > 0 ? "," : "");
-		put_str(fp, t->name);
-		fputs(", \"role\": ", fp);
-		put_str(fp, sl_role_name(t->role));
-		fprintf(fp, ", \"io\": \"%s\", \"dtype\": ",
-		    slot < op->n_in ? "in" : "out");
-		put_str(fp, sl_dtype_name(t->dtype));
-		fputs(", \"shape\": ", fp);
-		put_dims(fp, t->rank, t->dims);
-		fputs(", \"local_shape\": ", fp);
-		put_dims(fp, t->rank, local);
-		fputs(", \"spec\": ", fp);
-		put_str(fp, sl_spec_format(sp, t->rank, spec, sizeof spec));
-		fputc('}', fp);
+		json_array_append_new(tensors, json_pack(
+		    "{s:o, s:s, s:s, s:s, s:o, s:o, s:s}",
+		    "name", sl_json_str(t->name), "role", sl_role_name(t->role),
+		    "io", slot < op->n_in ? "in" : "out",
+		    "dtype", sl_dtype_name(t->dtype),
+		    "shape", j_dims(t->rank, t->dims),
+		    "local_shape", j_dims(t->rank, local),
+		    "spec", sl_spec_format(sp, t->rank, spec, sizeof spec)));
 	}
-	fputs(n_slots > 0 ? "\n     ]}" : "]}", fp);
+	return json_pack("{s:o, s:s, s:o, s:o, s:b, s:o, s:I, s:I, s:o}",
+	    "name", sl_json_str(op->name), "kind", sl_op_kind_name(op->kind),
+	    "layer", op->layer >= 0 && op->layer < g->n_layers ?
+	    sl_json_str(g->layers[op->layer].name) : json_null(),
+	    "strategy", sl_json_str(st->name), "pinned", (int)pinned,
+	    "forbidden", forbidden,
+	    "memory_bytes", (json_int_t)(ev->ops != NULL && i < ev->n_ops ?
+	    sl_mem_total(&ev->ops[i].mem) : 0),
+	    "comm_time_ns", (json_int_t)(ev->ops != NULL && i < ev->n_ops ?
+	    comm_total(&ev->ops[i].comm) : 0),
+	    "tensors", tensors);
 }
 
 /* Memory over time on device 0: the sum the solvers weigh, the timeline's
  * peak in the default and the optimised order, and that order. */
 static void
-write_timeline(FILE *fp, const sl_space *s, const int *choice)
+add_timeline(json_t *root, const sl_space *s, const int *choice)
 {
 	sl_timeline tl;
 	char name[128];
+	json_t *order;
 
 	if (sl_timeline_build(s, choice, 0, true, &tl, NULL) != SL_OK)
 		return;
-	fprintf(fp, "  \"memory_over_time\": {\"device\": 0, \"sum\": %lld, "
-	    "\"peak_default\": %lld, \"peak\": %lld, \"gap\": %lld, "
-	    "\"order_exact\": %s, \"allocated_peak\": %lld, "
-	    "\"reserved_peak\": %lld,\n    \"order\": [",
-	    (long long)tl.sum, (long long)tl.peak_default, (long long)tl.peak,
-	    (long long)(tl.peak - tl.sum), tl.exact ? "true" : "false",
-	    (long long)tl.alloc_peak, (long long)tl.reserved_peak);
-	for (int p = 0; p < tl.n_tasks; p++) {
-		fputs(p ? (p % 8 ? ", " : ",\n      ") : "", fp);
-		put_str(fp, sl_task_name(s, &tl.task[tl.order[p]], name, sizeof name));
-	}
-	fputs("]},\n", fp);
+	order = json_array();
+	for (int p = 0; p < tl.n_tasks; p++)
+		json_array_append_new(order, json_string(sl_task_name(s,
+		    &tl.task[tl.order[p]], name, sizeof name)));
+	json_object_set_new(root, "memory_over_time", json_pack(
+	    "{s:i, s:I, s:I, s:I, s:I, s:b, s:I, s:I, s:o}", "device", 0,
+	    "sum", (json_int_t)tl.sum, "peak_default", (json_int_t)tl.peak_default,
+	    "peak", (json_int_t)tl.peak, "gap", (json_int_t)(tl.peak - tl.sum),
+	    "order_exact", (int)tl.exact,
+	    "allocated_peak", (json_int_t)tl.alloc_peak,
+	    "reserved_peak", (json_int_t)tl.reserved_peak, "order", order));
 	sl_timeline_free(&tl);
 }
 
@@ -407,8 +302,7 @@ sl_plan_write(const sl_space *s, const int *choice, const sl_eval *ev,
     const sl_plan_meta *meta, const char *path, sl_error *err)
 {
 	static const sl_plan_meta none;
-	sl_atomic a;
-	int rc;
+	json_t *root, *ops;
 
 	if (s == NULL || s->g == NULL || choice == NULL || ev == NULL ||
 	    path == NULL)
@@ -427,19 +321,16 @@ sl_plan_write(const sl_space *s, const int *choice, const sl_eval *ev,
 		    _("plan export: the evaluation is for %d devices, the "
 		    "mesh has %d"), ev->n_devices, s->mesh.n_devices);
 
-	if ((rc = sl_atomic_open(&a, path, err)) != SL_OK)
-		return rc;
-	write_header(a.fp, s, ev, meta);
-	write_devices(a.fp, s, ev);
-	write_constraints(a.fp, meta->cs);
-	write_timeline(a.fp, s, choice);
-	fputs("  \"ops\": [", a.fp);
-	for (int i = 0; i < s->g->n_ops; i++) {
-		fputs(i > 0 ? ",\n" : "\n", a.fp);
-		write_op(a.fp, s, choice, ev, meta->cs, i);
-	}
-	fputs(s->g->n_ops > 0 ? "\n  ]\n}\n" : "]\n}\n", a.fp);
-	return sl_atomic_commit(&a, err);
+	root = json_object();
+	add_header(root, s, ev, meta);
+	json_object_set_new(root, "devices", j_devices(s, ev));
+	json_object_set_new(root, "constraints", j_constraints(meta->cs));
+	add_timeline(root, s, choice);
+	ops = json_array();
+	for (int i = 0; i < s->g->n_ops; i++)
+		json_array_append_new(ops, j_op(s, choice, ev, meta->cs, i));
+	json_object_set_new(root, "ops", ops);
+	return sl_json_write(root, path, _("cannot write the plan"), err);
 }
 
 /* ------------------------------------------------------------------ reader */
@@ -1014,43 +905,37 @@ int
 sl_problem_plan_write(const sl_problem *p, const sl_solution *sol,
     const char *path, sl_error *err)
 {
-	sl_atomic a;
-	bool bounded = sol->bound != INT64_MIN && sol->bound != INT64_MAX;
-	int rc;
+	bool bounded;
+	json_t *root, *st;
 
 	if (p == NULL || sol == NULL || sol->choice == NULL || sol->n != p->n)
 		return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
 		    _("plan export: missing problem or assignment"));
-	if ((rc = sl_atomic_open(&a, path, err)) != SL_OK)
-		return rc;
-	fprintf(a.fp, "{\n  \"format\": \"%s-problem\",\n  \"version\": %d,\n",
-	    PLAN_FORMAT, PLAN_VERSION);
-	fputs("  \"problem\": ", a.fp);
-	put_str(a.fp, p->name);
-	fprintf(a.fp, ",\n  \"solver\": \"%s\",\n  \"status\": \"%s\",\n",
-	    sl_solver_name(sol->solver), sl_solve_status_name(sol->status));
-	fprintf(a.fp, "  \"cost\": %lld,\n", (long long)sol->objective);
-	if (bounded) {
-		fprintf(a.fp, "  \"bound\": %lld,\n", (long long)sol->bound);
-		fprintf(a.fp, "  \"gap\": %.6g,\n", sol->objective > 0 ?
-		    ((double)sol->objective - (double)sol->bound) /
-		    (double)sol->objective : 0.0);
-	} else
-		fputs("  \"bound\": null,\n  \"gap\": null,\n", a.fp);
-	if (p->usage_limit >= 0)
-		fprintf(a.fp, "  \"usage_limit\": %lld,\n", (long long)p->usage_limit);
-	else
-		fputs("  \"usage_limit\": null,\n", a.fp);
-	fprintf(a.fp, "  \"peak_usage\": %lld,\n",
-	    (long long)sl_problem_peak_usage(p, sol->choice));
-	fprintf(a.fp, "  \"time_ms\": %.3f,\n  \"first_plan_ms\": %.3f,\n",
-	    sol->time_ms, sol->first_ms >= 0 ? sol->first_ms : sol->time_ms);
-	fputs("  \"strategies\": [", a.fp);
+	bounded = sol->bound != INT64_MIN && sol->bound != INT64_MAX;
+	st = json_array();
 	for (int v = 0; v < p->n; v++)
-		fprintf(a.fp, "%s%d", v == 0 ? "" : v % 32 == 0 ? ",\n    " : ", ",
-		    sol->choice[v]);
-	fputs("]\n}\n", a.fp);
-	return sl_atomic_commit(&a, err);
+		json_array_append_new(st, json_integer(sol->choice[v]));
+	root = json_pack("{s:s, s:i, s:o, s:s, s:s, s:I}",
+	    "format", PLAN_FORMAT "-problem", "version", PLAN_VERSION,
+	    "problem", sl_json_str(p->name),
+	    "solver", sl_solver_name(sol->solver),
+	    "status", sl_solve_status_name(sol->status),
+	    "cost", (json_int_t)sol->objective);
+	json_object_set_new(root, "bound", bounded ?
+	    json_integer(sol->bound) : json_null());
+	/* the relative gap to six digits, as solvers print it */
+	json_object_set_new(root, "gap", !bounded ? json_null() :
+	    json_real(sol->objective > 0 ? strtod_6g(((double)sol->objective -
+	    (double)sol->bound) / (double)sol->objective) : 0.0));
+	json_object_set_new(root, "usage_limit", p->usage_limit >= 0 ?
+	    json_integer(p->usage_limit) : json_null());
+	json_object_set_new(root, "peak_usage",
+	    json_integer(sl_problem_peak_usage(p, sol->choice)));
+	json_object_set_new(root, "time_ms", j_ms(sol->time_ms));
+	json_object_set_new(root, "first_plan_ms", j_ms(sol->first_ms >= 0 ?
+	    sol->first_ms : sol->time_ms));
+	json_object_set_new(root, "strategies", st);
+	return sl_json_write(root, path, _("cannot write the plan"), err);
 }
 
 bool

@@ -1365,10 +1365,8 @@ trace_json(const sl_space *s, const sl_timeline *tl)
 char *
 sl_timeline_trace_json(const sl_space *s, const sl_timeline *tl, sl_error *err)
 {
-	json_t *root = trace_json(s, tl);
-	char *text = root ? json_dumps(root, JSON_COMPACT) : NULL;
+	char *text = sl_json_format(trace_json(s, tl));
 
-	json_decref(root);
 	if (text == NULL)
 		sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
 		    _("cannot build the trace JSON"));
@@ -1379,6 +1377,6 @@ int
 sl_timeline_write_trace(const sl_space *s, const sl_timeline *tl,
     const char *path, sl_error *err)
 {
-	return sl_json_write(trace_json(s, tl), path, JSON_COMPACT,
+	return sl_json_write(trace_json(s, tl), path,
 	    _("cannot build the trace JSON"), err);
 }

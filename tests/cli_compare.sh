@@ -4,13 +4,11 @@
 # against its checked-in expected output.
 . "$TESTS_SRCDIR/lib.sh"
 
-# field FILE METHOD KEY: KEY of METHOD's row in a compare JSON file.
+# field FILE METHOD KEY: KEY of METHOD's row in a compare JSON file (a row
+# is a line).
 field() {
-	awk -v m="$2" -v k="$3" '
-		/"method":/ { cur = $0; sub(/.*"method": *"/, "", cur); sub(/".*/, "", cur) }
-		cur == m && index($0, "\"" k "\":") {
-			v = $0; sub(/.*": */, "", v); sub(/,$/, "", v); print v; exit
-		}' "$1"
+	grep "\"method\": \"$2\"" "$1" | grep -o "\"$3\": [^,}]*" | head -n 1 |
+		sed 's/^[^:]*: //'
 }
 
 run cmp "$SHARDLAB" compare mlp-2layer --devices 4 --solver dp --mem-limit 10MiB
@@ -25,7 +23,7 @@ run js "$SHARDLAB" compare mlp-2layer --devices 4 --solver dp --json "$TMP/c.jso
 expect_status 0 js
 expect_in "$TMP/c.json" '"format": "shardlab-compare"'
 expect_eq "$(grep -c '"method":' "$TMP/c.json")" 10 "rows in the JSON"
-expect_eq "$(grep -m1 '"method":' "$TMP/c.json" | sed 's/.*: "//; s/".*//')" ours "first row"
+expect_eq "$(grep -m1 '"method":' "$TMP/c.json" | sed 's/.*"method": "//; s/".*//')" ours "first row"
 
 # Data parallel on 4 devices (batch 8, 2 per device): 16 bytes x 2,097,152
 # parameters = 33,554,432 plus saved x[2,512], h1[2,2048], g[2,2048] x 2

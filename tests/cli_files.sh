@@ -166,6 +166,18 @@ fi
 # the sweep's JSON keeps the name, escaped as JSON
 "$SHARDLAB" sweep "$TMP/esc.json" --json "$TMP/sweep.json"
 expect_in "$TMP/sweep.json" '"model": "x\u001b[2J\u0001y"'
+# a point of the frontier per line, as many as the table shows, and each
+# alpha boundary in its shortest exact form: a point's upper end is the next
+# one's lower end, character for character
+"$SHARDLAB" sweep mlp-2layer --devices 4 >"$TMP/sw.txt"
+"$SHARDLAB" sweep mlp-2layer --devices 4 --json "$TMP/sw.json"
+n=$(sed -n 's/.*: \([0-9][0-9]*\) distinct plans.*/\1/p' "$TMP/sw.txt")
+[ "${n:-0}" -ge 2 ] || fail "sweep: no frontier of two plans: $(cat "$TMP/sw.txt")"
+expect_eq "$(grep -c '^    {"alpha_lo": ' "$TMP/sw.json")" "$n" "sweep points, one per line"
+hi=$(sed -n 's/^    {"alpha_lo": [^,]*, "alpha_hi": \([^,]*\),.*/\1/p' "$TMP/sw.json" | head -n 1)
+lo=$(sed -n 's/^    {"alpha_lo": \([^,]*\),.*/\1/p' "$TMP/sw.json" | sed -n 2p)
+case $hi in [0-9]*) ;; *) fail "sweep: the first boundary is '$hi'" ;; esac
+expect_eq "$lo" "$hi" "the first boundary written the same twice"
 
 # -- a plan whose model changed since (sha256) but still maps: a warning
 cp "$SHARDLAB_DATADIR/models/mlp-2layer.json" "$TMP/m2.json"

@@ -17,8 +17,8 @@ expect_in "$TMP/tl.out" "trace written to $TMP/t.json"
 expect_eq "$(json_int "$TMP/t.json" peak)" 35651584 "trace peak"
 expect_eq "$(json_int "$TMP/t.json" sum)" 33628160 "trace sum"
 expect_in "$TMP/t.json" '"traceEvents"'
-expect_in "$TMP/t.json" '"ph":"C"'
-expect_in "$TMP/t.json" '"name":"fc2.wgrad"'
+expect_in "$TMP/t.json" '"ph": "C"'
+expect_in "$TMP/t.json" '"name": "fc2.wgrad"'
 
 # The trace alone on standard output.
 run tls "$SHARDLAB" timeline mlp-2layer --devices 1 --trace -

@@ -58,9 +58,10 @@ expect_eq() {
 	[ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"
 }
 
-# json_int FILE KEY: the first integer value of "KEY" in a JSON file.
+# json_int FILE KEY: the first integer value of "KEY" in a JSON file (a
+# line may hold a whole record: the first on it counts).
 json_int() {
-	sed -n "s/.*\"$2\": *\(-\{0,1\}[0-9][0-9]*\).*/\1/p" "$1" | head -n 1
+	grep -o "\"$2\": *-\{0,1\}[0-9][0-9]*" "$1" | head -n 1 | sed 's/.*: *//'
 }
 
 done_ok() {

@@ -12,6 +12,8 @@
 #include "json.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -1061,13 +1063,154 @@ test_json_reader(void **state)
 		snprintf(path, sizeof path, "%s/w.json", tmpdir);
 		sl_error_clear(&err);
 		assert_int_equal(sl_json_write(json_incref(v), path,
-		    JSON_INDENT(2) | JSON_PRESERVE_ORDER, "cannot write", &err), SL_OK);
+		    "cannot write", &err), SL_OK);
 		assert_int_equal(sl_json_read_file(&j, path, 0, SL_EINPUT, &err),
 		    SL_OK);
 		assert_true(json_equal(j.root, v));
 		sl_json_free(&j);
 		json_decref(v);
 		unlink(path);
+	}
+}
+
+/*
+ * The writer's layout (json.c): the top-level members one per line, a
+ * table's records one per line (a table inside a record two deeper), the
+ * rest of a record on its line, more than 16 scalars wrapped after every
+ * 16, strings escaped, reals in their shortest exact form and still reals.
+ */
+static void
+test_json_layout(void **state)
+{
+	static const char want[] =
+	    "{\n"
+	    "  \"format\": \"x\",\n"
+	    "  \"s\": \"q\\\"b\\\\n\\n\\u0001\xc3\xa9/\",\n"
+	    "  \"reals\": [0.1, 5.0, 1.345180000178516, 1e300, -2.5e-8],\n"
+	    "  \"empty\": {\"o\": {}, \"a\": []},\n"
+	    "  \"ops\": [\n"
+	    "    {\"name\": \"a\", \"t\": [\n"
+	    "      {\"k\": 1},\n"
+	    "      [2, 3]\n"
+	    "    ], \"n\": null},\n"
+	    "    {\"name\": \"b\", \"ok\": true}\n"
+	    "  ],\n"
+	    "  \"long\": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,\n"
+	    "    16]\n"
+	    "}\n";
+	json_t *root, *lng = json_array();
+	sl_json j;
+	sl_error err;
+	char *text;
+
+	(void)state;
+	for (int i = 0; i < 17; i++)
+		json_array_append_new(lng, json_integer(i));
+	root = json_pack("{s:s, s:s, s:[f, f, f, f, f], s:{s:{}, s:[]}, "
+	    "s:[{s:s, s:[{s:i}, [i, i]], s:n}, {s:s, s:b}], s:o}",
+	    "format", "x", "s", "q\"b\\n\n\x01\xc3\xa9/",
+	    "reals", 0.1, 5.0, 1.345180000178516, 1e300, -2.5e-8,
+	    "empty", "o", "a", "ops", "name", "a", "t", "k", 1, 2, 3, "n",
+	    "name", "b", "ok", 1, "long", lng);
+	assert_non_null(root);
+	text = sl_json_format(json_incref(root));
+	assert_non_null(text);
+	if (strcmp(text, want) != 0)
+		fail_msg("written:\n%s\nexpected:\n%s", text, want);
+	/* and the one reader gives back the same values */
+	sl_error_clear(&err);
+	assert_int_equal(sl_json_read(&j, "w.json", text, strlen(text), 0,
+	    SL_EINPUT, &err), SL_OK);
+	assert_true(json_equal(j.root, root));
+	sl_json_free(&j);
+	free(text);
+	json_decref(root);
+}
+
+/*
+ * A real is written in the shortest of %.15g, %.16g, %.17g that reads back
+ * as exactly the same double: 0.1 as "0.1", not 0.10000000000000001; a
+ * double that needs 17 digits gets them.  Checked on 200,000 doubles of
+ * every exponent, subnormal ones included (a fixed sequence).
+ */
+static int
+sig_digits(const char *s)
+{
+	int n = 0, zeros = 0;
+	bool lead = true;
+
+	for (; *s != '\0' && *s != 'e'; s++) {
+		if (*s < '0' || *s > '9')
+			continue;
+		if (lead && *s == '0')
+			continue;
+		lead = false;
+		if (*s == '0')
+			zeros++;
+		else {
+			n += zeros + 1;
+			zeros = 0;
+		}
+	}
+	return n;
+}
+
+static void
+test_json_reals(void **state)
+{
+	static const struct {
+		double d;
+		const char *s;
+	} known[] = {
+		{ 0.1, "0.1" }, { 1.0 / 3.0, "0.3333333333333333" },
+		{ 0.1 + 0.2, "0.30000000000000004" }, { 100.0, "100.0" },
+		{ -0.0, "-0.0" }, { 1e21, "1e21" }, { 2e12, "2e12" },
+		{ 4e-6, "4e-6" }, { 1.5e-5, "1.5e-5" }, { 1e-4, "0.0001" },
+		{ 1e5, "100000.0" }, { 1e6, "1e6" }, { 3.12e14, "3.12e14" },
+		{ 123456789012.0, "123456789012.0" }, { 1e15, "1e15" },
+		{ 123456789012345678.0, "1.2345678901234568e17" },
+		{ 5e-324, "5e-324" }, { 1.345, "1.345" },
+	};
+	char buf[32];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+		sl_json_format_real(known[i].d, buf, sizeof buf);
+		assert_string_equal(buf, known[i].s);
+	}
+	sl_json_format_real(INFINITY, buf, sizeof buf);
+	assert_string_equal(buf, "null");
+	for (int i = 0; i < 200000; i++) {
+		double d;
+		char shorter[32];
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		/* a decimal of five digits comes back with at most five */
+		snprintf(shorter, sizeof shorter, "%de%d", (int)(x % 100000),
+		    (int)(x >> 56) % 40 - 20);
+		d = strtod(shorter, NULL);
+		sl_json_format_real(d, buf, sizeof buf);
+		if (strtod(buf, NULL) != d || sig_digits(buf) > 5)
+			fail_msg("%s written as %s", shorter, buf);
+		memcpy(&d, &x, sizeof d);
+		if (!isfinite(d))
+			continue;
+		sl_json_format_real(d, buf, sizeof buf);
+		if (strtod(buf, NULL) != d)
+			fail_msg("%s does not read back as %a", buf, d);
+		/* and has no more digits than the fewest that read back */
+		for (int prec = 1; prec <= 17; prec++) {
+			snprintf(shorter, sizeof shorter, "%.*g", prec, d);
+			if (strtod(shorter, NULL) != d)
+				continue;
+			if (sig_digits(buf) > prec)
+				fail_msg("%s for %a, %s reads back too", buf, d,
+				    shorter);
+			break;
+		}
 	}
 }
 
@@ -1268,6 +1411,8 @@ main(void)
 		cmocka_unit_test(test_model_open_errors),
 		cmocka_unit_test(test_jsonpos),
 		cmocka_unit_test(test_json_reader),
+		cmocka_unit_test(test_json_layout),
+		cmocka_unit_test(test_json_reals),
 		cmocka_unit_test(test_kind_table),
 	};
 

@@ -574,7 +574,7 @@ test_plan_roundtrip(void **state)
 	sol.objective = f.ev.objective;
 	sol.status = SL_SOLVE_OPTIMAL;
 	sol.solver = SL_SOLVER_DP;
-	sol.time_ms = 1.25;
+	sol.time_ms = 1.2500004;	/* written to the microsecond */
 	snprintf(sol.note, sizeof sol.note, "a \"quoted\" note");
 	sl_plan_meta meta = { .model_source = "mlp-2layer", .alpha = 0.1,
 	    .sol = &sol, .cs = &cs, .micro_batch = 1 };
@@ -583,6 +583,37 @@ test_plan_roundtrip(void **state)
 	assert_int_equal(sl_plan_write(f.s, f.choice, &f.ev, &meta, path, &err),
 	    SL_OK);
 	assert_int_equal(count_entries(dir), 1);
+
+	/*
+	 * The layout (json.c): a top-level member per line, a device, an
+	 * operator and each of its tensors on a line of its own, alpha in its
+	 * shortest exact form and the time to the microsecond.
+	 */
+	{
+		FILE *fp = fopen(path, "r");
+		char line[4096];
+		int n_ops = 0, n_tensors = 0, n_devices = 0, slots = 0;
+		bool alpha = false, time = false;
+
+		assert_non_null(fp);
+		while (fgets(line, sizeof line, fp) != NULL) {
+#define STARTS(l, p) (strncmp((l), (p), sizeof (p) - 1) == 0)
+			n_ops += STARTS(line, "    {\"name\": ");
+			n_tensors += STARTS(line, "      {\"name\": ");
+			n_devices += STARTS(line, "    {\"id\": ");
+#undef STARTS
+			alpha |= strcmp(line, "  \"alpha\": 0.1,\n") == 0;
+			time |= strstr(line, "\"time_ms\": 1.25, ") != NULL;
+		}
+		fclose(fp);
+		for (int i = 0; i < g->n_ops; i++)
+			slots += g->ops[i].n_in + g->ops[i].n_out;
+		assert_int_equal(n_ops, g->n_ops);
+		assert_int_equal(n_tensors, slots);
+		assert_int_equal(n_devices, 4);
+		assert_true(alpha);
+		assert_true(time);
+	}
 
 	/* the numbers in the file are the evaluator's */
 	json_error_t je;

@@ -172,8 +172,8 @@ cmd_compare(int argc, char **argv)
 		goto out;
 	}
 	if (o.json != NULL) {
-		rc = sl_json_write(compare_json(&s, &c), o.json, JSON_INDENT(2) |
-		    JSON_PRESERVE_ORDER, _("cannot write the comparison"), &err);
+		rc = sl_json_write(compare_json(&s, &c), o.json,
+		    _("cannot write the comparison"), &err);
 		if (rc != SL_OK)
 			rc = cli_report(&err);
 	}

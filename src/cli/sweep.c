@@ -3,21 +3,35 @@
  * memory/communication Pareto table or JSON.
  */
 #include "cli.h"
+#include "json.h"
 
-/* s as a JSON string: names may hold quotes and control characters. */
-static void
-json_str(FILE *fp, const char *s)
+#include <jansson.h>
+
+/* The frontier as a document (man shardlab-sweep.1, "JSON"). */
+static json_t *
+sweep_json(const cli_session *s, const sl_frontier *f)
 {
-	fputc('"', fp);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(fp, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(fp, "\\u%04x", *p);
-		else
-			fputc(*p, fp);
+	json_t *points = json_array();
+
+	for (int i = 0; i < f->n; i++) {
+		json_t *st = json_object();
+
+		for (int v = 0; v < s->g->n_ops; v++)
+			json_object_set_new(st, s->g->ops[v].name, json_string(
+			    s->space->ops[v].strat[f->pt[i].choice[v]].name));
+		json_array_append_new(points, json_pack(
+		    "{s:o, s:o, s:I, s:I, s:I, s:o, s:o, s:o}",
+		    "alpha_lo", sl_json_real(f->pt[i].alpha_lo),
+		    "alpha_hi", f->pt[i].alpha_hi < 0 ? json_null() :
+		    sl_json_real(f->pt[i].alpha_hi),
+		    "memory_bytes", (json_int_t)f->pt[i].mem,
+		    "comm_time_ns", (json_int_t)f->pt[i].comm_ns,
+		    "step_time_ns", (json_int_t)f->pt[i].step_ns,
+		    "tokens_per_s", sl_json_real(f->pt[i].tokens_per_s),
+		    "mfu", sl_json_real(f->pt[i].mfu), "strategies", st));
 	}
-	fputc('"', fp);
+	return json_pack("{s:s, s:i, s:s, s:o}", "format", "shardlab-sweep",
+	    "version", 1, "model", s->g->name, "points", points);
 }
 
 static int
@@ -46,36 +60,8 @@ cmd_sweep(int argc, char **argv)
 		goto out;
 	}
 	if (o.json != NULL) {
-		sl_atomic a;
-		if ((rc = sl_atomic_open(&a, o.json, &err)) != SL_OK) {
-			rc = cli_report(&err);
-			goto out;
-		}
-		fputs("{\"format\": \"shardlab-sweep\", \"version\": 1, \"model\": ", a.fp);
-		json_str(a.fp, s.g->name);
-		fputs(", \"points\": [", a.fp);
-		for (int i = 0; i < f.n; i++) {
-			fprintf(a.fp, "%s\n  {\"alpha_lo\": %.17g, \"alpha_hi\": ", i ? "," : "",
-			    f.pt[i].alpha_lo);
-			if (f.pt[i].alpha_hi < 0)
-				fprintf(a.fp, "null");
-			else
-				fprintf(a.fp, "%.17g", f.pt[i].alpha_hi);
-			fprintf(a.fp, ", \"memory_bytes\": %lld, \"comm_time_ns\": %lld, "
-			    "\"step_time_ns\": %lld, \"tokens_per_s\": %.6g, \"mfu\": %.6g, "
-			    "\"strategies\": {",
-			    (long long)f.pt[i].mem, (long long)f.pt[i].comm_ns,
-			    (long long)f.pt[i].step_ns, f.pt[i].tokens_per_s, f.pt[i].mfu);
-			for (int v = 0; v < s.g->n_ops; v++) {
-				fputs(v ? ", " : "", a.fp);
-				json_str(a.fp, s.g->ops[v].name);
-				fputs(": ", a.fp);
-				json_str(a.fp, s.space->ops[v].strat[f.pt[i].choice[v]].name);
-			}
-			fprintf(a.fp, "}}");
-		}
-		fprintf(a.fp, "\n]}\n");
-		if ((rc = sl_atomic_commit(&a, &err)) != SL_OK) {
+		if ((rc = sl_json_write(sweep_json(&s, &f), o.json,
+		    _("cannot write the sweep"), &err)) != SL_OK) {
 			rc = cli_report(&err);
 			goto out;
 		}

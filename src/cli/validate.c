@@ -92,7 +92,7 @@ val_write_json(const char *path, const char *plan, const sl_space *s,
 	}
 	json_object_set_new(root, "devices", devs);
 
-	return sl_json_write(root, path, JSON_INDENT(2),
+	return sl_json_write(root, path,
 	    _("cannot write the validation report"), err);
 }
 

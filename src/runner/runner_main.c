@@ -426,7 +426,7 @@ rn_write(json_t *root, const char *out)
 
 	/* a file is written whole, then renamed: a reader never sees half of it */
 	sl_error_clear(&err);
-	if (sl_json_write(json_incref(root), out ? out : "-", JSON_INDENT(1),
+	if (sl_json_write(json_incref(root), out ? out : "-",
 	    "cannot write the JSON text", &err) == SL_OK)
 		return RN_EXIT_OK;
 	fprintf(stderr, "shardlab-runner: cannot write %s: %s\n", out ? out :
