@@ -2127,6 +2127,19 @@ sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 			}
 		}
 	}
+	if (nc == 0) {
+		/* nothing to evaluate: say why */
+		if (r->pruned_shapes > 0 || r->pruned_batches > 0)
+			snprintf(r->why_none, sizeof r->why_none,
+			    _("every configuration was set aside: %lld sub-meshes (tensor "
+			    "parallelism beyond a node, or chunks of unequal layers), %lld "
+			    "micro-batch sizes that do not divide the global batch"),
+			    (long long)r->pruned_shapes, (long long)r->pruned_batches);
+		else
+			snprintf(r->why_none, sizeof r->why_none,
+			    _("no pipeline degree and sub-mesh match %d devices, %d layers "
+			    "and the degrees asked for (--pp, --tp)"), N, L);
+	}
 	for (int i = 0; i < nc && rc == SL_OK; i++)
 		rc = cfg_bound(&h, &cs[i], &cs[i].lb, err);
 	if (rc == SL_OK && nc > 1)
@@ -2173,8 +2186,11 @@ suggest_one(const sl_hybrid_opts *base, sl_hybrid_opts *o, sl_fit_change *out,
 	rc = sl_hybrid_search(o, &r, &e2);
 	if (rc != SL_OK) {
 		out->fits = false;
-		return rc == SL_EINPUT ? SL_OK : (sl_error_set(err, rc, NULL, 0, 0,
-		    "%s", e2.msg), rc);
+		if (rc != SL_EINPUT)
+			return sl_error_set(err, rc, NULL, 0, 0, "%s", e2.msg);
+		/* the change itself makes bad input (too short a sequence) */
+		snprintf(out->why, sizeof out->why, "%.*s", (int)sizeof out->why - 1, e2.msg);
+		return SL_OK;
 	}
 	out->fits = r.found;
 	if (r.found) {
@@ -2183,7 +2199,8 @@ suggest_one(const sl_hybrid_opts *base, sl_hybrid_opts *o, sl_fit_change *out,
 	} else if (r.have_least) {
 		out->max_mem = r.least.max_mem;
 		out->step_ns = r.least.step_ns;
-	}
+	} else
+		snprintf(out->why, sizeof out->why, "%s", r.why_none);
 	sl_hybrid_result_free(&r);
 	return SL_OK;
 }
@@ -2195,6 +2212,8 @@ change_cmp(const void *a, const void *b)
 
 	if (x->fits != y->fits)
 		return x->fits ? -1 : 1;
+	if ((x->why[0] != '\0') != (y->why[0] != '\0'))
+		return x->why[0] != '\0' ? 1 : -1;	/* not evaluated: last */
 	if (x->fits)
 		return (x->step_ns > y->step_ns) - (x->step_ns < y->step_ns);
 	return (x->max_mem > y->max_mem) - (x->max_mem < y->max_mem);
@@ -2267,7 +2286,13 @@ sl_hybrid_suggest(const sl_hybrid_opts *o, sl_fit_change **out, int *n,
 		if ((rc = suggest_one(o, &t, &ch[k++], err)) != SL_OK)
 			goto out;
 	}
-	qsort(ch, k, sizeof *ch, change_cmp);
+	/* stable, so that equals keep the order tried */
+	for (int i = 1; i < k; i++)
+		for (int q = i; q > 0 && change_cmp(&ch[q - 1], &ch[q]) > 0; q--) {
+			sl_fit_change x = ch[q];
+			ch[q] = ch[q - 1];
+			ch[q - 1] = x;
+		}
 out:
 	if (rc != SL_OK) {
 		free(ch);
