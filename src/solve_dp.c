@@ -1088,10 +1088,17 @@ dp_edge_table(const sl_problem *p, int64_t *t, int ka, int kb,
 {
 	size_t len = (size_t)ka * kb;
 
-	memset(t, 0, len * sizeof *t);
+	if (n == 0)
+		memset(t, 0, len * sizeof *t);
 	for (int q = 0; q < n; q++) {
 		const int64_t *e = p->ecost[edges[q]];
-		if (!flip[q])
+		if (q == 0 && !flip[q])
+			memcpy(t, e, len * sizeof *t);	/* dp_add(0, x) is x */
+		else if (q == 0)
+			for (int a = 0; a < ka; a++)
+				for (int b = 0; b < kb; b++)
+					t[(size_t)a * kb + b] = e[(size_t)b * ka + a];
+		else if (!flip[q])
 			for (size_t j = 0; j < len; j++)
 				t[j] = dp_add(t[j], e[j]);
 		else
