@@ -131,6 +131,11 @@ typedef struct stage_tab {
 	int64_t **compute, **comm, **sync;
 	int *rep;
 	int *of;		/* the operator whose rows v points at (v: its own) */
+	/*
+	 * ndiff[v]: how many of the operators before v have rows other than
+	 * under the recomputation before this one (lazy, tab_same_prev).
+	 */
+	int *ndiff;
 } stage_tab;
 
 /*
@@ -154,6 +159,8 @@ typedef struct space_entry {
 	int *lcls;
 	bool uniform;
 	stage_tab tab[N_RECOMP];
+	/* its stage types by layer count, chained through stage_type.snext */
+	struct stage_type **by_n;
 	struct space_entry *next;
 } space_entry;
 
@@ -197,7 +204,8 @@ typedef struct stage_type {
 	int *fast[N_RECOMP];	/* the fastest plan, whatever its memory */
 	int n_plan, cap_plan;
 	stage_plan *plan;
-	struct stage_type *next;
+	struct stage_type *next;	/* every type (hyb.types) */
+	struct stage_type *snext;	/* its space's, of its layer count */
 } stage_type;
 
 typedef struct graph_entry {
@@ -235,6 +243,8 @@ tab_free(stage_tab *t, int n_ops)
 	free(t->comm);
 	free(t->sync);
 	free(t->rep);
+	free(t->ndiff);
+	t->ndiff = NULL;
 	t->ready = false;
 }
 
@@ -283,6 +293,7 @@ hyb_free(hyb *h)
 		free(e->cand);
 		free(e->erep);
 		free(e->lcls);
+		free(e->by_n);
 		sl_space_free(e->sp);
 		free(e);
 	}
@@ -536,6 +547,7 @@ hyb_space(hyb *h, int64_t batch, int outer, int inner, sl_error *err)
 		return NULL;
 	}
 	space_reps(e);
+	e->by_n = sl_xcalloc((size_t)g->n_layers + 1, sizeof *e->by_n);
 	e->next = h->spaces;
 	h->spaces = e;
 	return e;
@@ -646,6 +658,37 @@ space_tab(const hyb *h, space_entry *e, int r)
 }
 
 /*
+ * Whether operators [a, b) have the same rows under recomputation r as
+ * under r - 1 (recomputing selected parts changes nothing where those
+ * parts keep no activations).  Edges and a stage's extras (type_extras)
+ * do not depend on r, so such a stage is the same problem under both.
+ */
+static bool
+tab_same_prev(const hyb *h, space_entry *e, int r, int a, int b)
+{
+	stage_tab *tb, *pv;
+	int n = e->sp->g->n_ops;
+
+	if (r == 0)
+		return false;
+	pv = space_tab(h, e, r - 1);
+	tb = space_tab(h, e, r);
+	if (tb->ndiff == NULL) {
+		tb->ndiff = sl_xmalloc((size_t)(n + 1) * sizeof *tb->ndiff);
+		tb->ndiff[0] = 0;
+		for (int v = 0; v < n; v++) {
+			int k = e->sp->ops[v].n_strat;
+			bool same = memcmp(tb->mem[v], pv->mem[v], k * sizeof **tb->mem) == 0 &&
+			    memcmp(tb->compute[v], pv->compute[v], k * sizeof(int64_t)) == 0 &&
+			    memcmp(tb->comm[v], pv->comm[v], k * sizeof(int64_t)) == 0 &&
+			    memcmp(tb->sync[v], pv->sync[v], k * sizeof(int64_t)) == 0;
+			tb->ndiff[v + 1] = tb->ndiff[v] + !same;
+		}
+	}
+	return tb->ndiff[b] == tb->ndiff[a];
+}
+
+/*
  * The edge rows of stage t: an edge whose tables equal an earlier edge's of
  * the stage (erep) shares its row; eprim lists the rows that stay.
  */
@@ -695,9 +738,13 @@ hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
 	sp = se->sp;
 	g = sp->g;
 	last = l0 + n >= g->n_layers;
-	for (t = h->types; t != NULL; t = t->next)
-		if (t->se == se && t->first == first && t->last == last &&
-		    t->n_layers == n && type_serves(t, l0, n, h->o->plain))
+	if (l0 < 0 || n < 1 || l0 + n > g->n_layers) {
+		sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("the stages hold %d layers; the model has %d"), l0 + n, g->n_layers);
+		return NULL;
+	}
+	for (t = se->by_n[n]; t != NULL; t = t->snext)
+		if (t->first == first && t->last == last && type_serves(t, l0, n, h->o->plain))
 			return t;
 	t = sl_xcalloc(1, sizeof *t);
 	t->se = se;
@@ -787,6 +834,8 @@ hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
 	}
 	t->next = h->types;
 	h->types = t;
+	t->snext = se->by_n[n];
+	se->by_n[n] = t;
 	return t;
 }
 
@@ -1461,6 +1510,13 @@ cfg_item(hyb *h, cfg *c, int j, int u, int n, item *out, sl_error *err)
 
 		if (ty == NULL)
 			return err->code ? err->code : SL_EINTERNAL;
+		/*
+		 * The same problem as under r - 1: its plans are the same, and
+		 * an equal plan never replaces the one kept (strictly better
+		 * only), so r changes nothing.
+		 */
+		if (r > r0 && tab_same_prev(h, ty->se, r, ty->a, ty->b))
+			continue;
 		if (r > r0 && out->ok) {
 			/* no plan under r beats its fastest, whatever its memory */
 			const stage_plan *f = type_plan(h, ty, r, 1, c->m, INT64_MAX / 4, err);
@@ -2072,6 +2128,19 @@ sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 			}
 		}
 	}
+	if (nc == 0) {
+		/* nothing to evaluate: say why */
+		if (r->pruned_shapes > 0 || r->pruned_batches > 0)
+			snprintf(r->why_none, sizeof r->why_none,
+			    _("every configuration was set aside: %lld sub-meshes (tensor "
+			    "parallelism beyond a node, or chunks of unequal layers), %lld "
+			    "micro-batch sizes that do not divide the global batch"),
+			    (long long)r->pruned_shapes, (long long)r->pruned_batches);
+		else
+			snprintf(r->why_none, sizeof r->why_none,
+			    _("no pipeline degree and sub-mesh match %d devices, %d layers "
+			    "and the degrees asked for (--pp, --tp)"), N, L);
+	}
 	for (int i = 0; i < nc && rc == SL_OK; i++)
 		rc = cfg_bound(&h, &cs[i], &cs[i].lb, err);
 	if (rc == SL_OK && nc > 1)
@@ -2118,8 +2187,11 @@ suggest_one(const sl_hybrid_opts *base, sl_hybrid_opts *o, sl_fit_change *out,
 	rc = sl_hybrid_search(o, &r, &e2);
 	if (rc != SL_OK) {
 		out->fits = false;
-		return rc == SL_EINPUT ? SL_OK : (sl_error_set(err, rc, NULL, 0, 0,
-		    "%s", e2.msg), rc);
+		if (rc != SL_EINPUT)
+			return sl_error_set(err, rc, NULL, 0, 0, "%s", e2.msg);
+		/* the change itself makes bad input (too short a sequence) */
+		snprintf(out->why, sizeof out->why, "%.*s", (int)sizeof out->why - 1, e2.msg);
+		return SL_OK;
 	}
 	out->fits = r.found;
 	if (r.found) {
@@ -2128,7 +2200,8 @@ suggest_one(const sl_hybrid_opts *base, sl_hybrid_opts *o, sl_fit_change *out,
 	} else if (r.have_least) {
 		out->max_mem = r.least.max_mem;
 		out->step_ns = r.least.step_ns;
-	}
+	} else
+		snprintf(out->why, sizeof out->why, "%s", r.why_none);
 	sl_hybrid_result_free(&r);
 	return SL_OK;
 }
@@ -2140,6 +2213,8 @@ change_cmp(const void *a, const void *b)
 
 	if (x->fits != y->fits)
 		return x->fits ? -1 : 1;
+	if ((x->why[0] != '\0') != (y->why[0] != '\0'))
+		return x->why[0] != '\0' ? 1 : -1;	/* not evaluated: last */
 	if (x->fits)
 		return (x->step_ns > y->step_ns) - (x->step_ns < y->step_ns);
 	return (x->max_mem > y->max_mem) - (x->max_mem < y->max_mem);
@@ -2212,7 +2287,13 @@ sl_hybrid_suggest(const sl_hybrid_opts *o, sl_fit_change **out, int *n,
 		if ((rc = suggest_one(o, &t, &ch[k++], err)) != SL_OK)
 			goto out;
 	}
-	qsort(ch, k, sizeof *ch, change_cmp);
+	/* stable, so that equals keep the order tried */
+	for (int i = 1; i < k; i++)
+		for (int q = i; q > 0 && change_cmp(&ch[q - 1], &ch[q]) > 0; q--) {
+			sl_fit_change x = ch[q];
+			ch[q] = ch[q - 1];
+			ch[q - 1] = x;
+		}
 out:
 	if (rc != SL_OK) {
 		free(ch);

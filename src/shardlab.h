@@ -1474,6 +1474,8 @@ typedef struct sl_hybrid_result {
 	/* the least memory any configuration reached (when nothing fits) */
 	sl_pipeline least;
 	bool have_least;
+	/* when no configuration could be evaluated (configs 0): why */
+	char why_none[256];
 	double time_ms;
 } sl_hybrid_result;
 void sl_hybrid_result_free(sl_hybrid_result *r);
@@ -1503,8 +1505,10 @@ typedef struct sl_fit_change {
 	char what[160];			/* "pipeline degree 16" */
 	int64_t max_mem, step_ns;	/* after the change; 0 when unknown */
 	bool fits;
+	char why[256];			/* not evaluated: why; "" when evaluated */
 } sl_fit_change;
-/* Ranked (fitting first, by step time; then by memory). */
+/* Ranked (fitting first, by step time; then by memory; then those not
+ * evaluated). */
 int sl_hybrid_suggest(const sl_hybrid_opts *o, sl_fit_change **out, int *n,
     sl_error *err);
 

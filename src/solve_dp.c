@@ -396,22 +396,29 @@ ve_cmp_int(const void *a, const void *b)
 }
 
 /*
- * o[r] = min(o[r], base + r2[r]) with ag[r] = us where it lowers, skipping
- * r2[r] = DP_INF and sums that overflow (ag NULL: values only): the inner
- * loop of eliminating a node between two others, where most time goes, and
- * of min-plus products.  Written without branches
- * (the comparisons are unpredictable) so that it vectorises; GCC on x86-64
- * also builds an AVX2 copy chosen at run time.
+ * The min-plus kernels, where most of the time goes.  dp_row: o[r] =
+ * min(o[r], base + r2[r]), with ag[r] = us where it lowers (ag NULL: values
+ * only), skipping r2[r] = DP_INF and sums that overflow.  Written without
+ * branches (the comparisons are unpredictable) so that it vectorises.  The
+ * loops around it are the functions GCC on x86-64 builds in AVX-512, AVX2
+ * and plain copies, one chosen at run time: the choice is made once per
+ * elimination or product, and the row loop is inlined into each copy
+ * (rows are short: a few dozen strategies).
  */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-__attribute__((target_clones("avx2", "default"), optimize("tree-vectorize")))
+#define DP_KERNEL __attribute__((target_clones("avx512f", "avx2", "default"), \
+	optimize("tree-vectorize")))
+#define DP_ROW_INLINE __attribute__((always_inline)) inline
+#else
+#define DP_KERNEL
+#define DP_ROW_INLINE inline
 #endif
-static void
-dp_minrow(int64_t *restrict o, uint16_t *restrict ag, const int64_t *restrict r2,
-    int64_t base, uint16_t us, int n)
+
+static DP_ROW_INLINE void
+dp_row(int64_t *restrict o, int64_t *restrict ag, const int64_t *restrict r2,
+    int64_t base, int64_t us, int n)
 {
 	if (ag == NULL) {
-		/* the values alone (min-plus products) */
 		for (int r = 0; r < n; r++) {
 			int64_t x = r2[r];
 			int64_t v = (int64_t)((uint64_t)base + (uint64_t)x);
@@ -430,6 +437,107 @@ dp_minrow(int64_t *restrict o, uint16_t *restrict ag, const int64_t *restrict r2
 		o[r] = lt ? v : o[r];
 		ag[r] = lt ? us : ag[r];
 	}
+}
+
+/*
+ * dp_row where no sum can overflow (base and every finite r2[r] in [0,
+ * DP_SMALL)): only DP_INF needs a test, about half the work per entry.
+ */
+#define DP_SMALL ((int64_t)1 << 62)
+
+static DP_ROW_INLINE void
+dp_row_small(int64_t *restrict o, int64_t *restrict ag, const int64_t *restrict r2,
+    int64_t base, int64_t us, int n)
+{
+	if (ag == NULL) {
+		for (int r = 0; r < n; r++) {
+			int64_t x = r2[r];
+			int64_t v = (int64_t)((uint64_t)base + (uint64_t)x);
+			int64_t lt = -(int64_t)(v < o[r]) & -(int64_t)(x != DP_INF);
+			o[r] = lt ? v : o[r];
+		}
+		return;
+	}
+	for (int r = 0; r < n; r++) {
+		int64_t x = r2[r];
+		int64_t v = (int64_t)((uint64_t)base + (uint64_t)x);
+		int64_t lt = -(int64_t)(v < o[r]) & -(int64_t)(x != DP_INF);
+		o[r] = lt ? v : o[r];
+		ag[r] = lt ? us : ag[r];
+	}
+}
+
+/* Whether every entry of t[0..n) is DP_INF or in [0, DP_SMALL). */
+static bool
+dp_all_small(const int64_t *t, size_t n)
+{
+	uint64_t bad = 0;
+
+	for (size_t i = 0; i < n; i++)
+		bad |= (uint64_t)(t[i] != DP_INF) & ((uint64_t)t[i] >= (uint64_t)DP_SMALL);
+	return bad == 0;
+}
+
+/*
+ * Eliminating x between y and z: out[t][z] = min over s of ux[s] + m1(s, t)
+ * + m2[s][z], arg the least such s.  m1 is x-major (m1[s * ky + t]) when
+ * m1x, else y-major (m1[t * kx + s]); m2 is x-major, small when every entry
+ * is (dp_all_small).  Each output row stays in cache while every s passes
+ * over it, in increasing order (ties keep the least s).  out must hold
+ * DP_INF.
+ */
+DP_KERNEL static void
+dp_elim_pair(int64_t *restrict out, uint16_t *restrict arg, const int64_t *ux,
+    const int64_t *m1, bool m1x, const int64_t *m2, bool small, int kx, int ky,
+    int kz, int64_t *restrict agw)
+{
+	for (int t = 0; t < ky; t++) {
+		int64_t *o = out + (size_t)t * kz;
+		uint16_t *ag = arg + (size_t)t * kz;
+		/* the row's arguments as wide as its values while s runs, so
+		 * that one mask selects both */
+		for (int z = 0; z < kz; z++)
+			agw[z] = ag[z];
+		for (int s = 0; s < kx; s++) {
+			int64_t base = dp_add(ux[s], m1x ? m1[(size_t)s * ky + t] :
+			    m1[(size_t)t * kx + s]);
+			if (base == DP_INF)
+				continue;
+			if (small && base >= 0 && base < DP_SMALL)
+				dp_row_small(o, agw, m2 + (size_t)s * kz, base, s, kz);
+			else
+				dp_row(o, agw, m2 + (size_t)s * kz, base, s, kz);
+		}
+		for (int z = 0; z < kz; z++)
+			ag[z] = (uint16_t)agw[z];
+	}
+}
+
+/* Min-plus product C = A (r x m) (x) B (m x c). */
+DP_KERNEL static void
+dp_minplus_rows(const int64_t *A, const int64_t *B, int64_t *C, int r, int m, int c,
+    bool small)
+{
+	for (size_t i = 0; i < (size_t)r * c; i++)
+		C[i] = DP_INF;
+	for (int a = 0; a < r; a++) {
+		int64_t *out = C + (size_t)a * c;
+		for (int b = 0; b < m; b++) {
+			int64_t base = A[(size_t)a * m + b];
+			if (base == DP_INF)
+				continue;
+			if (small && base >= 0 && base < DP_SMALL)
+				dp_row_small(out, NULL, B + (size_t)b * c, base, 0, c);
+			else
+				dp_row(out, NULL, B + (size_t)b * c, base, 0, c);
+		}
+	}
+}
+
+static void
+dp_minplus(const int64_t *A, const int64_t *B, int64_t *C, int r, int m, int c)
+{
+	dp_minplus_rows(A, B, C, r, m, c, dp_all_small(B, (size_t)m * c));
 }
 
 static int
@@ -515,11 +623,11 @@ ve_elim(ve *w, int x, sl_error *err)
 	} else if (binary && ny == 2) {
 		int y, z, ky, kz, yz[2];
 		const ve_fac *fa = &w->f[w->fl[0]], *fb = &w->f[w->fl[1]];
-		const int64_t *m1, *m2;
+		const int64_t *m2;
 		int64_t *out;
 		ve_step *st;
-		int64_t *t1 = NULL, *t2 = NULL;
-		size_t c1 = 0, c2 = 0;
+		int64_t *t2 = NULL;
+		size_t c2 = 0;
 
 		y = fa->sc[0] == x ? fa->sc[1] : fa->sc[0];
 		z = fb->sc[0] == x ? fb->sc[1] : fb->sc[0];
@@ -528,27 +636,13 @@ ve_elim(ve *w, int x, sl_error *err)
 		yz[0] = y;
 		yz[1] = z;
 		st = ve_push_step(w, x, 2, yz, (size_t)ky * kz);
-		m1 = fa->sc[0] == x ? fa->t : ve_xmajor(w, fa, x, &t1, &c1);
 		m2 = fb->sc[0] == x ? fb->t : ve_xmajor(w, fb, x, &t2, &c2);
 		out = sl_xmalloc((size_t)ky * kz * sizeof *out);
 		for (size_t i = 0; i < (size_t)ky * kz; i++)
 			out[i] = DP_INF;
-		for (int s = 0; s < kx; s++) {
-			const int64_t *r1 = m1 + (size_t)s * ky;
-			const int64_t *r2 = m2 + (size_t)s * kz;
-			uint16_t us = (uint16_t)s;
-			if (ux[s] == DP_INF)
-				continue;
-			for (int t = 0; t < ky; t++) {
-				int64_t base = dp_add(ux[s], r1[t]);
-				int64_t *o = out + (size_t)t * kz;
-				uint16_t *ag = st->arg + (size_t)t * kz;
-				if (base == DP_INF)
-					continue;
-				dp_minrow(o, ag, r2, base, us, kz);
-			}
-		}
-		free(t1);
+		dp_elim_pair(out, st->arg, ux, fa->t, fa->sc[0] == x, m2,
+		    dp_all_small(m2, (size_t)kx * kz), kx, ky, kz,
+		    ve_scratch(&w->tmp2, &w->captmp2, (size_t)kz));
 		free(t2);
 		/* consume before merging, so the new factor does not meet them */
 		w->f[w->fl[0]].ar = 0;
@@ -994,10 +1088,17 @@ dp_edge_table(const sl_problem *p, int64_t *t, int ka, int kb,
 {
 	size_t len = (size_t)ka * kb;
 
-	memset(t, 0, len * sizeof *t);
+	if (n == 0)
+		memset(t, 0, len * sizeof *t);
 	for (int q = 0; q < n; q++) {
 		const int64_t *e = p->ecost[edges[q]];
-		if (!flip[q])
+		if (q == 0 && !flip[q])
+			memcpy(t, e, len * sizeof *t);	/* dp_add(0, x) is x */
+		else if (q == 0)
+			for (int a = 0; a < ka; a++)
+				for (int b = 0; b < kb; b++)
+					t[(size_t)a * kb + b] = e[(size_t)b * ka + a];
+		else if (!flip[q])
 			for (size_t j = 0; j < len; j++)
 				t[j] = dp_add(t[j], e[j]);
 		else
@@ -1134,8 +1235,16 @@ dp_class_build(sl_dp *d, const int64_t *c, size_t len, uint64_t h,
 	free(k);
 	cl->hash = h;
 	cl->len = len;
-	cl->content = sl_xmalloc(len * sizeof *c);
-	memcpy(cl->content, c, len * sizeof *c);
+	if (c == d->cbuf) {
+		/* the class keeps the buffer the content was built in, cut
+		 * to its length (the next layer's content gets another) */
+		cl->content = sl_xrealloc(d->cbuf, len * sizeof *c);
+		d->cbuf = NULL;
+		d->capcbuf = 0;
+	} else {
+		cl->content = sl_xmalloc(len * sizeof *c);
+		memcpy(cl->content, c, len * sizeof *c);
+	}
 	return cl;
 }
 
@@ -1184,23 +1293,6 @@ dp_layer_classify(sl_dp *d, const sl_problem *p, dp_layer *L, sl_error *err)
 	L->cls = cl;
 	L->dirty = true;
 	return SL_OK;
-}
-
-/* Min-plus product C = A (r x m) (x) B (m x c). */
-static void
-dp_minplus(const int64_t *A, const int64_t *B, int64_t *C, int r, int m, int c)
-{
-	for (size_t i = 0; i < (size_t)r * c; i++)
-		C[i] = DP_INF;
-	for (int a = 0; a < r; a++) {
-		int64_t *out = C + (size_t)a * c;
-		for (int b = 0; b < m; b++) {
-			int64_t base = A[(size_t)a * m + b];
-			if (base == DP_INF)
-				continue;
-			dp_minrow(out, NULL, B + (size_t)b * c, base, 0, c);
-		}
-	}
 }
 
 static uint64_t

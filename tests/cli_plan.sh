@@ -76,12 +76,42 @@ expect_status 0 srch
 expect_in "$TMP/srch.out" "frontier of memory against step time"
 expect_in "$TMP/srch.out" "chosen plan:"
 
-# nothing fits 1 GB: exit 1 and the changes that would make it fit
+# nothing fits 1 GB: exit 1 and the changes tried, closest first
 run nf "$SHARDLAB" plan gpt-1.7b --devices 2 --global-batch 8 --mem-limit 1GB
 expect_status 1 nf
 expect_in "$TMP/nf.err" "no plan fits"
-expect_in "$TMP/nf.out" "changes that would make it fit"
 expect_in "$TMP/nf.out" "optimizer states offloaded to host memory"
+# none of them fits: the list does not claim they would
+expect_in "$TMP/nf.out" "no single change tried makes it fit; the closest, least memory first:"
+expect_not_in "$TMP/nf.out" "changes that would make it fit"
+expect_not_in "$TMP/nf.out" "?"
+
+# nothing could be evaluated (no micro-batch of 2 per rank divides a global
+# batch of 3): the reason, never "?"; a change that evaluates nothing either
+# says why it was not evaluated
+run nb "$SHARDLAB" plan gpt-1.7b --devices 2 --global-batch 3 --micro-batch 2
+expect_status 1 nb
+expect_in "$TMP/nb.err" "no plan found: every configuration was set aside: 0 sub-meshes"
+expect_in "$TMP/nb.err" "3 micro-batch sizes that do not divide the global batch"
+expect_in "$TMP/nb.out" "changes that would make it fit, best first:"
+expect_in "$TMP/nb.out" "micro-batch of 1 sample per data-parallel rank: fits;"
+expect_in "$TMP/nb.out" "8 devices: not evaluated: every configuration was set aside: 0 sub-meshes (tensor parallelism beyond a node, or chunks of unequal layers), 10 micro-batch sizes"
+expect_not_in "$TMP/nb.out" "?"
+expect_not_in "$TMP/nb.err" "?"
+# the fitting change first, those not evaluated last
+test "$(grep -n ': fits;' "$TMP/nb.out" | cut -d: -f1)" -lt \
+    "$(grep -n 'not evaluated' "$TMP/nb.out" | head -1 | cut -d: -f1)" ||
+    fail "a change that fits is not listed before those not evaluated"
+
+# no change can be evaluated either (a tensor-parallel degree of 16 on at
+# most 8 devices): said so instead of a list of unknowns
+run nn "$SHARDLAB" plan gpt-1.7b --devices 2 --tp 16
+expect_status 1 nn
+expect_in "$TMP/nn.err" "no plan found: no pipeline degree and sub-mesh match 2 devices, 24 layers"
+expect_in "$TMP/nn.out" "no change tried could be evaluated, so none is known to make it fit:"
+expect_in "$TMP/nn.out" "8 devices: not evaluated: no pipeline degree and sub-mesh match 8 devices"
+expect_not_in "$TMP/nn.out" "changes that would make it fit"
+expect_not_in "$TMP/nn.out" "?"
 
 # bad input: exit 2 with a message naming what was expected
 run b1 "$SHARDLAB" plan gpt-1.7b --mesh 2x2x2 --axes pp,dp
