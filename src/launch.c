@@ -614,7 +614,7 @@ launch_build_dev(const sl_space *s, const int *choice, int dev, sl_launch_dev *d
     sl_error *err)
 {
 	const sl_graph *g = s->g;
-	launch_ctx c = { s, choice, d, 0, 0, -1, NULL };
+	launch_ctx c = { s, choice, d, 0, 0, -1, NULL, false };
 	int coord[SL_MAX_AXES] = { 0 };
 	int rc;
 
