@@ -266,6 +266,21 @@ void sl_reduce_free(sl_reduction *red);
  * thread only); windows of the anytime search set it. */
 extern _Thread_local double sl_dp_work_cap;
 
+/*
+ * Sequential tree-reweighted message passing (trws.c) on a strategy graph
+ * without its usage limit: node costs unary[v][s] (the anytime search
+ * prices the limit into them), edge costs read from p in place, ok the
+ * strategies allowed (NULL: p->allowed).  Messages persist between
+ * iterations, so a caller may change unary and go on.  One iteration is a
+ * forward and a backward pass; it returns a lower bound on the least
+ * unary-plus-edge cost of a plan, and writes in x (when not NULL) the plan
+ * its forward pass reads off.
+ */
+typedef struct sl_trws sl_trws;
+sl_trws *sl_trws_new(const sl_problem *p, uint8_t *const *ok);
+long double sl_trws_iterate(sl_trws *t, int64_t *const *unary, int *x);
+void sl_trws_free(sl_trws *t);
+
 /* solve_anytime.c: non-zero skips the exact shortcut (tests). */
 extern int sl_anytime_search_only;
 

@@ -12,7 +12,9 @@
  *      improved by single-node moves that keep the limit;
  *   4. the limit priced into node costs by multipliers per time segment
  *      (at_priced_search): the priced problem is searched without the
- *      limit, its plan repaired to the limit and improved under it;
+ *      limit, its plan repaired to the limit and improved under it; from
+ *      the third round on, TRW-S (trws.c) on the problem priced by
+ *      multipliers of its own adds candidates and a lower bound (at_trws);
  *   5. a Lagrangian lower bound over a spanning forest (at_lag_*);
  *   6. large neighbourhood search (at_lns): balls of the graph re-solved
  *      exactly by the elimination DP, induced trees by a tree DP, moves of
@@ -51,6 +53,8 @@
 #define AT_FIRST_SLICE 200.0
 /* Most work for the DP of one window (operations). */
 #define AT_DP_WORK 3e7
+/* Most TRW-S iterations in one priced round. */
+#define AT_TRWS_ITERS 30
 /* Price fixed point: a price p costs (usage * p) >> AT_PRICE_SHIFT. */
 #define AT_PRICE_SHIFT 16
 
@@ -1527,6 +1531,162 @@ at_lns(at *a, long double lb, double until_ms)
 }
 
 /*
+ * TRW-S (trws.c) on the problem with the limit priced in by multipliers of
+ * its own (struct at_tr), one per time segment, tuned by subgradient steps
+ * on its plans (Polyak steps against the best plan's cost).  Any
+ * multipliers lam >= 0 give a bound: TRW-S's bound on the priced problem
+ * less sum over segments of lam (limit - fixed load), since a plan that
+ * keeps the limit pays no more priced than real.  Its plans, repaired to
+ * the limit and improved under it, are candidates; the last one becomes the
+ * priced search's start when it is cheaper there than px.
+ */
+struct at_tr {
+	sl_trws *T;
+	double *lam, *pre, step, last;
+	int64_t **uc;		/* node costs priced by lam */
+	int64_t *load;
+	int *tx;
+	int stale;
+};
+
+static void
+at_tr_init(at *a, struct at_tr *R)
+{
+	R->T = sl_trws_new(a->p, a->ok);
+	R->lam = sl_xcalloc((size_t)a->nseg + 1, sizeof *R->lam);
+	R->pre = sl_xmalloc(((size_t)a->nseg + 1) * sizeof *R->pre);
+	R->load = sl_xmalloc(((size_t)a->nseg + 1) * sizeof *R->load);
+	R->tx = sl_xmalloc(((size_t)a->n + 1) * sizeof *R->tx);
+	R->uc = sl_xcalloc((size_t)a->n + 1, sizeof *R->uc);
+	for (int v = 0; v < a->n; v++)
+		R->uc[v] = sl_xmalloc((size_t)a->p->k[v] * sizeof **R->uc);
+	R->step = 1;
+	R->last = -INFINITY;
+}
+
+static void
+at_tr_free(at *a, struct at_tr *R)
+{
+	sl_trws_free(R->T);
+	for (int v = 0; v < a->n; v++)
+		free(R->uc[v]);
+	free(R->uc);
+	free(R->lam);
+	free(R->pre);
+	free(R->load);
+	free(R->tx);
+}
+
+/* Node costs priced by multipliers lam (floored, so a bound stays one). */
+static void
+at_price(const at *a, const double *lam, double *pre, int64_t **out)
+{
+	const sl_problem *p = a->p;
+
+	pre[0] = 0;
+	for (int q = 0; q < a->nseg; q++)
+		pre[q + 1] = pre[q] + lam[q];
+	for (int v = 0; v < a->n; v++) {
+		double L = a->slo[v] < a->shi[v] ?
+		    pre[a->shi[v]] - pre[a->slo[v]] : 0;
+		for (int s = 0; s < p->k[v]; s++) {
+			double c = L * (double)p->usage[v][s];
+			out[v][s] = sl_add_sat(p->cost[v][s],
+			    c > 1e17 ? (int64_t)1e17 : (int64_t)floor(c));
+		}
+	}
+}
+
+/* Load per segment of plan x, fixed loads included. */
+static void
+at_plan_load(const at *a, const int *x, int64_t *load)
+{
+	int64_t cur = 0;
+
+	memset(load, 0, ((size_t)a->nseg + 1) * sizeof *load);
+	for (int v = 0; v < a->n; v++)
+		if (a->slo[v] < a->shi[v]) {
+			load[a->slo[v]] += a->p->usage[v][x[v]];
+			load[a->shi[v]] -= a->p->usage[v][x[v]];
+		}
+	for (int q = 0; q < a->nseg; q++) {
+		cur += load[q];
+		load[q] = cur + a->base[q];
+	}
+}
+
+static void
+at_trws(at *a, struct at_tr *R, int *px, double until_ms, long double *lb)
+{
+	const sl_problem *p = a->p;
+	int64_t limit = a->limit;
+	bool any = false;
+
+	for (int it = 0; it < AT_TRWS_ITERS && at_ms(a) < until_ms &&
+	    !at_over(a); it++) {
+		long double freep = 0, b;
+		double g2 = 0, ub, t;
+
+		at_price(a, R->lam, R->pre, R->uc);
+		for (int q = 0; q < a->nseg; q++)
+			freep += (long double)R->lam[q] *
+			    ((long double)limit - (long double)a->base[q]);
+		b = sl_trws_iterate(R->T, R->uc, R->tx) - freep;
+		any = true;
+		if (b > *lb)
+			*lb = b;
+		/* a subgradient step on the multipliers */
+		at_plan_load(a, R->tx, R->load);
+		for (int q = 0; q < a->nseg; q++) {
+			double g = (double)(R->load[q] - limit);
+			if (g > 0 || R->lam[q] > 0)
+				g2 += g * g;
+		}
+		if (g2 == 0)
+			continue;
+		ub = a->best_cost < AT_HARD ? (double)a->best_cost :
+		    (double)fabsl(b) + 1;
+		if ((double)b > R->last + 1e-6 * fabs(R->last)) {
+			R->last = (double)b;
+			R->stale = 0;
+		} else if (++R->stale >= 5) {
+			R->step /= 2;
+			R->stale = 0;
+		}
+		t = R->step * (ub - (double)b > 0 ? ub - (double)b :
+		    1e-3 * ub) / g2;
+		for (int q = 0; q < a->nseg; q++) {
+			double nl = R->lam[q] + t * (double)(R->load[q] - limit);
+			R->lam[q] = nl > 0 ? nl : 0;
+		}
+	}
+	if (!any)
+		return;
+	/* the last plan: the priced search's start when cheaper there */
+	{
+		int64_t c, pxc;
+		a->nc = a->pc;
+		memcpy(a->x, R->tx, (size_t)a->n * sizeof *a->x);
+		c = at_score(a);
+		memcpy(a->x, px, (size_t)a->n * sizeof *a->x);
+		pxc = at_score(a);
+		if (c < pxc)
+			memcpy(px, R->tx, (size_t)a->n * sizeof *px);
+	}
+	/* and on the real problem */
+	a->nc = p->cost;
+	memcpy(a->x, R->tx, (size_t)a->n * sizeof *a->x);
+	at_load_reset(a);
+	if (at_repair(a)) {
+		double until = a->until_ms;
+		at_record(a);
+		a->until_ms = at_ms(a) + AT_FIRST_SLICE / 4;
+		at_icm(a);
+		a->until_ms = until;
+	}
+}
+
+/*
  * The limit priced into node costs: multipliers per time segment rise where
  * the priced search's plan overloads the memory and fall elsewhere, faster
  * where more memory is free; the
@@ -1534,7 +1694,7 @@ at_lns(at *a, long double lb, double until_ms)
  * the limit and improved under it, is a candidate.  Until 75% of the time.
  */
 static void
-at_priced_search(at *a, long double lb)
+at_priced_search(at *a, long double *lb)
 {
 	const sl_problem *p = a->p;
 	double *lam = sl_xcalloc((size_t)a->nseg + 1, sizeof *lam);
@@ -1546,7 +1706,9 @@ at_priced_search(at *a, long double lb)
 	double end = at_ms(a) + (a->deadline_ms - at_ms(a)) * 0.75;
 	double slice = (end - at_ms(a)) / 12;
 	int64_t limit = a->limit;
+	struct at_tr R;
 
+	at_tr_init(a, &R);
 	memcpy(px, a->x, (size_t)a->n * sizeof *px);
 	for (int round = 0; at_ms(a) < end && !at_over(a) && !a->proved;
 	    round++) {
@@ -1554,18 +1716,9 @@ at_priced_search(at *a, long double lb)
 		bool over = false;
 
 		/* priced costs from the multipliers */
-		pre[0] = 0;
-		for (int q = 0; q < a->nseg; q++)
-			pre[q + 1] = pre[q] + lam[q];
-		for (int v = 0; v < a->n; v++) {
-			double L = a->slo[v] < a->shi[v] ?
-			    pre[a->shi[v]] - pre[a->slo[v]] : 0;
-			for (int s = 0; s < p->k[v]; s++) {
-				double c = L * (double)p->usage[v][s];
-				a->pc[v][s] = sl_add_sat(p->cost[v][s],
-				    c > 1e17 ? (int64_t)1e17 : (int64_t)c);
-			}
-		}
+		at_price(a, lam, pre, a->pc);
+		if (round >= 2)
+			at_trws(a, &R, px, at_ms(a) + slice / 4, lb);
 		/* search the priced problem from its last plan */
 		a->priced = true;
 		a->nc = a->pc;
@@ -1576,7 +1729,7 @@ at_priced_search(at *a, long double lb)
 		a->until_ms = at_ms(a) + (round < 2 ? AT_FIRST_SLICE : slice);
 		at_icm(a);
 		/* the first rounds short: a plan that keeps the limit soon */
-		at_lns(a, lb, at_ms(a) + (round < 2 && slice > AT_FIRST_SLICE ?
+		at_lns(a, *lb, at_ms(a) + (round < 2 && slice > AT_FIRST_SLICE ?
 		    AT_FIRST_SLICE : slice));
 		memcpy(px, a->x, (size_t)a->n * sizeof *px);
 		/* its load per segment */
@@ -1610,9 +1763,10 @@ at_priced_search(at *a, long double lb)
 			a->until_ms = at_ms(a) + (round < 2 ? AT_FIRST_SLICE : slice) / 4;
 			at_icm(a);
 			at_group_pass(a);
-			at_lns(a, lb, a->until_ms);
+			at_lns(a, *lb, a->until_ms);
 		}
 	}
+	at_tr_free(a, &R);
 	a->priced = false;
 	a->nc = p->cost;
 	a->limit = limit;
@@ -1676,7 +1830,7 @@ at_search(at *a, long double *bound, bool *infeasible)
 	a->until_ms = a->deadline_ms;
 	/* 2. the limit priced into the costs, from the lightest plan */
 	if (a->has_mem)
-		at_priced_search(a, lb);
+		at_priced_search(a, &lb);
 
 	/* 3. Lagrangian relaxation of the limit over a spanning forest: a bound */
 	at_lag_init(a, &L);

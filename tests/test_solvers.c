@@ -9,6 +9,7 @@
 #include "testutil.h"
 #include "internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -706,6 +707,134 @@ test_anytime_search_sound(void **state)
 }
 
 /*
+ * A random tree of n nodes (node v hangs from an earlier node, then the
+ * numbering is shuffled and each edge's orientation drawn, so that messages
+ * run both ways through the cost matrices), costs up to 1000 (few ties),
+ * some strategies forbidden (never all of a node's); a chain (node perm[v] joined to perm[v - 1])
+ * when chain; with a usage limit between the lightest and
+ * the heaviest peak when limited.
+ */
+static sl_problem *
+random_tree(int n, bool limited, bool chain)
+{
+	int k[12], (*e)[2] = calloc((size_t)n, sizeof *e), perm[12];
+	sl_problem *p;
+
+	for (int v = 0; v < n; v++) {
+		k[v] = 1 + rnd(5);
+		perm[v] = v;
+	}
+	for (int v = n - 1; v > 0; v--) {
+		int j = rnd(v + 1), t = perm[v];
+		perm[v] = perm[j];
+		perm[j] = t;
+	}
+	for (int v = 1; v < n; v++) {
+		int a = perm[v], b = perm[chain ? v - 1 : rnd(v)];
+		e[v - 1][0] = rnd(2) ? a : b;
+		e[v - 1][1] = e[v - 1][0] == a ? b : a;
+	}
+	p = sl_problem_new(n, k, n - 1, (const int (*)[2])e);
+	free(e);
+	for (int v = 0; v < n; v++) {
+		int keep = rnd(k[v]);
+		for (int s = 0; s < k[v]; s++) {
+			p->cost[v][s] = rnd(1000);
+			if (s != keep && rnd(6) == 0)
+				p->allowed[v][s] = 0;
+		}
+	}
+	for (int i = 0; i < n - 1; i++) {
+		int cells = k[p->edge[i][0]] * k[p->edge[i][1]];
+		for (int c = 0; c < cells; c++)
+			p->ecost[i][c] = rnd(1000);
+	}
+	if (limited) {
+		int64_t lo = 0, hi = 0;
+		p->interval = calloc((size_t)n, sizeof *p->interval);
+		p->usage = calloc((size_t)n, sizeof *p->usage);
+		for (int v = 0; v < n; v++) {
+			int64_t mn = INT64_MAX, mx = 0;
+			p->interval[v][0] = rnd(6);
+			p->interval[v][1] = p->interval[v][0] + 1 + rnd(6);
+			p->usage[v] = calloc((size_t)k[v], sizeof **p->usage);
+			for (int s = 0; s < k[v]; s++) {
+				p->usage[v][s] = rnd(50);
+				if (p->allowed[v][s] && p->usage[v][s] < mn)
+					mn = p->usage[v][s];
+				if (p->usage[v][s] > mx)
+					mx = p->usage[v][s];
+			}
+			lo += mn == INT64_MAX ? 0 : mn;
+			hi += mx;
+		}
+		p->usage_limit = lo + (hi - lo) / 3;
+	}
+	return p;
+}
+
+/*
+ * TRW-S (trws.c) on trees, where its relaxation is exact: on chains and
+ * trees kept in the tree, its plan reaches the optimum found by brute force
+ * and its bound never exceeds it (and meets it, within the margin it keeps
+ * against rounding).  Then the anytime search alone (TRW-S runs inside it
+ * from its third priced round) on trees with a binding usage limit: every
+ * plan it returns keeps the limit by the problem's evaluator and by hand.
+ */
+static void
+test_anytime_trws_chain(void **state)
+{
+	rng_state = 0x7a3d5ULL;
+	for (int i = 0; i < 200; i++) {
+		sl_problem *p = random_tree(2 + rnd(9), false, i % 2 == 0);
+		sl_solution b;
+		sl_trws *t = sl_trws_new(p, NULL);
+		int *x = calloc((size_t)p->n, sizeof *x);
+		long double lb = -INFINITY;
+
+		solve_or_fail(p, SL_SOLVER_BRUTE, &b);
+		assert_int_equal(b.status, SL_SOLVE_OPTIMAL);
+		for (int it = 0; it < 50; it++) {
+			long double v = sl_trws_iterate(t, p->cost, x);
+			assert_true(v <= (long double)b.objective);
+			if (v > lb)
+				lb = v;
+		}
+		for (int v = 0; v < p->n; v++)
+			assert_true(p->allowed[v][x[v]]);
+		if (sl_problem_score(p, x) != b.objective)
+			print_message("tree %d: trws %lld, optimum %lld\n", i,
+			    (long long)sl_problem_score(p, x),
+			    (long long)b.objective);
+		assert_int_equal(sl_problem_score(p, x), b.objective);
+		assert_true(lb >= (long double)b.objective - 2);
+		sl_trws_free(t);
+		free(x);
+		sl_solution_free(&b);
+		sl_problem_free(p);
+	}
+	sl_anytime_search_only = 1;
+	for (int i = 0; i < 12; i++) {
+		sl_problem *p = random_tree(4 + rnd(8), true, i % 2 == 0);
+		sl_solution a, b;
+		sl_error err;
+		sl_solve_opts o = { .time_limit = 0.3 };
+		char buf[1200];
+
+		solve_or_fail(p, SL_SOLVER_BRUTE, &b);
+		sl_error_clear(&err);
+		sl_solution_init(&a, p->n);
+		if (sl_solve(p, SL_SOLVER_ANYTIME, &o, &a, &err) != SL_OK)
+			fail_msg("anytime: %s", sl_error_format(&err, buf, sizeof buf));
+		assert_anytime_sound(p, &b, &a);
+		sl_solution_free(&a);
+		sl_solution_free(&b);
+		sl_problem_free(p);
+	}
+	sl_anytime_search_only = 0;
+}
+
+/*
  * Reductions are exact, on a star worked by hand: node 1 in the middle of
  * nodes 0, 2 and 3.  Node 1's strategy 2 costs more than its strategy 0 on
  * its own and on every edge: dominated.  Without a usage limit every node
@@ -1134,6 +1263,7 @@ main(void)
 		cmocka_unit_test(test_iopddl_g),
 		cmocka_unit_test(test_anytime_equals_brute),
 		cmocka_unit_test(test_anytime_search_sound),
+		cmocka_unit_test(test_anytime_trws_chain),
 		cmocka_unit_test(test_anytime_reductions),
 		cmocka_unit_test(test_anytime_data),
 	};
