@@ -1616,7 +1616,8 @@ at_plan_load(const at *a, const int *x, int64_t *load)
 }
 
 static void
-at_trws(at *a, struct at_tr *R, int *px, double until_ms, long double *lb)
+at_trws(at *a, struct at_tr *R, int *px, double until_ms, double slice,
+    long double *lb)
 {
 	const sl_problem *p = a->p;
 	int64_t limit = a->limit;
@@ -1649,7 +1650,7 @@ at_trws(at *a, struct at_tr *R, int *px, double until_ms, long double *lb)
 		if ((double)b > R->last + 1e-6 * fabs(R->last)) {
 			R->last = (double)b;
 			R->stale = 0;
-		} else if (++R->stale >= 5) {
+		} else if (++R->stale >= 10) {
 			R->step /= 2;
 			R->stale = 0;
 		}
@@ -1680,8 +1681,10 @@ at_trws(at *a, struct at_tr *R, int *px, double until_ms, long double *lb)
 	if (at_repair(a)) {
 		double until = a->until_ms;
 		at_record(a);
-		a->until_ms = at_ms(a) + AT_FIRST_SLICE / 4;
+		a->until_ms = at_ms(a) + slice;
 		at_icm(a);
+		at_group_pass(a);
+		at_lns(a, *lb, a->until_ms);
 		a->until_ms = until;
 	}
 }
@@ -1718,7 +1721,7 @@ at_priced_search(at *a, long double *lb)
 		/* priced costs from the multipliers */
 		at_price(a, lam, pre, a->pc);
 		if (round >= 2)
-			at_trws(a, &R, px, at_ms(a) + slice / 4, lb);
+			at_trws(a, &R, px, at_ms(a) + slice / 4, slice / 8, lb);
 		/* search the priced problem from its last plan */
 		a->priced = true;
 		a->nc = a->pc;
