@@ -572,7 +572,18 @@ at_window_cost(const at *a, int nw)
 	return c;
 }
 
-static bool at_ball_dp(at *a, int nw, const int64_t *price);
+static bool at_ball_dp(at *a, int nw, const int64_t *price, sl_problem **qp,
+    int64_t **basep);
+
+static void
+at_ball_free(sl_problem **qp, int64_t **basep)
+{
+	if (*qp != NULL)
+		sl_problem_free(*qp);
+	free(*basep);
+	*qp = NULL;
+	*basep = NULL;
+}
 static int at_ball(at *a, int root, int max);
 
 /*
@@ -590,6 +601,8 @@ at_window(at *a, int max)
 	int64_t before, after, mu = a->mu;
 	int *keep;
 	bool fitted = false, ball;
+	sl_problem *bq = NULL;	/* the ball's problem, built once */
+	int64_t *bbase = NULL;
 
 	/* impossible pairs: long tree windows follow their chains far */
 	ball = a->ball > 0 && !(a->nhard > 0 && at_rnd(a, 2));
@@ -607,7 +620,7 @@ at_window(at *a, int max)
 	for (int round = 0; round < 12 && !fitted; round++) {
 		bool priced = false;
 		if (ball) {
-			if (!at_ball_dp(a, nw, a->wprice)) {
+			if (!at_ball_dp(a, nw, a->wprice, &bq, &bbase)) {
 				/* too wide: a smaller ball here, and a bit
 				 * smaller ones from now on */
 				a->ball = a->ball * 7 / 8;
@@ -615,8 +628,10 @@ at_window(at *a, int max)
 					a->ball = 8;
 				if (round > 0 || nw <= 8) {
 					free(keep);
+					at_ball_free(&bq, &bbase);
 					return;
 				}
+				at_ball_free(&bq, &bbase);
 				nw = at_ball(a, root, nw / 2);
 				before = at_window_cost(a, nw);
 				for (int i = 0; i < nw; i++) {
@@ -652,6 +667,7 @@ at_window(at *a, int max)
 				    a->ball < AT_WINDOW_MAX)
 					a->ball += 1 + a->ball / 16;
 				free(keep);
+				at_ball_free(&bq, &bbase);
 				return;
 			}
 		} else {
@@ -683,65 +699,95 @@ at_window(at *a, int max)
 	else if (fitted && a->mu > 1)
 		a->mu -= a->mu / 8;
 	free(keep);
+	at_ball_free(&bq, &bbase);
 }
 
 /*
  * A ball of the graph around root (BFS, cycles and all) as a problem of its
  * own: node costs plus the edges to the fixed rest plus the priced usage;
  * the edges inside kept.  Solved exactly by the elimination DP when its
- * width allows; false when the DP refuses.
+ * width allows; false when the DP refuses.  The problem is built once per
+ * ball (*qp NULL: built; its unpriced node costs kept in *basep) and only
+ * its node costs change when the window's prices do, so a window that
+ * needs several price rounds copies its edge matrices once.
  */
 static bool
-at_ball_dp(at *a, int nw, const int64_t *price)
+at_ball_dp(at *a, int nw, const int64_t *price, sl_problem **qp,
+    int64_t **basep)
 {
 	const sl_problem *p = a->p;
-	int *k = sl_xmalloc((size_t)nw * sizeof *k), me = 0;
-	int (*ed)[2], *eid;
-	sl_problem *q;
+	sl_problem *q = *qp;
 	sl_solution sol;
 	sl_error err;
 	bool ok;
 
-	for (int i = 0; i < nw; i++) {
-		int v = a->worder[i];
-		a->wpos[v] = i;
-		k[i] = p->k[v];
-		for (int j = a->aoff[v]; j < a->aoff[v + 1]; j++)
-			me += a->wstamp[at_other(p, a->aedge[j], v)] == a->stamp;
-	}
-	me /= 2;
-	ed = sl_xmalloc(((size_t)me + 1) * sizeof *ed);
-	eid = sl_xmalloc(((size_t)me + 1) * sizeof *eid);
-	me = 0;
-	for (int i = 0; i < nw; i++) {
-		int v = a->worder[i];
-		for (int j = a->aoff[v]; j < a->aoff[v + 1]; j++) {
-			int e = a->aedge[j], w = at_other(p, e, v);
-			if (a->wstamp[w] != a->stamp || a->wpos[w] < i)
-				continue;
-			/* keep the file's orientation to copy the matrix as is */
-			ed[me][0] = a->wpos[p->edge[e][0]];
-			ed[me][1] = a->wpos[p->edge[e][1]];
-			eid[me++] = e;
+	if (q == NULL) {
+		int *k = sl_xmalloc((size_t)nw * sizeof *k), me = 0;
+		int (*ed)[2], *eid;
+		size_t nb = 0;
+
+		for (int i = 0; i < nw; i++) {
+			int v = a->worder[i];
+			a->wpos[v] = i;
+			k[i] = p->k[v];
+			nb += (size_t)p->k[v];
+			for (int j = a->aoff[v]; j < a->aoff[v + 1]; j++)
+				me += a->wstamp[at_other(p, a->aedge[j], v)] ==
+				    a->stamp;
 		}
-	}
-	q = sl_problem_new(nw, k, me, (const int (*)[2])ed);
-	for (int i = 0; i < me; i++)
-		memcpy(q->ecost[i], p->ecost[eid[i]], (size_t)p->k[p->edge[eid[i]][0]] *
-		    (size_t)p->k[p->edge[eid[i]][1]] * sizeof **p->ecost);
-	for (int i = 0; i < nw; i++) {
-		int v = a->worder[i];
-		for (int s = 0; s < p->k[v]; s++) {
-			int64_t c = a->nc[v][s];
-			q->allowed[i][s] = a->ok[v][s];
-			if (a->has_mem && price[i] != 0)
-				c = sl_add_sat(c, at_priced(p->usage[v][s], price[i]));
+		me /= 2;
+		ed = sl_xmalloc(((size_t)me + 1) * sizeof *ed);
+		eid = sl_xmalloc(((size_t)me + 1) * sizeof *eid);
+		me = 0;
+		for (int i = 0; i < nw; i++) {
+			int v = a->worder[i];
 			for (int j = a->aoff[v]; j < a->aoff[v + 1]; j++) {
 				int e = a->aedge[j], w = at_other(p, e, v);
-				if (a->wstamp[w] != a->stamp)
-					c = sl_add_sat(c, at_ecell(p, e, v, s, a->x[w]));
+				if (a->wstamp[w] != a->stamp || a->wpos[w] < i)
+					continue;
+				/* the file's orientation: the matrix as is */
+				ed[me][0] = a->wpos[p->edge[e][0]];
+				ed[me][1] = a->wpos[p->edge[e][1]];
+				eid[me++] = e;
 			}
-			q->cost[i][s] = c;
+		}
+		q = sl_problem_new(nw, k, me, (const int (*)[2])ed);
+		for (int i = 0; i < me; i++)
+			memcpy(q->ecost[i], p->ecost[eid[i]],
+			    (size_t)p->k[p->edge[eid[i]][0]] *
+			    (size_t)p->k[p->edge[eid[i]][1]] * sizeof **p->ecost);
+		*basep = sl_xmalloc((nb + 1) * sizeof **basep);
+		nb = 0;
+		for (int i = 0; i < nw; i++) {
+			int v = a->worder[i];
+			for (int s = 0; s < p->k[v]; s++) {
+				int64_t c = a->nc[v][s];
+				q->allowed[i][s] = a->ok[v][s];
+				for (int j = a->aoff[v]; j < a->aoff[v + 1]; j++) {
+					int e = a->aedge[j], w = at_other(p, e, v);
+					if (a->wstamp[w] != a->stamp)
+						c = sl_add_sat(c,
+						    at_ecell(p, e, v, s, a->x[w]));
+				}
+				(*basep)[nb++] = c;
+			}
+		}
+		free(k);
+		free(ed);
+		free(eid);
+		*qp = q;
+	}
+	{
+		size_t nb = 0;
+		for (int i = 0; i < nw; i++) {
+			int v = a->worder[i];
+			for (int s = 0; s < p->k[v]; s++) {
+				int64_t c = (*basep)[nb++];
+				if (a->has_mem && price[i] != 0)
+					c = sl_add_sat(c,
+					    at_priced(p->usage[v][s], price[i]));
+				q->cost[i][s] = c;
+			}
 		}
 	}
 	sl_error_clear(&err);
@@ -761,10 +807,6 @@ at_ball_dp(at *a, int nw, const int64_t *price)
 		for (int i = 0; i < nw; i++)
 			a->wy[i] = sol.choice[i];
 	sl_solution_free(&sol);
-	sl_problem_free(q);
-	free(k);
-	free(ed);
-	free(eid);
 	return ok;
 }
 
@@ -1720,8 +1762,9 @@ at_priced_search(at *a, long double *lb)
 
 		/* priced costs from the multipliers */
 		at_price(a, lam, pre, a->pc);
-		if (round >= 2)
+		if (round >= 2) {
 			at_trws(a, &R, px, at_ms(a) + slice / 4, slice / 8, lb);
+		}
 		/* search the priced problem from its last plan */
 		a->priced = true;
 		a->nc = a->pc;
