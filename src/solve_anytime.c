@@ -228,14 +228,14 @@ at_fits(const at *a, int v, int t)
 
 /* ------------------------------------------------------------------ costs */
 
-static int
+static inline int
 at_other(const sl_problem *p, int e, int v)
 {
 	return p->edge[e][0] == v ? p->edge[e][1] : p->edge[e][0];
 }
 
 /* Cost of edge e with v on s and the other end on t. */
-static int64_t
+static inline int64_t
 at_ecell(const sl_problem *p, int e, int v, int s, int t)
 {
 	int u0 = p->edge[e][0], u1 = p->edge[e][1];
@@ -1371,6 +1371,10 @@ at_forest(at *a)
 		}
 		int64_t *up = u + uoff[pv];
 		int *av = arg + aoff[v];
+		/* cell (s, sp) of the edge at c[s * ss + sp * sp1], in place */
+		const int64_t *ec = p->ecost[pe[v]];
+		size_t ss = p->edge[pe[v]][0] == v ? (size_t)p->k[pv] : 1;
+		size_t sp1 = p->edge[pe[v]][0] == v ? 1 : (size_t)p->k[v];
 		for (int sp = 0; sp < p->k[pv]; sp++) {
 			int64_t bm = INT64_MAX;
 			int bs = 0;
@@ -1381,7 +1385,8 @@ at_forest(at *a)
 			for (int s = 0; s < p->k[v]; s++) {
 				if (uv[s] == INT64_MAX)
 					continue;
-				int64_t c = sl_add_sat(uv[s], at_ecell(p, pe[v], v, s, sp));
+				int64_t c = sl_add_sat(uv[s],
+				    ec[(size_t)s * ss + (size_t)sp * sp1]);
 				if (c < bm) {
 					bm = c;
 					bs = s;
