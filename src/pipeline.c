@@ -222,6 +222,7 @@ typedef struct hyb {
 	stage_type *types;
 	sl_dp_pool *pool;	/* layers the stages' solvers share */
 	int64_t solves, hits;
+	bool own_layers;	/* a stage type serves only its own layers */
 } hyb;
 
 static void
@@ -744,7 +745,8 @@ hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
 		return NULL;
 	}
 	for (t = se->by_n[n]; t != NULL; t = t->snext)
-		if (t->first == first && t->last == last && type_serves(t, l0, n, h->o->plain))
+		if (t->first == first && t->last == last &&
+		    type_serves(t, l0, n, h->o->plain || h->own_layers))
 			return t;
 	t = sl_xcalloc(1, sizeof *t);
 	t->se = se;
@@ -2650,12 +2652,15 @@ sl_pipe_ctx_free(sl_pipe_ctx *c)
 	free(c);
 }
 
-/* Does operator v of the space stand for constraint operator op? */
+/* Does operator v of the space stand for constraint operator op?  A
+ * constraint names one operator; a stage type whose layers a constraint
+ * names serves only its own layers (sl_pipe_ctx_eval), so its operators are
+ * the model's. */
 static bool
 ctx_same_op(const sl_graph *g, int op, int v)
 {
-	return g->ops[op].layer < 0 ? v == op :
-	    g->ops[v].layer >= 0 && g->ops[v].pos == g->ops[op].pos;
+	(void)g;
+	return v == op;
 }
 
 static int
@@ -2729,8 +2734,22 @@ sl_pipe_ctx_eval(sl_pipe_ctx *c, const sl_pipe_config *cfg, sl_pipeline *pl,
     int *skipped, sl_error *err)
 {
 	int rc, l0 = 0, ns = cfg->pp * (cfg->virt > 0 ? cfg->virt : 1), n_ty = 0;
-	stage_type **ty = sl_xcalloc(ns > 0 ? ns : 1, sizeof *ty);
+	stage_type **ty;
+	space_entry *se;
 
+	/* a constraint on one layer's operator holds in that layer only: the
+	 * stages then do not share types across layers */
+	if ((se = hyb_space(&c->h, cfg->graph_batch, cfg->outer, cfg->inner,
+	    err)) == NULL) {
+		memset(pl, 0, sizeof *pl);
+		return err->code ? err->code : SL_EINTERNAL;
+	}
+	c->h.own_layers = false;
+	for (int i = 0; i < c->cs.n && !c->h.own_layers; i++) {
+		int op = ctx_op(se->sp->g, c->cs.c[i].op);
+		c->h.own_layers = op >= 0 && se->sp->g->ops[op].layer >= 0;
+	}
+	ty = sl_xcalloc(ns > 0 ? ns : 1, sizeof *ty);
 	/* the stage types of this configuration, constrained before solving */
 	for (int j = 0; j < ns && cfg->layers[j] >= 1; j++) {
 		stage_type *t = hyb_type(&c->h, cfg->graph_batch, cfg->outer,
