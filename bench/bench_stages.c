@@ -3,8 +3,9 @@
  * a pipeline after a key, for gpt-1.7b on 4 and 8 devices of h100-nvlink at
  * 2 and 4 stages: sl_pipeline_eval from nothing against sl_pipe_ctx_eval
  * with the spaces and stage plans of earlier keys kept, over every position
- * of the first boundary (first visit, then again).  Prints milliseconds
- * and the ratio to one frame (16 ms).
+ * of the first boundary (first visit, then again), without pins and with
+ * a pin of one layer's operator.  Prints milliseconds and the ratio to one
+ * frame (16 ms).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -57,8 +58,7 @@ main(void)
 			    .layers = layers, .recompute = rec };
 			sl_pipeline pl;
 			sl_pipe_ctx *ctx;
-			double t0, cold, first = 0, again = 0, worst = 0;
-			int n = 0;
+			double t0, cold;
 
 			sl_hybrid_opts_default(&o);
 			o.model = model;
@@ -76,32 +76,48 @@ main(void)
 			cold = now_ms() - t0;
 			sl_pipeline_free(&pl);
 			ctx = sl_pipe_ctx_new(&o);
-			if (sl_pipe_ctx_eval(ctx, &c, &pl, NULL, &err) != SL_OK)
-				return 1;
-			sl_pipeline_free(&pl);
-			for (int pass = 0; pass < 2; pass++)
-				for (int l = 1; l < L / p * 2; l++) {
-					double t;
-					layers[0] = l;
-					layers[1] = L / p * 2 - l;
-					t0 = now_ms();
-					if (sl_pipe_ctx_eval(ctx, &c, &pl, NULL, &err) != SL_OK) {
-						fprintf(stderr, "bench_stages: %s\n", err.msg);
-						return 1;
-					}
-					t = now_ms() - t0;
-					sl_pipeline_free(&pl);
-					if (pass == 0)
-						first += t, n++;
-					else
-						again += t;
-					if (t > worst)
-						worst = t;
+			/* without pins, then with a pin of one layer's operator
+			 * (each stage solved for its own layers) */
+			for (int pin = 0; pin < 2; pin++) {
+				double first = 0, again = 0, worst = 0;
+				int n = 0;
+
+				if (pin) {
+					sl_constraints cs;
+					memset(&cs, 0, sizeof cs);
+					sl_constraints_add(&cs, "layer3.qkv", "rep", true);
+					sl_pipe_ctx_constrain(ctx, &cs);
+					sl_constraints_free(&cs);
 				}
+				for (int j = 0; j < p; j++)
+					layers[j] = L / p;
+				if (sl_pipe_ctx_eval(ctx, &c, &pl, NULL, &err) != SL_OK)
+					return 1;
+				sl_pipeline_free(&pl);
+				for (int pass = 0; pass < 2; pass++)
+					for (int l = 1; l < L / p * 2; l++) {
+						double t;
+						layers[0] = l;
+						layers[1] = L / p * 2 - l;
+						t0 = now_ms();
+						if (sl_pipe_ctx_eval(ctx, &c, &pl, NULL, &err) != SL_OK) {
+							fprintf(stderr, "bench_stages: %s\n", err.msg);
+							return 1;
+						}
+						t = now_ms() - t0;
+						sl_pipeline_free(&pl);
+						if (pass == 0)
+							first += t, n++;
+						else
+							again += t;
+						if (t > worst)
+							worst = t;
+					}
+				printf("%-9s %4d %3d %12.1f %12.2f %12.2f %12.2f %8.2f%s\n",
+				    "gpt-1.7b", D, p, cold, first / n, again / n, worst,
+				    worst / 16.0, pin ? "  pin on layer3.qkv" : "");
+			}
 			sl_pipe_ctx_free(ctx);
-			printf("%-9s %4d %3d %12.1f %12.2f %12.2f %12.2f %8.2f\n",
-			    "gpt-1.7b", D, p, cold, first / n, again / n, worst,
-			    worst / 16.0);
 		}
 	return 0;
 }
