@@ -134,6 +134,7 @@ main(void)
 	sl_error err;
 	double ref;
 
+	sl_tune_allocator();	/* as shardlab's main does */
 	sl_error_clear(&err);
 	if (sl_hw_load("a100-sxm", &hw, &err) != SL_OK) {
 		fprintf(stderr, "bench_plan: %s\n", err.msg);

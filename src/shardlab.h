@@ -81,6 +81,14 @@ void *sl_xmalloc(size_t n);
 void *sl_xcalloc(size_t n, size_t m);
 void *sl_xrealloc(void *p, size_t n);
 char *sl_xstrdup(const char *s);
+/*
+ * Sets the C library's allocator for a process that builds and drops many
+ * large tables (the hybrid search's stage spaces): blocks under 64 MiB come
+ * from the heap rather than fresh mappings, and up to 256 MiB of freed heap
+ * is kept rather than returned and faulted in again.  For a program, once
+ * at its start; without glibc's mallopt it does nothing.
+ */
+void sl_tune_allocator(void);
 
 /*
  * Length of the decimal number at the start of s ("12", "-0.5", "1e9"; no

@@ -9,6 +9,9 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+#ifdef HAVE_MALLOC_H
+#include <malloc.h>
+#endif
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -51,6 +54,15 @@ sl_error_format(const sl_error *e, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%s", e->msg);
 	return buf;
+}
+
+void
+sl_tune_allocator(void)
+{
+#if defined(HAVE_MALLOPT) && defined(HAVE_MALLOC_H)
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+#endif
 }
 
 static void

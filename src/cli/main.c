@@ -89,6 +89,7 @@ main(int argc, char **argv)
 	const struct cli_cmd *bad_row;
 	char bad[64];
 
+	sl_tune_allocator();
 	for (size_t i = 0; i < SL_ARRAY_LEN(sigs); i++) {
 		struct sigaction sa, old;
 		memset(&sa, 0, sizeof sa);
