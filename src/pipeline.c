@@ -2652,35 +2652,6 @@ sl_pipe_ctx_free(sl_pipe_ctx *c)
 	free(c);
 }
 
-/* Does operator v of the space stand for constraint operator op?  A
- * constraint names one operator; a stage type whose layers a constraint
- * names serves only its own layers (sl_pipe_ctx_eval), so its operators are
- * the model's. */
-static bool
-ctx_same_op(const sl_graph *g, int op, int v)
-{
-	(void)g;
-	return v == op;
-}
-
-static int
-ctx_op(const sl_graph *g, const char *name)
-{
-	for (int v = 0; v < g->n_ops; v++)
-		if (strcmp(g->ops[v].name, name) == 0)
-			return v;
-	return -1;
-}
-
-static int
-ctx_strat(const sl_space_op *os, const char *name)
-{
-	for (int s = 0; s < os->n_strat; s++)
-		if (strcmp(os->strat[s].name, name) == 0)
-			return s;
-	return -1;
-}
-
 /* Applies the constraints to a stage type's problem; its cached plans
  * were solved under others. */
 static void
@@ -2692,21 +2663,20 @@ ctx_constrain_type(const sl_pipe_ctx *c, stage_type *t)
 
 	for (int v = 0; v < p->n; v++)
 		memset(p->allowed[v], 1, (size_t)p->k[v]);
+	/* a constraint names one operator; a type whose layers a constraint
+	 * names serves only its own layers (sl_pipe_ctx_eval) */
 	for (int i = 0; i < c->cs.n; i++) {
 		const sl_constraint *k = &c->cs.c[i];
-		int op = ctx_op(g, k->op);
+		int v = sl_graph_find_op(g, k->op), s;
 
-		for (int v = t->a; op >= 0 && v < t->b; v++) {
-			const sl_space_op *os = &sp->ops[v];
-			int s;
-			if (!ctx_same_op(g, op, v) || (s = ctx_strat(os, k->strategy)) < 0)
-				continue;
-			if (k->pin)
-				for (int q = 0; q < os->n_strat; q++)
-					p->allowed[v - t->a][q] = q == s;
-			else
-				p->allowed[v - t->a][s] = 0;
-		}
+		if (v < t->a || v >= t->b ||
+		    (s = sl_space_find_strategy(sp, v, k->strategy)) < 0)
+			continue;
+		if (k->pin)
+			for (int q = 0; q < sp->ops[v].n_strat; q++)
+				p->allowed[v - t->a][q] = q == s;
+		else
+			p->allowed[v - t->a][s] = 0;
 	}
 	for (int i = 0; i < t->n_plan; i++)
 		free(t->plan[i].choice);
@@ -2746,7 +2716,7 @@ sl_pipe_ctx_eval(sl_pipe_ctx *c, const sl_pipe_config *cfg, sl_pipeline *pl,
 	}
 	c->h.own_layers = false;
 	for (int i = 0; i < c->cs.n && !c->h.own_layers; i++) {
-		int op = ctx_op(se->sp->g, c->cs.c[i].op);
+		int op = sl_graph_find_op(se->sp->g, c->cs.c[i].op);
 		c->h.own_layers = op >= 0 && se->sp->g->ops[op].layer >= 0;
 	}
 	ty = sl_xcalloc(ns > 0 ? ns : 1, sizeof *ty);
@@ -2779,12 +2749,11 @@ sl_pipe_ctx_eval(sl_pipe_ctx *c, const sl_pipe_config *cfg, sl_pipeline *pl,
 		*skipped = 0;
 		for (int i = 0; i < c->cs.n && n_ty > 0; i++) {
 			const sl_space *sp = ty[0]->se->sp;
-			int op = ctx_op(sp->g, c->cs.c[i].op);
+			int v = sl_graph_find_op(sp->g, c->cs.c[i].op);
 			bool hit = false;
-			for (int j = 0; j < n_ty && op >= 0 && !hit; j++)
-				for (int v = ty[j]->a; v < ty[j]->b && !hit; v++)
-					hit = ctx_same_op(sp->g, op, v) &&
-					    ctx_strat(&sp->ops[v], c->cs.c[i].strategy) >= 0;
+			for (int j = 0; j < n_ty && !hit; j++)
+				hit = v >= ty[j]->a && v < ty[j]->b &&
+				    sl_space_find_strategy(sp, v, c->cs.c[i].strategy) >= 0;
 			if (!hit)
 				(*skipped)++;
 		}
