@@ -590,6 +590,79 @@ test_topology(void **state)
 /* ------------------------------------------ GPT-3 175B, Narayanan et al. */
 
 /*
+ * A published GPT-3 175B layout on A100 80GB: pipeline parallel 8 (12 layers
+ * a stage), each stage on outer (data parallel) x 8 (tensor parallel)
+ * devices, graph_batch samples a micro-batch, Megatron's mixed precision,
+ * every stage recomputing rec.
+ */
+typedef struct gpt3_run {
+	sl_gen_config gc;
+	sl_hybrid_opts o;
+	sl_pipe_config c;
+	int layers[8];
+	sl_recompute rec[8];
+} gpt3_run;
+
+static void
+gpt3_layout(gpt3_run *g, int outer, int64_t graph_batch, int64_t micro_batches,
+    sl_recompute rec)
+{
+	gpt3_175b_config(&g->gc);
+	opts_for(&g->o, "a100-sxm", gen_model, &g->gc);
+	g->o.space.recipe.precision = SL_PREC_MEGATRON;
+	g->o.devices = 8 * 8 * outer;
+	g->o.global_batch = graph_batch * micro_batches;
+	memset(&g->c, 0, sizeof g->c);
+	g->c.pp = 8;
+	g->c.virt = 1;
+	g->c.outer = outer;
+	g->c.inner = 8;
+	g->c.graph_batch = graph_batch;
+	g->c.micro_batches = micro_batches;
+	g->c.layers = g->layers;
+	g->c.recompute = g->rec;
+	for (int j = 0; j < 8; j++) {
+		g->layers[j] = 12;
+		g->rec[j] = rec;
+	}
+}
+
+/* Fits in 80 GB, also with Megatron-LM's own layout on every stage. */
+static void
+assert_fits_80gb(const sl_pipeline *pl)
+{
+	assert_true(pl->fits);
+	assert_true(pl->max_mem <= 80000000000LL);
+	for (int j = 0; j < 8; j++) {
+		fprintf(stderr, "# stage %d: %.2f GB, Megatron layout %.2f GB\n", j,
+		    pl->dev[pl->stage[j].device].mem / 1e9, pl->stage[j].megatron_mem / 1e9);
+		assert_true(pl->stage[j].megatron_mem > 0);
+		assert_true(pl->stage[j].megatron_mem <= 80000000000LL);
+	}
+}
+
+/* Our own search over the same devices and batch is no slower. */
+static void
+assert_search_no_slower(gpt3_run *g, const sl_pipeline *pl, const char *who)
+{
+	sl_hybrid_result r;
+	sl_error err;
+
+	g->o.slack = 1;
+	sl_error_clear(&err);
+	assert_int_equal(sl_hybrid_search(&g->o, &r, &err), SL_OK);
+	assert_true(r.found);
+	fprintf(stderr, "# GPT-3 175B, %s layout: step %.3f s, %.1f GB at most "
+	    "(Megatron's own per-operator layout %.1f GB); the search: pp %d, %d x %d, "
+	    "%lld micro-batches, step %.3f s, %.1f GB\n", who, pl->step_ns / 1e9,
+	    pl->max_mem / 1e9, pl->stage[0].megatron_mem / 1e9, r.best.pp,
+	    r.best.mesh.axes[0].size, r.best.mesh.n_axes > 1 ? r.best.mesh.axes[1].size : 1,
+	    (long long)r.best.micro_batches, r.best.step_ns / 1e9, r.best.max_mem / 1e9);
+	assert_true(r.best.step_ns <= pl->step_ns);
+	sl_hybrid_result_free(&r);
+}
+
+/*
  * Megatron-LM's GPT-3 175B (Narayanan et al., SC21): 96 layers, hidden
  * 12288, 96 heads, sequence 2048; tensor parallel 8 inside a DGX A100 node,
  * pipeline parallel 8 (12 layers a stage), data parallel 16 on 1024 A100
@@ -599,57 +672,17 @@ test_topology(void **state)
 static void
 test_gpt3_narayanan(void **state)
 {
-	sl_gen_config gc;
-	sl_hybrid_opts o;
-	sl_pipe_config c;
+	gpt3_run g;
 	sl_pipeline pl;
-	sl_hybrid_result r;
-	int layers[8];
-	sl_recompute rec[8];
 	sl_error err;
 
 	(void)state;
-	gpt3_175b_config(&gc);
-	opts_for(&o, "a100-sxm", gen_model, &gc);
-	o.space.recipe.precision = SL_PREC_MEGATRON;
-	o.space.recipe.recompute = SL_RECOMP_FULL;
-	o.devices = 1024;
-	o.global_batch = 1536;
-	for (int j = 0; j < 8; j++) {
-		layers[j] = 12;
-		rec[j] = SL_RECOMP_FULL;
-	}
-	memset(&c, 0, sizeof c);
-	c.pp = 8;
-	c.virt = 1;
-	c.outer = 16;
-	c.inner = 8;
-	c.graph_batch = 16;
-	c.micro_batches = 96;
-	c.layers = layers;
-	c.recompute = rec;
+	gpt3_layout(&g, 16, 16, 96, SL_RECOMP_FULL);
+	g.o.space.recipe.recompute = SL_RECOMP_FULL;
 	sl_error_clear(&err);
-	assert_int_equal(sl_pipeline_eval(&o, &c, &pl, &err), SL_OK);
-	/* fits in 80 GB, also with Megatron-LM's own layout on every stage */
-	assert_true(pl.fits);
-	assert_true(pl.max_mem <= 80000000000LL);
-	for (int j = 0; j < 8; j++) {
-		assert_true(pl.stage[j].megatron_mem > 0);
-		assert_true(pl.stage[j].megatron_mem <= 80000000000LL);
-	}
-	/* our own search over the same devices and batch is no slower */
-	o.slack = 1;
-	sl_error_clear(&err);
-	assert_int_equal(sl_hybrid_search(&o, &r, &err), SL_OK);
-	assert_true(r.found);
-	fprintf(stderr, "# GPT-3 175B, Megatron-LM's layout: step %.3f s, %.1f GB at most "
-	    "(Megatron's own per-operator layout %.1f GB); the search: pp %d, %d x %d, "
-	    "%lld micro-batches, step %.3f s, %.1f GB\n", pl.step_ns / 1e9,
-	    pl.max_mem / 1e9, pl.stage[0].megatron_mem / 1e9, r.best.pp,
-	    r.best.mesh.axes[0].size, r.best.mesh.n_axes > 1 ? r.best.mesh.axes[1].size : 1,
-	    (long long)r.best.micro_batches, r.best.step_ns / 1e9, r.best.max_mem / 1e9);
-	assert_true(r.best.step_ns <= pl.step_ns);
-	sl_hybrid_result_free(&r);
+	assert_int_equal(sl_pipeline_eval(&g.o, &g.c, &pl, &err), SL_OK);
+	assert_fits_80gb(&pl);
+	assert_search_no_slower(&g, &pl, "Megatron-LM's");
 	sl_pipeline_free(&pl);
 }
 
@@ -667,66 +700,27 @@ test_gpt3_narayanan(void **state)
 static void
 test_gpt3_korthikanti(void **state)
 {
-	sl_gen_config gc;
-	sl_hybrid_opts o;
-	sl_pipe_config c;
+	gpt3_run g;
 	sl_pipeline pl;
-	sl_hybrid_result r;
-	int layers[8];
-	sl_recompute rec[8];
 	sl_error err;
 
 	(void)state;
-	gpt3_175b_config(&gc);
-	opts_for(&o, "a100-sxm", gen_model, &gc);
-	o.space.recipe.precision = SL_PREC_MEGATRON;
-	o.space.recipe.attention = SL_ATTN_NAIVE;
-	o.devices = 64;
-	o.global_batch = 64;
-	memset(&c, 0, sizeof c);
-	c.pp = 8;
-	c.virt = 1;
-	c.outer = 1;
-	c.inner = 8;
-	c.graph_batch = 1;
-	c.micro_batches = 64;
-	c.layers = layers;
-	c.recompute = rec;
-	for (int j = 0; j < 8; j++) {
-		layers[j] = 12;
-		rec[j] = SL_RECOMP_NONE;
-	}
+	gpt3_layout(&g, 1, 1, 64, SL_RECOMP_NONE);
+	g.o.space.recipe.attention = SL_ATTN_NAIVE;
 	sl_error_clear(&err);
-	assert_int_equal(sl_pipeline_eval(&o, &c, &pl, &err), SL_OK);
+	assert_int_equal(sl_pipeline_eval(&g.o, &g.c, &pl, &err), SL_OK);
 	fprintf(stderr, "# GPT-3 175B, TP 8 PP 8 on 64, no recomputation: %.1f GB at most\n",
 	    pl.max_mem / 1e9);
 	assert_false(pl.fits);
 	sl_pipeline_free(&pl);
 	for (int j = 0; j < 8; j++)
-		rec[j] = SL_RECOMP_SELECTIVE;
+		g.rec[j] = SL_RECOMP_SELECTIVE;
 	sl_error_clear(&err);
-	assert_int_equal(sl_pipeline_eval(&o, &c, &pl, &err), SL_OK);
-	assert_true(pl.fits);
-	assert_true(pl.max_mem <= 80000000000LL);
+	assert_int_equal(sl_pipeline_eval(&g.o, &g.c, &pl, &err), SL_OK);
 	assert_int_equal(pl.launch_tp, 8);
-	for (int j = 0; j < 8; j++) {
-		fprintf(stderr, "# stage %d: %.2f GB, Megatron layout %.2f GB\n", j,
-		    pl.dev[pl.stage[j].device].mem / 1e9, pl.stage[j].megatron_mem / 1e9);
-		assert_true(pl.stage[j].megatron_mem > 0);
-		assert_true(pl.stage[j].megatron_mem <= 80000000000LL);
-	}
-	o.space.recipe.recompute = SL_RECOMP_SELECTIVE;
-	o.slack = 1;
-	sl_error_clear(&err);
-	assert_int_equal(sl_hybrid_search(&o, &r, &err), SL_OK);
-	assert_true(r.found);
-	fprintf(stderr, "# GPT-3 175B, Korthikanti et al.'s layout: step %.3f s, %.1f GB at "
-	    "most (Megatron's own per-operator layout %.1f GB); the search: pp %d, "
-	    "%lld micro-batches, step %.3f s, %.1f GB\n", pl.step_ns / 1e9,
-	    pl.max_mem / 1e9, pl.stage[0].megatron_mem / 1e9, r.best.pp,
-	    (long long)r.best.micro_batches, r.best.step_ns / 1e9, r.best.max_mem / 1e9);
-	assert_true(r.best.step_ns <= pl.step_ns);
-	sl_hybrid_result_free(&r);
+	assert_fits_80gb(&pl);
+	g.o.space.recipe.recompute = SL_RECOMP_SELECTIVE;
+	assert_search_no_slower(&g, &pl, "Korthikanti et al.'s");
 	sl_pipeline_free(&pl);
 }
 
