@@ -634,6 +634,25 @@ assert_anytime_sound(const sl_problem *p, const sl_solution *exact,
 	}
 }
 
+/* The brute-force optimum b and the anytime plan a within limit seconds,
+ * a sound against b. */
+static void
+anytime_and_brute(const sl_problem *p, double limit, sl_solution *a,
+    sl_solution *b)
+{
+	sl_solve_opts o = { .time_limit = limit };
+	sl_error err;
+	char buf[1200];
+
+	solve_or_fail(p, SL_SOLVER_BRUTE, b);
+	sl_error_clear(&err);
+	sl_solution_init(a, p->n);
+	if (sl_solve(p, SL_SOLVER_ANYTIME, &o, a, &err) != SL_OK)
+		fail_msg("anytime: %s", sl_error_format(&err, buf, sizeof buf));
+	assert_anytime_sound(p, b, a);
+}
+
+
 /* Small random problems: the anytime solver's answer is the optimum. */
 static void
 test_anytime_equals_brute(void **state)
@@ -642,16 +661,8 @@ test_anytime_equals_brute(void **state)
 	for (int i = 0; i < 300; i++) {
 		sl_problem *p = random_problem(i);
 		sl_solution a, b;
-		sl_error err;
-		sl_solve_opts o = { .time_limit = 2.0 };
-		char buf[1200];
 
-		solve_or_fail(p, SL_SOLVER_BRUTE, &b);
-		sl_error_clear(&err);
-		sl_solution_init(&a, p->n);
-		if (sl_solve(p, SL_SOLVER_ANYTIME, &o, &a, &err) != SL_OK)
-			fail_msg("anytime: %s", sl_error_format(&err, buf, sizeof buf));
-		assert_anytime_sound(p, &b, &a);
+		anytime_and_brute(p, 2.0, &a, &b);
 		assert_int_equal(a.status, b.status);
 		if (b.status == SL_SOLVE_OPTIMAL)
 			assert_int_equal(a.objective, b.objective);
@@ -676,16 +687,8 @@ test_anytime_search_sound(void **state)
 	for (int i = 0; i < 120; i++) {
 		sl_problem *p = random_problem(i);
 		sl_solution a, b;
-		sl_error err;
-		sl_solve_opts o = { .time_limit = 0.05 };
-		char buf[1200];
 
-		solve_or_fail(p, SL_SOLVER_BRUTE, &b);
-		sl_error_clear(&err);
-		sl_solution_init(&a, p->n);
-		if (sl_solve(p, SL_SOLVER_ANYTIME, &o, &a, &err) != SL_OK)
-			fail_msg("anytime: %s", sl_error_format(&err, buf, sizeof buf));
-		assert_anytime_sound(p, &b, &a);
+		anytime_and_brute(p, 0.05, &a, &b);
 		if (p->usage_limit < 0 && b.status == SL_SOLVE_OPTIMAL) {
 			if (a.status != SL_SOLVE_OPTIMAL)
 				print_message("problem %d: %s %lld vs %lld [%s]\n", i,
@@ -817,16 +820,8 @@ test_anytime_trws_chain(void **state)
 	for (int i = 0; i < 12; i++) {
 		sl_problem *p = random_tree(4 + rnd(8), true, i % 2 == 0);
 		sl_solution a, b;
-		sl_error err;
-		sl_solve_opts o = { .time_limit = 0.3 };
-		char buf[1200];
 
-		solve_or_fail(p, SL_SOLVER_BRUTE, &b);
-		sl_error_clear(&err);
-		sl_solution_init(&a, p->n);
-		if (sl_solve(p, SL_SOLVER_ANYTIME, &o, &a, &err) != SL_OK)
-			fail_msg("anytime: %s", sl_error_format(&err, buf, sizeof buf));
-		assert_anytime_sound(p, &b, &a);
+		anytime_and_brute(p, 0.3, &a, &b);
 		sl_solution_free(&a);
 		sl_solution_free(&b);
 		sl_problem_free(p);
