@@ -10,6 +10,9 @@
  * the plan found, and a digest of the whole plan (every stage's layers,
  * recomputation and strategies, its time and memory): equal digests are
  * equal plans, so a change meant to be faster shows it changed nothing.
+ *
+ * Arguments select rows, for profiling one: `bench_plan gpt3 64` runs
+ * GPT-3 175B on 64 devices alone, `bench_plan llama` LLaMA-2-70B's three.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -126,7 +129,7 @@ model(void *ctx, int64_t batch, int64_t seq, sl_error *err)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	static const int devices[] = { 64, 512, 1024 };
 	sl_gen_config cfg[2];
@@ -161,6 +164,11 @@ main(void)
 			sl_hybrid_result r;
 			char buf[96];
 			uint64_t dig = 0;
+
+			if (argc > 1 && strcmp(argv[1], mi == 0 ? "gpt3" : "llama") != 0)
+				continue;
+			if (argc > 2 && atoi(argv[2]) != devices[di])
+				continue;
 
 			for (int rep = 0; rep < 3; rep++) {
 				sl_hybrid_opts o;

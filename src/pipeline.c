@@ -1560,22 +1560,36 @@ cfg_at(cfg *c, int j, int u, int n)
  * The items of every stage j and layer count n; when the layers differ,
  * of every first layer u the stage may start at too (a stage of the same
  * length over other layers is another problem).
+ *
+ * With one chunk per device, a partition's step is (m - 1) max_j t_j +
+ * sum_j t_j + the largest sync (try_partition), and stage j's t_j is one
+ * of its items: so with A the largest and S the sum, over the stages done,
+ * of each stage's fastest fitting item, no partition steps faster than
+ * (m - 1) A + S.  Once that reaches ub (the best step found, which only a
+ * strictly faster step replaces), the configuration cannot win and the
+ * rest of its items are not computed: *pruned is set.  The first stage
+ * keeps the most micro-batches in flight, so it comes first and decides
+ * most configurations whose memory forces a slower plan.
  */
 static int
-cfg_items(hyb *h, cfg *c, sl_error *err)
+cfg_items(hyb *h, cfg *c, int64_t ub, bool *pruned, sl_error *err)
 {
 	const space_entry *se = hyb_space(h, c->G, c->outer, c->inner, err);
+	int64_t A = 0, S = 0;
 
+	*pruned = false;
 	if (se == NULL)
 		return err->code ? err->code : SL_EINTERNAL;
 	c->nu = se->uniform ? 1 : c->L;
 	c->it = sl_xcalloc((size_t)c->ns * c->nu * (c->hi + 1), sizeof *c->it);
-	for (int j = 0; j < c->ns; j++)
+	for (int j = 0; j < c->ns; j++) {
+		int64_t mn = INT64_MAX;
 		for (int n = c->lo; n <= c->hi; n++) {
 			/* a middle stage needs layers on both sides */
 			if (j > 0 && j < c->ns - 1 && n > c->L - 2)
 				continue;
 			for (int u = 0; u < c->nu; u++) {
+				const item *it = cfg_at(c, j, u, n);
 				int rc;
 				/* the places stage j of n layers can start at */
 				if (c->nu > 1 && (j == 0 ? u != 0 : j == c->ns - 1 ?
@@ -1583,8 +1597,26 @@ cfg_items(hyb *h, cfg *c, sl_error *err)
 					continue;
 				if ((rc = cfg_item(h, c, j, u, n, cfg_at(c, j, u, n), err)) != SL_OK)
 					return rc;
+				if (it->ok && it->t < mn)
+					mn = it->t;
 			}
 		}
+		if (c->v > 1 || ub == INT64_MAX)
+			continue;
+		/* no item fits: no partition does (nothing to remember, as
+		 * a plan that fits was found) */
+		if (mn == INT64_MAX) {
+			*pruned = true;
+			return SL_OK;
+		}
+		if (mn > A)
+			A = mn;
+		S = sl_add_sat(S, mn);
+		if (sl_add_sat(sl_mul_sat(c->m - 1, A), S) >= ub) {
+			*pruned = true;
+			return SL_OK;
+		}
+	}
 	return SL_OK;
 }
 
@@ -1856,6 +1888,7 @@ search_cfg(hyb *h, cfg *c, sl_hybrid_result *r, best_t *best, sl_error *err)
 	best_t *cb = sl_xcalloc(1, sizeof *cb);
 	int layers[1024];
 	int64_t total;
+	bool pruned;
 	int rc;
 
 	if (c->ns == 1) {
@@ -1875,8 +1908,14 @@ search_cfg(hyb *h, cfg *c, sl_hybrid_result *r, best_t *best, sl_error *err)
 		/* interleaving: equal chunks, as Megatron-LM requires */
 		c->lo = c->hi = c->L / c->ns;
 	}
-	if ((rc = cfg_items(h, c, err)) != SL_OK)
+	if ((rc = cfg_items(h, c, best->found ? best->step : INT64_MAX, &pruned,
+	    err)) != SL_OK)
 		goto out;
+	if (pruned) {
+		r->pruned_bound++;
+		r->pruned_stages++;
+		goto out;
+	}
 	total = count_parts(c, ENUM_LIMIT);
 	if (total >= 0 || c->v > 1)
 		rc = enum_parts(h, c, 0, c->L, layers, cb, &r->partitions, err);

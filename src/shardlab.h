@@ -1479,6 +1479,9 @@ typedef struct sl_hybrid_result {
 	int64_t pruned_shapes;		/* tensor parallel beyond a node; chunks uneven */
 	int64_t pruned_batches;		/* micro-batches not dividing the batch */
 	int64_t pruned_bound;		/* no faster than the best, by a lower bound */
+	/* of those, set aside after the fitting plans of their first stages
+	 * (the others before any stage was planned) */
+	int64_t pruned_stages;
 	/* the least memory any configuration reached (when nothing fits) */
 	sl_pipeline least;
 	bool have_least;

@@ -443,7 +443,11 @@ enumerate(const sl_hybrid_opts *o, int n_layers, int fix_p, int tp)
  * The search's optimum against enumeration: over every configuration,
  * and for each pipeline degree alone (so that partitions of deeper
  * pipelines are compared even where one stage is fastest).
+ * stage_pruned counts the configurations set aside by the bound from their
+ * first stages' plans, so that a test can show that bound was exercised.
  */
+static int64_t stage_pruned;
+
 static void
 check_search_of(sl_model_fn fn, void *ctx, int devices, int64_t B, int64_t limit,
     sl_schedule sched, bool zero, int n_layers, int tp)
@@ -469,10 +473,12 @@ check_search_of(sl_model_fn fn, void *ctx, int devices, int64_t B, int64_t limit
 		sl_error_clear(&err);
 		assert_int_equal(sl_hybrid_search(&o, &r, &err), SL_OK);
 		fprintf(stderr, "# %d devices, batch %lld, limit %lld, pp %d: enumeration "
-		    "%lld ns, search %lld ns (pp %d, %lld partitions)\n", devices,
+		    "%lld ns, search %lld ns (pp %d, %lld partitions, %lld set aside by bound, %lld after their first stages)\n", devices,
 		    (long long)B, (long long)limit, p, (long long)want,
 		    r.found ? (long long)r.best.step_ns : -1LL, r.found ? r.best.pp : 0,
-		    (long long)r.partitions);
+		    (long long)r.partitions, (long long)r.pruned_bound,
+		    (long long)r.pruned_stages);
+		stage_pruned += r.pruned_stages;
 		if (want < 0) {
 			assert_false(r.found);
 		} else {
@@ -502,10 +508,15 @@ test_search_exhaustive(void **state)
 	wide_stack ws = { 6, 2, 4, 256 };
 
 	(void)state;
+	stage_pruned = 0;
 	/* plenty of memory, then so little that only deep pipelines fit */
 	check_search(4, 32, 80000000000LL, SL_SCHED_1F1B, true, 4, 0);
 	check_search(4, 32, 1400000, SL_SCHED_1F1B, true, 4, 0);
 	check_search(8, 64, 700000, SL_SCHED_1F1B, true, 4, 0);
+	/* a batch of 32 over 8 devices: configurations whose first stage
+	 * must take a slow plan are set aside once it is planned */
+	check_search(8, 32, 700000, SL_SCHED_1F1B, true, 4, 0);
+	check_search(8, 32, 1100000, SL_SCHED_1F1B, false, 4, 0);
 	/*
 	 * No tensor parallelism, no ZeRO-3: a device holds its stage's whole
 	 * weights (1 MiB a layer), so only pipelines fit, and the partitions
@@ -533,6 +544,9 @@ test_search_exhaustive(void **state)
 	 * would pass a pipeline of 2, 1, 1, 2 layers) */
 	check_search_of(wide_stack_model, &ws, 4, 32, 6000000, SL_SCHED_1F1B,
 	    false, 6, 1);
+	/* the optima above held with configurations set aside after their
+	 * first stages were planned */
+	assert_true(stage_pruned > 0);
 }
 
 /* ------------------------------------------------- a topology of 3 axes */
