@@ -1453,6 +1453,23 @@ pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
 
 /* ------------------------------------------------------------- search */
 
+/*
+ * Drops the stage types' solvers: what they found stays (the types' plans
+ * are cached apart from them), and a type solved again gets a new one.
+ * Called once a configuration is searched: its types serve no other
+ * configuration of one chunk per device, and the memory they free serves
+ * the next instead of memory touched for the first time (peak RSS of
+ * bench_plan gpt3 64: 728 -> 545 MB, minor faults 181k -> 136k).
+ */
+static void
+hyb_drop_solvers(hyb *h)
+{
+	for (stage_type *t = h->types; t != NULL; t = t->next) {
+		sl_dp_free(t->dp);
+		t->dp = NULL;
+	}
+}
+
 void
 sl_hybrid_result_free(sl_hybrid_result *r)
 {
@@ -2193,6 +2210,7 @@ sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 			continue;
 		}
 		rc = search_cfg(&h, &cs[i], r, best, err);
+		hyb_drop_solvers(&h);
 	}
 	if (rc == SL_OK && best->found) {
 		rc = pipeline_eval(&h, &best->c, &r->best, err);
