@@ -2199,8 +2199,10 @@ sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 			    _("no pipeline degree and sub-mesh match %d devices, %d layers "
 			    "and the degrees asked for (--pp, --tp)"), N, L);
 	}
-	for (int i = 0; i < nc && rc == SL_OK; i++)
+	for (int i = 0; i < nc && rc == SL_OK; i++) {
 		rc = cfg_bound(&h, &cs[i], &cs[i].lb, err);
+		hyb_drop_solvers(&h);
+	}
 	if (rc == SL_OK && nc > 1)
 		qsort(cs, nc, sizeof *cs, cfg_cmp);
 	/* best first; a configuration whose bound is no better is skipped */

@@ -84,9 +84,11 @@ char *sl_xstrdup(const char *s);
 /*
  * Sets the C library's allocator for a process that builds and drops many
  * large tables (the hybrid search's stage spaces): blocks under 64 MiB come
- * from the heap rather than fresh mappings, and up to 256 MiB of freed heap
- * is kept rather than returned and faulted in again.  For a program, once
- * at its start; without glibc's mallopt it does nothing.
+ * from the heap rather than fresh mappings, up to 512 MiB of freed heap is
+ * kept rather than returned and faulted in again, and the heap's first
+ * 384 MiB are reserved (not touched) and marked for transparent huge
+ * pages where the system has them.  For a program, once at its start;
+ * without glibc's mallopt it does nothing.
  */
 void sl_tune_allocator(void);
 

