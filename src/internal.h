@@ -43,6 +43,9 @@ static inline int64_t sl_mul_sat(int64_t a, int64_t b)
 	return r;
 }
 
+/* Costs from this up mark impossible pairs (the IOPDDL contest writes 1e18). */
+#define SL_COST_IMPOSSIBLE ((int64_t)10000000000000000LL)
+
 /* The kernels the GPU runner launches for a kind (launch.c). */
 typedef enum sl_kernel {
 	SL_KERNEL_MEMORY,	/* memory-bound: reads its inputs, writes its outputs */
@@ -237,8 +240,30 @@ char *sl_read_file(const char *path, size_t *len, bool gz, sl_error *err);
 int sl_open_input(const char *path, sl_error *err);
 
 /*
+ * Groups of identical subgraphs (reduce.c): node-disjoint subgraphs alike
+ * node by node (allowed strategies, costs, usages) and edge by edge (cost
+ * matrices), found by colour refinement and confirmed by exact comparison.
+ * Node i of copy j is node[j * size + i]; components: every copy is a whole
+ * connected component; merged: solved once for all copies by sl_reduce.
+ */
+typedef struct sl_twin_group {
+	int copies, size;
+	bool components, merged;
+	int *node;
+} sl_twin_group;
+typedef struct sl_twins {
+	int ngroups;
+	sl_twin_group *g;
+} sl_twins;
+/* The groups of p (its allowed strategies, every node and edge). */
+void sl_twins_find(const sl_problem *p, sl_twins *t);
+void sl_twins_free(sl_twins *t);
+
+/*
  * Exact reductions before a search (reduce.c): dominated strategies removed,
- * nodes of fixed usage with at most two neighbours contracted.  q is the
+ * nodes of fixed usage with at most two neighbours contracted, identical
+ * components the limit cannot tell apart solved once (the one kept costs
+ * as much as all its copies).  q is the
  * reduced problem (ok = q->allowed), fixed the loads [lo, hi, usage] of the
  * contracted nodes, offset the cost of the isolated ones.
  */
@@ -253,6 +278,10 @@ typedef struct sl_reduction {
 	void *steps;
 	int nsteps, capsteps;
 	int dominated, leaves, chains, removed_edges;
+	/* identical subgraphs of the contracted problem (original node ids),
+	 * the nodes in their copies, and the nodes of copies solved once */
+	sl_twins twins;
+	int twin_nodes, merged;
 } sl_reduction;
 
 int sl_reduce(const sl_problem *p, sl_reduction *red, sl_error *err);

@@ -23,7 +23,7 @@
 /* Dominance is checked only where it costs at most this many comparisons. */
 #define RED_DOM_WORK 20000000.0
 
-enum { RED_ISOLATED, RED_LEAF, RED_CHAIN };
+enum { RED_ISOLATED, RED_LEAF, RED_CHAIN, RED_COPY };
 
 struct red_step {
 	int kind, v, a, b;	/* contracted node, its neighbours */
@@ -332,6 +332,11 @@ red_contract(sl_reduction *red, struct red_work *r, int v)
 	return true;
 }
 
+struct tw_view;
+static void tw_find(const struct tw_view *g, sl_twins *out);
+static void red_twins(sl_reduction *red, struct red_work *r,
+    const sl_problem *p);
+
 int
 sl_reduce(const sl_problem *p, sl_reduction *red, sl_error *err)
 {
@@ -375,6 +380,7 @@ sl_reduce(const sl_problem *p, sl_reduction *red, sl_error *err)
 		}
 	}
 	free(stack);
+	red_twins(red, &r, p);
 
 	/* the reduced problem: survivors renumbered, live edges */
 	newid = sl_xmalloc(((size_t)p->n + 1) * sizeof *newid);
@@ -467,6 +473,9 @@ sl_reduce_expand(const sl_reduction *red, const int *qchoice, int *choice)
 		case RED_LEAF:
 			choice[s->v] = s->arg[choice[s->a]];
 			break;
+		case RED_COPY:
+			choice[s->v] = choice[s->a];
+			break;
 		default:
 			choice[s->v] = s->arg[(size_t)choice[s->a] * s->kb +
 			    choice[s->b]];
@@ -498,7 +507,816 @@ sl_reduce_free(sl_reduction *red)
 		free(st[i].arg);
 	free(red->steps);
 	free(red->fixed);
+	sl_twins_free(&red->twins);
 	free(red->newid);
 	sl_problem_free(red->q);
 	memset(red, 0, sizeof *red);
+}
+
+/* ------------------------------------------------- identical subgraphs */
+
+/*
+ * Identical subgraphs: sets of node-disjoint subgraphs that are the same up
+ * to renumbering: node by node the same strategies allowed, costs and
+ * usages, edge by edge the same cost matrix.  Colour refinement
+ * (Weisfeiler-Lehman, TW_ROUNDS rounds) hashes each node's neighbourhood
+ * out to that radius; the copies are then grown in lock step from nodes of
+ * one colour, breadth first, each node added to every copy at once only
+ * when its counterparts compare equal exactly, edges to the nodes already
+ * in the copies included.  The hash only proposes, the comparison decides.
+ * First whole connected components with the same colours are matched, then
+ * repeated structures (the layers of a model) among the nodes left.
+ */
+#define TW_ROUNDS 3
+/* Growing copies stops after this many comparisons per node and edge (then
+ * fewer are found, never wrong ones). */
+#define TW_WORK 200.0
+
+struct tw_view {
+	const sl_problem *w;
+	const uint8_t *const *ok;
+	const bool *gone;	/* nodes not in the view (NULL: none) */
+	const bool *dead;	/* edges not in the view (NULL: none) */
+	int m;
+};
+
+struct tw {
+	struct tw_view g;
+	int n;
+	int *aoff, *aedge;	/* live incident edges, CSR */
+	uint64_t *col;		/* colours after TW_ROUNDS rounds */
+	uint64_t *ehash;	/* per edge: [2e] seen from end 0, [2e+1] from end 1 */
+	int *owner;		/* -1 free, else a tag per copy */
+	int tag;
+	int *mark, *medge, stamp;	/* neighbour marks for comparisons */
+	int *map;		/* node i of copy j at map[j * stride + i] */
+	int stride;
+	int *idx;		/* a node's index in its copy */
+	int *pick, pstamp;	/* counterparts taken in this step */
+	double work, most_work;	/* comparisons made, allowed */
+};
+
+static uint64_t
+tw_mix(uint64_t h, uint64_t x)
+{
+	x += h + 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+static int
+tw_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static bool
+tw_live_edge(const struct tw *t, int e)
+{
+	return t->g.dead == NULL || !t->g.dead[e];
+}
+
+static bool
+tw_live_node(const struct tw *t, int v)
+{
+	return t->g.gone == NULL || !t->g.gone[v];
+}
+
+/* Entry (s of v, o's strategy u) of edge e. */
+static int64_t
+tw_cell(const sl_problem *w, int e, int v, int s, int u)
+{
+	return red_cell(w, e, v, s, u);
+}
+
+static bool
+tw_same_node(const struct tw *t, int a, int b)
+{
+	const sl_problem *w = t->g.w;
+	bool mem = w->usage != NULL && w->interval != NULL;
+
+	if (w->k[a] != w->k[b])
+		return false;
+	for (int s = 0; s < w->k[a]; s++) {
+		if ((t->g.ok[a][s] != 0) != (t->g.ok[b][s] != 0) ||
+		    w->cost[a][s] != w->cost[b][s])
+			return false;
+		if (mem && w->usage[a][s] != w->usage[b][s])
+			return false;
+	}
+	if (mem && (w->interval[a][0] < w->interval[a][1]) !=
+	    (w->interval[b][0] < w->interval[b][1]))
+		return false;
+	return true;
+}
+
+/* Edge e seen from v equals edge f seen from x (same shape assumed by k). */
+static bool
+tw_same_edge(const sl_problem *w, int e, int v, int f, int x)
+{
+	int o = red_other(w, e, v), y = red_other(w, f, x);
+
+	if (w->k[v] != w->k[x] || w->k[o] != w->k[y])
+		return false;
+	for (int s = 0; s < w->k[v]; s++)
+		for (int u = 0; u < w->k[o]; u++)
+			if (tw_cell(w, e, v, s, u) != tw_cell(w, f, x, s, u))
+				return false;
+	return true;
+}
+
+static void
+tw_colours(struct tw *t)
+{
+	const sl_problem *w = t->g.w;
+	bool mem = w->usage != NULL && w->interval != NULL;
+	uint64_t *next = sl_xmalloc(((size_t)t->n + 1) * sizeof *next);
+	uint64_t *buf;
+	int maxdeg = 0;
+
+	for (int v = 0; v < t->n; v++) {
+		uint64_t h = tw_mix(0, (uint64_t)w->k[v]);
+		for (int s = 0; s < w->k[v]; s++) {
+			h = tw_mix(h, t->g.ok[v][s] != 0);
+			h = tw_mix(h, (uint64_t)w->cost[v][s]);
+			if (mem)
+				h = tw_mix(h, (uint64_t)w->usage[v][s]);
+		}
+		if (mem)
+			h = tw_mix(h, w->interval[v][0] < w->interval[v][1]);
+		t->col[v] = h;
+		if (t->aoff[v + 1] - t->aoff[v] > maxdeg)
+			maxdeg = t->aoff[v + 1] - t->aoff[v];
+	}
+	for (int e = 0; e < t->g.m; e++) {
+		int a = w->edge[e][0], b = w->edge[e][1];
+		uint64_t h0 = tw_mix(1, (uint64_t)w->k[a]), h1;
+		if (!tw_live_edge(t, e))
+			continue;
+		h1 = tw_mix(2, (uint64_t)w->k[b]);
+		for (int s = 0; s < w->k[a]; s++)
+			for (int u = 0; u < w->k[b]; u++)
+				h0 = tw_mix(h0, (uint64_t)tw_cell(w, e, a, s, u));
+		for (int u = 0; u < w->k[b]; u++)
+			for (int s = 0; s < w->k[a]; s++)
+				h1 = tw_mix(h1, (uint64_t)tw_cell(w, e, b, u, s));
+		t->ehash[2 * (size_t)e] = h0;
+		t->ehash[2 * (size_t)e + 1] = h1;
+	}
+	buf = sl_xmalloc(((size_t)maxdeg + 1) * sizeof *buf);
+	for (int r = 0; r < TW_ROUNDS; r++) {
+		for (int v = 0; v < t->n; v++) {
+			int d = 0;
+			uint64_t h = t->col[v];
+			for (int i = t->aoff[v]; i < t->aoff[v + 1]; i++) {
+				int e = t->aedge[i], o = red_other(w, e, v);
+				buf[d++] = tw_mix(t->ehash[2 * (size_t)e +
+				    (w->edge[e][0] != v)], t->col[o]);
+			}
+			qsort(buf, (size_t)d, sizeof *buf, tw_cmp_u64);
+			for (int i = 0; i < d; i++)
+				h = tw_mix(h, buf[i]);
+			next[v] = tw_mix(h, (uint64_t)d);
+		}
+		memcpy(t->col, next, (size_t)t->n * sizeof *next);
+	}
+	free(buf);
+	free(next);
+}
+
+/*
+ * Whether cand[j] (or, for the search, a free neighbour of copy j's node
+ * head found into cand[j]) can join copy j as w0 joins copy 0.
+ */
+static bool
+tw_fits(struct tw *t, int j, int head, int e, int w0, int *cand)
+{
+	const sl_problem *w = t->g.w;
+	int u0 = t->map[head], uj = t->map[(size_t)j * t->stride + head];
+	uint64_t eh = t->ehash[2 * (size_t)e + (w->edge[e][0] != u0)];
+	int wj = -1, n0 = 0, nj = 0;
+
+	t->work += t->aoff[uj + 1] - t->aoff[uj] + t->aoff[w0 + 1] - t->aoff[w0];
+	for (int k = t->aoff[uj]; k < t->aoff[uj + 1]; k++) {
+		int f = t->aedge[k], x = red_other(w, f, uj);
+		if (t->owner[x] != -1 || x == w0 || t->col[x] != t->col[w0] ||
+		    t->ehash[2 * (size_t)f + (w->edge[f][0] != uj)] != eh ||
+		    t->pick[x] == t->pstamp)
+			continue;
+		wj = x;
+		break;
+	}
+	cand[j] = wj;
+	if (wj < 0 || !tw_same_node(t, w0, wj))
+		return false;
+	t->pick[wj] = t->pstamp;
+	/* the edges into each copy compare equal, one to one */
+	t->stamp++;
+	for (int k = t->aoff[wj]; k < t->aoff[wj + 1]; k++) {
+		int f = t->aedge[k], x = red_other(w, f, wj);
+		if (t->owner[x] == t->tag + j) {
+			t->mark[x] = t->stamp;
+			t->medge[x] = f;
+			nj++;
+		}
+	}
+	for (int k = t->aoff[w0]; k < t->aoff[w0 + 1]; k++) {
+		int f = t->aedge[k], x = red_other(w, f, w0), xj;
+		if (t->owner[x] != t->tag)
+			continue;
+		n0++;
+		xj = t->map[(size_t)j * t->stride + t->idx[x]];
+		if (t->mark[xj] != t->stamp ||
+		    !tw_same_edge(w, f, w0, t->medge[xj], wj))
+			return false;
+	}
+	return n0 == nj;
+}
+
+/* Gives copy j's nodes back and moves the last copy into its place. */
+static void
+tw_drop(struct tw *t, int j, int c, int size, int *cand, bool *fit)
+{
+	int *row = t->map + (size_t)j * t->stride,
+	    *last = t->map + (size_t)(c - 1) * t->stride;
+
+	for (int i = 0; i < size; i++)
+		t->owner[row[i]] = -1;
+	if (j == c - 1)
+		return;
+	for (int i = 0; i < size; i++) {
+		row[i] = last[i];
+		t->owner[row[i]] = t->tag + j;
+	}
+	cand[j] = cand[c - 1];
+	fit[j] = fit[c - 1];
+}
+
+/*
+ * Grows *c copies in lock step from the anchors (one node per copy, all
+ * free and equal as nodes), breadth first from copy 0's nodes; returns the
+ * nodes per copy, each copy's nodes in t->map and owned by tags t->tag ..
+ * t->tag + *c - 1.  A node joins when every copy has its counterpart; where
+ * a few copies (an eighth at once, a quarter in all) have none, as the
+ * first or last of a row of layers, those copies are dropped instead.
+ */
+static int
+tw_grow(struct tw *t, int *cp, const int *anchor, int most)
+{
+	const sl_problem *w = t->g.w;
+	int c = *cp, c0 = c, size, *cand = sl_xmalloc((size_t)c * sizeof *cand);
+	bool *fit = sl_xmalloc((size_t)c * sizeof *fit);
+
+	for (int j = 0; j < c; j++) {
+		if (!tw_same_node(t, anchor[0], anchor[j])) {
+			free(cand);
+			free(fit);
+			return 0;
+		}
+	}
+	for (int j = 0; j < c; j++) {
+		t->map[(size_t)j * t->stride] = anchor[j];
+		t->owner[anchor[j]] = t->tag + j;
+		t->idx[anchor[j]] = 0;
+	}
+	size = 1;
+	for (int head = 0; head < size && size < most &&
+	    t->work < t->most_work; head++) {
+		int u0 = t->map[head];
+		for (int i = t->aoff[u0]; i < t->aoff[u0 + 1] && size < most &&
+		    t->work < t->most_work; i++) {
+			int e = t->aedge[i], w0 = red_other(w, e, u0), nfail = 0;
+			if (t->owner[w0] != -1)
+				continue;
+			cand[0] = w0;
+			t->pstamp++;
+			for (int j = 1; j < c; j++) {
+				fit[j] = tw_fits(t, j, head, e, w0, cand);
+				nfail += !fit[j];
+			}
+			if (nfail > 0 && (8 * nfail > c ||
+			    4 * (c0 - c + nfail) > c0 || c - nfail < 2))
+				continue;
+			for (int j = c - 1; j >= 1; j--)
+				if (!fit[j]) {
+					tw_drop(t, j, c, size, cand, fit);
+					c--;
+				}
+			for (int j = 0; j < c; j++) {
+				t->map[(size_t)j * t->stride + size] = cand[j];
+				t->owner[cand[j]] = t->tag + j;
+				t->idx[cand[j]] = size;
+			}
+			size++;
+		}
+	}
+	free(cand);
+	free(fit);
+	*cp = c;
+	return size;
+}
+
+/* Copies smaller than this many nodes are not reported as structures. */
+#define TW_MIN_SIZE 2
+
+static void
+tw_keep(struct tw *t, sl_twins *out, int c, int size, bool comps)
+{
+	sl_twin_group *g;
+
+	out->g = sl_xrealloc(out->g, ((size_t)out->ngroups + 1) * sizeof *out->g);
+	g = &out->g[out->ngroups++];
+	g->copies = c;
+	g->size = size;
+	g->components = comps;
+	g->merged = false;
+	g->node = sl_xmalloc((size_t)c * size * sizeof *g->node);
+	for (int j = 0; j < c; j++)
+		memcpy(g->node + (size_t)j * size, t->map + (size_t)j * t->stride,
+		    (size_t)size * sizeof *g->node);
+	t->tag += c;
+}
+
+static void
+tw_release(struct tw *t, int c, int size)
+{
+	for (int j = 0; j < c; j++)
+		for (int i = 0; i < size; i++)
+			t->owner[t->map[(size_t)j * t->stride + i]] = -1;
+}
+
+struct tw_key {
+	uint64_t key;
+	int id;
+};
+
+static int
+tw_cmp_key(const void *a, const void *b)
+{
+	const struct tw_key *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->id - y->id;
+}
+
+/* Whole connected components alike: comp[v] its component, order BFS. */
+static void
+tw_components(struct tw *t, sl_twins *out)
+{
+	const sl_problem *w = t->g.w;
+	int n = t->n, nc = 0, *comp = sl_xmalloc(((size_t)n + 1) * sizeof *comp);
+	int *order = sl_xmalloc(((size_t)n + 1) * sizeof *order), no = 0;
+	int *start, *anchor;
+	uint64_t *cols = sl_xmalloc(((size_t)n + 1) * sizeof *cols);
+	struct tw_key *key;
+
+	for (int v = 0; v < n; v++)
+		comp[v] = -1;
+	start = sl_xmalloc(((size_t)n + 2) * sizeof *start);
+	for (int v = 0; v < n; v++) {
+		int h;
+		if (!tw_live_node(t, v) || comp[v] >= 0)
+			continue;
+		start[nc] = no;
+		comp[v] = nc;
+		order[no++] = v;
+		for (h = start[nc]; h < no; h++) {
+			int u = order[h];
+			for (int i = t->aoff[u]; i < t->aoff[u + 1]; i++) {
+				int o = red_other(w, t->aedge[i], u);
+				if (comp[o] < 0) {
+					comp[o] = nc;
+					order[no++] = o;
+				}
+			}
+		}
+		nc++;
+	}
+	start[nc] = no;
+	key = sl_xmalloc(((size_t)nc + 1) * sizeof *key);
+	for (int c = 0; c < nc; c++) {
+		int sz = start[c + 1] - start[c];
+		uint64_t h = tw_mix(7, (uint64_t)sz);
+		for (int i = 0; i < sz; i++)
+			cols[i] = t->col[order[start[c] + i]];
+		qsort(cols, (size_t)sz, sizeof *cols, tw_cmp_u64);
+		for (int i = 0; i < sz; i++)
+			h = tw_mix(h, cols[i]);
+		key[c].key = h;
+		key[c].id = c;
+	}
+	qsort(key, (size_t)nc, sizeof *key, tw_cmp_key);
+	anchor = sl_xmalloc(((size_t)nc + 1) * sizeof *anchor);
+	for (int i = 0; i < nc;) {
+		int j = i, c0 = key[i].id, sz = start[c0 + 1] - start[c0];
+		uint64_t rare = 0;
+		int best = INT32_MAX, got;
+		while (j < nc && key[j].key == key[i].key)
+			j++;
+		if (j - i < 2) {
+			i = j;
+			continue;
+		}
+		/* the anchor: the rarest colour of the first component */
+		for (int a = 0; a < sz; a++) {
+			int cnt = 0;
+			uint64_t ca = t->col[order[start[c0] + a]];
+			if (sz > 64 && a >= 64)
+				break;	/* a few candidates are enough */
+			for (int b = 0; b < sz; b++)
+				cnt += t->col[order[start[c0] + b]] == ca;
+			if (cnt < best || (cnt == best && ca < rare)) {
+				best = cnt;
+				rare = ca;
+			}
+		}
+		for (int q = i; q < j; q++) {
+			int c = key[q].id;
+			anchor[q - i] = -1;
+			for (int b = start[c]; b < start[c + 1]; b++)
+				if (t->col[order[b]] == rare) {
+					anchor[q - i] = order[b];
+					break;
+				}
+		}
+		t->stride = sz;
+		t->map = sl_xrealloc(t->map, (size_t)(j - i) * sz * sizeof *t->map);
+		got = 0;
+		for (int q = 0; q < j - i; q++)
+			if (anchor[q] < 0)
+				got = -1;
+		if (got == 0) {
+			int c = j - i;
+			got = tw_grow(t, &c, anchor, sz);
+			if (got == sz && c == j - i)
+				tw_keep(t, out, c, sz, true);
+			else if (got > 0)
+				tw_release(t, c, got);
+		}
+		i = j;
+	}
+	free(anchor);
+	free(key);
+	free(cols);
+	free(start);
+	free(order);
+	free(comp);
+}
+
+struct tw_class {
+	uint64_t col;
+	int first, size;	/* in the sorted list */
+	long cover;		/* nodes in classes of its size */
+};
+
+static int
+tw_cmp_class(const void *a, const void *b)
+{
+	const struct tw_class *x = a, *y = b;
+
+	if (x->cover != y->cover)
+		return x->cover > y->cover ? -1 : 1;
+	if (x->size != y->size)
+		return y->size - x->size;
+	return x->col < y->col ? -1 : x->col > y->col;
+}
+
+/*
+ * Repeated structures among the free nodes: the colour classes of the size
+ * that covers most nodes first (the number of layers), each class's free
+ * members grown into copies.
+ */
+static void
+tw_structures(struct tw *t, sl_twins *out)
+{
+	int n = t->n, nf = 0, ncl = 0, free_left;
+	struct tw_key *fr = sl_xmalloc(((size_t)n + 1) * sizeof *fr);
+	struct tw_class *cl;
+	long *cover = sl_xcalloc((size_t)n + 2, sizeof *cover);
+	int *anchor = sl_xmalloc(((size_t)n + 1) * sizeof *anchor);
+
+	for (int v = 0; v < n; v++)
+		if (t->owner[v] == -1) {
+			fr[nf].key = t->col[v];
+			fr[nf].id = v;
+			nf++;
+		}
+	qsort(fr, (size_t)nf, sizeof *fr, tw_cmp_key);
+	free_left = nf;
+	cl = sl_xmalloc(((size_t)nf + 1) * sizeof *cl);
+	for (int i = 0; i < nf;) {
+		int j = i;
+		while (j < nf && fr[j].key == fr[i].key)
+			j++;
+		if (j - i >= 2) {
+			cl[ncl].col = fr[i].key;
+			cl[ncl].first = i;
+			cl[ncl].size = j - i;
+			cover[j - i] += j - i;
+			ncl++;
+		}
+		i = j;
+	}
+	for (int c = 0; c < ncl; c++)
+		cl[c].cover = cover[cl[c].size];
+	qsort(cl, (size_t)ncl, sizeof *cl, tw_cmp_class);
+	for (int c = 0; c < ncl; c++) {
+		int na = 0, got;
+		for (int i = 0; i < cl[c].size; i++) {
+			int v = fr[cl[c].first + i].id;
+			if (t->owner[v] == -1 &&
+			    (na == 0 || tw_same_node(t, anchor[0], v)))
+				anchor[na++] = v;
+		}
+		if (na < 2)
+			continue;
+		t->stride = free_left / na;
+		if (t->stride < TW_MIN_SIZE)
+			continue;
+		t->map = sl_xrealloc(t->map, (size_t)na * t->stride *
+		    sizeof *t->map);
+		got = tw_grow(t, &na, anchor, t->stride);
+		if (got >= TW_MIN_SIZE) {
+			tw_keep(t, out, na, got, false);
+			free_left -= na * got;
+		} else if (got > 0)
+			tw_release(t, na, got);
+	}
+	free(anchor);
+	free(cover);
+	free(cl);
+	free(fr);
+}
+
+static void
+tw_find(const struct tw_view *g, sl_twins *out)
+{
+	const sl_problem *w = g->w;
+	struct tw t = { .g = *g, .n = w->n,
+	    .most_work = TW_WORK * ((double)w->n + g->m) + 1e6 };
+	int *deg = sl_xcalloc((size_t)w->n + 1, sizeof *deg);
+
+	memset(out, 0, sizeof *out);
+	t.aoff = sl_xcalloc((size_t)w->n + 2, sizeof *t.aoff);
+	for (int e = 0; e < g->m; e++)
+		if (tw_live_edge(&t, e)) {
+			t.aoff[w->edge[e][0] + 1]++;
+			t.aoff[w->edge[e][1] + 1]++;
+		}
+	for (int v = 0; v < w->n; v++)
+		t.aoff[v + 1] += t.aoff[v];
+	t.aedge = sl_xmalloc(((size_t)t.aoff[w->n] + 1) * sizeof *t.aedge);
+	for (int e = 0; e < g->m; e++)
+		if (tw_live_edge(&t, e))
+			for (int s = 0; s < 2; s++) {
+				int v = w->edge[e][s];
+				t.aedge[t.aoff[v] + deg[v]++] = e;
+			}
+	t.col = sl_xmalloc(((size_t)w->n + 1) * sizeof *t.col);
+	t.ehash = sl_xcalloc(2 * (size_t)g->m + 2, sizeof *t.ehash);
+	t.owner = sl_xmalloc(((size_t)w->n + 1) * sizeof *t.owner);
+	t.mark = sl_xcalloc((size_t)w->n + 1, sizeof *t.mark);
+	t.medge = sl_xcalloc((size_t)w->n + 1, sizeof *t.medge);
+	t.idx = sl_xcalloc((size_t)w->n + 1, sizeof *t.idx);
+	t.pick = sl_xcalloc((size_t)w->n + 1, sizeof *t.pick);
+	for (int v = 0; v < w->n; v++)
+		t.owner[v] = tw_live_node(&t, v) ? -1 : -2;
+	tw_colours(&t);
+	tw_components(&t, out);
+	tw_structures(&t, out);
+	free(deg);
+	free(t.aoff);
+	free(t.aedge);
+	free(t.col);
+	free(t.ehash);
+	free(t.owner);
+	free(t.mark);
+	free(t.medge);
+	free(t.idx);
+	free(t.pick);
+	free(t.map);
+}
+
+void
+sl_twins_find(const sl_problem *p, sl_twins *out)
+{
+	struct tw_view g = { .w = p, .ok = (const uint8_t *const *)p->allowed,
+	    .m = p->m };
+
+	tw_find(&g, out);
+}
+
+void
+sl_twins_free(sl_twins *t)
+{
+	for (int i = 0; i < t->ngroups; i++)
+		free(t->g[i].node);
+	free(t->g);
+	memset(t, 0, sizeof *t);
+}
+
+/* ------------------------------------------ identical components merged */
+
+/*
+ * Whether the limit can tell the copies of a group of whole components
+ * apart: not when, wherever one of their nodes is live, every node live
+ * then on its largest usage still keeps the limit.  The copies then meet
+ * neither each other nor anything else, and one solved once stands for all.
+ * maxload: per distinct interval end of p, the largest load from it on;
+ * ends its sorted ends, nt of them; tab a sparse table of range maxima.
+ */
+struct red_maxload {
+	int64_t *ends;
+	int nt, levels;
+	int64_t **tab;
+};
+
+static int
+red_cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int
+red_end_index(const struct red_maxload *L, int64_t x)
+{
+	int lo = 0, hi = L->nt;
+
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (L->ends[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void
+red_maxload_build(struct red_maxload *L, const sl_problem *p)
+{
+	int n = 0;
+	int64_t *d;
+
+	L->ends = sl_xmalloc(2 * ((size_t)p->n + 1) * sizeof *L->ends);
+	for (int v = 0; v < p->n; v++)
+		if (p->interval[v][0] < p->interval[v][1]) {
+			L->ends[n++] = p->interval[v][0];
+			L->ends[n++] = p->interval[v][1];
+		}
+	qsort(L->ends, (size_t)n, sizeof *L->ends, red_cmp_i64);
+	L->nt = 0;
+	for (int i = 0; i < n; i++)
+		if (L->nt == 0 || L->ends[L->nt - 1] != L->ends[i])
+			L->ends[L->nt++] = L->ends[i];
+	d = sl_xcalloc((size_t)L->nt + 1, sizeof *d);
+	for (int v = 0; v < p->n; v++) {
+		int64_t u = 0;
+		if (p->interval[v][0] >= p->interval[v][1])
+			continue;
+		for (int s = 0; s < p->k[v]; s++)
+			if (p->allowed[v][s] && p->usage[v][s] > u)
+				u = p->usage[v][s];
+		d[red_end_index(L, p->interval[v][0])] = sl_add_sat(
+		    d[red_end_index(L, p->interval[v][0])], u);
+		d[red_end_index(L, p->interval[v][1])] = sl_add_sat(
+		    d[red_end_index(L, p->interval[v][1])], -u);
+	}
+	L->levels = 1;
+	while ((1 << L->levels) <= L->nt)
+		L->levels++;
+	L->tab = sl_xmalloc((size_t)L->levels * sizeof *L->tab);
+	L->tab[0] = d;
+	for (int i = 1; i <= L->nt; i++)
+		d[i] = sl_add_sat(d[i], d[i - 1]);
+	for (int l = 1; l < L->levels; l++) {
+		L->tab[l] = sl_xmalloc(((size_t)L->nt + 1) * sizeof **L->tab);
+		for (int i = 0; i + (1 << l) <= L->nt; i++) {
+			int64_t a = L->tab[l - 1][i],
+			    b = L->tab[l - 1][i + (1 << (l - 1))];
+			L->tab[l][i] = a > b ? a : b;
+		}
+	}
+}
+
+/* Largest load over [lo, hi) of the time axis (lo < hi, both ends of p). */
+static int64_t
+red_maxload_get(const struct red_maxload *L, int64_t lo, int64_t hi)
+{
+	int a = red_end_index(L, lo), b = red_end_index(L, hi), l = 0;
+	int64_t x, y;
+
+	while ((2 << l) <= b - a)
+		l++;
+	x = L->tab[l][a];
+	y = L->tab[l][b - (1 << l)];
+	return x > y ? x : y;
+}
+
+static void
+red_maxload_free(struct red_maxload *L)
+{
+	for (int l = 0; l < L->levels; l++)
+		free(L->tab[l]);
+	free(L->tab);
+	free(L->ends);
+}
+
+/* Costs this large times the copies would be read as impossible pairs. */
+static bool
+red_scales(int64_t x, int c)
+{
+	return x >= SL_COST_IMPOSSIBLE ||
+	    (x > -SL_COST_IMPOSSIBLE / 10 / c && x < SL_COST_IMPOSSIBLE / 10 / c);
+}
+
+/*
+ * Finds the identical subgraphs of the contracted problem and merges groups
+ * of whole components the limit cannot tell apart: the first copy stays,
+ * its costs times the copies, the others take its plan.
+ */
+static void
+red_twins(sl_reduction *red, struct red_work *r, const sl_problem *p)
+{
+	sl_problem *w = r->w;
+	struct tw_view g = { .w = w, .ok = (const uint8_t *const *)w->allowed,
+	    .gone = r->gone, .dead = r->dead, .m = r->m };
+	struct red_maxload L = { 0 };
+	bool limited = p->usage_limit >= 0 && p->interval != NULL &&
+	    p->usage != NULL, built = false;
+
+	tw_find(&g, &red->twins);
+	for (int gi = 0; gi < red->twins.ngroups; gi++) {
+		sl_twin_group *tg = &red->twins.g[gi];
+		int c = tg->copies, sz = tg->size;
+		bool ok = tg->components;
+
+		red->twin_nodes += c * sz;
+		for (int i = 0; ok && i < sz; i++) {
+			int v = tg->node[i];
+			for (int s = 0; ok && s < w->k[v]; s++)
+				ok = red_scales(w->cost[v][s], c);
+			for (int a = 0; ok && a < r->nadj[v]; a++) {
+				int e = r->adj[v][a];
+				size_t cells;
+				if (r->dead[e])
+					continue;
+				cells = (size_t)w->k[w->edge[e][0]] *
+				    w->k[w->edge[e][1]];
+				for (size_t x = 0; ok && x < cells; x++)
+					ok = red_scales(w->ecost[e][x], c);
+			}
+		}
+		if (ok && limited) {
+			if (!built) {
+				red_maxload_build(&L, p);
+				built = true;
+			}
+			for (int j = 0; ok && j < c; j++)
+				for (int i = 0; ok && i < sz; i++) {
+					int v = tg->node[(size_t)j * sz + i];
+					if (p->interval[v][0] < p->interval[v][1])
+						ok = red_maxload_get(&L,
+						    p->interval[v][0],
+						    p->interval[v][1]) <=
+						    p->usage_limit;
+				}
+		}
+		if (!ok)
+			continue;
+		/* the first copy costs as much as all of them */
+		for (int i = 0; i < sz; i++) {
+			int v = tg->node[i];
+			for (int s = 0; s < w->k[v]; s++)
+				w->cost[v][s] = sl_mul_sat(w->cost[v][s], c);
+			for (int a = 0; a < r->nadj[v]; a++) {
+				int e = r->adj[v][a];
+				size_t cells;
+				if (r->dead[e] || w->edge[e][0] != v)
+					continue;
+				cells = (size_t)w->k[v] * w->k[w->edge[e][1]];
+				for (size_t x = 0; x < cells; x++)
+					w->ecost[e][x] = sl_mul_sat(w->ecost[e][x], c);
+			}
+		}
+		for (int j = 1; j < c; j++)
+			for (int i = 0; i < sz; i++) {
+				int v = tg->node[(size_t)j * sz + i];
+				struct red_step st = { .kind = RED_COPY, .v = v,
+				    .a = tg->node[i], .b = -1 };
+				for (int a = 0; a < r->nadj[v]; a++)
+					if (!r->dead[r->adj[v][a]])
+						red_kill(r, r->adj[v][a]);
+				r->gone[v] = true;
+				red_step_add(red, st);
+			}
+		tg->merged = true;
+		red->merged += (c - 1) * sz;
+	}
+	if (built)
+		red_maxload_free(&L);
 }

@@ -765,7 +765,7 @@ typedef struct sl_solution {
 	 * the objective itself when optimal, INT64_MAX when infeasible */
 	int64_t bound;
 	double first_ms;	/* time to the first feasible plan; < 0 none */
-	char note[256];		/* e.g. "dp refused: width 9; used ilp" */
+	char note[512];		/* e.g. "dp refused: width 9; used ilp" */
 } sl_solution;
 
 void sl_solution_init(sl_solution *s, int n);

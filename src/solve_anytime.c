@@ -45,7 +45,7 @@
  * of saturation and a plan with one impossible pair fewer is seen to be
  * better.  A plan whose cost reaches 1e14 has one and is no answer.
  */
-#define AT_IMPOSSIBLE ((int64_t)10000000000000000LL)
+#define AT_IMPOSSIBLE SL_COST_IMPOSSIBLE
 #define AT_HARD ((int64_t)100000000000000LL)
 /* Impossible pairs listed at once, for windows to aim at. */
 #define AT_HARD_LIST 1024
@@ -2116,9 +2116,9 @@ done:
 		at_ilp(p, o, unlimited ? -1 : limit_s * 1e3 * 0.97 - at_ms(&a),
 		    sol);
 	snprintf(sol->note, sizeof sol->note,
-	    _("reductions: %d of %d strategies dominated, %d leaves and %d chain nodes of %d contracted; %ld windows, %ld improvements%s"),
+	    _("reductions: %d of %d strategies dominated, %d leaves and %d chain nodes of %d contracted, %d nodes in %d groups of identical subgraphs, %d of them solved as copies; %ld windows, %ld improvements%s"),
 	    red.dominated, at_strats(p), red.leaves, red.chains, p->n,
-	    a.windows, a.improved, use_ilp ? _("; then ilp") : "");
+	    red.twin_nodes, red.twins.ngroups, red.merged, a.windows, a.improved, use_ilp ? _("; then ilp") : "");
 	at_free(&a);
 	sl_reduce_free(&red);
 	return SL_OK;

@@ -895,6 +895,303 @@ test_anytime_reductions(void **state)
 	sl_problem_free(p);
 }
 
+/* ------------------------------------------------ identical subgraphs */
+
+/*
+ * Copies of a triangle (nodes of 2, 3 and 2 strategies, every cost and
+ * usage drawn once, the more memory the cheaper, so that no strategy is
+ * dominated and no node contracted), one component per copy, copy j's nodes 3j .. 3j + 2
+ * live over [lo[j], lo[j] + 4).  The last of ncomp components is the odd
+ * one when odd: one cell of its first edge costs one more.
+ */
+static sl_problem *
+twin_triangles(int ncomp, bool odd, const int64_t *lo)
+{
+	int k[3] = { 2, 3, 2 }, tri[3][2] = { { 0, 1 }, { 1, 2 }, { 0, 2 } };
+	int *kk = calloc((size_t)ncomp * 3, sizeof *kk);
+	int (*e)[2] = calloc((size_t)ncomp * 3, sizeof *e);
+	int64_t cost[3][3], use[3][3], ec[3][6];
+	sl_problem *p;
+
+	for (int v = 0; v < 3; v++)
+		for (int s = 0; s < k[v]; s++) {
+			/* more memory costs less: none dominated */
+			cost[v][s] = 200 - 60 * s + rnd(50);
+			use[v][s] = 1 + 4 * s + rnd(3);
+		}
+	for (int i = 0; i < 3; i++)
+		for (int c = 0; c < 6; c++)
+			ec[i][c] = rnd(60);
+	for (int j = 0; j < ncomp; j++)
+		for (int i = 0; i < 3; i++) {
+			kk[3 * j + i] = k[i];
+			e[3 * j + i][0] = 3 * j + tri[i][0];
+			e[3 * j + i][1] = 3 * j + tri[i][1];
+		}
+	p = sl_problem_new(3 * ncomp, kk, 3 * ncomp, (const int (*)[2])e);
+	p->interval = calloc((size_t)p->n, sizeof *p->interval);
+	p->usage = calloc((size_t)p->n, sizeof *p->usage);
+	for (int j = 0; j < ncomp; j++) {
+		for (int v = 0; v < 3; v++) {
+			int x = 3 * j + v;
+			p->usage[x] = calloc((size_t)k[v], sizeof **p->usage);
+			memcpy(p->cost[x], cost[v], (size_t)k[v] * sizeof **p->cost);
+			memcpy(p->usage[x], use[v], (size_t)k[v] * sizeof **p->usage);
+			p->interval[x][0] = lo[j];
+			p->interval[x][1] = lo[j] + 4;
+		}
+		for (int i = 0; i < 3; i++)
+			memcpy(p->ecost[3 * j + i], ec[i], (size_t)k[tri[i][0]] *
+			    k[tri[i][1]] * sizeof **p->ecost);
+	}
+	if (odd)
+		p->ecost[3 * (ncomp - 1)][1]++;
+	free(kk);
+	free(e);
+	return p;
+}
+
+/* The edge u-v of p, or -1. */
+static int
+edge_between(const sl_problem *p, int u, int v)
+{
+	for (int e = 0; e < p->m; e++)
+		if ((p->edge[e][0] == u && p->edge[e][1] == v) ||
+		    (p->edge[e][0] == v && p->edge[e][1] == u))
+			return e;
+	return -1;
+}
+
+/* Cell (s of u, t of v) of edge e. */
+static int64_t
+cell_of(const sl_problem *p, int e, int u, int s, int t)
+{
+	if (p->edge[e][0] == u)
+		return p->ecost[e][(size_t)s * p->k[p->edge[e][1]] + t];
+	return p->ecost[e][(size_t)t * p->k[u] + s];
+}
+
+/*
+ * Checks a group by its definition: copies node-disjoint, node i of every
+ * copy alike to node i of copy 0 (costs, usages), and every pair of copy
+ * 0's nodes joined exactly when its counterparts are, by the same matrix.
+ */
+static void
+assert_copies_alike(const sl_problem *p, const sl_twin_group *g)
+{
+	int *seen = calloc((size_t)p->n, sizeof *seen);
+
+	for (int j = 0; j < g->copies; j++)
+		for (int i = 0; i < g->size; i++) {
+			int v = g->node[j * g->size + i], v0 = g->node[i];
+			assert_int_equal(seen[v], 0);
+			seen[v] = 1;
+			assert_int_equal(p->k[v], p->k[v0]);
+			for (int s = 0; s < p->k[v]; s++) {
+				assert_int_equal(p->cost[v][s], p->cost[v0][s]);
+				if (p->usage != NULL)
+					assert_int_equal(p->usage[v][s],
+					    p->usage[v0][s]);
+			}
+			for (int i2 = 0; i2 < g->size; i2++) {
+				int u = g->node[j * g->size + i2], u0 = g->node[i2];
+				int e = edge_between(p, v, u), e0 = edge_between(p, v0, u0);
+				assert_int_equal(e < 0, e0 < 0);
+				if (e < 0)
+					continue;
+				for (int s = 0; s < p->k[v]; s++)
+					for (int t = 0; t < p->k[u]; t++)
+						assert_int_equal(cell_of(p, e, v, s, t),
+						    cell_of(p, e0, v0, s, t));
+			}
+		}
+	free(seen);
+}
+
+/*
+ * Identical subgraphs found are exactly those built: three copies of a
+ * triangle beside a fourth that differs in one edge cell are one group of
+ * three whole components (the copies being components 0, 1 and 2, in any
+ * order); five identical layers (paths a-b-c, c of each layer joined to a
+ * of the next, round a ring) are one group of five copies of three nodes,
+ * covering every node; a path of distinct costs has none.
+ */
+static void
+test_twins_found(void **state)
+{
+	int64_t lo[4] = { 0, 0, 0, 0 };
+
+	rng_state = 0x7a1c5ULL;
+	for (int r = 0; r < 20; r++) {
+		sl_problem *p = twin_triangles(4, true, lo);
+		sl_twins t;
+		bool comp[3] = { false, false, false };
+
+		sl_twins_find(p, &t);
+		assert_int_equal(t.ngroups, 1);
+		assert_int_equal(t.g[0].copies, 3);
+		assert_int_equal(t.g[0].size, 3);
+		assert_true(t.g[0].components);
+		assert_copies_alike(p, &t.g[0]);
+		for (int j = 0; j < 3; j++) {
+			int c = t.g[0].node[3 * j] / 3;
+			assert_true(c < 3 && !comp[c]);
+			comp[c] = true;
+			for (int i = 0; i < 3; i++)
+				assert_int_equal(t.g[0].node[3 * j + i] / 3, c);
+		}
+		sl_twins_free(&t);
+		sl_problem_free(p);
+	}
+	{
+		enum { L = 5 };
+		int k[3 * L], e[4 * L][2], m = 0;
+		sl_problem *p;
+		sl_twins t;
+		int64_t c[3][2] = { { 5, 1 }, { 2, 7 }, { 4, 4 } };
+		int64_t ab[4] = { 0, 3, 2, 0 }, bc[4] = { 1, 0, 0, 6 },
+		    ca[4] = { 0, 2, 5, 0 };
+
+		for (int v = 0; v < 3 * L; v++)
+			k[v] = 2;
+		for (int l = 0; l < L; l++) {
+			e[m][0] = 3 * l;		/* a-b */
+			e[m++][1] = 3 * l + 1;
+			e[m][0] = 3 * l + 1;		/* b-c */
+			e[m++][1] = 3 * l + 2;
+			e[m][0] = 3 * l + 2;		/* c-a of the next */
+			e[m++][1] = 3 * ((l + 1) % L);
+		}
+		p = sl_problem_new(3 * L, k, m, (const int (*)[2])e);
+		for (int v = 0; v < 3 * L; v++)
+			memcpy(p->cost[v], c[v % 3], sizeof c[0]);
+		for (int i = 0; i < m; i++)
+			memcpy(p->ecost[i], i % 3 == 0 ? ab : i % 3 == 1 ? bc : ca,
+			    sizeof ab);
+		sl_twins_find(p, &t);
+		assert_int_equal(t.ngroups, 1);
+		assert_int_equal(t.g[0].copies, L);
+		assert_int_equal(t.g[0].size, 3);
+		assert_false(t.g[0].components);
+		assert_copies_alike(p, &t.g[0]);
+		sl_twins_free(&t);
+		/* one layer's b costs one more: the ring's other four alike */
+		p->cost[3 * 2 + 1][0]++;
+		sl_twins_find(p, &t);
+		for (int g = 0; g < t.ngroups; g++) {
+			assert_copies_alike(p, &t.g[g]);
+			for (int i = 0; i < t.g[g].copies * t.g[g].size; i++)
+				assert_true(t.g[g].node[i] != 3 * 2 + 1);
+		}
+		sl_twins_free(&t);
+		/* all costs distinct: nothing alike */
+		for (int v = 0; v < 3 * L; v++)
+			p->cost[v][0] = 100 + v;
+		sl_twins_find(p, &t);
+		assert_int_equal(t.ngroups, 0);
+		sl_twins_free(&t);
+		sl_problem_free(p);
+	}
+}
+
+/* Sum of the largest usages of p's nodes live at some time in [lo, hi). */
+static int64_t
+max_load_over(const sl_problem *p, int64_t lo, int64_t hi)
+{
+	int64_t best = 0;
+
+	for (int64_t x = lo; x < hi; x++) {
+		int64_t sum = 0;
+		for (int v = 0; v < p->n; v++) {
+			int64_t u = 0;
+			if (p->interval[v][0] > x || p->interval[v][1] <= x)
+				continue;
+			for (int s = 0; s < p->k[v]; s++)
+				if (p->usage[v][s] > u)
+					u = p->usage[v][s];
+			sum += u;
+		}
+		if (sum > best)
+			best = sum;
+	}
+	return best;
+}
+
+/*
+ * Identical components the limit cannot tell apart are solved once, and
+ * exactly: three copies of a triangle overlapping in time, beside an odd
+ * one later.  (a) The limit never binds: two copies merge into the first,
+ * and every plan of the reduced problem expands to a plan of the original
+ * costing what the reduced one costs plus the offset, its copies on the
+ * first copy's strategies.  (b) The limit binds while the copies live:
+ * found, not merged.  (c) It binds only while the odd one lives: merged.
+ * In each, the anytime search's plan (search alone) equals the brute-force
+ * optimum and keeps the limit by a count by hand.
+ */
+static void
+test_twins_merged_exact(void **state)
+{
+	int64_t lo[4] = { 0, 2, 4, 20 };
+
+	rng_state = 0x7a1c6ULL;
+	for (int r = 0; r < 24; r++) {
+		int kind = r % 3;
+		sl_problem *p = twin_triangles(4, true, lo);
+		int64_t early = max_load_over(p, 0, 8), late = max_load_over(p, 20, 24);
+		sl_reduction red;
+		sl_solution a, b;
+		sl_error err;
+
+		if (kind == 0)
+			p->usage_limit = early > late ? early : late;
+		else if (kind == 1)
+			p->usage_limit = early - 3;	/* 3 copies of >= 3 each */
+		else {
+			/* the odd one's largest usages grow past the limit */
+			for (int v = 9; v < 12; v++)
+				for (int s = 0; s < p->k[v]; s++)
+					p->usage[v][s] += early * s;
+			p->usage_limit = early + 1;
+			assert_true(max_load_over(p, 20, 24) > p->usage_limit);
+		}
+		sl_error_clear(&err);
+		assert_int_equal(sl_reduce(p, &red, &err), SL_OK);
+		assert_int_equal(red.twins.ngroups, 1);
+		assert_int_equal(red.twin_nodes, 9);
+		assert_int_equal(red.merged, kind == 1 ? 0 : 6);
+		assert_int_equal(red.q->n, kind == 1 ? 12 : 6);
+		if (kind != 1) {
+			/* every reduced plan, expanded */
+			int qc[6], choice[12];
+			for (int x = 0; x < 144; x++) {
+				int64_t qs;
+				for (int v = 0, y = x; v < 6; v++) {
+					qc[v] = y % red.q->k[v];
+					y /= red.q->k[v];
+				}
+				qs = sl_problem_score(red.q, qc);
+				if (qs == INT64_MAX)
+					continue;	/* a dominated strategy */
+				sl_reduce_expand(&red, qc, choice);
+				assert_int_equal(sl_problem_score(p, choice),
+				    qs + red.offset);
+				for (int v = 0; v < 9; v++)
+					assert_int_equal(choice[v], choice[v % 3 +
+					    3 * (red.twins.g[0].node[0] / 3)]);
+			}
+		}
+		sl_reduce_free(&red);
+		sl_anytime_search_only = 1;
+		anytime_and_brute(p, 0.3, &a, &b);
+		sl_anytime_search_only = 0;
+		assert_int_equal(b.status, SL_SOLVE_OPTIMAL);
+		assert_int_equal(a.objective, b.objective);
+		sl_solution_free(&a);
+		sl_solution_free(&b);
+		sl_problem_free(p);
+	}
+}
+
 /*
  * The IOPDDL problems kept in tests/data (written by tests/data/gen_anytime.py,
  * with usage limits that bind): the anytime solver, given the time, reaches
@@ -1260,6 +1557,8 @@ main(void)
 		cmocka_unit_test(test_anytime_search_sound),
 		cmocka_unit_test(test_anytime_trws_chain),
 		cmocka_unit_test(test_anytime_reductions),
+		cmocka_unit_test(test_twins_found),
+		cmocka_unit_test(test_twins_merged_exact),
 		cmocka_unit_test(test_anytime_data),
 	};
 
