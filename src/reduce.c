@@ -698,7 +698,7 @@ tw_fits(struct tw *t, int j, int head, int e, int w0, int *cand)
 	uint64_t eh = t->ehash[2 * (size_t)e + (w->edge[e][0] != u0)];
 	int wj = -1, n0 = 0, nj = 0;
 
-	t->work += t->aoff[uj + 1] - t->aoff[uj] + t->aoff[w0 + 1] - t->aoff[w0];
+	t->work += t->aoff[uj + 1] - t->aoff[uj];
 	for (int k = t->aoff[uj]; k < t->aoff[uj + 1]; k++) {
 		int f = t->aedge[k], x = red_other(w, f, uj);
 		if (t->owner[x] != -1 || x == w0 || t->col[x] != t->col[w0] ||
@@ -713,6 +713,7 @@ tw_fits(struct tw *t, int j, int head, int e, int w0, int *cand)
 		return false;
 	t->pick[wj] = t->pstamp;
 	/* the edges into each copy compare equal, one to one */
+	t->work += t->aoff[wj + 1] - t->aoff[wj] + t->aoff[w0 + 1] - t->aoff[w0];
 	t->stamp++;
 	for (int k = t->aoff[wj]; k < t->aoff[wj + 1]; k++) {
 		int f = t->aedge[k], x = red_other(w, f, wj);
@@ -788,16 +789,18 @@ tw_grow(struct tw *t, int *cp, const int *anchor, int most)
 		for (int i = t->aoff[u0]; i < t->aoff[u0 + 1] && size < most &&
 		    t->work < t->most_work; i++) {
 			int e = t->aedge[i], w0 = red_other(w, e, u0), nfail = 0;
+			bool too_many = false;
 			if (t->owner[w0] != -1)
 				continue;
 			cand[0] = w0;
 			t->pstamp++;
-			for (int j = 1; j < c; j++) {
+			for (int j = 1; j < c && !too_many; j++) {
 				fit[j] = tw_fits(t, j, head, e, w0, cand);
 				nfail += !fit[j];
+				too_many = nfail > 0 && (8 * nfail > c ||
+				    4 * (c0 - c + nfail) > c0 || c - nfail < 2);
 			}
-			if (nfail > 0 && (8 * nfail > c ||
-			    4 * (c0 - c + nfail) > c0 || c - nfail < 2))
+			if (too_many)
 				continue;
 			for (int j = c - 1; j >= 1; j--)
 				if (!fit[j]) {
