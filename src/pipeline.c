@@ -1582,17 +1582,21 @@ cfg_at(cfg *c, int j, int u, int n)
  * sum_j t_j + the largest sync (try_partition), and stage j's t_j is one
  * of its items: so with A the largest and S the sum, over the stages done,
  * of each stage's fastest fitting item, no partition steps faster than
- * (m - 1) A + S.  Once that reaches ub (the best step found, which only a
- * strictly faster step replaces), the configuration cannot win and the
- * rest of its items are not computed: *pruned is set.  The first stage
+ * (m - 1) A + S; and its memory per device, the largest of its stages',
+ * is at least M, the largest over the stages done of each stage's least
+ * item memory.  Once a point of the frontier found so far (r->front, the
+ * best step among them) steps no slower than (m - 1) A + S and holds no
+ * more than M, this configuration can neither win (only a strictly
+ * faster step replaces the best) nor add a point to the frontier: the
+ * rest of its items are not computed and *pruned is set.  The first stage
  * keeps the most micro-batches in flight, so it comes first and decides
  * most configurations whose memory forces a slower plan.
  */
 static int
-cfg_items(hyb *h, cfg *c, int64_t ub, bool *pruned, sl_error *err)
+cfg_items(hyb *h, cfg *c, const sl_hybrid_result *r, bool *pruned, sl_error *err)
 {
 	const space_entry *se = hyb_space(h, c->G, c->outer, c->inner, err);
-	int64_t A = 0, S = 0;
+	int64_t A = 0, S = 0, M = 0;
 
 	*pruned = false;
 	if (se == NULL)
@@ -1600,7 +1604,7 @@ cfg_items(hyb *h, cfg *c, int64_t ub, bool *pruned, sl_error *err)
 	c->nu = se->uniform ? 1 : c->L;
 	c->it = sl_xcalloc((size_t)c->ns * c->nu * (c->hi + 1), sizeof *c->it);
 	for (int j = 0; j < c->ns; j++) {
-		int64_t mn = INT64_MAX;
+		int64_t mn = INT64_MAX, mm = INT64_MAX;
 		for (int n = c->lo; n <= c->hi; n++) {
 			/* a middle stage needs layers on both sides */
 			if (j > 0 && j < c->ns - 1 && n > c->L - 2)
@@ -1616,9 +1620,11 @@ cfg_items(hyb *h, cfg *c, int64_t ub, bool *pruned, sl_error *err)
 					return rc;
 				if (it->ok && it->t < mn)
 					mn = it->t;
+				if (it->ok && it->mem < mm)
+					mm = it->mem;
 			}
 		}
-		if (c->v > 1 || ub == INT64_MAX)
+		if (c->v > 1 || r->n_front == 0 || h->o->no_stage_bound)
 			continue;
 		/* no item fits: no partition does (nothing to remember, as
 		 * a plan that fits was found) */
@@ -1628,11 +1634,16 @@ cfg_items(hyb *h, cfg *c, int64_t ub, bool *pruned, sl_error *err)
 		}
 		if (mn > A)
 			A = mn;
+		if (mm > M)
+			M = mm;
 		S = sl_add_sat(S, mn);
-		if (sl_add_sat(sl_mul_sat(c->m - 1, A), S) >= ub) {
-			*pruned = true;
-			return SL_OK;
-		}
+		for (int i = 0; i < r->n_front; i++)
+			if (r->front[i].fits &&
+			    r->front[i].step_ns <= sl_add_sat(sl_mul_sat(c->m - 1, A), S) &&
+			    r->front[i].max_mem <= M) {
+				*pruned = true;
+				return SL_OK;
+			}
 	}
 	return SL_OK;
 }
@@ -1925,8 +1936,7 @@ search_cfg(hyb *h, cfg *c, sl_hybrid_result *r, best_t *best, sl_error *err)
 		/* interleaving: equal chunks, as Megatron-LM requires */
 		c->lo = c->hi = c->L / c->ns;
 	}
-	if ((rc = cfg_items(h, c, best->found ? best->step : INT64_MAX, &pruned,
-	    err)) != SL_OK)
+	if ((rc = cfg_items(h, c, r, &pruned, err)) != SL_OK)
 		goto out;
 	if (pruned) {
 		r->pruned_bound++;

@@ -1459,6 +1459,10 @@ typedef struct sl_hybrid_opts {
 	 * own, nothing shared between equal layers, and every stage's problem
 	 * built at its own layers (the same answer, slower; for checks) */
 	bool plain;
+	/* true: a configuration is planned in full even when its first
+	 * stages show it can neither win nor join the frontier (the same
+	 * answer and frontier, slower; for checks) */
+	bool no_stage_bound;
 } sl_hybrid_opts;
 void sl_hybrid_opts_default(sl_hybrid_opts *o);
 

@@ -740,16 +740,12 @@ test_gpt3_korthikanti(void **state)
 
 /* -------------------------------------- shared layers against plain */
 
-/* Two searches' answers, stage by stage and strategy by strategy. */
+/* Two searches' answers and frontiers, stage by stage and strategy by
+ * strategy. */
 static void
-assert_same_search(const sl_hybrid_result *a, const sl_hybrid_result *b)
+assert_same_answer(const sl_hybrid_result *a, const sl_hybrid_result *b)
 {
 	assert_int_equal(a->found, b->found);
-	assert_int_equal(a->configs, b->configs);
-	/* plain builds a problem per stage position: never fewer solves */
-	assert_true(b->stage_solves >= a->stage_solves);
-	assert_int_equal(a->partitions, b->partitions);
-	assert_int_equal(a->pruned_bound, b->pruned_bound);
 	assert_int_equal(a->n_front, b->n_front);
 	for (int i = 0; i < a->n_front; i++) {
 		assert_int_equal(a->front[i].step_ns, b->front[i].step_ns);
@@ -775,6 +771,81 @@ assert_same_search(const sl_hybrid_result *a, const sl_hybrid_result *b)
 		for (int u = 0; u < x->n_strat_ops; u++)
 			assert_string_equal(x->strategy[u], y->strategy[u]);
 	}
+}
+
+/* The same answer, and the same configurations searched alike. */
+static void
+assert_same_search(const sl_hybrid_result *a, const sl_hybrid_result *b)
+{
+	assert_same_answer(a, b);
+	assert_int_equal(a->configs, b->configs);
+	/* plain builds a problem per stage position: never fewer solves */
+	assert_true(b->stage_solves >= a->stage_solves);
+	assert_int_equal(a->partitions, b->partitions);
+	assert_int_equal(a->pruned_bound, b->pruned_bound);
+}
+
+/*
+ * Configurations set aside once their first stages are planned (they can
+ * neither win nor join the frontier) change nothing: the same plan and the
+ * same frontier as planning each in full, with fewer solves.  Memory
+ * limits make the first stages' plans slower than the bound before any
+ * planning, which is where this bound acts.
+ */
+static void
+test_search_stage_bound(void **state)
+{
+	static const struct {
+		sl_family fam;
+		int layers, devices;
+		int64_t batch, mem;
+	} cases[] = {
+		{ SL_FAM_GPT, 8, 16, 64, 0 },
+		{ SL_FAM_GPT, 8, 16, 64, 40000000 },
+		{ SL_FAM_GPT, 12, 32, 128, 60000000 },
+		{ SL_FAM_LLAMA, 8, 32, 64, 50000000 },
+		{ SL_FAM_LLAMA, 6, 8, 32, 30000000 },
+	};
+	int64_t set_aside = 0;
+	bool several = false;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		sl_gen_config gc;
+		sl_hybrid_opts o;
+		sl_hybrid_result bound, full;
+		sl_error err;
+
+		sl_gen_defaults(cases[i].fam, &gc);
+		gc.layers = cases[i].layers;
+		opts_for(&o, "a100-sxm", gen_model, &gc);
+		o.devices = cases[i].devices;
+		o.global_batch = cases[i].batch;
+		o.mem_limit = cases[i].mem;
+		o.space.recipe.recompute = SL_RECOMP_AUTO;
+		sl_error_clear(&err);
+		assert_int_equal(sl_hybrid_search(&o, &bound, &err), SL_OK);
+		o.no_stage_bound = true;
+		assert_int_equal(sl_hybrid_search(&o, &full, &err), SL_OK);
+		fprintf(stderr, "# case %zu: %lld of %lld configurations set aside after "
+		    "their first stages, %lld stage solves (%lld in full), %d points "
+		    "on the frontier\n", i, (long long)bound.pruned_stages,
+		    (long long)(bound.configs + bound.pruned_stages),
+		    (long long)bound.stage_solves, (long long)full.stage_solves,
+		    bound.n_front);
+		assert_same_answer(&bound, &full);
+		assert_int_equal(full.pruned_stages, 0);
+		assert_int_equal(bound.configs + bound.pruned_stages, full.configs);
+		assert_true(bound.stage_solves <= full.stage_solves);
+		set_aside += bound.pruned_stages;
+		if (bound.n_front > 2)
+			several = true;
+		sl_hybrid_result_free(&bound);
+		sl_hybrid_result_free(&full);
+	}
+	/* the bound acted, and frontiers of several points were kept */
+	assert_true(set_aside > 0);
+	assert_true(several);
 }
 
 /*
@@ -994,6 +1065,7 @@ main(void)
 		cmocka_unit_test(test_ctx_pins),
 		cmocka_unit_test(test_topology),
 		cmocka_unit_test(test_search_exhaustive),
+		cmocka_unit_test(test_search_stage_bound),
 		cmocka_unit_test(test_search_shared_plain),
 		cmocka_unit_test(test_space_alike),
 		cmocka_unit_test(test_gpt3_narayanan),
