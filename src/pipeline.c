@@ -1589,8 +1589,9 @@ cfg_at(cfg *c, int j, int u, int n)
  * more than M, this configuration can neither win (only a strictly
  * faster step replaces the best) nor add a point to the frontier: the
  * rest of its items are not computed and *pruned is set.  The first stage
- * keeps the most micro-batches in flight, so it comes first and decides
- * most configurations whose memory forces a slower plan.
+ * keeps the most micro-batches in flight and the last holds the output
+ * layer and the loss: they come first, and decide most configurations
+ * whose memory forces a slower plan.
  */
 static int
 cfg_items(hyb *h, cfg *c, const sl_hybrid_result *r, bool *pruned, sl_error *err)
@@ -1603,7 +1604,9 @@ cfg_items(hyb *h, cfg *c, const sl_hybrid_result *r, bool *pruned, sl_error *err
 		return err->code ? err->code : SL_EINTERNAL;
 	c->nu = se->uniform ? 1 : c->L;
 	c->it = sl_xcalloc((size_t)c->ns * c->nu * (c->hi + 1), sizeof *c->it);
-	for (int j = 0; j < c->ns; j++) {
+	for (int jj = 0; jj < c->ns; jj++) {
+		/* the first stage, the last, then the middle ones */
+		int j = jj == 0 ? 0 : jj == 1 ? c->ns - 1 : jj - 1;
 		int64_t mn = INT64_MAX, mm = INT64_MAX;
 		for (int n = c->lo; n <= c->hi; n++) {
 			/* a middle stage needs layers on both sides */
