@@ -12,14 +12,20 @@
  *      improved by single-node moves that keep the limit;
  *   4. the limit priced into node costs by multipliers per time segment
  *      (at_priced_search): the priced problem is searched without the
- *      limit, its plan repaired to the limit and improved under it; from
+ *      limit, its plan repaired to the limit and improved under it, and
+ *      the best plan relinked towards it (at_relink); from
  *      the third round on, TRW-S (trws.c) on the problem priced by
  *      multipliers of its own adds candidates and a lower bound (at_trws);
  *   5. a Lagrangian lower bound over a spanning forest (at_lag_*);
  *   6. large neighbourhood search (at_lns): balls of the graph re-solved
  *      exactly by the elimination DP, induced trees by a tree DP, moves of
  *      every node over a random spanning forest, and compound moves along
- *      impossible pairs.
+ *      impossible pairs; a move that gains but breaks the limit is paid
+ *      for by freeing memory elsewhere when that costs less (at_fix).
+ *
+ * Plans over the limit are repaired (at_repair) by the moves that cost
+ * least per byte saved at the peak, compound ones where a single move
+ * would leave a neighbour on an impossible pair.
  *
  * The load over time lives in a segment tree with range add and range max
  * over the distinct interval ends, so a move is checked in O(log T).
@@ -97,6 +103,7 @@ typedef struct at {
 	int ball;		/* size of BFS balls solved by the DP; 0 none */
 	int *gbuf, *gnew;	/* compound moves */
 	int *hard, nhard;	/* nodes on impossible pairs, windows go there */
+	int *fixv, *fixs;	/* at_fix's moves, to undo them */
 	int64_t gshift;
 	double until_ms;	/* end of the current phase */
 	bool proved;		/* best is optimal */
@@ -337,14 +344,37 @@ at_icm(at *a)
 	at_record(a);
 }
 
+/* A segment at the peak of the load (the segment tree descended). */
+static int
+at_peak_seg(const at *a)
+{
+	int node = 1, l = 0, r = a->nseg;
+
+	while (r - l > 1) {
+		int mid = (l + r) / 2;
+		if (a->tmax[2 * node] >= a->tmax[2 * node + 1]) {
+			node = 2 * node;
+			r = mid;
+		} else {
+			node = 2 * node + 1;
+			l = mid;
+		}
+	}
+	return l;
+}
+
 /*
- * Brings the plan under the limit: while the peak is over it, the node live
- * at the peak whose cheaper-in-usage strategy costs least per byte saved
- * moves.  False when no move is left (then the caller discards the plan).
+ * Brings the plan under the limit: while the peak is over it, the moves of
+ * nodes live at the peak that cost least per byte saved there are taken.
+ * A node's move that would leave a neighbour on an impossible pair is
+ * taken as a compound move (at_group_build: the neighbours follow), priced
+ * by the group's change of objective over the bytes the group saves.
+ * False when no move is left (then the caller discards the plan).
  */
 struct at_cand {
 	double ratio;
 	int v, t;
+	bool group;
 };
 
 static int
@@ -355,31 +385,40 @@ at_cand_cmp(const void *x, const void *y)
 	return a->ratio < b->ratio ? -1 : a->ratio > b->ratio;
 }
 
+static int at_group_build(at *a, int v, int t);
+static void at_group_delta(const at *a, int ng, int64_t *before,
+    int64_t *after);
+static void at_group_apply(at *a, int ng);
+
+/* Bytes the group in gbuf saves at segment seg. */
+static int64_t
+at_group_saves(const at *a, int ng, int seg)
+{
+	int64_t d = 0;
+
+	for (int i = 0; i < ng; i++) {
+		int w = a->gbuf[i];
+		if (a->slo[w] <= seg && seg < a->shi[w])
+			d += a->p->usage[w][a->x[w]] - a->p->usage[w][a->gnew[w]];
+	}
+	return d;
+}
+
 static bool
 at_repair(at *a)
 {
 	const sl_problem *p = a->p;
 	struct at_cand *c = sl_xmalloc(((size_t)a->n + 1) * sizeof *c);
+	int *moved = sl_xcalloc((size_t)a->n + 1, sizeof *moved), batch = 0;
 
-	while (at_peak(a) > a->limit) {
-		int node = 1, l = 0, r = a->nseg, seg, nc = 0;
+	/* a compound move may load other times: rounds are bounded */
+	while (at_peak(a) > a->limit && batch < 4 * a->n + 64) {
+		int seg, nc = 0;
+		bool any = false;
 
-		if (at_over(a)) {
-			free(c);
-			return false;
-		}
-		/* descend to a segment at the peak */
-		while (r - l > 1) {
-			int mid = (l + r) / 2;
-			if (a->tmax[2 * node] >= a->tmax[2 * node + 1]) {
-				node = 2 * node;
-				r = mid;
-			} else {
-				node = 2 * node + 1;
-				l = mid;
-			}
-		}
-		seg = l;
+		if (at_over(a))
+			break;
+		seg = at_peak_seg(a);
 		/* each live node's cheapest bytes saved there */
 		for (int v = 0; v < a->n; v++) {
 			if (a->slo[v] > seg || a->shi[v] <= seg)
@@ -387,41 +426,195 @@ at_repair(at *a)
 			int s = a->x[v], bt = -1;
 			int64_t u = p->usage[v][s], cur = -1;
 			double br = INFINITY;
+			bool bg = false;
 			for (int t = 0; t < p->k[v]; t++) {
 				if (!a->ok[v][t] || p->usage[v][t] >= u)
 					continue;
 				if (cur < 0)
 					cur = at_local(a, v, s);
-				double dc = (double)at_local(a, v, t) - (double)cur;
-				double ratio = dc / (double)(u - p->usage[v][t]);
+				int64_t lt = at_local(a, v, t);
+				double ratio;
+				bool g = false;
+				if (lt >= AT_HARD && cur < AT_HARD) {
+					/* the neighbours on impossible pairs
+					 * follow */
+					int64_t before, after, saved;
+					int ng = at_group_build(a, v, t);
+					if (ng == 0)
+						continue;
+					at_group_delta(a, ng, &before, &after);
+					saved = at_group_saves(a, ng, seg);
+					if (saved <= 0)
+						continue;
+					ratio = ((double)after - (double)before) /
+					    (double)saved;
+					g = true;
+				} else
+					ratio = ((double)lt - (double)cur) /
+					    (double)(u - p->usage[v][t]);
 				if (ratio < br) {
 					br = ratio;
 					bt = t;
+					bg = g;
 				}
 			}
 			if (bt >= 0) {
 				c[nc].ratio = br;
 				c[nc].v = v;
+				c[nc].group = bg;
 				c[nc++].t = bt;
 			}
 		}
-		if (nc == 0) {
-			free(c);
-			return false;
-		}
-		/* the cheapest first until this segment fits (each move was
-		 * priced alone: neighbours moving together may differ) */
+		/* the cheapest first until this segment fits; each move was
+		 * priced alone, so a node a move touched waits for the next
+		 * round */
 		qsort(c, (size_t)nc, sizeof *c, at_cand_cmp);
+		batch++;
 		for (int i = 0; i < nc; i++) {
-			at_load_move(a, c[i].v, a->x[c[i].v], c[i].t);
-			a->x[c[i].v] = c[i].t;
+			int v = c[i].v, ng = 1;
+			if (moved[v] == batch || c[i].t == a->x[v])
+				continue;
+			if (c[i].group) {
+				ng = at_group_build(a, v, c[i].t);
+				if (ng == 0 || at_group_saves(a, ng, seg) <= 0)
+					continue;
+			} else {
+				a->gbuf[0] = v;
+				a->gnew[v] = c[i].t;
+			}
+			for (int g = 0; g < ng; g++) {
+				int w = a->gbuf[g];
+				moved[w] = batch;
+				for (int j = a->aoff[w]; j < a->aoff[w + 1]; j++)
+					moved[at_other(p, a->aedge[j], w)] = batch;
+			}
+			at_group_apply(a, ng);
+			any = true;
 			if (seg_max_rec(a, 1, 0, a->nseg, seg, seg + 1) <= a->limit)
 				break;
 		}
+		if (!any)
+			break;
 	}
 	free(c);
+	free(moved);
 	a->cost = at_score(a);
-	return true;
+	return at_peak(a) <= a->limit;
+}
+
+/*
+ * Exchanges at the limit.  A move (its nodes marked with the current stamp)
+ * that lowers the objective by gain but breaks the limit is paid for by
+ * freeing memory elsewhere: while the peak is over the limit, the unmarked
+ * node live at the peak whose strategy of less usage costs least per byte
+ * it frees there (bytes past the excess not counted) moves, priced against
+ * the plan as it stands.  True when the plan fits again having spent less
+ * than gain (*spent: the objective's change by these moves); otherwise its
+ * own moves are undone.
+ */
+#define AT_FIX_STEPS 64
+
+static bool
+at_fix(at *a, int64_t gain, int64_t *spent)
+{
+	const sl_problem *p = a->p;
+	int nf = 0;
+	int64_t sp = 0;
+
+	while (at_peak(a) > a->limit && nf < AT_FIX_STEPS) {
+		int seg = at_peak_seg(a), bv = -1, bt = -1;
+		int64_t excess = at_peak(a) - a->limit, bdc = 0;
+		double br = INFINITY;
+
+		for (int v = 0; v < a->n; v++) {
+			if (a->slo[v] > seg || a->shi[v] <= seg ||
+			    a->wstamp[v] == a->stamp)
+				continue;
+			int s = a->x[v];
+			int64_t u = p->usage[v][s], cur = INT64_MIN;
+			for (int t = 0; t < p->k[v]; t++) {
+				if (!a->ok[v][t] || p->usage[v][t] >= u)
+					continue;
+				if (cur == INT64_MIN)
+					cur = at_local(a, v, s);
+				int64_t dc = at_local(a, v, t) - cur;
+				int64_t fr = u - p->usage[v][t];
+				double ratio = (double)dc /
+				    (double)(fr < excess ? fr : excess);
+				if (ratio < br) {
+					br = ratio;
+					bv = v;
+					bt = t;
+					bdc = dc;
+				}
+			}
+		}
+		if (bv < 0 || sp + bdc >= gain)
+			break;
+		a->fixv[nf] = bv;
+		a->fixs[nf++] = a->x[bv];
+		at_load_move(a, bv, a->x[bv], bt);
+		a->x[bv] = bt;
+		sp += bdc;
+	}
+	if (at_peak(a) <= a->limit && sp < gain) {
+		*spent = sp;
+		return true;
+	}
+	while (nf-- > 0) {
+		int v = a->fixv[nf];
+		at_load_move(a, v, a->x[v], a->fixs[nf]);
+		a->x[v] = a->fixs[nf];
+	}
+	return false;
+}
+
+/*
+ * Every node's cheapest strategy given its neighbours, when it breaks the
+ * limit, paid for by at_fix (ICM takes the moves that fit).
+ */
+static void
+at_swap_pass(at *a)
+{
+	const sl_problem *p = a->p;
+
+	if (!a->has_mem || a->priced)
+		return;
+	for (int i = 0; i < a->n && !at_over(a); i++) {
+		int v = (int)(((int64_t)i * 7919 + a->gshift) % a->n), s = a->x[v];
+		int bt = s;
+		int64_t cur, bc, spent;
+
+		if ((i & 255) == 0 && at_ms(a) >= a->until_ms)
+			break;
+		if (a->slo[v] >= a->shi[v])
+			continue;
+		cur = bc = at_local(a, v, s);
+		for (int t = 0; t < p->k[v]; t++) {
+			if (t == s || !a->ok[v][t])
+				continue;
+			int64_t c = at_local(a, v, t);
+			if (c < bc) {
+				bc = c;
+				bt = t;
+			}
+		}
+		if (bt == s)
+			continue;
+		a->stamp++;
+		a->wstamp[v] = a->stamp;
+		at_load_move(a, v, s, bt);
+		a->x[v] = bt;
+		spent = 0;
+		if (at_peak(a) <= a->limit || at_fix(a, cur - bc, &spent)) {
+			a->cost = at_shift(a, cur, bc + spent);
+			a->improved++;
+			at_record(a);
+			continue;
+		}
+		at_load_move(a, v, bt, s);
+		a->x[v] = s;
+	}
 }
 
 /* ------------------------------------------------------ tree DP over a window */
@@ -671,6 +864,17 @@ at_window(at *a, int max)
 				return;
 			}
 		} else {
+			int64_t spent = 0;
+			/* paid for by freeing memory outside the window */
+			after = at_window_cost(a, nw);
+			if (after < before && at_fix(a, before - after, &spent)) {
+				a->cost = at_shift(a, before, after + spent);
+				a->improved++;
+				at_record(a);
+				free(keep);
+				at_ball_free(&bq, &bbase);
+				return;
+			}
 			/* price the nodes that load an overloaded time */
 			for (int i = 0; i < nw; i++) {
 				int v = a->worder[i];
@@ -1168,6 +1372,8 @@ at_build(at *a, const sl_problem *p, uint8_t **ok, const int64_t (*fixed)[3],
 	a->gbuf = sl_xmalloc(((size_t)n + 1) * sizeof *a->gbuf);
 	a->hard = sl_xmalloc((AT_HARD_LIST + 1) * sizeof *a->hard);
 	a->gnew = sl_xmalloc(((size_t)n + 1) * sizeof *a->gnew);
+	a->fixv = sl_xmalloc((AT_FIX_STEPS + 1) * sizeof *a->fixv);
+	a->fixs = sl_xmalloc((AT_FIX_STEPS + 1) * sizeof *a->fixs);
 	a->wprice = sl_xcalloc((size_t)n + 1, sizeof *a->wprice);
 	{
 		size_t most = 0, k2 = 0;
@@ -1221,6 +1427,8 @@ at_free(at *a)
 	free(a->gbuf);
 	free(a->hard);
 	free(a->gnew);
+	free(a->fixv);
+	free(a->fixs);
 	free(a->wprice);
 	free(a->wu);
 	free(a->warg);
@@ -1434,35 +1642,34 @@ at_forest(at *a)
  * A compound move: v takes t, and every neighbour left on an impossible pair
  * (cost at or above AT_HARD) follows to its cheapest compatible strategy,
  * and so on along the edges, as XLA's "follow" edges chain whole regions
- * together.  Kept when the objective falls and the limit holds.
+ * together.  at_group_build lists the group in gbuf (marked with a fresh
+ * stamp, new strategies in gnew) and returns its size, 0 when some node
+ * cannot follow; at_group_delta gives the objective over the group and its
+ * edges before and after.
  */
 #define AT_GROUP_MAX 4096
 
-static bool
-at_group_move(at *a, int v, int t)
+static int
+at_group_build(at *a, int v, int t)
 {
 	const sl_problem *p = a->p;
 	int *grp = a->gbuf, ng = 0, head = 0;
-	int64_t before = 0, after = 0;
-	bool ok = true;
 
 	a->stamp++;
 	a->wstamp[v] = a->stamp;
 	a->gnew[v] = t;
 	grp[ng++] = v;
-	while (head < ng && ok) {
+	while (head < ng) {
 		int w = grp[head++];
-		for (int j = a->aoff[w]; j < a->aoff[w + 1] && ok; j++) {
+		for (int j = a->aoff[w]; j < a->aoff[w + 1]; j++) {
 			int e = a->aedge[j], z = at_other(p, e, w);
 			bool in = a->wstamp[z] == a->stamp;
 			int cz = in ? a->gnew[z] : a->x[z], bz = -1;
 			int64_t bc = INT64_MAX;
 			if (at_ecell(p, e, w, a->gnew[w], cz) < AT_HARD)
 				continue;
-			if (in || ng >= AT_GROUP_MAX) {
-				ok = false;
-				break;
-			}
+			if (in || ng >= AT_GROUP_MAX)
+				return 0;
 			for (int q = 0; q < p->k[z]; q++) {
 				if (!a->ok[z][q] ||
 				    at_ecell(p, e, w, a->gnew[w], q) >= AT_HARD)
@@ -1473,51 +1680,125 @@ at_group_move(at *a, int v, int t)
 					bz = q;
 				}
 			}
-			if (bz < 0) {
-				ok = false;
-				break;
-			}
+			if (bz < 0)
+				return 0;
 			a->wstamp[z] = a->stamp;
 			a->gnew[z] = bz;
 			grp[ng++] = z;
 		}
 	}
-	if (!ok)
-		return false;
-	/* the objective before and after, over the group and its edges */
+	return ng;
+}
+
+static void
+at_group_delta(const at *a, int ng, int64_t *before, int64_t *after)
+{
+	const sl_problem *p = a->p;
+	const int *grp = a->gbuf;
+
+	*before = *after = 0;
 	for (int i = 0; i < ng; i++) {
 		int w = grp[i];
-		before = sl_add_sat(before, a->nc[w][a->x[w]]);
-		after = sl_add_sat(after, a->nc[w][a->gnew[w]]);
+		*before = sl_add_sat(*before, a->nc[w][a->x[w]]);
+		*after = sl_add_sat(*after, a->nc[w][a->gnew[w]]);
 		for (int j = a->aoff[w]; j < a->aoff[w + 1]; j++) {
 			int e = a->aedge[j], z = at_other(p, e, w);
 			bool in = a->wstamp[z] == a->stamp;
 			if (in && z < w)
 				continue;
-			before = sl_add_sat(before, at_ecell(p, e, w, a->x[w], a->x[z]));
-			after = sl_add_sat(after, at_ecell(p, e, w, a->gnew[w],
+			*before = sl_add_sat(*before,
+			    at_ecell(p, e, w, a->x[w], a->x[z]));
+			*after = sl_add_sat(*after, at_ecell(p, e, w, a->gnew[w],
 			    in ? a->gnew[z] : a->x[z]));
 		}
 	}
+}
+
+/* The group takes its new strategies; gnew keeps the old ones to undo. */
+static void
+at_group_apply(at *a, int ng)
+{
+	for (int i = 0; i < ng; i++) {
+		int w = a->gbuf[i], s = a->x[w];
+		at_load_move(a, w, s, a->gnew[w]);
+		a->x[w] = a->gnew[w];
+		a->gnew[w] = s;
+	}
+}
+
+/* Kept when the objective falls and the limit holds (or at_fix pays). */
+static bool
+at_group_move(at *a, int v, int t)
+{
+	int ng = at_group_build(a, v, t);
+	int64_t before, after, spent = 0;
+
+	if (ng == 0)
+		return false;
+	at_group_delta(a, ng, &before, &after);
 	if (after >= before)
 		return false;
-	for (int i = 0; i < ng; i++) {
-		int w = grp[i];
-		at_load_move(a, w, a->x[w], a->gnew[w]);
-	}
-	if (at_peak(a) > a->limit) {
-		for (int i = 0; i < ng; i++) {
-			int w = grp[i];
-			at_load_move(a, w, a->gnew[w], a->x[w]);
-		}
+	at_group_apply(a, ng);
+	if (at_peak(a) > a->limit && !at_fix(a, before - after, &spent)) {
+		at_group_apply(a, ng);
 		return false;
 	}
-	for (int i = 0; i < ng; i++)
-		a->x[grp[i]] = a->gnew[grp[i]];
-	a->cost = at_shift(a, before, after);
+	a->cost = at_shift(a, before, after + spent);
 	a->improved++;
 	at_record(a);
 	return true;
+}
+
+/*
+ * Path relinking from the current plan (which keeps the limit) towards
+ * plan y (a priced plan that breaks it): the nodes where the two differ
+ * fall into connected parts of the graph (cut at AT_RELINK_MAX nodes), and
+ * each part takes y's strategies when that lowers the objective and the
+ * limit holds, or at_fix pays for it.  The priced search moves whole
+ * regions together, which single moves and the repair cannot.
+ */
+/* Largest part relinked at once (nodes). */
+#define AT_RELINK_MAX 32
+
+static void
+at_relink(at *a, const int *y)
+{
+	const sl_problem *p = a->p;
+	int *comp = a->gbuf;
+
+	for (int r = 0; r < a->n && !at_over(a); r++) {
+		int ng = 0, head = 0;
+		int64_t before, after, spent = 0;
+
+		if (a->x[r] == y[r] || !a->ok[r][y[r]])
+			continue;
+		a->stamp++;
+		a->wstamp[r] = a->stamp;
+		comp[ng++] = r;
+		while (head < ng) {
+			int w = comp[head++];
+			a->gnew[w] = y[w];
+			for (int j = a->aoff[w]; j < a->aoff[w + 1]; j++) {
+				int z = at_other(p, a->aedge[j], w);
+				if (a->wstamp[z] == a->stamp || a->x[z] == y[z] ||
+				    !a->ok[z][y[z]] || ng >= AT_RELINK_MAX)
+					continue;
+				a->wstamp[z] = a->stamp;
+				comp[ng++] = z;
+			}
+		}
+		at_group_delta(a, ng, &before, &after);
+		if (after >= before)
+			continue;
+		at_group_apply(a, ng);
+		if (at_peak(a) > a->limit && !at_fix(a, before - after, &spent)) {
+			at_group_apply(a, ng);
+			continue;
+		}
+		a->cost = at_shift(a, before, after + spent);
+		a->improved++;
+		at_record(a);
+	}
 }
 
 /* Every node tries its other strategies as compound moves. */
@@ -1567,8 +1848,10 @@ at_lns(at *a, long double lb, double until_ms)
 			at_window(a, wmax);
 		at_forest(a);
 		since += 16;
-		if (since % 512 == 0)
+		if (since % 512 == 0) {
 			at_group_pass(a);
+			at_swap_pass(a);
+		}
 		if (since >= 256) {
 			/* tree windows alternate their size */
 			wmax = wmax * 2 > AT_WINDOW_MAX ? 8 : wmax * 2;
@@ -1730,6 +2013,7 @@ at_trws(at *a, struct at_tr *R, int *px, double until_ms, double slice,
 		at_record(a);
 		a->until_ms = at_ms(a) + slice;
 		at_icm(a);
+		at_swap_pass(a);
 		at_group_pass(a);
 		at_lns(a, *lb, a->until_ms);
 		a->until_ms = until;
@@ -1813,8 +2097,16 @@ at_priced_search(at *a, long double *lb)
 			at_record(a);
 			a->until_ms = at_ms(a) + (round < 2 ? AT_FIRST_SLICE : slice) / 4;
 			at_icm(a);
+			at_swap_pass(a);
 			at_group_pass(a);
 			at_lns(a, *lb, a->until_ms);
+		}
+		/* and the best plan relinked towards the priced one */
+		if (over && a->best_cost < INT64_MAX) {
+			memcpy(a->x, a->best, (size_t)a->n * sizeof *a->x);
+			at_load_reset(a);
+			a->cost = a->best_cost;
+			at_relink(a, px);
 		}
 	}
 	at_tr_free(a, &R);

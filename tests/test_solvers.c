@@ -830,6 +830,91 @@ test_anytime_trws_chain(void **state)
 }
 
 /*
+ * Exchanges at the limit: the search alone on problems where every node is
+ * live at one common time and the limit sits a quarter of the way from the
+ * lightest to the heaviest peak, so that most improving moves break it and
+ * are paid for by moves of other nodes to less usage (at_fix).  First by
+ * hand: with no edges, nodes 0 and 1 each use 10 on strategy 0 (cost 0)
+ * and nothing on strategy 1 (node 0: cost 5, node 1: cost 100), limit 10;
+ * the least-usage plan costs 105, and node 0, taken first, fits on its
+ * strategy 0 (cost 100) where the optimum puts node 1 there (cost 5).
+ * Then random trees, a third of them with impossible pairs: every plan
+ * keeps the limit by the problem's evaluator and by hand, its objective is
+ * its score, no better than brute force, the bound no higher.
+ */
+static void
+test_anytime_exchange(void **state)
+{
+	int k[2] = { 2, 2 };
+	sl_problem *p = sl_problem_new(2, k, 0, NULL);
+	sl_solution a, b;
+
+	p->interval = calloc(2, sizeof *p->interval);
+	p->usage = calloc(2, sizeof *p->usage);
+	for (int v = 0; v < 2; v++) {
+		p->interval[v][1] = 4;
+		p->usage[v] = calloc(2, sizeof **p->usage);
+		p->usage[v][0] = 10;
+	}
+	p->cost[0][1] = 5;
+	p->cost[1][1] = 100;
+	p->usage_limit = 10;
+	sl_anytime_search_only = 1;
+	anytime_and_brute(p, 0.05, &a, &b);
+	assert_int_equal(b.objective, 5);
+	assert_int_equal(a.objective, 5);
+	assert_int_equal(a.choice[0], 1);
+	assert_int_equal(a.choice[1], 0);
+	sl_solution_free(&a);
+	sl_solution_free(&b);
+	sl_problem_free(p);
+
+	rng_state = 0xe8c4a9eULL;
+	for (int i = 0; i < 24; i++) {
+		int n = 6 + rnd(5);
+		int kk[10], (*e)[2] = calloc((size_t)n, sizeof *e);
+		int64_t lo = 0, hi = 0;
+
+		for (int v = 0; v < n; v++)
+			kk[v] = 2 + rnd(3);
+		for (int v = 1; v < n; v++) {
+			e[v - 1][0] = rnd(v);
+			e[v - 1][1] = v;
+		}
+		p = sl_problem_new(n, kk, n - 1, (const int (*)[2])e);
+		free(e);
+		p->interval = calloc((size_t)n, sizeof *p->interval);
+		p->usage = calloc((size_t)n, sizeof *p->usage);
+		for (int v = 0; v < n; v++) {
+			int64_t mn = INT64_MAX, mx = 0;
+			p->interval[v][0] = rnd(3);
+			p->interval[v][1] = 3 + rnd(3);
+			p->usage[v] = calloc((size_t)kk[v], sizeof **p->usage);
+			for (int s = 0; s < kk[v]; s++) {
+				p->cost[v][s] = rnd(1000);
+				p->usage[v][s] = rnd(40);
+				mn = p->usage[v][s] < mn ? p->usage[v][s] : mn;
+				mx = p->usage[v][s] > mx ? p->usage[v][s] : mx;
+			}
+			lo += mn;
+			hi += mx;
+		}
+		/* every third problem with the contest's impossible pairs, which
+		 * the repair moves around as compound moves */
+		for (int j = 0; j < n - 1; j++)
+			for (int c = 0; c < kk[p->edge[j][0]] * kk[p->edge[j][1]]; c++)
+				p->ecost[j][c] = i % 3 == 0 && rnd(4) == 0 ?
+				    1000000000000000000LL : rnd(300);
+		p->usage_limit = lo + (hi - lo) / 4;
+		anytime_and_brute(p, 0.2, &a, &b);
+		sl_solution_free(&a);
+		sl_solution_free(&b);
+		sl_problem_free(p);
+	}
+	sl_anytime_search_only = 0;
+}
+
+/*
  * Reductions are exact, on a star worked by hand: node 1 in the middle of
  * nodes 0, 2 and 3.  Node 1's strategy 2 costs more than its strategy 0 on
  * its own and on every edge: dominated.  Without a usage limit every node
@@ -1556,6 +1641,7 @@ main(void)
 		cmocka_unit_test(test_anytime_equals_brute),
 		cmocka_unit_test(test_anytime_search_sound),
 		cmocka_unit_test(test_anytime_trws_chain),
+		cmocka_unit_test(test_anytime_exchange),
 		cmocka_unit_test(test_anytime_reductions),
 		cmocka_unit_test(test_twins_found),
 		cmocka_unit_test(test_twins_merged_exact),
