@@ -260,43 +260,83 @@ free_rows(int64_t **x, int n)
 }
 
 static void
+type_free(stage_type *t)
+{
+	int nops = t->b - t->a;
+
+	for (int r = 0; r < N_RECOMP; r++) {
+		free(t->fast[r]);
+		free_rows(t->xmem[r], nops);
+		free(t->view_cost[r]);
+		free(t->prim[r]);
+	}
+	free_rows(t->xp2p, nops);
+	free(t->view_ecost);
+	free(t->eprim);
+	if (t->prob != NULL) {
+		t->prob->cost = t->own_cost;
+		t->prob->ecost = t->own_ecost;
+	}
+	for (int i = 0; i < t->n_plan; i++)
+		free(t->plan[i].choice);
+	free(t->plan);
+	free(t->ex);
+	free(t->edge);
+	sl_dp_free(t->dp);
+	sl_problem_free(t->prob);
+	free(t);
+}
+
+static void
+space_free(space_entry *e)
+{
+	for (int r = 0; r < N_RECOMP; r++)
+		tab_free(&e->tab[r], e->sp->g->n_ops);
+	free(e->cand);
+	free(e->erep);
+	free(e->lcls);
+	free(e->by_n);
+	sl_space_free(e->sp);
+	free(e);
+}
+
+/*
+ * Frees the space of micro-batch graph batch on sub-mesh outer x inner
+ * and its stage types, if it exists: a search done with a configuration
+ * gives its memory to the next.  A later call for it builds it again.
+ */
+static void
+hyb_drop_space(hyb *h, int64_t batch, int outer, int inner)
+{
+	space_entry **pe, *e;
+
+	for (pe = &h->spaces; *pe != NULL; pe = &(*pe)->next)
+		if ((*pe)->batch == batch && (*pe)->outer == outer && (*pe)->inner == inner)
+			break;
+	if ((e = *pe) == NULL)
+		return;
+	*pe = e->next;
+	for (stage_type **pt = &h->types; *pt != NULL;) {
+		stage_type *t = *pt;
+		if (t->se == e) {
+			*pt = t->next;
+			type_free(t);
+		} else
+			pt = &t->next;
+	}
+	space_free(e);
+}
+
+static void
 hyb_free(hyb *h)
 {
 	for (stage_type *t = h->types, *n; t != NULL; t = n) {
-		int nops = t->b - t->a;
 		n = t->next;
-		for (int r = 0; r < N_RECOMP; r++) {
-			free(t->fast[r]);
-			free_rows(t->xmem[r], nops);
-			free(t->view_cost[r]);
-			free(t->prim[r]);
-		}
-		free_rows(t->xp2p, nops);
-		free(t->view_ecost);
-		free(t->eprim);
-		if (t->prob != NULL) {
-			t->prob->cost = t->own_cost;
-			t->prob->ecost = t->own_ecost;
-		}
-		for (int i = 0; i < t->n_plan; i++)
-			free(t->plan[i].choice);
-		free(t->plan);
-		free(t->ex);
-		free(t->edge);
-		sl_dp_free(t->dp);
-		sl_problem_free(t->prob);
-		free(t);
+		type_free(t);
 	}
 	for (space_entry *e = h->spaces, *n; e != NULL; e = n) {
 		n = e->next;
-		for (int r = 0; r < N_RECOMP; r++)
-			tab_free(&e->tab[r], e->sp->g->n_ops);
-		free(e->cand);
-		free(e->erep);
-		free(e->lcls);
-		free(e->by_n);
-		sl_space_free(e->sp);
-		free(e);
+		space_free(e);
 	}
 	for (graph_entry *e = h->graphs, *n; e != NULL; e = n) {
 		n = e->next;
@@ -2218,14 +2258,35 @@ sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 	}
 	if (rc == SL_OK && nc > 1)
 		qsort(cs, nc, sizeof *cs, cfg_cmp);
-	/* best first; a configuration whose bound is no better is skipped */
+	/*
+	 * Best first; a configuration whose bound is no better is skipped.
+	 * Once no configuration left needs a space (nor the best found, which
+	 * is evaluated again at the end), it is freed.
+	 */
 	for (int i = 0; i < nc && rc == SL_OK; i++) {
-		if (best->found && cs[i].lb >= best->step) {
+		sl_pipe_config was = best->c;
+		bool had = best->found;
+
+		if (best->found && cs[i].lb >= best->step)
 			r->pruned_bound++;
-			continue;
+		else {
+			rc = search_cfg(&h, &cs[i], r, best, err);
+			hyb_drop_solvers(&h);
 		}
-		rc = search_cfg(&h, &cs[i], r, best, err);
-		hyb_drop_solvers(&h);
+		for (int x = 0; x < 2; x++) {
+			int64_t G = x == 0 ? cs[i].G : was.graph_batch;
+			int outer = x == 0 ? cs[i].outer : was.outer;
+			int inner = x == 0 ? cs[i].inner : was.inner;
+			bool keep = x == 1 && !had;
+
+			for (int j = i + 1; j < nc && !keep; j++)
+				keep = cs[j].G == G && cs[j].outer == outer && cs[j].inner == inner;
+			if (best->found && best->c.graph_batch == G &&
+			    best->c.outer == outer && best->c.inner == inner)
+				keep = true;
+			if (!keep)
+				hyb_drop_space(&h, G, outer, inner);
+		}
 	}
 	if (rc == SL_OK && best->found) {
 		rc = pipeline_eval(&h, &best->c, &r->best, err);
