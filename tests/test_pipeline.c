@@ -785,6 +785,20 @@ assert_same_search(const sl_hybrid_result *a, const sl_hybrid_result *b)
 	assert_int_equal(a->pruned_bound, b->pruned_bound);
 }
 
+/* Options for a search over a generated model of the family's defaults. */
+static void
+gen_opts(sl_hybrid_opts *o, sl_gen_config *gc, sl_family fam, int layers,
+    int devices, int64_t batch, int64_t mem)
+{
+	sl_gen_defaults(fam, gc);
+	gc->layers = layers;
+	opts_for(o, "a100-sxm", gen_model, gc);
+	o->devices = devices;
+	o->global_batch = batch;
+	o->mem_limit = mem;
+	o->space.recipe.recompute = SL_RECOMP_AUTO;
+}
+
 /*
  * Configurations set aside once their first stages are planned (they can
  * neither win nor join the frontier) change nothing: the same plan and the
@@ -816,13 +830,8 @@ test_search_stage_bound(void **state)
 		sl_hybrid_result bound, full;
 		sl_error err;
 
-		sl_gen_defaults(cases[i].fam, &gc);
-		gc.layers = cases[i].layers;
-		opts_for(&o, "a100-sxm", gen_model, &gc);
-		o.devices = cases[i].devices;
-		o.global_batch = cases[i].batch;
-		o.mem_limit = cases[i].mem;
-		o.space.recipe.recompute = SL_RECOMP_AUTO;
+		gen_opts(&o, &gc, cases[i].fam, cases[i].layers, cases[i].devices,
+		    cases[i].batch, cases[i].mem);
 		sl_error_clear(&err);
 		assert_int_equal(sl_hybrid_search(&o, &bound, &err), SL_OK);
 		o.no_stage_bound = true;
@@ -881,14 +890,9 @@ test_search_shared_plain(void **state)
 		sl_hybrid_result shared, plain;
 		sl_error err;
 
-		sl_gen_defaults(cases[i].fam, &gc);
-		gc.layers = cases[i].layers;
-		opts_for(&o, "a100-sxm", gen_model, &gc);
-		o.devices = cases[i].devices;
-		o.global_batch = cases[i].batch;
-		o.mem_limit = cases[i].mem;
+		gen_opts(&o, &gc, cases[i].fam, cases[i].layers, cases[i].devices,
+		    cases[i].batch, cases[i].mem);
 		o.schedule = cases[i].sched;
-		o.space.recipe.recompute = SL_RECOMP_AUTO;
 		if (cases[i].link > 0)
 			o.hw.intra.bandwidth = o.hw.inter.bandwidth = cases[i].link;
 		sl_error_clear(&err);
