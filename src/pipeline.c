@@ -1653,13 +1653,13 @@ cfg_items(hyb *h, cfg *c, const sl_hybrid_result *r, bool *pruned, sl_error *err
 			if (j > 0 && j < c->ns - 1 && n > c->L - 2)
 				continue;
 			for (int u = 0; u < c->nu; u++) {
-				const item *it = cfg_at(c, j, u, n);
+				item *it = cfg_at(c, j, u, n);
 				int rc;
 				/* the places stage j of n layers can start at */
 				if (c->nu > 1 && (j == 0 ? u != 0 : j == c->ns - 1 ?
 				    u != c->L - n : u < j || u + n > c->L - (c->ns - 1 - j)))
 					continue;
-				if ((rc = cfg_item(h, c, j, u, n, cfg_at(c, j, u, n), err)) != SL_OK)
+				if ((rc = cfg_item(h, c, j, u, n, it, err)) != SL_OK)
 					return rc;
 				if (it->ok && it->t < mn)
 					mn = it->t;
@@ -2116,6 +2116,19 @@ cfg_bound(hyb *h, cfg *c, int64_t *lb, sl_error *err)
 	return SL_OK;
 }
 
+/* Whether the space of (G, outer, inner) serves one of the n configurations
+ * left, or the best found (evaluated again at the end). */
+static bool
+space_needed(const cfg *left, int n, const best_t *best, int64_t G, int outer,
+    int inner)
+{
+	for (int j = 0; j < n; j++)
+		if (left[j].G == G && left[j].outer == outer && left[j].inner == inner)
+			return true;
+	return best->found && best->c.graph_batch == G && best->c.outer == outer &&
+	    best->c.inner == inner;
+}
+
 static int
 cfg_cmp(const void *a, const void *b)
 {
@@ -2273,20 +2286,12 @@ sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 			rc = search_cfg(&h, &cs[i], r, best, err);
 			hyb_drop_solvers(&h);
 		}
-		for (int x = 0; x < 2; x++) {
-			int64_t G = x == 0 ? cs[i].G : was.graph_batch;
-			int outer = x == 0 ? cs[i].outer : was.outer;
-			int inner = x == 0 ? cs[i].inner : was.inner;
-			bool keep = x == 1 && !had;
-
-			for (int j = i + 1; j < nc && !keep; j++)
-				keep = cs[j].G == G && cs[j].outer == outer && cs[j].inner == inner;
-			if (best->found && best->c.graph_batch == G &&
-			    best->c.outer == outer && best->c.inner == inner)
-				keep = true;
-			if (!keep)
-				hyb_drop_space(&h, G, outer, inner);
-		}
+		if (!space_needed(cs + i + 1, nc - i - 1, best, cs[i].G, cs[i].outer,
+		    cs[i].inner))
+			hyb_drop_space(&h, cs[i].G, cs[i].outer, cs[i].inner);
+		if (had && !space_needed(cs + i + 1, nc - i - 1, best, was.graph_batch,
+		    was.outer, was.inner))
+			hyb_drop_space(&h, was.graph_batch, was.outer, was.inner);
 	}
 	if (rc == SL_OK && best->found) {
 		rc = pipeline_eval(&h, &best->c, &r->best, err);
