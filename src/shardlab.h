@@ -584,9 +584,9 @@ typedef struct sl_space {
 	 * holds while every layer recomputes alike */
 	int *like;
 	/* the rows shared, read-only: per operator, the operator whose strat
-	 * array it points at; per edge, the edge whose table rows it points at
-	 * (itself when its own) */
-	int *strat_of, *edge_of;
+	 * array it points at, and whose node_mem and node_ns rows; per edge,
+	 * the edge whose table rows it points at (itself when its own) */
+	int *strat_of, *node_of, *edge_of;
 } sl_space;
 
 sl_space *sl_space_build(const sl_graph *g, const sl_mesh *m,

@@ -1095,11 +1095,23 @@ static void
 node_tables(sl_space *sp, int i)
 {
 	int u = sp->like != NULL ? sp->like[i] : i;
+	size_t k = (size_t)sp->ops[i].n_strat;
 
 	if (u != i) {
-		memcpy(sp->node_mem[i], sp->node_mem[u], sp->ops[i].n_strat * sizeof(int64_t));
-		memcpy(sp->node_ns[i], sp->node_ns[u], sp->ops[i].n_strat * sizeof(int64_t));
+		/* alike: u's rows (u < i, so they are current) */
+		if (sp->node_of[i] == i) {
+			free(sp->node_mem[i]);
+			free(sp->node_ns[i]);
+		}
+		sp->node_of[i] = sp->node_of[u];
+		sp->node_mem[i] = sp->node_mem[u];
+		sp->node_ns[i] = sp->node_ns[u];
 		return;
+	}
+	if (sp->node_of[i] != i) {
+		sp->node_of[i] = i;
+		sp->node_mem[i] = sl_xmalloc(k * sizeof(int64_t));
+		sp->node_ns[i] = sl_xmalloc(k * sizeof(int64_t));
 	}
 	/* only a recomputed layer has forward time in the objective */
 	bool recomputes = op_recompute(sp, &sp->g->ops[i]) != SL_RECOMP_NONE;
@@ -1124,9 +1136,23 @@ sl_space_set_layer_recompute(sl_space *sp, int layer, sl_recompute r)
 	if (layer < 0 || layer >= sp->g->n_layers || r == SL_RECOMP_AUTO)
 		return;
 	sp->layer_recompute[layer] = (uint8_t)r;
-	/* layers may now recompute differently: nothing is alike any more */
+	/* layers may now recompute differently: nothing is alike any more,
+	 * and every operator gets rows of its own before this layer's change */
 	for (int i = 0; i < sp->g->n_ops && sp->like != NULL; i++)
 		sp->like[i] = i;
+	for (int i = 0; i < sp->g->n_ops; i++) {
+		size_t k = (size_t)sp->ops[i].n_strat;
+		int64_t *m, *t;
+		if (sp->node_of[i] == i)
+			continue;
+		m = sl_xmalloc(k * sizeof *m);
+		t = sl_xmalloc(k * sizeof *t);
+		memcpy(m, sp->node_mem[i], k * sizeof *m);
+		memcpy(t, sp->node_ns[i], k * sizeof *t);
+		sp->node_mem[i] = m;
+		sp->node_ns[i] = t;
+		sp->node_of[i] = i;
+	}
 	ly = &sp->g->layers[layer];
 	for (int i = ly->first_op; i < ly->first_op + ly->n_ops; i++)
 		node_tables(sp, i);
@@ -1234,10 +1260,9 @@ sl_space_build(const sl_graph *g, const sl_mesh *m, const sl_space_opts *o,
 	find_edges(sp);
 	sp->node_mem = sl_xcalloc(g->n_ops, sizeof *sp->node_mem);
 	sp->node_ns = sl_xcalloc(g->n_ops, sizeof *sp->node_ns);
+	sp->node_of = sl_xmalloc((g->n_ops ? g->n_ops : 1) * sizeof *sp->node_of);
 	for (int i = 0; i < g->n_ops; i++) {
-		int k = sp->ops[i].n_strat;
-		sp->node_mem[i] = sl_xmalloc(k * sizeof(int64_t));
-		sp->node_ns[i] = sl_xmalloc(k * sizeof(int64_t));
+		sp->node_of[i] = -1;	/* no rows yet */
 		node_tables(sp, i);
 	}
 	sp->edge_mem = sl_xcalloc(sp->n_edges ? sp->n_edges : 1, sizeof *sp->edge_mem);
@@ -1276,10 +1301,10 @@ sl_space_free(sl_space *s)
 	for (int i = 0; i < s->g->n_ops; i++) {
 		if (s->strat_of == NULL || s->strat_of[i] == i)
 			free(s->ops[i].strat);
-		if (s->node_mem)
-			free(s->node_mem[i]);
-		if (s->node_ns)
-			free(s->node_ns[i]);
+		if (s->node_of == NULL || s->node_of[i] != i)
+			continue;
+		free(s->node_mem[i]);
+		free(s->node_ns[i]);
 	}
 	for (int e = 0; e < s->n_edges; e++) {
 		if (s->edge_of != NULL && s->edge_of[e] != e)
@@ -1290,6 +1315,7 @@ sl_space_free(sl_space *s)
 			free(s->edge_ns[e]);
 	}
 	free(s->strat_of);
+	free(s->node_of);
 	free(s->edge_of);
 	free(s->node_mem);
 	free(s->node_ns);

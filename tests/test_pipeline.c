@@ -987,9 +987,65 @@ test_search_shared_plain(void **state)
 }
 
 /*
- * sl_space_build copies the strategies and tables of an operator alike to
- * one of an earlier layer: every copied row equals the costs computed
- * afresh, and so after every layer switches recomputation.
+ * Every node and edge row of sp equals the costs computed afresh; returns
+ * how many operators share an earlier operator's node rows.
+ */
+static int
+check_space_rows(const sl_space *sp)
+{
+	const sl_graph *g = sp->g;
+	int shared = 0;
+
+	for (int v = 0; v < g->n_ops; v++) {
+		assert_int_equal(sp->ops[v].n_strat, sp->ops[sp->like[v]].n_strat);
+		if (sp->node_of[v] != v) {
+			/* the very rows of the operator named */
+			assert_ptr_equal(sp->node_mem[v], sp->node_mem[sp->node_of[v]]);
+			assert_ptr_equal(sp->node_ns[v], sp->node_ns[sp->node_of[v]]);
+			shared++;
+		}
+		for (int s = 0; s < sp->ops[v].n_strat; s++) {
+			sl_mem mem;
+			sl_comm c;
+			sl_compute cp;
+			int64_t ns = 0;
+			sl_node_cost(sp, v, s, NULL, &mem, &c);
+			sl_node_compute(sp, v, s, NULL, &cp);
+			for (int x = 0; x < SL_COLL_COUNT; x++)
+				ns += c.ns[x];
+			assert_string_equal(sp->ops[v].strat[s].name,
+			    sp->ops[sp->like[v]].strat[s].name);
+			assert_int_equal(sp->node_mem[v][s], mem.params + mem.grads +
+			    mem.optim + mem.acts + mem.buffers);
+			assert_int_equal(sp->node_ns[v][s], ns + cp.recompute_ns);
+		}
+	}
+	for (int e = 0; e < sp->n_edges; e++) {
+		int ka = sp->ops[sp->edges[e].src].n_strat;
+		int kb = sp->ops[sp->edges[e].dst].n_strat;
+		for (int i = 0; i < ka; i++)
+			for (int j = 0; j < kb; j++) {
+				sl_mem mem;
+				sl_comm c;
+				int64_t ns = 0;
+				sl_edge_cost(sp, e, i, j, NULL, &mem, &c);
+				for (int x = 0; x < SL_COLL_COUNT; x++)
+					ns += c.ns[x];
+				assert_int_equal(sp->edge_mem[e][i * kb + j],
+				    mem.params + mem.grads + mem.optim +
+				    mem.acts + mem.buffers);
+				assert_int_equal(sp->edge_ns[e][i * kb + j], ns);
+			}
+	}
+	return shared;
+}
+
+/*
+ * sl_space_build shares the strategies and node rows of an operator alike
+ * to one of an earlier layer, and copies its edge tables: every row equals
+ * the costs computed afresh, after every layer switches recomputation, after
+ * one layer alone does (the rows it shared become its own, and the other
+ * layers' stay right), and after runs of layers recompute differently.
  */
 static void
 test_space_alike(void **state)
@@ -997,13 +1053,17 @@ test_space_alike(void **state)
 	static const sl_recompute modes[] = {
 		SL_RECOMP_NONE, SL_RECOMP_FULL, SL_RECOMP_SELECTIVE
 	};
+	static const uint8_t runs[5] = {
+		SL_RECOMP_NONE, SL_RECOMP_NONE, SL_RECOMP_FULL, SL_RECOMP_FULL,
+		SL_RECOMP_SELECTIVE
+	};
 	sl_gen_config gc;
 	sl_hw hw;
 	sl_mesh m;
 	sl_space *sp;
 	sl_graph *g;
 	sl_error err;
-	int shape[2] = { 2, 4 }, copied = 0;
+	int shape[2] = { 2, 4 }, per;
 
 	(void)state;
 	sl_error_clear(&err);
@@ -1014,48 +1074,22 @@ test_space_alike(void **state)
 	gc.batch = 8;
 	assert_non_null(g = sl_gen(&gc, &err));
 	assert_non_null(sp = sl_space_build(g, &m, NULL, &err));
+	/* the operators of layers 1 to 4 share layer 0's rows */
+	per = g->layers[1].n_ops;
 	for (size_t r = 0; r < sizeof modes / sizeof modes[0]; r++) {
 		if (r > 0)
 			sl_space_set_recompute(sp, modes[r]);
-		for (int v = 0; v < g->n_ops; v++) {
-			copied += sp->like[v] != v;
-			assert_int_equal(sp->ops[v].n_strat, sp->ops[sp->like[v]].n_strat);
-			for (int s = 0; s < sp->ops[v].n_strat; s++) {
-				sl_mem mem;
-				sl_comm c;
-				sl_compute cp;
-				int64_t ns = 0;
-				sl_node_cost(sp, v, s, NULL, &mem, &c);
-				sl_node_compute(sp, v, s, NULL, &cp);
-				for (int x = 0; x < SL_COLL_COUNT; x++)
-					ns += c.ns[x];
-				assert_string_equal(sp->ops[v].strat[s].name,
-				    sp->ops[sp->like[v]].strat[s].name);
-				assert_int_equal(sp->node_mem[v][s], mem.params + mem.grads +
-				    mem.optim + mem.acts + mem.buffers);
-				assert_int_equal(sp->node_ns[v][s], ns + cp.recompute_ns);
-			}
-		}
-		for (int e = 0; e < sp->n_edges; e++) {
-			int ka = sp->ops[sp->edges[e].src].n_strat;
-			int kb = sp->ops[sp->edges[e].dst].n_strat;
-			for (int i = 0; i < ka; i++)
-				for (int j = 0; j < kb; j++) {
-					sl_mem mem;
-					sl_comm c;
-					int64_t ns = 0;
-					sl_edge_cost(sp, e, i, j, NULL, &mem, &c);
-					for (int x = 0; x < SL_COLL_COUNT; x++)
-						ns += c.ns[x];
-					assert_int_equal(sp->edge_mem[e][i * kb + j],
-					    mem.params + mem.grads + mem.optim +
-					    mem.acts + mem.buffers);
-					assert_int_equal(sp->edge_ns[e][i * kb + j], ns);
-				}
-		}
+		assert_int_equal(check_space_rows(sp), (g->n_layers - 1) * per);
 	}
-	/* the layers after the first are copies */
-	assert_true(copied >= 3 * (g->n_ops - g->layers[1].first_op) / 2);
+	/* layer 0, whose rows the others share, alone: nothing is alike after,
+	 * and the others keep their costs */
+	sl_space_set_layer_recompute(sp, 0, SL_RECOMP_FULL);
+	assert_int_equal(check_space_rows(sp), 0);
+	sl_space_set_layer_recompute(sp, 3, SL_RECOMP_NONE);
+	assert_int_equal(check_space_rows(sp), 0);
+	/* runs: layers 1 and 3 share the rows of layers 0 and 2 */
+	sl_space_set_layers_recompute(sp, runs);
+	assert_int_equal(check_space_rows(sp), 2 * per);
 	sl_space_free(sp);
 	sl_graph_free(g);
 }
