@@ -219,6 +219,10 @@ void sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *c
 /* Returns whether the edge moves data (the consumer then holds a copy). */
 bool sl_edge_colls(const sl_space *sp, int e, int s_src, int s_dst,
     coll_item_fn fn, void *ctx);
+/* sl_problem_new; without cost rows (all NULL, the caller's to fill)
+ * unless cost_rows. */
+sl_problem *sl_problem_new_rows(int n, const int *k, int m,
+    const int (*edge)[2], bool cost_rows);
 /* sl_space_reweigh of the node costs alone (recomputation changes no edge). */
 void sl_space_reweigh_nodes(const sl_space *s, double alpha, sl_problem *p);
 /* Adds v to the category cat of m. */

@@ -811,7 +811,7 @@ hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
 		}
 	}
 	/* edges get rows below: only those the view keeps (type_edges) */
-	t->prob = sl_problem_new(b - a, k, 0, NULL);
+	t->prob = sl_problem_new_rows(b - a, k, 0, NULL, false);
 	free(k);
 	if (t->prob == NULL) {
 		free(ends);
@@ -832,6 +832,7 @@ hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
 		t->prob->layer[v - a] = g->ops[v].layer;
 		t->prob->pos[v - a] = g->ops[v].pos;
 	}
+	/* a row of its own only where a view keeps one (type_views) */
 	t->own_cost = t->prob->cost;
 	/* the slots that cost extra; read: tensors some earlier operator of
 	 * the stage reads */
@@ -1003,6 +1004,8 @@ type_views(stage_type *t, const stage_tab *tb, int r, bool plain)
 			if (!extra)
 				first[key] = v;
 			t->prim[r][t->nprim[r]++] = v;
+			if (t->own_cost[v] == NULL)
+				t->own_cost[v] = sl_xcalloc(t->prob->k[v], sizeof **t->own_cost);
 			t->view_cost[r][v] = t->own_cost[v];
 		} else
 			t->view_cost[r][v] = t->own_cost[first[key]];

@@ -11,6 +11,13 @@
 sl_problem *
 sl_problem_new(int n, const int *k, int m, const int (*edge)[2])
 {
+	return sl_problem_new_rows(n, k, m, edge, true);
+}
+
+sl_problem *
+sl_problem_new_rows(int n, const int *k, int m, const int (*edge)[2],
+    bool cost_rows)
+{
 	sl_problem *p = sl_xcalloc(1, sizeof *p);
 
 	p->n = n;
@@ -22,7 +29,8 @@ sl_problem_new(int n, const int *k, int m, const int (*edge)[2])
 	p->pos = sl_xmalloc((size_t)n * sizeof *p->pos);
 	for (int v = 0; v < n; v++) {
 		p->k[v] = k[v];
-		p->cost[v] = sl_xcalloc((size_t)k[v], sizeof **p->cost);
+		if (cost_rows)
+			p->cost[v] = sl_xcalloc((size_t)k[v], sizeof **p->cost);
 		p->allowed[v] = sl_xmalloc((size_t)k[v]);
 		memset(p->allowed[v], 1, (size_t)k[v]);
 		p->layer[v] = -1;
