@@ -852,14 +852,16 @@ typedef struct dp_class {
 /*
  * Classes shared by several solvers: a hash of buckets, and a ring in
  * insertion order; the oldest leave when the pool holds too much.  The pool
- * holds one reference to each class it lists.  32 MiB: the hybrid search's
- * hits come from recent stages, and each MiB more is memory touched for
- * the first time (96 MiB made GPT-3 on 64 devices 0.3 s slower cold,
- * bench_plan's first_ms, with the same plans).
+ * holds one reference to each class it lists.  12 MiB: the hybrid search's
+ * hits come from recent stages (a stage's solves, and the next layer
+ * count's fastest and least-memory plans, at the same weights, some 5 MiB
+ * of classes later on GPT-3 over 64 devices: 6 MiB made its search 1.4x
+ * slower), and each MiB more is memory touched for the first time (32 MiB
+ * made it 0.03 s slower cold, bench_plan's first_ms, with the same plans).
  */
 #define DP_POOL_BUCKETS 4096
 #define DP_POOL_RING 2048
-#define DP_POOL_BYTES ((size_t)32 << 20)
+#define DP_POOL_BYTES ((size_t)12 << 20)
 struct sl_dp_pool {
 	dp_class *bucket[DP_POOL_BUCKETS];
 	dp_class *ring[DP_POOL_RING];
