@@ -5,7 +5,8 @@
  * devices (`make bench-plan`).  Runs each row three times in a process
  * of its own and prints the first run's CPU time (what `shardlab plan`
  * takes, paying for the memory the search touches first; of_1s is its
- * ratio to the goal of one second), the best wall and CPU time (which a
+ * ratio to the goal of one second), the process's peak resident memory
+ * (what the first run touches costs it time), the best wall and CPU time (which a
  * shared machine inflates less), the best CPU time as a ratio to a
  * reference computation timed in the same run (a fixed min-plus product
  * that does not use the engine, so the ratio does not move with the
@@ -28,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -150,6 +152,8 @@ run_row(int mi, int di)
 	sl_error err;
 	char buf[96];
 	uint64_t dig = 0;
+	struct rusage ru;
+	double peak_mb = 0;
 
 	sl_tune_allocator();	/* as shardlab's main does */
 	for (int rep = 0; rep < 3; rep++) {
@@ -179,6 +183,8 @@ run_row(int mi, int di)
 		if (rep < 2)
 			sl_hybrid_result_free(&r);
 	}
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		peak_mb = ru.ru_maxrss / 1024.0;
 	if (r.found) {
 		snprintf(buf, sizeof buf, "pp %d, %d x %d, m %lld, %.2f s/step, "
 		    "%.1f GiB",
@@ -189,9 +195,9 @@ run_row(int mi, int di)
 		dig = plan_digest(&r.best);
 	} else
 		snprintf(buf, sizeof buf, "nothing fits");
-	printf("%-12s %7d %8.1f %8.1f %8.1f %7.2f %6.3f %7lld %6lld  %016llx %s\n",
+	printf("%-12s %7d %8.1f %8.1f %8.1f %7.2f %6.3f %7.0f %7lld %6lld  %016llx %s\n",
 	    cfg[mi].name, devices[di], best_wall, first_cpu, best_cpu,
-	    best_cpu / ref, first_cpu / 1000.0, (long long)r.stage_solves,
+	    best_cpu / ref, first_cpu / 1000.0, peak_mb, (long long)r.stage_solves,
 	    (long long)r.configs, (unsigned long long)dig, buf);
 	fflush(stdout);
 	sl_hybrid_result_free(&r);
@@ -222,8 +228,8 @@ main(int argc, char **argv)
 	ref = reference_ms();
 	printf("hybrid search, three runs per row in a process of its own; reference "
 	    "(%dx%dx%d min-plus product): %.1f CPU ms\n", REF_N, REF_N, REF_N, ref);
-	printf("%-12s %7s %8s %8s %8s %7s %6s %7s %6s  %-16s %s\n", "model", "devices",
-	    "wall_ms", "first_ms", "cpu_ms", "ref_x", "of_1s", "solves", "cfgs",
+	printf("%-12s %7s %8s %8s %8s %7s %6s %7s %7s %6s  %-16s %s\n", "model", "devices",
+	    "wall_ms", "first_ms", "cpu_ms", "ref_x", "of_1s", "peak_mb", "solves", "cfgs",
 	    "digest", "plan");
 	fflush(stdout);
 	for (int mi = 0; mi < 2; mi++)
