@@ -922,10 +922,13 @@ struct sl_dp {
 	int n, m;
 	int *k;
 	int (*edge)[2];
-	/* copy of the costs last seen, flat */
-	size_t *noff, *eoff;
-	int64_t *ncost, *ecost;
-	uint8_t *nallow;
+	/*
+	 * The costs each layer's node and edge had when its class was last
+	 * found: a row per node or edge, allocated when first synced (the
+	 * layers that share the previous layer's rows never are).
+	 */
+	int64_t **ncost, **ecost;
+	uint8_t **nallow;
 	bool primed;
 	/* folding */
 	int nlayer;
@@ -1977,7 +1980,6 @@ static sl_dp *
 dp_create(const sl_problem *p, bool fold, sl_error *err)
 {
 	sl_dp *d;
-	size_t nc = 0, ec = 0;
 
 	if (p->usage_limit >= 0 && p->interval != NULL && p->usage != NULL) {
 		sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, "%s",
@@ -2006,21 +2008,9 @@ dp_create(const sl_problem *p, bool fold, sl_error *err)
 	memcpy(d->k, p->k, (size_t)p->n * sizeof *d->k);
 	d->edge = sl_xmalloc((size_t)(p->m + 1) * sizeof *d->edge);
 	memcpy(d->edge, p->edge, (size_t)p->m * sizeof *d->edge);
-	d->noff = sl_xmalloc((size_t)(p->n + 1) * sizeof *d->noff);
-	d->eoff = sl_xmalloc((size_t)(p->m + 1) * sizeof *d->eoff);
-	for (int v = 0; v < p->n; v++) {
-		d->noff[v] = nc;
-		nc += (size_t)p->k[v];
-	}
-	d->noff[p->n] = nc;
-	for (int e = 0; e < p->m; e++) {
-		d->eoff[e] = ec;
-		ec += (size_t)p->k[p->edge[e][0]] * p->k[p->edge[e][1]];
-	}
-	d->eoff[p->m] = ec;
-	d->ncost = sl_xmalloc((nc + 1) * sizeof *d->ncost);
-	d->nallow = sl_xmalloc(nc + 1);
-	d->ecost = sl_xmalloc((ec + 1) * sizeof *d->ecost);
+	d->ncost = sl_xcalloc((size_t)p->n + 1, sizeof *d->ncost);
+	d->nallow = sl_xcalloc((size_t)p->n + 1, sizeof *d->nallow);
+	d->ecost = sl_xcalloc((size_t)p->m + 1, sizeof *d->ecost);
 	d->nown = sl_xmalloc((size_t)(p->n + 1) * sizeof *d->nown);
 	d->eown = sl_xmalloc((size_t)(p->m + 1) * sizeof *d->eown);
 	for (int v = 0; v < p->n; v++)
@@ -2073,8 +2063,12 @@ sl_dp_free(sl_dp *d)
 	free(d->cls);
 	free(d->k);
 	free(d->edge);
-	free(d->noff);
-	free(d->eoff);
+	for (int v = 0; v < d->n && d->ncost != NULL; v++) {
+		free(d->ncost[v]);
+		free(d->nallow[v]);
+	}
+	for (int e = 0; e < d->m && d->ecost != NULL; e++)
+		free(d->ecost[e]);
 	free(d->ncost);
 	free(d->nallow);
 	free(d->ecost);
@@ -2104,27 +2098,29 @@ sl_dp_info_get(const sl_dp *d, sl_dp_info *info)
 static bool
 dp_sync_node(sl_dp *d, const sl_problem *p, int v, bool force)
 {
-	int64_t *c = d->ncost + d->noff[v];
-	uint8_t *a = d->nallow + d->noff[v];
 	size_t k = (size_t)p->k[v];
 
-	if (!force && memcmp(c, p->cost[v], k * sizeof *c) == 0 &&
-	    memcmp(a, p->allowed[v], k) == 0)
+	if (d->ncost[v] == NULL) {
+		d->ncost[v] = sl_xmalloc(k * sizeof **d->ncost);
+		d->nallow[v] = sl_xmalloc(k);
+	} else if (!force && memcmp(d->ncost[v], p->cost[v], k * sizeof **d->ncost) == 0 &&
+	    memcmp(d->nallow[v], p->allowed[v], k) == 0)
 		return false;
-	memcpy(c, p->cost[v], k * sizeof *c);
-	memcpy(a, p->allowed[v], k);
+	memcpy(d->ncost[v], p->cost[v], k * sizeof **d->ncost);
+	memcpy(d->nallow[v], p->allowed[v], k);
 	return true;
 }
 
 static bool
 dp_sync_edge(sl_dp *d, const sl_problem *p, int e, bool force)
 {
-	int64_t *c = d->ecost + d->eoff[e];
-	size_t n = d->eoff[e + 1] - d->eoff[e];
+	size_t n = (size_t)p->k[p->edge[e][0]] * p->k[p->edge[e][1]];
 
-	if (!force && memcmp(c, p->ecost[e], n * sizeof *c) == 0)
+	if (d->ecost[e] == NULL)
+		d->ecost[e] = sl_xmalloc(n * sizeof **d->ecost);
+	else if (!force && memcmp(d->ecost[e], p->ecost[e], n * sizeof **d->ecost) == 0)
 		return false;
-	memcpy(c, p->ecost[e], n * sizeof *c);
+	memcpy(d->ecost[e], p->ecost[e], n * sizeof **d->ecost);
 	return true;
 }
 
