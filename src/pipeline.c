@@ -152,6 +152,12 @@ typedef struct space_entry {
 	int *cand;		/* per operator: the layer-1 operator to check */
 	int *erep;
 	/*
+	 * Per space edge: the row its stage problems' views of it point at
+	 * (lazy).  Every solve fills the rows its view keeps first
+	 * (type_solve), so the stage problems of a space share them.
+	 */
+	int64_t **erow;
+	/*
 	 * Per layer: the first layer of its run of alike layers (every
 	 * operator alike, space.c sp->like, and wired alike); middle stages
 	 * share a type only over layers of equal classes.  uniform: one run.
@@ -292,6 +298,9 @@ space_free(space_entry *e)
 {
 	for (int r = 0; r < N_RECOMP; r++)
 		tab_free(&e->tab[r], e->sp->g->n_ops);
+	for (int x = 0; x < e->sp->n_edges; x++)
+		free(e->erow[x]);
+	free(e->erow);
 	free(e->cand);
 	free(e->erep);
 	free(e->lcls);
@@ -588,6 +597,7 @@ hyb_space(hyb *h, int64_t batch, int outer, int inner, sl_error *err)
 		return NULL;
 	}
 	space_reps(e);
+	e->erow = sl_xcalloc(e->sp->n_edges ? e->sp->n_edges : 1, sizeof *e->erow);
 	e->by_n = sl_xcalloc((size_t)g->n_layers + 1, sizeof *e->by_n);
 	e->next = h->spaces;
 	h->spaces = e;
@@ -736,7 +746,7 @@ tab_same_prev(const hyb *h, space_entry *e, int r, int a, int b)
 static void
 type_edges(stage_type *t, bool plain)
 {
-	const space_entry *se = t->se;
+	space_entry *se = t->se;
 	sl_problem *p = t->prob;
 	int m = p->m, *first;
 
@@ -746,7 +756,7 @@ type_edges(stage_type *t, bool plain)
 	if (plain)
 		for (int e = 0; e < m; e++)
 			first[t->edge[e]] = -1;
-	t->own_ecost = p->ecost;
+	t->own_ecost = p->ecost;	/* rows of its own: none */
 	t->view_ecost = sl_xmalloc((m ? m : 1) * sizeof *t->view_ecost);
 	t->eprim = sl_xmalloc((m ? m : 1) * sizeof *t->eprim);
 	for (int e = 0; e < m; e++) {
@@ -754,10 +764,11 @@ type_edges(stage_type *t, bool plain)
 		if (first[key] < 0) {
 			first[key] = e;
 			t->eprim[t->neprim++] = e;
-			p->ecost[e] = sl_xcalloc((size_t)p->k[p->edge[e][0]] *
-			    p->k[p->edge[e][1]], sizeof **p->ecost);
+			if (se->erow[key] == NULL)
+				se->erow[key] = sl_xcalloc((size_t)p->k[p->edge[e][0]] *
+				    p->k[p->edge[e][1]], sizeof **se->erow);
 		}
-		t->view_ecost[e] = p->ecost[first[key]];
+		t->view_ecost[e] = se->erow[key];
 	}
 	free(first);
 	p->ecost = t->view_ecost;
