@@ -169,7 +169,7 @@ role_name(const sl_mesh *m, const sl_loop_role *want, bool zero, char *buf,
 static sl_loop_role
 axis_role(const sl_space *s, int op, const sl_strategy *st, int a)
 {
-	const sl_binding *b = &s->ops[op].bind;
+	const sl_binding *b = s->ops[op].bind;
 
 	for (int l = 0; l < b->n_loop; l++)
 		if (st->loop_axes[l] & (1u << a))
@@ -403,7 +403,7 @@ input_split_role(const sl_space *s, const int *choice, int op, int i, int a)
 {
 	const sl_spec *sp = input_spec(s, choice, op, i);
 	const sl_tensor *t = &s->g->tensors[s->g->ops[op].in[i]];
-	const sl_binding *b = &s->ops[op].bind;
+	const sl_binding *b = s->ops[op].bind;
 
 	if (sp == NULL)
 		return SL_LOOP_NONE;
@@ -418,7 +418,7 @@ input_split_role(const sl_space *s, const int *choice, int op, int i, int a)
 static bool
 has_role(const sl_space *s, int op, sl_loop_role role)
 {
-	const sl_binding *b = &s->ops[op].bind;
+	const sl_binding *b = s->ops[op].bind;
 
 	for (int l = 0; l < b->n_loop; l++)
 		if (b->splittable[l] && b->role[l] == role)

@@ -176,7 +176,7 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
     sl_compute *out)
 {
 	const sl_op *op = &sp->g->ops[opi];
-	const sl_binding *b = &sp->ops[opi].bind;
+	const sl_binding *b = sp->ops[opi].bind;
 	const sl_hw *hw = &sp->mesh.hw;
 	int64_t loc[SL_MAX_LOOP];
 	double bytes = slot_bytes(sp, opi, si, coord);

@@ -211,7 +211,7 @@ explain_header(sbuf *b, const sl_space *s, int opi, const sl_strategy *st)
 {
 	const sl_op *op = &s->g->ops[opi];
 	const sl_mesh *m = &s->mesh;
-	const sl_binding *bd = &s->ops[opi].bind;
+	const sl_binding *bd = s->ops[opi].bind;
 	char buf[64];
 
 	sb_printf(b, _("Operator %s (%s), strategy %s\n"), op->name,
@@ -465,7 +465,7 @@ explain_memory(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *s
 			    &redundant);
 			break;
 		case SL_WHAT_EXTRA: {
-			const sl_binding *bd = &s->ops[opi].bind;
+			const sl_binding *bd = s->ops[opi].bind;
 			int64_t loc[SL_MAX_LOOP], red;
 			sl_local_loop(s, opi, si, NULL, loc);
 			if (op->kind == SL_OP_ATTENTION &&
@@ -584,7 +584,7 @@ explain_comm(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *st)
 {
 	const sl_graph *g = s->g;
 	const sl_op *op = &g->ops[opi];
-	const sl_binding *bd = &s->ops[opi].bind;
+	const sl_binding *bd = s->ops[opi].bind;
 	const sl_mesh *m = &s->mesh;
 	int64_t total = 0;
 	bool fwd = false, bwd = false;

@@ -188,7 +188,7 @@ launch_loop_local(const sl_space *s, int op, int strat, int l, const int *coord)
 
 	memset(&sp, 0, sizeof(sp));
 	sp.split[0] = so->strat[strat].loop_axes[l];
-	return sl_local_dim(&s->mesh, &sp, 0, so->bind.size[l], coord);
+	return sl_local_dim(&s->mesh, &sp, 0, so->bind->size[l], coord);
 }
 
 static const sl_tensor *
@@ -346,7 +346,7 @@ launch_gemm_shape(const launch_ctx *c, int op, const int *coord, int64_t *batch,
 {
 	const sl_space *s = c->s;
 	const sl_op *o = &s->g->ops[op];
-	const sl_binding *b = &s->ops[op].bind;
+	const sl_binding *b = s->ops[op].bind;
 	int st = c->choice[op];
 	const sl_tensor *ta = launch_slot_tensor(s, op, 0);
 	const sl_tensor *tb = launch_slot_tensor(s, op, 1);

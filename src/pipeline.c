@@ -1460,7 +1460,7 @@ pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
 			for (int u = 0; u < st->n_ops; u++) {
 				int v = st->first_op + u;
 				int si = sl_space_find_strategy(sp, v, st->strategy[u]);
-				const sl_binding *b = &sp->ops[v].bind;
+				const sl_binding *b = sp->ops[v].bind;
 				if (sp->g->ops[v].layer < 0 || si < 0)
 					continue;
 				if (sp->g->ops[v].kind == SL_OP_ATTENTION)

@@ -542,7 +542,7 @@ typedef struct sl_mem {
 int64_t sl_mem_total(const sl_mem *m);
 
 typedef struct sl_space_op {
-	sl_binding bind;
+	const sl_binding *bind;	/* shared as strat is (sl_space.strat_of) */
 	int n_strat;
 	sl_strategy *strat;
 } sl_space_op;

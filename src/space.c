@@ -51,7 +51,7 @@ void
 sl_local_loop(const sl_space *sp, int opi, int si, const int *coord,
     int64_t *loc)
 {
-	const sl_binding *b = &sp->ops[opi].bind;
+	const sl_binding *b = sp->ops[opi].bind;
 	const sl_strategy *st = &sp->ops[opi].strat[si];
 
 	for (int l = 0; l < b->n_loop; l++)
@@ -303,7 +303,7 @@ enumerate(const sl_space *sp, int opi)
 	const sl_op *op = &g->ops[opi];
 	const sl_mesh *m = &sp->mesh;
 	sl_space_op *so = &sp->ops[opi];
-	const sl_binding *b = &so->bind;
+	const sl_binding *b = so->bind;
 	int active[SL_MAX_AXES], n_active = 0, choice[SL_MAX_AXES], cap = 0;
 	int opts = b->n_loop + 1;	/* per axis: none or a loop dimension */
 	long total = 1;
@@ -601,7 +601,7 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 	}
 	if (k->extra_saved != NULL) {
 		int64_t loc[SL_MAX_LOOP];
-		const sl_binding *b = &so->bind;
+		const sl_binding *b = so->bind;
 		sl_mem_item it = { .cat = CAT_ACTS, .what = SL_WHAT_EXTRA, .slot = -1,
 		    .tensor = -1 };
 		sl_local_loop(sp, opi, si, coord, loc);
@@ -696,7 +696,7 @@ sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 		if (!needs_grad(t))
 			continue;
 		/* The input's gradient is a partial sum over these axes. */
-		part = sl_grad_axes(&so->bind, st, i, op->n_in);
+		part = sl_grad_axes(so->bind, st, i, op->n_in);
 		if (part == 0)
 			continue;
 		bytes = sl_mul_sat(sl_local_elems(m, &st->spec[i], t, NULL),
@@ -1248,7 +1248,11 @@ sl_space_build(const sl_graph *g, const sl_mesh *m, const sl_space_opts *o,
 			sp->strat_of[i] = sp->strat_of[u];
 			continue;
 		}
-		sl_kinds[g->ops[i].kind].bind(g, &g->ops[i], &sp->ops[i].bind);
+		{
+			sl_binding *b = sl_xmalloc(sizeof *b);
+			sl_kinds[g->ops[i].kind].bind(g, &g->ops[i], b);
+			sp->ops[i].bind = b;
+		}
 		enumerate(sp, i);
 		if (sp->ops[i].n_strat == 0) {
 			sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
@@ -1299,8 +1303,10 @@ sl_space_free(sl_space *s)
 	free(s->saver);
 	free(s->like);
 	for (int i = 0; i < s->g->n_ops; i++) {
-		if (s->strat_of == NULL || s->strat_of[i] == i)
+		if (s->strat_of == NULL || s->strat_of[i] == i) {
 			free(s->ops[i].strat);
+			free((void *)s->ops[i].bind);
+		}
 		if (s->node_of == NULL || s->node_of[i] != i)
 			continue;
 		free(s->node_mem[i]);
