@@ -448,9 +448,14 @@ int sl_hw_write(const sl_hw *hw, const char *path, sl_error *err);
  * Replaces the figures of hw that the GPU runner measured (its --profile
  * output at path): device name and memory, the gemm table, memory
  * bandwidth, launch overhead and, with 2 or more GPUs, the intra-node link
- * and node size.  The rest (peak, attention, inter-node link) stays.
+ * and node size.  The rest (peak, attention, inter-node link) stays.  The
+ * memory plans may use is the device's less a reserve for the runtime
+ * (the CUDA context, library workspaces, communication buffers, the
+ * allocator's rounding), which *reserve is set to.
  */
-int sl_hw_apply_measured(sl_hw *hw, const char *path, sl_error *err);
+int sl_hw_apply_measured(sl_hw *hw, const char *path, int64_t *reserve,
+    sl_error *err);
+
 const char *const *sl_bundled_hardware(void);
 /* "8", "2x4": shape parse; 0 or error. */
 int sl_mesh_parse(const char *s, int *n_axes, int shape[SL_MAX_AXES], sl_error *err);

@@ -102,6 +102,7 @@ cmd_profile(int argc, char **argv)
 	sl_hw hw, check;
 	const char *runner;
 	char result[4096] = "", errpath[4096] = "", b[4][32];
+	int64_t reserve = 0;
 	int rc;
 
 	sl_error_clear(&err);
@@ -126,16 +127,17 @@ cmd_profile(int argc, char **argv)
 	if (!o.quiet)
 		fprintf(stderr, "%s\n", _("shardlab: measuring the local GPUs..."));
 	if ((rc = prof_run(runner, result, errpath, &err)) != SL_OK ||
-	    (rc = sl_hw_apply_measured(&hw, result, &err)) != SL_OK)
+	    (rc = sl_hw_apply_measured(&hw, result, &reserve, &err)) != SL_OK)
 		goto out;
 	{
 		char base[64], desc[sizeof hw.description];
 		snprintf(base, sizeof base, "%s", hw.name);
 		prof_name(o.output, hw.name, sizeof hw.name);
 		/* file content, in English like the bundled profiles */
-		snprintf(desc, sizeof desc, "measured by shardlab profile on %s; "
-		    "peak, fused attention and inter-node link from %s",
-		    hw.device, base);
+		snprintf(desc, sizeof desc, "measured by shardlab profile on %s "
+		    "(memory less %.2f GiB for the runtime); peak, attention "
+		    "and inter-node link from %s",
+		    hw.device, (double)reserve / (1 << 30), base);
 		memcpy(hw.description, desc, sizeof desc);
 	}
 	if ((rc = sl_hw_write(&hw, o.output, &err)) != SL_OK)
@@ -157,6 +159,10 @@ cmd_profile(int argc, char **argv)
 		printf(_("node: %d devices, link %.1f GB/s, latency %s\n"),
 		    hw.devices_per_node, hw.intra.bandwidth / 1e9,
 		    sl_format_ns((int64_t)(hw.intra.latency * 1e9), b[1], sizeof b[1]));
+		printf(_("memory for plans: %s per device (%s less %s for the CUDA "
+		    "context, libraries, communication buffers and the allocator)\n"),
+		    cli_bytes(hw.memory_bytes, b[2]), cli_bytes(hw.memory_bytes + reserve, b[3]),
+		    cli_bytes(reserve, b[0]));
 	}
 out:
 	if (result[0])
