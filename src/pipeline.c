@@ -170,10 +170,14 @@ typedef struct space_entry {
 	struct space_entry *next;
 } space_entry;
 
-/* A stage's plan under one recomputation and one in-flight count. */
+/*
+ * A stage's plan under one recomputation and one budget: its memory ks
+ * states + k acts (k in flight; ks 1, or v for the v alike chunks of an
+ * interleaved device, chunk_budget) within cap.
+ */
 typedef struct stage_plan {
 	int r;
-	int64_t k, cap;
+	int64_t ks, k, cap;
 	bool ok;		/* some plan fits cap */
 	int *choice;		/* per operator of the stage */
 	sl_mem states;		/* params, grads, optim, buffers (acts 0) */
@@ -977,9 +981,10 @@ plan_totals(const stage_type *t, const stage_tab *tb, int r, const int *c,
 }
 
 static int64_t
-plan_mem(const stage_plan *p, int64_t k)
+plan_mem(const stage_plan *p, int64_t ks, int64_t k)
 {
-	return sl_add_sat(sl_mem_total(&p->states), sl_mul_sat(k, p->acts));
+	return sl_add_sat(sl_mul_sat(ks, sl_mem_total(&p->states)),
+	    sl_mul_sat(k, p->acts));
 }
 
 static int64_t
@@ -1026,8 +1031,8 @@ type_views(stage_type *t, const stage_tab *tb, int r, bool plain)
 
 /* Solves the stage at memory weight wm and time weight wt. */
 static int
-type_solve(hyb *h, stage_type *t, const stage_tab *tb, int r, int64_t k,
-    int64_t m, double wm, double wt, int *choice, sl_error *err)
+type_solve(hyb *h, stage_type *t, const stage_tab *tb, int r, int64_t ks,
+    int64_t k, int64_t m, double wm, double wt, int *choice, sl_error *err)
 {
 	sl_problem *p = t->prob;
 	const sl_space *sps = t->se->sp;
@@ -1041,7 +1046,7 @@ type_solve(hyb *h, stage_type *t, const stage_tab *tb, int r, int64_t k,
 		int v = t->prim[r][i], o = v + t->a;
 		for (int s = 0; s < p->k[v]; s++) {
 			const sl_mem *mm = &tb->mem[o][s];
-			double mem = (double)(sl_mem_total(mm) - mm->acts +
+			double mem = (double)ks * (double)(sl_mem_total(mm) - mm->acts +
 			    x_at(t->xmem[r], v, s)) + (double)k * (double)mm->acts;
 			double ns = (double)m * (double)(tb->compute[o][s] +
 			    tb->comm[o][s] + x_at(t->xp2p, v, s)) +
@@ -1077,9 +1082,10 @@ type_solve(hyb *h, stage_type *t, const stage_tab *tb, int r, int64_t k,
 }
 
 static double
-line(const stage_plan *p, int64_t k, int64_t m, double wm, double wt)
+line(const stage_plan *p, int64_t ks, int64_t k, int64_t m, double wm,
+    double wt)
 {
-	return wm * (double)plan_mem(p, k) +
+	return wm * (double)plan_mem(p, ks, k) +
 	    wt * ((double)m * (double)plan_micro(p) + (double)p->sync);
 }
 
@@ -1091,15 +1097,16 @@ line(const stage_plan *p, int64_t k, int64_t m, double wm, double wt)
  * search, as in sweep.c).
  */
 static const stage_plan *
-type_plan(hyb *h, stage_type *t, int r, int64_t k, int64_t m, int64_t cap,
-    sl_error *err)
+type_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k, int64_t m,
+    int64_t cap, sl_error *err)
 {
 	stage_tab *tb;
 	stage_plan lo, hi, mid, *out;
 	int n = t->b - t->a, iter;
 
 	for (int i = 0; i < t->n_plan; i++)
-		if (t->plan[i].r == r && t->plan[i].k == k && t->plan[i].cap == cap) {
+		if (t->plan[i].r == r && t->plan[i].ks == ks && t->plan[i].k == k &&
+		    t->plan[i].cap == cap) {
 			h->hits++;
 			return &t->plan[i];
 		}
@@ -1114,7 +1121,7 @@ type_plan(hyb *h, stage_type *t, int r, int64_t k, int64_t m, int64_t cap,
 	/* the fastest plan does not depend on k or cap: solved once per r */
 	if (t->fast[r] == NULL) {
 		t->fast[r] = sl_xmalloc(n * sizeof(int));
-		if (type_solve(h, t, tb, r, 1, m, 1e-9, 1.0, t->fast[r], err) != SL_OK) {
+		if (type_solve(h, t, tb, r, 1, 1, m, 1e-9, 1.0, t->fast[r], err) != SL_OK) {
 			free(t->fast[r]);
 			t->fast[r] = NULL;
 			goto fail;
@@ -1123,7 +1130,7 @@ type_plan(hyb *h, stage_type *t, int r, int64_t k, int64_t m, int64_t cap,
 		h->hits++;
 	memcpy(hi.choice, t->fast[r], n * sizeof(int));
 	plan_totals(t, tb, r, hi.choice, &hi);
-	if (plan_mem(&hi, k) <= cap) {
+	if (plan_mem(&hi, ks, k) <= cap) {
 		hi.ok = true;
 		goto done;
 	}
@@ -1135,18 +1142,18 @@ type_plan(hyb *h, stage_type *t, int r, int64_t k, int64_t m, int64_t cap,
 		const stage_plan *warm = NULL;
 		for (int i = 0; i < t->n_plan; i++) {
 			const stage_plan *q = &t->plan[i];
-			if (q->r == r && q->cap == cap && q->ok && q->k > k &&
+			if (q->r == r && q->ks == ks && q->cap == cap && q->ok && q->k > k &&
 			    (warm == NULL || q->k < warm->k))
 				warm = q;
 		}
 		if (warm != NULL) {
 			memcpy(lo.choice, warm->choice, n * sizeof(int));
 			h->hits++;
-		} else if (type_solve(h, t, tb, r, k, m, 1.0, 1e-9, lo.choice, err) != SL_OK)
+		} else if (type_solve(h, t, tb, r, ks, k, m, 1.0, 1e-9, lo.choice, err) != SL_OK)
 			goto fail;
 	}
 	plan_totals(t, tb, r, lo.choice, &lo);
-	if (plan_mem(&lo, k) > cap) {
+	if (plan_mem(&lo, ks, k) > cap) {
 		/* nothing fits: report the least memory */
 		memcpy(hi.choice, lo.choice, n * sizeof(int));
 		plan_totals(t, tb, r, hi.choice, &hi);
@@ -1164,7 +1171,7 @@ type_plan(hyb *h, stage_type *t, int r, int64_t k, int64_t m, int64_t cap,
 	{
 		double lam_lo = 1e-9, lam_hi = 1e9;
 		for (iter = 0; iter < 60; iter++) {
-			double dm = (double)(plan_mem(&hi, k) - plan_mem(&lo, k));
+			double dm = (double)(plan_mem(&hi, ks, k) - plan_mem(&lo, ks, k));
 			double dt = ((double)m * (double)plan_micro(&lo) + (double)lo.sync) -
 			    ((double)m * (double)plan_micro(&hi) + (double)hi.sync);
 			double wm, wt, lam;
@@ -1177,12 +1184,12 @@ type_plan(hyb *h, stage_type *t, int r, int64_t k, int64_t m, int64_t cap,
 				continue;
 			wm = 1.0 / (1.0 + lam);
 			wt = lam / (1.0 + lam);
-			if (type_solve(h, t, tb, r, k, m, wm, wt, mid.choice, err) != SL_OK)
+			if (type_solve(h, t, tb, r, ks, k, m, wm, wt, mid.choice, err) != SL_OK)
 				goto fail;
 			plan_totals(t, tb, r, mid.choice, &mid);
-			if (cross && line(&mid, k, m, wm, wt) >= line(&lo, k, m, wm, wt) - 0.5)
+			if (cross && line(&mid, ks, k, m, wm, wt) >= line(&lo, ks, k, m, wm, wt) - 0.5)
 				break;		/* lo and hi are neighbours */
-			if (plan_mem(&mid, k) <= cap) {
+			if (plan_mem(&mid, ks, k) <= cap) {
 				int *c = lo.choice;
 				lo = mid;
 				mid.choice = c;
@@ -1208,6 +1215,7 @@ done:
 	free(lo.choice);
 	free(mid.choice);
 	hi.r = r;
+	hi.ks = ks;
 	hi.k = k;
 	hi.cap = cap;
 	if (t->n_plan == t->cap_plan) {
@@ -1264,6 +1272,65 @@ recomp_index(sl_recompute r)
 static int megatron_choice(const sl_space *sp, bool tp, int *choice, sl_error *err);
 static void pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl);
 
+/*
+ * Whether the chunks of device d (stages d, d + p, ... of p v, layers[j]
+ * layers each) are alike: none the first or the last stage, all of one
+ * length, over layers of the same classes (space_entry.lcls), and no
+ * stage planned at its own layers alone (h->own_layers: constraints on
+ * one layer).  Alike chunks take one plan.
+ */
+static bool
+device_alike(const hyb *h, const space_entry *se, int p, int v, int d,
+    const int *layers)
+{
+	int ns = p * v, l0 = 0, a0 = -1, n0 = 0;
+
+	if (v <= 1 || h->own_layers)
+		return false;
+	for (int j = 0; j < ns; l0 += layers[j], j++) {
+		if (j % p != d)
+			continue;
+		if (j == 0 || j == ns - 1)
+			return false;
+		if (a0 < 0) {
+			a0 = l0;
+			n0 = layers[j];
+			continue;
+		}
+		if (layers[j] != n0)
+			return false;
+		for (int i = 0; i < n0 && !se->uniform; i++)
+			if (se->lcls[l0 + i] != se->lcls[a0 + i])
+				return false;
+	}
+	return true;
+}
+
+/*
+ * The budget of a plan of stage j on device d, which keeps K of its
+ * chunks' micro-batches in flight (sl_pipe_in_flight): ks states + k acts
+ * within *cap (stage_plan).  One chunk per device: 1, K, the capacity.
+ * Interleaved, v chunks: alike chunks (device_alike) take one plan, and
+ * the device's memory, the sum of its chunks' states + K x the largest
+ * chunk's acts, is then v states + K acts: v, K, the capacity, exact.
+ * Otherwise (the first device holds the embedding, the last the output
+ * layer) each chunk gets an even share: 1, ceil(K / v), cap / v.
+ */
+static void
+chunk_budget(const hyb *h, int v, int64_t K, bool alike, int64_t *ks,
+    int64_t *k, int64_t *cap)
+{
+	*cap = mem_cap(h->o);
+	*ks = 1;
+	*k = K;
+	if (v > 1 && alike)
+		*ks = v;
+	else if (v > 1) {
+		*k = sl_ceil_div(K, v);
+		*cap /= v;
+	}
+}
+
 static int
 pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 {
@@ -1300,24 +1367,27 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 	pl->fits = true;
 	pl->launch_tp = pl->mesh.axes[pl->mesh.n_axes - 1].size;
 	pl->launch_cp = 1;
+	for (int j = 0, tot = 0; j < ns; j++) {
+		if (c->layers[j] < 1 || (tot += c->layers[j]) > g->n_layers)
+			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("stage %d: %d layers do not fit the model's %d"), j,
+			    c->layers[j], g->n_layers);
+	}
 	for (int j = 0; j < ns; j++) {
 		sl_pipe_stage *st = &pl->stage[j];
 		int d = j % p, n = c->layers[j];
-		int64_t k = pl->dev[d].in_flight;
-		int64_t kc = v > 1 ? sl_ceil_div(k, v) : k;
+		int64_t ks, kc, ccap;
 		const stage_plan *sp;
 		stage_type *ty;
 		int a, b;
 
-		if (n < 1 || l0 + n > g->n_layers)
-			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-			    _("stage %d: %d layers do not fit the model's %d"), j, n,
-			    g->n_layers);
 		ty = hyb_type(h, c->graph_batch, c->outer, c->inner, l0, n, err);
 		if (ty == NULL)
 			return err->code ? err->code : SL_EINTERNAL;
-		sp = type_plan(h, ty, recomp_index(c->recompute[j]), kc, m,
-		    v > 1 ? cap / v : cap, err);
+		chunk_budget(h, v, pl->dev[d].in_flight,
+		    device_alike(h, ty->se, p, v, d, c->layers), &ks, &kc, &ccap);
+		sp = type_plan(h, ty, recomp_index(c->recompute[j]), ks, kc, m,
+		    ccap, err);
 		if (sp == NULL)
 			return err->code ? err->code : SL_EINTERNAL;
 		stage_ops(g, l0, n, &a, &b);
@@ -1496,7 +1566,7 @@ pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
 		st->megatron_ns = plan_micro(&tot);
 		/* the device's memory with this stage on Megatron-LM's plan */
 		st->megatron_mem = sl_add_sat(pl->dev[st->device].mem,
-		    plan_mem(&tot, pl->dev[st->device].in_flight) -
+		    plan_mem(&tot, 1, pl->dev[st->device].in_flight) -
 		    sl_add_sat(sl_mem_total(&st->states),
 		    sl_mul_sat(pl->dev[st->device].in_flight, st->acts)));
 		st->expressible = true;
@@ -1562,16 +1632,24 @@ cfg_item(hyb *h, cfg *c, int j, int u, int n, item *out, sl_error *err)
 {
 	const sl_hybrid_opts *o = h->o;
 	int d = j % c->p, l0;
-	int64_t k = sl_pipe_in_flight(c->v > 1 ? SL_SCHED_INTERLEAVED :
+	int64_t K = sl_pipe_in_flight(c->v > 1 ? SL_SCHED_INTERLEAVED :
 	    o->schedule == SL_SCHED_INTERLEAVED ? SL_SCHED_1F1B : o->schedule,
 	    c->p, c->v, c->m, d);
-	int64_t cap = mem_cap(o);
+	int64_t ks, k, cap;
+	bool alike = false;
 	int r0, r1;
 
 	if (c->v > 1) {
-		k = sl_ceil_div(k, c->v);
-		cap /= c->v;
+		/* interleaved: chunks of equal length (search_cfg) */
+		const space_entry *se = hyb_space(h, c->G, c->outer, c->inner, err);
+		int eq[1024];
+		if (se == NULL)
+			return err->code ? err->code : SL_EINTERNAL;
+		for (int i = 0; i < c->ns; i++)
+			eq[i] = n;
+		alike = device_alike(h, se, c->p, c->v, d, eq);
 	}
+	chunk_budget(h, c->v, K, alike, &ks, &k, &cap);
 	l0 = j == 0 ? 0 : j == c->ns - 1 ? c->L - n : c->nu > 1 ? u : 1;
 	memset(out, 0, sizeof *out);
 	if (o->space.recipe.recompute == SL_RECOMP_AUTO) {
@@ -1595,26 +1673,26 @@ cfg_item(hyb *h, cfg *c, int j, int u, int n, item *out, sl_error *err)
 			continue;
 		if (r > r0 && out->ok) {
 			/* no plan under r beats its fastest, whatever its memory */
-			const stage_plan *f = type_plan(h, ty, r, 1, c->m, INT64_MAX / 4, err);
+			const stage_plan *f = type_plan(h, ty, r, 1, 1, c->m, INT64_MAX / 4, err);
 			if (f == NULL)
 				return err->code ? err->code : SL_EINTERNAL;
 			if (sl_add_sat(sl_mul_sat(c->m, plan_micro(f)), f->sync) >=
 			    sl_add_sat(sl_mul_sat(c->m, out->t), out->sync))
 				continue;
 		}
-		sp = type_plan(h, ty, r, k, c->m, cap, err);
+		sp = type_plan(h, ty, r, ks, k, c->m, cap, err);
 		if (sp == NULL)
 			return err->code ? err->code : SL_EINTERNAL;
 		t = plan_micro(sp);
 		key = sl_add_sat(sl_mul_sat(c->m, t), sp->sync);
 		best = sl_add_sat(sl_mul_sat(c->m, out->t), out->sync);
 		if ((sp->ok && !out->ok) || (sp->ok == out->ok &&
-		    (r == r0 || (sp->ok ? key < best : plan_mem(sp, k) < out->mem)))) {
+		    (r == r0 || (sp->ok ? key < best : plan_mem(sp, ks, k) < out->mem)))) {
 			out->ok = sp->ok;
 			out->r = r;
 			out->t = t;
 			out->sync = sp->sync;
-			out->mem = plan_mem(sp, k);
+			out->mem = plan_mem(sp, ks, k);
 		}
 		/* the fastest plan fits: recomputing more cannot be faster */
 		if (sp->ok && sp->choice != NULL &&
@@ -2093,7 +2171,7 @@ fastest_of(hyb *h, cfg *c, int n, int r, int64_t *out, sl_error *err)
 			if ((ty = hyb_type(h, c->G, c->outer, c->inner, l0, n, err)) == NULL)
 				return err->code ? err->code : SL_EINTERNAL;
 			/* infinite memory: the fastest plan */
-			if ((sp = type_plan(h, ty, r, 1, c->m, INT64_MAX / 4, err)) == NULL)
+			if ((sp = type_plan(h, ty, r, 1, 1, c->m, INT64_MAX / 4, err)) == NULL)
 				return err->code ? err->code : SL_EINTERNAL;
 			if (plan_micro(sp) < best)
 				best = plan_micro(sp);

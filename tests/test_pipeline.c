@@ -261,6 +261,65 @@ test_stage_memory(void **state)
 	sl_pipeline_free(&pl);
 }
 
+/*
+ * Interleaved, p = 4, v = 2, 8 layers on 2 x 1 (data parallel, ZeRO
+ * offered): device 2 holds chunks 2 and 6, both of one middle layer, and
+ * keeps K = 2 (4 - 2 - 1) + (2 - 1) 4 + 1 = 7 chunks in flight.  Alike
+ * chunks take one plan, so the device holds 2 states + 7 acts.  With the
+ * capacity at exactly that for the plans taken without a limit, device 2
+ * keeps them; an even split of the device (each chunk within half, with
+ * ceil(7 / 2) = 4 in flight, 2 states + 8 acts in all) would not fit them.
+ */
+static void
+test_interleaved_budget(void **state)
+{
+	static const int eight[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+	stack st = { 8, 256 };
+	sl_hybrid_opts o;
+	sl_pipe_config c;
+	sl_recompute rec[8] = { 0 };
+	sl_pipeline free_pl, pl;
+	sl_error err;
+	int64_t S, A;
+
+	(void)state;
+	opts_for(&o, "h100-nvlink", stack_model, &st);
+	o.schedule = SL_SCHED_INTERLEAVED;
+	memset(&c, 0, sizeof c);
+	c.pp = 4;
+	c.virt = 2;
+	c.outer = 2;
+	c.inner = 1;
+	c.graph_batch = 8;
+	c.micro_batches = 8;
+	c.layers = eight;
+	c.recompute = rec;
+	sl_error_clear(&err);
+	assert_int_equal(sl_pipeline_eval(&o, &c, &free_pl, &err), SL_OK);
+	assert_int_equal(free_pl.dev[2].in_flight, 7);
+	assert_int_equal(free_pl.stage[2].device, 2);
+	assert_int_equal(free_pl.stage[6].device, 2);
+	S = sl_mem_total(&free_pl.stage[2].states);
+	A = free_pl.stage[2].acts;
+	assert_true(S > 0 && A > 0);
+	assert_int_equal(sl_mem_total(&free_pl.stage[6].states), S);
+	assert_int_equal(free_pl.dev[2].mem, 2 * S + 7 * A);
+
+	o.mem_limit = 2 * S + 7 * A;
+	assert_int_equal(sl_pipeline_eval(&o, &c, &pl, &err), SL_OK);
+	for (int j = 2; j <= 6; j += 4) {
+		assert_int_equal(pl.stage[j].n_strat_ops, free_pl.stage[j].n_strat_ops);
+		for (int u = 0; u < pl.stage[j].n_strat_ops; u++)
+			assert_string_equal(pl.stage[j].strategy[u],
+			    free_pl.stage[j].strategy[u]);
+	}
+	assert_int_equal(pl.dev[2].mem, 2 * S + 7 * A);
+	/* what an even split would have asked of the same plan */
+	assert_true(2 * (S + 4 * A) > o.mem_limit);
+	sl_pipeline_free(&pl);
+	sl_pipeline_free(&free_pl);
+}
+
 /* ------------------------------------- the explorer's kept pipeline */
 
 /*
@@ -1100,6 +1159,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_schedules),
 		cmocka_unit_test(test_stage_memory),
+		cmocka_unit_test(test_interleaved_budget),
 		cmocka_unit_test(test_ctx_pins),
 		cmocka_unit_test(test_topology),
 		cmocka_unit_test(test_search_exhaustive),
