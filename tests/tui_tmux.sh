@@ -247,8 +247,12 @@ fi
 if [ -f "$(dirname "$SHARDLAB")/locale/zh_CN/LC_MESSAGES/shardlab.mo" ] &&
     [ "$(printf '算子' | LC_ALL=C.UTF-8 wc -L)" = 4 ]; then
 	start "LANGUAGE=zh_CN" mlp-2layer
-	T resize-window -t "$SESS" -x 80 -y 24
+	# drawn first, then resized: a resize before the first draw could be
+	# lost on a loaded machine, leaving tmux's cut of the old screen
 	wait_for "算子 (3)" || fail "zh_CN translation not shown from the build tree"
+	T resize-window -t "$SESS" -x 80 -y 24
+	sleep 0.3
+	wait_for "算子 (3)" || fail "zh_CN explorer not redrawn at 80x24"
 	sleep 0.3
 	screen | head -n 21 | tail -n 20 | while IFS= read -r line; do
 		printf '%s\n' "$line" | sed 's/│.*//' | LC_ALL=C.UTF-8 wc -L
