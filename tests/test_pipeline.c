@@ -151,6 +151,23 @@ opts_for(sl_hybrid_opts *o, const char *hw, sl_model_fn fn, void *ctx)
 	o->model_ctx = ctx;
 }
 
+/* The configuration of p stages of v chunks on outer x inner devices each,
+ * micro-batches of graph_batch samples, m of them per step. */
+static void
+pipe_config(sl_pipe_config *c, int p, int v, int outer, int inner,
+    int64_t graph_batch, int64_t m, const int *layers, const sl_recompute *rec)
+{
+	memset(c, 0, sizeof *c);
+	c->pp = p;
+	c->virt = v;
+	c->outer = outer;
+	c->inner = inner;
+	c->graph_batch = graph_batch;
+	c->micro_batches = m;
+	c->layers = layers;
+	c->recompute = rec;
+}
+
 /* --------------------------------------------------------- schedules */
 
 static void
@@ -208,14 +225,7 @@ eval_stack(sl_schedule sched, int p, int v, int64_t m, const int *layers,
 	opts_for(&o, "h100-nvlink", stack_model, &st);
 	o.space.zero = false;
 	o.schedule = sched;
-	memset(&c, 0, sizeof c);
-	c.pp = p;
-	c.virt = v;
-	c.outer = c.inner = 1;
-	c.graph_batch = 4;
-	c.micro_batches = m;
-	c.layers = layers;
-	c.recompute = rec;
+	pipe_config(&c, p, v, 1, 1, 4, m, layers, rec);
 	sl_error_clear(&err);
 	assert_int_equal(sl_pipeline_eval(&o, &c, pl, &err), SL_OK);
 }
@@ -285,15 +295,7 @@ test_interleaved_budget(void **state)
 	(void)state;
 	opts_for(&o, "h100-nvlink", stack_model, &st);
 	o.schedule = SL_SCHED_INTERLEAVED;
-	memset(&c, 0, sizeof c);
-	c.pp = 4;
-	c.virt = 2;
-	c.outer = 2;
-	c.inner = 1;
-	c.graph_batch = 8;
-	c.micro_batches = 8;
-	c.layers = eight;
-	c.recompute = rec;
+	pipe_config(&c, 4, 2, 2, 1, 8, 8, eight, rec);
 	sl_error_clear(&err);
 	assert_int_equal(sl_pipeline_eval(&o, &c, &free_pl, &err), SL_OK);
 	assert_int_equal(free_pl.dev[2].in_flight, 7);
@@ -350,15 +352,7 @@ test_ctx_pins(void **state)
 	opts_for(&o, "h100-nvlink", stack_model, &st);
 	o.space.zero = false;
 	o.devices = 4;
-	memset(&c, 0, sizeof c);
-	c.pp = 2;
-	c.virt = 1;
-	c.outer = 1;
-	c.inner = 2;
-	c.graph_batch = 4;
-	c.micro_batches = 4;
-	c.layers = layers;
-	c.recompute = rec;
+	pipe_config(&c, 2, 1, 1, 2, 4, 4, layers, rec);
 	sl_error_clear(&err);
 	ctx = sl_pipe_ctx_new(&o);
 	for (int l = 2; l >= 1; l--) {
@@ -482,15 +476,7 @@ enumerate(const sl_hybrid_opts *o, int n_layers, int fix_p, int tp)
 				int64_t G = (int64_t)b * (D / inner);
 				if (B % G)
 					continue;
-				memset(&c, 0, sizeof c);
-				c.pp = p;
-				c.virt = 1;
-				c.outer = D / inner;
-				c.inner = inner;
-				c.graph_batch = G;
-				c.micro_batches = B / G;
-				c.layers = layers;
-				c.recompute = rec;
+				pipe_config(&c, p, 1, D / inner, inner, G, B / G, layers, rec);
 				brute_parts(o, &c, layers, 0, n_layers);
 			}
 		}
@@ -1021,15 +1007,7 @@ test_search_shared_plain(void **state)
 		opts_for(&o, "a100-sxm", gen_model, &gc);
 		o.hw.intra.bandwidth = o.hw.inter.bandwidth = 1e8;
 		o.mem_limit = mem;
-		memset(&c, 0, sizeof c);
-		c.pp = 4;
-		c.virt = 1;
-		c.outer = 2;
-		c.inner = 2;
-		c.graph_batch = 8;
-		c.micro_batches = 4;
-		c.layers = layers;
-		c.recompute = rec;
+		pipe_config(&c, 4, 1, 2, 2, 8, 4, layers, rec);
 		sl_error_clear(&err);
 		assert_int_equal(sl_pipeline_eval(&o, &c, &a, &err), SL_OK);
 		o.plain = true;
