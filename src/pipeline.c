@@ -64,6 +64,62 @@ sl_pipe_in_flight(sl_schedule s, int p, int v, int64_t m, int d)
 	}
 }
 
+/*
+ * Interleaved 1F1B as Megatron-LM runs it on device d: forward k on chunk
+ * (k mod p v) / p, backward k on chunk v - 1 - (k mod p v) / p; a warm-up
+ * of min(v m, 2 (p - d - 1) + (v - 1) p) forwards, then one forward and
+ * one backward at a time, then the backwards left (p divides m, as
+ * Megatron-LM asks; otherwise every chunk in flight is counted at the
+ * largest chunk's activations).  After the warm-up the
+ * chunks in flight after each forward repeat every p v steps (forwards and
+ * backwards each meet every chunk p times in p v), and the cool-down only
+ * releases: the peak is after a forward among the first p v steps, or
+ * after the warm-up when nothing follows it.
+ */
+int64_t
+sl_pipe_peak_acts(sl_schedule s, int p, int v, int64_t m, int d,
+    const int64_t *acts)
+{
+	int64_t total, warm, steady, peak = 0, *n;
+	int64_t pv = (int64_t)p * v;
+
+	if (m < 1 || p < 1 || d < 0 || d >= p)
+		return 0;
+	if (s != SL_SCHED_INTERLEAVED || v <= 1)
+		return sl_mul_sat(sl_pipe_in_flight(s, p, 1, m, d), acts[0]);
+	if (m % p != 0) {
+		/* no order of Megatron-LM's (it asks p | m): every chunk in
+		 * flight at the largest chunk's */
+		for (int c = 0; c < v; c++)
+			if (acts[c] > peak)
+				peak = acts[c];
+		return sl_mul_sat(sl_pipe_in_flight(s, p, v, m, d), peak);
+	}
+	total = sl_mul_sat(v, m);
+	warm = 2 * (int64_t)(p - d - 1) + (int64_t)(v - 1) * p;
+	if (warm > total)
+		warm = total;
+	steady = total - warm < pv ? total - warm : pv;
+	n = sl_xcalloc((size_t)v, sizeof *n);
+	for (int64_t k = 0; k < warm; k++)
+		n[(k % pv) / p]++;
+	for (int64_t i = 0; i <= steady; i++) {
+		int64_t held = 0;
+		if (i < steady)
+			n[((warm + i) % pv) / p]++;	/* forward */
+		else if (steady > 0)
+			break;
+		for (int c = 0; c < v; c++)
+			held = sl_add_sat(held, sl_mul_sat(n[c], acts[c]));
+		if (held > peak)
+			peak = held;
+		if (i < steady)
+			n[v - 1 - (i % pv) / p]--;	/* backward */
+	}
+	free(n);
+	return peak;
+}
+
 double
 sl_pipe_bubble(int p, int v, int64_t m)
 {
@@ -1331,6 +1387,25 @@ chunk_budget(const hyb *h, int v, int64_t K, bool alike, int64_t *ks,
 	}
 }
 
+/*
+ * The activations device d of pl holds at its peak, with stage j's (one
+ * of d's chunks) taken as acts_j instead of its own when j >= 0.
+ */
+static int64_t
+dev_peak_acts(const sl_pipeline *pl, int d, int j, int64_t acts_j)
+{
+	int v = pl->virt > 0 ? pl->virt : 1;
+	int64_t *a = sl_xmalloc((size_t)v * sizeof *a), peak;
+
+	for (int c = 0; c < v; c++) {
+		int s = c * pl->pp + d;
+		a[c] = s == j ? acts_j : pl->stage[s].acts;
+	}
+	peak = sl_pipe_peak_acts(pl->schedule, pl->pp, v, pl->micro_batches, d, a);
+	free(a);
+	return peak;
+}
+
 static int
 pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 {
@@ -1413,8 +1488,6 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 		st->megatron_mem = -1;
 		st->expressible = true;
 		pl->dev[d].states = sl_add_sat(pl->dev[d].states, sl_mem_total(&st->states));
-		if (st->acts > pl->dev[d].acts)
-			pl->dev[d].acts = st->acts;
 		pl->dev[d].micro_ns = sl_add_sat(pl->dev[d].micro_ns, st->micro_ns);
 		if (st->sync_ns > pl->sync_ns)
 			pl->sync_ns = st->sync_ns;
@@ -1435,8 +1508,8 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 	t = sl_xmalloc(p * sizeof *t);
 	for (int d = 0; d < p; d++) {
 		sl_pipe_dev *dv = &pl->dev[d];
-		int64_t kc = v > 1 ? dv->in_flight : dv->in_flight;
-		dv->mem = sl_add_sat(dv->states, sl_mul_sat(kc, dv->acts));
+		dv->acts = dev_peak_acts(pl, d, -1, 0);
+		dv->mem = sl_add_sat(dv->states, dv->acts);
 		if (dv->mem > pl->max_mem)
 			pl->max_mem = dv->mem;
 		if (dv->mem > cap)
@@ -1565,10 +1638,10 @@ pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
 		plan_totals(ty, space_tab(h, se, r), r, mc + ty->a, &tot);
 		st->megatron_ns = plan_micro(&tot);
 		/* the device's memory with this stage on Megatron-LM's plan */
-		st->megatron_mem = sl_add_sat(pl->dev[st->device].mem,
-		    plan_mem(&tot, 1, pl->dev[st->device].in_flight) -
-		    sl_add_sat(sl_mem_total(&st->states),
-		    sl_mul_sat(pl->dev[st->device].in_flight, st->acts)));
+		st->megatron_mem = sl_add_sat(sl_add_sat(
+		    pl->dev[st->device].states - sl_mem_total(&st->states),
+		    sl_mem_total(&tot.states)),
+		    dev_peak_acts(pl, st->device, j, tot.acts));
 		st->expressible = true;
 		for (int u = 0; u < ty->b - ty->a; u++)
 			if (strcmp(se->sp->ops[u + ty->a].strat[mc[u + ty->a]].name,

@@ -1368,6 +1368,15 @@ int sl_schedule_from_name(const char *s);
  * Megatron-LM schedules its warm-up).
  */
 int64_t sl_pipe_in_flight(sl_schedule s, int p, int v, int64_t m, int d);
+/*
+ * The most activation bytes device d of p holds at once, acts[c] those of
+ * one micro-batch of its chunk c (stage c p + d), c < v: as the schedule
+ * runs, which chunks' micro-batches are in flight changes, and the peak is
+ * taken over every state (sl_pipe_in_flight x acts when the chunks' acts
+ * are equal).
+ */
+int64_t sl_pipe_peak_acts(sl_schedule s, int p, int v, int64_t m, int d,
+    const int64_t *acts);
 /* Bubble share of the pipelined time with equal stages:
  * (p - 1) / (v m + p - 1). */
 double sl_pipe_bubble(int p, int v, int64_t m);
@@ -1402,8 +1411,9 @@ typedef struct sl_pipe_stage {
 /* Per device (pipeline rank). */
 typedef struct sl_pipe_dev {
 	int64_t in_flight;		/* chunks of micro-batches kept */
-	int64_t mem;			/* peak: states + buffers + in_flight x acts */
-	int64_t states, acts;
+	int64_t mem;			/* peak: states + buffers + acts */
+	int64_t states;
+	int64_t acts;			/* held at the peak (sl_pipe_peak_acts) */
 	int64_t micro_ns;		/* its chunks' micro_ns summed */
 } sl_pipe_dev;
 

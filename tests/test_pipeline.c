@@ -196,6 +196,35 @@ test_schedules(void **state)
 	assert_int_equal(sl_pipe_time(4, 1, 8, t), 11 * 1000);
 	assert_true((double)(sl_pipe_time(4, 1, 8, t) - 8 * 1000) /
 	    (double)sl_pipe_time(4, 1, 8, t) == sl_pipe_bubble(4, 1, 8));
+	/*
+	 * What an interleaved device holds changes as the schedule runs.
+	 * p = 2, v = 2, m = 4, device 1 (warm-up 2 forwards, both chunk 0):
+	 * then forward chunk 1, backward chunk 1, ... so at most two
+	 * micro-batches of chunk 0 and one of chunk 1, or three of chunk 0.
+	 * Device 0 (warm-up 4: chunk 0 twice, chunk 1 twice) goes through
+	 * (3, 2), (4, 1), (4, 1), (3, 2) after each forward: all four of
+	 * chunk 0 with one of chunk 1 at worst when chunk 0 is the larger.
+	 */
+	assert_int_equal(sl_pipe_peak_acts(SL_SCHED_INTERLEAVED, 2, 2, 4, 1,
+	    (int64_t[]){ 1, 100 }), 2 * 1 + 1 * 100);
+	assert_int_equal(sl_pipe_peak_acts(SL_SCHED_INTERLEAVED, 2, 2, 4, 1,
+	    (int64_t[]){ 100, 1 }), 3 * 100);
+	assert_int_equal(sl_pipe_peak_acts(SL_SCHED_INTERLEAVED, 2, 2, 4, 0,
+	    (int64_t[]){ 1, 100 }), 3 * 1 + 2 * 100);
+	assert_int_equal(sl_pipe_peak_acts(SL_SCHED_INTERLEAVED, 2, 2, 4, 0,
+	    (int64_t[]){ 100, 1 }), 4 * 100 + 1 * 1);
+	/* equal chunks: the count in flight, at any m that p divides */
+	for (int d = 0; d < 4; d++)
+		for (int64_t m = 4; m <= 64; m *= 4)
+			assert_int_equal(sl_pipe_peak_acts(SL_SCHED_INTERLEAVED, 4, 2, m,
+			    d, (int64_t[]){ 7, 7 }),
+			    7 * sl_pipe_in_flight(SL_SCHED_INTERLEAVED, 4, 2, m, d));
+	/* one chunk: in flight x its acts; a p that does not divide m:
+	 * every chunk at the largest */
+	assert_int_equal(sl_pipe_peak_acts(SL_SCHED_1F1B, 4, 1, 8, 1,
+	    (int64_t[]){ 5 }), 3 * 5);
+	assert_int_equal(sl_pipe_peak_acts(SL_SCHED_INTERLEAVED, 4, 2, 6, 0,
+	    (int64_t[]){ 1, 9 }), 9 * sl_pipe_in_flight(SL_SCHED_INTERLEAVED, 4, 2, 6, 0));
 	/* interleaved: m t + (p - 1) t / v */
 	assert_int_equal(sl_pipe_time(4, 2, 8, t), 8 * 1000 + 3 * 1000 / 2);
 }

@@ -477,7 +477,7 @@ st_mem(const sl_pipeline *pl, int j, int64_t cat[SL_CAT_COUNT])
 		cat[SL_CAT_OPTIM] += st->states.optim;
 		cat[SL_CAT_BUFFERS] += st->states.buffers;
 	}
-	cat[SL_CAT_ACTS] = sl_mul_sat(dv->in_flight, dv->acts);
+	cat[SL_CAT_ACTS] = dv->acts;
 }
 
 /* What one stage's column shows; the test reads it back. */
