@@ -59,6 +59,12 @@
 #define AT_FIRST_SLICE 200.0
 /* Most work for the DP of one window (operations). */
 #define AT_DP_WORK 3e7
+/*
+ * Longest priced round (ms).  The multipliers move once a round; on the
+ * contest's instance S a dozen rounds of 15 s left them swinging between
+ * plans over the limit and dearer ones under it (doc/anytime.md).
+ */
+#define AT_ROUND_MAX 4000.0
 /* Most TRW-S iterations in one priced round. */
 #define AT_TRWS_ITERS 30
 /* Price fixed point: a price p costs (usage * p) >> AT_PRICE_SHIFT. */
@@ -2025,7 +2031,8 @@ at_trws(at *a, struct at_tr *R, int *px, double until_ms, double slice,
  * the priced search's plan overloads the memory and fall elsewhere, faster
  * where more memory is free; the
  * priced problem is searched without the limit, and its plan, repaired to
- * the limit and improved under it, is a candidate.  Until 75% of the time.
+ * the limit and improved under it, is a candidate.  Until 75% of the time,
+ * in rounds of a twelfth of it, at most AT_ROUND_MAX each.
  */
 static void
 at_priced_search(at *a, long double *lb)
@@ -2038,7 +2045,8 @@ at_priced_search(at *a, long double *lb)
 	double lam0 = (double)at_first_price(a) /
 	    (double)((int64_t)1 << AT_PRICE_SHIFT);
 	double end = at_ms(a) + (a->deadline_ms - at_ms(a)) * 0.75;
-	double slice = (end - at_ms(a)) / 12;
+	double slice = (end - at_ms(a)) / 12 < AT_ROUND_MAX ?
+	    (end - at_ms(a)) / 12 : AT_ROUND_MAX;
 	int64_t limit = a->limit;
 	struct at_tr R;
 
