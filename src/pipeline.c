@@ -1330,30 +1330,31 @@ static void pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl);
 
 /*
  * Whether the chunks of device d (stages d, d + p, ... of p v, layers[j]
- * layers each) are alike: none the first or the last stage, all of one
+ * layers each, or n each when layers is NULL) are alike: none the first or the last stage, all of one
  * length, over layers of the same classes (space_entry.lcls), and no
  * stage planned at its own layers alone (h->own_layers: constraints on
  * one layer).  Alike chunks take one plan.
  */
 static bool
 device_alike(const hyb *h, const space_entry *se, int p, int v, int d,
-    const int *layers)
+    const int *layers, int n)
 {
 	int ns = p * v, l0 = 0, a0 = -1, n0 = 0;
 
 	if (v <= 1 || h->own_layers)
 		return false;
-	for (int j = 0; j < ns; l0 += layers[j], j++) {
+	for (int j = 0; j < ns; l0 += layers != NULL ? layers[j] : n, j++) {
+		int nj = layers != NULL ? layers[j] : n;
 		if (j % p != d)
 			continue;
 		if (j == 0 || j == ns - 1)
 			return false;
 		if (a0 < 0) {
 			a0 = l0;
-			n0 = layers[j];
+			n0 = nj;
 			continue;
 		}
-		if (layers[j] != n0)
+		if (nj != n0)
 			return false;
 		for (int i = 0; i < n0 && !se->uniform; i++)
 			if (se->lcls[l0 + i] != se->lcls[a0 + i])
@@ -1460,7 +1461,7 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 		if (ty == NULL)
 			return err->code ? err->code : SL_EINTERNAL;
 		chunk_budget(h, v, pl->dev[d].in_flight,
-		    device_alike(h, ty->se, p, v, d, c->layers), &ks, &kc, &ccap);
+		    device_alike(h, ty->se, p, v, d, c->layers, 0), &ks, &kc, &ccap);
 		sp = type_plan(h, ty, recomp_index(c->recompute[j]), ks, kc, m,
 		    ccap, err);
 		if (sp == NULL)
@@ -1715,12 +1716,9 @@ cfg_item(hyb *h, cfg *c, int j, int u, int n, item *out, sl_error *err)
 	if (c->v > 1) {
 		/* interleaved: chunks of equal length (search_cfg) */
 		const space_entry *se = hyb_space(h, c->G, c->outer, c->inner, err);
-		int eq[1024];
 		if (se == NULL)
 			return err->code ? err->code : SL_EINTERNAL;
-		for (int i = 0; i < c->ns; i++)
-			eq[i] = n;
-		alike = device_alike(h, se, c->p, c->v, d, eq);
+		alike = device_alike(h, se, c->p, c->v, d, NULL, n);
 	}
 	chunk_budget(h, c->v, K, alike, &ks, &k, &cap);
 	l0 = j == 0 ? 0 : j == c->ns - 1 ? c->L - n : c->nu > 1 ? u : 1;

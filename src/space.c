@@ -1087,6 +1087,31 @@ edge_tables(sl_space *sp, int ei)
 }
 
 /*
+ * Gives operator i node rows of its own; with copy, holding what it reads
+ * now.  Without, they are to be filled: the rows it pointed at may be gone
+ * (node_tables frees an operator's rows when it becomes alike to an earlier
+ * one, before the later operators that pointed at them are done).
+ */
+static void
+node_own(sl_space *sp, int i, bool copy)
+{
+	size_t k = (size_t)sp->ops[i].n_strat;
+	int64_t *m, *t;
+
+	if (sp->node_of[i] == i)
+		return;
+	m = sl_xmalloc(k * sizeof *m);
+	t = sl_xmalloc(k * sizeof *t);
+	if (copy) {
+		memcpy(m, sp->node_mem[i], k * sizeof *m);
+		memcpy(t, sp->node_ns[i], k * sizeof *t);
+	}
+	sp->node_mem[i] = m;
+	sp->node_ns[i] = t;
+	sp->node_of[i] = i;
+}
+
+/*
  * The solvers' node terms on device 0: memory, and time that differs between
  * plans beyond the kernels themselves: communication, and the forward run
  * again when the operator's layer recomputes.
@@ -1095,7 +1120,6 @@ static void
 node_tables(sl_space *sp, int i)
 {
 	int u = sp->like != NULL ? sp->like[i] : i;
-	size_t k = (size_t)sp->ops[i].n_strat;
 
 	if (u != i) {
 		/* alike: u's rows (u < i, so they are current) */
@@ -1108,11 +1132,7 @@ node_tables(sl_space *sp, int i)
 		sp->node_ns[i] = sp->node_ns[u];
 		return;
 	}
-	if (sp->node_of[i] != i) {
-		sp->node_of[i] = i;
-		sp->node_mem[i] = sl_xmalloc(k * sizeof(int64_t));
-		sp->node_ns[i] = sl_xmalloc(k * sizeof(int64_t));
-	}
+	node_own(sp, i, false);
 	/* only a recomputed layer has forward time in the objective */
 	bool recomputes = op_recompute(sp, &sp->g->ops[i]) != SL_RECOMP_NONE;
 
@@ -1140,19 +1160,8 @@ sl_space_set_layer_recompute(sl_space *sp, int layer, sl_recompute r)
 	 * and every operator gets rows of its own before this layer's change */
 	for (int i = 0; i < sp->g->n_ops && sp->like != NULL; i++)
 		sp->like[i] = i;
-	for (int i = 0; i < sp->g->n_ops; i++) {
-		size_t k = (size_t)sp->ops[i].n_strat;
-		int64_t *m, *t;
-		if (sp->node_of[i] == i)
-			continue;
-		m = sl_xmalloc(k * sizeof *m);
-		t = sl_xmalloc(k * sizeof *t);
-		memcpy(m, sp->node_mem[i], k * sizeof *m);
-		memcpy(t, sp->node_ns[i], k * sizeof *t);
-		sp->node_mem[i] = m;
-		sp->node_ns[i] = t;
-		sp->node_of[i] = i;
-	}
+	for (int i = 0; i < sp->g->n_ops; i++)
+		node_own(sp, i, true);
 	ly = &sp->g->layers[layer];
 	for (int i = ly->first_op; i < ly->first_op + ly->n_ops; i++)
 		node_tables(sp, i);
