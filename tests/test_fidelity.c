@@ -2,7 +2,8 @@
  * The cost model against measured training steps (tests/data/fidelity,
  * NVIDIA H100, PyTorch): every per-layer activation of gpt-1.7b under a
  * Megatron tensor-parallel plan within 5% for the bf16 rows (naive and fused
- * attention) and within 10% for the autocast rows; and the recipes' hand
+ * attention) and within 10% for the autocast rows; the activations each
+ * device of a pipeline holds under its schedule (H200); and the recipes' hand
  * calculations on the two-layer MLP, one GPT layer and one LLaMA layer.
  */
 #include "testutil.h"
@@ -14,13 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The measured shapes: gpt-1.7b, llama-2-7b, llama-2-70b (two layers). */
-static sl_graph *
-measured_model(const char *name, int64_t batch)
+/* The measured shapes: gpt-1.7b, llama-2-7b, llama-2-70b (24 layers). */
+static void
+measured_config(const char *name, sl_gen_config *cp)
 {
 	sl_gen_config c;
-	sl_error err;
-	sl_graph *g;
 
 	if (strcmp(name, "gpt-1.7b") == 0) {
 		sl_gen_defaults(SL_FAM_GPT, &c);
@@ -42,6 +41,19 @@ measured_model(const char *name, int64_t batch)
 		c.seq = 4096;
 		c.vocab = 32000;
 	}
+	c.layers = 24;
+	*cp = c;
+}
+
+/* The measured shapes with two layers (per-layer rows). */
+static sl_graph *
+measured_model(const char *name, int64_t batch)
+{
+	sl_gen_config c;
+	sl_error err;
+	sl_graph *g;
+
+	measured_config(name, &c);
 	c.layers = 2;
 	c.batch = batch;
 	sl_error_clear(&err);
@@ -200,6 +212,127 @@ test_recompute_llama_measured(void **state)
 {
 	(void)state;
 	check_per_layer("recompute-llama-h200.jsonl", 0.02, 0.02, 256 * 1024, 17);
+}
+
+/* ------------------------------------------------------- pipeline devices */
+
+static sl_graph *
+gen_fn(void *ctx, int64_t batch, int64_t seq, sl_error *err)
+{
+	sl_gen_config c = *(const sl_gen_config *)ctx;
+
+	c.batch = batch;
+	if (seq > 0)
+		c.seq = seq;
+	return sl_gen(&c, err);
+}
+
+/* 2% of the measurement, or fail. */
+static void
+within_2pct(const char *what, int64_t pred, int64_t meas)
+{
+	double err = (double)(pred - meas) / (double)meas;
+
+	if (fabs(err) > 0.02)
+		fail_msg("%s: predicted %lld, measured %lld (%+.1f%%)", what,
+		    (long long)pred, (long long)meas, 100 * err);
+}
+
+/*
+ * One device of a four-stage pipeline of gpt-1.7b, its chunks run in
+ * Megatron-LM's order on one GPU (pipe-h200.jsonl, torch_pipe.py): what one
+ * micro-batch's forward pass holds in each chunk, and the most the device
+ * holds between passes (sl_pipe_peak_acts of the schedule), within 2% for
+ * GPipe, 1F1B and interleaved 1F1B with 2 and 3 chunks per device.  The
+ * allocator's peak above that (the backward pass's own buffers) is printed,
+ * not modelled per stage.
+ */
+static void
+test_pipeline_measured(void **state)
+{
+	json_t *rows = read_rows("pipe-h200.jsonl"), *o;
+	size_t i;
+	int checked = 0;
+
+	(void)state;
+	json_array_foreach(rows, i, o) {
+		sl_gen_config gc;
+		sl_hybrid_opts ho;
+		sl_pipe_config pc;
+		sl_pipeline pl;
+		sl_error err;
+		int layers[16];
+		sl_recompute rec[16];
+		const char *mode, *sched;
+		json_t *lay, *held;
+		int p, v, d;
+		int64_t m, b, meas, pred;
+		char what[128];
+
+		if (strcmp(row_str(o, "kind", ""), "pipeline_device") != 0)
+			continue;
+		mode = row_str(o, "mode", "bf16");
+		sched = row_str(o, "schedule", "");
+		p = (int)json_integer_value(json_object_get(o, "pp"));
+		v = (int)json_integer_value(json_object_get(o, "virtual_stages"));
+		m = json_integer_value(json_object_get(o, "micro_batches"));
+		b = json_integer_value(json_object_get(o, "batch"));
+		d = (int)json_integer_value(json_object_get(o, "device"));
+		lay = json_object_get(o, "layers");
+		held = json_object_get(o, "chunk_held");
+		assert_true(p * v <= 16 && b >= 1 && (int)json_array_size(lay) == v);
+		measured_config("gpt-1.7b", &gc);
+		sl_error_clear(&err);
+		sl_hybrid_opts_default(&ho);
+		assert_int_equal(sl_hw_load("h100-nvlink", &ho.hw, &err), SL_OK);
+		ho.model = gen_fn;
+		ho.model_ctx = &gc;
+		ho.devices = p;
+		ho.global_batch = m * b;
+		ho.space.recipe.precision = strcmp(mode, "amp") == 0 ?
+		    SL_PREC_AMP : SL_PREC_BF16;
+		ho.space.recipe.attention = SL_ATTN_FLASH;
+		ho.space.recipe.recompute = SL_RECOMP_NONE;
+		ho.schedule = sl_schedule_from_name(sched);
+		assert_true(ho.schedule >= 0);
+		/* the measured plans split the layers evenly */
+		for (int j = 0; j < p * v; j++) {
+			layers[j] = gc.layers / (p * v);
+			rec[j] = SL_RECOMP_NONE;
+		}
+		for (int c = 0; c < v; c++)
+			assert_int_equal(json_integer_value(json_array_get(lay, c)),
+			    layers[c * p + d]);
+		memset(&pc, 0, sizeof pc);
+		pc.pp = p;
+		pc.virt = v;
+		pc.outer = pc.inner = 1;
+		pc.graph_batch = b;
+		pc.micro_batches = m;
+		pc.layers = layers;
+		pc.recompute = rec;
+		assert_int_equal(sl_pipeline_eval(&ho, &pc, &pl, &err), SL_OK);
+		for (int c = 0; c < v; c++) {
+			snprintf(what, sizeof what, "%s %s v%d m%lld b%lld device %d chunk %d",
+			    mode, sched, v, (long long)m, (long long)b, d, c);
+			within_2pct(what, pl.stage[c * p + d].acts,
+			    json_integer_value(json_array_get(held, c)));
+		}
+		pred = pl.dev[d].acts;
+		meas = json_integer_value(json_object_get(o, "held_peak"));
+		print_message("  %-4s %-11s v%d m%lld b%lld device %d: held at most "
+		    "%lld, measured %lld (%+.1f%%); allocator peak %lld\n", mode, sched,
+		    v, (long long)m, (long long)b, d, (long long)pred, (long long)meas,
+		    100.0 * (double)(pred - meas) / (double)meas,
+		    (long long)json_integer_value(json_object_get(o, "peak")));
+		snprintf(what, sizeof what, "%s %s v%d m%lld b%lld device %d", mode,
+		    sched, v, (long long)m, (long long)b, d);
+		within_2pct(what, pred, meas);
+		sl_pipeline_free(&pl);
+		checked++;
+	}
+	assert_int_equal(checked, 36);
+	json_decref(rows);
 }
 
 /* ---------------------------------------------------------- hand calculations */
@@ -452,6 +585,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_per_layer_measured),
 		cmocka_unit_test(test_recompute_llama_measured),
+		cmocka_unit_test(test_pipeline_measured),
 		cmocka_unit_test(test_mlp_recipes),
 		cmocka_unit_test(test_gpt_layer_recipes),
 		cmocka_unit_test(test_llama_layer_recipes),
