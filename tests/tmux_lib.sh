@@ -25,10 +25,16 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
 screen() { T capture-pane -p -t "$SESS" 2>/dev/null; }
+# fail MESSAGE: says why, shows the screen and the explorer's processes (a
+# hung one shows its state), and says why again as the last line.
 fail() {
 	echo "FAIL: $*"
 	echo "--- screen:"
 	screen
+	echo "--- processes:"
+	ps -eo pid,stat,etime,wchan:24,args 2>/dev/null | grep -e shardlab -e PID |
+	    grep -v grep
+	echo "FAIL: $*"
 	exit 1
 }
 # wait_for TEXT [TENTHS]: until TEXT (a fixed string) is on the screen, 30 s at

@@ -54,8 +54,8 @@ pinned_strategy() {
 check_solve() {
 	model=$1
 	shift
-	"$SHARDLAB" solve "$model" "$@" --json "$TMP/solve.json" >/dev/null 2>&1 ||
-	    fail "shardlab solve $model $*"
+	"$SHARDLAB" solve "$model" "$@" --json "$TMP/solve.json" >/dev/null 2>"$TMP/solve.err" ||
+	    fail "shardlab solve $model $* (exit $?): $(tail -n 5 "$TMP/solve.err")"
 	obj=$(json_field "$TMP/solve.json" objective)
 	tot=$(dev0_total "$TMP/solve.json")
 	[ -n "$obj" ] && [ -n "$tot" ] || fail "could not read solve's JSON"
