@@ -25,6 +25,11 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
 screen() { T capture-pane -p -t "$SESS" 2>/dev/null; }
+# procs: the explorer's processes with their state (a hung one shows as such).
+procs() {
+	ps -eo pid,stat,etime,wchan:24,args 2>/dev/null | grep -e shardlab -e PID |
+	    grep -v grep
+}
 # fail MESSAGE: says why, shows the screen and the explorer's processes (a
 # hung one shows its state), and says why again as the last line.
 fail() {
@@ -32,8 +37,7 @@ fail() {
 	echo "--- screen:"
 	screen
 	echo "--- processes:"
-	ps -eo pid,stat,etime,wchan:24,args 2>/dev/null | grep -e shardlab -e PID |
-	    grep -v grep
+	procs
 	echo "FAIL: $*"
 	exit 1
 }
@@ -59,3 +63,16 @@ wait_gone() {
 	return 1
 }
 keys() { T send-keys -t "$SESS" "$@"; }
+# keys_until TEXT KEY...: sends the keys and waits for TEXT.  When it has not
+# shown after 30 s, the log says so with the explorer's processes, and the
+# keys go once more (a key lost on the way; a hung explorer still fails).
+keys_until() {
+	text=$1
+	shift
+	keys "$@"
+	wait_for "$text" && return 0
+	echo "note: \"$text\" not shown 30 s after keys $*; the processes:"
+	procs
+	keys "$@"
+	wait_for "$text"
+}

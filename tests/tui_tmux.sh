@@ -186,8 +186,7 @@ keys Tab k k k k k k k k k k k k p
 wait_for "pinned embed = " || fail "no pin message (gpt-1.7b)"
 S=$(pinned_strategy embed)
 check_solve gpt-1.7b --pin "embed=$S"
-keys q
-wait_for "Quit anyway?" || fail "q did not ask (gpt-1.7b)"
+keys_until "Quit anyway?" q || fail "q did not ask (gpt-1.7b)"
 keys y
 wait_for "EXITED 0" || fail "gpt-1.7b explorer did not exit"
 
