@@ -123,17 +123,6 @@ plan_digest(const sl_pipeline *pl)
 	return h;
 }
 
-static sl_graph *
-model(void *ctx, int64_t batch, int64_t seq, sl_error *err)
-{
-	sl_gen_config c = *(const sl_gen_config *)ctx;
-
-	c.batch = batch;
-	if (seq > 0)
-		c.seq = seq;
-	return sl_gen(&c, err);
-}
-
 static sl_gen_config cfg[2];
 static sl_hw hw;
 static double ref;
@@ -161,7 +150,7 @@ run_row(int mi, int di)
 		double c0;
 
 		sl_hybrid_opts_default(&o);
-		o.model = model;
+		o.model = gen_model_fn;
 		o.model_ctx = &cfg[mi];
 		o.hw = hw;
 		o.devices = devices[di];

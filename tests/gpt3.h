@@ -1,6 +1,7 @@
 /*
  * gpt3.h: the generated GPT-3 175B (96 layers, hidden 12288, 96 heads,
- * sequence 2048) that the DP tests and the solver benchmark both use.
+ * sequence 2048) that the DP tests and the solver benchmark both use, and
+ * the generator as the hybrid search's model function.
  */
 #ifndef SL_TESTS_GPT3_H
 #define SL_TESTS_GPT3_H
@@ -21,6 +22,19 @@ gpt3_175b_config(sl_gen_config *gc)
 	gc->ffn = 4 * 12288;
 	gc->seq = 2048;
 	gc->vocab = 51200;
+}
+
+/* sl_model_fn over a generator configuration (ctx): batch, and seq when
+ * given, replace the configuration's own. */
+static inline sl_graph *
+gen_model_fn(void *ctx, int64_t batch, int64_t seq, sl_error *err)
+{
+	sl_gen_config c = *(const sl_gen_config *)ctx;
+
+	c.batch = batch;
+	if (seq > 0)
+		c.seq = seq;
+	return sl_gen(&c, err);
 }
 
 #endif

@@ -9,6 +9,7 @@
 #include "testutil.h"
 #include "internal.h"
 #include "mlp.h"
+#include "gpt3.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -216,17 +217,6 @@ test_recompute_llama_measured(void **state)
 
 /* ------------------------------------------------------- pipeline devices */
 
-static sl_graph *
-gen_fn(void *ctx, int64_t batch, int64_t seq, sl_error *err)
-{
-	sl_gen_config c = *(const sl_gen_config *)ctx;
-
-	c.batch = batch;
-	if (seq > 0)
-		c.seq = seq;
-	return sl_gen(&c, err);
-}
-
 /* 2% of the measurement, or fail. */
 static void
 within_2pct(const char *what, int64_t pred, int64_t meas)
@@ -285,7 +275,7 @@ test_pipeline_measured(void **state)
 		sl_error_clear(&err);
 		sl_hybrid_opts_default(&ho);
 		assert_int_equal(sl_hw_load("h100-nvlink", &ho.hw, &err), SL_OK);
-		ho.model = gen_fn;
+		ho.model = gen_model_fn;
 		ho.model_ctx = &gc;
 		ho.devices = p;
 		ho.global_batch = m * b;

@@ -102,17 +102,6 @@ wide_stack_model(void *ctx, int64_t batch, int64_t seq, sl_error *err)
 	return g;
 }
 
-static sl_graph *
-gen_model(void *ctx, int64_t batch, int64_t seq, sl_error *err)
-{
-	sl_gen_config c = *(const sl_gen_config *)ctx;
-
-	c.batch = batch;
-	if (seq > 0)
-		c.seq = seq;
-	return sl_gen(&c, err);
-}
-
 /*
  * A model whose layers differ: the generated one, with the feed-forward of
  * layers [2, 4) four times as wide (every dimension of the layer's own
@@ -121,7 +110,7 @@ gen_model(void *ctx, int64_t batch, int64_t seq, sl_error *err)
 static sl_graph *
 wide_middle_model(void *ctx, int64_t batch, int64_t seq, sl_error *err)
 {
-	sl_graph *g = gen_model(ctx, batch, seq, err);
+	sl_graph *g = gen_model_fn(ctx, batch, seq, err);
 	const sl_gen_config *c = ctx;
 
 	if (g == NULL)
@@ -696,7 +685,7 @@ gpt3_layout(gpt3_run *g, int outer, int64_t graph_batch, int64_t micro_batches,
     sl_recompute rec)
 {
 	gpt3_175b_config(&g->gc);
-	opts_for(&g->o, "a100-sxm", gen_model, &g->gc);
+	opts_for(&g->o, "a100-sxm", gen_model_fn, &g->gc);
 	g->o.space.recipe.precision = SL_PREC_MEGATRON;
 	g->o.devices = 8 * 8 * outer;
 	g->o.global_batch = graph_batch * micro_batches;
@@ -866,7 +855,7 @@ gen_opts(sl_hybrid_opts *o, sl_gen_config *gc, sl_family fam, int layers,
 {
 	sl_gen_defaults(fam, gc);
 	gc->layers = layers;
-	opts_for(o, "a100-sxm", gen_model, gc);
+	opts_for(o, "a100-sxm", gen_model_fn, gc);
 	o->devices = devices;
 	o->global_batch = batch;
 	o->mem_limit = mem;
@@ -1033,7 +1022,7 @@ test_search_shared_plain(void **state)
 
 		sl_gen_defaults(SL_FAM_GPT, &gc);
 		gc.layers = 10;
-		opts_for(&o, "a100-sxm", gen_model, &gc);
+		opts_for(&o, "a100-sxm", gen_model_fn, &gc);
 		o.hw.intra.bandwidth = o.hw.inter.bandwidth = 1e8;
 		o.mem_limit = mem;
 		pipe_config(&c, 4, 1, 2, 2, 8, 4, layers, rec);
