@@ -16,7 +16,8 @@
 #define SL_MAX_DEVICES 65536
 
 static const char *const bundled_hw[] = {
-	"h100-nvlink", "h100-2node-ib", "a100-pcie", "a100-sxm", "v100-nvlink", NULL
+	"h100-nvlink", "h100-2node-ib", "h200-nvlink", "a100-pcie", "a100-sxm",
+	"v100-nvlink", NULL
 };
 
 const char *const *

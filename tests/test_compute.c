@@ -277,9 +277,12 @@ gpt17(void)
 	return g;
 }
 
-/* The measured fwd+bwd seconds of gpt-1.7b at tp (SDPA), or -1. */
+/*
+ * The measured fwd+bwd seconds of gpt-1.7b at tp with attn in file (of
+ * ../shared/fidelity when SHARED_DIR has it, else tests/data/fidelity), or -1.
+ */
 static double
-measured(int tp, const char *attn)
+measured_in(const char *file, int tp, const char *attn)
 {
 	const char *shared = getenv("SHARED_DIR");
 	const char *srcdir = getenv("TESTS_SRCDIR");
@@ -289,16 +292,16 @@ measured(int tp, const char *attn)
 	double s = -1;
 
 	if (shared != NULL) {
-		snprintf(path, sizeof path, "%s/fidelity/h100-compute.jsonl", shared);
+		snprintf(path, sizeof path, "%s/fidelity/%s", shared, file);
 		f = fopen(path, "r");
 	}
 	if (f == NULL) {
-		snprintf(path, sizeof path, "%s/data/fidelity/h100-compute.jsonl",
-		    srcdir ? srcdir : "tests");
+		snprintf(path, sizeof path, "%s/data/fidelity/%s",
+		    srcdir ? srcdir : "tests", file);
 		f = fopen(path, "r");
 	}
 	if (f == NULL)
-		fail_msg("cannot read h100-compute.jsonl (tests/data/fidelity)");
+		fail_msg("cannot read %s (tests/data/fidelity)", file);
 	while (fgets(line, sizeof line, f) != NULL) {
 		json_t *o = json_loads(line, 0, NULL);
 		json_t *k = json_object_get(o, "kind");
@@ -313,6 +316,13 @@ measured(int tp, const char *attn)
 	}
 	fclose(f);
 	return s;
+}
+
+/* The same on the H100 (h100-compute.jsonl). */
+static double
+measured(int tp, const char *attn)
+{
+	return measured_in("h100-compute.jsonl", tp, attn);
 }
 
 /* Predicted fwd+bwd kernel time of the Megatron plan on 1 x tp (ns), with
@@ -401,6 +411,34 @@ test_h100_gpt17(void **state)
 			    naive ? "naive" : "SDPA", got * 1e3, want * 1e3,
 			    100 * (got / want - 1));
 		}
+	sl_graph_free(g);
+}
+
+/*
+ * The bundled h200-nvlink profile (its gemm table, copy bandwidth, attention
+ * and launch floor from h200-compute.jsonl) against gpt-1.7b's fwd+bwd
+ * measured on the same H200: TP 1, 2 and 4 within 15%, as on the H100.
+ */
+static void
+test_h200_gpt17(void **state)
+{
+	sl_graph *g = gpt17();
+	sl_hw hw;
+
+	load("h200-nvlink", &hw);
+	assert_true(hw.launch_overhead == 17e-6 && hw.mem_bandwidth == 4.17e12);
+	for (int tp = 1; tp <= 8; tp *= 2) {
+		double want = measured_in("h200-compute.jsonl", tp, "sdpa");
+		double got = (double)predicted(g, &hw, tp, NULL) / 1e9;
+
+		assert_true(want > 0);
+		print_message("H200 gpt-1.7b TP %d: predicted %.1f ms, measured "
+		    "%.1f ms (%+.1f%%%s)\n", tp, got * 1e3, want * 1e3,
+		    100 * (got / want - 1), tp == 8 ? ", not held" : "");
+		if (tp < 8 && fabs(got / want - 1) > 0.15)
+			fail_msg("H200 TP %d: predicted %.2f ms, measured %.2f ms",
+			    tp, got * 1e3, want * 1e3);
+	}
 	sl_graph_free(g);
 }
 
@@ -562,6 +600,7 @@ main(void)
 		cmocka_unit_test(test_profile_bad),
 		cmocka_unit_test(test_kernels_by_hand),
 		cmocka_unit_test(test_h100_gpt17),
+		cmocka_unit_test(test_h200_gpt17),
 		cmocka_unit_test(test_step_time),
 		cmocka_unit_test(test_overlap_and_accumulation),
 	};
