@@ -830,13 +830,28 @@ shape_name(int n_axes, const int *shape, char *buf, size_t len)
 }
 
 int
+sl_plan_whole(const sl_plan_file *pf, sl_error *err)
+{
+	if (pf->n_stages <= 0)
+		return SL_OK;
+	return sl_error_set(err, SL_EINPUT, pf->path, 0, 0, "%s",
+	    _("a pipeline plan (\"format\": \"shardlab-pipeline\") plans each "
+	    "stage, not the whole model on one mesh: open it with shardlab tui "
+	    "MODEL --plan FILE, or write a whole-model plan with shardlab solve "
+	    "MODEL --json FILE"));
+}
+
+int
 sl_plan_choice(const sl_space *s, const sl_plan_file *pf, int *choice,
     sl_error *err)
 {
 	const sl_graph *g = s->g;
 	const char *file = pf->path;
 	int mesh_shape[SL_MAX_AXES];
+	int rc;
 
+	if ((rc = sl_plan_whole(pf, err)) != SL_OK)
+		return rc;
 	for (int a = 0; a < s->mesh.n_axes; a++)
 		mesh_shape[a] = s->mesh.axes[a].size;
 	if (pf->n_axes != s->mesh.n_axes ||

@@ -989,9 +989,12 @@ typedef struct sl_plan_file {
 
 int sl_plan_read(const char *path, sl_plan_file *pf, sl_error *err);
 void sl_plan_file_free(sl_plan_file *pf);
+/* SL_OK for a whole-model plan; a pipeline plan (stages) is an input error
+ * for what runs one plan over the whole model. */
+int sl_plan_whole(const sl_plan_file *pf, sl_error *err);
 /*
  * Maps a plan file's strategies onto a space: choice[op].  A plan made for a
- * model with another number of operators is an error.
+ * model with another number of operators, or a pipeline plan, is an error.
  */
 int sl_plan_choice(const sl_space *s, const sl_plan_file *pf, int *choice,
     sl_error *err);

@@ -229,6 +229,10 @@ for how in /dev/zero "$T/fifo" "$T/dir" "$T/empty.json" "$T/missing.json"; do
 	bad 2 "$frag" - - tui --plan "$how"
 	bad 2 "$frag" - - gen gpt --hf-config "$how"
 done
+# A pipeline plan where a whole-model plan is read: said so, exit 2.
+pipe=$srcdir/data/fidelity/pipe/1f1b-v1-m8.json
+bad 2 "$pipe: a pipeline plan" - - validate "$pipe"
+bad 2 "$pipe: a pipeline plan" - - timeline gpt-1.7b --plan "$pipe" --devices 1
 # An input too large for SHARDLAB_MAX_INPUT, plain and inflated from gzip.
 head -c 70000 /dev/zero | tr '\0' ' ' >"$T/big.json"
 SHARDLAB_MAX_INPUT=64KiB bad 2 "the file is too large" - - show "$T/big.json"

@@ -119,7 +119,8 @@ val_open(const char *plan, sl_plan_file *pf, sl_graph **g, sl_space **s,
 			    "file; write one with `shardlab solve %s --json plan.json` "
 			    "(or e in the explorer)"), plan, plan);
 	}
-	if ((rc = sl_plan_read(plan, pf, err)) != SL_OK)
+	if ((rc = sl_plan_read(plan, pf, err)) != SL_OK ||
+	    (rc = sl_plan_whole(pf, err)) != SL_OK)
 		return rc;
 	if ((rc = sl_hw_load(pf->hardware ? pf->hardware : CLI_DEFAULT_HW, &hw,
 	    err)) != SL_OK)
