@@ -191,6 +191,14 @@ void sl_local_loop(const sl_space *sp, int opi, int si, const int *coord,
  * attention keeps beyond qkv; bytes per score element of naive attention. */
 int sl_elem_bytes(const sl_space *sp, const sl_tensor *t);
 int sl_grad_elem_bytes(const sl_space *sp, const sl_tensor *t);
+/*
+ * What the loss's backward pass holds for a moment on device coord beyond
+ * what the step keeps (timeline.c): its fp32 gradient of the logits, the
+ * size of the fp32 copy it keeps, and the logits' gradient it passes back;
+ * 0 for any other operator.  The timeline allocates these two around the
+ * loss's backward; a pipeline stage that holds the loss counts them once.
+ */
+int64_t sl_loss_bwd_bytes(const sl_space *s, int v, int strat, const int *coord);
 int64_t sl_attention_saved(const sl_space *sp, const sl_op *op,
     const sl_binding *b, const int64_t *local_loop);
 int sl_attention_score_bytes(const sl_space *sp, const sl_op *op);

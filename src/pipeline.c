@@ -744,6 +744,9 @@ space_tab(const hyb *h, space_entry *e, int r)
 			sl_compute cp;
 
 			sl_node_cost(sp, v, s, NULL, &tb->mem[v][s], &c);
+			/* the loss's backward buffers, once per chunk */
+			tb->mem[v][s].buffers = sl_add_sat(tb->mem[v][s].buffers,
+			    sl_loss_bwd_bytes(sp, v, s, NULL));
 			sl_node_compute(sp, v, s, NULL, &cp);
 			if (h->o->offload_optimizer)
 				tb->mem[v][s].optim = 0;

@@ -241,6 +241,37 @@ keep_kind(const sl_op *op, const sl_mem_item *it)
 	}
 }
 
+/* The fp32 copy of its logits the loss keeps (an item of sl_node_items). */
+struct loss_find { const sl_op *op; int64_t fp32; };
+
+static void
+loss_item(void *ctx, const sl_mem_item *it)
+{
+	struct loss_find *f = ctx;
+
+	if (keep_kind(f->op, it) == KEEP_SAVED_IN && it->tensor == f->op->in[0])
+		f->fp32 = it->local;
+}
+
+int64_t
+sl_loss_bwd_bytes(const sl_space *s, int v, int strat, const int *coord)
+{
+	const sl_op *op = &s->g->ops[v];
+	const sl_tensor *t;
+	struct loss_find f = { op, 0 };
+	int64_t grad = 0;
+
+	if (op->kind != SL_OP_CROSS_ENTROPY || op->n_in < 1)
+		return 0;
+	sl_node_items(s, v, strat, coord, loss_item, &f);
+	t = &s->g->tensors[op->in[0]];
+	if (tl_is_float(t) && t->role == SL_ROLE_ACTIVATION)
+		grad = sl_mul_sat(sl_local_elems(&s->mesh,
+		    &s->ops[v].strat[strat].spec[0], t, coord),
+		    sl_grad_elem_bytes(s, t));
+	return sl_add_sat(f.fp32, grad);
+}
+
 /* One item of sl_node_items: when it lives. */
 static void
 tl_item(void *ctx, const sl_mem_item *it)
