@@ -500,10 +500,10 @@ run_num(json_t *o, const char *key)
 /*
  * What a training process holds on a device of total bytes beyond its
  * plan: the CUDA context, library workspaces, communication buffers and
- * the caching allocator's rounding.  3 GiB: on an H200 the driver saw 0.6-2.6 GiB more than the plan's peak
- * (doc/validation.md: 0.6 GiB on one device, 0.9-1.1 GiB with NCCL, 2.6
- * GiB with micro-batches of 4, the allocator's rounding growing with the
- * activations).  The bundled profiles need none: their capacities are the
+ * the caching allocator's rounding.  3 GiB: on an H200 the driver saw
+ * 0.6-2.6 GiB more than the plan's peak (doc/validation.md: 0.6 GiB on one
+ * device, 0.9-1.1 GiB with NCCL, 2.6 GiB with micro-batches of 4, the
+ * allocator's rounding growing with the activations).  The bundled profiles need none: their capacities are the
  * marketed sizes in decimal bytes (80 GB, 74.5 GiB), 4.7 GiB under what an
  * H100 80GB offers (79.2 GiB).  Never more than a quarter of the device.
  */

@@ -1332,22 +1332,22 @@ static int megatron_choice(const sl_space *sp, bool tp, int *choice, sl_error *e
 static void pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl);
 
 /*
- * Whether the chunks of device d (stages d, d + p, ... of p v, layers[j]
- * layers each, or n each when layers is NULL) are alike: none the first or the last stage, all of one
- * length, over layers of the same classes (space_entry.lcls), and no
- * stage planned at its own layers alone (h->own_layers: constraints on
- * one layer).  Alike chunks take one plan.
+ * Whether the chunks of device d (stages d, d + p, ... of p v; layers[j]
+ * layers each, or n each when layers is NULL) are alike: none is the first
+ * or the last stage, all are of one length over layers of the same classes
+ * (space_entry.lcls), and no stage is planned at its own layers alone
+ * (h->own_layers: constraints on one layer).  Alike chunks take one plan.
  */
 static bool
 device_alike(const hyb *h, const space_entry *se, int p, int v, int d,
     const int *layers, int n)
 {
-	int ns = p * v, l0 = 0, a0 = -1, n0 = 0;
+	int ns = p * v, a0 = -1, n0 = 0;
 
 	if (v <= 1 || h->own_layers)
 		return false;
-	for (int j = 0; j < ns; l0 += layers != NULL ? layers[j] : n, j++) {
-		int nj = layers != NULL ? layers[j] : n;
+	for (int j = 0, l0 = 0, nj; j < ns; l0 += nj, j++) {
+		nj = layers != NULL ? layers[j] : n;
 		if (j % p != d)
 			continue;
 		if (j == 0 || j == ns - 1)

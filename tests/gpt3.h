@@ -1,7 +1,8 @@
 /*
  * gpt3.h: the generated GPT-3 175B (96 layers, hidden 12288, 96 heads,
- * sequence 2048) that the DP tests and the solver benchmark both use, and
- * the generator as the hybrid search's model function.
+ * sequence 2048) that the DP tests and the solver benchmark both use, the
+ * generator as the hybrid search's model function, and a pipeline
+ * configuration.
  */
 #ifndef SL_TESTS_GPT3_H
 #define SL_TESTS_GPT3_H
@@ -9,6 +10,7 @@
 #include "shardlab.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static inline void
 gpt3_175b_config(sl_gen_config *gc)
@@ -35,6 +37,23 @@ gen_model_fn(void *ctx, int64_t batch, int64_t seq, sl_error *err)
 	if (seq > 0)
 		c.seq = seq;
 	return sl_gen(&c, err);
+}
+
+/* The configuration of p stages of v chunks on outer x inner devices each,
+ * micro-batches of graph_batch samples, m of them per step. */
+static inline void
+pipe_config(sl_pipe_config *c, int p, int v, int outer, int inner,
+    int64_t graph_batch, int64_t m, const int *layers, const sl_recompute *rec)
+{
+	memset(c, 0, sizeof *c);
+	c->pp = p;
+	c->virt = v;
+	c->outer = outer;
+	c->inner = inner;
+	c->graph_batch = graph_batch;
+	c->micro_batches = m;
+	c->layers = layers;
+	c->recompute = rec;
 }
 
 #endif

@@ -293,14 +293,7 @@ test_pipeline_measured(void **state)
 		for (int c = 0; c < v; c++)
 			assert_int_equal(json_integer_value(json_array_get(lay, c)),
 			    layers[c * p + d]);
-		memset(&pc, 0, sizeof pc);
-		pc.pp = p;
-		pc.virt = v;
-		pc.outer = pc.inner = 1;
-		pc.graph_batch = b;
-		pc.micro_batches = m;
-		pc.layers = layers;
-		pc.recompute = rec;
+		pipe_config(&pc, p, v, 1, 1, b, m, layers, rec);
 		assert_int_equal(sl_pipeline_eval(&ho, &pc, &pl, &err), SL_OK);
 		for (int c = 0; c < v; c++) {
 			snprintf(what, sizeof what, "%s %s v%d m%lld b%lld device %d chunk %d",

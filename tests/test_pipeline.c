@@ -140,23 +140,6 @@ opts_for(sl_hybrid_opts *o, const char *hw, sl_model_fn fn, void *ctx)
 	o->model_ctx = ctx;
 }
 
-/* The configuration of p stages of v chunks on outer x inner devices each,
- * micro-batches of graph_batch samples, m of them per step. */
-static void
-pipe_config(sl_pipe_config *c, int p, int v, int outer, int inner,
-    int64_t graph_batch, int64_t m, const int *layers, const sl_recompute *rec)
-{
-	memset(c, 0, sizeof *c);
-	c->pp = p;
-	c->virt = v;
-	c->outer = outer;
-	c->inner = inner;
-	c->graph_batch = graph_batch;
-	c->micro_batches = m;
-	c->layers = layers;
-	c->recompute = rec;
-}
-
 /* --------------------------------------------------------- schedules */
 
 static void
