@@ -677,33 +677,45 @@ ve_elim(ve *w, int x, sl_error *err)
 				stride *= (size_t)w->k[v];
 			}
 		}
+		/*
+		 * off[j]: where factor j's row for the neighbours' current
+		 * strategies starts, kept as the odometer idx turns; acc
+		 * sums the factors for every s of x, factor by factor, so
+		 * that no offset is recomputed per strategy.
+		 */
+		size_t *off = sl_xcalloc((size_t)nfac, sizeof *off);
+		int64_t *acc = ve_scratch(&w->tmp2, &w->captmp2, (size_t)kx);
 		out = sl_xmalloc(size * sizeof *out);
 		for (size_t e = 0; e < size; e++) {
 			int64_t best = DP_INF;
 			int arg = 0;
-			for (int s = 0; s < kx; s++) {
-				int64_t v = ux[s];
-				for (int j = 0; j < nfac && v != DP_INF; j++) {
-					const ve_fac *f = &w->f[w->fl[j]];
-					size_t off = (size_t)s * sx[j];
-					for (int i = 0; i < ny; i++)
-						off += (size_t)idx[i] *
-						    sy[(size_t)j * ny + i];
-					v = dp_add(v, f->t[off]);
-				}
-				if (v < best) {
-					best = v;
+			memcpy(acc, ux, (size_t)kx * sizeof *acc);
+			for (int j = 0; j < nfac; j++) {
+				const int64_t *t = w->f[w->fl[j]].t + off[j];
+				size_t step = sx[j];
+				for (int s = 0; s < kx; s++)
+					acc[s] = dp_add(acc[s], t[(size_t)s * step]);
+			}
+			for (int s = 0; s < kx; s++)
+				if (acc[s] < best) {
+					best = acc[s];
 					arg = s;
 				}
-			}
 			out[e] = best;
 			st->arg[e] = (uint16_t)arg;
 			for (int i = ny - 1; i >= 0; i--) {
-				if (++idx[i] < w->k[y[i]])
+				if (++idx[i] < w->k[y[i]]) {
+					for (int j = 0; j < nfac; j++)
+						off[j] += sy[(size_t)j * ny + i];
 					break;
+				}
+				for (int j = 0; j < nfac; j++)
+					off[j] -= (size_t)(idx[i] - 1) *
+					    sy[(size_t)j * ny + i];
 				idx[i] = 0;
 			}
 		}
+		free(off);
 		for (int j = 0; j < nfac; j++)
 			w->f[w->fl[j]].ar = 0;
 		for (int i = 0; i < ny; i++)
