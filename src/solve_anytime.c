@@ -420,12 +420,15 @@ at_repair(at *a)
 	/* a compound move may load other times: rounds are bounded */
 	while (at_peak(a) > a->limit && batch < 4 * a->n + 64) {
 		int seg, nc = 0;
+		int64_t excess;
 		bool any = false;
 
 		if (at_over(a))
 			break;
 		seg = at_peak_seg(a);
-		/* each live node's cheapest bytes saved there */
+		excess = at_peak(a) - a->limit;
+		/* each live node's cheapest bytes saved there, bytes past the
+		 * excess not counted */
 		for (int v = 0; v < a->n; v++) {
 			if (a->slo[v] > seg || a->shi[v] <= seg)
 				continue;
@@ -453,11 +456,13 @@ at_repair(at *a)
 					if (saved <= 0)
 						continue;
 					ratio = ((double)after - (double)before) /
-					    (double)saved;
+					    (double)(saved < excess ? saved : excess);
 					g = true;
-				} else
+				} else {
+					int64_t fr = u - p->usage[v][t];
 					ratio = ((double)lt - (double)cur) /
-					    (double)(u - p->usage[v][t]);
+					    (double)(fr < excess ? fr : excess);
+				}
 				if (ratio < br) {
 					br = ratio;
 					bt = t;
