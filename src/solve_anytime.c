@@ -2115,7 +2115,7 @@ at_priced_search(at *a, long double *lb)
 			at_lns(a, *lb, a->until_ms);
 		}
 		/* and the best plan relinked towards the priced one */
-		if (over && a->best_cost < INT64_MAX) {
+		if (a->best_cost < INT64_MAX) {
 			memcpy(a->x, a->best, (size_t)a->n * sizeof *a->x);
 			at_load_reset(a);
 			a->cost = a->best_cost;
