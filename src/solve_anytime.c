@@ -1859,10 +1859,6 @@ at_lns(at *a, long double lb, double until_ms)
 			at_window(a, wmax);
 		at_forest(a);
 		since += 16;
-		if (since % 512 == 0) {
-			at_group_pass(a);
-			at_swap_pass(a);
-		}
 		if (since >= 256) {
 			/* tree windows alternate their size */
 			wmax = wmax * 2 > AT_WINDOW_MAX ? 8 : wmax * 2;
