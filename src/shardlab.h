@@ -756,6 +756,9 @@ typedef struct sl_solve_opts {
 	void *progress_ctx;
 	/* anytime: return the first feasible plan, not the best in the time */
 	bool first_plan;
+	/* anytime: searches side by side, the best plan kept; 0 one per
+	 * processor, at most 4 */
+	int threads;
 } sl_solve_opts;
 
 typedef struct sl_solution {

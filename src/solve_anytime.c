@@ -33,9 +33,12 @@
 #include "internal.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Below this many assignments the whole problem is enumerated first. */
 #define AT_ENUM_COMBOS 2e5
@@ -69,6 +72,15 @@
 #define AT_TRWS_ITERS 30
 /* Price fixed point: a price p costs (usage * p) >> AT_PRICE_SHIFT. */
 #define AT_PRICE_SHIFT 16
+
+/*
+ * Searches run side by side (sl_solve_opts.threads 0): one per processor,
+ * at most this many.  Each holds its own copy of the search state (about
+ * a fifth of the memory of a contest instance's solve).
+ */
+#define AT_THREADS_DEFAULT 4
+/* Most searches side by side however many are asked for. */
+#define AT_THREADS_MAX 64
 
 /* Tests set this to skip the exact shortcuts and exercise the search alone. */
 int sl_anytime_search_only;
@@ -116,6 +128,8 @@ typedef struct at {
 	long balls_ok;
 	/* statistics */
 	long windows, improved;
+	/* set by the search that proves its plan optimal: the others stop */
+	atomic_bool *done;
 } at;
 
 static double
@@ -132,6 +146,9 @@ static bool
 at_over(at *a)
 {
 	if (a->stopped)
+		return true;
+	if (a->done != NULL && atomic_load_explicit(a->done,
+	    memory_order_relaxed))
 		return true;
 	if (a->o != NULL && a->o->cancel != NULL &&
 	    a->o->cancel(a->o->cancel_ctx)) {
@@ -2242,6 +2259,110 @@ at_search(at *a, long double *bound, bool *infeasible)
 	*bound = a->proved ? (long double)a->best_cost : lb;
 }
 
+/* How many searches run side by side. */
+static int
+at_threads(const sl_solve_opts *o)
+{
+	long n;
+
+	if (o != NULL && o->first_plan)
+		return 1;	/* the first plan, as soon as one search has it */
+	if (o != NULL && o->threads > 0)
+		return o->threads < AT_THREADS_MAX ? o->threads : AT_THREADS_MAX;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > AT_THREADS_DEFAULT ? AT_THREADS_DEFAULT : (int)n;
+}
+
+struct at_job {
+	at a;
+	long double lb;
+	bool infeasible;
+};
+
+static void *
+at_job_run(void *arg)
+{
+	struct at_job *j = arg;
+
+	at_search(&j->a, &j->lb, &j->infeasible);
+	/* a proof, or no plan at all, holds for every search: stop them */
+	if (j->a.done != NULL && (j->a.proved || j->infeasible ||
+	    (j->a.best_cost < INT64_MAX && (long double)j->a.best_cost <= j->lb)))
+		atomic_store(j->a.done, true);
+	return NULL;
+}
+
+/*
+ * The search of step 1-7 in nt threads on the same reduced problem, each
+ * from its own random seed (the first one's is the single search's), and
+ * the best plan kept.  The searches share nothing but the problem and a
+ * flag that the first proof raises; runs of one search on the contest
+ * instances vary by several percent with timing alone, and the best of
+ * several is steadier.  On return *a is the search whose plan is best,
+ * with every search's statistics, *lb the best bound of any.
+ */
+static void
+at_portfolio(at *a, const sl_reduction *red, int nt, long double *lb,
+    bool *infeasible)
+{
+	struct at_job *j = sl_xcalloc((size_t)nt, sizeof *j);
+	pthread_t *th = sl_xcalloc((size_t)nt, sizeof *th);
+	bool *run = sl_xcalloc((size_t)nt, sizeof *run);
+	atomic_bool done;
+	int best = 0;
+
+	atomic_init(&done, false);
+	for (int i = 0; i < nt; i++) {
+		j[i].a.t0 = a->t0;
+		j[i].a.o = a->o;
+		j[i].a.deadline_ms = a->deadline_ms;
+		j[i].a.until_ms = a->until_ms;
+		at_build(&j[i].a, red->q, red->ok,
+		    (const int64_t (*)[3])red->fixed, red->nfixed);
+		j[i].a.rng += (uint64_t)i * 0xbf58476d1ce4e5b9ULL;
+		j[i].a.done = nt > 1 ? &done : NULL;
+	}
+	/* the others in threads of their own; one that cannot start is
+	 * left out */
+	for (int i = 1; i < nt; i++)
+		run[i] = pthread_create(&th[i], NULL, at_job_run, &j[i]) == 0;
+	at_job_run(&j[0]);
+	for (int i = 1; i < nt; i++)
+		if (run[i])
+			pthread_join(th[i], NULL);
+	*lb = j[0].lb;
+	*infeasible = j[0].infeasible;
+	for (int i = 1; i < nt; i++) {
+		if (!run[i])
+			continue;
+		if (j[i].lb > *lb)
+			*lb = j[i].lb;
+		if (j[i].a.best_cost < j[best].a.best_cost ||
+		    (j[i].a.best_cost == j[best].a.best_cost &&
+		    j[i].a.proved && !j[best].a.proved))
+			best = i;
+		j[0].a.stopped |= j[i].a.stopped;
+	}
+	for (int i = 0; i < nt; i++) {
+		if (i == best || (i > 0 && !run[i]))
+			continue;
+		j[best].a.windows += j[i].a.windows;
+		j[best].a.improved += j[i].a.improved;
+		if (j[i].a.first_ms >= 0 && (j[best].a.first_ms < 0 ||
+		    j[i].a.first_ms < j[best].a.first_ms))
+			j[best].a.first_ms = j[i].a.first_ms;
+	}
+	j[best].a.stopped = j[0].a.stopped;
+	j[best].a.done = NULL;
+	*a = j[best].a;
+	for (int i = 0; i < nt; i++)
+		if (i != best)
+			at_free(&j[i].a);
+	free(j);
+	free(th);
+	free(run);
+}
+
 /*
  * Tries every assignment when there are few: exact, usage limit included.
  * Returns true when it answered.
@@ -2370,7 +2491,6 @@ sl_solve_anytime(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
 	a.o = o;
 	/* leave room to expand the plan and hand it back */
 	a.deadline_ms = limit_s * 1e3 * 0.97 - 20;
-	at_build(&a, red.q, red.ok, (const int64_t (*)[3])red.fixed, red.nfixed);
 	/* problems GLPK can prove in the time: search first, then the ILP */
 	unlimited = o == NULL || o->time_limit <= 0;
 	use_ilp = !sl_anytime_search_only && at_ilp_fits(p) &&
@@ -2379,7 +2499,7 @@ sl_solve_anytime(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
 	if (use_ilp)
 		a.deadline_ms = limit_s * 1e3 * AT_ILP_SEARCH_SHARE;
 	a.until_ms = a.deadline_ms;
-	at_search(&a, &lb, &infeasible);
+	at_portfolio(&a, &red, at_threads(o), &lb, &infeasible);
 	if (a.stopped) {
 		sol->status = SL_SOLVE_CANCELLED;
 	} else if (infeasible) {

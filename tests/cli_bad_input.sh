@@ -166,8 +166,8 @@ done
 
 # Every numeric option, with values that are not plain decimal numbers in
 # range (hexadecimal, infinity, NaN, signs, spaces, trailing text).
-for opt in alpha:solve time-limit:solve micro-batch:solve mem-limit:solve \
-    mesh:solve devices:solve layers:gen hidden:gen heads:gen kv-heads:gen \
+for opt in alpha:solve time-limit:solve threads:solve micro-batch:solve \
+    mem-limit:solve mesh:solve devices:solve layers:gen hidden:gen heads:gen kv-heads:gen \
     ffn:gen vocab:gen seq:gen batch:gen steps:validate; do
 	o=${opt%%:*} cmd=${opt#*:}
 	for v in 0x10 inf nan -1 '' ' 5' 1e999 abc 5abc; do
@@ -197,6 +197,7 @@ for oc in "gen gpt|--mesh 2x2" "gen gpt|--alpha 5" "gen gpt|--pin x=y" \
     "sweep mlp-2layer|--mem-limit 1GiB" "solve mlp-2layer|--layers 2" \
     "solve mlp-2layer|--plan x" "solve mlp-2layer|--format svg" \
     "compare mlp-2layer|--time-limit 5" "compare mlp-2layer|--op fc1" \
+    "sweep mlp-2layer|--threads 2" "render mlp-2layer|--threads 2" \
     "explain mlp-2layer|--json $T/x.json" "render mlp-2layer|--json $T/x.json" \
     "validate x.json|--alpha 5" "validate x.json|--mesh 2" "solve mlp-2layer|-o x.json" \
     "solve mlp-2layer|--hf-config x.json" "solve mlp-2layer|--emulate" \

@@ -634,13 +634,16 @@ assert_anytime_sound(const sl_problem *p, const sl_solution *exact,
 	}
 }
 
+/* Searches side by side in anytime_and_brute (0: the default). */
+static int anytime_threads;
+
 /* The brute-force optimum b and the anytime plan a within limit seconds,
  * a sound against b. */
 static void
 anytime_and_brute(const sl_problem *p, double limit, sl_solution *a,
     sl_solution *b)
 {
-	sl_solve_opts o = { .time_limit = limit };
+	sl_solve_opts o = { .time_limit = limit, .threads = anytime_threads };
 	sl_error err;
 	char buf[1200];
 
@@ -707,6 +710,43 @@ test_anytime_search_sound(void **state)
 	sl_anytime_search_only = 0;
 	print_message("search alone: optimum on %d of %d feasible problems\n",
 	    optimal, total);
+}
+
+/*
+ * One search and three side by side (sl_solve_opts.threads), the search
+ * alone: every plan sound against brute force, and where there is no
+ * limit, both prove the optimum (the first proof stops the other
+ * searches).
+ */
+static void
+test_anytime_threads(void **state)
+{
+	int hits[2] = { 0, 0 };
+
+	sl_anytime_search_only = 1;
+	for (int t = 0; t < 2; t++) {
+		rng_state = 0x5eed0a13ULL;
+		anytime_threads = t == 0 ? 1 : 3;
+		for (int i = 0; i < 60; i++) {
+			sl_problem *p = random_problem(i);
+			sl_solution a, b;
+
+			anytime_and_brute(p, 0.05, &a, &b);
+			if (p->usage_limit < 0 && b.status == SL_SOLVE_OPTIMAL) {
+				assert_int_equal(a.status, SL_SOLVE_OPTIMAL);
+				assert_int_equal(a.objective, b.objective);
+			}
+			hits[t] += b.status == SL_SOLVE_OPTIMAL &&
+			    a.objective == b.objective;
+			sl_solution_free(&a);
+			sl_solution_free(&b);
+			sl_problem_free(p);
+		}
+	}
+	anytime_threads = 0;
+	sl_anytime_search_only = 0;
+	print_message("optimum reached: %d of 60 by one search, %d by three\n",
+	    hits[0], hits[1]);
 }
 
 /*
@@ -1640,6 +1680,7 @@ main(void)
 		cmocka_unit_test(test_iopddl_g),
 		cmocka_unit_test(test_anytime_equals_brute),
 		cmocka_unit_test(test_anytime_search_sound),
+		cmocka_unit_test(test_anytime_threads),
 		cmocka_unit_test(test_anytime_trws_chain),
 		cmocka_unit_test(test_anytime_exchange),
 		cmocka_unit_test(test_anytime_reductions),

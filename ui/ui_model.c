@@ -684,6 +684,7 @@ ui_search_thread(void *arg)
 		so.cancel = ui_cancel_cb;
 		so.cancel_ctx = &c;
 		so.time_limit = m->search_limit;
+		so.threads = m->search_threads;
 		rc = sl_solve(p, SL_SOLVER_ANYTIME, &so, &sol, &err);
 		pthread_mutex_lock(&j->mu);
 		j->done = g;
@@ -1008,6 +1009,7 @@ ui_model_init(ui_model *m, cli_session *s, const cli_opts *o, sl_error *err)
 	ui_job_init(&m->search_job);
 	m->search_limit = o->time_limit > 0 ? o->time_limit :
 	    UI_SEARCH_TIME_LIMIT;
+	m->search_threads = o->threads;
 
 	m->pin = sl_xmalloc(m->n * sizeof(int));
 	m->forbid = sl_xcalloc(m->n, sizeof(uint8_t *));

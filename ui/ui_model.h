@@ -95,6 +95,7 @@ typedef struct ui_model {
 	 */
 	bool search_ok;
 	double search_limit;
+	int search_threads;	/* --threads, 0 the default */
 	enum ui_search search;
 	unsigned search_gen;
 	int64_t search_bound;	/* INT64_MIN: none proven */

@@ -65,6 +65,8 @@ typedef struct cli_opts {
 	int64_t micro_batch;		/* --micro-batch (default 1) */
 	bool micro_batch_set;		/* --micro-batch was given */
 	double time_limit;		/* --time-limit seconds, 0 none */
+	int threads;			/* --threads N: searches side by side,
+					 * 0 one per processor (at most 4) */
 	bool no_zero;			/* --no-zero: no ZeRO-3/OSDP variants */
 	sl_recipe recipe;		/* --attention, --precision, --recompute,
 					 * --global-batch, --micro-batch, --seq */
@@ -149,6 +151,8 @@ void cli_print_mesh(const sl_mesh *m);
 /* Bounds of --alpha (bytes per microsecond) and --time-limit (seconds). */
 #define CLI_MAX_ALPHA 1e12
 #define CLI_MAX_TIME_LIMIT 604800
+/* Most searches side by side (--threads). */
+#define CLI_MAX_THREADS 64
 #define CLI_DEFAULT_HW "h100-nvlink"
 
 /*

@@ -13,7 +13,7 @@ cmd_help(int argc, char **argv)
 		    _(cli_cmds[i]->help));
 	printf(_("\nOPTIONS: --mesh AxB | --devices N, --hw PROFILE, --alpha A (bytes per microsecond),\n"
 	    "         --pin OP=STRATEGY, --forbid OP=STRATEGY (repeatable), --solver auto|dp|ilp|brute|anytime,\n"
-	    "         --mem-limit SIZE, --time-limit SECONDS, --no-zero\n"
+	    "         --mem-limit SIZE, --time-limit SECONDS, --threads N, --no-zero\n"
 	    "RECIPE:  --attention flash|naive, --precision bf16|megatron|amp|fp32,\n"
 	    "         --recompute none|selective|full|auto, --micro-batch B, --global-batch B, --seq S\n"
 	    "MODEL:   a bundled model name, a model JSON file, or an IOPDDL problem (.json, .json.gz)\n"

@@ -22,7 +22,7 @@ enum {
 	OPT_ATTENTION, OPT_PRECISION, OPT_RECOMPUTE, OPT_GLOBAL_BATCH,
 	OPT_TRACE, OPT_DEVICE, OPT_DEPTH, OPT_LAYER,
 	OPT_AXES, OPT_SCHEDULE, OPT_VIRTUAL, OPT_PP, OPT_TP, OPT_EXPORT,
-	OPT_SLACK, OPT_OFFLOAD
+	OPT_SLACK, OPT_OFFLOAD, OPT_THREADS
 };
 
 static const struct option long_opts[] = {
@@ -36,6 +36,7 @@ static const struct option long_opts[] = {
 	{ "mem-limit", required_argument, NULL, OPT_MEM_LIMIT },
 	{ "micro-batch", required_argument, NULL, OPT_MICRO_BATCH },
 	{ "time-limit", required_argument, NULL, OPT_TIME_LIMIT },
+	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "json", required_argument, NULL, OPT_JSON },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "plan", required_argument, NULL, OPT_PLAN },
@@ -305,6 +306,12 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 				    _("--time-limit: expected seconds > 0 and at most %d, got '%s'"),
 				    CLI_MAX_TIME_LIMIT, sl_esc(optarg));
 			break;
+		case OPT_THREADS: {
+			int64_t t;
+			rc = parse_int64(name, optarg, 1, CLI_MAX_THREADS, &t, err);
+			o->threads = (int)t;
+			break;
+		}
 		case OPT_JSON: o->json = optarg; break;
 		case 'o': o->output = optarg; break;
 		case OPT_FORMAT: o->format = optarg; break;

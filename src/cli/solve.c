@@ -201,7 +201,8 @@ print_bound_line(const sl_solution *sol)
 static int
 cmd_solve_iopddl(const cli_opts *o, cli_session *s, const struct timespec *t0)
 {
-	sl_solve_opts so = { .time_limit = o->time_limit };
+	sl_solve_opts so = { .time_limit = o->time_limit,
+	    .threads = o->threads };
 	struct timespec now;
 	sl_solution sol;
 	sl_error err;
@@ -261,7 +262,8 @@ cmd_solve_iopddl(const cli_opts *o, cli_session *s, const struct timespec *t0)
 static int
 solve_problem(const cli_opts *o, cli_session *s, sl_solution *sol)
 {
-	sl_solve_opts so = { .time_limit = o->time_limit };
+	sl_solve_opts so = { .time_limit = o->time_limit,
+	    .threads = o->threads };
 	sl_error err;
 	int rc;
 
@@ -414,6 +416,6 @@ const struct cli_cmd cli_cmd_solve = {
 	N_("solve MODEL [OPTIONS] [--json FILE|-] [--export-problem FILE]"),
 	N_("find the plan with the least memory traded against communication"),
 	CLI_O_MESH " hw alpha " CLI_O_SOLVE " mem-limit " CLI_O_RECIPE
-	    " time-limit no-zero json export-problem quiet",
+	    " time-limit threads no-zero json export-problem quiet",
 	cmd_solve
 };

@@ -11,6 +11,6 @@ const struct cli_cmd cli_cmd_tui = {
 	N_("tui [MODEL] [OPTIONS] [--plan FILE]"),
 	N_("open the explorer (the default without a subcommand)"),
 	CLI_O_MESH " hw alpha " CLI_O_SOLVE " " CLI_O_RECIPE
-	    " time-limit no-zero plan",
+	    " time-limit threads no-zero plan",
 	ui_main
 };
