@@ -228,6 +228,103 @@ out:
 	}
 }
 
+/*
+ * Graphs that do not fold: each node joined to three of the six before it,
+ * so that the DP eliminates nodes with three or more neighbours (its
+ * general step).  Random costs from a fixed seed; the DP's cold solve
+ * (median of 3) against GLPK's, and their objectives compared.
+ */
+static void
+bench_wide(double time_limit, bool glpk)
+{
+	static const int shape[][2] = { { 16, 4 }, { 24, 6 }, { 60, 8 },
+	    { 40, 10 }, { 30, 16 } };
+
+	printf("\ngraphs that do not fold (random, each node joined to 3 of "
+	    "the 6 before it):\n");
+	printf("%-14s %5s %5s %4s | %9s | %9s %9s | %8s\n", "graph", "ops",
+	    "edges", "k", "dp cold", "glpk cold", "objective", "cold x");
+	for (size_t i = 0; i < sizeof shape / sizeof shape[0]; i++) {
+		int n = shape[i][0], kk = shape[i][1], m = 0;
+		int (*ed)[2] = malloc((size_t)n * 3 * sizeof *ed);
+		int *k = malloc((size_t)n * sizeof *k);
+		sl_problem *p;
+		sl_solution sol;
+		sl_error err;
+		double tv[3], dp, gc = -1;
+		char b[3][32], label[32], gobj[40];
+
+		rng_state = 88172645463325252ULL + i;
+		for (int v = 0; v < n; v++) {
+			k[v] = kk;
+			for (int d = 0; d < 3 && v > 0; d++) {
+				int u = v - 1 - rnd(v < 6 ? v : 6);
+				bool dup = false;
+				for (int e = 0; e < m; e++)
+					dup |= ed[e][0] == u && ed[e][1] == v;
+				if (!dup) {
+					ed[m][0] = u;
+					ed[m][1] = v;
+					m++;
+				}
+			}
+		}
+		p = sl_problem_new(n, k, m, (const int (*)[2])ed);
+		for (int v = 0; v < n; v++)
+			for (int s = 0; s < kk; s++)
+				p->cost[v][s] = rnd(1000);
+		for (int e = 0; e < m; e++)
+			for (int c = 0; c < kk * kk; c++)
+				p->ecost[e][c] = rnd(1000);
+		snprintf(label, sizeof label, "random %d", n);
+		sl_solution_init(&sol, n);
+		for (int r = 0; r < 3; r++) {
+			double t = now_ms();
+			sl_error_clear(&err);
+			if (sl_solve_dp(p, NULL, &sol, &err) != SL_OK) {
+				printf("%-14s dp: %s\n", label, err.msg);
+				goto next;
+			}
+			tv[r] = now_ms() - t;
+		}
+		dp = median(tv, 3);
+		gobj[0] = '\0';
+		if (glpk) {
+			sl_solve_opts o = { .time_limit = time_limit };
+			sl_solution gs;
+			double t = now_ms();
+			sl_solution_init(&gs, n);
+			sl_error_clear(&err);
+			if (sl_solve_ilp(p, &o, &gs, &err) == SL_OK &&
+			    gs.status == SL_SOLVE_OPTIMAL) {
+				gc = now_ms() - t;
+				if (gs.objective != sol.objective)
+					printf("%-14s MISMATCH glpk %lld dp %lld\n",
+					    label, (long long)gs.objective,
+					    (long long)sol.objective);
+			} else if (gs.status == SL_SOLVE_FEASIBLE)
+				snprintf(gobj, sizeof gobj, " (its plan %.3fx)",
+				    (double)gs.objective / (double)sol.objective);
+			sl_solution_free(&gs);
+		}
+		fmt_ms(dp, b[0], 32);
+		fmt_ms(gc, b[1], 32);
+		if (gc >= 0)
+			snprintf(b[2], 32, "%.1f", gc / dp);
+		else
+			snprintf(b[2], 32, "-");
+		printf("%-14s %5d %5d %4d | %9s | %9s %9lld | %8s%s%s\n", label,
+		    n, m, kk, b[0], b[1], (long long)sol.objective, b[2],
+		    glpk && gc < 0 ? " glpk: limit" : "", gobj);
+		fflush(stdout);
+next:
+		sl_solution_free(&sol);
+		sl_problem_free(p);
+		free(ed);
+		free(k);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -435,6 +532,7 @@ next:
 			if (!quick || i == 1)
 				bench_recompute(&rcases[i], npins);
 	}
+	bench_wide(time_limit, glpk);
 	printf("\ncolumns: dp cold = new live solver + first solve (median of 5); "
 	    "unfolded = same without layer folding (median of 3);\n"
 	    "pin = pin or release one strategy and re-solve (sl_dp_resolve, median); "
