@@ -157,6 +157,16 @@ fmt_ms(double ms, char *buf, size_t len)
 		snprintf(buf, len, "%.1f s", ms / 1e3);
 }
 
+/* a / b with prec decimals, or "-" when a is unmeasured (< 0). */
+static void
+fmt_ratio(double a, double b, int prec, char *buf, size_t len)
+{
+	if (a >= 0)
+		snprintf(buf, len, "%.*f", prec, a / b);
+	else
+		snprintf(buf, len, "-");
+}
+
 /*
  * --recompute auto on one case: the whole choice (bisection over live DP
  * re-solves) against one cold DP solve of the same space, and pin re-solves
@@ -309,10 +319,7 @@ bench_wide(double time_limit, bool glpk)
 		}
 		fmt_ms(dp, b[0], 32);
 		fmt_ms(gc, b[1], 32);
-		if (gc >= 0)
-			snprintf(b[2], 32, "%.1f", gc / dp);
-		else
-			snprintf(b[2], 32, "-");
+		fmt_ratio(gc, dp, 1, b[2], 32);
 		printf("%-14s %5d %5d %4d | %9s | %9s %9lld | %8s%s%s\n", label,
 		    n, m, kk, b[0], b[1], (long long)sol.objective, b[2],
 		    glpk && gc < 0 ? " glpk: limit" : "", gobj);
@@ -494,14 +501,8 @@ main(int argc, char **argv)
 		fmt_ms(sw, b[5], 32);
 		fmt_ms(gc, b[6], 32);
 		fmt_ms(gw, b[7], 32);
-		if (gc >= 0)
-			snprintf(b[8], 32, "%.0f", gc / cold);
-		else
-			snprintf(b[8], 32, "-");
-		if (gw >= 0)
-			snprintf(b[9], 32, "%.0f", gw / pin);
-		else
-			snprintf(b[9], 32, "-");
+		fmt_ratio(gc, cold, 0, b[8], 32);
+		fmt_ratio(gw, pin, 0, b[9], 32);
 		printf("%-14s %5d %5d %4d | %9s %9s %9s %9s %9s %9s %5d | %9s %9s %9lld | %8s %8s | %6.0fM %6.0fM %s\n",
 		    c->label, p->n, p->m, kmax, b[0], b[1], b[2], b[3], b[4], b[5],
 		    nplans, b[6], b[7], (long long)obj, b[8], b[9],
