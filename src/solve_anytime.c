@@ -74,9 +74,9 @@
 #define AT_PRICE_SHIFT 16
 
 /*
- * Searches run side by side (sl_solve_opts.threads 0): one per processor,
- * at most this many.  Each holds its own copy of the search state (about
- * a fifth of the memory of a contest instance's solve).
+ * Searches run side by side (sl_solve_opts.threads 0): one per online
+ * processor, at most this many.  Each further one holds its own search
+ * state: 25-45 MB on the contest instances, beside 430-500 MB for one.
  */
 #define AT_THREADS_DEFAULT 4
 /* Most searches side by side however many are asked for. */
@@ -2293,7 +2293,7 @@ at_job_run(void *arg)
 }
 
 /*
- * The search of step 1-7 in nt threads on the same reduced problem, each
+ * at_search in nt threads on the same reduced problem, each
  * from its own random seed (the first one's is the single search's), and
  * the best plan kept.  The searches share nothing but the problem and a
  * flag that the first proof raises; runs of one search on the contest
