@@ -34,6 +34,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,8 +75,8 @@
 #define AT_PRICE_SHIFT 16
 
 /*
- * Searches run side by side (sl_solve_opts.threads 0): one per online
- * processor, at most this many.  Each further one holds its own search
+ * Searches run side by side (sl_solve_opts.threads 0): one per processor
+ * the process may run on, at most this many.  Each further one holds its own search
  * state: 25-45 MB on the contest instances, beside 430-500 MB for one.
  */
 #define AT_THREADS_DEFAULT 4
@@ -2259,17 +2260,26 @@ at_search(at *a, long double *bound, bool *infeasible)
 	*bound = a->proved ? (long double)a->best_cost : lb;
 }
 
-/* How many searches run side by side. */
+/*
+ * How many searches run side by side: by default one per processor this
+ * process may run on (its affinity, as taskset and batch schedulers' CPU
+ * sets leave it), else per online processor.
+ */
 static int
 at_threads(const sl_solve_opts *o)
 {
-	long n;
+	long n = 0;
+	cpu_set_t cs;
 
 	if (o != NULL && o->first_plan)
 		return 1;	/* the first plan, as soon as one search has it */
 	if (o != NULL && o->threads > 0)
 		return o->threads < AT_THREADS_MAX ? o->threads : AT_THREADS_MAX;
-	n = sysconf(_SC_NPROCESSORS_ONLN);
+	CPU_ZERO(&cs);
+	if (sched_getaffinity(0, sizeof cs, &cs) == 0)
+		n = CPU_COUNT(&cs);
+	if (n < 1)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
 	return n < 1 ? 1 : n > AT_THREADS_DEFAULT ? AT_THREADS_DEFAULT : (int)n;
 }
 
