@@ -1873,15 +1873,9 @@ static void
 cfg_to_pipe(const cfg *c, const int *layers, const sl_recompute *rec,
     sl_pipe_config *pc)
 {
-	memset(pc, 0, sizeof *pc);
-	pc->pp = c->p;
-	pc->virt = c->v;
-	pc->outer = c->outer;
-	pc->inner = c->inner;
-	pc->graph_batch = c->G;
-	pc->micro_batches = c->m;
-	pc->layers = layers;
-	pc->recompute = rec;
+	*pc = (sl_pipe_config){ .pp = c->p, .virt = c->v, .outer = c->outer,
+	    .inner = c->inner, .graph_batch = c->G, .micro_batches = c->m,
+	    .layers = layers, .recompute = rec };
 }
 
 static int

@@ -45,15 +45,9 @@ static inline void
 pipe_config(sl_pipe_config *c, int p, int v, int outer, int inner,
     int64_t graph_batch, int64_t m, const int *layers, const sl_recompute *rec)
 {
-	memset(c, 0, sizeof *c);
-	c->pp = p;
-	c->virt = v;
-	c->outer = outer;
-	c->inner = inner;
-	c->graph_batch = graph_batch;
-	c->micro_batches = m;
-	c->layers = layers;
-	c->recompute = rec;
+	*c = (sl_pipe_config){ .pp = p, .virt = v, .outer = outer,
+	    .inner = inner, .graph_batch = graph_batch, .micro_batches = m,
+	    .layers = layers, .recompute = rec };
 }
 
 #endif

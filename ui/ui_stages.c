@@ -157,15 +157,10 @@ st_eval(ui *u)
 	double t0;
 	int rc;
 
-	memset(&c, 0, sizeof c);
-	c.pp = t->pp;
-	c.virt = t->virt;
-	c.outer = t->outer;
-	c.inner = t->inner;
-	c.graph_batch = t->graph_batch;
-	c.micro_batches = t->micro_batches;
-	c.layers = t->layers;
-	c.recompute = t->rec;
+	c = (sl_pipe_config){ .pp = t->pp, .virt = t->virt, .outer = t->outer,
+	    .inner = t->inner, .graph_batch = t->graph_batch,
+	    .micro_batches = t->micro_batches, .layers = t->layers,
+	    .recompute = t->rec };
 	sl_error_clear(&err);
 	if (t->cs_gen != u->m.cs_gen) {
 		sl_pipe_ctx_constrain(t->ctx, &u->m.cs);
