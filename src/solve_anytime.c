@@ -1886,17 +1886,25 @@ at_lns(at *a, long double lb, double until_ms)
 }
 
 /*
- * TRW-S (trws.c) on the problem with the limit priced in by multipliers of
- * its own (struct at_tr), one per time segment, tuned by subgradient steps
- * on its plans (Polyak steps against the best plan's cost).  Any
- * multipliers lam >= 0 give a bound: TRW-S's bound on the priced problem
- * less sum over segments of lam (limit - fixed load), since a plan that
- * keeps the limit pays no more priced than real.  Its plans, repaired to
- * the limit and improved under it, are candidates; the last one becomes the
- * priced search's start when it is cheaper there than px.
+ * TRW-S (trws.c) on the problem with the limit priced in, in two runs that
+ * take turns, a round each, each with messages of its own that persist
+ * from round to round:
+ * - on the priced problem the search sees (a->pc, the search's own
+ *   multipliers, which rise where its plans overload the memory): its plans
+ *   are the best candidates where the limit binds at few times (S);
+ * - on costs priced by multipliers of its own (struct at_tr), tuned by
+ *   subgradient steps on its plans (Polyak steps against the best plan's
+ *   cost): the better bound, and the candidates, where the search's
+ *   multipliers do not settle (A).
+ * Any multipliers lam >= 0 give a bound: TRW-S's bound on the priced
+ * problem less the sum over segments of lam (limit - fixed load), since a
+ * plan that keeps the limit pays no more priced than real.  Its plans,
+ * repaired to the limit and improved under it, are candidates; the last one
+ * becomes the priced search's start when it is cheaper there than px.
  */
 struct at_tr {
-	sl_trws *T;
+	sl_trws *T;		/* on the costs priced by lam below */
+	sl_trws *S;		/* on the search's priced costs */
 	double *lam, *pre, step, last;
 	int64_t **uc;		/* node costs priced by lam */
 	int64_t *load;
@@ -1908,6 +1916,7 @@ static void
 at_tr_init(at *a, struct at_tr *R)
 {
 	R->T = sl_trws_new(a->p, a->ok);
+	R->S = sl_trws_new(a->p, a->ok);
 	R->lam = sl_xcalloc((size_t)a->nseg + 1, sizeof *R->lam);
 	R->pre = sl_xmalloc(((size_t)a->nseg + 1) * sizeof *R->pre);
 	R->load = sl_xmalloc(((size_t)a->nseg + 1) * sizeof *R->load);
@@ -1923,6 +1932,7 @@ static void
 at_tr_free(at *a, struct at_tr *R)
 {
 	sl_trws_free(R->T);
+	sl_trws_free(R->S);
 	for (int v = 0; v < a->n; v++)
 		free(R->uc[v]);
 	free(R->uc);
@@ -1970,51 +1980,62 @@ at_plan_load(const at *a, const int *x, int64_t *load)
 	}
 }
 
+/* A subgradient step on R's own multipliers from its plan R->tx, whose
+ * bound was b. */
 static void
-at_trws(at *a, struct at_tr *R, int *px, double until_ms, double slice,
-    long double *lb)
+at_tr_step(at *a, struct at_tr *R, long double b)
+{
+	double g2 = 0, ub, t;
+
+	at_plan_load(a, R->tx, R->load);
+	for (int q = 0; q < a->nseg; q++) {
+		double g = (double)(R->load[q] - a->limit);
+		if (g > 0 || R->lam[q] > 0)
+			g2 += g * g;
+	}
+	if (g2 == 0)
+		return;
+	ub = a->best_cost < AT_HARD ? (double)a->best_cost :
+	    (double)fabsl(b) + 1;
+	if ((double)b > R->last + 1e-6 * fabs(R->last)) {
+		R->last = (double)b;
+		R->stale = 0;
+	} else if (++R->stale >= 10) {
+		R->step /= 2;
+		R->stale = 0;
+	}
+	t = R->step * (ub - (double)b > 0 ? ub - (double)b : 1e-3 * ub) / g2;
+	for (int q = 0; q < a->nseg; q++) {
+		double nl = R->lam[q] + t * (double)(R->load[q] - a->limit);
+		R->lam[q] = nl > 0 ? nl : 0;
+	}
+}
+
+/* own: R's multipliers, else the search's (lam, a->pc). */
+static void
+at_trws(at *a, struct at_tr *R, bool own, const double *lam, int *px,
+    double until_ms, double slice, long double *lb)
 {
 	const sl_problem *p = a->p;
-	int64_t limit = a->limit;
 	bool any = false;
 
 	for (int it = 0; it < AT_TRWS_ITERS && at_ms(a) < until_ms &&
 	    !at_over(a); it++) {
+		const double *l = own ? R->lam : lam;
 		long double freep = 0, b;
-		double g2 = 0, ub, t;
 
-		at_price(a, R->lam, R->pre, R->uc);
+		if (own)
+			at_price(a, R->lam, R->pre, R->uc);
 		for (int q = 0; q < a->nseg; q++)
-			freep += (long double)R->lam[q] *
-			    ((long double)limit - (long double)a->base[q]);
-		b = sl_trws_iterate(R->T, R->uc, R->tx) - freep;
+			freep += (long double)l[q] *
+			    ((long double)a->limit - (long double)a->base[q]);
+		b = sl_trws_iterate(own ? R->T : R->S, own ? R->uc : a->pc,
+		    R->tx) - freep;
 		any = true;
 		if (b > *lb)
 			*lb = b;
-		/* a subgradient step on the multipliers */
-		at_plan_load(a, R->tx, R->load);
-		for (int q = 0; q < a->nseg; q++) {
-			double g = (double)(R->load[q] - limit);
-			if (g > 0 || R->lam[q] > 0)
-				g2 += g * g;
-		}
-		if (g2 == 0)
-			continue;
-		ub = a->best_cost < AT_HARD ? (double)a->best_cost :
-		    (double)fabsl(b) + 1;
-		if ((double)b > R->last + 1e-6 * fabs(R->last)) {
-			R->last = (double)b;
-			R->stale = 0;
-		} else if (++R->stale >= 10) {
-			R->step /= 2;
-			R->stale = 0;
-		}
-		t = R->step * (ub - (double)b > 0 ? ub - (double)b :
-		    1e-3 * ub) / g2;
-		for (int q = 0; q < a->nseg; q++) {
-			double nl = R->lam[q] + t * (double)(R->load[q] - limit);
-			R->lam[q] = nl > 0 ? nl : 0;
-		}
+		if (own)
+			at_tr_step(a, R, b);
 	}
 	if (!any)
 		return;
@@ -2079,7 +2100,8 @@ at_priced_search(at *a, long double *lb)
 		/* priced costs from the multipliers */
 		at_price(a, lam, pre, a->pc);
 		if (round >= 2) {
-			at_trws(a, &R, px, at_ms(a) + slice / 4, slice / 8, lb);
+			at_trws(a, &R, round & 1, lam, px, at_ms(a) + slice / 4,
+			    slice / 8, lb);
 		}
 		/* search the priced problem from its last plan */
 		a->priced = true;
