@@ -409,6 +409,17 @@ at_cand_cmp(const void *x, const void *y)
 	return a->ratio < b->ratio ? -1 : a->ratio > b->ratio;
 }
 
+/*
+ * What a move costs per byte it frees at an overloaded time, counting no
+ * more bytes than the excess there: freeing 50 MB where 1 MB is missing
+ * buys 1 MB.  The repair and the exchanges price their moves so.
+ */
+static double
+at_per_byte(int64_t dcost, int64_t freed, int64_t excess)
+{
+	return (double)dcost / (double)(freed < excess ? freed : excess);
+}
+
 static int at_group_build(at *a, int v, int t);
 static void at_group_delta(const at *a, int ng, int64_t *before,
     int64_t *after);
@@ -473,13 +484,12 @@ at_repair(at *a)
 					saved = at_group_saves(a, ng, seg);
 					if (saved <= 0)
 						continue;
-					ratio = ((double)after - (double)before) /
-					    (double)(saved < excess ? saved : excess);
+					ratio = at_per_byte(after - before, saved,
+					    excess);
 					g = true;
 				} else {
-					int64_t fr = u - p->usage[v][t];
-					ratio = ((double)lt - (double)cur) /
-					    (double)(fr < excess ? fr : excess);
+					ratio = at_per_byte(lt - cur,
+					    u - p->usage[v][t], excess);
 				}
 				if (ratio < br) {
 					br = ratio;
@@ -567,9 +577,8 @@ at_fix(at *a, int64_t gain, int64_t *spent)
 				if (cur == INT64_MIN)
 					cur = at_local(a, v, s);
 				int64_t dc = at_local(a, v, t) - cur;
-				int64_t fr = u - p->usage[v][t];
-				double ratio = (double)dc /
-				    (double)(fr < excess ? fr : excess);
+				double ratio = at_per_byte(dc,
+				    u - p->usage[v][t], excess);
 				if (ratio < br) {
 					br = ratio;
 					bv = v;
@@ -2011,7 +2020,20 @@ at_tr_step(at *a, struct at_tr *R, long double b)
 	}
 }
 
-/* own: R's multipliers, else the search's (lam, a->pc). */
+/* What multipliers lam charge for the memory a plan may still use: the sum
+ * over segments of lam (limit - fixed load). */
+static long double
+at_free_price(const at *a, const double *lam)
+{
+	long double f = 0;
+
+	for (int q = 0; q < a->nseg; q++)
+		f += (long double)lam[q] *
+		    ((long double)a->limit - (long double)a->base[q]);
+	return f;
+}
+
+/* own: R's multipliers, else the search's (lam, which priced a->pc). */
 static void
 at_trws(at *a, struct at_tr *R, bool own, const double *lam, int *px,
     double until_ms, double slice, long double *lb)
@@ -2019,16 +2041,17 @@ at_trws(at *a, struct at_tr *R, bool own, const double *lam, int *px,
 	const sl_problem *p = a->p;
 	bool any = false;
 
+	long double freep = 0;
+
 	for (int it = 0; it < AT_TRWS_ITERS && at_ms(a) < until_ms &&
 	    !at_over(a); it++) {
-		const double *l = own ? R->lam : lam;
-		long double freep = 0, b;
+		long double b;
 
+		/* R's multipliers move every iteration, the search's not */
 		if (own)
 			at_price(a, R->lam, R->pre, R->uc);
-		for (int q = 0; q < a->nseg; q++)
-			freep += (long double)l[q] *
-			    ((long double)a->limit - (long double)a->base[q]);
+		if (own || it == 0)
+			freep = at_free_price(a, own ? R->lam : lam);
 		b = sl_trws_iterate(own ? R->T : R->S, own ? R->uc : a->pc,
 		    R->tx) - freep;
 		any = true;
