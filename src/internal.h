@@ -322,6 +322,14 @@ sl_trws *sl_trws_new(const sl_problem *p, uint8_t *const *ok);
 long double sl_trws_iterate(sl_trws *t, int64_t *const *unary, int *x);
 void sl_trws_free(sl_trws *t);
 
+/*
+ * The greedy order of a timeline's tasks (timeline.c), for graphs too large
+ * for the exact search: dflt is the default order (its positions break
+ * ties).  O(n log n) in the tasks, plus the sizes of the buffers' alloc and
+ * free sets.
+ */
+void sl_timeline_greedy(const sl_timeline *tl, const int *dflt, int *order);
+
 /* solve_anytime.c: non-zero skips the exact shortcut (tests). */
 extern int sl_anytime_search_only;
 
