@@ -34,9 +34,12 @@
  *                  recomputation, batches; bytes per element by recipe
  *   timeline.c     memory over time: a step's buffers in execution order,
  *                  the peak, the order that lowers it, a caching allocator
- *   pipeline.c     pipeline stages and schedules, the hybrid search over
- *                  pipeline degree, sub-mesh, micro-batches, stage
- *                  boundaries and recomputation; launch arguments
+ *   pipe_*.c       pipeline stages (pipe_internal.h has their map):
+ *                  schedules, the stages' spaces and plans, evaluation,
+ *                  the hybrid search over pipeline degree, sub-mesh,
+ *                  micro-batches, stage boundaries and recomputation,
+ *                  what would make a model fit, launch arguments, and the
+ *                  pipeline the explorer keeps
  *   util.c         errors, allocation, atomic files, size parsing
  *
  * Units: memory in bytes, time in nanoseconds, both int64_t.
@@ -1355,7 +1358,7 @@ sl_link sl_topo_pp_link(const sl_topo *t);
 int sl_topo_stage_mesh(const sl_topo *t, sl_mesh *m, sl_error *err);
 
 /* ------------------------------------------------------ pipeline stages */
-/* (pipeline.c) */
+/* (pipe_*.c) */
 
 typedef enum sl_schedule {
 	SL_SCHED_1F1B,		/* one forward one backward (PipeDream-Flush) */
