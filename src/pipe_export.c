@@ -302,6 +302,8 @@ sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
 		    "bubble_ns", (json_int_t)pl->bubble_ns,
 		    "max_memory_bytes", (json_int_t)pl->max_mem,
 		    "fits", (int)pl->fits, "stages", stages);
+		json_object_set_new(root, "recipe",
+		    sl_plan_recipe_json(&o->space.recipe, NULL, 0));
 		return export_json(root, err);
 	}
 	default:
