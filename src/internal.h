@@ -241,10 +241,11 @@ void sl_comm_add(sl_comm *to, const sl_comm *c);
 /* sha256 of a byte buffer as 64 hex characters (util.c). */
 void sl_sha256_hex(const void *data, size_t len, char out[65]);
 /*
- * Reads a whole file (gzip transparently when gz is true); NULL + err.  Only
- * regular files, of at most sl_max_input() bytes (inflated, for gzip).
+ * Reads a whole file, inflated when it starts with gzip's magic bytes
+ * (whatever its name); NULL + err.  Only regular files, of at most
+ * sl_max_input() bytes (inflated, for gzip).
  */
-char *sl_read_file(const char *path, size_t *len, bool gz, sl_error *err);
+char *sl_read_file(const char *path, size_t *len, sl_error *err);
 /*
  * Opens an input for reading: a regular file within sl_max_input(), never
  * waiting on a FIFO.  Returns the descriptor, or -1 with err set.
