@@ -25,6 +25,9 @@
 #include <zlib.h>
 
 #define IOPDDL_IMPOSSIBLE 1000000000000000000LL
+/* Most strategies of a node, most nodes of a problem. */
+#define IOPDDL_MAX_STRATEGIES 1000000
+#define IOPDDL_MAX_NODES 100000000
 
 /*
  * What a value read and a row read take, counted against the budget: a
@@ -152,13 +155,16 @@ iopddl_count_rest(struct iopddl_ctx *c, jp_tok t, size_t *n)
  * past them nothing is kept, only counted for the message, which comes at
  * the end of the table (a wrong number of rows before a wrong row, as the
  * checks after reading order them).  strategy: each value is a node's
- * strategy (its name is charged too).
+ * strategy (its name is charged too; past IOPDDL_MAX_STRATEGIES a row is
+ * counted, and refused after reading).
  */
 static int
 iopddl_read_rows(struct iopddl_ctx *c, jp_tok t, const char *what,
     iopddl_rows *tab, size_t rows, size_t every, const size_t *want,
     int64_t lo, int64_t hi, bool strategy)
 {
+	/* a node has at most 1000000 strategies: a longer row is counted */
+	size_t most = strategy ? IOPDDL_MAX_STRATEGIES : SIZE_MAX;
 	int tline, tcol, bline = 0, bcol = 0;
 	size_t n = 0, bad = SIZE_MAX, bad_w = 0, bad_len = 0;
 
@@ -198,7 +204,7 @@ iopddl_read_rows(struct iopddl_ctx *c, jp_tok t, const char *what,
 			}
 			if (t == JP_T_END)
 				break;
-			if (len >= w) {
+			if (len >= w || len >= most) {
 				/* longer than the row can be: count the rest */
 				if (iopddl_count_rest(c, t, &len) != SL_OK) {
 					free(row);
@@ -265,7 +271,7 @@ iopddl_node_want(const struct iopddl_ctx *c)
 	w = sl_xmalloc((c->cost.n + 1) * sizeof *w);
 	for (size_t i = 0; i < c->cost.n; i++)
 		/* a node without strategies is refused after reading */
-		w[i] = c->cost.len[i] >= 1 && c->cost.len[i] <= 1000000 ?
+		w[i] = c->cost.len[i] >= 1 && c->cost.len[i] <= IOPDDL_MAX_STRATEGIES ?
 		    c->cost.len[i] : SIZE_MAX;
 	return w;
 }
@@ -287,8 +293,8 @@ iopddl_edge_want(const struct iopddl_ctx *c)
 		w[e] = SIZE_MAX;
 		if (a >= 0 && (size_t)a < c->cost.n && b >= 0 &&
 		    (size_t)b < c->cost.n && a != b &&
-		    c->cost.len[a] >= 1 && c->cost.len[a] <= 1000000 &&
-		    c->cost.len[b] >= 1 && c->cost.len[b] <= 1000000)
+		    c->cost.len[a] >= 1 && c->cost.len[a] <= IOPDDL_MAX_STRATEGIES &&
+		    c->cost.len[b] >= 1 && c->cost.len[b] <= IOPDDL_MAX_STRATEGIES)
 			w[e] = c->cost.len[a] * c->cost.len[b];
 	}
 	return w;
@@ -523,14 +529,14 @@ iopddl_build(struct iopddl_ctx *c)
 		return NULL;
 	}
 	n = c->cost.n;
-	if (n > 100000000) {
+	if (n > IOPDDL_MAX_NODES) {
 		iopddl_bad(c, "problem.nodes.costs", "%s",
 		    _("problem.nodes.costs: too many nodes"));
 		return NULL;
 	}
 	k = sl_xmalloc((n + 1) * sizeof *k);
 	for (size_t i = 0; i < n; i++) {
-		if (c->cost.len[i] == 0 || c->cost.len[i] > 1000000) {
+		if (c->cost.len[i] == 0 || c->cost.len[i] > IOPDDL_MAX_STRATEGIES) {
 			iopddl_bad(c, iopddl_at(at, sizeof at,
 			    "problem.nodes.costs", i, -1), _("problem.nodes."
 			    "costs[%zu]: a node needs "

@@ -25,7 +25,7 @@ typedef struct jp_scanner {
 	int line, col;		/* of the byte at pos */
 	jp_error *e;
 	int failed;
-	bool prune;		/* keep children only on the path (jp_scan_path) */
+	bool prune;		/* keep only the nodes on the path (jp_scan_path) */
 	bool dups;		/* repeated members allowed */
 	/* values the tree may still take (< 0: no bound; jp_scan_budget) */
 	int64_t values_left;
@@ -170,17 +170,6 @@ jp_step(const jp_scanner *sc, const char *on, const char *key, int idx)
 			return NULL;
 		return end + 1;
 	}
-}
-
-/* Drops the children of a node off the path. */
-static void
-jp_prune(jp_node *n)
-{
-	for (int i = 0; i < n->n; i++)
-		jp_node_free(n->kids[i]);
-	free(n->kids);
-	n->kids = NULL;
-	n->n = 0;
 }
 
 static void
@@ -537,7 +526,8 @@ jp_literal(jp_scanner *sc, const char *word)
 static int
 jp_object(jp_scanner *sc, jp_node *n, int depth, const char *on)
 {
-	char got[96];
+	char got[96], last[128] = "";
+	int count = 0;
 
 	jp_next(sc);		/* '{' */
 	jp_skip_ws(sc);
@@ -553,7 +543,7 @@ jp_object(jp_scanner *sc, jp_node *n, int depth, const char *on)
 
 		jp_skip_ws(sc);
 		if (jp_peek(sc) != '"') {
-			if (n->n > 0 && jp_peek(sc) == '}')
+			if (count > 0 && jp_peek(sc) == '}')
 				jp_fail(sc, _("expected a member name in double quotes "
 				    "after ',', got '}' (remove the trailing comma)"));
 			else if (jp_peek(sc) < 0)
@@ -561,7 +551,7 @@ jp_object(jp_scanner *sc, jp_node *n, int depth, const char *on)
 				    "starts at line %d, column %d"), n->line, n->col);
 			else
 				jp_fail(sc, _("expected a member name in double "
-				    "quotes%s, got %s"), n->n > 0 ? "" : _(" or '}'"),
+				    "quotes%s, got %s"), count > 0 ? "" : _(" or '}'"),
 				    jp_got(sc, got, sizeof got));
 			return -1;
 		}
@@ -570,7 +560,7 @@ jp_object(jp_scanner *sc, jp_node *n, int depth, const char *on)
 		if (jp_string(sc, &key) != 0)
 			return -1;
 		/* duplicate keys: jansson would refuse them too, less precisely */
-		if (n->n <= 1024 && !sc->dups)
+		if (n->n <= 1024 && !sc->dups && !sc->prune)
 			for (int i = 0; i < n->n; i++)
 				if (strcmp(n->kids[i]->key, key) == 0) {
 					jp_fail_at(sc, kline, kcol, _("duplicate member "
@@ -588,16 +578,27 @@ jp_object(jp_scanner *sc, jp_node *n, int depth, const char *on)
 		}
 		jp_next(sc);
 		jp_skip_ws(sc);
-		kid = jp_node_new(sc, JP_NULL);
-		kid->key = key;
-		kid->key_line = kline;
-		kid->key_col = kcol;
-		jp_add_kid(n, kid);
 		kon = jp_step(sc, on, key, -1);
-		if (jp_value(sc, kid, depth + 1, kon) != 0)
-			return -1;
-		if (kon == NULL)
-			jp_prune(kid);
+		count++;
+		if (kon == NULL && sc->prune) {
+			/* off the path: scanned, nothing of it kept */
+			jp_node off = { .type = JP_NULL };
+
+			snprintf(last, sizeof last, "%s", key);
+			free(key);
+			kid = NULL;
+			if (jp_value(sc, &off, depth + 1, NULL) != 0)
+				return -1;
+		} else {
+			kid = jp_node_new(sc, JP_NULL);
+			kid->key = key;
+			kid->key_line = kline;
+			kid->key_col = kcol;
+			kid->idx = count - 1;
+			jp_add_kid(n, kid);
+			if (jp_value(sc, kid, depth + 1, kon) != 0)
+				return -1;
+		}
 		jp_skip_ws(sc);
 		if (jp_peek(sc) == ',') {
 			jp_next(sc);
@@ -612,7 +613,7 @@ jp_object(jp_scanner *sc, jp_node *n, int depth, const char *on)
 			    "line %d, column %d: expected ',' or '}'"), n->line, n->col);
 		else
 			jp_fail(sc, _("expected ',' or '}' after the member \"%s\", got %s"),
-			    kid->key, jp_got(sc, got, sizeof got));
+			    kid != NULL ? kid->key : last, jp_got(sc, got, sizeof got));
 		return -1;
 	}
 }
@@ -621,6 +622,7 @@ static int
 jp_array(jp_scanner *sc, jp_node *n, int depth, const char *on)
 {
 	char got[96];
+	int count = 0;
 
 	jp_next(sc);		/* '[' */
 	jp_skip_ws(sc);
@@ -633,7 +635,7 @@ jp_array(jp_scanner *sc, jp_node *n, int depth, const char *on)
 		const char *kon;
 
 		jp_skip_ws(sc);
-		if (n->n > 0 && jp_peek(sc) == ']') {
+		if (count > 0 && jp_peek(sc) == ']') {
 			jp_fail(sc, _("expected a value after ',', got ']' "
 			    "(remove the trailing comma)"));
 			return -1;
@@ -643,13 +645,20 @@ jp_array(jp_scanner *sc, jp_node *n, int depth, const char *on)
 			    "line %d, column %d"), n->line, n->col);
 			return -1;
 		}
-		kid = jp_node_new(sc, JP_NULL);
-		jp_add_kid(n, kid);
-		kon = jp_step(sc, on, NULL, n->n - 1);
-		if (jp_value(sc, kid, depth + 1, kon) != 0)
-			return -1;
-		if (kon == NULL)
-			jp_prune(kid);
+		kon = jp_step(sc, on, NULL, count++);
+		if (kon == NULL && sc->prune) {
+			/* off the path: scanned, nothing of it kept */
+			jp_node off = { .type = JP_NULL };
+
+			if (jp_value(sc, &off, depth + 1, NULL) != 0)
+				return -1;
+		} else {
+			kid = jp_node_new(sc, JP_NULL);
+			kid->idx = count - 1;
+			jp_add_kid(n, kid);
+			if (jp_value(sc, kid, depth + 1, kon) != 0)
+				return -1;
+		}
 		jp_skip_ws(sc);
 		if (jp_peek(sc) == ',') {
 			jp_next(sc);
@@ -664,7 +673,7 @@ jp_array(jp_scanner *sc, jp_node *n, int depth, const char *on)
 			    "line %d, column %d: expected ',' or ']'"), n->line, n->col);
 		else
 			jp_fail(sc, _("expected ',' or ']' after element %d of the "
-			    "array, got %s"), n->n - 1, jp_got(sc, got, sizeof got));
+			    "array, got %s"), count - 1, jp_got(sc, got, sizeof got));
 		return -1;
 	}
 }
@@ -1099,9 +1108,15 @@ jp_member(const jp_node *n, const char *key)
 const jp_node *
 jp_index(const jp_node *n, int i)
 {
-	if (n == NULL || n->type != JP_ARRAY || i < 0 || i >= n->n)
+	if (n == NULL || n->type != JP_ARRAY || i < 0)
 		return NULL;
-	return n->kids[i];
+	if (i < n->n && n->kids[i]->idx == i)
+		return n->kids[i];
+	/* a scan along a path keeps the element on it alone */
+	for (int k = 0; k < n->n; k++)
+		if (n->kids[k]->idx == i)
+			return n->kids[k];
+	return NULL;
 }
 
 const jp_node *

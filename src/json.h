@@ -41,6 +41,7 @@ struct jp_node {
 	int line, col;		/* first character of the value */
 	char *key;		/* member of an object: its decoded key, else NULL */
 	int key_line, key_col;	/* member of an object: the key's opening quote */
+	int idx;		/* its place among its parent's members or elements */
 	int n;			/* children (members or elements) */
 	jp_node **kids;
 };
@@ -63,9 +64,9 @@ typedef struct jp_error {
  */
 jp_doc *jp_scan(const char *text, size_t len, jp_error *e);
 /*
- * The same, keeping children only along path (as for jp_find): positions of
- * the nodes on the path and of their immediate children, in memory that
- * stays small on large documents.  For pointing at a value in an error.
+ * The same, keeping only the nodes along path (as for jp_find): positions
+ * of the nodes on the path, in memory bounded by its length however large
+ * the document.  For pointing at a value in an error.
  */
 jp_doc *jp_scan_path(const char *text, size_t len, const char *path,
     jp_error *e);

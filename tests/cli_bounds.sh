@@ -51,6 +51,19 @@ bomb row show "$TMP/row.json.gz"
 expect_status 2 row
 expect_in "$TMP/row.err" "row.json.gz:1:524321: problem.nodes.costs[0][262143]: the problem would take more than 16.00 MiB"
 
+# -- the same within the budget (the default limit): a row of a node's costs
+# is kept no further than the most strategies a node may have
+{
+	printf '{"problem": {"nodes": {"costs": [['
+	yes '0,' | head -n 1500000 | tr -d '\n'
+	printf '0]]}}}\n'
+} | gzip -1 >"$TMP/wide.json.gz"
+rc=0
+( ulimit -v "$limit" && exec "$SHARDLAB" show "$TMP/wide.json.gz" ) \
+    >"$TMP/wide.out" 2>"$TMP/wide.err" </dev/null || rc=$?
+expect_status 2 wide
+expect_in "$TMP/wide.err" "wide.json.gz:1:34: problem.nodes.costs[0]: a node needs between 1 and 1000000 strategies, found 1500001"
+
 # -- a node's strategies past the edges that name them: the edge's row is
 # read no further than the strategies allow (2 x 1), and said so
 {
