@@ -268,7 +268,8 @@ export_dtensor(sbuf *b, const sl_pipeline *pl, const launch_shape *ls)
 
 /* shardlab's own pipeline plan ("format": "shardlab-pipeline"). */
 static char *
-export_pipeline_json(const sl_pipeline *pl, sl_error *err)
+export_pipeline_json(const sl_pipeline *pl, const sl_hybrid_opts *o,
+    sl_error *err)
 {
 	json_t *root, *stages = json_array(), *shape = json_array();
 
@@ -304,6 +305,8 @@ export_pipeline_json(const sl_pipeline *pl, sl_error *err)
 	    "bubble_ns", (json_int_t)pl->bubble_ns,
 	    "max_memory_bytes", (json_int_t)pl->max_mem,
 	    "fits", (int)pl->fits, "stages", stages);
+	json_object_set_new(root, "recipe",
+	    sl_plan_recipe_json(&o->space.recipe, NULL, 0));
 	return export_json(root, err);
 }
 
@@ -329,7 +332,7 @@ sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
 		export_dtensor(&b, pl, &ls);
 		return b.s;
 	case SL_EXPORT_JSON:
-		return export_pipeline_json(pl, err);
+		return export_pipeline_json(pl, o, err);
 	default:
 		sl_error_set(err, SL_EINPUT, NULL, 0, 0, "%s", _("unknown export kind"));
 		return NULL;

@@ -312,7 +312,26 @@ typedef enum sl_recompute {
 	SL_RECOMP_COUNT
 } sl_recompute;
 
+/*
+ * The framework a plan is launched with.  Under one, a plan holds only what
+ * that framework can run, costed as it runs it (its memory rules, its
+ * overlap of communication), and its exports launch exactly that plan;
+ * free is the per-operator search over every strategy of the space.
+ */
+typedef enum sl_framework {
+	SL_FW_FREE,		/* per operator, any strategy of the space */
+	SL_FW_MEGATRON,		/* Megatron-LM (megatron/training/arguments.py) */
+	SL_FW_TORCHTITAN,	/* torchtitan: FSDP2, TP, PP, CP (PyTorch native) */
+	SL_FW_DEEPSPEED,	/* DeepSpeed: ZeRO 0-3, PipelineModule */
+	SL_FW_COUNT
+} sl_framework;
+const char *sl_framework_name(sl_framework f);		/* "megatron" */
+int sl_framework_from_name(const char *s);		/* -1 if unknown */
+/* "Megatron-LM", "torchtitan", "DeepSpeed", "per-operator (free)" */
+const char *sl_framework_title(sl_framework f);
+
 typedef struct sl_recipe {
+	sl_framework framework;	/* who runs the step (default free) */
 	sl_attention attention;
 	sl_precision precision;
 	sl_recompute recompute;
