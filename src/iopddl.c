@@ -508,143 +508,139 @@ iopddl_check_rows(struct iopddl_ctx *c, const iopddl_rows *t, const char *what,
 	return SL_OK;
 }
 
-/* The problem from the tables read, after the checks that need them all. */
-static sl_problem *
-iopddl_build(struct iopddl_ctx *c)
+/*
+ * The nodes' tables against each other, once all is read: a node has 1 to
+ * IOPDDL_MAX_STRATEGIES strategies, intervals and usages one row a node
+ * (2 values, its strategies), no interval ends before it starts, and a
+ * usage limit comes with both.  k gets each node's strategies.
+ */
+static int
+iopddl_check_nodes(struct iopddl_ctx *c, int *k)
 {
-	size_t n, m = 0, *want = NULL;
-	int *k = NULL, (*edge)[2] = NULL, *map = NULL, me = 0;
-	int64_t **ep = c->ep.row, **ec = c->ec.row;
-	sl_problem *p = NULL;
+	size_t n = c->cost.n;
 	char at[64];
+	int rc;
 
-	if (!c->have_nodes) {
-		iopddl_bad(c, "problem.nodes", "%s",
-		    _("problem.nodes: expected an object"));
-		return NULL;
-	}
-	if (!c->cost.have) {
-		iopddl_bad(c, "problem.nodes.costs", "%s",
-		    _("problem.nodes.costs: expected an array"));
-		return NULL;
-	}
-	n = c->cost.n;
-	if (n > IOPDDL_MAX_NODES) {
-		iopddl_bad(c, "problem.nodes.costs", "%s",
-		    _("problem.nodes.costs: too many nodes"));
-		return NULL;
-	}
-	k = sl_xmalloc((n + 1) * sizeof *k);
 	for (size_t i = 0; i < n; i++) {
-		if (c->cost.len[i] == 0 || c->cost.len[i] > IOPDDL_MAX_STRATEGIES) {
-			iopddl_bad(c, iopddl_at(at, sizeof at,
+		if (c->cost.len[i] == 0 || c->cost.len[i] > IOPDDL_MAX_STRATEGIES)
+			return iopddl_bad(c, iopddl_at(at, sizeof at,
 			    "problem.nodes.costs", i, -1), _("problem.nodes."
 			    "costs[%zu]: a node needs "
 			    "between 1 and 1000000 strategies, found %zu"),
 			    i, c->cost.len[i]);
-			goto out;
-		}
 		k[i] = (int)c->cost.len[i];
 	}
-	if (c->iv.have && iopddl_check_rows(c, &c->iv, "problem.nodes.intervals",
-	    n, 2, NULL) != SL_OK)
-		goto out;
-	if (c->usage.have && iopddl_check_rows(c, &c->usage,
-	    "problem.nodes.usages", n, 0, c->cost.len) != SL_OK)
-		goto out;
+	if (c->iv.have && (rc = iopddl_check_rows(c, &c->iv,
+	    "problem.nodes.intervals", n, 2, NULL)) != SL_OK)
+		return rc;
+	if (c->usage.have && (rc = iopddl_check_rows(c, &c->usage,
+	    "problem.nodes.usages", n, 0, c->cost.len)) != SL_OK)
+		return rc;
 	for (size_t i = 0; c->iv.have && i < n; i++)
-		if (c->iv.row[i][0] > c->iv.row[i][1]) {
-			iopddl_bad(c, iopddl_at(at, sizeof at,
+		if (c->iv.row[i][0] > c->iv.row[i][1])
+			return iopddl_bad(c, iopddl_at(at, sizeof at,
 			    "problem.nodes.intervals", i, -1), _("problem.nodes."
 			    "intervals[%zu]: lower bound "
 			    "%lld above upper bound %lld"), i,
 			    (long long)c->iv.row[i][0], (long long)c->iv.row[i][1]);
-			goto out;
-		}
-	if (c->have_limit && (!c->iv.have || !c->usage.have)) {
-		iopddl_bad(c, "problem.usage_limit", "%s",
+	if (c->have_limit && (!c->iv.have || !c->usage.have))
+		return iopddl_bad(c, "problem.usage_limit", "%s",
 		    _("problem.usage_limit needs "
 		    "problem.nodes.intervals and problem.nodes.usages"));
-		goto out;
-	}
-	if (c->have_edges) {
-		if (!c->ep.have) {
-			iopddl_bad(c, "problem.edges.nodes", "%s",
-			    _("problem.edges.nodes: expected an array"));
-			goto out;
-		}
-		m = c->ep.n;
-		if (iopddl_check_rows(c, &c->ep, "problem.edges.nodes", m, 2,
-		    NULL) != SL_OK)
-			goto out;
-		want = sl_xmalloc((m + 1) * sizeof *want);
-		for (size_t e = 0; e < m; e++) {
-			int64_t a = ep[e][0], b = ep[e][1];
-			if (a < 0 || (size_t)a >= n || b < 0 || (size_t)b >= n) {
-				iopddl_bad(c, iopddl_at(at, sizeof at,
-				    "problem.edges.nodes", e, -1), _("problem.edges."
-				    "nodes[%zu]: node "
-				    "index out of range 0..%zu in [%lld, %lld]"),
-				    e, n - 1, (long long)a, (long long)b);
-				goto out;
-			}
-			if (a == b) {
-				iopddl_bad(c, iopddl_at(at, sizeof at,
-				    "problem.edges.nodes", e, -1), _("problem.edges."
-				    "nodes[%zu]: an edge "
-				    "from node %lld to itself"), e, (long long)a);
-				goto out;
-			}
-			want[e] = (size_t)k[a] * (size_t)k[b];
-		}
-		if (!c->ec.have) {
-			iopddl_bad(c, "problem.edges.costs", "%s",
-			    _("problem.edges.costs: expected an array"));
-			goto out;
-		}
-		if (iopddl_check_rows(c, &c->ec, "problem.edges.costs", m, 0,
-		    want) != SL_OK)
-			goto out;
-	}
-	if (iopddl_check_sums(c) != SL_OK)
-		goto out;
+	return SL_OK;
+}
 
-	/* Merge repeated edges (either direction) into the first of them. */
-	edge = sl_xmalloc((m + 1) * sizeof *edge);
-	map = sl_xmalloc((m + 1) * sizeof *map);
-	{
-		/* Open-addressing hash on the unordered pair. */
-		size_t cap = 16;
-		int *slot;
-		while (cap < 2 * m + 2)
-			cap *= 2;
-		slot = sl_xmalloc(cap * sizeof *slot);
-		for (size_t i = 0; i < cap; i++)
-			slot[i] = -1;
-		for (size_t e = 0; e < m; e++) {
-			int64_t a = ep[e][0] < ep[e][1] ? ep[e][0] : ep[e][1];
-			int64_t b = ep[e][0] < ep[e][1] ? ep[e][1] : ep[e][0];
-			size_t h = ((size_t)a * 1000003u + (size_t)b) & (cap - 1);
-			for (;;) {
-				int q = slot[h];
-				if (q < 0) {
-					slot[h] = me;
-					edge[me][0] = (int)ep[e][0];
-					edge[me][1] = (int)ep[e][1];
-					map[e] = me++;
-					break;
-				}
-				if ((edge[q][0] == a && edge[q][1] == b) ||
-				    (edge[q][0] == b && edge[q][1] == a)) {
-					map[e] = q;
-					break;
-				}
-				h = (h + 1) & (cap - 1);
-			}
-		}
-		free(slot);
-	}
+/*
+ * The edges' tables, when there are edges: pairs of two distinct nodes, and
+ * a cost row of the product of their strategies (want[e]) each.
+ */
+static int
+iopddl_check_edges(struct iopddl_ctx *c, const int *k, size_t *want)
+{
+	size_t n = c->cost.n, m = c->ep.n;
+	char at[64];
+	int rc;
 
+	if (!c->ep.have)
+		return iopddl_bad(c, "problem.edges.nodes", "%s",
+		    _("problem.edges.nodes: expected an array"));
+	if ((rc = iopddl_check_rows(c, &c->ep, "problem.edges.nodes", m, 2,
+	    NULL)) != SL_OK)
+		return rc;
+	for (size_t e = 0; e < m; e++) {
+		int64_t a = c->ep.row[e][0], b = c->ep.row[e][1];
+		if (a < 0 || (size_t)a >= n || b < 0 || (size_t)b >= n)
+			return iopddl_bad(c, iopddl_at(at, sizeof at,
+			    "problem.edges.nodes", e, -1), _("problem.edges."
+			    "nodes[%zu]: node "
+			    "index out of range 0..%zu in [%lld, %lld]"),
+			    e, n - 1, (long long)a, (long long)b);
+		if (a == b)
+			return iopddl_bad(c, iopddl_at(at, sizeof at,
+			    "problem.edges.nodes", e, -1), _("problem.edges."
+			    "nodes[%zu]: an edge "
+			    "from node %lld to itself"), e, (long long)a);
+		want[e] = (size_t)k[a] * (size_t)k[b];
+	}
+	if (!c->ec.have)
+		return iopddl_bad(c, "problem.edges.costs", "%s",
+		    _("problem.edges.costs: expected an array"));
+	return iopddl_check_rows(c, &c->ec, "problem.edges.costs", m, 0, want);
+}
+
+/*
+ * Repeated edges (either direction) merged into the first of them: the
+ * distinct edges in edge[], and map[e] the one file edge e adds to.
+ * Returns how many are distinct.
+ */
+static int
+iopddl_merge_edges(int64_t **ep, size_t m, int (*edge)[2], int *map)
+{
+	/* Open-addressing hash on the unordered pair. */
+	size_t cap = 16;
+	int *slot, me = 0;
+
+	while (cap < 2 * m + 2)
+		cap *= 2;
+	slot = sl_xmalloc(cap * sizeof *slot);
+	for (size_t i = 0; i < cap; i++)
+		slot[i] = -1;
+	for (size_t e = 0; e < m; e++) {
+		int64_t a = ep[e][0] < ep[e][1] ? ep[e][0] : ep[e][1];
+		int64_t b = ep[e][0] < ep[e][1] ? ep[e][1] : ep[e][0];
+		size_t h = ((size_t)a * 1000003u + (size_t)b) & (cap - 1);
+		for (;;) {
+			int q = slot[h];
+			if (q < 0) {
+				slot[h] = me;
+				edge[me][0] = (int)ep[e][0];
+				edge[me][1] = (int)ep[e][1];
+				map[e] = me++;
+				break;
+			}
+			if ((edge[q][0] == a && edge[q][1] == b) ||
+			    (edge[q][0] == b && edge[q][1] == a)) {
+				map[e] = q;
+				break;
+			}
+			h = (h + 1) & (cap - 1);
+		}
+	}
+	free(slot);
+	return me;
+}
+
+/* The problem of the tables read and checked (its usages taken over). */
+static sl_problem *
+iopddl_build(struct iopddl_ctx *c, const int *k)
+{
+	size_t n = c->cost.n, m = c->ep.n;
+	int (*edge)[2] = sl_xmalloc((m + 1) * sizeof *edge);
+	int *map = sl_xmalloc((m + 1) * sizeof *map), me;
+	int64_t **ep = c->ep.row, **ec = c->ec.row;
+	sl_problem *p;
+
+	me = iopddl_merge_edges(ep, m, edge, map);
 	p = sl_problem_new((int)n, k, me, (const int (*)[2])edge);
 	for (size_t v = 0; v < n; v++)
 		memcpy(p->cost[v], c->cost.row[v], (size_t)k[v] * sizeof **p->cost);
@@ -659,6 +655,8 @@ iopddl_build(struct iopddl_ctx *c)
 				*dst = sl_add_sat(*dst, ec[e][src]);
 			}
 	}
+	free(edge);
+	free(map);
 	if (c->iv.have) {
 		p->interval = sl_xmalloc((n + 1) * sizeof *p->interval);
 		for (size_t v = 0; v < n; v++) {
@@ -687,11 +685,42 @@ iopddl_build(struct iopddl_ctx *c)
 			p->strat_name[v][s] = sl_xstrdup(buf);
 		}
 	}
-out:
+	return p;
+}
+
+/* The checks that need every table, in order, then the problem. */
+static sl_problem *
+iopddl_finish(struct iopddl_ctx *c)
+{
+	size_t n = c->cost.n;
+	int *k;
+	size_t *want = NULL;
+	sl_problem *p = NULL;
+
+	if (!c->have_nodes) {
+		iopddl_bad(c, "problem.nodes", "%s",
+		    _("problem.nodes: expected an object"));
+		return NULL;
+	}
+	if (!c->cost.have) {
+		iopddl_bad(c, "problem.nodes.costs", "%s",
+		    _("problem.nodes.costs: expected an array"));
+		return NULL;
+	}
+	if (n > IOPDDL_MAX_NODES) {
+		iopddl_bad(c, "problem.nodes.costs", "%s",
+		    _("problem.nodes.costs: too many nodes"));
+		return NULL;
+	}
+	k = sl_xmalloc((n + 1) * sizeof *k);
+	if (c->have_edges)
+		want = sl_xmalloc((c->ep.n + 1) * sizeof *want);
+	if (iopddl_check_nodes(c, k) == SL_OK &&
+	    (!c->have_edges || iopddl_check_edges(c, k, want) == SL_OK) &&
+	    iopddl_check_sums(c) == SL_OK)
+		p = iopddl_build(c, k);
 	free(k);
 	free(want);
-	free(edge);
-	free(map);
 	return p;
 }
 
@@ -713,7 +742,7 @@ sl_iopddl_load(const char *path, sl_error *err)
 	sl_json_text(&c.j, path, text, len);
 	c.p = jp_pull_new(text, len);
 	if (iopddl_read(&c) == SL_OK)
-		p = iopddl_build(&c);
+		p = iopddl_finish(&c);
 	iopddl_forget(&c);
 	jp_pull_free(c.p);
 	free(text);
