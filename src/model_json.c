@@ -961,6 +961,26 @@ sl_model_load_json(const char *path, sl_error *err)
 	return mj_load(path, NULL, err);
 }
 
+char *
+sl_model_path(const char *arg)
+{
+	struct stat st;
+	char *path;
+
+	if (arg == NULL || *arg == '\0')
+		return NULL;
+	/* a file of that name first, then a bundled model */
+	if (stat(arg, &st) == 0)
+		return sl_xstrdup(arg);
+	for (int n = 0; mj_bundled[n] != NULL; n++)
+		if (strcmp(mj_bundled[n], arg) == 0) {
+			path = sl_xmalloc(strlen(sl_datadir()) + strlen(arg) + 16);
+			sprintf(path, "%s/models/%s.json", sl_datadir(), arg);
+			return path;
+		}
+	return NULL;
+}
+
 sl_graph *
 sl_model_open(const char *arg, const sl_model_opts *o, sl_error *err)
 {
@@ -981,12 +1001,7 @@ sl_model_open(const char *arg, const sl_model_opts *o, sl_error *err)
 		}
 		return mj_load(arg, o, err);
 	}
-	for (n = 0; mj_bundled[n] != NULL; n++)
-		if (strcmp(mj_bundled[n], arg) == 0)
-			break;
-	if (mj_bundled[n] != NULL) {
-		path = sl_xmalloc(strlen(sl_datadir()) + strlen(arg) + 16);
-		sprintf(path, "%s/models/%s.json", sl_datadir(), arg);
+	if ((path = sl_model_path(arg)) != NULL) {
 		g = mj_load(path, o, err);
 		free(path);
 		return g;
@@ -999,7 +1014,7 @@ sl_model_open(const char *arg, const sl_model_opts *o, sl_error *err)
 	for (n = 0; mj_bundled[n] != NULL; n++)
 		;
 	sl_error_set(err, SL_EINPUT, NULL, 0, 0, _("unknown model '%s': not a "
-	    "file and not a bundled model (bundled: %s)"), arg,
+	    "file and not a bundled model (bundled: %s)"), sl_esc(arg),
 	    mj_join(mj_bundled, n, list, sizeof list));
 	return NULL;
 }

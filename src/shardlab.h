@@ -138,6 +138,22 @@ const char *sl_atomic_tmp(const sl_atomic *a);
 void sl_atomic_unlink_all(void);
 
 /*
+ * No output replaces an input.  Every file read through the engine
+ * (models, plans, profiles, problems, configs) is kept in a list of the
+ * process's inputs, and so is every file a front end names as one before
+ * reading it (sl_input_note: a bundled name resolved to its file);
+ * sl_output_check refuses a path that names one of them now (by device and
+ * inode: through a link, a second name, a name resolved), SL_EINPUT naming
+ * the input and what (an option such as "--json", or NULL).
+ * sl_atomic_open calls it for every file it writes.
+ */
+void sl_input_note(const char *path);
+int sl_output_check(const char *path, const char *what, sl_error *err);
+/* Empties the list (a program that reads and then writes the same file on
+ * purpose, such as a test). */
+void sl_inputs_forget(void);
+
+/*
  * Largest input file, largest text a gzip file may inflate to, and most
  * memory what is read from one may take (the values of a JSON document,
  * an IOPDDL problem's tables), in bytes: SL_MAX_INPUT_DEFAULT or
@@ -418,6 +434,9 @@ typedef struct sl_model_opts {
  * sl_iopddl_load.  Returns NULL with err set (code SL_EINPUT for bad input).
  */
 sl_graph *sl_model_open(const char *arg, const sl_model_opts *o, sl_error *err);
+/* The file sl_model_open reads for arg (malloc'd): arg itself when such a
+ * file exists, else a bundled model's; NULL when neither. */
+char *sl_model_path(const char *arg);
 sl_graph *sl_model_load_json(const char *path, sl_error *err);
 sl_graph *sl_model_parse_json(const char *text, size_t len, const char *file,
     sl_error *err);
@@ -471,6 +490,9 @@ typedef struct sl_mesh {
 } sl_mesh;
 
 int sl_hw_load(const char *name_or_path, sl_hw *hw, sl_error *err);
+/* The file sl_hw_load reads for name_or_path (malloc'd): a bundled
+ * profile's for a name, else the name as a file; NULL when neither. */
+char *sl_hw_path(const char *name_or_path);
 /* Writes hw as a profile file (atomically; "-" is stdout). */
 int sl_hw_write(const sl_hw *hw, const char *path, sl_error *err);
 /*

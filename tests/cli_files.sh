@@ -84,6 +84,43 @@ ln "$TMP/m.json" "$TMP/hard.json"
 run same2 "$SHARDLAB" solve "$TMP/m.json" --json "$TMP/hard.json"
 expect_status 2 same2
 
+# -- every output against every input, by device and inode: a bundled model
+# or profile named by its short name is its file (a copy of the data
+# directory here, so that a failure loses nothing of the tree), a trace
+# over the model or the plan, -o over the Hugging Face config or the model
+# rendered, a link to the model; nothing is written
+D=$TMP/data
+cp -R "$SHARDLAB_DATADIR" "$D"
+cp "$TMP/m.json" "$TMP/m.orig"
+"$SHARDLAB" solve "$TMP/m.json" --json "$TMP/mp.json" -q || fail "solve"
+cp "$TMP/mp.json" "$TMP/mp.orig"
+printf '{"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 512, "n_positions": 32}\n' >"$TMP/hf.json"
+cp "$TMP/hf.json" "$TMP/hf.orig"
+ln -s "$TMP/m.json" "$TMP/mlink.json"
+i=0
+while IFS='|' read -r what args; do
+	i=$((i + 1))
+	# shellcheck disable=SC2086
+	SHARDLAB_DATADIR=$D run "in$i" "$SHARDLAB" $args
+	expect_status 2 "in$i"
+	expect_in "$TMP/in$i.err" "$what would overwrite an input of the command ("
+done <<CASES
+--json|solve mlp-2layer --json $D/models/mlp-2layer.json
+--json|solve mlp-2layer --json $D/hardware/h100-nvlink.json
+--json|compare mlp-2layer --hw a100-pcie --json $D/hardware/a100-pcie.json
+--trace|timeline $TMP/m.json --trace $TMP/m.json
+--trace|timeline $TMP/m.json --plan $TMP/mp.json --trace $TMP/mp.json
+-o|gen gpt --hf-config $TMP/hf.json -o $TMP/hf.json
+-o|render $TMP/m.json --format dot -o $TMP/m.json
+--json|solve $TMP/mlink.json --json $TMP/m.json
+--export-problem|solve mlp-2layer --export-problem $D/models/mlp-2layer.json
+-o|plan gpt-1.7b --devices 8 -o $D/models/gpt-1.7b.json
+CASES
+cmp -s "$TMP/m.json" "$TMP/m.orig" || fail "the model was overwritten"
+cmp -s "$TMP/mp.json" "$TMP/mp.orig" || fail "the plan was overwritten"
+cmp -s "$TMP/hf.json" "$TMP/hf.orig" || fail "the config was overwritten"
+diff -r "$SHARDLAB_DATADIR" "$D" >/dev/null || fail "the data directory changed"
+
 # -- a 254-character name: the temporary name stays within NAME_MAX
 long=$(printf '%0250d' 0).json
 run long "$SHARDLAB" solve mlp-2layer --json "$TMP/$long" -q

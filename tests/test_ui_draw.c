@@ -567,6 +567,80 @@ test_export_roundtrip(void **state)
 	close_model(&f);
 }
 
+/* Reads a whole file into a malloc'd string (NULL when it cannot). */
+static char *
+slurp_file(const char *path)
+{
+	FILE *fp = fopen(path, "rb");
+	char *s = NULL;
+	long n;
+
+	if (fp == NULL)
+		return NULL;
+	if (fseek(fp, 0, SEEK_END) == 0 && (n = ftell(fp)) >= 0 &&
+	    fseek(fp, 0, SEEK_SET) == 0 && (s = calloc(1, (size_t)n + 1)) != NULL &&
+	    fread(s, 1, (size_t)n, fp) != (size_t)n) {
+		free(s);
+		s = NULL;
+	}
+	fclose(fp);
+	return s;
+}
+
+/*
+ * e and E never write over what the explorer read: the open model (here a
+ * copy of mlp-2layer) and a plan it reopened are refused, said in the
+ * message, and left as they were; another file is written.
+ */
+static void
+test_export_over_inputs(void **state)
+{
+	struct fixture f;
+	sl_plan_file pf;
+	sl_error err;
+	char model[] = "/tmp/test_ui_draw_model_XXXXXX", plan[] =
+	    "/tmp/test_ui_draw_plan_XXXXXX";
+	char *before, *after, *src, p[4096];
+	FILE *fp;
+	int fd;
+
+	snprintf(p, sizeof p, "%s/models/mlp-2layer.json", sl_datadir());
+	assert_non_null(src = slurp_file(p));
+	assert_true((fd = mkstemp(model)) >= 0);
+	assert_non_null(fp = fdopen(fd, "w"));
+	fputs(src, fp);
+	fclose(fp);
+	assert_int_equal(open_model(&f, model, 4), 0);
+	term_open(&f, 24, 80, true);
+	before = slurp_file(model);
+	sl_error_clear(&err);
+	assert_int_equal(ui_export_plan(&f.u, model, &err), SL_EINPUT);
+	assert_non_null(strstr(err.msg, "would overwrite an input of the command"));
+	sl_error_clear(&err);
+	assert_int_equal(ui_export_svg(&f.u, model, &err), SL_EINPUT);
+	assert_non_null(strstr(err.msg, "would overwrite an input of the command"));
+	after = slurp_file(model);
+	assert_string_equal(before, after);
+	free(after);
+
+	/* a plan written, then read as the explorer reopens one */
+	assert_true((fd = mkstemp(plan)) >= 0);
+	close(fd);
+	assert_int_equal(ui_export_plan(&f.u, plan, &err), SL_OK);
+	memset(&pf, 0, sizeof pf);
+	assert_int_equal(sl_plan_read(plan, &pf, &err), SL_OK);
+	sl_plan_file_free(&pf);
+	sl_error_clear(&err);
+	assert_int_equal(ui_export_plan(&f.u, plan, &err), SL_EINPUT);
+	term_close(&f);
+	close_model(&f);
+	unlink(model);
+	unlink(plan);
+	free(before);
+	free(src);
+	sl_inputs_forget();
+}
+
 /* Every key of the help screen is documented in the man page. */
 static void
 test_keys_in_man_page(void **state)
@@ -1389,6 +1463,7 @@ main(void)
 		cmocka_unit_test(test_too_small_and_ascii),
 		cmocka_unit_test(test_gpt_folded_layers),
 		cmocka_unit_test(test_export_roundtrip),
+		cmocka_unit_test(test_export_over_inputs),
 		cmocka_unit_test(test_keys_in_man_page),
 		cmocka_unit_test(test_recompute_key),
 		cmocka_unit_test(test_validate),

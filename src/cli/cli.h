@@ -130,6 +130,15 @@ typedef enum cli_arg {
 	CLI_CUSTOM	/* parsed by parse */
 } cli_arg;
 
+/* What a CLI_TEXT value names, for the check that no output replaces an
+ * input (options.c, cli_check_files). */
+typedef enum cli_file {
+	CLI_F_NONE,
+	CLI_F_INPUT,	/* a file read (--plan, --hf-config) */
+	CLI_F_PROFILE,	/* a hardware profile: a file or a bundled name */
+	CLI_F_OUTPUT	/* a file written, "-" for standard output */
+} cli_file;
+
 struct cli_option {
 	const char *name;	/* --name */
 	char short_name;	/* -c, or 0 */
@@ -144,6 +153,7 @@ struct cli_option {
 	    cli_opts *o, sl_error *err);	/* CLI_CUSTOM */
 	size_t off, size;	/* the field it sets (CLI_FIELD) */
 	unsigned cmds;		/* CLI_C_ bits of the subcommands that take it */
+	cli_file file;		/* what its value names (CLI_TEXT) */
 	const char *help;	/* N_(), one line of --help */
 	/* lines after help in --help (--hw: the bundled profiles), or NULL */
 	void (*more_help)(FILE *fp);

@@ -112,6 +112,7 @@ const struct cli_option cli_options[] = {
 	  .help = N_("one axis of N devices (default 4)") },
 	{ .name = "hw", .arg = CLI_TEXT, .metavar = N_("PROFILE"),
 	  CLI_FIELD(hw), .cmds = C_MODEL | CLI_C_PROFILE, .more_help = help_hw,
+	  .file = CLI_F_PROFILE,
 	  .help = N_("a hardware profile file or a bundled one (default h100-nvlink):") },
 	{ .name = "no-zero", .arg = CLI_FLAG, CLI_FIELD(no_zero), .cmds = C_MODEL,
 	  .help = N_("leave the ZeRO-3/OSDP strategies out of the search") },
@@ -197,14 +198,15 @@ const struct cli_option cli_options[] = {
 	  .help = N_("write the launch for a framework (to -o FILE, or standard output)") },
 	/* outputs */
 	{ .name = "json", .arg = CLI_TEXT, .metavar = N_("FILE|-"), CLI_FIELD(json),
+	  .file = CLI_F_OUTPUT,
 	  .cmds = CLI_C_SOLVE | CLI_C_SWEEP | CLI_C_COMPARE | CLI_C_PLAN |
 	      CLI_C_VALIDATE,
 	  .help = N_("write the result as JSON (- standard output, instead of the table)") },
 	{ .name = "export-problem", .arg = CLI_TEXT, .metavar = N_("FILE"),
-	  CLI_FIELD(export_problem), .cmds = CLI_C_SOLVE,
+	  CLI_FIELD(export_problem), .cmds = CLI_C_SOLVE, .file = CLI_F_OUTPUT,
 	  .help = N_("write the strategy graph as an IOPDDL problem") },
 	{ .name = "output", .short_name = 'o', .arg = CLI_TEXT, .metavar = N_("FILE"),
-	  CLI_FIELD(output),
+	  CLI_FIELD(output), .file = CLI_F_OUTPUT,
 	  .cmds = CLI_C_GEN | CLI_C_RENDER | CLI_C_PROFILE | CLI_C_PLAN,
 	  .help = N_("write the output to FILE") },
 	{ .name = "format", .arg = CLI_TEXT, .metavar = "dot|svg", CLI_FIELD(format),
@@ -212,6 +214,7 @@ const struct cli_option cli_options[] = {
 	  .help = N_("the picture's format") },
 	/* one subcommand's */
 	{ .name = "plan", .arg = CLI_TEXT, .metavar = N_("FILE"), CLI_FIELD(plan),
+	  .file = CLI_F_INPUT,
 	  .cmds = CLI_C_TUI | CLI_C_TIMELINE,
 	  .help = N_("a plan file to reopen, with its pins and forbids") },
 	{ .name = "op", .arg = CLI_TEXT, .metavar = N_("NAME"), CLI_FIELD(op),
@@ -233,6 +236,7 @@ const struct cli_option cli_options[] = {
 	  .lo = 0, .hi = 65535, CLI_FIELD(device), .cmds = CLI_C_TIMELINE,
 	  .help = N_("the device whose memory is followed (default 0)") },
 	{ .name = "trace", .arg = CLI_TEXT, .metavar = N_("FILE|-"), CLI_FIELD(trace),
+	  .file = CLI_F_OUTPUT,
 	  .cmds = CLI_C_TIMELINE,
 	  .help = N_("write a Chrome trace (Perfetto, chrome://tracing)") },
 	{ .name = "emulate", .arg = CLI_FLAG, CLI_FIELD(emulate),
@@ -243,7 +247,7 @@ const struct cli_option cli_options[] = {
 	  .help = N_("training steps measured (default 10)") },
 	/* the generator (gen) */
 	{ .name = "hf-config", .arg = CLI_TEXT, .metavar = N_("FILE"),
-	  CLI_FIELD(hf_config), .cmds = CLI_C_GEN,
+	  CLI_FIELD(hf_config), .cmds = CLI_C_GEN, .file = CLI_F_INPUT,
 	  .help = N_("read the sizes from a Hugging Face config.json of the family") },
 	{ .name = "layers", .arg = CLI_INT, .metavar = N_("N"),
 	  .lo = 1, .hi = 100000, CLI_FIELD(layers), .cmds = CLI_C_GEN,
@@ -682,39 +686,75 @@ same_file(const char *a, const char *b)
 	    sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* The value of a CLI_TEXT row. */
+static const char *
+opts_text(const struct cli_option *r, const cli_opts *o)
+{
+	const char *s;
+
+	memcpy(&s, (const char *)o + r->off, sizeof s);
+	return s;
+}
+
 /*
  * No output may replace an input of the same command: `solve x.json --json
- * x.json` would lose the model the plan was made from.
+ * x.json` would lose the model the plan was made from, and `solve
+ * mlp-2layer --json data/models/mlp-2layer.json` the bundled model.  The
+ * command's inputs are named to the engine (sl_input_note) as the files
+ * they will be read from: the positional arguments (a model, a plan, a
+ * bundled model's file), the rows that name an input, the profile --hw
+ * names or the default.  Then every output row given goes through the one
+ * check (sl_output_check, which the atomic writer repeats for every file it
+ * writes, the explorer's included), and no two outputs name one file.
  */
 static int
-cli_check_outputs(const cli_opts *o, sl_error *err)
+cli_check_files(const cli_opts *o, const struct cli_cmd *cmd, sl_error *err)
 {
-	const struct { const char *opt, *path; } outs[] = {
-		{ "--json", o->json }, { "-o", o->output },
-		{ "--export-problem", o->export_problem },
-	};
-	const char *ins[8];
-	int n_in = 0;
+	const struct cli_option *out[8];
+	char shown[8][40];
+	int n_out = 0, rc;
 
-	for (int i = 0; i < o->n_args && n_in < 5; i++)
-		ins[n_in++] = o->args[i];
-	ins[n_in++] = o->hf_config;
-	ins[n_in++] = o->plan;
-	ins[n_in++] = o->hw;
-	for (size_t i = 0; i < SL_ARRAY_LEN(outs); i++) {
-		if (outs[i].path == NULL || strcmp(outs[i].path, "-") == 0)
+	for (int i = 0; i < o->n_args; i++) {
+		char *p = sl_model_path(o->args[i]);
+		sl_input_note(p);
+		free(p);
+	}
+	for (size_t i = 0; i < cli_n_options; i++) {
+		const struct cli_option *r = &cli_options[i];
+		const char *v;
+		char *p;
+
+		if (r->file == CLI_F_NONE || !(r->cmds & cmd->bit))
 			continue;
-		for (int j = 0; j < n_in; j++)
-			if (same_file(outs[i].path, ins[j]))
-				return sl_error_set(err, SL_EINPUT, outs[i].path, 0, 0,
-				    _("%s would overwrite an input of the command: choose another file"),
-				    outs[i].opt);
-		for (size_t j = 0; j < i; j++)
-			if (same_file(outs[i].path, outs[j].path) ||
-			    (outs[j].path != NULL && strcmp(outs[i].path, outs[j].path) == 0))
-				return sl_error_set(err, SL_EINPUT, outs[i].path, 0, 0,
-				    _("%s and %s name the same file"), outs[j].opt,
-				    outs[i].opt);
+		v = opts_text(r, o);
+		if (r->file == CLI_F_PROFILE) {
+			/* read given or not: --hw's default is an input too */
+			sl_input_note(p = sl_hw_path(v));
+			free(p);
+		} else if (r->file == CLI_F_INPUT)
+			sl_input_note(v);
+		else if (v != NULL && strcmp(v, "-") != 0 && n_out < 8) {
+			if (r->short_name != 0)
+				snprintf(shown[n_out], sizeof shown[n_out], "-%c",
+				    r->short_name);
+			else
+				snprintf(shown[n_out], sizeof shown[n_out], "--%s",
+				    r->name);
+			out[n_out++] = r;
+		}
+	}
+	for (int i = 0; i < n_out; i++) {
+		const char *path = opts_text(out[i], o);
+
+		if ((rc = sl_output_check(path, shown[i], err)) != SL_OK)
+			return rc;
+		for (int j = 0; j < i; j++) {
+			const char *other = opts_text(out[j], o);
+			if (strcmp(path, other) == 0 || same_file(path, other))
+				return sl_error_set(err, SL_EINPUT, path, 0, 0,
+				    _("%s and %s name the same file"), shown[j],
+				    shown[i]);
+		}
 	}
 	return SL_OK;
 }
@@ -811,7 +851,7 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 	if (o->solver == SL_SOLVER_ILP && !(o->time_limit > 0))
 		o->time_limit = SL_ILP_DEFAULT_TIME_LIMIT;
 	if (rc == SL_OK)
-		rc = cli_check_outputs(o, err);
+		rc = cli_check_files(o, cmd, err);
 	if (rc != SL_OK)
 		/* the pins parsed before the error are not the caller's to free */
 		cli_opts_free(o);
