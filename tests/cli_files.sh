@@ -200,6 +200,48 @@ expect_in "$TMP/esc_err.err" 'a\x1b]0;t\x07'
 if grep -q "$(printf '\033')" "$TMP/esc_err.err"; then
 	fail "an error message printed an escape character"
 fi
+# the newer surfaces: a model's name in timeline, a profile's name and the
+# model named in plan, a config's _name_or_path in gen, file names in the
+# "written to" lines, an operator's name in a render's labels (Graphviz
+# dropped the label and printed its bytes raw, and the render exited 0)
+noraw() {
+	if grep -q "$(printf '\033')" "$1"; then
+		fail "$2 printed an escape character: $(od -c "$1" | head -n 5)"
+	fi
+}
+run esc_tl "$SHARDLAB" timeline "$TMP/esc.json" --devices 2
+expect_status 0 esc_tl
+expect_in "$TMP/esc_tl.out" 'model x\x1b[2J\x01y:'
+noraw "$TMP/esc_tl.out" timeline
+sed 's/"name": "h100-nvlink"/"name": "h\\u001b]0;t\\u0007w"/' \
+    "$SHARDLAB_DATADIR/hardware/h100-nvlink.json" >"$TMP/eschw.json"
+grep -q 'u001b' "$TMP/eschw.json" || fail "no escape in the profile"
+cp "$SHARDLAB_DATADIR/models/gpt-1.7b.json" "$TMP/$esc.json"
+run esc_plan "$SHARDLAB" plan "$TMP/$esc.json" --devices 8 --hw "$TMP/eschw.json" --pp 2
+expect_status 0 esc_plan
+expect_in "$TMP/esc_plan.out" 'x\x1b[2J\x01y.json on 8 devices of h\x1b]0;t\x07w'
+noraw "$TMP/esc_plan.out" plan
+printf '{"model_type": "gpt2", "_name_or_path": "org/m\\u001b[31m", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 512, "n_positions": 32}\n' >"$TMP/eschf.json"
+run esc_gen "$SHARDLAB" gen gpt --hf-config "$TMP/eschf.json" -o "$TMP/$esc.gen.json"
+expect_status 0 esc_gen
+expect_in "$TMP/esc_gen.err" 'x\x1b[2J\x01y.gen.json: m\x1b[31m'
+noraw "$TMP/esc_gen.err" gen
+run esc_written "$SHARDLAB" solve mlp-2layer --json "$TMP/$esc.plan.json"
+expect_status 0 esc_written
+expect_in "$TMP/esc_written.out" 'plan written to '"$TMP"'/x\x1b[2J\x01y.plan.json'
+noraw "$TMP/esc_written.out" "solve --json"
+run esc_trace "$SHARDLAB" timeline mlp-2layer --trace "$TMP/$esc.trace.json"
+expect_status 0 esc_trace
+expect_in "$TMP/esc_trace.out" 'trace written to '"$TMP"'/x\x1b[2J\x01y.trace.json'
+noraw "$TMP/esc_trace.out" "timeline --trace"
+printf '{"format": "shardlab-model", "version": 1, "name": "r",\n"tensors": [{"name": "x", "shape": [8, 64], "dtype": "bf16", "role": "input"}, {"name": "w", "shape": [64, 64], "dtype": "bf16", "role": "parameter"}, {"name": "h", "shape": [8, 64], "dtype": "bf16", "role": "activation"}],\n"ops": [{"name": "fc\\u001b[2J\\u0001", "kind": "matmul", "inputs": ["x", "w"], "outputs": ["h"]}]}\n' >"$TMP/escop.json"
+for f in svg dot; do
+	run "esc_render_$f" "$SHARDLAB" render "$TMP/escop.json" --format "$f" -o "$TMP/escop.$f"
+	expect_status 0 "esc_render_$f"
+	expect_in "$TMP/escop.$f" 'fc\x1b[2J\x01'
+	noraw "$TMP/esc_render_$f.err" "render --format $f"
+	noraw "$TMP/escop.$f" "the $f file"
+done
 # the sweep's JSON keeps the name, escaped as JSON
 "$SHARDLAB" sweep "$TMP/esc.json" --json "$TMP/sweep.json"
 expect_in "$TMP/sweep.json" '"model": "x\u001b[2J\u0001y"'

@@ -141,7 +141,7 @@ print_compare(const cli_session *s, const sl_comparison *c)
 	    "(doc/cost-model.md)."));
 	for (int i = 0; i < c->n; i++)
 		printf("  %-14s %s: %s\n", c->row[i].method, c->row[i].title,
-		    c->row[i].note);
+		    sl_esc(c->row[i].note));
 }
 
 static int

@@ -111,7 +111,8 @@ cmd_gen(int argc, char **argv)
 			    (long long)c.seq, (long long)c.max_positions, SL_HF_MAX_SEQ);
 		if (o.output != NULL)
 			fprintf(stderr, _("shardlab: wrote %s: %s, %d operators, %.3f B "
-			    "parameters, sequence %lld\n"), o.output, c.name, g->n_ops,
+			    "parameters, sequence %lld\n"), sl_esc(o.output),
+			    sl_esc(c.name), g->n_ops,
 			    (double)sl_graph_param_count(g) / 1e9, (long long)c.seq);
 	}
 	sl_graph_free(g);

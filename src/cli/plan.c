@@ -129,7 +129,7 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 				    strcmp(st->strategy[first], st->strategy[u]) != 0;
 			}
 			if (show)
-				printf(" %s=%s", op->name, st->strategy[u]);
+				printf(" %s=%s", sl_esc(op->name), sl_esc(st->strategy[u]));
 		}
 		printf("\n");
 	}
@@ -220,7 +220,8 @@ print_search(const plan_model *pm, const sl_hybrid_opts *ho,
 	char rd[256], b[2][32];
 
 	printf(_("model %s on %d devices of %s (%s each); global batch %lld\n"),
-	    pm->arg, ho->devices, ho->hw.name, cli_bytes(ho->hw.memory_bytes, b[0]),
+	    sl_esc(pm->arg), ho->devices, sl_esc(ho->hw.name),
+	    cli_bytes(ho->hw.memory_bytes, b[0]),
 	    (long long)(ho->global_batch > 0 ? ho->global_batch : ho->devices));
 	printf(_("training recipe: %s\n"), sl_recipe_describe(&ho->space.recipe, rd, sizeof rd));
 	printf(_("framework: %s\n"),

@@ -248,7 +248,7 @@ cmd_solve_iopddl(const cli_opts *o, cli_session *s, const struct timespec *t0)
 		    sl_problem_plan_write(s->prob, &sol, o->json, &err) != SL_OK)
 			rc = cli_report(&err);
 		else if (o->json != NULL && !quiet)
-			printf(_("plan written to %s\n"), o->json);
+			printf(_("plan written to %s\n"), sl_esc(o->json));
 	} else {
 		if (quiet)
 			print_solution_line(&sol);
@@ -401,7 +401,7 @@ cmd_solve(int argc, char **argv)
 		print_plan(s.space, &ev, sol.choice);
 		print_peak(s.space, sol.choice);
 		if (o.json != NULL)
-			printf(_("plan written to %s\n"), o.json);
+			printf(_("plan written to %s\n"), sl_esc(o.json));
 	}
 	sl_eval_free(&ev);
 	sl_solution_free(&sol);

@@ -110,11 +110,11 @@ cmd_timeline(int argc, char **argv)
 	if (o.trace != NULL)
 		rc = sl_timeline_write_trace(s.space, &tl, o.trace, &err);
 	if (rc == SL_OK && !o.quiet && !(o.trace != NULL && strcmp(o.trace, "-") == 0)) {
-		printf(_("model %s: %d operators on %d devices\n"), s.g->name,
+		printf(_("model %s: %d operators on %d devices\n"), sl_esc(s.g->name),
 		    s.g->n_ops, s.mesh.n_devices);
 		print_timeline(s.space, &tl);
 		if (o.trace != NULL)
-			printf(_("trace written to %s\n"), o.trace);
+			printf(_("trace written to %s\n"), sl_esc(o.trace));
 	}
 	sl_timeline_free(&tl);
 out:
