@@ -40,6 +40,29 @@ run js2 "$SHARDLAB" plan $TWO --json "$TMP/p2.json"
 expect_status 0 js2
 n_checks=$((n_checks + 1))
 cmp -s "$TMP/p.json" "$TMP/p2.json" || fail "--json and --export json differ"
+# no option ignored: --json with --export writes both, -o without --export
+# is refused, and two outputs on standard output are refused, nothing run
+run both "$SHARDLAB" plan $TWO --export deepspeed -o "$TMP/ds2.json" --json "$TMP/p3.json"
+expect_status 0 both
+n_checks=$((n_checks + 1))
+cmp -s "$TMP/ds.json" "$TMP/ds2.json" || fail "--export beside --json"
+n_checks=$((n_checks + 1))
+cmp -s "$TMP/p.json" "$TMP/p3.json" || fail "--json beside --export"
+run both2 "$SHARDLAB" plan $TWO --export megatron --json "$TMP/p4.json"
+expect_status 0 both2
+grep -v '^#' "$TMP/both2.out" >"$TMP/both2.args"
+n_checks=$((n_checks + 1))
+cmp -s "$TMP/both2.args" "$TESTS_SRCDIR/expected/plan_megatron_2stage.txt" ||
+	fail "--export megatron beside --json"
+n_checks=$((n_checks + 1))
+cmp -s "$TMP/p.json" "$TMP/p4.json" || fail "--json beside --export megatron"
+run onlyo "$SHARDLAB" plan $TWO -o "$TMP/o.json"
+expect_status 2 onlyo
+expect_in "$TMP/onlyo.err" "-o names where --export writes"
+[ -e "$TMP/o.json" ] && fail "-o without --export wrote a file"
+run twostd "$SHARDLAB" plan $TWO --export megatron --json -
+expect_status 2 twostd
+expect_in "$TMP/twostd.err" "--json - and --export both write to standard output"
 run dt "$SHARDLAB" plan $TWO --export dtensor
 expect_status 0 dt
 expect_in "$TMP/dt.out" 'init_device_mesh("cuda", (2, 2, 4)'

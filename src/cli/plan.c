@@ -135,34 +135,60 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 	}
 }
 
+/* The launch of kind (sl_export_kind) to path ("-": standard output). */
 static int
-write_export(const sl_pipeline *pl, const sl_hybrid_opts *ho, const cli_opts *o,
-    sl_error *err)
+write_export(const sl_pipeline *pl, const sl_hybrid_opts *ho, int kind,
+    const char *path, sl_error *err)
 {
 	sl_atomic a;
-	char *text = sl_pipeline_export(pl, ho, sl_export_from_name(o->export_kind), err);
+	char *text = sl_pipeline_export(pl, ho, kind, err);
 	int rc;
 
 	if (text == NULL)
 		return err->code ? err->code : SL_EINTERNAL;
-	if (sl_export_from_name(o->export_kind) == SL_EXPORT_DEEPSPEED && pl->launch_cp > 1)
+	if (kind == SL_EXPORT_DEEPSPEED && pl->launch_cp > 1)
 		fprintf(stderr, _("shardlab: the plan splits attention's sequence over %d "
 		    "devices (context parallel); DeepSpeed's configuration has no such "
 		    "setting: the file counts them as neither data nor pipeline ranks, "
 		    "launch the ring attention in code (or use --export megatron)\n"),
 		    pl->launch_cp);
-	if ((rc = sl_atomic_open(&a, o->output ? o->output : "-", err)) != SL_OK) {
+	if ((rc = sl_atomic_open(&a, path, err)) != SL_OK) {
 		free(text);
 		return rc;
 	}
 	if (fputs(text, a.fp) == EOF) {
 		sl_atomic_abort(&a);
 		free(text);
-		return sl_error_set(err, SL_EINTERNAL, o->output, 0, 0, "%s",
+		return sl_error_set(err, SL_EINTERNAL, path, 0, 0, "%s",
 		    _("cannot write the export"));
 	}
 	free(text);
 	return sl_atomic_commit(&a, err);
+}
+
+/*
+ * What plan writes, every option that names it used: --json FILE the plan
+ * with its stages (--export json's text), --export KIND the launch to -o
+ * FILE or standard output, both when both are given; -o without --export
+ * names nothing to write, and two outputs on standard output would mix.
+ */
+static int
+plan_outputs(const cli_opts *o, sl_error *err)
+{
+	bool json_out = o->json != NULL && strcmp(o->json, "-") == 0;
+	bool export_out = o->export_kind != NULL &&
+	    (o->output == NULL || strcmp(o->output, "-") == 0);
+
+	if (o->output != NULL && o->export_kind == NULL)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0, "%s",
+		    _("-o names where --export writes: add --export "
+		    "megatron|deepspeed|dtensor|json, or write the plan with "
+		    "--json FILE"));
+	if (json_out && export_out)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0, "%s",
+		    _("--json - and --export both write to standard output: "
+		    "give one of them a file (-o FILE for --export)"));
+	return SL_OK;
 }
 
 /*
@@ -317,14 +343,14 @@ cmd_plan(int argc, char **argv)
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
-	if (o.json != NULL && o.export_kind == NULL) {
-		/* --json FILE: the plan with its stages, as --export json -o FILE */
-		o.export_kind = "json";
-		o.output = o.json;
+	if (plan_outputs(&o, &err) != SL_OK) {
+		cli_opts_free(&o);
+		return cli_report(&err);
 	}
-	report = o.export_kind == NULL || o.output != NULL;
-	if (o.output != NULL && strcmp(o.output, "-") == 0)
-		report = false;
+	/* the report on standard output unless an output takes it */
+	report = !(o.json != NULL && strcmp(o.json, "-") == 0) &&
+	    !(o.export_kind != NULL && (o.output == NULL ||
+	    strcmp(o.output, "-") == 0));
 	rc = sl_hybrid_search(&ho, &r, &err);
 	if (rc != SL_OK) {
 		cli_opts_free(&o);
@@ -343,7 +369,16 @@ cmd_plan(int argc, char **argv)
 		print_pipeline(&r.best, &ho, g);
 		sl_graph_free(g);
 	}
-	if (o.export_kind != NULL && (rc = write_export(&r.best, &ho, &o, &err)) != SL_OK) {
+	/* --json FILE: the plan with its stages, as --export json writes it */
+	if (o.json != NULL && (rc = write_export(&r.best, &ho, SL_EXPORT_JSON,
+	    o.json, &err)) != SL_OK) {
+		sl_hybrid_result_free(&r);
+		cli_opts_free(&o);
+		return cli_report(&err);
+	}
+	if (o.export_kind != NULL && (rc = write_export(&r.best, &ho,
+	    sl_export_from_name(o.export_kind), o.output ? o.output : "-",
+	    &err)) != SL_OK) {
 		sl_hybrid_result_free(&r);
 		cli_opts_free(&o);
 		return cli_report(&err);
