@@ -152,6 +152,22 @@ expect_in "$TMP/b4.err" "--export: expected megatron"
 run b5 "$SHARDLAB" plan gpt-1.7b --devices 8 --framework jax
 expect_status 2 b5
 expect_in "$TMP/b5.err" "--framework: expected megatron, torchtitan, deepspeed or free, got 'jax'"
+# a pipeline plan of more devices than a mesh may have (65536 stages of
+# 65536 devices: the explorer multiplied them in an int) is refused where
+# it says so, in every reader of plans
+{
+	printf '{"format": "shardlab-pipeline", "version": 1, "schedule": "1f1b", '
+	printf '"pp": 65536, "virtual_stages": 1, "mesh": {"shape": [65536]}, '
+	printf '"micro_batches": 8, "graph_batch": 1, "stages": ['
+	yes '{"layers": 1, "recompute": "none"},' | head -n 65535 | tr -d '\n'
+	printf '{"layers": 1, "recompute": "none"}]}\n'
+} >"$TMP/huge.json"
+for c in "tui gpt-1.7b --plan" "timeline gpt-1.7b --devices 1 --plan" validate; do
+	# shellcheck disable=SC2086
+	run huge "$SHARDLAB" $c "$TMP/huge.json"
+	expect_status 2 huge
+	expect_in "$TMP/huge.err" "huge.json:1:73: 65536 pipeline stages of 65536 devices each are more than 65536 devices"
+done
 
 # the framework: Megatron-LM unless told, said in the report and recorded
 # in the plan file's recipe
