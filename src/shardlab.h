@@ -852,6 +852,14 @@ bool sl_solve_auto_searches(const sl_problem *p);
 int sl_solve_dp(const sl_problem *p, const sl_solve_opts *o,
     sl_solution *sol, sl_error *err);
 
+/*
+ * GLPK's optimum ilp (its plan scored exactly) against an exact solver's
+ * optimum exact: 1 they agree, -1 they disagree (one of them is wrong), 0
+ * no opinion: GLPK's plan costs more, past 2^52, where its doubles cannot
+ * tell plans a unit apart.
+ */
+int sl_ilp_verdict(int64_t exact, int64_t ilp);
+
 /* Kept-warm GLPK: built once, re-solved after allowed/cost changes. */
 typedef struct sl_ilp sl_ilp;
 sl_ilp *sl_ilp_new(const sl_problem *p, sl_error *err);

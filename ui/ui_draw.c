@@ -1386,6 +1386,10 @@ ui_draw_status(WINDOW *w, const ui *u)
 		conf = _("not confirmed (GLPK time limit)");
 		short_conf = _("GLPK: time limit");
 		break;
+	case UI_CONF_PRECISION:
+		conf = _("not confirmed (past GLPK's precision)");
+		short_conf = _("GLPK: precision");
+		break;
 	}
 	if (u->m.search != UI_SEARCH_NONE)
 		ui_search_text(&u->m, sb, sizeof sb, &conf, &short_conf);

@@ -929,8 +929,10 @@ ui_model_poll(ui_model *m, sl_error *err)
 			else if (j->status == SL_SOLVE_LIMIT ||
 			    j->status == SL_SOLVE_CANCELLED)
 				m->confirm = UI_CONF_LIMIT;
-			else if (j->objective == m->sol.objective)
+			else if (sl_ilp_verdict(m->sol.objective, j->objective) > 0)
 				m->confirm = UI_CONF_YES;
+			else if (sl_ilp_verdict(m->sol.objective, j->objective) == 0)
+				m->confirm = UI_CONF_PRECISION;
 			else
 				m->confirm = UI_CONF_DIFFERS;
 			what |= UI_M_CONFIRM;
