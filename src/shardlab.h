@@ -118,7 +118,11 @@ const char *sl_format_rate(double per_s, char *buf, size_t len);
  * failure).  path "-" means standard output.  A symbolic link is followed:
  * the file it names is replaced and the link stays.  A character device or a
  * FIFO is written through, never replaced; a directory, a block device, a
- * socket or a read-only file is refused.
+ * socket or a read-only file is refused.  A file that cannot be written,
+ * wherever that is found (any of those, a FIFO without a reader, a
+ * directory that is missing, full or not writable, a failed write or
+ * rename), is SL_EINTERNAL; a path that would replace an input of the
+ * process (sl_output_check) is SL_EINPUT.
  */
 typedef struct sl_atomic {
 	FILE *fp;

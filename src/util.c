@@ -330,7 +330,7 @@ sl_atomic_through(sl_atomic *a, const char *shown, sl_error *err)
 		snprintf(m, sizeof m, errno == ENXIO ?
 		    _("a FIFO with no reader: nothing to write to") :
 		    _("cannot open for writing: %s"), strerror(errno));
-		return sl_atomic_fail(a, err, SL_EINPUT, shown, m);
+		return sl_atomic_fail(a, err, SL_EINTERNAL, shown, m);
 	}
 	flags = fcntl(fd, F_GETFL);
 	if (flags >= 0)
@@ -445,27 +445,29 @@ sl_atomic_open(sl_atomic *a, const char *path, sl_error *err)
 		a->path = sl_xstrdup(path);
 		return SL_OK;
 	}
+	/* replacing an input is refused by rule: bad usage (2), not a file
+	 * that cannot be written (3) */
 	if (sl_output_check(path, NULL, err) != SL_OK)
 		return SL_EINPUT;
 	/* A symbolic link is followed: its target is replaced, the link stays. */
 	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
 		if ((real = realpath(path, NULL)) == NULL)
-			return sl_error_set(err, SL_EINPUT, path, 0, 0,
+			return sl_error_set(err, SL_EINTERNAL, path, 0, 0,
 			    _("a symbolic link to a missing file: %s"),
 			    strerror(errno));
 	}
 	a->path = real != NULL ? real : sl_xstrdup(path);
 	exists = stat(a->path, &st) == 0;
 	if (exists && S_ISDIR(st.st_mode))
-		return sl_atomic_fail(a, err, SL_EINPUT, path,
+		return sl_atomic_fail(a, err, SL_EINTERNAL, path,
 		    _("is a directory: expected a file name"));
 	if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
 		return sl_atomic_through(a, path, err);
 	if (exists && !S_ISREG(st.st_mode))
-		return sl_atomic_fail(a, err, SL_EINPUT, path,
+		return sl_atomic_fail(a, err, SL_EINTERNAL, path,
 		    _("not a regular file, a character device or a FIFO: refusing to replace it"));
 	if (exists && ((st.st_mode & 0222) == 0 || access(a->path, W_OK) != 0))
-		return sl_atomic_fail(a, err, SL_EINPUT, path,
+		return sl_atomic_fail(a, err, SL_EINTERNAL, path,
 		    _("the file is read-only: refusing to replace it"));
 	if (exists) {
 		a->mode = (int)(st.st_mode & 07777);
@@ -492,7 +494,7 @@ sl_atomic_open(sl_atomic *a, const char *path, sl_error *err)
 		char m[512];
 		snprintf(m, sizeof m, _("cannot create a file in its directory: %s"),
 		    strerror(errno));
-		return sl_atomic_fail(a, err, SL_EINPUT, path, m);
+		return sl_atomic_fail(a, err, SL_EINTERNAL, path, m);
 	}
 	sl_tmp_track(a->tmp, true);
 	(void)fchmod(fd, (mode_t)a->mode);
@@ -543,7 +545,7 @@ sl_atomic_commit(sl_atomic *a, sl_error *err)
 		} else if (a->tmp != NULL && rename(a->tmp, a->path) != 0) {
 			e = errno;
 			unlink(a->tmp);
-			rc = sl_error_set(err, SL_EINPUT, a->path, 0, 0,
+			rc = sl_error_set(err, SL_EINTERNAL, a->path, 0, 0,
 			    _("cannot replace the file: %s"), strerror(e));
 		}
 		sl_tmp_track(a->tmp, false);

@@ -29,7 +29,7 @@ if mkfifo "$TMP/fifo" 2>/dev/null; then
 	expect_in "$TMP/fifo.got" '"format": "shardlab-plan"'
 	# with no reader: refused at once, not a hang
 	run fifo_none "$SHARDLAB" solve mlp-2layer --json "$TMP/fifo"
-	expect_status 2 fifo_none
+	expect_status 3 fifo_none
 	expect_in "$TMP/fifo_none.err" "a FIFO with no reader"
 	# as an input: refused, not read forever
 	run fifo_in "$SHARDLAB" solve "$TMP/fifo"
@@ -46,7 +46,7 @@ expect_status 0 link
 expect_in "$TMP/target.json" '"format": "shardlab-plan"'
 ln -s missing.json "$TMP/dangling.json"
 run dangling "$SHARDLAB" solve mlp-2layer --json "$TMP/dangling.json"
-expect_status 2 dangling
+expect_status 3 dangling
 expect_in "$TMP/dangling.err" "symbolic link to a missing file"
 
 # -- the old file's mode is kept
@@ -63,14 +63,14 @@ expect_eq "$(stat -c %a "$TMP/private.json")" 640 "mode after sweep --json"
 echo keep >"$TMP/ro.json"
 chmod 444 "$TMP/ro.json"
 run ro "$SHARDLAB" solve mlp-2layer --json "$TMP/ro.json"
-expect_status 2 ro
+expect_status 3 ro
 expect_in "$TMP/ro.err" "read-only"
 expect_eq "$(cat "$TMP/ro.json")" keep "the read-only file"
 
 # -- a directory is refused with its name
 mkdir "$TMP/adir"
 run dir "$SHARDLAB" solve mlp-2layer --json "$TMP/adir"
-expect_status 2 dir
+expect_status 3 dir
 expect_in "$TMP/dir.err" "is a directory"
 
 # -- the output may not be an input: the model is not lost

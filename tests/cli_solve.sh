@@ -41,7 +41,7 @@ expect_in "$TMP/badstrat.err" "it has:"
 
 # A plan into a missing directory fails cleanly and leaves nothing.
 run nodir "$SHARDLAB" solve mlp-2layer --devices 4 --json "$TMP/missing/p.json"
-expect_status 2 nodir
+expect_status 3 nodir
 [ ! -e "$TMP/missing" ] || fail "something was written"
 
 # An existing plan is replaced whole, and no temporary file is left.
