@@ -182,6 +182,28 @@ if [ -e "$TMP/r/g.svg" ]; then
 	tail -c 20 "$TMP/r/g.svg" | grep -q '</svg>' || fail "a partial g.svg"
 fi
 
+# -- any signal that ends the process by default, caught when the temporary
+# file is there (the render lays the graph out after opening it): the file
+# is removed (SIGUSR1 and SIGALRM left it)
+for sig in USR1 ALRM USR2 VTALRM PROF QUIT XCPU TERM RTMIN RTMAX; do
+	kill -l "$sig" >/dev/null 2>&1 || continue
+	mkdir "$TMP/s$sig"
+	"$SHARDLAB" render "$TMP/g48.json" --format svg -o "$TMP/s$sig/g.svg" \
+		>/dev/null 2>&1 &
+	pid=$!
+	i=0
+	while [ -z "$(ls -A "$TMP/s$sig")" ] && [ $i -lt 400 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	seen=$(ls -A "$TMP/s$sig")
+	kill -s "$sig" $pid 2>/dev/null
+	wait $pid
+	case $seen in .g.svg.*) ;; *) fail "SIG$sig: no temporary file to remove (saw '$seen')" ;; esac
+	left=$(ls -A "$TMP/s$sig" | grep -v '^g\.svg$')
+	expect_eq "$left" "" "files left by a render stopped by SIG$sig"
+done
+
 # -- names with control characters never reach the terminal raw
 esc=$(printf 'x\033[2J\001y')
 run gen_esc "$SHARDLAB" gen gpt --name "$esc" -o "$TMP/esc.json" -q

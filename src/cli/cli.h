@@ -214,6 +214,11 @@ void cli_plan_warn(const sl_plan_file *pf, const sl_graph *g);
 /* ---- tmpfile.c: an empty temporary file named shardlab-WHAT-XXXXXX in
  * $TMPDIR (or /tmp). */
 int cli_tmpfile(char *buf, size_t len, const char *what, sl_error *err);
+/* The signals that end the process by default and can be caught, into
+ * sigs (at most n); returns how many.  On each, a front end removes the
+ * atomic writer's temporary files (sl_atomic_unlink_all). */
+#define CLI_MAX_EXIT_SIGNALS 96
+int cli_exit_signals(int *sigs, int n);
 
 /* ---- fmt.c */
 /* fprintf whose %Ns widths count display columns (wide translations). */
