@@ -15,10 +15,6 @@
 #include <stdio.h>
 #include <wchar.h>
 
-#ifndef ENABLE_NLS
-#define ngettext(a, b, n) ((n) == 1 ? (a) : (b))
-#endif
-
 /*
  * A subcommand.  options names the long options it takes, space-separated
  * (one spelling of each: "op" admits --around too, "output" -o, "quiet"
