@@ -5,7 +5,7 @@
  * graph, solves it for the plan with the least per-device memory traded
  * against communication time, and evaluates any plan.  It never prints and
  * never includes curses: errors come back as sl_error values, progress
- * through callbacks.  The command line (src/cli*.c) and the explorer (ui/)
+ * through callbacks.  The command line (src/cli/) and the explorer (ui/)
  * are front ends over this header alone.
  *
  *   graph.c        operators, tensors, validation, topological order
@@ -22,7 +22,15 @@
  *   solve_ilp.c    GLPK integer program (per-edge marginal formulation)
  *   solve_dp.c     exact elimination / folded-layer DP
  *   solve_brute.c  exhaustive enumeration (small problems, tests)
- *   solve.c        solver dispatch (auto|dp|ilp|brute)
+ *   solve_anytime.c  the anytime solver for graphs with a memory usage
+ *                  limit over liveness intervals (IOPDDL problems, graphs
+ *                  that do not fold): a plan early, improved until the
+ *                  time limit, with a lower bound (doc/anytime.md)
+ *   reduce.c       exact reductions before a search: dominated strategies,
+ *                  contracted leaves and chains, identical subgraphs
+ *   trws.c         tree-reweighted message passing (TRW-S): the anytime
+ *                  solver's lower bounds and priced plans
+ *   solve.c        solver dispatch (auto|dp|ilp|brute|anytime)
  *   iopddl.c       IOPDDL contest problems: load (plain or gzip), export
  *   eval.c         per-device evaluator of any assignment
  *   sweep.c        the alpha frontier (parametric search over exact solves)
@@ -34,13 +42,22 @@
  *                  recomputation, batches; bytes per element by recipe
  *   timeline.c     memory over time: a step's buffers in execution order,
  *                  the peak, the order that lowers it, a caching allocator
- *   pipe_*.c       pipeline stages (pipe_internal.h has their map):
- *                  schedules, the stages' spaces and plans, evaluation,
- *                  the hybrid search over pipeline degree, sub-mesh,
- *                  micro-batches, stage boundaries and recomputation,
- *                  what would make a model fit, launch arguments, and the
- *                  pipeline the explorer keeps
+ *   pipe_schedule.c  pipeline schedules (GPipe, 1F1B, interleaved):
+ *                  micro-batches in flight, peak, bubble, pipelined time
+ *   pipe_space.c   what a pipeline's stages share per micro-batch and
+ *                  sub-mesh: the space, classes of alike layers, tables
+ *   pipe_stage.c   stage types and their plans under a memory budget
+ *   pipe_eval.c    one pipeline evaluated; its Megatron-LM comparison
+ *   pipe_search.c  the hybrid search over pipeline degree, sub-mesh,
+ *                  micro-batches, stage boundaries and recomputation
+ *   pipe_suggest.c what single change would make a model fit
+ *   pipe_export.c  launch arguments and configurations for frameworks
+ *   pipe_ctx.c     a pipeline the explorer keeps and evaluates again
  *   util.c         errors, allocation, atomic files, size parsing
+ *
+ * Headers beside this one, for the engine's own files: internal.h (gettext,
+ * checked arithmetic, the kind table, what files share), json.h (the JSON
+ * reader and writer), pipe_internal.h (what the pipeline files share).
  *
  * Units: memory in bytes, time in nanoseconds, both int64_t.
  */

@@ -12,6 +12,7 @@
 #    the engine's, reached through src/shardlab.h.
 #  - Every subcommand file exports its row, cli_cmd_NAME in NAME.c, and the
 #    table of main.c lists each row once.
+#  - The file map atop src/shardlab.h names every engine source.
 # (engine_wall.sh checks the engine's objects; this checks its sources.)
 . "$TESTS_SRCDIR/lib.sh"
 
@@ -86,6 +87,14 @@ grep -q 'src/util\.c' "$TMP/lib" || fail "no engine sources read from Makefile.a
 for f in "$TOP"/src/*.c; do
 	grep -q "src/${f##*/}" "$TMP/lib" ||
 		fail "src/${f##*/} is not an engine source: front-end code goes to src/cli/"
+done
+
+# The engine's header maps its files: each src/*.c has its line there.
+sed -n '1,/^\*\//p' "$TOP/src/shardlab.h" >"$TMP/map"
+n_checks=$((n_checks + 1))
+for f in "$TOP"/src/*.c; do
+	grep -q "^ \*   ${f##*/} " "$TMP/map" ||
+		fail "src/${f##*/} is missing from the file map of src/shardlab.h"
 done
 
 # Each row is exported by the file of its name and listed once in main.c.
