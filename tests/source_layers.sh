@@ -13,6 +13,7 @@
 #  - Every subcommand file exports its row, cli_cmd_NAME in NAME.c, and the
 #    table of main.c lists each row once.
 #  - The file map atop src/shardlab.h names every engine source.
+#  - No engine string names a command-line option (the front ends do).
 # (engine_wall.sh checks the engine's objects; this checks its sources.)
 . "$TESTS_SRCDIR/lib.sh"
 
@@ -96,6 +97,17 @@ for f in "$TOP"/src/*.c; do
 	grep -q "^ \*   ${f##*/} " "$TMP/map" ||
 		fail "src/${f##*/} is missing from the file map of src/shardlab.h"
 done
+
+# The engine names no command-line option in its words: it names the
+# setting (sl_setting) and the front end its option.  pipe_export.c alone
+# writes options: the frameworks' own (Megatron-LM's --tensor-model-...).
+n_checks=$((n_checks + 1))
+for f in "$TOP"/src/*.c; do
+	[ "${f##*/}" = pipe_export.c ] && continue
+	grep -n '"[^"]*--[a-z][^"]*"' "$f" | sed "s#^#src/${f##*/}:#"
+done >"$TMP/flags"
+[ -s "$TMP/flags" ] && fail "engine strings name command-line options:
+$(cat "$TMP/flags")"
 
 # Each row is exported by the file of its name and listed once in main.c.
 MAIN="$TOP/src/cli/main.c"

@@ -251,6 +251,20 @@ print_search(const plan_model *pm, const sl_hybrid_opts *ho,
 	}
 }
 
+/* A change in the command line's words: the option it sets, or drops. */
+static void
+change_words(const sl_fit_change *c, char *buf, size_t len)
+{
+	if (c->setting == SL_SET_NONE)
+		snprintf(buf, len, "%s", c->what);
+	else if (c->value[0] != '\0')
+		snprintf(buf, len, "%s (%s %s)", c->what,
+		    cli_setting_option(c->setting), c->value);
+	else
+		snprintf(buf, len, _("%s (drop %s)"), c->what,
+		    cli_setting_option(c->setting));
+}
+
 /* Nothing fits: the least memory reached, and the changes that would fit. */
 static void
 print_no_fit(const sl_hybrid_opts *ho, const sl_hybrid_result *r)
@@ -280,13 +294,17 @@ print_no_fit(const sl_hybrid_opts *ho, const sl_hybrid_result *r)
 	    known > 0 ? _("no single change tried makes it fit; the closest, "
 	    "least memory first:") : _("no change tried could be evaluated, so "
 	    "none is known to make it fit:"));
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		char what[256];
+
+		change_words(&ch[i], what, sizeof what);
 		if (ch[i].why[0] != '\0')
-			printf(_("  %s: not evaluated: %s\n"), ch[i].what, ch[i].why);
+			printf(_("  %s: not evaluated: %s\n"), what, ch[i].why);
 		else
 			printf(ch[i].fits ? _("  %s: fits; memory %s, step %s\n") :
-			    _("  %s: does not fit; memory %s, step %s\n"), ch[i].what,
+			    _("  %s: does not fit; memory %s, step %s\n"), what,
 			    cli_bytes(ch[i].max_mem, b[0]), cli_ns(ch[i].step_ns, b[1]));
+	}
 	free(ch);
 }
 
