@@ -88,7 +88,7 @@ sl_evaluate(const sl_space *s, const int *choice, double alpha, sl_eval *ev,
 			sl_edge_cost(s, e, choice[se->src], choice[se->dst], coord,
 			    &mem, NULL);
 			if (mem.buffers > 0) {
-				sl_mem_item it = { .cat = CAT_BUFFERS,
+				sl_mem_item it = { .cat = SL_CAT_BUFFERS,
 				    .local = mem.buffers, .full = sl_mul_sat(
 				    sl_tensor_elems(t), sl_elem_bytes(s, t)) };
 				acc_item(&acc, &it);

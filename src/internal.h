@@ -150,7 +150,6 @@ static inline int sl_op_slot_tensor(const sl_op *op, int slot)
  * on coord and its full (unsharded) bytes.  sl_node_cost sums the local
  * bytes; the evaluator also uses the full ones for redundancy.
  */
-enum { CAT_PARAMS, CAT_GRADS, CAT_OPTIM, CAT_ACTS, CAT_BUFFERS, CAT_COUNT };
 /* What an item is, for launch lists and explain. */
 typedef enum sl_item_what {
 	SL_WHAT_STATE,		/* weight, gradient or optimizer state of a parameter */
@@ -160,7 +159,7 @@ typedef enum sl_item_what {
 	SL_WHAT_EXTRA		/* what no slot describes (attention scores, LSE) */
 } sl_item_what;
 typedef struct sl_mem_item {
-	int cat;		/* CAT_* */
+	int cat;		/* sl_mem_cat */
 	int64_t local, full;	/* bytes on the device, bytes unsharded */
 	sl_item_what what;
 	int slot;		/* tensor slot (inputs then outputs), -1 for extra */
@@ -233,10 +232,6 @@ sl_problem *sl_problem_new_rows(int n, const int *k, int m,
     const int (*edge)[2], bool cost_rows);
 /* sl_space_reweigh of the node costs alone (recomputation changes no edge). */
 void sl_space_reweigh_nodes(const sl_space *s, double alpha, sl_problem *p);
-/* Adds v to the category cat of m. */
-void sl_mem_add(sl_mem *m, int cat, int64_t v);
-int64_t sl_comm_total(const sl_comm *c);
-void sl_comm_add(sl_comm *to, const sl_comm *c);
 
 /* sha256 of a byte buffer as 64 hex characters (util.c). */
 void sl_sha256_hex(const void *data, size_t len, char out[65]);

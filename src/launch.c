@@ -18,40 +18,6 @@
 #include <jansson.h>
 #include <stdlib.h>
 
-static const char *const launch_cat_names[SL_CAT_COUNT] = {
-	"parameters", "gradients", "optimizer", "activations", "buffers"
-};
-
-const char *
-sl_mem_cat_name(int cat)
-{
-	if (cat < 0 || cat >= SL_CAT_COUNT)
-		return "?";
-	return launch_cat_names[cat];
-}
-
-int
-sl_mem_cat_from_name(const char *s)
-{
-	for (int c = 0; c < SL_CAT_COUNT; c++)
-		if (strcmp(s, launch_cat_names[c]) == 0)
-			return c;
-	return -1;
-}
-
-int64_t
-sl_mem_get(const sl_mem *m, int cat)
-{
-	switch (cat) {
-	case SL_CAT_PARAMS: return m->params;
-	case SL_CAT_GRADS: return m->grads;
-	case SL_CAT_OPTIM: return m->optim;
-	case SL_CAT_ACTS: return m->acts;
-	case SL_CAT_BUFFERS: return m->buffers;
-	}
-	return 0;
-}
-
 /* ------------------------------------------------------------ building */
 
 typedef struct launch_ctx {

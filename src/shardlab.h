@@ -30,6 +30,8 @@
  *   baseline.c     data parallel, ZeRO, Megatron-LM, Alpa, Colossal-Auto plans
  *   explain.c      one operator's strategy explained step by step (text)
  *   launch.c       a plan as per-device buffers and kernels for the GPU runner
+ *   memory.c       memory and communication by category: the sums every
+ *                  fold of the cost model uses
  *   recipe.c       the training recipe: attention kernel, precision,
  *                  recomputation, batches; bytes per element by recipe
  *   timeline.c     memory over time: a step's buffers in execution order,
@@ -534,17 +536,31 @@ typedef struct sl_binding {
 	int8_t map[SL_MAX_OP_TENSORS][SL_MAX_RANK];
 } sl_binding;
 
-/* Communication one strategy or edge causes, by collective (ns, bytes moved). */
+/*
+ * Communication one strategy or edge causes, by collective (ns, bytes
+ * moved), and memory of one device by category (bytes), with their sums
+ * (memory.c).
+ */
 typedef struct sl_comm {
 	int64_t ns[SL_COLL_COUNT];
 	int64_t bytes[SL_COLL_COUNT];
 } sl_comm;
+int64_t sl_comm_total(const sl_comm *c);
+void sl_comm_add(sl_comm *to, const sl_comm *c);
 
-/* Memory of one device by category (bytes). */
+typedef enum sl_mem_cat {
+	SL_CAT_PARAMS, SL_CAT_GRADS, SL_CAT_OPTIM, SL_CAT_ACTS, SL_CAT_BUFFERS,
+	SL_CAT_COUNT
+} sl_mem_cat;
 typedef struct sl_mem {
 	int64_t params, grads, optim, acts, buffers;
 } sl_mem;
 int64_t sl_mem_total(const sl_mem *m);
+/* "parameters", "gradients", "optimizer", "activations", "buffers" (plan JSON keys). */
+const char *sl_mem_cat_name(int cat);
+int sl_mem_cat_from_name(const char *s);	/* -1 if unknown */
+int64_t sl_mem_get(const sl_mem *m, int cat);
+void sl_mem_add(sl_mem *m, int cat, int64_t bytes);
 
 typedef struct sl_space_op {
 	const sl_binding *bind;	/* shared as strat is (sl_space.strat_of) */
@@ -1099,16 +1115,6 @@ char *sl_explain(const sl_space *s, const int *choice, int op, int strat,
  * memory-traffic kernels) and collectives of the forward and backward pass.
  * The GPU runner (src/runner) executes it; the engine only builds it.
  */
-typedef enum sl_mem_cat {
-	SL_CAT_PARAMS, SL_CAT_GRADS, SL_CAT_OPTIM, SL_CAT_ACTS, SL_CAT_BUFFERS,
-	SL_CAT_COUNT
-} sl_mem_cat;
-/* "parameters", "gradients", "optimizer", "activations", "buffers" (plan JSON keys). */
-const char *sl_mem_cat_name(int cat);
-int sl_mem_cat_from_name(const char *s);	/* -1 if unknown */
-int64_t sl_mem_get(const sl_mem *m, int cat);
-void sl_mem_add(sl_mem *m, int cat, int64_t bytes);
-
 typedef struct sl_alloc {
 	char name[96];		/* "fc1.w1.grad", "gelu:saved:h", "h:fc1->fc2" */
 	int cat;		/* sl_mem_cat */

@@ -118,13 +118,6 @@ sl_spec_format(const sl_spec *s, int rank, char *buf, size_t len)
 	return buf;
 }
 
-int64_t
-sl_mem_total(const sl_mem *m)
-{
-	return sl_add_sat(sl_add_sat(sl_add_sat(m->params, m->grads),
-	    sl_add_sat(m->optim, m->acts)), m->buffers);
-}
-
 /* Cap of one weighed term: 2^53, exact in a double, and sums of many stay in int64. */
 #define SL_TERM_MAX ((int64_t)1 << 53)
 
@@ -569,7 +562,7 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 			 * backward (not when the layer is recomputed). */
 			if (r->precision == SL_PREC_AMP && op->kind == SL_OP_MATMUL &&
 			    i == 1 && rc != SL_RECOMP_FULL)
-				emit(fn, ctx, CAT_ACTS, SL_WHAT_AUTOCAST, i, op->in[i], 2,
+				emit(fn, ctx, SL_CAT_ACTS, SL_WHAT_AUTOCAST, i, op->in[i], 2,
 				    sl_local_elems(m, &st->spec[i], t, coord), full);
 			continue;
 		}
@@ -584,7 +577,7 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 		} else if (f == 0) {
 			continue;
 		}
-		emit(fn, ctx, CAT_ACTS, rc == SL_RECOMP_FULL ? SL_WHAT_LAYER_INPUT :
+		emit(fn, ctx, SL_CAT_ACTS, rc == SL_RECOMP_FULL ? SL_WHAT_LAYER_INPUT :
 		    SL_WHAT_SAVED, i, op->in[i], saved_width(sp, op, t, f),
 		    sl_local_elems(m, &st->spec[i], t, coord), full);
 	}
@@ -594,7 +587,7 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 		const sl_tensor *t = &g->tensors[op->out[j]];
 		int f = k->saved_out[j];
 		if (f != 0)
-			emit(fn, ctx, CAT_ACTS, SL_WHAT_SAVED, op->n_in + j, op->out[j],
+			emit(fn, ctx, SL_CAT_ACTS, SL_WHAT_SAVED, op->n_in + j, op->out[j],
 			    saved_width(sp, op, t, f),
 			    sl_local_elems(m, &st->spec[op->n_in + j], t, coord),
 			    sl_tensor_elems(t));
@@ -602,20 +595,13 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 	if (k->extra_saved != NULL) {
 		int64_t loc[SL_MAX_LOOP];
 		const sl_binding *b = so->bind;
-		sl_mem_item it = { .cat = CAT_ACTS, .what = SL_WHAT_EXTRA, .slot = -1,
+		sl_mem_item it = { .cat = SL_CAT_ACTS, .what = SL_WHAT_EXTRA, .slot = -1,
 		    .tensor = -1 };
 		sl_local_loop(sp, opi, si, coord, loc);
 		it.local = k->extra_saved(sp, op, b, loc);
 		it.full = k->extra_saved(sp, op, b, b->size);
 		fn(ctx, &it);
 	}
-}
-
-void
-sl_mem_add(sl_mem *mem, int cat, int64_t v)
-{
-	int64_t *f[] = { &mem->params, &mem->grads, &mem->optim, &mem->acts, &mem->buffers };
-	*f[cat] = sl_add_sat(*f[cat], v);
 }
 
 static void
@@ -860,25 +846,6 @@ sl_edge_cost(const sl_space *s, int edge, int s_src, int s_dst,
 			mem->buffers = sl_mul_sat(sl_local_elems(&s->mesh, dst, t, coord),
 			    sl_elem_bytes(s, t));
 	}
-}
-
-void
-sl_comm_add(sl_comm *to, const sl_comm *c)
-{
-	for (int i = 0; i < SL_COLL_COUNT; i++) {
-		to->ns[i] = sl_add_sat(to->ns[i], c->ns[i]);
-		to->bytes[i] = sl_add_sat(to->bytes[i], c->bytes[i]);
-	}
-}
-
-int64_t
-sl_comm_total(const sl_comm *c)
-{
-	int64_t n = 0;
-
-	for (int i = 0; i < SL_COLL_COUNT; i++)
-		n = sl_add_sat(n, c->ns[i]);
-	return n;
 }
 
 /* ------------------------------------------------------------ build, free */

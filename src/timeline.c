@@ -315,9 +315,9 @@ tl_item(void *ctx, const sl_mem_item *it)
 		remember_keep(b, tensor, what, cat);
 	switch (what) {
 	case KEEP_STATE:
-		if (cat != CAT_GRADS) {
+		if (cat != SL_CAT_GRADS) {
 			buf_new(b, SL_BUF_STATE, cat, v, tensor, local, "%s.%s", tn,
-			    cat == CAT_PARAMS ? "weight" : "optimizer");
+			    cat == SL_CAT_PARAMS ? "weight" : "optimizer");
 			return;
 		}
 		buf_new(b, SL_BUF_GRAD, cat, v, tensor, local, "%s.grad", tn);
@@ -343,11 +343,11 @@ tl_item(void *ctx, const sl_mem_item *it)
 			/* The loss upcasts its logits to fp32 in forward and
 			 * forms their fp32 gradient in backward: each the size
 			 * of the fp32 copy it keeps. */
-			buf_new(b, SL_BUF_LOSS, CAT_BUFFERS, v, tensor, local,
+			buf_new(b, SL_BUF_LOSS, SL_CAT_BUFFERS, v, tensor, local,
 			    "%s:fp32:%s", op->name, tn);
 			buf_a(b, FWD(v));
 			buf_f(b, FWD(v));
-			buf_new(b, SL_BUF_LOSS, CAT_BUFFERS, v, tensor, local,
+			buf_new(b, SL_BUF_LOSS, SL_CAT_BUFFERS, v, tensor, local,
 			    "%s:fp32:%s.grad", op->name, tn);
 			buf_a(b, BWD(b, v));
 			buf_f(b, BWD(b, v));
@@ -504,7 +504,7 @@ build_buffers(tl_build *b)
 				continue;
 			sp.zero = 0;
 			e = slot_elems(b, v, i, &sp);
-			buf_new(b, SL_BUF_GATHER, CAT_BUFFERS, v, op->in[i],
+			buf_new(b, SL_BUF_GATHER, SL_CAT_BUFFERS, v, op->in[i],
 			    sl_mul_sat(e, sl_elem_bytes(s, t)), "%s.gather", t->name);
 			if (op->layer > 0) {
 				const sl_layer *l = &g->layers[op->layer - 1];
@@ -513,14 +513,14 @@ build_buffers(tl_build *b)
 			}
 			buf_a(b, FWD(v));
 			buf_f(b, FWD(v));
-			buf_new(b, SL_BUF_GATHER, CAT_BUFFERS, v, op->in[i],
+			buf_new(b, SL_BUF_GATHER, SL_CAT_BUFFERS, v, op->in[i],
 			    sl_mul_sat(e, sl_elem_bytes(s, t)), "%s.gather.bwd", t->name);
 			if (op->layer >= 0 && op->layer + 1 < g->n_layers)
 				buf_a_layer_backward(b, op->layer + 1);
 			buf_f_backward(b, v, false);
 			buf_a(b, BWD(b, v));
 			buf_a(b, b->wgrad[v]);
-			buf_new(b, SL_BUF_GRAD_FULL, CAT_BUFFERS, v, op->in[i],
+			buf_new(b, SL_BUF_GRAD_FULL, SL_CAT_BUFFERS, v, op->in[i],
 			    sl_mul_sat(e, sl_grad_elem_bytes(s, t)), "%s.grad.full",
 			    t->name);
 			buf_a(b, b->wgrad[v]);
@@ -534,7 +534,7 @@ build_buffers(tl_build *b)
 			int64_t e = slot_elems(b, v, slot, NULL);
 
 			if (!b->kept[ti]) {
-				buf_new(b, SL_BUF_WORKING, CAT_BUFFERS, v, ti,
+				buf_new(b, SL_BUF_WORKING, SL_CAT_BUFFERS, v, ti,
 				    sl_mul_sat(e, sl_elem_bytes(s, t)), "%s", t->name);
 				buf_a(b, FWD(v));
 				if (s->consumed[ti]) {
@@ -548,7 +548,7 @@ build_buffers(tl_build *b)
 				continue;
 			/* Its gradient: from the first reader's backward to the
 			 * end of the producer's. */
-			buf_new(b, SL_BUF_ACT_GRAD, CAT_BUFFERS, v, ti,
+			buf_new(b, SL_BUF_ACT_GRAD, SL_CAT_BUFFERS, v, ti,
 			    sl_mul_sat(e, sl_grad_elem_bytes(s, t)), "%s.grad", t->name);
 			if (s->consumed[ti]) {
 				READERS(b, ti, k)
@@ -572,14 +572,14 @@ build_buffers(tl_build *b)
 		if (mem.buffers <= 0)
 			continue;
 		b->sum = sl_add_sat(b->sum, mem.buffers);
-		buf_new(b, SL_BUF_RESHARD, CAT_BUFFERS, se->dst, se->tensor,
+		buf_new(b, SL_BUF_RESHARD, SL_CAT_BUFFERS, se->dst, se->tensor,
 		    mem.buffers, "%s:%s->%s", t->name, g->ops[se->src].name,
 		    g->ops[se->dst].name);
 		buf_a(b, FWD(se->dst));
 		buf_f(b, FWD(se->dst));
 		if (!tl_is_float(t))
 			continue;
-		buf_new(b, SL_BUF_RESHARD, CAT_BUFFERS, se->dst, se->tensor,
+		buf_new(b, SL_BUF_RESHARD, SL_CAT_BUFFERS, se->dst, se->tensor,
 		    mem.buffers, "%s.grad:%s->%s", t->name, g->ops[se->dst].name,
 		    g->ops[se->src].name);
 		buf_a(b, BWD(b, se->dst));
@@ -589,7 +589,7 @@ build_buffers(tl_build *b)
 	/* The fused optimizer works through the parameters one tensor at a
 	 * time: one gradient-sized work buffer at a time. */
 	if (b->max_grad > 0) {
-		buf_new(b, SL_BUF_OPTIM_TMP, CAT_BUFFERS, -1, -1, b->max_grad,
+		buf_new(b, SL_BUF_OPTIM_TMP, SL_CAT_BUFFERS, -1, -1, b->max_grad,
 		    "optimizer.work");
 		buf_a(b, b->optim);
 		buf_f(b, b->optim);
