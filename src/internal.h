@@ -203,15 +203,26 @@ int64_t sl_attention_saved(const sl_space *sp, const sl_op *op,
 int sl_attention_score_bytes(const sl_space *sp, const sl_op *op);
 /*
  * The collectives of a node or an edge, each once, in the order a step runs
- * them (space.c): sl_node_cost and sl_edge_cost sum their times, the launch
- * lists run them, explain writes them out.  A node's: ZeRO gathers of its
- * parameters (forward, and again in backward), its input gradients' partial
- * sums reduced after the backward kernels, graph outputs left partial reduced
- * after the forward kernels, and context parallelism's ring: attention whose
- * sequence is split passes K and V round that axis (an all-gather's worth
- * forward, again backward, plus a reduce-scatter of their gradients).  An
- * edge's: the resharding between producer and consumer, forward and backward.
+ * them (space.c), each with its cause: sl_node_cost and sl_edge_cost sum
+ * their times, the launch lists run them, explain and the graph's edge
+ * labels put them into words.  A node's: ZeRO gathers of its parameters
+ * (forward, and again in backward), its input gradients' partial sums
+ * reduced after the backward kernels (a reduce-scatter where the states
+ * are sharded, else an all-reduce), graph outputs left partial reduced
+ * after the forward kernels, and context parallelism's ring: attention
+ * whose sequence is split passes K and V round that axis (an all-gather's
+ * worth forward, again backward, plus a reduce-scatter of their
+ * gradients).  An edge's: the resharding from the producer's placement
+ * along an axis to the consumer's, forward and backward.
  */
+typedef enum sl_coll_cause {
+	SL_CAUSE_ZERO_GATHER,	/* a parameter stored sharded, gathered for compute */
+	SL_CAUSE_GRAD,		/* an input's gradient is a partial sum over the axis */
+	SL_CAUSE_OUT,		/* a graph output left as a partial sum */
+	SL_CAUSE_RING,		/* context parallelism: K and V round the ring */
+	SL_CAUSE_RESHARD,	/* an edge: from the producer's spec to the consumer's */
+	SL_CAUSE_COUNT
+} sl_coll_cause;
 typedef struct sl_coll_item {
 	sl_phase phase;
 	bool after;		/* after the operator's kernels */
@@ -219,13 +230,25 @@ typedef struct sl_coll_item {
 	int axis;
 	int64_t bytes;		/* of the tensor the group holds together */
 	int tensor;
-	const char *what;	/* "gather", "grad", "out", "ring" (nodes); "fwd", "bwd" (edges) */
+	sl_coll_cause cause;
+	int slot;		/* the tensor's slot in the operator (an edge: the consumer's) */
+	int bpe;		/* bytes per element as moved */
+	int loop;		/* node: the loop dimension the axis splits, -1 none */
+	int from, to;		/* an edge: sl_placement of producer and consumer */
 } sl_coll_item;
 typedef void (*coll_item_fn)(void *ctx, const sl_coll_item *c);
 void sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx);
 /* Returns whether the edge moves data (the consumer then holds a copy). */
 bool sl_edge_colls(const sl_space *sp, int e, int s_src, int s_dst,
     coll_item_fn fn, void *ctx);
+/* A collective's short tag in launch names: "gather", "grad", "out", "ring";
+ * an edge's "fwd" or "bwd". */
+const char *sl_coll_tag(const sl_coll_item *c);
+/* Placement of a tensor of spec sp along mesh axis a: -2 a partial sum, -1
+ * replicated, else the dimension split over it. */
+int sl_placement(const sl_spec *sp, int rank, int a);
+/* Does a tensor have a gradient (floating point, not data fed to the step)? */
+bool sl_needs_grad(const sl_tensor *t);
 /* sl_problem_new; without cost rows (all NULL, the caller's to fill)
  * unless cost_rows. */
 sl_problem *sl_problem_new_rows(int n, const int *k, int m,

@@ -336,13 +336,6 @@ launch_gemm_shape(const launch_ctx *c, int op, const int *coord, int64_t *batch,
 	}
 }
 
-static bool
-launch_needs_grad(const sl_tensor *t)
-{
-	return t->role != SL_ROLE_INPUT && t->dtype != SL_DT_I32 &&
-	    t->dtype != SL_DT_I64 && t->dtype != SL_DT_U8;
-}
-
 /* Forward (ph FWD) or backward kernels of one operator. */
 static void
 launch_op_kernels(launch_ctx *c, int op, sl_phase ph, const int *coord)
@@ -356,7 +349,7 @@ launch_op_kernels(launch_ctx *c, int op, sl_phase ph, const int *coord)
 		int64_t b = launch_slot_bytes(s, op, st, i, coord);
 
 		in_b += b;
-		if (launch_needs_grad(launch_slot_tensor(s, op, i)))
+		if (sl_needs_grad(launch_slot_tensor(s, op, i)))
 			grad_in_b += b;
 	}
 	for (int j = 0; j < o->n_out; j++)
@@ -374,9 +367,9 @@ launch_op_kernels(launch_ctx *c, int op, sl_phase ph, const int *coord)
 		} else {
 			if (o->n_in > 2)	/* bias gradient: a reduction of dy */
 				launch_memory(c, ph, op, "dbias", out_b);
-			if (launch_needs_grad(launch_slot_tensor(s, op, 0)))
+			if (sl_needs_grad(launch_slot_tensor(s, op, 0)))
 				launch_gemm(c, ph, op, "dgrad", bt, m, k, n);
-			if (launch_needs_grad(launch_slot_tensor(s, op, 1)))
+			if (sl_needs_grad(launch_slot_tensor(s, op, 1)))
 				launch_gemm(c, ph, op, "wgrad", bt, k, n, m);
 		}
 		break;
@@ -452,11 +445,11 @@ launch_coll_item(void *ctx, const sl_coll_item *it)
 		return;
 	if (l->label != NULL)
 		launch_coll(l->c, it->phase, l->op, it->coll, it->axis, it->bytes,
-		    "%s.%s%d", l->label, it->what, it->axis);
+		    "%s.%s%d", l->label, sl_coll_tag(it), it->axis);
 	else
 		launch_coll(l->c, it->phase, l->op, it->coll, it->axis, it->bytes,
 		    "%s.%s.%s%d", g->ops[l->op].name, g->tensors[it->tensor].name,
-		    it->what, it->axis);
+		    sl_coll_tag(it), it->axis);
 }
 
 static void

@@ -175,8 +175,8 @@ sl_grad_axes(const sl_binding *b, const sl_strategy *st, int slot, int out_slot)
 	return axes;
 }
 
-static bool
-needs_grad(const sl_tensor *t)
+bool
+sl_needs_grad(const sl_tensor *t)
 {
 	return t->role != SL_ROLE_INPUT && t->dtype != SL_DT_I32 &&
 	    t->dtype != SL_DT_I64 && t->dtype != SL_DT_U8;
@@ -622,12 +622,31 @@ group_bytes(const sl_mesh *m, const sl_spec *sp, const sl_tensor *t, int a,
 	return sl_mul_sat(sl_local_elems(m, &other, t, NULL), bpe);
 }
 
-static void
-emit_coll(coll_item_fn fn, void *ctx, sl_phase ph, bool after, sl_coll c, int a,
-    int64_t bytes, int tensor, const char *what)
-{
-	sl_coll_item it = { ph, after, c, a, bytes, tensor, what };
+static const char *const cause_tags[SL_CAUSE_COUNT] = {
+	[SL_CAUSE_ZERO_GATHER] = "gather", [SL_CAUSE_GRAD] = "grad",
+	[SL_CAUSE_OUT] = "out", [SL_CAUSE_RING] = "ring",
+};
 
+const char *
+sl_coll_tag(const sl_coll_item *c)
+{
+	if (c->cause == SL_CAUSE_RESHARD)
+		return c->phase == SL_PHASE_FWD ? "fwd" : "bwd";
+	if ((unsigned)c->cause >= SL_CAUSE_COUNT || cause_tags[c->cause] == NULL)
+		return "?";
+	return cause_tags[c->cause];
+}
+
+/* A collective of the cost model, its cause filled in by the caller. */
+static void
+emit_coll(coll_item_fn fn, void *ctx, sl_coll_item it, sl_phase ph, bool after,
+    sl_coll c, int a, int64_t bytes)
+{
+	it.phase = ph;
+	it.after = after;
+	it.coll = c;
+	it.axis = a;
+	it.bytes = bytes;
 	fn(ctx, &it);
 }
 
@@ -650,19 +669,29 @@ ring_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 	kv = op->kv_heads > 0 ? op->kv_heads : op->heads;
 	for (int a = 0; a < m->n_axes; a++) {
 		sl_spec other = st->spec[0];
+		sl_coll_item it = { .cause = SL_CAUSE_RING, .tensor = op->in[0],
+		    .slot = 0, .bpe = sl_elem_bytes(sp, x), .loop = 1 };
 		if (!(seq & (1u << a)) || m->axes[a].size <= 1)
 			continue;
 		other.split[1] &= (uint8_t)~(1u << a);
 		/* K and V are 2 kv of the q + 2 kv heads of the fused input */
-		bytes = sl_mul_sat(sl_local_elems(m, &other, x, NULL), sl_elem_bytes(sp, x));
+		bytes = sl_mul_sat(sl_local_elems(m, &other, x, NULL), it.bpe);
 		bytes = bytes / (q + 2 * kv) * (2 * kv);
-		emit_coll(fn, ctx, SL_PHASE_FWD, false, SL_COLL_ALL_GATHER, a, bytes,
-		    op->in[0], "ring");
-		emit_coll(fn, ctx, SL_PHASE_BWD, false, SL_COLL_ALL_GATHER, a, bytes,
-		    op->in[0], "ring");
-		emit_coll(fn, ctx, SL_PHASE_BWD, true, SL_COLL_REDUCE_SCATTER, a, bytes,
-		    op->in[0], "ring");
+		emit_coll(fn, ctx, it, SL_PHASE_FWD, false, SL_COLL_ALL_GATHER, a, bytes);
+		emit_coll(fn, ctx, it, SL_PHASE_BWD, false, SL_COLL_ALL_GATHER, a, bytes);
+		emit_coll(fn, ctx, it, SL_PHASE_BWD, true, SL_COLL_REDUCE_SCATTER, a,
+		    bytes);
 	}
+}
+
+/* The loop dimension axis a splits in st (-1 none). */
+static int
+axis_loop(const sl_binding *b, const sl_strategy *st, int a)
+{
+	for (int l = 0; l < b->n_loop; l++)
+		if (st->loop_axes[l] & (1u << a))
+			return l;
+	return -1;
 }
 
 void
@@ -676,32 +705,37 @@ sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 
 	for (int i = 0; i < op->n_in; i++) {
 		const sl_tensor *t = &g->tensors[op->in[i]];
+		sl_coll_item it = { .tensor = op->in[i], .slot = i };
 		uint8_t part;
 		int64_t bytes;
 
-		if (!needs_grad(t))
+		if (!sl_needs_grad(t))
 			continue;
 		/* The input's gradient is a partial sum over these axes. */
 		part = sl_grad_axes(so->bind, st, i, op->n_in);
 		if (part == 0)
 			continue;
-		bytes = sl_mul_sat(sl_local_elems(m, &st->spec[i], t, NULL),
-		    sl_grad_elem_bytes(sp, t));
+		it.bpe = sl_grad_elem_bytes(sp, t);
+		bytes = sl_mul_sat(sl_local_elems(m, &st->spec[i], t, NULL), it.bpe);
 		for (int a = 0; a < m->n_axes; a++) {
 			if (!(part & (1u << a)) || m->axes[a].size <= 1 || bytes <= 0)
 				continue;
+			it.loop = axis_loop(so->bind, st, a);
 			if (st->spec[i].zero & (1u << a)) {
 				/* ZeRO-3: gather for forward and backward, scatter the gradient. */
-				emit_coll(fn, ctx, SL_PHASE_FWD, false, SL_COLL_ALL_GATHER, a,
-				    bytes, op->in[i], "gather");
-				emit_coll(fn, ctx, SL_PHASE_BWD, false, SL_COLL_ALL_GATHER, a,
-				    bytes, op->in[i], "gather");
-				emit_coll(fn, ctx, SL_PHASE_BWD, true, SL_COLL_REDUCE_SCATTER, a,
-				    bytes, op->in[i], "grad");
+				it.cause = SL_CAUSE_ZERO_GATHER;
+				emit_coll(fn, ctx, it, SL_PHASE_FWD, false,
+				    SL_COLL_ALL_GATHER, a, bytes);
+				emit_coll(fn, ctx, it, SL_PHASE_BWD, false,
+				    SL_COLL_ALL_GATHER, a, bytes);
+				it.cause = SL_CAUSE_GRAD;
+				emit_coll(fn, ctx, it, SL_PHASE_BWD, true,
+				    SL_COLL_REDUCE_SCATTER, a, bytes);
 				bytes = sl_ceil_div(bytes, m->axes[a].size);
 			} else {
-				emit_coll(fn, ctx, SL_PHASE_BWD, true, SL_COLL_ALL_REDUCE, a,
-				    bytes, op->in[i], "grad");
+				it.cause = SL_CAUSE_GRAD;
+				emit_coll(fn, ctx, it, SL_PHASE_BWD, true,
+				    SL_COLL_ALL_REDUCE, a, bytes);
 			}
 		}
 	}
@@ -710,13 +744,17 @@ sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 	for (int j = 0; j < op->n_out; j++) {
 		const sl_spec *sp2 = &st->spec[op->n_in + j];
 		const sl_tensor *t = &g->tensors[op->out[j]];
+		sl_coll_item it = { .cause = SL_CAUSE_OUT, .tensor = op->out[j],
+		    .slot = op->n_in + j, .bpe = sl_elem_bytes(sp, t) };
 		if (sp->consumed[op->out[j]] || sp2->partial == 0)
 			continue;
 		for (int a = 0; a < m->n_axes; a++)
-			if ((sp2->partial & (1u << a)) && m->axes[a].size > 1)
-				emit_coll(fn, ctx, SL_PHASE_FWD, true, SL_COLL_ALL_REDUCE, a,
-				    group_bytes(m, sp2, t, a, sl_elem_bytes(sp, t)),
-				    op->out[j], "out");
+			if ((sp2->partial & (1u << a)) && m->axes[a].size > 1) {
+				it.loop = axis_loop(so->bind, st, a);
+				emit_coll(fn, ctx, it, SL_PHASE_FWD, true,
+				    SL_COLL_ALL_REDUCE, a,
+				    group_bytes(m, sp2, t, a, it.bpe));
+			}
 	}
 }
 
@@ -755,9 +793,8 @@ sl_node_cost(const sl_space *s, int op, int strat, const int *coord,
 	}
 }
 
-/* Placement of a tensor along axis a: -2 partial, -1 replicated, else split dim. */
-static int
-placement(const sl_spec *sp, int rank, int a)
+int
+sl_placement(const sl_spec *sp, int rank, int a)
 {
 	if (sp->partial & (1u << a))
 		return -2;
@@ -797,9 +834,11 @@ sl_edge_colls(const sl_space *s, int edge, int s_src, int s_dst,
 	bool moved = false;
 
 	for (int a = 0; a < m->n_axes; a++) {
-		int p = placement(src, t->rank, a), c = placement(dst, t->rank, a);
+		int p = sl_placement(src, t->rank, a), c = sl_placement(dst, t->rank, a);
 		int64_t b;
 		sl_coll fw = SL_COLL_COUNT, bw = SL_COLL_COUNT;
+		sl_coll_item it = { .cause = SL_CAUSE_RESHARD, .tensor = e->tensor,
+		    .slot = e->dst_slot, .bpe = bpe, .loop = -1, .from = p, .to = c };
 
 		if (p == c || m->axes[a].size <= 1)
 			continue;
@@ -818,9 +857,9 @@ sl_edge_colls(const sl_space *s, int edge, int s_src, int s_dst,
 		}
 		moved = moved || p != -1;
 		if (fn != NULL && fw != SL_COLL_COUNT)
-			emit_coll(fn, ctx, SL_PHASE_FWD, false, fw, a, b, e->tensor, "fwd");
+			emit_coll(fn, ctx, it, SL_PHASE_FWD, false, fw, a, b);
 		if (fn != NULL && bw != SL_COLL_COUNT)
-			emit_coll(fn, ctx, SL_PHASE_BWD, false, bw, a, b, e->tensor, "bwd");
+			emit_coll(fn, ctx, it, SL_PHASE_BWD, false, bw, a, b);
 	}
 	return moved;
 }
