@@ -376,6 +376,9 @@ collect_item(void *ctx, const sl_mem_item *it)
 {
 	item_list *l = ctx;
 
+	/* what the device keeps; the loss's moments of fp32 are the timeline's */
+	if (!it->summed)
+		return;
 	if (l->n < (int)SL_ARRAY_LEN(l->it))
 		l->it[l->n++] = *it;
 }
@@ -490,6 +493,8 @@ explain_memory(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *s
 			total += it->local;
 			break;
 		}
+		case SL_WHAT_TRANSIENT:
+			break;
 		}
 	}
 	if (l.n == 0)

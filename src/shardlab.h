@@ -30,8 +30,9 @@
  *   baseline.c     data parallel, ZeRO, Megatron-LM, Alpa, Colossal-Auto plans
  *   explain.c      one operator's strategy explained step by step (text)
  *   launch.c       a plan as per-device buffers and kernels for the GPU runner
- *   memory.c       memory and communication by category: the sums every
- *                  fold of the cost model uses
+ *   memory.c       a step's memory as one stream of items with lifetimes
+ *                  (the sum, the timeline and pipeline stages fold it);
+ *                  memory and communication tallies
  *   recipe.c       the training recipe: attention kernel, precision,
  *                  recomputation, batches; bytes per element by recipe
  *   timeline.c     memory over time: a step's buffers in execution order,
@@ -330,8 +331,29 @@ int sl_recompute_from_name(const char *s);
 /* One line for reports: "flash attention, bf16 mixed precision, ...". */
 const char *sl_recipe_describe(const sl_recipe *r, char *buf, size_t len);
 /*
+ * What each byte of a parameter's training state is: the parts a recipe
+ * keeps per element, each counted in one memory category (parameters:
+ * the weight; gradients: its gradient; optimizer: the fp32 master copy of
+ * a bf16 weight and Adam's two moments).
+ */
+typedef enum sl_state_part {
+	SL_PART_WEIGHT,		/* the weight compute reads */
+	SL_PART_GRAD,		/* its gradient (Megatron-LM's fp32 main gradient) */
+	SL_PART_MASTER,		/* fp32 master copy of a weight kept in bf16 */
+	SL_PART_ADAM_M,		/* Adam's first moment (exp_avg) */
+	SL_PART_ADAM_V,		/* Adam's second moment (exp_avg_sq) */
+	SL_PART_COUNT
+} sl_state_part;
+/* "weight", "grad", "master", "adam_m", "adam_v" */
+const char *sl_state_part_name(sl_state_part p);
+/* The memory category a part counts in (sl_mem_cat). */
+int sl_state_part_cat(sl_state_part p);
+/* Bytes per parameter element of part p under r; 0 when r keeps none. */
+int sl_recipe_part_bytes(const sl_recipe *r, sl_state_part p);
+/*
  * Bytes of training state per parameter element, by memory category
- * (sl_mem_cat: parameters, gradients, optimizer); 0 for other categories.
+ * (sl_mem_cat: parameters, gradients, optimizer): the parts counted in it;
+ * 0 for other categories.
  */
 int sl_recipe_state_bytes(const sl_recipe *r, int cat);
 /* Bytes per element of an activation the step keeps in floating point:
@@ -597,6 +619,9 @@ typedef struct sl_space {
 	int *saver;		/* per tensor: the first operator that keeps it for
 				 * backward (a tensor two operators keep is kept
 				 * once), or -1 */
+	bool grads_persist;	/* parameter gradients held through the step
+				 * (Megatron-LM's main gradients, or
+				 * accumulation over micro-steps) */
 	/* cost tables on device 0, filled by sl_space_build */
 	int64_t **node_mem, **node_ns;	/* [op][strategy] */
 	int64_t **edge_mem, **edge_ns;	/* [edge][s_src * k_dst + s_dst] */
@@ -1163,9 +1188,6 @@ typedef struct sl_launch_dev {
 	int64_t comm_ns;	/* cost model's communication per step (nodes + edges) */
 	int64_t items_comm_ns;	/* sum of the collective items' ns */
 	int64_t compute_ns;	/* roofline estimate: flops / hw peak */
-	/* operators whose itemized buffers disagreed with the cost model in a
-	 * category (then one buffer of the cost model's size replaces them) */
-	int n_mismatch;
 	/* the step's timeline in the default order (timeline.c): its buffers,
 	 * transients included, allocated and released around the items in
 	 * execution order; replaying the events peaks at tl_peak */
