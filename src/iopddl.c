@@ -205,210 +205,246 @@ iopddl_check_sums(struct iopddl_ctx *c, int64_t **cost, const int *k, size_t n,
 	return SL_OK;
 }
 
-static sl_problem *
-iopddl_from_json(struct iopddl_ctx *c, const json_t *root)
-{
-	const json_t *pr, *nodes, *edges, *jn, *lim;
-	int64_t **cost = NULL, **usage = NULL, **iv = NULL, **ep = NULL,
-	    **ec = NULL;
-	size_t *klen = NULL, n, m = 0, *want = NULL, *two = NULL;
-	int *k = NULL, (*edge)[2] = NULL, *map = NULL, me = 0;
-	sl_problem *p = NULL;
+/*
+ * A problem as read, before it is built: rows of the file, checked.  k[i]
+ * is klen[i] as an int; want[e] the entries of edge e's cost row; lim the
+ * usage limit's value (NULL or null when none).
+ */
+struct iopddl_raw {
+	size_t n, m;
+	int64_t **cost, **usage, **iv, **ep, **ec;
+	size_t *klen, *want;
+	int *k;
+	const json_t *lim;
+};
 
-	if (!json_is_object(root) ||
-	    !json_is_object(pr = json_object_get(root, "problem"))) {
-		iopddl_bad(c, "", "%s",
-		    _("expected an object with a \"problem\" object"));
-		return NULL;
-	}
+static void
+iopddl_raw_free(struct iopddl_raw *r)
+{
+	iopddl_free_rows(r->cost, r->n);
+	iopddl_free_rows(r->usage, r->n);
+	iopddl_free_rows(r->iv, r->n);
+	iopddl_free_rows(r->ep, r->m);
+	iopddl_free_rows(r->ec, r->m);
+	free(r->klen);
+	free(r->k);
+	free(r->want);
+}
+
+/* An array of n twos: the length of every interval and edge's ends. */
+static size_t *
+iopddl_twos(size_t n)
+{
+	size_t *two = sl_xmalloc((n + 1) * sizeof *two);
+
+	for (size_t i = 0; i < n; i++)
+		two[i] = 2;
+	return two;
+}
+
+/* problem.nodes (costs, intervals, usages) and problem.usage_limit. */
+static int
+iopddl_read_nodes(struct iopddl_ctx *c, const json_t *pr, struct iopddl_raw *r)
+{
+	const json_t *nodes, *jn, *lim;
+	size_t n, *two;
+	int rc;
+
 	nodes = json_object_get(pr, "nodes");
-	if (!json_is_object(nodes)) {
-		iopddl_bad(c, "problem.nodes", "%s",
+	if (!json_is_object(nodes))
+		return iopddl_bad(c, "problem.nodes", "%s",
 		    _("problem.nodes: expected an object"));
-		return NULL;
-	}
 	jn = json_object_get(nodes, "costs");
-	if (!json_is_array(jn)) {
-		iopddl_bad(c, "problem.nodes.costs", "%s",
+	if (!json_is_array(jn))
+		return iopddl_bad(c, "problem.nodes.costs", "%s",
 		    _("problem.nodes.costs: expected an array"));
-		return NULL;
-	}
 	n = json_array_size(jn);
-	if (n > 100000000) {
-		iopddl_bad(c, "problem.nodes.costs", "%s",
+	if (n > 100000000)
+		return iopddl_bad(c, "problem.nodes.costs", "%s",
 		    _("problem.nodes.costs: too many nodes"));
-		return NULL;
-	}
-	if (iopddl_matrix(c, jn, "problem.nodes.costs", n, NULL, 0,
-	    IOPDDL_IMPOSSIBLE, &cost, &klen) != SL_OK)
-		return NULL;
-	k = sl_xmalloc((n + 1) * sizeof *k);
+	if ((rc = iopddl_matrix(c, jn, "problem.nodes.costs", n, NULL, 0,
+	    IOPDDL_IMPOSSIBLE, &r->cost, &r->klen)) != SL_OK)
+		return rc;
+	r->n = n;
+	r->k = sl_xmalloc((n + 1) * sizeof *r->k);
 	for (size_t i = 0; i < n; i++) {
-		if (klen[i] == 0 || klen[i] > 1000000) {
+		if (r->klen[i] == 0 || r->klen[i] > 1000000) {
 			char at[64];
-			iopddl_bad(c, iopddl_at(at, sizeof at,
+			return iopddl_bad(c, iopddl_at(at, sizeof at,
 			    "problem.nodes.costs", i, -1), _("problem.nodes."
 			    "costs[%zu]: a node needs "
 			    "between 1 and 1000000 strategies, found %zu"),
-			    i, klen[i]);
-			goto out;
+			    i, r->klen[i]);
 		}
-		k[i] = (int)klen[i];
+		r->k[i] = (int)r->klen[i];
 	}
-	two = sl_xmalloc((n + 1) * sizeof *two);
-	for (size_t i = 0; i < n; i++)
-		two[i] = 2;
-	if (json_object_get(nodes, "intervals") != NULL &&
+	two = iopddl_twos(n);
+	rc = json_object_get(nodes, "intervals") == NULL ? SL_OK :
 	    iopddl_matrix(c, json_object_get(nodes, "intervals"),
-	    "problem.nodes.intervals", n, two, 0, IOPDDL_IMPOSSIBLE, &iv,
-	    NULL) != SL_OK)
-		goto out;
+	    "problem.nodes.intervals", n, two, 0, IOPDDL_IMPOSSIBLE, &r->iv, NULL);
+	free(two);
+	if (rc != SL_OK)
+		return rc;
 	if (json_object_get(nodes, "usages") != NULL &&
-	    iopddl_matrix(c, json_object_get(nodes, "usages"),
-	    "problem.nodes.usages", n, klen, 0, IOPDDL_IMPOSSIBLE, &usage,
-	    NULL) != SL_OK)
-		goto out;
-	for (size_t i = 0; iv != NULL && i < n; i++)
-		if (iv[i][0] > iv[i][1]) {
+	    (rc = iopddl_matrix(c, json_object_get(nodes, "usages"),
+	    "problem.nodes.usages", n, r->klen, 0, IOPDDL_IMPOSSIBLE, &r->usage,
+	    NULL)) != SL_OK)
+		return rc;
+	for (size_t i = 0; r->iv != NULL && i < n; i++)
+		if (r->iv[i][0] > r->iv[i][1]) {
 			char at[64];
-			iopddl_bad(c, iopddl_at(at, sizeof at,
+			return iopddl_bad(c, iopddl_at(at, sizeof at,
 			    "problem.nodes.intervals", i, -1), _("problem.nodes."
 			    "intervals[%zu]: lower bound "
 			    "%lld above upper bound %lld"), i,
-			    (long long)iv[i][0], (long long)iv[i][1]);
-			goto out;
+			    (long long)r->iv[i][0], (long long)r->iv[i][1]);
 		}
-	lim = json_object_get(pr, "usage_limit");
+	r->lim = lim = json_object_get(pr, "usage_limit");
 	if (lim != NULL && !json_is_null(lim)) {
 		int64_t l;
-		if (!iopddl_int(lim, &l) || l < 0) {
-			iopddl_bad(c, "problem.usage_limit", "%s",
+		if (!iopddl_int(lim, &l) || l < 0)
+			return iopddl_bad(c, "problem.usage_limit", "%s",
 			    _("problem.usage_limit: expected a "
 			    "non-negative integer"));
-			goto out;
-		}
-		if (iv == NULL || usage == NULL) {
-			iopddl_bad(c, "problem.usage_limit", "%s",
+		if (r->iv == NULL || r->usage == NULL)
+			return iopddl_bad(c, "problem.usage_limit", "%s",
 			    _("problem.usage_limit needs "
 			    "problem.nodes.intervals and problem.nodes.usages"));
-			goto out;
-		}
 	}
+	return SL_OK;
+}
 
-	edges = json_object_get(pr, "edges");
-	if (edges != NULL && !json_is_object(edges)) {
-		iopddl_bad(c, "problem.edges", "%s",
+/* problem.edges (nodes, costs), when there are any. */
+static int
+iopddl_read_edges(struct iopddl_ctx *c, const json_t *pr, struct iopddl_raw *r)
+{
+	const json_t *edges = json_object_get(pr, "edges"), *en;
+	size_t m, n = r->n, *two;
+	int rc;
+
+	if (edges == NULL)
+		return SL_OK;
+	if (!json_is_object(edges))
+		return iopddl_bad(c, "problem.edges", "%s",
 		    _("problem.edges: expected an object"));
-		goto out;
-	}
-	if (edges != NULL) {
-		const json_t *en = json_object_get(edges, "nodes");
-		if (!json_is_array(en)) {
-			iopddl_bad(c, "problem.edges.nodes", "%s",
-			    _("problem.edges.nodes: expected an array"));
-			goto out;
+	en = json_object_get(edges, "nodes");
+	if (!json_is_array(en))
+		return iopddl_bad(c, "problem.edges.nodes", "%s",
+		    _("problem.edges.nodes: expected an array"));
+	m = json_array_size(en);
+	two = iopddl_twos(m);
+	rc = iopddl_matrix(c, en, "problem.edges.nodes", m, two,
+	    INT64_MIN, INT64_MAX, &r->ep, NULL);
+	free(two);
+	if (rc != SL_OK)
+		return rc;
+	r->m = m;
+	r->want = sl_xmalloc((m + 1) * sizeof *r->want);
+	for (size_t e = 0; e < m; e++) {
+		int64_t a = r->ep[e][0], b = r->ep[e][1];
+		if (a < 0 || (size_t)a >= n || b < 0 || (size_t)b >= n) {
+			char at[64];
+			return iopddl_bad(c, iopddl_at(at, sizeof at,
+			    "problem.edges.nodes", e, -1), _("problem.edges."
+			    "nodes[%zu]: node "
+			    "index out of range 0..%zu in [%lld, %lld]"),
+			    e, n - 1, (long long)a, (long long)b);
 		}
-		m = json_array_size(en);
-		free(two);
-		two = sl_xmalloc((m + 1) * sizeof *two);
-		for (size_t e = 0; e < m; e++)
-			two[e] = 2;
-		if (iopddl_matrix(c, en, "problem.edges.nodes", m, two,
-		    INT64_MIN, INT64_MAX, &ep, NULL) != SL_OK)
-			goto out;
-		want = sl_xmalloc((m + 1) * sizeof *want);
-		for (size_t e = 0; e < m; e++) {
-			int64_t a = ep[e][0], b = ep[e][1];
-			if (a < 0 || (size_t)a >= n || b < 0 || (size_t)b >= n) {
-				char at[64];
-				iopddl_bad(c, iopddl_at(at, sizeof at,
-				    "problem.edges.nodes", e, -1), _("problem.edges."
-				    "nodes[%zu]: node "
-				    "index out of range 0..%zu in [%lld, %lld]"),
-				    e, n - 1, (long long)a, (long long)b);
-				goto out;
-			}
-			if (a == b) {
-				char at[64];
-				iopddl_bad(c, iopddl_at(at, sizeof at,
-				    "problem.edges.nodes", e, -1), _("problem.edges."
-				    "nodes[%zu]: an edge "
-				    "from node %lld to itself"), e, (long long)a);
-				goto out;
-			}
-			want[e] = (size_t)k[a] * (size_t)k[b];
+		if (a == b) {
+			char at[64];
+			return iopddl_bad(c, iopddl_at(at, sizeof at,
+			    "problem.edges.nodes", e, -1), _("problem.edges."
+			    "nodes[%zu]: an edge "
+			    "from node %lld to itself"), e, (long long)a);
 		}
-		if (iopddl_matrix(c, json_object_get(edges, "costs"),
-		    "problem.edges.costs", m, want, 0, IOPDDL_IMPOSSIBLE, &ec,
-		    NULL) != SL_OK)
-			goto out;
+		r->want[e] = (size_t)r->k[a] * (size_t)r->k[b];
 	}
-	if (iopddl_check_sums(c, cost, k, n, ec, want, m, usage) != SL_OK)
-		goto out;
+	return iopddl_matrix(c, json_object_get(edges, "costs"),
+	    "problem.edges.costs", m, r->want, 0, IOPDDL_IMPOSSIBLE, &r->ec, NULL);
+}
 
-	/* Merge repeated edges (either direction) into the first of them. */
-	edge = sl_xmalloc((m + 1) * sizeof *edge);
-	map = sl_xmalloc((m + 1) * sizeof *map);
-	{
-		/* Open-addressing hash on the unordered pair. */
-		size_t cap = 16;
-		int *slot;
-		while (cap < 2 * m + 2)
-			cap *= 2;
-		slot = sl_xmalloc(cap * sizeof *slot);
-		for (size_t i = 0; i < cap; i++)
-			slot[i] = -1;
-		for (size_t e = 0; e < m; e++) {
-			int64_t a = ep[e][0] < ep[e][1] ? ep[e][0] : ep[e][1];
-			int64_t b = ep[e][0] < ep[e][1] ? ep[e][1] : ep[e][0];
-			size_t h = ((size_t)a * 1000003u + (size_t)b) & (cap - 1);
-			for (;;) {
-				int q = slot[h];
-				if (q < 0) {
-					slot[h] = me;
-					edge[me][0] = (int)ep[e][0];
-					edge[me][1] = (int)ep[e][1];
-					map[e] = me++;
-					break;
-				}
-				if ((edge[q][0] == a && edge[q][1] == b) ||
-				    (edge[q][0] == b && edge[q][1] == a)) {
-					map[e] = q;
-					break;
-				}
-				h = (h + 1) & (cap - 1);
-			}
-		}
-		free(slot);
-	}
+/*
+ * Repeated edges (either direction) merged into the first of them: the
+ * distinct edges in edge[], and map[e] the one file edge e adds to.
+ * Returns how many are distinct.
+ */
+static int
+iopddl_merge_edges(int64_t **ep, size_t m, int (*edge)[2], int *map)
+{
+	/* Open-addressing hash on the unordered pair. */
+	size_t cap = 16;
+	int *slot, me = 0;
 
+	while (cap < 2 * m + 2)
+		cap *= 2;
+	slot = sl_xmalloc(cap * sizeof *slot);
+	for (size_t i = 0; i < cap; i++)
+		slot[i] = -1;
+	for (size_t e = 0; e < m; e++) {
+		int64_t a = ep[e][0] < ep[e][1] ? ep[e][0] : ep[e][1];
+		int64_t b = ep[e][0] < ep[e][1] ? ep[e][1] : ep[e][0];
+		size_t h = ((size_t)a * 1000003u + (size_t)b) & (cap - 1);
+		for (;;) {
+			int q = slot[h];
+			if (q < 0) {
+				slot[h] = me;
+				edge[me][0] = (int)ep[e][0];
+				edge[me][1] = (int)ep[e][1];
+				map[e] = me++;
+				break;
+			}
+			if ((edge[q][0] == a && edge[q][1] == b) ||
+			    (edge[q][0] == b && edge[q][1] == a)) {
+				map[e] = q;
+				break;
+			}
+			h = (h + 1) & (cap - 1);
+		}
+	}
+	free(slot);
+	return me;
+}
+
+/* The problem of what was read (its usages taken over); name from pr. */
+static sl_problem *
+iopddl_build(const json_t *pr, struct iopddl_raw *r)
+{
+	size_t n = r->n, m = r->m;
+	const int *k = r->k;
+	int (*edge)[2] = sl_xmalloc((m + 1) * sizeof *edge);
+	int *map = sl_xmalloc((m + 1) * sizeof *map), me;
+	sl_problem *p;
+
+	me = iopddl_merge_edges(r->ep, m, edge, map);
 	p = sl_problem_new((int)n, k, me, (const int (*)[2])edge);
 	for (size_t v = 0; v < n; v++)
-		memcpy(p->cost[v], cost[v], (size_t)k[v] * sizeof **cost);
+		memcpy(p->cost[v], r->cost[v], (size_t)k[v] * sizeof **r->cost);
 	for (size_t e = 0; e < m; e++) {
 		int q = map[e], u = p->edge[q][0], v = p->edge[q][1];
-		bool flip = ep[e][0] != u;
+		bool flip = r->ep[e][0] != u;
 		for (int s = 0; s < k[u]; s++)
 			for (int t = 0; t < k[v]; t++) {
 				size_t src = flip ? (size_t)t * k[u] + s :
 				    (size_t)s * k[v] + t;
 				int64_t *dst = &p->ecost[q][(size_t)s * k[v] + t];
-				*dst = sl_add_sat(*dst, ec[e][src]);
+				*dst = sl_add_sat(*dst, r->ec[e][src]);
 			}
 	}
-	if (iv != NULL) {
+	free(edge);
+	free(map);
+	if (r->iv != NULL) {
 		p->interval = sl_xmalloc((n + 1) * sizeof *p->interval);
 		for (size_t v = 0; v < n; v++) {
-			p->interval[v][0] = iv[v][0];
-			p->interval[v][1] = iv[v][1];
+			p->interval[v][0] = r->iv[v][0];
+			p->interval[v][1] = r->iv[v][1];
 		}
 	}
-	if (usage != NULL) {
-		p->usage = usage;
-		usage = NULL;
+	if (r->usage != NULL) {
+		p->usage = r->usage;
+		r->usage = NULL;
 	}
-	if (lim != NULL && !json_is_null(lim))
-		iopddl_int(lim, &p->usage_limit);
+	if (r->lim != NULL && !json_is_null(r->lim))
+		iopddl_int(r->lim, &p->usage_limit);
 	{
 		const json_t *nm = json_object_get(pr, "name");
 		p->name = sl_xstrdup(json_is_string(nm) ? json_string_value(nm) :
@@ -426,18 +462,29 @@ iopddl_from_json(struct iopddl_ctx *c, const json_t *root)
 			p->strat_name[v][s] = sl_xstrdup(buf);
 		}
 	}
-out:
-	iopddl_free_rows(cost, n);
-	iopddl_free_rows(usage, n);
-	iopddl_free_rows(iv, n);
-	iopddl_free_rows(ep, m);
-	iopddl_free_rows(ec, m);
-	free(klen);
-	free(k);
-	free(want);
-	free(two);
-	free(edge);
-	free(map);
+	return p;
+}
+
+static sl_problem *
+iopddl_from_json(struct iopddl_ctx *c, const json_t *root)
+{
+	const json_t *pr;
+	struct iopddl_raw r;
+	sl_problem *p = NULL;
+
+	if (!json_is_object(root) ||
+	    !json_is_object(pr = json_object_get(root, "problem"))) {
+		iopddl_bad(c, "", "%s",
+		    _("expected an object with a \"problem\" object"));
+		return NULL;
+	}
+	memset(&r, 0, sizeof r);
+	if (iopddl_read_nodes(c, pr, &r) == SL_OK &&
+	    iopddl_read_edges(c, pr, &r) == SL_OK &&
+	    iopddl_check_sums(c, r.cost, r.k, r.n, r.ec, r.want, r.m,
+	    r.usage) == SL_OK)
+		p = iopddl_build(pr, &r);
+	iopddl_raw_free(&r);
 	return p;
 }
 
