@@ -461,7 +461,7 @@ sl_hw_load(const char *name_or_path, sl_hw *hw, sl_error *err)
 		}
 	} else
 		path = sl_xstrdup(name_or_path);
-	text = sl_read_file(path, &len, false, err);
+	text = sl_read_file(path, &len, err);
 	if (text == NULL) {
 		free(path);
 		return err != NULL ? err->code : SL_EINPUT;

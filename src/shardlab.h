@@ -141,11 +141,18 @@ const char *sl_atomic_tmp(const sl_atomic *a);
 void sl_atomic_unlink_all(void);
 
 /*
- * Largest input file, and largest text a gzip file may inflate to, in bytes:
- * SL_MAX_INPUT_DEFAULT or $SHARDLAB_MAX_INPUT (a size such as 64MiB).
+ * Largest input file, largest text a gzip file may inflate to, and most
+ * memory what is read from one may take (the values of a JSON document,
+ * an IOPDDL problem's tables), in bytes: SL_MAX_INPUT_DEFAULT or
+ * $SHARDLAB_MAX_INPUT (a size such as 64MiB, at most SL_MAX_INPUT_MAX).
+ * -1 when the variable holds anything else: sl_max_input_check says so,
+ * and no input is read (never another limit in its place).
  */
 #define SL_MAX_INPUT_DEFAULT ((int64_t)512 << 20)
+#define SL_MAX_INPUT_MAX ((int64_t)1 << 40)
 int64_t sl_max_input(void);
+/* SL_EINPUT naming $SHARDLAB_MAX_INPUT when sl_max_input is -1. */
+int sl_max_input_check(sl_error *err);
 
 /*
  * A name from a file or the command line, fit for a terminal: control

@@ -286,6 +286,7 @@ ui_poll_jobs(ui *u)
 
 	sl_error_clear(&err);
 	what = ui_model_poll(&u->m, &err);
+	ui_timeline_polled(u, what);
 	if (what & UI_M_CONFIRM)
 		u->dirty |= UI_D_STATUS;
 	if (what & UI_M_FRONT)
