@@ -643,6 +643,17 @@ void sl_node_compute(const sl_space *s, int op, int strat, const int *coord,
  * recomputation: every operator under full, the attention core under
  * selective with naive attention)? */
 bool sl_op_recomputed(const sl_space *s, int op);
+/* The same rule for an operator of a layer recomputed as mode. */
+bool sl_recomputes(const sl_recipe *r, const sl_op *op, sl_recompute mode);
+/*
+ * Model FLOPs (doc/cost-model.md, "Model FLOPs and MFU"): an operator's
+ * forward as Megatron-LM and PaLM count it (2 m n k per matrix product,
+ * 4 b h s^2 d for attention, whole score matrix; 0 for other kinds), and
+ * a whole forward and backward pass of the graph, three times its
+ * forward.  Recomputation is not model work.
+ */
+double sl_op_model_flops(const sl_graph *g, const sl_op *op);
+double sl_model_flops(const sl_graph *g);
 /* Forward FLOPs of causal attention op over batch samples and heads of its
  * query heads (0: the whole operator's). */
 double sl_attention_flops(const sl_graph *g, const sl_op *op, int64_t batch,
@@ -927,9 +938,11 @@ typedef struct sl_eval {
 	int64_t accum_steps;	/* micro-steps per optimizer step */
 	int64_t step_ns;	/* accum_steps x (compute_ns + exposed_comm_ns) */
 	int64_t tokens;		/* per optimizer step */
-	double model_flops;	/* per optimizer step: 6 x params x tokens + attention */
+	double model_flops;	/* per optimizer step (sl_model_flops) */
+	double hw_flops;	/* model_flops + the forward passes recomputed */
 	double tokens_per_s;
 	double mfu;		/* model_flops / (devices x peak x step time) */
+	double hfu;		/* hw_flops / (devices x peak x step time) */
 } sl_eval;
 
 /* Scores any assignment (one strategy index per operator). */
