@@ -469,8 +469,18 @@ typedef struct sl_hw {
 	char description[256];
 	char device[64];
 	int devices_per_node;
-	int64_t memory_bytes;	/* per device */
+	/*
+	 * Memory per device: what plans may use (memory_bytes) is the
+	 * device's (capacity_bytes, the profile's "memory_bytes": what the
+	 * CUDA driver reports) less what the runtime holds beyond any plan
+	 * (reserve_bytes: the CUDA context, library workspaces, communication
+	 * buffers, the caching allocator's rounding).
+	 */
+	int64_t memory_bytes;
+	int64_t capacity_bytes;
+	int64_t reserve_bytes;
 	double flops;		/* dense bf16 peak per device */
+	double fp8_flops;	/* dense FP8 peak; 0: no FP8 tensor cores */
 	double mem_bandwidth;	/* bytes/s read plus written; 0: unknown (2.0e12 assumed) */
 	double matmul_efficiency; /* fraction of peak when no gemm table; 0: 0.7 */
 	double attention_flops;	/* fused attention FLOP/s without a table; 0: matmul rate */
@@ -479,7 +489,16 @@ typedef struct sl_hw {
 	sl_gemm_point gemm[SL_MAX_GEMM_POINTS];
 	int n_attention;	/* fused attention forward+backward, the same way */
 	sl_gemm_point attention[SL_MAX_GEMM_POINTS];
+	int n_gemm_fp8;		/* FP8 matmuls, the same way (0: the bf16
+				 * table scaled by fp8_flops / flops) */
+	sl_gemm_point gemm_fp8[SL_MAX_GEMM_POINTS];
 	sl_link intra, inter;
+	/* the host: each device's link to host memory (one direction), and
+	 * the parameters per second its share of the host's cores update
+	 * with CPU Adam while every device of the node does the same
+	 * (optimizer offload); 0 when the profile does not say */
+	sl_link host;
+	double host_adam;
 } sl_hw;
 
 typedef struct sl_axis {
@@ -495,6 +514,18 @@ typedef struct sl_mesh {
 } sl_mesh;
 
 int sl_hw_load(const char *name_or_path, sl_hw *hw, sl_error *err);
+/*
+ * The reserve a profile without "reserve_bytes" gets: 3 GiB, a quarter of
+ * a device under 12 GiB (hardware.c says why).
+ */
+int64_t sl_hw_default_reserve(int64_t capacity);
+/* "usable 76.18 GiB of 79.18 GiB (reserve 3.00 GiB)": what every report
+ * says of a device's memory. */
+const char *sl_hw_memory_text(const sl_hw *hw, char *buf, size_t len);
+/* The host link and CPU Adam rate of hw, or what is assumed when the
+ * profile does not say (doc/cost-model.md, "Optimizer offload"). */
+sl_link sl_hw_host_link(const sl_hw *hw);
+double sl_hw_host_adam(const sl_hw *hw);
 /* Writes hw as a profile file (atomically; "-" is stdout). */
 int sl_hw_write(const sl_hw *hw, const char *path, sl_error *err);
 /*
@@ -504,7 +535,7 @@ int sl_hw_write(const sl_hw *hw, const char *path, sl_error *err);
  * and node size.  The rest (peak, attention, inter-node link) stays.  The
  * memory plans may use is the device's less a reserve for the runtime
  * (the CUDA context, library workspaces, communication buffers, the
- * allocator's rounding), which *reserve is set to.
+ * allocator's rounding), which *reserve is set to (hw->reserve_bytes).
  */
 int sl_hw_apply_measured(sl_hw *hw, const char *path, int64_t *reserve,
     sl_error *err);
@@ -713,6 +744,17 @@ void sl_node_compute(const sl_space *s, int op, int strat, const int *coord,
  * recomputation: every operator under full, the attention core under
  * selective with naive attention)? */
 bool sl_op_recomputed(const sl_space *s, int op);
+/* The same rule for an operator of a layer recomputed as mode. */
+bool sl_recomputes(const sl_recipe *r, const sl_op *op, sl_recompute mode);
+/*
+ * Model FLOPs (doc/cost-model.md, "Model FLOPs and MFU"): an operator's
+ * forward as Megatron-LM and PaLM count it (2 m n k per matrix product,
+ * 4 b h s^2 d for attention, whole score matrix; 0 for other kinds), and
+ * a whole forward and backward pass of the graph, three times its
+ * forward.  Recomputation is not model work.
+ */
+double sl_op_model_flops(const sl_graph *g, const sl_op *op);
+double sl_model_flops(const sl_graph *g);
 /* Forward FLOPs of causal attention op over batch samples and heads of its
  * query heads (0: the whole operator's). */
 double sl_attention_flops(const sl_graph *g, const sl_op *op, int64_t batch,
@@ -997,9 +1039,11 @@ typedef struct sl_eval {
 	int64_t accum_steps;	/* micro-steps per optimizer step */
 	int64_t step_ns;	/* accum_steps x (compute_ns + exposed_comm_ns) */
 	int64_t tokens;		/* per optimizer step */
-	double model_flops;	/* per optimizer step: 6 x params x tokens + attention */
+	double model_flops;	/* per optimizer step (sl_model_flops) */
+	double hw_flops;	/* model_flops + the forward passes recomputed */
 	double tokens_per_s;
 	double mfu;		/* model_flops / (devices x peak x step time) */
+	double hfu;		/* hw_flops / (devices x peak x step time) */
 } sl_eval;
 
 /* Scores any assignment (one strategy index per operator). */

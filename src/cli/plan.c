@@ -96,8 +96,16 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 			    100.0 * (double)pl->flops / ((double)pl->step_ns / 1e9) /
 			    (o->hw.flops * (double)pl->pp * pl->mesh.n_devices));
 	}
-	printf(_("memory per device: at most %s of %s\n"), cli_bytes(pl->max_mem, b[0]),
-	    cli_bytes(o->mem_limit > 0 ? o->mem_limit : o->hw.memory_bytes, b[1]));
+	{
+		char cap[128];
+		sl_hw_memory_text(&o->hw, cap, sizeof cap);
+		if (o->mem_limit > 0)
+			printf(_("memory per device: at most %s of the limit %s (%s)\n"),
+			    cli_bytes(pl->max_mem, b[0]), cli_bytes(o->mem_limit, b[1]), cap);
+		else
+			printf(_("memory per device: at most %s, %s\n"),
+			    cli_bytes(pl->max_mem, b[0]), cap);
+	}
 	cli_fprintf(stdout, "\n%-6s %-7s %-10s %-10s %9s %11s %11s %11s %11s\n", _("stage"),
 	    _("device"), _("layers"), _("recompute"), _("in flight"), _("states"),
 	    _("activation"), _("memory"), _("micro-batch"));
@@ -217,10 +225,11 @@ static void
 print_search(const plan_model *pm, const sl_hybrid_opts *ho,
     const sl_hybrid_result *r)
 {
-	char rd[256], b[2][32];
+	char rd[256], cap[128], b[2][32];
 
-	printf(_("model %s on %d devices of %s (%s each); global batch %lld\n"),
-	    pm->arg, ho->devices, ho->hw.name, cli_bytes(ho->hw.memory_bytes, b[0]),
+	printf(_("model %s on %d devices of %s, each %s; global batch %lld\n"),
+	    pm->arg, ho->devices, ho->hw.name,
+	    sl_hw_memory_text(&ho->hw, cap, sizeof cap),
 	    (long long)(ho->global_batch > 0 ? ho->global_batch : ho->devices));
 	printf(_("training recipe: %s\n"), sl_recipe_describe(&ho->space.recipe, rd, sizeof rd));
 	printf(_("framework: %s\n"),
