@@ -108,6 +108,17 @@ typedef struct sl_attr {
  * scores), on the given device.  attrs are the attributes it takes (name
  * NULL ends them), kernel what the GPU runner launches for it, tp_rule how
  * Megatron-LM splits it.
+ *
+ * kernels are how many kernels it runs forward and backward, as eager
+ * frameworks issue them (compute.c): a matmul's backward is two gemms
+ * (input and weight gradient); a norm's backward a kernel for the input
+ * and one for its scale and shift; fused attention's backward the pre-pass
+ * over dO.O, the main kernel, the conversion of dQ and the packing of dQ,
+ * dK and dV into one tensor; an elementwise operator one kernel each way
+ * (for a residual add, the accumulation of the gradient of its shared
+ * input).  Every parameter adds one more in backward (compute.c): its
+ * gradient reduced (a bias) or accumulated into the gradient buffer across
+ * micro-steps.
  */
 typedef struct sl_kind_info {
 	const char *name;
@@ -123,6 +134,7 @@ typedef struct sl_kind_info {
 	sl_attr attrs[SL_MAX_ATTRS + 1];
 	sl_kernel kernel;
 	sl_tp_rule tp_rule;
+	uint8_t kernels[2];	/* forward, backward */
 } sl_kind_info;
 
 extern const sl_kind_info sl_kinds[SL_OP_KIND_COUNT];
