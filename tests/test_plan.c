@@ -96,6 +96,50 @@ test_hw_bundled(void **state)
 	assert_true(hw.flops == 989e12);
 	assert_int_equal(hw.devices_per_node, 8);
 
+	/*
+	 * The cards people have, at their datasheets' figures: marketed memory
+	 * (decimal), dense bf16 peak (half the "with sparsity" figure), the
+	 * link between the devices of a node per direction and the node size.
+	 */
+	static const struct {
+		const char *name, *source;
+		int64_t memory;
+		double flops, intra;
+		int per_node;
+	} cards[] = {
+		{ "rtx4090-pcie", "whitepaper", 24000000000LL, 165.2e12, 12.5e9, 4 },
+		{ "l4-pcie", "L4 datasheet", 24000000000LL, 121e12, 25e9, 8 },
+		{ "l40s-pcie", "L40S datasheet", 48000000000LL, 362.05e12, 25e9, 8 },
+		{ "a100-40gb-sxm", "A100 datasheet", 40000000000LL, 312e12, 300e9, 8 },
+		{ "h100-pcie", "H100 datasheet", 80000000000LL, 756e12, 50e9, 8 },
+		{ "h200-nvlink", "H200", 141000000000LL, 989e12, 450e9, 8 },
+		{ "b200-nvlink", "B200 datasheet", 180000000000LL, 2250e12, 900e9, 8 },
+	};
+	for (size_t i = 0; i < sizeof cards / sizeof cards[0]; i++) {
+		bool listed = false;
+
+		sl_error_clear(&err);
+		assert_int_equal(sl_hw_load(cards[i].name, &hw, &err), SL_OK);
+		assert_true(hw.memory_bytes == cards[i].memory);
+		assert_true(hw.flops == cards[i].flops);
+		assert_true(hw.intra.bandwidth == cards[i].intra);
+		assert_int_equal(hw.devices_per_node, cards[i].per_node);
+		/* estimated compute stays under the peaks it is derived from */
+		assert_true(hw.attention_flops <= hw.flops);
+		assert_true(hw.mem_bandwidth > 0);
+		if (strstr(hw.description, cards[i].source) == NULL)
+			fail_msg("%s: the description does not name its source "
+			    "(%s): %s", cards[i].name, cards[i].source,
+			    hw.description);
+		for (int k = 0; names[k] != NULL; k++)
+			listed |= strcmp(names[k], cards[i].name) == 0;
+		assert_true(listed);
+	}
+	/* consumer cards have no NVLink: PCIe peers, slower than any NVLink */
+	sl_error_clear(&err);
+	assert_int_equal(sl_hw_load("rtx4090-pcie", &hw, &err), SL_OK);
+	assert_non_null(strstr(hw.description, "no NVLink"));
+
 	/* by path as well as by name */
 	char path[1024];
 	snprintf(path, sizeof path, "%s/hardware/a100-pcie.json", sl_datadir());

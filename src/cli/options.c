@@ -80,7 +80,8 @@ help_hw(FILE *fp)
 
 		sl_error_clear(&err);
 		if (sl_hw_load(names[i], &hw, &err) == SL_OK)
-			cli_fprintf(fp, "%28s%-16s %s\n", "", names[i], hw.device);
+			cli_fprintf(fp, "%28s%-16s %d x %s\n", "", names[i],
+			    hw.devices_per_node, hw.device);
 		else
 			cli_fprintf(fp, "%28s%s\n", "", names[i]);
 	}
