@@ -832,7 +832,7 @@ solve_ours(const sl_space *s, double alpha, const sl_constraints *cs,
 	if (p == NULL)
 		return err != NULL && err->code ? err->code : SL_EINTERNAL;
 	sl_solution_init(&sol, p->n);
-	rc = sl_solve(p, kind, NULL, &sol, err);
+	rc = sl_space_solve(s, p, alpha, NULL, kind, NULL, &sol, err);
 	sl_problem_free(p);
 	if (rc == SL_OK && sol.status != SL_SOLVE_OPTIMAL &&
 	    sol.status != SL_SOLVE_FEASIBLE)

@@ -65,7 +65,8 @@ cmd_explain(int argc, char **argv)
 	}
 	sl_solution_init(&sol, s.prob->n);
 	have_sol = true;
-	rc = sl_solve(prob != NULL ? prob : s.prob, o.solver, NULL, &sol, &err);
+	rc = sl_space_solve(s.space, prob != NULL ? prob : s.prob, o.alpha, NULL,
+	    o.solver, NULL, &sol, &err);
 	if (rc != SL_OK) {
 		rc = cli_report(&err);
 		goto out;

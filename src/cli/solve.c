@@ -269,7 +269,8 @@ solve_problem(const cli_opts *o, cli_session *s, sl_solution *sol)
 
 	sl_error_clear(&err);
 	sl_solution_init(sol, s->prob->n);
-	rc = sl_solve(s->prob, o->solver, &so, sol, &err);
+	rc = sl_space_solve(s->space, s->prob, o->alpha, NULL, o->solver, &so,
+	    sol, &err);
 	if (rc != SL_OK)
 		return cli_report(&err);
 	if (sol->status != SL_SOLVE_OPTIMAL && sol->status != SL_SOLVE_FEASIBLE)

@@ -36,7 +36,8 @@ timeline_choice(const cli_opts *o, cli_session *s, int *choice, sl_error *err)
 		sl_solution sol;
 		int rc;
 		sl_solution_init(&sol, s->prob->n);
-		rc = sl_solve(s->prob, o->solver, &so, &sol, err);
+		rc = sl_space_solve(s->space, s->prob, o->alpha, NULL, o->solver,
+		    &so, &sol, err);
 		if (rc == SL_OK && sol.status != SL_SOLVE_OPTIMAL &&
 		    sol.status != SL_SOLVE_FEASIBLE)
 			rc = sl_error_set(err, SL_EINFEASIBLE, NULL, 0, 0,
