@@ -165,6 +165,11 @@ const struct cli_option cli_options[] = {
 	  .from_name = sl_recompute_from_name, CLI_FIELD(recipe.recompute),
 	  .cmds = C_RECIPE,
 	  .help = N_("activation recomputation (default none; auto: chosen per layer)") },
+	{ .name = "framework", .arg = CLI_CHOICE,
+	  .choices = "megatron|torchtitan|deepspeed|free",
+	  .from_name = sl_framework_from_name, CLI_FIELD(recipe.framework),
+	  .cmds = CLI_C_PLAN,
+	  .help = N_("the framework the plan is for (default megatron; free: any per-operator plan)") },
 	/* the hybrid search (plan) */
 	{ .name = "axes", .arg = CLI_TEXT, .metavar = N_("pp,dp,tp"),
 	  CLI_FIELD(axes), .cmds = CLI_C_PLAN,
