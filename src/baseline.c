@@ -98,17 +98,24 @@ note_add(sl_scored_plan *out, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Totals of an evaluation: max, mean over devices, device-0 redundancy. */
+/*
+ * Totals of an evaluation: max, mean over devices, device-0 redundancy, and
+ * the devices over capacity counted again as the evaluator counts them (a
+ * ZeRO-1/2 plan holds less than the data-parallel plan it was scored as).
+ */
 static void
-plan_totals(sl_scored_plan *p)
+plan_totals(const sl_space *s, sl_scored_plan *p)
 {
-	int64_t sum = 0, mx = 0;
+	int64_t sum = 0, mx = 0, cap = s->mesh.hw.memory_bytes;
 
+	p->ev.n_over_capacity = 0;
 	for (int d = 0; d < p->ev.n_devices; d++) {
 		int64_t t = sl_mem_total(&p->ev.dev[d]);
 		sum = sl_add_sat(sum, t);
 		if (t > mx)
 			mx = t;
+		if (cap > 0 && t > cap)
+			p->ev.n_over_capacity++;
 	}
 	p->ev.max_total = mx;
 	p->max_mem = mx;
@@ -129,7 +136,7 @@ sl_score_plan(const sl_space *s, const int *choice, double alpha,
 	out->applicable = true;
 	out->choice = sl_xcalloc(n > 0 ? n : 1, sizeof *out->choice);
 	memcpy(out->choice, choice, n * sizeof *choice);
-	plan_totals(out);
+	plan_totals(s, out);
 	return SL_OK;
 }
 
@@ -377,7 +384,7 @@ zero_adjust(const sl_space *s, const int *choice, bool grads, sl_scored_plan *p)
 				p->ev.redundant -= drop;
 		}
 	}
-	plan_totals(p);
+	plan_totals(s, p);
 }
 
 /* ------------------------------------------------------------ Megatron-LM */

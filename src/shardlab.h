@@ -1579,8 +1579,10 @@ typedef struct sl_fit_change {
 	bool fits;
 	char why[256];			/* not evaluated: why; "" when evaluated */
 } sl_fit_change;
-/* Ranked (fitting first, by step time; then by memory; then those not
- * evaluated). */
+/* Ranks changes: fitting first, by step time; then by memory; then those
+ * not evaluated (stable). */
+void sl_fit_changes_rank(sl_fit_change *ch, int n);
+/* Ranked as sl_fit_changes_rank. */
 int sl_hybrid_suggest(const sl_hybrid_opts *o, sl_fit_change **out, int *n,
     sl_error *err);
 

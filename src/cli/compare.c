@@ -62,6 +62,8 @@ compare_json(const cli_session *s, const sl_comparison *c)
 				    json_integer(p->ev.comm.ns[k]));
 			json_object_set_new(r, "max_memory_bytes", json_integer(p->max_mem));
 			json_object_set_new(r, "mean_memory_bytes", json_integer(p->mean_mem));
+			json_object_set_new(r, "over_capacity",
+			    json_boolean(p->ev.n_over_capacity > 0));
 			json_object_set_new(r, "max_device", json_integer(dmax));
 			json_object_set_new(r, "memory_bytes", mem_json(&p->ev.dev[dmax]));
 			json_object_set_new(r, "redundant_bytes", json_integer(p->redundant));

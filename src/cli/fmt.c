@@ -207,3 +207,27 @@ cli_print_mesh(const sl_mesh *m)
 	else
 		printf("%dx%d", m->axes[0].size, m->axes[1].size);
 }
+
+void
+cli_print_changes(FILE *fp, const sl_fit_change *ch, int n)
+{
+	int fit = 0, known = 0;
+	char b[2][32];
+
+	for (int i = 0; i < n; i++) {
+		fit += ch[i].fits;
+		known += ch[i].why[0] == '\0';
+	}
+	fprintf(fp, "\n%s\n", fit > 0 ? _("changes that would make it fit, best first:") :
+	    known > 0 ? _("no single change tried makes it fit; the closest, "
+	    "least memory first:") : _("no change tried could be evaluated, so "
+	    "none is known to make it fit:"));
+	for (int i = 0; i < n; i++)
+		if (ch[i].why[0] != '\0')
+			fprintf(fp, _("  %s: not evaluated: %s\n"), ch[i].what,
+			    ch[i].why);
+		else
+			fprintf(fp, ch[i].fits ? _("  %s: fits; memory %s, step %s\n") :
+			    _("  %s: does not fit; memory %s, step %s\n"), ch[i].what,
+			    cli_bytes(ch[i].max_mem, b[0]), cli_ns(ch[i].step_ns, b[1]));
+}

@@ -289,7 +289,7 @@ cmd_plan(int argc, char **argv)
 	/* nothing fits: what would */
 	{
 		sl_fit_change *ch;
-		int n, fit = 0, known = 0;
+		int n;
 
 		if (r.have_least)
 			fprintf(stderr, _("shardlab: no plan fits %s per device; the least memory "
@@ -299,21 +299,7 @@ cmd_plan(int argc, char **argv)
 		else
 			fprintf(stderr, _("shardlab: no plan found: %s\n"), r.why_none);
 		if (sl_hybrid_suggest(&ho, &ch, &n, &err) == SL_OK) {
-			for (int i = 0; i < n; i++) {
-				fit += ch[i].fits;
-				known += ch[i].why[0] == '\0';
-			}
-			printf("\n%s\n", fit > 0 ? _("changes that would make it fit, best first:") :
-			    known > 0 ? _("no single change tried makes it fit; the closest, "
-			    "least memory first:") : _("no change tried could be evaluated, so "
-			    "none is known to make it fit:"));
-			for (int i = 0; i < n; i++)
-				if (ch[i].why[0] != '\0')
-					printf(_("  %s: not evaluated: %s\n"), ch[i].what, ch[i].why);
-				else
-					printf(ch[i].fits ? _("  %s: fits; memory %s, step %s\n") :
-					    _("  %s: does not fit; memory %s, step %s\n"), ch[i].what,
-					    cli_bytes(ch[i].max_mem, b[0]), cli_ns(ch[i].step_ns, b[1]));
+			cli_print_changes(stdout, ch, n);
 			free(ch);
 		} else
 			cli_report(&err);

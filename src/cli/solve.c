@@ -108,7 +108,8 @@ mesh_coords_str(const sl_mesh *m, int d, char *buf, size_t len)
 }
 
 static void
-print_plan(const sl_space *s, const sl_eval *ev, const int *choice)
+print_plan(const sl_space *s, const sl_eval *ev, const int *choice,
+    bool allow_over)
 {
 	const sl_graph *g = s->g;
 	char b[6][32];
@@ -178,7 +179,10 @@ print_plan(const sl_space *s, const sl_eval *ev, const int *choice)
 		if (ev->comm.ns[c] > 0)
 			printf(" %s %s", sl_coll_name(c), cli_ns(ev->comm.ns[c], b[1]));
 	printf("\n");
-	cli_print_step(stdout, ev);
+	if (ev->n_over_capacity > 0 && !allow_over)
+		printf("%s\n", _("step time, throughput and MFU: none, the plan does not fit in a device's memory"));
+	else
+		cli_print_step(stdout, ev);
 }
 
 /* "lower bound: B (gap G%)" when the solver proved one short of optimal. */
@@ -339,6 +343,116 @@ print_peak(const sl_space *sp, const int *choice)
 	sl_timeline_free(&tl);
 }
 
+/*
+ * One change of the command line tried when the plan does not fit: the
+ * model opened and solved again with t, the plan's memory and step time.
+ */
+static void
+try_change(const cli_opts *t, sl_fit_change *out)
+{
+	cli_session s;
+	sl_solution sol;
+	sl_solve_opts so = { .time_limit = t->time_limit, .threads = t->threads };
+	sl_eval ev;
+	sl_error err;
+
+	sl_error_clear(&err);
+	if (cli_open(t, false, &s, &err) != SL_OK || s.prob == NULL) {
+		snprintf(out->why, sizeof out->why, "%.255s", err.msg[0] ? err.msg :
+		    _("the constraints leave no plan"));
+		cli_close(&s);
+		return;
+	}
+	sl_solution_init(&sol, s.prob->n);
+	if (sl_space_solve(s.space, s.prob, t->alpha, NULL, t->solver, &so, &sol,
+	    &err) != SL_OK || (sol.status != SL_SOLVE_OPTIMAL &&
+	    sol.status != SL_SOLVE_FEASIBLE))
+		snprintf(out->why, sizeof out->why, "%.255s", err.msg[0] ? err.msg :
+		    sl_solve_status_name(sol.status));
+	else if (sl_evaluate(s.space, sol.choice, t->alpha, &ev, &err) != SL_OK)
+		snprintf(out->why, sizeof out->why, "%.255s", err.msg);
+	else {
+		out->max_mem = ev.max_total;
+		out->step_ns = ev.step_ns;
+		out->fits = ev.n_over_capacity == 0;
+		sl_eval_free(&ev);
+	}
+	sl_solution_free(&sol);
+	cli_close(&s);
+}
+
+/*
+ * The plan needs more memory than a device has: single changes of the
+ * command line, each solved, ranked as `plan` ranks its own (fitting first,
+ * by step time).  The current setting is never among them.
+ */
+static void
+advise_fit(const cli_opts *o, const cli_session *s)
+{
+	const char *const *hw = sl_bundled_hardware();
+	sl_fit_change ch[8];
+	cli_opts t;
+	int n = 0;
+	int64_t best_mem = 0;
+	const char *bigger = NULL;
+
+	memset(ch, 0, sizeof ch);
+	if (o->recipe.recompute != SL_RECOMP_FULL &&
+	    o->recipe.recompute != SL_RECOMP_AUTO) {
+		t = *o;
+		t.recipe.recompute = SL_RECOMP_AUTO;
+		snprintf(ch[n].what, sizeof ch[n].what, "%s",
+		    _("--recompute auto (the fewest layers recomputed that fit)"));
+		try_change(&t, &ch[n++]);
+	}
+	if (o->micro_batch > 1) {
+		t = *o;
+		t.micro_batch = t.recipe.micro_batch = 1;
+		snprintf(ch[n].what, sizeof ch[n].what, "--micro-batch 1");
+		try_change(&t, &ch[n++]);
+	}
+	if (o->no_zero) {
+		t = *o;
+		t.no_zero = false;
+		snprintf(ch[n].what, sizeof ch[n].what, "%s",
+		    _("without --no-zero (ZeRO-3 sharded states)"));
+		try_change(&t, &ch[n++]);
+	}
+	/* more devices on the outer (data-parallel) axis */
+	for (int f = 2; f <= 4 && o->n_axes >= 1; f *= 2) {
+		t = *o;
+		t.shape[0] = o->shape[0] * f;
+		if (t.n_axes == 1)
+			snprintf(ch[n].what, sizeof ch[n].what, "--devices %d",
+			    t.shape[0]);
+		else
+			snprintf(ch[n].what, sizeof ch[n].what, "--mesh %dx%d",
+			    t.shape[0], t.shape[1]);
+		try_change(&t, &ch[n++]);
+	}
+	/* the bundled card with the least memory above this one's */
+	for (size_t i = 0; hw != NULL && hw[i] != NULL; i++) {
+		sl_hw h;
+		sl_error e;
+		sl_error_clear(&e);
+		if (sl_hw_load(hw[i], &h, &e) == SL_OK &&
+		    h.memory_bytes > s->mesh.hw.memory_bytes &&
+		    (bigger == NULL || h.memory_bytes < best_mem)) {
+			bigger = hw[i];
+			best_mem = h.memory_bytes;
+		}
+	}
+	if (bigger != NULL) {
+		t = *o;
+		t.hw = bigger;
+		snprintf(ch[n].what, sizeof ch[n].what, "--hw %s", bigger);
+		try_change(&t, &ch[n++]);
+	}
+	sl_fit_changes_rank(ch, n);
+	cli_print_changes(stdout, ch, n);
+	printf("%s\n", _("  (shardlab plan also tries pipeline stages and optimizer states in host memory)"));
+}
+
 static int
 cmd_solve(int argc, char **argv)
 {
@@ -348,6 +462,7 @@ cmd_solve(int argc, char **argv)
 	sl_eval ev;
 	sl_error err;
 	struct timespec t0;
+	bool over = false;
 	int rc;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -377,10 +492,12 @@ cmd_solve(int argc, char **argv)
 	}
 	if (rc == SL_OK && o.mem_limit > 0 && ev.max_total > o.mem_limit)
 		rc = fit_mem_limit(&o, &s, &sol, &ev);
-	if (rc == SL_OK && o.export_problem != NULL)
+	/* over the device's memory: no plan, unless asked for anyway */
+	over = rc == SL_OK && ev.n_over_capacity > 0 && !o.allow_over_capacity;
+	if (rc == SL_OK && !over && o.export_problem != NULL)
 		rc = sl_iopddl_save(s.prob, o.export_problem, &err) == SL_OK ? SL_OK :
 		    cli_report(&err);
-	if (rc == SL_OK && o.json != NULL) {
+	if (rc == SL_OK && !over && o.json != NULL) {
 		sl_plan_meta meta = { .model_source = s.source, .alpha = o.alpha,
 		    .sol = &sol, .cs = &o.cs, .micro_batch = o.micro_batch,
 		    .hw_source = o.hw };
@@ -399,10 +516,26 @@ cmd_solve(int argc, char **argv)
 			    s.mesh.hw.memory_bytes);
 		print_solution_line(&sol);
 		printf(_("objective: %lld\n"), (long long)sol.objective);
-		print_plan(s.space, &ev, sol.choice);
+		print_plan(s.space, &ev, sol.choice, o.allow_over_capacity);
 		print_peak(s.space, sol.choice);
-		if (o.json != NULL)
+		if (o.json != NULL && !over)
 			printf(_("plan written to %s\n"), o.json);
+	}
+	if (over) {
+		char b1[32], b2[32];
+		fprintf(stderr, _("shardlab: the plan needs %s per device, more than the %s a device holds (%s, %s); %s (--allow-over-capacity writes it anyway)\n"),
+		    cli_bytes(ev.max_total, b1), cli_bytes(s.mesh.hw.memory_bytes, b2),
+		    sl_esc(s.mesh.hw.device), sl_esc(s.mesh.hw.name),
+		    o.json != NULL || o.export_problem != NULL ?
+		    _("nothing written") : _("no plan"));
+		if (!o.quiet && !(o.json != NULL && strcmp(o.json, "-") == 0))
+			advise_fit(&o, &s);
+		rc = SL_EINFEASIBLE;
+	} else if (rc == SL_OK && ev.n_over_capacity > 0) {
+		char b1[32], b2[32];
+		fprintf(stderr, _("shardlab: warning: the plan needs %s per device, more than the %s a device holds (%s, %s): kept as --allow-over-capacity asks\n"),
+		    cli_bytes(ev.max_total, b1), cli_bytes(s.mesh.hw.memory_bytes, b2),
+		    sl_esc(s.mesh.hw.device), sl_esc(s.mesh.hw.name));
 	}
 	sl_eval_free(&ev);
 	sl_solution_free(&sol);
