@@ -800,16 +800,21 @@ sl_baseline_plan(const sl_space *s, sl_baseline_kind k,
 		break;
 	}
 	if (nrep > 0)
-		note_add(out, _("%d operators cannot take their tensor-parallel split "
+		note_add(out, ngettext("%d operator cannot take its tensor-parallel "
+		    "split (%s, e.g. fewer heads than devices) and is replicated over "
+		    "that axis", "%d operators cannot take their tensor-parallel split "
 		    "(first: %s, e.g. fewer heads than devices) and are replicated "
-		    "over that axis"), nrep, rep_op);
+		    "over that axis", nrep), nrep, rep_op);
 	if (nfb > 0) {
 		if (fb_op[0] != '\0')
-			note_add(out, _("%d operators without the preset strategy "
-			    "(first: %s) follow their inputs"), nfb, fb_op);
+			note_add(out, ngettext("%d operator without the preset "
+			    "strategy (%s) follows its inputs", "%d operators without "
+			    "the preset strategy (first: %s) follow their inputs", nfb),
+			    nfb, fb_op);
 		else
-			note_add(out, _("%d operators without the preset strategy "
-			    "follow their inputs"), nfb);
+			note_add(out, ngettext("%d operator without the preset "
+			    "strategy follows its inputs", "%d operators without the "
+			    "preset strategy follow their inputs", nfb), nfb);
 	}
 	return SL_OK;
 }
@@ -854,8 +859,9 @@ solve_ours(const sl_space *s, double alpha, const sl_constraints *cs,
 			if (sol.note[0] != '\0')
 				note_add(out, "%s", sol.note);
 			if (cs != NULL && cs->n > 0)
-				note_add(out, _("%d pins and forbids (the baselines ignore them)"),
-				    cs->n);
+				note_add(out, ngettext("%d pin or forbid (the baselines "
+				    "ignore it)", "%d pins and forbids (the baselines "
+				    "ignore them)", cs->n), cs->n);
 		}
 	}
 	sl_solution_free(&sol);

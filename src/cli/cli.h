@@ -219,6 +219,9 @@ int cli_text_width(const char *s);
 /* sl_format_bytes and sl_format_ns into a buffer of 32 bytes. */
 const char *cli_bytes(int64_t v, char *buf);
 const char *cli_ns(int64_t v, char *buf);
+/* The model as every report names it: "gpt-1.7b (sequence 2048)", its
+ * name escaped, and the sequence a step trains on when it has one. */
+const char *cli_model_str(const sl_graph *g, char *buf, size_t len);
 /* Changes that would make a plan fit (ranked): a heading that says whether
  * any fits, then one line each with its memory and step time or why it
  * could not be evaluated. */

@@ -104,10 +104,12 @@ print_compare(const cli_session *s, const sl_comparison *c)
 
 	{
 		double np = (double)sl_graph_param_count(s->g);
+		char mn[256];
+		cli_model_str(s->g, mn, sizeof mn);
 		if (np >= 1e9)
-			printf(_("model %s: %.2f B parameters; mesh "), sl_esc(s->g->name), np / 1e9);
+			printf(_("model %s: %.2f B parameters; mesh "), mn, np / 1e9);
 		else
-			printf(_("model %s: %.2f M parameters; mesh "), sl_esc(s->g->name), np / 1e6);
+			printf(_("model %s: %.2f M parameters; mesh "), mn, np / 1e6);
 	}
 	if (s->mesh.n_axes == 1)
 		printf("%d", s->mesh.axes[0].size);

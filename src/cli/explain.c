@@ -82,6 +82,10 @@ cmd_explain(int argc, char **argv)
 		rc = cli_report(&err);
 		goto out;
 	}
+	{
+		char mn[256];
+		printf(_("model %s\n"), cli_model_str(s.g, mn, sizeof mn));
+	}
 	/* line by line: the names inside are escaped, the newlines kept */
 	for (char *line = text, *nl; *line != '\0'; line = nl + 1) {
 		if ((nl = strchr(line, '\n')) == NULL)

@@ -16,12 +16,20 @@ print_recipe(const sl_space *sp)
 	int64_t seq, b = sl_graph_batch(sp->g, &seq), acc = sl_recipe_accum_steps(r, b);
 	char buf[256];
 
+	char ms[64], md[64], ma[64];
+
+	if (acc < 1)
+		acc = 1;
 	printf(_("recipe: %s\n"), sl_recipe_describe(r, buf, sizeof buf));
-	printf(_("batch: %lld samples per micro-step (micro-batch %lld x %d devices), "
-	    "global batch %lld = %lld accumulation steps; sequence %lld\n"),
-	    (long long)b, (long long)r->micro_batch, sp->mesh.n_devices,
-	    (long long)(b * (acc > 0 ? acc : 1)), (long long)(acc > 0 ? acc : 1),
-	    (long long)seq);
+	snprintf(ms, sizeof ms, ngettext("%lld sample per micro-step",
+	    "%lld samples per micro-step", b), (long long)b);
+	snprintf(md, sizeof md, ngettext("micro-batch %lld x %d device",
+	    "micro-batch %lld x %d devices", sp->mesh.n_devices),
+	    (long long)r->micro_batch, sp->mesh.n_devices);
+	snprintf(ma, sizeof ma, ngettext("%lld accumulation step",
+	    "%lld accumulation steps", acc), (long long)acc);
+	printf(_("batch: %s (%s), global batch %lld = %s; sequence %lld\n"),
+	    ms, md, (long long)(b * acc), ma, (long long)seq);
 }
 
 static void
@@ -30,12 +38,16 @@ print_recompute_auto(const sl_recompute_choice *c, int64_t cap)
 	char b1[32], b2[32];
 
 	if (c->fits)
-		printf(_("recompute auto: %d of %d layers recomputed, the fewest for "
-		    "%s per device to fit in %s\n"), c->n_recomputed, c->n_layers,
+		printf(ngettext("recompute auto: %d of %d layer recomputed, the fewest "
+		    "for %s per device to fit in %s\n", "recompute auto: %d of %d layers "
+		    "recomputed, the fewest for %s per device to fit in %s\n",
+		    c->n_layers), c->n_recomputed, c->n_layers,
 		    cli_bytes(c->max_total, b1), cli_bytes(cap, b2));
 	else
-		printf(_("recompute auto: even with all %d layers recomputed the plan "
-		    "needs %s per device, over %s\n"), c->n_layers, cli_bytes(c->max_total, b1),
+		printf(ngettext("recompute auto: even with its %d layer recomputed the "
+		    "plan needs %s per device, over %s\n", "recompute auto: even with all "
+		    "%d layers recomputed the plan needs %s per device, over %s\n",
+		    c->n_layers), c->n_layers, cli_bytes(c->max_total, b1),
 		    cli_bytes(cap, b2));
 }
 
@@ -506,8 +518,10 @@ cmd_solve(int argc, char **argv)
 	}
 	if (rc == SL_OK && !(o.json != NULL && strcmp(o.json, "-") == 0) && !o.quiet) {
 		char pc[32];
-		printf(_("model %s: %d operators, %s parameters; mesh "), sl_esc(s.g->name),
-		    s.g->n_ops, count_str(sl_graph_param_count(s.g), pc));
+		char mn[256];
+		printf(_("model %s: %d operators, %s parameters; mesh "),
+		    cli_model_str(s.g, mn, sizeof mn), s.g->n_ops,
+		    count_str(sl_graph_param_count(s.g), pc));
 		cli_print_mesh(&s.mesh);
 		printf(_(" on %s; alpha %g\n"), sl_esc(s.mesh.hw.name), o.alpha);
 		print_recipe(s.space);
