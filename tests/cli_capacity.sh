@@ -5,11 +5,11 @@
 . "$TESTS_SRCDIR/lib.sh"
 
 # gpt-7.5b on one H100: 7,467,786,240 parameters x 16 B = 111.27 GiB of
-# states alone, over the 74.51 GiB (80 GB) of the device.
+# states alone, over the 76.18 GiB a plan may use of its 79.18 GiB.
 run over "$SHARDLAB" solve gpt-7.5b --devices 1 --json "$TMP/over.json"
 expect_status 1 over
 [ -e "$TMP/over.json" ] && fail "a plan over capacity was written"
-expect_in "$TMP/over.err" "the plan needs 121.27 GiB per device, more than the 74.51 GiB a device holds"
+expect_in "$TMP/over.err" "the plan needs 121.27 GiB per device; a device of h100-nvlink (NVIDIA H100 SXM 80GB) has usable 76.18 GiB of 79.18 GiB (reserve 3.00 GiB)"
 expect_in "$TMP/over.err" "nothing written (--allow-over-capacity writes it anyway)"
 expect_in "$TMP/over.out" "over capacity"
 expect_in "$TMP/over.out" "step time, throughput and MFU: none"
@@ -38,7 +38,8 @@ expect_status 0 fits
 expect_not_in "$TMP/fits.err" "warning"
 
 # compare: over capacity exactly where the row's memory exceeds the device
-# (ZeRO-1 and -2 hold 48.25 and 36.07 GiB on 2x4: they fit)
+# (ZeRO-1 and -2 hold 48.25 and 36.07 GiB of the 76.18 GiB usable on 2x4:
+# they fit)
 command -v jq >/dev/null 2>&1 || skip "jq is not installed"
 run cmp "$SHARDLAB" compare gpt-7.5b --mesh 2x4 --json "$TMP/cmp.json"
 expect_status 0 cmp

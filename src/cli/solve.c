@@ -182,8 +182,12 @@ print_plan(const sl_space *s, const sl_eval *ev, const int *choice,
 		    (s->mesh.hw.memory_bytes > 0 && t > s->mesh.hw.memory_bytes) ?
 		    _("  over capacity") : "");
 	}
-	printf("\n%s %s (%s %s)\n", _("max memory per device:"),
-	    cli_bytes(ev->max_total, b[0]), _("capacity"), cli_bytes(s->mesh.hw.memory_bytes, b[1]));
+	{
+		char cap[128];
+		printf("\n%s %s (%s)\n", _("max memory per device:"),
+		    cli_bytes(ev->max_total, b[0]),
+		    sl_hw_memory_text(&s->mesh.hw, cap, sizeof cap));
+	}
 	printf("%s %s (%lld bytes)\n", _("redundant bytes (device 0):"),
 	    cli_bytes(ev->redundant, b[0]), (long long)ev->redundant);
 	printf("%s %s:", _("communication per step:"), cli_ns(ev->comm_ns, b[0]));
@@ -536,20 +540,22 @@ cmd_solve(int argc, char **argv)
 			printf(_("plan written to %s\n"), o.json);
 	}
 	if (over) {
-		char b1[32], b2[32];
-		fprintf(stderr, _("shardlab: the plan needs %s per device, more than the %s a device holds (%s, %s); %s (--allow-over-capacity writes it anyway)\n"),
-		    cli_bytes(ev.max_total, b1), cli_bytes(s.mesh.hw.memory_bytes, b2),
-		    sl_esc(s.mesh.hw.device), sl_esc(s.mesh.hw.name),
+		char b1[32], cap[128];
+		fprintf(stderr, _("shardlab: the plan needs %s per device; a device of %s (%s) has %s: %s (--allow-over-capacity writes it anyway)\n"),
+		    cli_bytes(ev.max_total, b1), sl_esc(s.mesh.hw.name),
+		    sl_esc(s.mesh.hw.device),
+		    sl_hw_memory_text(&s.mesh.hw, cap, sizeof cap),
 		    o.json != NULL || o.export_problem != NULL ?
 		    _("nothing written") : _("no plan"));
 		if (!o.quiet && !(o.json != NULL && strcmp(o.json, "-") == 0))
 			advise_fit(&o, &s);
 		rc = SL_EINFEASIBLE;
 	} else if (rc == SL_OK && ev.n_over_capacity > 0) {
-		char b1[32], b2[32];
-		fprintf(stderr, _("shardlab: warning: the plan needs %s per device, more than the %s a device holds (%s, %s): kept as --allow-over-capacity asks\n"),
-		    cli_bytes(ev.max_total, b1), cli_bytes(s.mesh.hw.memory_bytes, b2),
-		    sl_esc(s.mesh.hw.device), sl_esc(s.mesh.hw.name));
+		char b1[32], cap[128];
+		fprintf(stderr, _("shardlab: warning: the plan needs %s per device; a device of %s (%s) has %s: kept as --allow-over-capacity asks\n"),
+		    cli_bytes(ev.max_total, b1), sl_esc(s.mesh.hw.name),
+		    sl_esc(s.mesh.hw.device),
+		    sl_hw_memory_text(&s.mesh.hw, cap, sizeof cap));
 	}
 	sl_eval_free(&ev);
 	sl_solution_free(&sol);
