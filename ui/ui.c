@@ -117,8 +117,10 @@ ui_constrain(ui *u, int op, int s, enum ui_act act, bool every_layer)
 		ui_message(u, false, act == UI_ACT_PIN ? _("pinned %s = %s") :
 		    _("forbade %s = %s"), ui_op_name(&u->m, op), sname);
 	} else {
+		/* n > 1 here; the plural forms of some languages differ still */
 		ui_message(u, false, act == UI_ACT_PIN ?
-		    _("pinned %s at %d operators") : _("forbade %s at %d operators"),
+		    ngettext("pinned %s at %d operator", "pinned %s at %d operators", n) :
+		    ngettext("forbade %s at %d operator", "forbade %s at %d operators", n),
 		    sname, n);
 	}
 	free(ops);
@@ -286,6 +288,7 @@ ui_poll_jobs(ui *u)
 
 	sl_error_clear(&err);
 	what = ui_model_poll(&u->m, &err);
+	ui_timeline_polled(u, what);
 	if (what & UI_M_CONFIRM)
 		u->dirty |= UI_D_STATUS;
 	if (what & UI_M_FRONT)
@@ -471,19 +474,6 @@ ui_run(ui *u)
 /* ------------------------------------------------------------ entry point */
 
 #ifndef UI_NO_MAIN
-static bool
-ui_has_flag(int argc, char **argv, const char *flag)
-{
-	int i;
-	size_t n = strlen(flag);
-
-	for (i = 0; i < argc; i++)
-		if (strncmp(argv[i], flag, n) == 0 &&
-		    (argv[i][n] == '\0' || argv[i][n] == '='))
-			return true;
-	return false;
-}
-
 /*
  * What a plan file (--plan) says that the command line does not: the
  * model, the mesh (every device of a pipeline plan), the hardware, alpha,
@@ -491,7 +481,7 @@ ui_has_flag(int argc, char **argv, const char *flag)
  * name for o->args.
  */
 static int
-ui_plan_options(int argc, char **argv, cli_opts *o, const sl_plan_file *pf,
+ui_plan_options(cli_opts *o, const sl_plan_file *pf,
     char **plan_args, sl_error *err)
 {
 	int i;
@@ -521,24 +511,24 @@ ui_plan_options(int argc, char **argv, cli_opts *o, const sl_plan_file *pf,
 			o->shape[i] = pf->shape[i];
 		o->mesh_set = true;
 	}
-	if (!ui_has_flag(argc, argv, "--hw") && pf->hardware != NULL)
+	if (!cli_given(o, "hw") && pf->hardware != NULL)
 		o->hw = pf->hardware;
-	if (!ui_has_flag(argc, argv, "--alpha"))
+	if (!cli_given(o, "alpha"))
 		o->alpha = pf->alpha;
-	if (!ui_has_flag(argc, argv, "--micro-batch") && pf->micro_batch > 0)
+	if (!cli_given(o, "micro-batch") && pf->micro_batch > 0)
 		o->micro_batch = o->recipe.micro_batch = pf->micro_batch;
 	/* the plan's recipe, where the command line says nothing else */
 	if (pf->has_recipe) {
 		o->recipe.framework = pf->recipe.framework;
-		if (!ui_has_flag(argc, argv, "--attention"))
+		if (!cli_given(o, "attention"))
 			o->recipe.attention = pf->recipe.attention;
-		if (!ui_has_flag(argc, argv, "--precision"))
+		if (!cli_given(o, "precision"))
 			o->recipe.precision = pf->recipe.precision;
-		if (!ui_has_flag(argc, argv, "--recompute"))
+		if (!cli_given(o, "recompute"))
 			o->recipe.recompute = pf->recipe.recompute;
-		if (!ui_has_flag(argc, argv, "--global-batch"))
+		if (!cli_given(o, "global-batch"))
 			o->recipe.global_batch = pf->recipe.global_batch;
-		if (!ui_has_flag(argc, argv, "--seq") && pf->recipe.seq > 0)
+		if (!cli_given(o, "seq") && pf->recipe.seq > 0)
 			o->seq = o->recipe.seq = pf->recipe.seq;
 	}
 	for (i = 0; i < pf->cs.n; i++)
@@ -588,11 +578,18 @@ ui_plan_reopen(ui *u, const cli_opts *o, const sl_plan_file *pf, sl_error *err)
 		    ui_stages_set(u, pf->schedule, pf->pp, pf->virt,
 		    pf->n_axes == 2 ? pf->shape[0] : 1, pf->shape[pf->n_axes == 2 ? 1 : 0],
 		    pf->graph_batch, pf->micro_batches, pf->n_stages, pf->stage_layers,
-		    pf->stage_recompute) != SL_OK)
+		    pf->stage_recompute) != SL_OK) {
+			int nd = u->m.space ? u->m.space->mesh.n_devices : 0;
+			char st[48], dv[48], op[48];
+			snprintf(st, sizeof st, ngettext("%d stage", "%d stages",
+			    pf->n_stages), pf->n_stages);
+			snprintf(dv, sizeof dv, ngettext("%d device", "%d devices", sub),
+			    sub);
+			snprintf(op, sizeof op, ngettext("%d device", "%d devices", nd), nd);
 			return sl_error_set(err, SL_EINPUT, o->plan, 0, 0,
-			    _("the plan's %d stages of %d devices do not fit "
-			    "the model's layers or the %d devices opened"),
-			    pf->n_stages, sub, u->m.space ? u->m.space->mesh.n_devices : 0);
+			    _("the plan's %s of %s do not fit the model's layers or "
+			    "the %s opened"), st, dv, op);
+		}
 		ui_stages_open(u);
 	} else if (u->m.space != NULL) {
 		int *c = sl_xmalloc(u->m.n * sizeof(int));
@@ -642,7 +639,7 @@ ui_main(int argc, char **argv)
 			return cli_report(&err);
 		}
 		have_pf = true;
-		if (ui_plan_options(argc, argv, &o, &pf, plan_args, &err) != SL_OK) {
+		if (ui_plan_options(&o, &pf, plan_args, &err) != SL_OK) {
 			sl_plan_file_free(&pf);
 			cli_opts_free(&o);
 			return cli_report(&err);

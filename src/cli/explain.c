@@ -65,7 +65,8 @@ cmd_explain(int argc, char **argv)
 	}
 	sl_solution_init(&sol, s.prob->n);
 	have_sol = true;
-	rc = sl_solve(prob != NULL ? prob : s.prob, o.solver, NULL, &sol, &err);
+	rc = sl_space_solve(s.space, prob != NULL ? prob : s.prob, o.alpha, NULL,
+	    o.solver, NULL, &sol, &err);
 	if (rc != SL_OK) {
 		rc = cli_report(&err);
 		goto out;
@@ -80,6 +81,10 @@ cmd_explain(int argc, char **argv)
 	if ((text = sl_explain(s.space, sol.choice, op, st, &err)) == NULL) {
 		rc = cli_report(&err);
 		goto out;
+	}
+	{
+		char mn[256];
+		printf(_("model %s\n"), cli_model_str(s.g, mn, sizeof mn));
 	}
 	/* line by line: the names inside are escaped, the newlines kept */
 	for (char *line = text, *nl; *line != '\0'; line = nl + 1) {
@@ -108,9 +113,9 @@ out:
 }
 
 const struct cli_cmd cli_cmd_explain = {
-	"explain",
-	N_("explain MODEL --op NAME [--strategy S] [OPTIONS]"),
-	N_("what one operator's strategy stores, moves and costs, step by step"),
-	CLI_O_MESH " hw alpha " CLI_O_SOLVE " " CLI_O_RECIPE " no-zero op strategy",
-	cmd_explain
+	.name = "explain",
+	.bit = CLI_C_EXPLAIN,
+	.usage = N_("explain MODEL --op NAME [--strategy S] [OPTIONS]"),
+	.help = N_("what one operator's strategy stores, moves and costs, step by step"),
+	.run = cmd_explain,
 };

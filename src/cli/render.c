@@ -103,7 +103,8 @@ cmd_render(int argc, char **argv)
 	memset(&so, 0, sizeof so);
 	so.time_limit = o.time_limit;
 	sl_solution_init(&sol, s.prob->n);
-	rc = sl_solve(s.prob, o.solver, &so, &sol, &err);
+	rc = sl_space_solve(s.space, s.prob, o.alpha, NULL, o.solver, &so, &sol,
+	    &err);
 	if (rc == SL_OK && sol.status != SL_SOLVE_OPTIMAL &&
 	    sol.status != SL_SOLVE_FEASIBLE) {
 		rc = cli_no_plan(&sol, o.time_limit);
@@ -145,10 +146,9 @@ fail:
 }
 
 const struct cli_cmd cli_cmd_render = {
-	"render",
-	N_("render MODEL [OPTIONS] --format dot|svg -o FILE"),
-	N_("draw the strategy graph of the chosen plan with Graphviz"),
-	CLI_O_MESH " hw alpha " CLI_O_SOLVE " " CLI_O_RECIPE
-	    " time-limit no-zero output format op depth layer quiet",
-	cmd_render
+	.name = "render",
+	.bit = CLI_C_RENDER,
+	.usage = N_("render MODEL [OPTIONS] --format dot|svg -o FILE"),
+	.help = N_("draw the strategy graph of the chosen plan with Graphviz"),
+	.run = cmd_render,
 };

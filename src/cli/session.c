@@ -9,60 +9,6 @@
 
 #include <unistd.h>
 
-/* Each setting's option, and how an error is mended with it (%s: the value
- * the engine names; NULL: the option and the value). */
-static const struct {
-	const char *opt;
-	const char *fix;
-} cli_settings[SL_SET_COUNT] = {
-	[SL_SET_MESH] = { "--mesh", N_("use --mesh %s") },
-	[SL_SET_AXES] = { "--axes", N_("give them with --axes, e.g. pp,dp,tp") },
-	[SL_SET_HW] = { "--hw", N_("name one with --hw") },
-	[SL_SET_PIN] = { "--pin", NULL },
-	[SL_SET_FORBID] = { "--forbid", NULL },
-	[SL_SET_SOLVER] = { "--solver", N_("use --solver %s") },
-	[SL_SET_MEM_LIMIT] = { "--mem-limit", N_("give one with --mem-limit") },
-	[SL_SET_RECOMPUTE] = { "--recompute", NULL },
-	[SL_SET_PP] = { "--pp", NULL },
-	[SL_SET_PLAN] = { "--plan", N_("open it with shardlab tui MODEL --plan FILE, "
-	    "or write a whole-model plan with shardlab solve MODEL --json FILE") },
-};
-
-const char *
-cli_setting_option(sl_setting s)
-{
-	return (unsigned)s < SL_SET_COUNT && cli_settings[s].opt != NULL ?
-	    cli_settings[s].opt : "";
-}
-
-const char *
-cli_error_words(const sl_error *err, char *buf, size_t len)
-{
-	const char *m = err->msg, *name = sl_setting_name(err->about);
-	size_t n = strlen(name), o;
-	sl_setting f = err->fix;
-
-	if (*cli_setting_option(err->about) != '\0' && n > 0 &&
-	    strncmp(m, name, n) == 0 && m[n] == ' ')
-		o = (size_t)snprintf(buf, len, "%s%s", cli_setting_option(err->about),
-		    m + n);
-	else
-		o = (size_t)snprintf(buf, len, "%s", m);
-	if (*cli_setting_option(f) == '\0' || o >= len)
-		return buf;
-	if (cli_settings[f].fix != NULL) {
-		char adv[512];
-		/* the advice takes the value where it has a %s */
-		snprintf(adv, sizeof adv, _(cli_settings[f].fix), err->fix_value);
-		snprintf(buf + o, len - o, " (%s)", adv);
-	} else if (err->fix_value[0] != '\0')
-		snprintf(buf + o, len - o, " (%s %s)", cli_settings[f].opt,
-		    err->fix_value);
-	else
-		snprintf(buf + o, len - o, " (%s)", cli_settings[f].opt);
-	return buf;
-}
-
 int
 cli_report(const sl_error *err)
 {
@@ -127,8 +73,11 @@ cli_open(const cli_opts *o, bool allow_default, cli_session *s, sl_error *err)
 		return err->code ? err->code : SL_EINPUT;
 	if (sl_recipe_accum_steps(&o->recipe, sl_graph_batch(s->g, NULL)) < 0)
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-		    _("--global-batch %lld is not a multiple of the %lld samples of one "
-		    "micro-step (micro-batch %lld x %d devices)"),
+		    ngettext("--global-batch %lld is not a multiple of the %lld samples "
+		    "of one micro-step (micro-batch %lld x %d device)",
+		    "--global-batch %lld is not a multiple of the %lld samples "
+		    "of one micro-step (micro-batch %lld x %d devices)",
+		    s->mesh.n_devices),
 		    (long long)o->recipe.global_batch,
 		    (long long)sl_graph_batch(s->g, NULL), (long long)o->micro_batch,
 		    s->mesh.n_devices);

@@ -68,9 +68,13 @@ cmd_sweep(int argc, char **argv)
 		if (strcmp(o.json, "-") == 0)
 			goto out;
 	}
-	printf(_("alpha frontier of %s on "), sl_esc(s.g->name));
+	{
+		char mn[256];
+		printf(_("alpha frontier of %s on "), cli_model_str(s.g, mn, sizeof mn));
+	}
 	cli_print_mesh(&s.mesh);
-	printf(_(": %d distinct plans\n\n"), f.n);
+	printf(ngettext(": %d distinct plan\n\n", ": %d distinct plans\n\n", f.n),
+	    f.n);
 	cli_fprintf(stdout, "%-4s %-27s %14s %14s %12s %10s %6s\n", "#",
 	    _("alpha (bytes/us)"), _("memory/dev"), _("comm/step"), _("step time"),
 	    _("tokens/s"), _("MFU"));
@@ -96,9 +100,9 @@ out:
 }
 
 const struct cli_cmd cli_cmd_sweep = {
-	"sweep",
-	N_("sweep MODEL [OPTIONS] [--json FILE|-]"),
-	N_("every optimal plan over alpha: the memory/communication Pareto table"),
-	CLI_O_MESH " hw " CLI_O_SOLVE " " CLI_O_RECIPE " no-zero json",
-	cmd_sweep
+	.name = "sweep",
+	.bit = CLI_C_SWEEP,
+	.usage = N_("sweep MODEL [OPTIONS] [--json FILE|-]"),
+	.help = N_("every optimal plan over alpha: the memory/communication Pareto table"),
+	.run = cmd_sweep,
 };
