@@ -120,6 +120,15 @@ expect_eq "$(grep '^objective:' "$TMP/back-at.out")" \
 	"$(grep '^objective:' "$TMP/model.out")" "exported problem, anytime"
 expect_in "$TMP/back-at.out" "anytime, optimal"
 
+# A name that is no string is no name, and none of it is read as members
+# of the problem (an array there once crashed the reader).
+printf '{"problem": {"name": [1, {"a": 2}], "nodes": {"costs": [[1, 2]]}}}\n' \
+	>"$TMP/noname.json"
+run noname "$SHARDLAB" solve "$TMP/noname.json"
+expect_status 0 noname
+expect_in "$TMP/noname.out" "problem iopddl: 1 nodes, 0 edges"
+expect_in "$TMP/noname.out" "objective: 1"
+
 # Bad problems: exit 2, the file named, nothing solved.
 printf '{"problem": {"nodes": {"costs": [[1], [2]]}, "edges": {"nodes": [[0, 0]], "costs": [[1]]}}}\n' \
 	>"$TMP/self.json"
