@@ -940,7 +940,8 @@ sl_coll_name(sl_coll c)
 }
 
 /*
- * Ring collectives (design.md, doc/cost-model.md; Thakur et al. 2005):
+ * Ring collectives (doc/cost-model.md, "Communication per step"; Thakur
+ * et al. 2005):
  * all-reduce 2(n-1)/n B/beta + 2(n-1) lambda, all-gather and
  * reduce-scatter (n-1)/n B/beta + (n-1) lambda, all-to-all
  * (n-1)/n^2 B/beta + (n-1) lambda.  Nothing to move costs nothing.

@@ -61,6 +61,7 @@
  * Headers beside this one, for the engine's own files: internal.h (gettext,
  * checked arithmetic, the kind table, what files share), json.h (the JSON
  * reader and writer), pipe_internal.h (what the pipeline files share).
+ * doc/design.md describes the parts and how data flows through them.
  *
  * Units: memory in bytes, time in nanoseconds, both int64_t.
  */

@@ -14,6 +14,7 @@
 #    table of main.c lists each row once.
 #  - The file map atop src/shardlab.h names every engine source.
 #  - No engine string names a command-line option (the front ends do).
+#  - Comments cite doc/*.md files that exist, and no design document outside.
 # (engine_wall.sh checks the engine's objects; this checks its sources.)
 . "$TESTS_SRCDIR/lib.sh"
 
@@ -108,6 +109,20 @@ for f in "$TOP"/src/*.c; do
 done >"$TMP/flags"
 [ -s "$TMP/flags" ] && fail "engine strings name command-line options:
 $(cat "$TMP/flags")"
+
+# Comments cite the documents of this tree: every doc/NAME.md that a
+# source names exists, and none names a design document elsewhere.
+n_checks=$((n_checks + 1))
+for f in "$TOP"/src/*.[ch] "$TOP"/src/cli/*.[ch] "$TOP"/src/runner/*.[ch] \
+    "$TOP"/ui/*.[ch]; do
+	[ -f "$f" ] || continue
+	grep -o 'doc/[a-z-]*\.md' "$f" | sort -u | while read -r d; do
+		[ -f "$TOP/$d" ] || echo "${f#"$TOP"/} cites $d, which is not in the tree"
+	done
+	grep -n '[^/a-z]design\.md' "$f" | sed "s#^#${f#"$TOP"/}:#"
+done >"$TMP/docs"
+[ -s "$TMP/docs" ] && fail "comments cite documents outside the tree:
+$(cat "$TMP/docs")"
 
 # Each row is exported by the file of its name and listed once in main.c.
 MAIN="$TOP/src/cli/main.c"
