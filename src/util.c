@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #ifdef HAVE_MALLOC_H
 #include <malloc.h>
@@ -42,6 +43,57 @@ sl_error_set(sl_error *e, int code, const char *file, int line, int col,
 	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
 	va_end(ap);
 	return code;
+}
+
+const char *
+sl_setting_name(sl_setting s)
+{
+	static const char *const names[SL_SET_COUNT] = {
+		[SL_SET_NONE] = "",
+		[SL_SET_MESH] = N_("mesh"),
+		[SL_SET_AXES] = N_("axes"),
+		[SL_SET_HW] = N_("hardware profile"),
+		[SL_SET_PIN] = N_("pin"),
+		[SL_SET_FORBID] = N_("forbid"),
+		[SL_SET_SOLVER] = N_("solver"),
+		[SL_SET_MEM_LIMIT] = N_("memory budget"),
+		[SL_SET_RECOMPUTE] = N_("recomputation"),
+		[SL_SET_PP] = N_("pipeline degree"),
+		[SL_SET_PLAN] = N_("plan"),
+	};
+
+	return (unsigned)s < SL_SET_COUNT && s != SL_SET_NONE ? _(names[s]) : "";
+}
+
+int
+sl_error_about(sl_error *e, int code, sl_setting s, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (e == NULL || e->code != SL_OK)
+		return code;
+	e->code = code;
+	e->file[0] = '\0';
+	e->line = e->column = 0;
+	e->about = s;
+	n = snprintf(e->msg, sizeof e->msg, "%s ", sl_setting_name(s));
+	va_start(ap, fmt);
+	vsnprintf(e->msg + n, sizeof e->msg - n, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int
+sl_error_fix(sl_error *e, sl_setting s, const char *value)
+{
+	if (e == NULL)
+		return SL_EINTERNAL;
+	if (e->fix == SL_SET_NONE) {
+		e->fix = s;
+		snprintf(e->fix_value, sizeof e->fix_value, "%s", value ? value : "");
+	}
+	return e->code;
 }
 
 const char *
@@ -355,6 +407,7 @@ static struct sl_input {
 } *sl_inputs;
 static size_t sl_n_inputs, sl_cap_inputs;
 static pthread_mutex_t sl_inputs_mu = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool sl_inputs_guarded;
 
 static void
 sl_input_add(const char *path)
@@ -384,15 +437,9 @@ sl_input_note(const char *path)
 }
 
 void
-sl_inputs_forget(void)
+sl_inputs_guard(bool on)
 {
-	pthread_mutex_lock(&sl_inputs_mu);
-	for (size_t i = 0; i < sl_n_inputs; i++)
-		free(sl_inputs[i].path);
-	free(sl_inputs);
-	sl_inputs = NULL;
-	sl_n_inputs = sl_cap_inputs = 0;
-	pthread_mutex_unlock(&sl_inputs_mu);
+	atomic_store(&sl_inputs_guarded, on);
 }
 
 int
@@ -447,7 +494,8 @@ sl_atomic_open(sl_atomic *a, const char *path, sl_error *err)
 	}
 	/* replacing an input is refused by rule: bad usage (2), not a file
 	 * that cannot be written (3) */
-	if (sl_output_check(path, NULL, err) != SL_OK)
+	if (atomic_load(&sl_inputs_guarded) &&
+	    sl_output_check(path, NULL, err) != SL_OK)
 		return SL_EINPUT;
 	/* A symbolic link is followed: its target is replaced, the link stays. */
 	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {

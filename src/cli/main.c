@@ -98,6 +98,8 @@ main(int argc, char **argv)
 	char buf[128];
 
 	sl_tune_allocator();
+	/* no file this process read is replaced by one it writes */
+	sl_inputs_guard(true);
 	n_sigs = cli_exit_signals(sigs, CLI_MAX_EXIT_SIGNALS);
 	for (int i = 0; i < n_sigs; i++) {
 		struct sigaction sa, old;
