@@ -439,6 +439,20 @@ dedup_sets(int n, int *start, int *list)
 	start[n] = o;
 }
 
+/*
+ * Sums of buffer sizes: a size the cost model saturated (INT64_MAX, naive
+ * attention's scores at a sequence of 2^31) added to others and taken back
+ * would overflow int64, so running sums are kept in 128 bits, exact, and
+ * saturated only where they become a figure of the timeline.
+ */
+typedef __int128 tl_sum;
+
+static int64_t
+tl_sat(tl_sum v)
+{
+	return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : (int64_t)v;
+}
+
 /* ------------------------------------------------------------ orders */
 
 /*
@@ -594,7 +608,7 @@ sl_timeline_peak_of(const sl_timeline *tl, const int *order)
 {
 	int n = tl->n_tasks;
 	int *pos = sl_xmalloc(n * sizeof *pos);
-	int64_t *diff, run = 0, peak = 0;
+	tl_sum *diff, run = 0, peak = 0;
 
 	if (!order_positions(tl, order, pos)) {
 		free(pos);
@@ -604,7 +618,7 @@ sl_timeline_peak_of(const sl_timeline *tl, const int *order)
 	for (int i = 0; i < tl->n_bufs; i++) {
 		int lo, hi;
 		buf_window(tl, i, pos, &lo, &hi);
-		diff[lo] = sl_add_sat(diff[lo], tl->buf[i].bytes);
+		diff[lo] += tl->buf[i].bytes;
 		diff[hi + 1] -= tl->buf[i].bytes;
 	}
 	for (int i = 0; i < n; i++) {
@@ -614,7 +628,7 @@ sl_timeline_peak_of(const sl_timeline *tl, const int *order)
 	}
 	free(pos);
 	free(diff);
-	return peak;
+	return tl_sat(peak);
 }
 
 /*
@@ -742,7 +756,7 @@ typedef struct tl_treap {
 	int *l, *r;		/* children, -1 none */
 	unsigned *pri;		/* heap priorities: a hash of the task */
 	int *best;		/* the least (k2, rank) of the subtree */
-	int64_t *inc, *k2;	/* the keys of each ready task; k2 = inc - dec */
+	tl_sum *inc, *k2;	/* the keys of each ready task; k2 = inc - dec */
 	const int *rank;	/* position in the default order */
 	int root;
 } tl_treap;
@@ -846,7 +860,7 @@ tp_erase(tl_treap *q, int x, int t)
 
 /* The task the rule runs next, room = peak - live. */
 static int
-tp_pick(const tl_treap *q, int64_t room)
+tp_pick(const tl_treap *q, tl_sum room)
 {
 	int best = -1, x = q->root;
 
@@ -888,12 +902,12 @@ sl_timeline_greedy(const sl_timeline *tl, const int *dflt, int *order)
 		.r = sl_xmalloc((n ? n : 1) * sizeof(int)),
 		.pri = sl_xmalloc((n ? n : 1) * sizeof(unsigned)),
 		.best = sl_xmalloc((n ? n : 1) * sizeof(int)),
-		.inc = sl_xcalloc(n ? n : 1, sizeof(int64_t)),
-		.k2 = sl_xcalloc(n ? n : 1, sizeof(int64_t)),
+		.inc = sl_xcalloc(n ? n : 1, sizeof(tl_sum)),
+		.k2 = sl_xcalloc(n ? n : 1, sizeof(tl_sum)),
 		.rank = rank,
 		.root = -1,
 	};
-	int64_t live = 0, peak = 0;
+	tl_sum live = 0, peak = 0;
 
 	for (int i = 0; i < n; i++) {
 		uint32_t h = (uint32_t)i * 0x9e3779b9u;
@@ -915,7 +929,7 @@ sl_timeline_greedy(const sl_timeline *tl, const int *dflt, int *order)
 		fremain[i] = tl->f_start[i + 1] - tl->f_start[i];
 		if (tl->a_start[i] == tl->a_start[i + 1]) {
 			alloc[i] = true;
-			live = sl_add_sat(live, tl->buf[i].bytes);
+			live += tl->buf[i].bytes;
 		}
 	}
 	for (int t = 0; t < n; t++) {
@@ -950,7 +964,7 @@ sl_timeline_greedy(const sl_timeline *tl, const int *dflt, int *order)
 	peak = live;
 /* A task becomes ready: its keys from the buffers' state now. */
 #define READY(t) do { \
-	int64_t inc_ = 0, dec_ = 0; \
+	tl_sum inc_ = 0, dec_ = 0; \
 	for (int a_ = ab_start[t]; a_ < ab_start[(t) + 1]; a_++) \
 		if (!alloc[ab[a_]]) \
 			inc_ += tl->buf[ab[a_]].bytes; \
@@ -980,7 +994,7 @@ sl_timeline_greedy(const sl_timeline *tl, const int *dflt, int *order)
 		order[k++] = t;
 		for (int a = ab_start[t]; a < ab_start[t + 1]; a++) {
 			int i = ab[a];
-			int64_t by = tl->buf[i].bytes;
+			tl_sum by = tl->buf[i].bytes;
 
 			if (alloc[i])
 				continue;
@@ -1052,6 +1066,7 @@ sl_timeline_greedy(const sl_timeline *tl, const int *dflt, int *order)
 #define CA_LARGE_SEG ((int64_t)20 << 20)
 #define CA_MIN_LARGE ((int64_t)10 << 20)
 #define CA_ROUND_LARGE ((int64_t)2 << 20)
+#define CA_MAX_SIZE (INT64_MAX - INT64_MAX % CA_ROUND_LARGE)
 
 typedef struct ca_block {
 	int64_t size;
@@ -1065,7 +1080,7 @@ typedef struct ca_sim {
 	int n, cap;
 	int *fl[2];		/* free blocks of the large (0) and small (1) pool */
 	int n_fl[2], cap_fl[2];
-	int64_t allocated, reserved, peak_alloc;
+	tl_sum allocated, reserved, peak_alloc;	/* (tl_sum: saturated sizes add) */
 	int segments;
 } ca_sim;
 
@@ -1111,8 +1126,9 @@ ca_new_block(ca_sim *c, int64_t size, bool small)
 static int
 ca_malloc(ca_sim *c, int64_t bytes)
 {
-	int64_t size = bytes < CA_ROUND ? CA_ROUND :
-	    sl_ceil_div(bytes, CA_ROUND) * CA_ROUND;
+	/* a saturated size stays the largest multiple of every rounding */
+	int64_t size = bytes < CA_ROUND ? CA_ROUND : bytes >= CA_MAX_SIZE ?
+	    CA_MAX_SIZE : sl_ceil_div(bytes, CA_ROUND) * CA_ROUND;
 	bool small = size <= CA_SMALL;
 	int best = -1;
 	int64_t rest;
@@ -1125,7 +1141,8 @@ ca_malloc(ca_sim *c, int64_t bytes)
 	}
 	if (best < 0) {
 		int64_t seg = small ? CA_SMALL_SEG : size < CA_MIN_LARGE ?
-		    CA_LARGE_SEG : sl_ceil_div(size, CA_ROUND_LARGE) * CA_ROUND_LARGE;
+		    CA_LARGE_SEG : size >= CA_MAX_SIZE ? CA_MAX_SIZE :
+		    sl_ceil_div(size, CA_ROUND_LARGE) * CA_ROUND_LARGE;
 		best = ca_new_block(c, seg, small);
 		c->reserved += seg;
 		c->segments++;
@@ -1207,8 +1224,8 @@ simulate_allocator(sl_timeline *tl)
 			if (blk[la[k]] >= 0 && p < n - 1)
 				ca_free(&c, blk[la[k]]);
 	}
-	tl->alloc_peak = c.peak_alloc;
-	tl->reserved_peak = c.reserved;
+	tl->alloc_peak = tl_sat(c.peak_alloc);
+	tl->reserved_peak = tl_sat(c.reserved);
 	tl->segments = c.segments;
 	free(c.b);
 	free(c.fpos);
@@ -1230,8 +1247,8 @@ apply_order(sl_timeline *tl)
 {
 	int n = tl->n_tasks;
 	int *pos = sl_xmalloc(n * sizeof *pos);
-	int64_t (*diff)[SL_CAT_COUNT] = sl_xcalloc(n + 1, sizeof *diff);
-	int64_t run[SL_CAT_COUNT] = { 0 };
+	tl_sum (*diff)[SL_CAT_COUNT] = sl_xcalloc(n + 1, sizeof *diff);
+	tl_sum run[SL_CAT_COUNT] = { 0 };
 
 	order_positions(tl, tl->order, pos);
 	for (int i = 0; i < tl->n_bufs; i++) {
@@ -1246,8 +1263,8 @@ apply_order(sl_timeline *tl)
 		int64_t tot = 0;
 		for (int c = 0; c < SL_CAT_COUNT; c++) {
 			run[c] += diff[p][c];
-			tl->live[p][c] = run[c];
-			tot = sl_add_sat(tot, run[c]);
+			tl->live[p][c] = tl_sat(run[c]);
+			tot = sl_add_sat(tot, tl->live[p][c]);
 		}
 		tl->total[p] = tot;
 		if (tot > tl->peak) {

@@ -125,6 +125,11 @@ for a in flash naive; do
 	expect_in "$TMP/seq_$a.out" "not confirmed: the objective is past 2^52"
 done
 expect_in "$TMP/seq_flash.out" "objective: 4521748157171456"
+# naive attention's scores there saturate the cost model: the timeline's
+# sums of them stay exact (128 bits) and its figures saturate, no overflow
+run seq_tl "$SHARDLAB" timeline gpt-1.7b --seq 2147483647 --attention naive
+expect_status 0 seq_tl
+expect_in "$TMP/seq_tl.out" "caching allocator                  8192.00 PiB, reserved 8192.00 PiB"
 run seq30 "$SHARDLAB" solve gpt-1.7b --seq 1073741824 --allow-over-capacity
 expect_status 0 seq30
 expect_in "$TMP/seq30.out" "confirmed by a second exact solver"
