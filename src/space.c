@@ -556,13 +556,26 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 
 		if (sp->owner[op->in[i]] == opi) {
 			/* Weight, gradient and optimizer states (recipe.c). */
+			uint8_t rep = st->spec[i].zero ? 0 :
+			    sl_grad_axes(so->bind, st, i, op->n_in);
 			e = sl_local_elems(m, &st->spec[i], t, coord);
 			if (st->spec[i].zero)
 				e = sl_piece(e, sl_axes_parts(m, st->spec[i].zero),
 				    sl_axes_index(m, st->spec[i].zero, coord));
-			for (int c = SL_CAT_PARAMS; c <= SL_CAT_OPTIM; c++)
+			for (int c = SL_CAT_PARAMS; c <= SL_CAT_OPTIM; c++) {
+				/* ZeRO-1 and 2 (Megatron-LM's distributed
+				 * optimizer, DeepSpeed): the ranks that hold the
+				 * same piece keep a share each of its optimizer
+				 * states (and gradients) */
+				int64_t ec = e;
+				if (rep != 0 && (c == SL_CAT_OPTIM ?
+				    sp->opts.recipe.shard_states >= 1 :
+				    c == SL_CAT_GRADS && sp->opts.recipe.shard_states >= 2))
+					ec = sl_piece(e, sl_axes_parts(m, rep),
+					    sl_axes_index(m, rep, coord));
 				emit(fn, ctx, c, SL_WHAT_STATE, i, op->in[i],
-				    sl_recipe_state_bytes(r, c), e, full);
+				    sl_recipe_state_bytes(r, c), ec, full);
+			}
 		}
 		if (t->role == SL_ROLE_PARAMETER) {
 			/* Autocast keeps the bf16 copy of a matmul's weight for

@@ -471,19 +471,6 @@ ui_run(ui *u)
 /* ------------------------------------------------------------ entry point */
 
 #ifndef UI_NO_MAIN
-static bool
-ui_has_flag(int argc, char **argv, const char *flag)
-{
-	int i;
-	size_t n = strlen(flag);
-
-	for (i = 0; i < argc; i++)
-		if (strncmp(argv[i], flag, n) == 0 &&
-		    (argv[i][n] == '\0' || argv[i][n] == '='))
-			return true;
-	return false;
-}
-
 int
 ui_main(int argc, char **argv)
 {
@@ -519,22 +506,14 @@ ui_main(int argc, char **argv)
 			return cli_report(&err);
 		}
 		have_pf = true;
-		if (pf.n_stages > 0) {
-			/* a pipeline plan: the explorer's mesh is every device */
-			int sub = pf.shape[0] * (pf.n_axes == 2 ? pf.shape[1] : 1);
-			if (o.n_args == 0) {
-				sl_error_set(&err, SL_EINPUT, o.plan, 0, 0, "%s",
-				    _("a pipeline plan does not name its model: "
-				    "give it, as in shardlab tui MODEL --plan FILE"));
-				sl_plan_file_free(&pf);
-				cli_opts_free(&o);
-				return cli_report(&err);
-			}
-			if (!o.mesh_set) {
-				o.n_axes = 1;
-				o.shape[0] = pf.pp * sub;
-				o.mesh_set = true;
-			}
+		if (pf.n_stages > 0 && o.n_args == 0 && pf.model_source == NULL &&
+		    pf.model == NULL) {
+			sl_error_set(&err, SL_EINPUT, o.plan, 0, 0, "%s",
+			    _("a pipeline plan does not name its model: "
+			    "give it, as in shardlab tui MODEL --plan FILE"));
+			sl_plan_file_free(&pf);
+			cli_opts_free(&o);
+			return cli_report(&err);
 		}
 		if (o.n_args == 0 && (pf.model_source != NULL || pf.model != NULL)) {
 			plan_args[0] = pf.model_source != NULL ?
@@ -542,31 +521,11 @@ ui_main(int argc, char **argv)
 			o.args = plan_args;
 			o.n_args = 1;
 		}
-		if (!o.mesh_set && pf.n_axes > 0 && pf.n_stages == 0) {
-			o.n_axes = pf.n_axes;
-			for (i = 0; i < pf.n_axes; i++)
-				o.shape[i] = pf.shape[i];
-			o.mesh_set = true;
-		}
-		if (!ui_has_flag(argc, argv, "--hw") && pf.hardware != NULL)
-			o.hw = pf.hardware;
-		if (!ui_has_flag(argc, argv, "--alpha"))
-			o.alpha = pf.alpha;
-		if (!ui_has_flag(argc, argv, "--micro-batch") && pf.micro_batch > 0)
-			o.micro_batch = o.recipe.micro_batch = pf.micro_batch;
-		/* the plan's recipe, where the command line says nothing else */
-		if (pf.has_recipe) {
-			o.recipe.framework = pf.recipe.framework;
-			if (!ui_has_flag(argc, argv, "--attention"))
-				o.recipe.attention = pf.recipe.attention;
-			if (!ui_has_flag(argc, argv, "--precision"))
-				o.recipe.precision = pf.recipe.precision;
-			if (!ui_has_flag(argc, argv, "--recompute"))
-				o.recipe.recompute = pf.recipe.recompute;
-			if (!ui_has_flag(argc, argv, "--global-batch"))
-				o.recipe.global_batch = pf.recipe.global_batch;
-			if (!ui_has_flag(argc, argv, "--seq") && pf.recipe.seq > 0)
-				o.seq = o.recipe.seq = pf.recipe.seq;
+		/* how the plan was made, from its file */
+		if (cli_plan_apply(&o, argc, argv, &pf, &err) != SL_OK) {
+			sl_plan_file_free(&pf);
+			cli_opts_free(&o);
+			return cli_report(&err);
 		}
 		for (i = 0; i < pf.cs.n; i++)
 			sl_constraints_add(&o.cs, pf.cs.c[i].op,
@@ -609,7 +568,8 @@ ui_main(int argc, char **argv)
 		int sub = pf.shape[0] * (pf.n_axes == 2 ? pf.shape[1] : 1);
 		if (u.m.space == NULL || u.m.space->mesh.n_devices != pf.pp * sub ||
 		    ui_stages_set(&u, pf.schedule, pf.pp, pf.virt,
-		    pf.n_axes == 2 ? pf.shape[0] : 1, pf.shape[pf.n_axes == 2 ? 1 : 0],
+		    pf.has_setup ? pf.outer : pf.n_axes == 2 ? pf.shape[0] : 1,
+		    pf.has_setup ? pf.inner : pf.shape[pf.n_axes == 2 ? 1 : 0],
 		    pf.graph_batch, pf.micro_batches, pf.n_stages, pf.stage_layers,
 		    pf.stage_recompute) != SL_OK) {
 			sl_error_set(&err, SL_EINPUT, o.plan, 0, 0,

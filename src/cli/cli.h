@@ -92,8 +92,9 @@ typedef struct cli_opts {
 	sl_schedule schedule;		/* --schedule (default 1f1b) */
 	int virt, pp, tp, slack;	/* --virtual-stages, --pp, --tp, --slack */
 	bool offload;			/* --offload-optimizer */
-	const char *export_kind;	/* --export megatron|deepspeed|dtensor|json */
+	const char *export_kind;	/* --export megatron|deepspeed|torchtitan|dtensor|json */
 	bool framework_set;		/* --framework given (recipe.framework) */
+	bool precision_set;		/* --precision given */
 	/* gen flags */
 	int layers;
 	int64_t hidden, heads, kv_heads, ffn, vocab, seq, batch;
@@ -127,6 +128,15 @@ int cli_report(const sl_error *err);
 int cli_no_plan(const sl_solution *sol, double time_limit);
 /* Warns on stderr when the plan's model changed since it was made. */
 void cli_plan_warn(const sl_plan_file *pf, const sl_graph *g);
+
+/* ---- planfile.c: a plan reopened takes how it was made from its file
+ * (mesh, hardware, alpha, micro-batch, recipe, options) into o; a flag
+ * given that contradicts it is an error naming both.  argv: the command
+ * line o was parsed from. */
+int cli_plan_apply(cli_opts *o, int argc, char **argv, const sl_plan_file *pf,
+    sl_error *err);
+/* Whether the command line names --flag (as --flag or --flag=value). */
+bool cli_has_flag(int argc, char **argv, const char *flag);
 
 /* ---- tmpfile.c: an empty temporary file named shardlab-WHAT-XXXXXX in
  * $TMPDIR (or /tmp). */

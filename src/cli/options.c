@@ -357,8 +357,10 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 				rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 				    _("--precision: expected bf16, megatron, amp or fp32, got '%s'"),
 				    optarg);
-			else
+			else {
 				o->recipe.precision = (sl_precision)v;
+				o->precision_set = true;
+			}
 			break;
 		case OPT_RECOMPUTE:
 			if ((v = sl_recompute_from_name(optarg)) < 0)
@@ -418,7 +420,7 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 		case OPT_EXPORT:
 			if (sl_export_from_name(optarg) < 0)
 				rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-				    _("--export: expected megatron, deepspeed, dtensor or json, got '%s'"),
+				    _("--export: expected megatron, deepspeed, torchtitan, dtensor or json, got '%s'"),
 				    optarg);
 			o->export_kind = optarg;
 			break;
