@@ -527,7 +527,7 @@ dtensor_body(sl_error *err)
 	size_t len;
 
 	sprintf(path, "%s/launch/dtensor.py", dir);
-	text = sl_read_file(path, &len, false, err);
+	text = sl_read_file(path, &len, err);
 	free(path);
 	return text;
 }

@@ -181,7 +181,7 @@ add_header(json_t *root, const sl_space *s, const sl_eval *ev,
 		    "bytes", (json_int_t)ev->comm.bytes[k]));
 	json_object_set_new(root, "comm", o);
 	json_object_set_new(root, "step", json_pack(
-	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
+	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o}",
 	    "time_ns", (json_int_t)ev->step_ns,
 	    "compute_ns", (json_int_t)ev->compute_ns,
 	    "recompute_ns", (json_int_t)ev->recompute_ns,
@@ -190,7 +190,9 @@ add_header(json_t *root, const sl_space *s, const sl_eval *ev,
 	    "tokens", (json_int_t)ev->tokens,
 	    "tokens_per_s", sl_json_real(ev->tokens_per_s),
 	    "model_flops", sl_json_real(ev->model_flops),
-	    "mfu", sl_json_real(ev->mfu)));
+	    "hardware_flops", sl_json_real(ev->hw_flops),
+	    "mfu", sl_json_real(ev->mfu),
+	    "hfu", sl_json_real(ev->hfu)));
 }
 
 static json_t *
@@ -915,7 +917,7 @@ sl_plan_read(const char *path, sl_plan_file *pf, sl_error *err)
 
 	memset(pf, 0, sizeof *pf);
 	pf->model_ops = -1;
-	text = sl_read_file(path, &len, false, err);
+	text = sl_read_file(path, &len, err);
 	if (text == NULL)
 		return err != NULL && err->code != SL_OK ? err->code : SL_EINPUT;
 	pf->path = sl_xstrdup(path);

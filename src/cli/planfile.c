@@ -9,18 +9,6 @@
 
 #include <stdlib.h>
 
-bool
-cli_has_flag(int argc, char **argv, const char *flag)
-{
-	size_t n = strlen(flag);
-
-	for (int i = 0; i < argc; i++)
-		if (strncmp(argv[i], flag, n) == 0 &&
-		    (argv[i][n] == '\0' || argv[i][n] == '='))
-			return true;
-	return false;
-}
-
 static int
 contradicts_at(const sl_plan_file *pf, int line, int col, const char *flag,
     const char *given, const char *file, sl_error *err)
@@ -54,7 +42,7 @@ shape_str(int n, const int *shape, char *buf, size_t len)
 	do {								\
 		if (!pf->has_recipe)					\
 			break;						\
-		if (cli_has_flag(argc, argv, flag)) {			\
+		if (cli_given(o, flag + 2)) {				\
 			if (o->recipe.field != pf->recipe.field)	\
 				return contradicts(pf, flag,		\
 				    name_fn(o->recipe.field),		\
@@ -75,8 +63,7 @@ i64_str(int64_t v)
 }
 
 int
-cli_plan_apply(cli_opts *o, int argc, char **argv, const sl_plan_file *pf,
-    sl_error *err)
+cli_plan_apply(cli_opts *o, const sl_plan_file *pf, sl_error *err)
 {
 	char a[32], b[32];
 
@@ -110,12 +97,12 @@ cli_plan_apply(cli_opts *o, int argc, char **argv, const sl_plan_file *pf,
 		o->mesh_set = true;
 	}
 	if (pf->hardware != NULL) {
-		if (cli_has_flag(argc, argv, "--hw") && strcmp(o->hw, pf->hardware) != 0)
+		if (cli_given(o, "hw") && strcmp(o->hw, pf->hardware) != 0)
 			return contradicts(pf, "--hw", o->hw, pf->hardware, err);
 		o->hw = pf->hardware;
 	}
 	if (pf->n_stages == 0) {
-		if (cli_has_flag(argc, argv, "--alpha") && o->alpha != pf->alpha) {
+		if (cli_given(o, "alpha") && o->alpha != pf->alpha) {
 			snprintf(a, sizeof a, "%g", o->alpha);
 			snprintf(b, sizeof b, "alpha %g", pf->alpha);
 			return contradicts(pf, "--alpha", a, b, err);
@@ -128,7 +115,7 @@ cli_plan_apply(cli_opts *o, int argc, char **argv, const sl_plan_file *pf,
 			    i64_str(pf->micro_batch), err);
 		o->micro_batch = o->recipe.micro_batch = pf->micro_batch;
 	}
-	if (pf->has_setup && cli_has_flag(argc, argv, "--no-zero") && pf->zero)
+	if (pf->has_setup && cli_given(o, "no-zero") && pf->zero)
 		return contradicts(pf, "--no-zero", "", _("ZeRO-3 strategies"), err);
 	if (pf->has_setup)
 		o->no_zero = !pf->zero;
@@ -139,7 +126,7 @@ cli_plan_apply(cli_opts *o, int argc, char **argv, const sl_plan_file *pf,
 	PLAN_SETTING("--global-batch", global_batch, i64_str);
 	if (pf->has_recipe) {
 		o->recipe.shard_states = pf->recipe.shard_states;
-		if (cli_has_flag(argc, argv, "--seq") && pf->recipe.seq > 0 &&
+		if (cli_given(o, "seq") && pf->recipe.seq > 0 &&
 		    o->seq != pf->recipe.seq)
 			return contradicts(pf, "--seq", i64_str(o->seq),
 			    i64_str(pf->recipe.seq), err);
