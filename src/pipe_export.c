@@ -193,6 +193,22 @@ ex_header(ex *x, const char *cmt, const char *title)
 	}
 }
 
+/*
+ * Processes per node of a launch: the profile's devices per node, or the
+ * largest count under it that divides the devices (every node alike, as
+ * torchrun and the deepspeed launcher start them).
+ */
+static int
+per_node(const sl_hw *hw, int world)
+{
+	int dpn = hw->devices_per_node > 0 && hw->devices_per_node < world ?
+	    hw->devices_per_node : world;
+
+	while (dpn > 1 && world % dpn != 0)
+		dpn--;
+	return dpn;
+}
+
 /* ---------------------------------------------------------- Megatron-LM */
 
 /* "t", "t*5" */
@@ -291,9 +307,7 @@ static void
 export_megatron(ex *x)
 {
 	const sl_layout *l = &x->l;
-	const sl_hw *hw = &x->o->hw;
-	int dpn = hw->devices_per_node > 0 && hw->devices_per_node < l->world ?
-	    hw->devices_per_node : l->world;
+	int dpn = per_node(&x->o->hw, l->world);
 	sl_recompute rc = l->stage_recompute[0];
 
 	sb_printf(&x->b, "#!/bin/sh\n");
@@ -365,8 +379,7 @@ export_deepspeed(ex *x, sl_error *err)
 {
 	const sl_layout *l = &x->l;
 	sl_recompute rc = l->stage_recompute[0];
-	int dpn = x->o->hw.devices_per_node > 0 && x->o->hw.devices_per_node < l->world ?
-	    x->o->hw.devices_per_node : l->world;
+	int dpn = per_node(&x->o->hw, l->world);
 	json_t *root, *z;
 	sbuf c = { 0 };
 	char t[32], m[32];

@@ -142,6 +142,16 @@ expect_in "$TMP/nn.out" "8 devices: not evaluated: no pipeline degree and sub-me
 expect_not_in "$TMP/nn.out" "changes that would make it fit"
 expect_not_in "$TMP/nn.out" "?"
 
+# --axes is a contract, for the per-operator search too: the axis named tp
+# (the outer one here) carries no batch split, the one named dp nothing else
+run ax "$SHARDLAB" plan gpt-1.7b --framework free --mesh 2x4 --axes tp,dp \
+	--global-batch 16 --json "$TMP/ax.json"
+expect_status 0 ax
+expect_not_in "$TMP/ax.json" '"dp0'
+expect_not_in "$TMP/ax.json" '.dp0'
+expect_not_in "$TMP/ax.json" 'col1'
+expect_in "$TMP/ax.json" '"col0.dp1"'
+
 # bad input: exit 2 with a message naming what was expected
 run b1 "$SHARDLAB" plan gpt-1.7b --mesh 2x2x2 --axes pp,dp
 expect_status 2 b1
