@@ -345,6 +345,9 @@ sl_plan_write(const sl_space *s, const int *choice, const sl_eval *ev,
 	for (int i = 0; i < s->g->n_ops; i++)
 		json_array_append_new(ops, j_op(s, choice, ev, meta->cs, i));
 	json_object_set_new(root, "ops", ops);
+	/* the figures the plan was made with, for reopening it as it was
+	 * (last: the lines above stay where they were) */
+	json_object_set_new(root, "hardware_profile", sl_hw_json(&s->mesh.hw));
 	return sl_json_write(root, path, _("cannot write the plan"), err);
 }
 
@@ -739,6 +742,7 @@ rd_pipe_setup(const plan_rd *r, json_t *root, sl_plan_file *pf)
 	if ((rc = sl_hw_parse_json(r->j, "hardware_profile", prof, &pf->hw,
 	    r->err)) != SL_OK)
 		return rc;
+	pf->has_hw = true;
 	if ((rc = rd_count(r, root, "devices", "", PLAN_MAX_DEVICES, &x)) != SL_OK)
 		return rc;
 	pf->devices = (int)x;
@@ -785,6 +789,7 @@ rd_pipe_setup(const plan_rd *r, json_t *root, sl_plan_file *pf)
 		    "be an object with \"zero\" and \"offload_optimizer\" (true or "
 		    "false) and \"mem_limit_bytes\""));
 	pf->zero = json_is_true(json_object_get(opt, "zero"));
+	pf->has_zero = true;
 	pf->offload_optimizer = json_is_true(json_object_get(opt, "offload_optimizer"));
 	v = json_object_get(opt, "mem_limit_bytes");
 	if (v != NULL && !json_is_null(v)) {
@@ -889,6 +894,21 @@ rd_plan(const plan_rd *r, json_t *root, sl_plan_file *pf)
 	    (rc = rd_mesh(r, root, pf)) != SL_OK ||
 	    (rc = rd_recipe(r, root, pf)) != SL_OK)
 		return rc;
+	v = json_object_get(root, "hardware_profile");
+	if (v != NULL) {
+		if (!json_is_object(v))
+			return rd_fail(r, "hardware_profile", "%s", _("\"hardware_profile\" "
+			    "must be a hardware profile object"));
+		if ((rc = sl_hw_parse_json(r->j, "hardware_profile", v, &pf->hw,
+		    r->err)) != SL_OK)
+			return rc;
+		pf->has_hw = true;
+	}
+	v = json_object_get(root, "options");
+	if (json_is_object(v) && json_is_boolean(json_object_get(v, "zero"))) {
+		pf->zero = json_is_true(json_object_get(v, "zero"));
+		pf->has_zero = true;
+	}
 	v = json_object_get(root, "alpha");
 	if (v == NULL)
 		pf->alpha = 0;

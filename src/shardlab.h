@@ -1130,6 +1130,7 @@ typedef struct sl_plan_file {
 	 * options and the global batch.
 	 */
 	bool has_setup;
+	bool has_hw, has_zero;		/* hw and zero are the file's */
 	sl_hw hw;
 	int devices, outer, inner;
 	sl_axis_role role[SL_MAX_AXES];

@@ -70,6 +70,9 @@ typedef struct cli_opts {
 	int n_axes, shape[SL_MAX_AXES];	/* --mesh AxB | --devices N (default 4) */
 	const char *mesh_arg;		/* --mesh/--devices as given */
 	const char *hw;			/* --hw (default h100-nvlink) */
+	/* a plan file's hardware figures, used instead of loading hw
+	 * (cli_plan_apply); NULL: load it */
+	const sl_hw *hw_figures;
 	bool no_zero;			/* --no-zero: no ZeRO-3/OSDP variants */
 	/* what the solver is asked */
 	double alpha;			/* --alpha (default 0) */

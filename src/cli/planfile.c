@@ -101,6 +101,9 @@ cli_plan_apply(cli_opts *o, const sl_plan_file *pf, sl_error *err)
 			return contradicts(pf, "--hw", o->hw, pf->hardware, err);
 		o->hw = pf->hardware;
 	}
+	/* the profile's figures as they were (the file may have changed) */
+	if (pf->has_hw)
+		o->hw_figures = &pf->hw;
 	if (pf->n_stages == 0) {
 		if (cli_given(o, "alpha") && o->alpha != pf->alpha) {
 			snprintf(a, sizeof a, "%g", o->alpha);
@@ -115,9 +118,9 @@ cli_plan_apply(cli_opts *o, const sl_plan_file *pf, sl_error *err)
 			    i64_str(pf->micro_batch), err);
 		o->micro_batch = o->recipe.micro_batch = pf->micro_batch;
 	}
-	if (pf->has_setup && cli_given(o, "no-zero") && pf->zero)
+	if (pf->has_zero && cli_given(o, "no-zero") && pf->zero)
 		return contradicts(pf, "--no-zero", "", _("ZeRO-3 strategies"), err);
-	if (pf->has_setup)
+	if (pf->has_zero)
 		o->no_zero = !pf->zero;
 	PLAN_SETTING("--framework", framework, sl_framework_name);
 	PLAN_SETTING("--attention", attention, sl_attention_name);
