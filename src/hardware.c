@@ -1094,6 +1094,15 @@ sl_topo_parse(const char *shape, const char *axes, int *n_axes,
 	if (npp > 1)
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 		    _("--axes \"%s\": at most one pp axis"), axes);
+	/* one tensor-parallel and one context-parallel group per rank, as
+	 * the frameworks build them */
+	for (int k = 0; k < na; k++)
+		for (int q = k + 1; q < na; q++)
+			if (role[k] == role[q] && (role[k] == SL_AXIS_TP ||
+			    role[k] == SL_AXIS_CP))
+				return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+				    _("--axes \"%s\": at most one %s axis"), axes,
+				    sl_axis_role_name(role[k]));
 	if (n - npp > SL_MAX_AXES)
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 		    _("--axes \"%s\": at most %d axes besides pp"), axes, SL_MAX_AXES);

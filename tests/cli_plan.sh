@@ -159,6 +159,9 @@ expect_in "$TMP/b1.err" "names 2 axes"
 run b2 "$SHARDLAB" plan gpt-1.7b --mesh 2x2x2 --axes pp,xx,tp
 expect_status 2 b2
 expect_in "$TMP/b2.err" "expected names pp, dp, tp or cp"
+run b2t "$SHARDLAB" plan gpt-1.7b --mesh 2x2x2 --axes pp,tp,tp
+expect_status 2 b2t
+expect_in "$TMP/b2t.err" "at most one tp axis"
 run b3 "$SHARDLAB" solve gpt-1.7b --mesh 2x2x2
 expect_status 2 b3
 expect_in "$TMP/b3.err" "shardlab plan"
