@@ -983,6 +983,18 @@ typedef struct sl_dp_info {
 } sl_dp_info;
 void sl_dp_info_get(const sl_dp *d, sl_dp_info *info);
 
+/*
+ * The plan of space s at alpha: p is s's problem weighed at alpha with its
+ * constraints, solved by sl_solve (kind, o) or by the live DP d when given.
+ * At alpha 0, where memory alone is weighed and plans often tie on it, the
+ * plan is among those of least memory one of least communication (the
+ * first point of sl_sweep's frontier).  p is re-weighed on the way and left
+ * at alpha; d is left solved on it.
+ */
+int sl_space_solve(const sl_space *s, sl_problem *p, double alpha, sl_dp *d,
+    sl_solver_kind kind, const sl_solve_opts *o, sl_solution *sol,
+    sl_error *err);
+
 /* Alpha frontier: every distinct optimal plan over alpha in [0, inf). */
 typedef struct sl_frontier_point {
 	double alpha_lo, alpha_hi;	/* optimal for alpha in [lo, hi]; hi < 0 = inf */
@@ -1680,8 +1692,10 @@ typedef struct sl_fit_change {
 	bool fits;
 	char why[256];			/* not evaluated: why; "" when evaluated */
 } sl_fit_change;
-/* Ranked (fitting first, by step time; then by memory; then those not
- * evaluated). */
+/* Ranks changes: fitting first, by step time; then by memory; then those
+ * not evaluated (stable). */
+void sl_fit_changes_rank(sl_fit_change *ch, int n);
+/* Ranked as sl_fit_changes_rank. */
 int sl_hybrid_suggest(const sl_hybrid_opts *o, sl_fit_change **out, int *n,
     sl_error *err);
 

@@ -46,8 +46,8 @@ expect_in "$TMP/dsx.err" "a DeepSpeed launch cannot run a plan made for Megatron
 # the stage table: 18 layers each, stage 0 keeps 2 micro-batches, stage 1 one
 run rep "$SHARDLAB" plan $TWO
 expect_status 0 rep
-expect_in "$TMP/rep.out" "0      0       0-17       full               2"
-expect_in "$TMP/rep.out" "1      1       18-35      full               1"
+expect_in "$TMP/rep.out" "0      0       0-17       full              2"
+expect_in "$TMP/rep.out" "1      1       18-35      full              1"
 # beside it, the per-operator plan of the same stages
 expect_in "$TMP/rep.out" "the per-operator plan (--framework free) of the same stages: step"
 
