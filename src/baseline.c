@@ -498,6 +498,87 @@ plan_megatron(const sl_space *s, bool sp, int *choice, int *n_fallback,
 	return SL_OK;
 }
 
+/* ------------------------------------------------------------ frameworks */
+
+bool
+sl_strategy_roles_ok(const sl_space *s, int op, const sl_strategy *st,
+    const sl_axis_role *role)
+{
+	for (int a = 0; a < s->mesh.n_axes; a++) {
+		sl_loop_role r = axis_role(s, op, st, a);
+
+		if (s->mesh.axes[a].size <= 1)
+			continue;
+		switch (role[a]) {
+		case SL_AXIS_DP:
+			if (r != SL_LOOP_NONE && r != SL_LOOP_DP)
+				return false;
+			break;
+		case SL_AXIS_TP:
+			if (r == SL_LOOP_DP || (st->zero & (1u << a)))
+				return false;
+			break;
+		case SL_AXIS_CP:
+			if (r != SL_LOOP_NONE && r != SL_LOOP_SEQ)
+				return false;
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
+int
+sl_framework_choice(const sl_space *s, const sl_axis_role *role,
+    bool shard_params, int *choice, char *why, size_t len)
+{
+	int na = s->mesh.n_axes;
+
+	for (int v = 0; v < s->g->n_ops; v++)
+		choice[v] = -1;
+	for (int v = 0; v < s->g->n_ops; v++) {
+		sl_loop_role want[SL_MAX_AXES] = { SL_LOOP_NONE, SL_LOOP_NONE };
+		bool z = shard_params && owns_params(s, v);
+		int i;
+
+		for (int a = 0; a < na; a++)
+			switch (role[a]) {
+			case SL_AXIS_TP:
+				want[a] = megatron_role(s, choice, v, a, true);
+				break;
+			case SL_AXIS_CP:
+				want[a] = has_role(s, v, SL_LOOP_SEQ) ? SL_LOOP_SEQ :
+				    SL_LOOP_NONE;
+				break;
+			default:
+				want[a] = has_role(s, v, SL_LOOP_DP) ? SL_LOOP_DP :
+				    SL_LOOP_NONE;
+				break;
+			}
+		i = find_roles(s, v, want, z);
+		/*
+		 * A parameter replicated over no axis has nothing to shard;
+		 * one replicated over a tensor-parallel axis too (a norm's
+		 * weight under sequence parallelism) would be sharded over it
+		 * by +z, which FSDP and ZeRO do not do: it stays whole (a
+		 * vector of the hidden size per layer).
+		 */
+		if (i >= 0 && z && !sl_strategy_roles_ok(s, v, &s->ops[v].strat[i], role))
+			i = -1;
+		if (i < 0 && z)
+			i = find_roles(s, v, want, false);
+		if (i < 0) {
+			if (why != NULL && len > 0)
+				snprintf(why, len, _("operator \"%s\" cannot be split as "
+				    "the axes' roles ask"), sl_esc(s->g->ops[v].name));
+			return SL_EINPUT;
+		}
+		choice[v] = i;
+	}
+	return SL_OK;
+}
+
 /* ---------------------------------------------------- Alpa, Colossal-Auto */
 
 /*
