@@ -234,7 +234,7 @@ check_megatron(const sl_layout *l, const sl_arch *a, char *why, size_t len)
 	 * (and --recompute-method, --recompute-num-layers) for every stage */
 	if (!uniform_recompute(l))
 		return no(why, len, "%s", _("stages recompute differently; "
-		    "--recompute-granularity is one for all"));
+		    "Megatron-LM's recomputation granularity is one for all"));
 	/* --bf16 and --fp16 keep the weights in half precision
 	 * (arguments.py, params_dtype); there is no fp32-weights autocast */
 	if (l->precision == SL_PREC_AMP)
