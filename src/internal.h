@@ -420,6 +420,50 @@ void sl_reduce_expand(const sl_reduction *red, const int *qchoice, int *choice);
 int64_t sl_reduce_bound(const sl_reduction *red, long double qbound);
 void sl_reduce_free(sl_reduction *red);
 
+/*
+ * The search of fit.c on any min-sum problem with a memory and a cost per
+ * plan: solve gives the plan minimising wm x memory + wc x cost (an exact
+ * solve of integer costs, terms of them in all), measure a plan's memory
+ * under the limit's fold and its cost.  fast: the least-cost plan when
+ * the caller has it (fast_exact: proven so), else solved; frugal: a plan
+ * known to fit nearer the limit than the least-memory plan, else the
+ * least-memory plan is solved.  found: the least-cost plan of the convex
+ * frontier that fits, else the least memory found (fits false), and a
+ * lower bound on the cost of any plan that fits (-inf: none).
+ */
+typedef struct sl_fit_probe {
+	int n;
+	int (*solve)(void *ctx, double wm, double wc, int *choice, sl_error *err);
+	void (*measure)(void *ctx, const int *choice, int64_t *mem, double *cost);
+	void *ctx;
+	int terms;
+	const int *fast;
+	bool fast_exact;
+	const int *frugal;
+} sl_fit_probe;
+typedef struct sl_fit_found {
+	int *choice;		/* malloc'd, n */
+	bool fits;
+	int64_t mem;
+	double cost, bound;
+	int solves;
+} sl_fit_found;
+int sl_fit_search(const sl_fit_probe *pr, int64_t limit, sl_fit_found *found,
+    sl_error *err);
+/*
+ * recompute.c: the fewest fully recomputed layers for which fit finds a
+ * plan under limit (fit: sl_fit_plan's plan at the current layer
+ * settings; bound, when not NULL: a lower bound on the memory of any plan
+ * at them); out gets the plan at the layers chosen, left in s.
+ */
+typedef struct sl_rc_probe {
+	int (*fit)(void *ctx, sl_fit *out, sl_error *err);
+	int64_t (*bound)(void *ctx);
+	void *ctx;
+} sl_rc_probe;
+int sl_recompute_choose(sl_space *s, const sl_rc_probe *pr, int64_t limit,
+    sl_fit *out, sl_error *err);
+
 /* solve_dp.c: when > 0, the DP refuses beyond this many operations (this
  * thread only); windows of the anytime search set it. */
 extern _Thread_local double sl_dp_work_cap;

@@ -998,6 +998,11 @@ ui_draw_mem(WINDOW *w, const ui *u)
 	if (vshow)
 		snprintf(buf, sizeof buf, _("Memory: predicted, measured on %s"),
 		    u->m.vres.gpu);
+	else if (u->m.mem_limit > 0)
+		snprintf(buf, sizeof buf, _("Memory per device (limit %s%s, capacity %s)"),
+		    sl_format_bytes(u->m.mem_limit, b1, sizeof b1),
+		    u->m.fit_none ? _(": none fits") : "",
+		    sl_format_bytes(cap, b2, sizeof b2));
 	else
 		snprintf(buf, sizeof buf, _("Memory per device (capacity %s)"),
 		    sl_format_bytes(cap, b2, sizeof b2));
@@ -1270,6 +1275,9 @@ ui_draw_msg(WINDOW *w, const ui *u)
 		break;
 	case UI_P_QUIT:
 		label = _("The plan changed since the last export. Quit anyway? (y/n) ");
+		break;
+	case UI_P_MEMLIMIT:
+		label = _("Memory limit per device (empty: none): ");
 		break;
 	default:
 		break;

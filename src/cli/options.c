@@ -131,7 +131,7 @@ const struct cli_option cli_options[] = {
 	  .help = N_("the solver (default auto)") },
 	{ .name = "mem-limit", .arg = CLI_SIZE, .metavar = N_("SIZE"),
 	  .lo = 1, .hi = 9e18, CLI_FIELD(mem_limit),
-	  .cmds = CLI_C_SOLVE | CLI_C_COMPARE | CLI_C_PLAN,
+	  .cmds = CLI_C_TUI | CLI_C_SOLVE | CLI_C_COMPARE | CLI_C_PLAN,
 	  .help = N_("memory per device a plan may use, with its unit: 40GiB, 80GB") },
 	{ .name = "time-limit", .arg = CLI_NUMBER, .metavar = N_("SECONDS"),
 	  .lo = 0, .lo_open = true, .hi = CLI_MAX_TIME_LIMIT, .unit = N_("seconds"),
