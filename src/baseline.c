@@ -98,17 +98,24 @@ note_add(sl_scored_plan *out, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Totals of an evaluation: max, mean over devices, device-0 redundancy. */
+/*
+ * Totals of an evaluation: max, mean over devices, device-0 redundancy, and
+ * the devices over capacity counted again as the evaluator counts them (a
+ * ZeRO-1/2 plan holds less than the data-parallel plan it was scored as).
+ */
 static void
-plan_totals(sl_scored_plan *p)
+plan_totals(const sl_space *s, sl_scored_plan *p)
 {
-	int64_t sum = 0, mx = 0;
+	int64_t sum = 0, mx = 0, cap = s->mesh.hw.memory_bytes;
 
+	p->ev.n_over_capacity = 0;
 	for (int d = 0; d < p->ev.n_devices; d++) {
 		int64_t t = sl_mem_total(&p->ev.dev[d]);
 		sum = sl_add_sat(sum, t);
 		if (t > mx)
 			mx = t;
+		if (cap > 0 && t > cap)
+			p->ev.n_over_capacity++;
 	}
 	p->ev.max_total = mx;
 	p->max_mem = mx;
@@ -129,7 +136,7 @@ sl_score_plan(const sl_space *s, const int *choice, double alpha,
 	out->applicable = true;
 	out->choice = sl_xcalloc(n > 0 ? n : 1, sizeof *out->choice);
 	memcpy(out->choice, choice, n * sizeof *choice);
-	plan_totals(out);
+	plan_totals(s, out);
 	return SL_OK;
 }
 
@@ -367,7 +374,7 @@ zero_adjust(const sl_space *s, const int *choice, bool grads, sl_scored_plan *p)
 				p->ev.redundant -= drop;
 		}
 	}
-	plan_totals(p);
+	plan_totals(s, p);
 }
 
 /* ------------------------------------------------------------ Megatron-LM */
@@ -677,7 +684,8 @@ sl_baseline_plan(const sl_space *s, sl_baseline_kind k,
 
 		if (k == SL_BASE_ALPA_BUDGET) {
 			if (o->mem_budget < 0) {
-				note_add(out, "%s", _("needs a memory budget (--mem-limit)"));
+				note_add(out, "%s", _("needs a memory budget"));
+				out->needs = SL_SET_MEM_LIMIT;
 				return SL_OK;
 			}
 			budget = o->mem_budget;
@@ -783,16 +791,21 @@ sl_baseline_plan(const sl_space *s, sl_baseline_kind k,
 		break;
 	}
 	if (nrep > 0)
-		note_add(out, _("%d operators cannot take their tensor-parallel split "
+		note_add(out, ngettext("%d operator cannot take its tensor-parallel "
+		    "split (%s, e.g. fewer heads than devices) and is replicated over "
+		    "that axis", "%d operators cannot take their tensor-parallel split "
 		    "(first: %s, e.g. fewer heads than devices) and are replicated "
-		    "over that axis"), nrep, rep_op);
+		    "over that axis", nrep), nrep, rep_op);
 	if (nfb > 0) {
 		if (fb_op[0] != '\0')
-			note_add(out, _("%d operators without the preset strategy "
-			    "(first: %s) follow their inputs"), nfb, fb_op);
+			note_add(out, ngettext("%d operator without the preset "
+			    "strategy (%s) follows its inputs", "%d operators without "
+			    "the preset strategy (first: %s) follow their inputs", nfb),
+			    nfb, fb_op);
 		else
-			note_add(out, _("%d operators without the preset strategy "
-			    "follow their inputs"), nfb);
+			note_add(out, ngettext("%d operator without the preset "
+			    "strategy follows its inputs", "%d operators without the "
+			    "preset strategy follow their inputs", nfb), nfb);
 	}
 	return SL_OK;
 }
@@ -822,7 +835,7 @@ solve_ours(const sl_space *s, double alpha, const sl_constraints *cs,
 	if (p == NULL)
 		return err != NULL && err->code ? err->code : SL_EINTERNAL;
 	sl_solution_init(&sol, p->n);
-	rc = sl_solve(p, kind, NULL, &sol, err);
+	rc = sl_space_solve(s, p, alpha, NULL, kind, NULL, &sol, err);
 	sl_problem_free(p);
 	if (rc == SL_OK && sol.status != SL_SOLVE_OPTIMAL &&
 	    sol.status != SL_SOLVE_FEASIBLE)
@@ -837,8 +850,9 @@ solve_ours(const sl_space *s, double alpha, const sl_constraints *cs,
 			if (sol.note[0] != '\0')
 				note_add(out, "%s", sol.note);
 			if (cs != NULL && cs->n > 0)
-				note_add(out, _("%d pins and forbids (the baselines ignore them)"),
-				    cs->n);
+				note_add(out, ngettext("%d pin or forbid (the baselines "
+				    "ignore it)", "%d pins and forbids (the baselines "
+				    "ignore them)", cs->n), cs->n);
 		}
 	}
 	sl_solution_free(&sol);

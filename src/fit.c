@@ -257,12 +257,11 @@ fit_weigh(fit_ctx *c, double wm, double wc)
 	}
 }
 
-/* One exact solve of p as weighed now (the live DP when it takes p). */
-static int
-fit_solve_now(fit_ctx *c, sl_solution *sol, sl_error *err)
+/* The live DP of p, when the solver is the DP and it takes p. */
+static void
+fit_live_dp(fit_ctx *c)
 {
 	const sl_fit_opts *o = c->o;
-	int rc;
 
 	if (c->dp == NULL && !c->tried_dp &&
 	    (o->solver == SL_SOLVER_DP || o->solver == SL_SOLVER_AUTO)) {
@@ -272,6 +271,16 @@ fit_solve_now(fit_ctx *c, sl_solution *sol, sl_error *err)
 		c->dp = sl_dp_new(c->p, &e2);	/* NULL: not exact cheaply */
 		c->own_dp = c->dp != NULL;
 	}
+}
+
+/* One exact solve of p as weighed now (the live DP when it takes p). */
+static int
+fit_solve_now(fit_ctx *c, sl_solution *sol, sl_error *err)
+{
+	const sl_fit_opts *o = c->o;
+	int rc;
+
+	fit_live_dp(c);
 	sl_solution_free(sol);
 	sl_solution_init(sol, c->p->n);
 	c->solves++;
@@ -315,8 +324,15 @@ fit_here(fit_ctx *c, sl_fit *r, sl_error *err)
 	sl_fit_found f;
 	int rc;
 
+	/* the optimum at alpha as every front end takes it (at alpha 0, the
+	 * least communication among the plans of least memory) */
 	sl_space_reweigh(c->s, o->alpha, c->p);
-	if ((rc = fit_solve_now(c, &r->sol, err)) != SL_OK)
+	fit_live_dp(c);
+	sl_solution_free(&r->sol);
+	sl_solution_init(&r->sol, c->p->n);
+	c->solves++;
+	if ((rc = sl_space_solve(c->s, c->p, o->alpha, c->dp, o->solver, o->solve,
+	    &r->sol, err)) != SL_OK)
 		return rc;
 	if (r->sol.status != SL_SOLVE_OPTIMAL && r->sol.status != SL_SOLVE_FEASIBLE)
 		return SL_OK;	/* no plan at all: the caller says why */

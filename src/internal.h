@@ -1,7 +1,7 @@
 /*
  * internal.h: helpers shared by the engine's files and its front ends but not
- * part of the public interface: gettext macros, checked arithmetic, the
- * operator kind table.
+ * part of the public interface: gettext macros (and their fallback without
+ * NLS), checked arithmetic, the operator kind table.
  */
 #ifndef SL_INTERNAL_H
 #define SL_INTERNAL_H
@@ -14,11 +14,17 @@
 #include <stdarg.h>
 #include <string.h>
 
+/*
+ * Without NLS (configure --disable-nls) the messages stay as written: the
+ * singular when n is 1, else the plural, as gettext does with no catalogue.
+ * Here, where the engine and the front ends both see it.
+ */
 #ifdef ENABLE_NLS
 #include <libintl.h>
 #define _(s) gettext(s)
 #else
 #define _(s) (s)
+#define ngettext(a, b, n) ((n) == 1 ? (a) : (b))
 #endif
 #define N_(s) (s)
 
@@ -358,10 +364,11 @@ void sl_space_reweigh_nodes(const sl_space *s, double alpha, sl_problem *p);
 /* sha256 of a byte buffer as 64 hex characters (util.c). */
 void sl_sha256_hex(const void *data, size_t len, char out[65]);
 /*
- * Reads a whole file (gzip transparently when gz is true); NULL + err.  Only
- * regular files, of at most sl_max_input() bytes (inflated, for gzip).
+ * Reads a whole file, inflated when it starts with gzip's magic bytes
+ * (whatever its name); NULL + err.  Only regular files, of at most
+ * sl_max_input() bytes (inflated, for gzip).
  */
-char *sl_read_file(const char *path, size_t *len, bool gz, sl_error *err);
+char *sl_read_file(const char *path, size_t *len, sl_error *err);
 /*
  * Opens an input for reading: a regular file within sl_max_input(), never
  * waiting on a FIFO.  Returns the descriptor, or -1 with err set.
@@ -482,6 +489,14 @@ typedef struct sl_trws sl_trws;
 sl_trws *sl_trws_new(const sl_problem *p, uint8_t *const *ok);
 long double sl_trws_iterate(sl_trws *t, int64_t *const *unary, int *x);
 void sl_trws_free(sl_trws *t);
+
+/*
+ * The greedy order of a timeline's tasks (timeline.c), for graphs too large
+ * for the exact search: dflt is the default order (its positions break
+ * ties).  O(n log n) in the tasks, plus the sizes of the buffers' alloc and
+ * free sets.
+ */
+void sl_timeline_greedy(const sl_timeline *tl, const int *dflt, int *order);
 
 /* solve_anytime.c: non-zero skips the exact shortcut (tests). */
 extern int sl_anytime_search_only;

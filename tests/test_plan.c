@@ -89,12 +89,64 @@ test_hw_bundled(void **state)
 	sl_error err;
 	sl_error_clear(&err);
 	assert_int_equal(sl_hw_load("h100-nvlink", &hw, &err), SL_OK);
-	assert_true(hw.memory_bytes == 80000000000LL);
+	/* 79.18 GiB as the driver reports it, 3 GiB of it left to the runtime */
+	assert_true(hw.capacity_bytes == 85018542080LL);
+	assert_true(hw.reserve_bytes == 3221225472LL);
+	assert_true(hw.memory_bytes == 85018542080LL - 3221225472LL);
+	assert_true(hw.fp8_flops == 1979e12);
+	assert_true(hw.host.bandwidth == 40e9 && hw.host_adam == 2.05e9);
 	assert_true(hw.intra.bandwidth == 450e9);
 	assert_true(hw.intra.latency == 3e-6);
 	assert_true(hw.inter.bandwidth == 50e9);
 	assert_true(hw.flops == 989e12);
 	assert_int_equal(hw.devices_per_node, 8);
+
+	/*
+	 * The cards people have, at their datasheets' figures: the memory the
+	 * driver reports (nvidia-smi's total in MiB where no GPU was measured;
+	 * the H100 PCIe reports the SXM's), dense bf16 peak (half the "with
+	 * sparsity" figure), the link between the devices of a node per
+	 * direction and the node size.
+	 */
+	static const struct {
+		const char *name, *source;
+		int64_t memory;
+		double flops, intra;
+		int per_node;
+	} cards[] = {
+		{ "rtx4090-pcie", "whitepaper", 24564LL << 20, 165.2e12, 12.5e9, 4 },
+		{ "l4-pcie", "L4 datasheet", 23034LL << 20, 121e12, 25e9, 8 },
+		{ "l40s-pcie", "L40S datasheet", 46068LL << 20, 362.05e12, 25e9, 8 },
+		{ "a100-40gb-sxm", "A100 datasheet", 40960LL << 20, 312e12, 300e9, 8 },
+		{ "h100-pcie", "H100 datasheet", 85018542080LL, 756e12, 50e9, 8 },
+		{ "h200-nvlink", "H200", 150109880320LL, 989e12, 450e9, 8 },
+		{ "b200-nvlink", "B200 datasheet", 183359LL << 20, 2250e12, 900e9, 8 },
+	};
+	for (size_t i = 0; i < sizeof cards / sizeof cards[0]; i++) {
+		bool listed = false;
+
+		sl_error_clear(&err);
+		assert_int_equal(sl_hw_load(cards[i].name, &hw, &err), SL_OK);
+		assert_true(hw.capacity_bytes == cards[i].memory);
+		assert_true(hw.memory_bytes == hw.capacity_bytes - hw.reserve_bytes);
+		assert_true(hw.flops == cards[i].flops);
+		assert_true(hw.intra.bandwidth == cards[i].intra);
+		assert_int_equal(hw.devices_per_node, cards[i].per_node);
+		/* estimated compute stays under the peaks it is derived from */
+		assert_true(hw.attention_flops <= hw.flops);
+		assert_true(hw.mem_bandwidth > 0);
+		if (strstr(hw.description, cards[i].source) == NULL)
+			fail_msg("%s: the description does not name its source "
+			    "(%s): %s", cards[i].name, cards[i].source,
+			    hw.description);
+		for (int k = 0; names[k] != NULL; k++)
+			listed |= strcmp(names[k], cards[i].name) == 0;
+		assert_true(listed);
+	}
+	/* consumer cards have no NVLink: PCIe peers, slower than any NVLink */
+	sl_error_clear(&err);
+	assert_int_equal(sl_hw_load("rtx4090-pcie", &hw, &err), SL_OK);
+	assert_non_null(strstr(hw.description, "no NVLink"));
 
 	/* by path as well as by name */
 	char path[1024];
@@ -129,6 +181,52 @@ profile_with(char *out, size_t len, int line, const char *repl)
 		strncat(out, l, len - strlen(out) - 2);
 		strcat(out, "\n");
 	}
+}
+
+/*
+ * The memory plans may use: the device's less the runtime's reserve, 3 GiB
+ * unless the profile says (a quarter of a small device); every report says
+ * all three.
+ */
+static void
+test_hw_reserve(void **state)
+{
+	char text[2048], buf[128];
+	sl_hw hw, back;
+	sl_error err;
+	char *p = tmp_path("reserve.json");
+
+	profile_with(text, sizeof text, 0, NULL);
+	write_text(p, text, strlen(text));
+	sl_error_clear(&err);
+	assert_int_equal(sl_hw_load(p, &hw, &err), SL_OK);
+	assert_true(hw.capacity_bytes == 40000000000LL);
+	assert_true(hw.reserve_bytes == 3LL << 30);
+	assert_true(hw.memory_bytes == 40000000000LL - (3LL << 30));
+	assert_string_equal(sl_hw_memory_text(&hw, buf, sizeof buf),
+	    "usable 34.25 GiB of 37.25 GiB (reserve 3.00 GiB)");
+	/* nothing about the host: PCIe 4.0 and a DGX A100's memory assumed */
+	assert_true(sl_hw_host_link(&hw).bandwidth == 25e9);
+	assert_true(fabs(sl_hw_host_adam(&hw) - 300e9 / 8 / 28) < 1);
+
+	/* a reserve of its own, and a device under 12 GiB */
+	profile_with(text, sizeof text, 5, "  \"device\": {\"name\": \"gpu\", "
+	    "\"memory_bytes\": 4e10, \"reserve_bytes\": 1e9, \"flops\": 1e12},");
+	write_text(p, text, strlen(text));
+	assert_int_equal(sl_hw_load(p, &hw, &err), SL_OK);
+	assert_true(hw.memory_bytes == 39000000000LL && hw.reserve_bytes == 1000000000LL);
+	/* written and read back, the same three */
+	assert_int_equal(sl_hw_write(&hw, p, &err), SL_OK);
+	assert_int_equal(sl_hw_load(p, &back, &err), SL_OK);
+	assert_true(back.capacity_bytes == hw.capacity_bytes &&
+	    back.reserve_bytes == hw.reserve_bytes &&
+	    back.memory_bytes == hw.memory_bytes);
+	profile_with(text, sizeof text, 5, "  \"device\": {\"name\": \"gpu\", "
+	    "\"memory_bytes\": 8e9, \"flops\": 1e12},");
+	write_text(p, text, strlen(text));
+	assert_int_equal(sl_hw_load(p, &hw, &err), SL_OK);
+	assert_true(hw.reserve_bytes == 2000000000LL);
+	assert_true(hw.memory_bytes == 6000000000LL);
 }
 
 static void
@@ -1015,6 +1113,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hw_bundled),
+		cmocka_unit_test(test_hw_reserve),
 		cmocka_unit_test(test_hw_bad),
 		cmocka_unit_test(test_mesh_parse),
 		cmocka_unit_test(test_mesh_make),

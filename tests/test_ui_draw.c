@@ -556,7 +556,7 @@ test_mem_limit_key(void **state)
 	type_line(&f, "1MiB");
 	assert_true(f.u.msg_error);
 	assert_true(win_has(W[UI_W_MSG], "no plan fits in 1.00 MiB"));
-	assert_true(win_has(W[UI_W_MEM], "limit 1.00 MiB: none fits"));
+	assert_true(win_has(W[UI_W_MEM], "limit 1.00 MiB, none fits"));
 	least = f.u.m.ev.max_total;
 	assert_true(least < free_mem);
 	key(&f, 'M');
@@ -1406,7 +1406,7 @@ test_stages_80x24(void **state)
 	key(&f, '+');
 	werase(hw);
 	ui_draw_stages(hw, &f.u);
-	assert_non_null(strstr(row(hw, 0), "Pipeline: 4 stages x 1 devices"));
+	assert_non_null(strstr(row(hw, 0), "Pipeline: 4 stages x 1 device"));
 	assert_non_null(strstr(row(hw, 4), "stage 4"));
 	key(&f, '-');
 	werase(hw);
