@@ -498,7 +498,8 @@ stage_probe_solve(void *ctx, double wm, double wc, int *choice, sl_error *err)
 }
 
 static void
-stage_probe_measure(void *ctx, const int *choice, int64_t *mem, double *cost)
+stage_probe_measure(void *ctx, const int *choice, int64_t *mem,
+    int64_t *weighed, double *cost)
 {
 	stage_probe *sp = ctx;
 
@@ -558,6 +559,7 @@ type_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k, int64_t m,
 	    .m = m };
 	pr = (sl_fit_probe){ .n = n, .solve = stage_probe_solve,
 	    .measure = stage_probe_measure, .ctx = &sp, .terms = n + t->prob->m,
+	    .bounds = true,
 	    .fast = t->fast[r], .frugal = warm != NULL ? warm->choice : NULL };
 	if (sl_fit_search(&pr, cap, &f, err) != SL_OK)
 		return NULL;

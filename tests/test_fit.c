@@ -44,7 +44,8 @@ points_solve(void *ctx, double wm, double wc, int *choice, sl_error *err)
 }
 
 static void
-points_measure(void *ctx, const int *choice, int64_t *mem, double *cost)
+points_measure(void *ctx, const int *choice, int64_t *mem, int64_t *weighed,
+    double *cost)
 {
 	struct points *p = ctx;
 
@@ -84,7 +85,8 @@ test_search_points(void **state)
 	(void)state;
 	for (int64_t limit = 10; limit <= 110; limit += 5) {
 		sl_fit_probe pr = { .n = 1, .solve = points_solve,
-		    .measure = points_measure, .ctx = &p, .terms = 0 };
+		    .measure = points_measure, .ctx = &p, .terms = 0,
+		    .bounds = true };
 		sl_fit_found f;
 		sl_error err;
 		int64_t best = INT64_MAX, hull = INT64_MAX;
@@ -116,9 +118,53 @@ test_search_points(void **state)
 
 /* ------------------------------------------------- plans of a model */
 
-/* Least objective at alpha among the plans whose sum on device 0 fits,
- * by listing every plan; INT64_MAX when none fits.  *least: the least
- * memory of any plan. */
+static void
+add_held(void *ctx, const sl_mem_item *it)
+{
+	if (sl_item_at_loss(it))
+		*(int64_t *)ctx += it->local;
+}
+
+/* What a plan holds on device 0 when backward begins. */
+static int64_t
+held_of(const sl_space *s, const int *choice)
+{
+	int64_t b = 0;
+
+	for (int v = 0; v < s->g->n_ops; v++)
+		sl_node_items(s, v, choice[v], NULL, add_held, &b);
+	return b;
+}
+
+/* The memory of a plan on device 0 under a fold: the sum of the space's
+ * tables, or the peak of its timeline in the default order. */
+static int64_t
+fold_of(const sl_space *s, sl_fold fold, const int *c)
+{
+	int64_t mem = 0;
+	sl_timeline tl;
+	sl_error err;
+
+	if (fold == SL_FOLD_PEAK) {
+		sl_error_clear(&err);
+		assert_int_equal(sl_timeline_build(s, c, 0, false, &tl, &err), SL_OK);
+		mem = tl.peak;
+		sl_timeline_free(&tl);
+		return mem;
+	}
+	for (int v = 0; v < s->g->n_ops; v++)
+		mem += s->node_mem[v][c[v]];
+	for (int e = 0; e < s->n_edges; e++)
+		mem += s->edge_mem[e][c[s->edges[e].src] *
+		    s->ops[s->edges[e].dst].n_strat + c[s->edges[e].dst]];
+	return mem;
+}
+
+static sl_fold brute_fold;
+
+/* Least objective at alpha among the plans whose memory under brute_fold
+ * on device 0 fits, by listing every plan; INT64_MAX when none fits.
+ * *least: the least memory of any plan. */
 static int64_t
 brute(const sl_space *s, const sl_problem *p, int64_t limit, int64_t *least)
 {
@@ -131,12 +177,7 @@ brute(const sl_space *s, const sl_problem *p, int64_t limit, int64_t *least)
 		for (int v = 0; v < n && ok; v++)
 			ok = p->allowed[v][c[v]];
 		if (ok) {
-			int64_t mem = 0, obj = sl_problem_score(p, c);
-			for (int v = 0; v < n; v++)
-				mem += s->node_mem[v][c[v]];
-			for (int e = 0; e < s->n_edges; e++)
-				mem += s->edge_mem[e][c[s->edges[e].src] *
-				    s->ops[s->edges[e].dst].n_strat + c[s->edges[e].dst]];
+			int64_t mem = fold_of(s, brute_fold, c), obj = sl_problem_score(p, c);
 			if (mem < *least)
 				*least = mem;
 			if (mem <= limit && obj < best)
@@ -166,7 +207,7 @@ plans_of(const sl_problem *p)
  * returns how many fits were exact. */
 static int
 check_model(sl_graph *g, int n_axes, int a0, int a1, const char *pin,
-    int *checked)
+    sl_fold fold, sl_solver_kind solver, int *checked)
 {
 	sl_mesh m;
 	sl_space *s;
@@ -188,17 +229,14 @@ check_model(sl_graph *g, int n_axes, int a0, int a1, const char *pin,
 	for (size_t ai = 0; ai < SL_ARRAY_LEN(alphas); ai++) {
 		int64_t least, most = 0, lo, hi;
 		sl_space_reweigh(s, alphas[ai], p);
+		brute_fold = fold;
 		brute(s, p, INT64_MAX, &least);
 		/* the memory of the optimum at alpha: limits below it bind */
 		{
 			sl_solution sol;
 			sl_solution_init(&sol, p->n);
 			assert_int_equal(sl_solve(p, SL_SOLVER_DP, NULL, &sol, &err), SL_OK);
-			for (int v = 0; v < p->n; v++)
-				most += s->node_mem[v][sol.choice[v]];
-			for (int e = 0; e < s->n_edges; e++)
-				most += s->edge_mem[e][sol.choice[s->edges[e].src] *
-				    s->ops[s->edges[e].dst].n_strat + sol.choice[s->edges[e].dst]];
+			most = fold_of(s, fold, sol.choice);
 			sl_solution_free(&sol);
 		}
 		lo = least - (most - least) / 8 - 1;
@@ -206,7 +244,7 @@ check_model(sl_graph *g, int n_axes, int a0, int a1, const char *pin,
 		for (int i = 0; i <= 12; i++) {
 			int64_t limit = lo + (hi - lo) * i / 12, best, ignore;
 			sl_fit_opts fo = { .alpha = alphas[ai], .limit = limit,
-			    .fold = SL_FOLD_SUM, .solver = SL_SOLVER_DP };
+			    .fold = fold, .solver = solver };
 			sl_fit f;
 
 			best = brute(s, p, limit, &ignore);
@@ -257,14 +295,103 @@ test_fit_brute(void **state)
 
 	(void)state;
 	assert_non_null(g);
-	exact += check_model(g, 1, 4, 1, NULL, &checked);
-	exact += check_model(g, 2, 2, 2, NULL, &checked);
-	exact += check_model(g, 1, 8, 1, NULL, &checked);
-	exact += check_model(g, 2, 2, 2, "fc1=dp01+z", &checked);
+	exact += check_model(g, 1, 4, 1, NULL, SL_FOLD_SUM, SL_SOLVER_DP, &checked);
+	exact += check_model(g, 2, 2, 2, NULL, SL_FOLD_SUM, SL_SOLVER_DP, &checked);
+	exact += check_model(g, 1, 8, 1, NULL, SL_FOLD_SUM, SL_SOLVER_DP, &checked);
+	exact += check_model(g, 2, 2, 2, "fc1=dp01+z", SL_FOLD_SUM, SL_SOLVER_DP,
+	    &checked);
 	assert_true(checked >= 4 * 5 * 13);
 	/* the limits that bind and the bound meets the plan are exact */
 	assert_true(exact > 0);
 	sl_graph_free(g);
+}
+
+/*
+ * The same on the peak of the timeline, with the DP (the search's bound
+ * holds: what it weighs is a lower bound on the peak) and with GLPK (the
+ * separable part as a knapsack row: exact whenever its optimum's peak
+ * fits, which on the MLP is every limit).
+ */
+static void
+test_fit_brute_peak(void **state)
+{
+	sl_graph *g = tu_mlp();
+	int checked = 0, exact_dp = 0, exact_ilp = 0, total;
+
+	(void)state;
+	assert_non_null(g);
+	exact_dp += check_model(g, 1, 4, 1, NULL, SL_FOLD_PEAK, SL_SOLVER_DP, &checked);
+	exact_dp += check_model(g, 2, 2, 2, NULL, SL_FOLD_PEAK, SL_SOLVER_DP, &checked);
+	total = checked;
+	exact_ilp += check_model(g, 1, 4, 1, NULL, SL_FOLD_PEAK, SL_SOLVER_AUTO, &checked);
+	exact_ilp += check_model(g, 2, 2, 2, NULL, SL_FOLD_PEAK, SL_SOLVER_AUTO, &checked);
+	exact_ilp += check_model(g, 2, 2, 2, "fc2=dp01+z", SL_FOLD_PEAK,
+	    SL_SOLVER_ILP, &checked);
+	assert_true(total >= 2 * 5 * 13);
+	assert_true(exact_ilp >= exact_dp);
+	assert_true(exact_ilp > 0);
+	sl_graph_free(g);
+}
+
+/*
+ * The peak's separable part (what a plan holds when backward begins) is a
+ * lower bound on the timeline's peak, and close to it: on the bundled GPT
+ * and LLaMA models, 1, 8 and 2x4 devices, plain and fully recomputed, the
+ * optimum at alpha 0 and at a large alpha.
+ */
+static void
+test_held_bounds_peak(void **state)
+{
+	static const char *const models[] = { "gpt-1.7b", "llama-7b", "bert-large" };
+	static const int shapes[][3] = { { 1, 1, 1 }, { 1, 8, 1 }, { 2, 2, 4 } };
+	int checked = 0;
+
+	(void)state;
+	for (size_t mi = 0; mi < SL_ARRAY_LEN(models); mi++)
+		for (size_t si = 0; si < SL_ARRAY_LEN(shapes); si++)
+			for (int rc = 0; rc < 2; rc++) {
+				int dev = shapes[si][1] * shapes[si][2];
+				sl_model_opts mo = { .micro_batch = 1, .devices = dev };
+				sl_space_opts so;
+				sl_error err;
+				sl_mesh m;
+				sl_graph *g;
+				sl_space *s;
+				sl_problem *p;
+
+				sl_error_clear(&err);
+				g = sl_model_open(models[mi], &mo, &err);
+				assert_non_null(g);
+				assert_int_equal(tu_mesh("h100-nvlink", shapes[si][0],
+				    shapes[si][1], shapes[si][2], &m), SL_OK);
+				sl_space_opts_default(&so);
+				so.recipe.recompute = rc ? SL_RECOMP_FULL : SL_RECOMP_NONE;
+				s = sl_space_build(g, &m, &so, &err);
+				assert_non_null(s);
+				p = sl_space_problem(s, 0, NULL, &err);
+				for (int ai = 0; ai < 2; ai++) {
+					sl_fit_opts fo = { .alpha = ai ? 1e7 : 0,
+					    .limit = INT64_MAX / 4, .fold = SL_FOLD_PEAK,
+					    .solver = SL_SOLVER_DP };
+					sl_fit f;
+					int64_t held = 0, peak;
+					sl_space_reweigh(s, fo.alpha, p);
+					assert_int_equal(sl_fit_plan(s, p, &fo, &f, &err), SL_OK);
+					peak = fold_of(s, SL_FOLD_PEAK, f.sol.choice);
+					assert_int_equal(f.mem, peak);
+					held = held_of(s, f.sol.choice);
+					if (held > peak || held < peak / 2)
+						fail_msg("%s on %d devices: held %lld, peak %lld",
+						    models[mi], dev, (long long)held,
+						    (long long)peak);
+					sl_fit_free(&f);
+					checked++;
+				}
+				sl_problem_free(p);
+				sl_space_free(s);
+				sl_graph_free(g);
+			}
+	assert_int_equal(checked, 3 * 3 * 2 * 2);
 }
 
 /*
@@ -341,6 +468,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_search_points),
 		cmocka_unit_test(test_fit_brute),
+		cmocka_unit_test(test_fit_brute_peak),
+		cmocka_unit_test(test_held_bounds_peak),
 		cmocka_unit_test(test_fit_frontier),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
