@@ -18,6 +18,8 @@
  *   space.c        strategy enumeration and the cost model
  *   compute.c      compute time of an operator's shard (FLOPs, bytes, profile)
  *   recompute.c    recomputation chosen per layer (--recompute auto)
+ *   fit.c          plans under a memory limit: the one search every caller
+ *                  of "plan this under M bytes" runs
  *   problem.c      the solvers' pairwise min-sum problem, pins and forbids
  *   solve_ilp.c    GLPK integer program (per-edge marginal formulation)
  *   solve_dp.c     exact elimination / folded-layer DP
@@ -1077,14 +1079,62 @@ int sl_sweep_cancellable(const sl_space *s, const sl_constraints *cs,
     sl_frontier *f, sl_error *err);
 void sl_frontier_free(sl_frontier *f);
 
+/* ------------------------------------------- plans under a memory limit */
+/* (fit.c) */
+
 /*
- * --recompute auto (recompute.c): the fewest layers fully recomputed for the
- * plan of p (a problem of s: its alpha and pins) to fit capacity bytes per
- * device (the largest device; <= 0: no limit, nothing recomputed).  Leaves
- * the choice in s->layer_recompute and p re-weighed for it.  Exact over
- * which layers for models of at most SL_RECOMPUTE_EXHAUSTIVE layers, the
- * first layers otherwise.  One solve when nothing needs recomputing, else a
- * bisection of live re-solves.
+ * What a memory limit limits: the evaluator's sum of what a device holds
+ * (the solvers' memory term), or the peak of the step's timeline.
+ */
+typedef enum sl_fold { SL_FOLD_SUM, SL_FOLD_PEAK, SL_FOLD_COUNT } sl_fold;
+const char *sl_fold_name(sl_fold f);	/* "sum", "peak" */
+
+typedef struct sl_fit_opts {
+	double alpha;			/* the objective's weight */
+	int64_t limit;			/* bytes per device; <= 0: none */
+	sl_fold fold;
+	sl_solver_kind solver;
+	const sl_solve_opts *solve;	/* may be NULL */
+	/* also choose which layers recompute in full: the fewest that let a
+	 * plan fit, exact over which layers for models of at most
+	 * SL_RECOMPUTE_EXHAUSTIVE layers, the first layers otherwise */
+	bool recompute;
+	/* a live DP the caller keeps on p (the explorer's), or NULL */
+	struct sl_dp *live;
+} sl_fit_opts;
+
+typedef struct sl_fit {
+	/* the plan, scored on p at alpha; status INFEASIBLE when no plan fits
+	 * (then the least memory found: choice still set) */
+	sl_solution sol;
+	int64_t mem;			/* its memory under the fold, largest device */
+	bool fits;
+	bool exact;			/* no fitting plan has a lower objective */
+	bool searched;			/* the optimum at alpha did not fit */
+	int64_t bound;			/* no fitting plan scores less (INT64_MIN: none) */
+	int n_layers, n_recomputed;	/* with recompute: the layers chosen */
+	int solves;
+} sl_fit;
+
+/*
+ * The plan of least objective at alpha whose memory under the fold fits
+ * o->limit, for p (a problem of s: its pins and forbids): the optimum at
+ * alpha when it fits; otherwise the search of fit.c between it and the
+ * least-memory plan, exact among the plans of the convex frontier of
+ * memory and objective, and exact outright when its bound meets the plan
+ * (out->exact).  With o->recompute, the fewest fully recomputed layers
+ * that let a plan fit, left in s->layer_recompute.  p is left weighed at
+ * alpha.
+ */
+int sl_fit_plan(sl_space *s, sl_problem *p, const sl_fit_opts *o,
+    sl_fit *out, sl_error *err);
+void sl_fit_free(sl_fit *f);
+
+/*
+ * --recompute auto (recompute.c) on the evaluator's sum: sl_fit_plan with
+ * o->recompute for capacity bytes per device (the largest device; <= 0: no
+ * limit, nothing recomputed).  Leaves the choice in s->layer_recompute and
+ * p re-weighed for it.
  */
 #define SL_RECOMPUTE_EXHAUSTIVE 12
 typedef struct sl_recompute_choice {
