@@ -272,12 +272,16 @@ void sl_twins_find(const sl_problem *p, sl_twins *t);
 void sl_twins_free(sl_twins *t);
 
 /*
- * Exact reductions before a search (reduce.c): dominated strategies removed,
- * nodes of fixed usage with at most two neighbours contracted, identical
- * components the limit cannot tell apart solved once (the one kept costs
- * as much as all its copies).  q is the
- * reduced problem (ok = q->allowed), fixed the loads [lo, hi, usage] of the
- * contracted nodes, offset the cost of the isolated ones.
+ * Exact reductions before a search (reduce.c): nodes joined by one-to-one
+ * edges merged, dominated strategies removed, nodes of fixed usage with at
+ * most two neighbours contracted, identical components the limit cannot
+ * tell apart solved once (the one kept costs as much as all its copies).
+ * q is the reduced problem (ok = q->allowed), fixed the loads [lo, hi,
+ * usage] that no choice changes, offset the cost of the isolated nodes.
+ * q carries no intervals or usages: its node i uses memory in pieces
+ * poff[i] .. poff[i + 1] - 1, piece j puse[j][s] bytes over [pint[j][0],
+ * pint[j][1]) when i takes s: one piece per node it stands for (more than
+ * one when merged) whose usage depends on the strategy.
  */
 typedef struct sl_reduction {
 	int n;			/* nodes of the original problem */
@@ -285,11 +289,16 @@ typedef struct sl_reduction {
 	uint8_t **ok;
 	int64_t (*fixed)[3];
 	int nfixed;
+	int *poff;
+	int64_t (*pint)[2];
+	int64_t **puse;
 	int64_t offset;
 	int *newid;		/* original node -> q node, -1 contracted */
 	void *steps;
 	int nsteps, capsteps;
 	int dominated, leaves, chains, removed_edges;
+	/* nodes merged into another by one-to-one edges, and their groups */
+	int joined, join_groups;
 	/* identical subgraphs of the contracted problem (original node ids),
 	 * the nodes in their copies, and the nodes of copies solved once */
 	sl_twins twins;

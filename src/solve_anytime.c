@@ -6,10 +6,13 @@
  *
  *   1. small problems are enumerated; mid-sized ones go to GLPK after the
  *      search (sl_solve_anytime);
- *   2. exact reductions (reduce.c): dominated strategies removed, nodes of
- *      fixed usage on chains and leaves contracted;
- *   3. the least-usage plan (if it breaks the limit, every plan does),
- *      improved by single-node moves that keep the limit;
+ *   2. exact reductions (reduce.c): nodes joined by one-to-one edges
+ *      merged (their memory kept as pieces over several intervals),
+ *      dominated strategies removed, nodes of fixed usage on chains and
+ *      leaves contracted;
+ *   3. the least-usage plan (if it breaks the limit, every plan does, or
+ *      with merged nodes when every piece on its least does; else it is
+ *      repaired), improved by single-node moves that keep the limit;
  *   4. the limit priced into node costs by multipliers per time segment
  *      (at_priced_search): the priced problem is searched without the
  *      limit, its plan repaired to the limit and improved under it, and
@@ -92,9 +95,21 @@ typedef struct at {
 	uint8_t **ok;		/* allowed after reductions */
 	int n;
 	int *aoff, *aedge;	/* incident edges, CSR */
-	/* time segments: node v covers segments [slo[v], shi[v]) */
+	/* time segments; node v's memory in pieces poff[v] .. poff[v + 1] - 1,
+	 * piece j using puse[j][s] over segments [plo[j], phi[j]) (one piece
+	 * per node the reductions merged into v) */
 	int nseg;
-	int *slo, *shi;
+	int *poff, *plo, *phi;
+	int64_t **puse;
+	int64_t **usum;		/* per node and strategy, over its pieces */
+	int *powner;		/* a piece's node */
+	/* the pieces by the nodes of the segment tree that cover them
+	 * (stabbing: the pieces live at a segment lie on its root path) */
+	int *xoff, *xpc;
+	/* the nodes live at one segment (at_live_list): lvn[0 .. nlv - 1],
+	 * node lvn[i]'s usage there on strategy s at lvu[lvo[i] + s] */
+	int *lvn, nlv, *lvo, *lvpos, *lvmark, lvstamp;
+	int64_t *lvu;
 	int64_t *base;		/* fixed load per segment (contracted nodes) */
 	int64_t *tmax, *tadd;	/* segment tree over segments */
 	int tsize;
@@ -213,13 +228,126 @@ seg_max_rec(const at *a, int node, int l, int r, int ql, int qr)
 static void
 at_load_move(at *a, int v, int s, int t)
 {
-	int64_t d;
-
-	if (!a->has_mem || a->slo[v] >= a->shi[v])
+	if (!a->has_mem)
 		return;
-	d = (t >= 0 ? a->p->usage[v][t] : 0) - (s >= 0 ? a->p->usage[v][s] : 0);
-	if (d != 0)
-		seg_add_rec(a, 1, 0, a->nseg, a->slo[v], a->shi[v], d);
+	for (int j = a->poff[v]; j < a->poff[v + 1]; j++) {
+		int64_t d = (t >= 0 ? a->puse[j][t] : 0) -
+		    (s >= 0 ? a->puse[j][s] : 0);
+		if (d != 0)
+			seg_add_rec(a, 1, 0, a->nseg, a->plo[j], a->phi[j], d);
+	}
+}
+
+/* Whether v uses memory that depends on its strategy. */
+static bool
+at_has_pieces(const at *a, int v)
+{
+	return a->has_mem && a->poff[v] < a->poff[v + 1];
+}
+
+/* Adds (count: counts) piece j to the tree nodes covering its segments. */
+static void
+at_stab_add(at *a, int node, int l, int r, int j, bool count)
+{
+	if (a->phi[j] <= l || r <= a->plo[j])
+		return;
+	if (a->plo[j] <= l && r <= a->phi[j]) {
+		if (count)
+			a->xoff[node + 1]++;
+		else
+			a->xpc[a->xoff[node]++] = j;
+		return;
+	}
+	at_stab_add(a, 2 * node, l, (l + r) / 2, j, count);
+	at_stab_add(a, 2 * node + 1, (l + r) / 2, r, j, count);
+}
+
+static void
+at_stab_build(at *a)
+{
+	size_t nt = 4 * (size_t)a->tsize + 4;
+	int np = a->poff[a->n];
+
+	a->xoff = sl_xcalloc(nt + 1, sizeof *a->xoff);
+	for (int j = 0; j < np; j++)
+		if (a->plo[j] < a->phi[j])
+			at_stab_add(a, 1, 0, a->nseg, j, true);
+	for (size_t i = 0; i < nt; i++)
+		a->xoff[i + 1] += a->xoff[i];
+	a->xpc = sl_xmalloc(((size_t)a->xoff[nt] + 1) * sizeof *a->xpc);
+	for (int j = 0; j < np; j++)
+		if (a->plo[j] < a->phi[j])
+			at_stab_add(a, 1, 0, a->nseg, j, false);
+	/* the fill advanced each start to the next one's: back */
+	for (size_t i = nt; i > 0; i--)
+		a->xoff[i] = a->xoff[i - 1];
+	a->xoff[0] = 0;
+}
+
+/*
+ * The nodes live at segment seg and their usage there per strategy (the
+ * repair's and the exchanges' candidates), from the pieces on seg's path
+ * down the segment tree.
+ */
+static void
+at_live_list(at *a, int seg)
+{
+	int node = 1, l = 0, r = a->nseg;
+	size_t off = 0;
+
+	a->nlv = 0;
+	a->lvstamp++;
+	for (;;) {
+		for (int i = a->xoff[node]; i < a->xoff[node + 1]; i++) {
+			int j = a->xpc[i], v = a->powner[j], k = a->p->k[v];
+			int64_t *u;
+			if (a->lvmark[v] != a->lvstamp) {
+				a->lvmark[v] = a->lvstamp;
+				a->lvpos[v] = a->nlv;
+				a->lvn[a->nlv] = v;
+				a->lvo[a->nlv++] = (int)off;
+				memset(a->lvu + off, 0, (size_t)k * sizeof *a->lvu);
+				off += (size_t)k;
+			}
+			u = a->lvu + a->lvo[a->lvpos[v]];
+			for (int s = 0; s < k; s++)
+				u[s] += a->puse[j][s];
+		}
+		if (r - l <= 1)
+			break;
+		if (seg < (l + r) / 2) {
+			node = 2 * node;
+			r = (l + r) / 2;
+		} else {
+			node = 2 * node + 1;
+			l = (l + r) / 2;
+		}
+	}
+}
+
+/* v's usage at segment seg on strategy s. */
+static int64_t
+at_use_at(const at *a, int v, int s, int seg)
+{
+	int64_t u = 0;
+
+	for (int j = a->poff[v]; j < a->poff[v + 1]; j++)
+		if (a->plo[j] <= seg && seg < a->phi[j])
+			u += a->puse[j][s];
+	return u;
+}
+
+/* The largest load over the segments where v is live. */
+static int64_t
+at_load_over(const at *a, int v)
+{
+	int64_t mx = INT64_MIN;
+
+	for (int j = a->poff[v]; j < a->poff[v + 1]; j++) {
+		int64_t x = seg_max_rec(a, 1, 0, a->nseg, a->plo[j], a->phi[j]);
+		mx = x > mx ? x : mx;
+	}
+	return mx;
 }
 
 static void
@@ -242,19 +370,54 @@ at_peak(const at *a)
 	return a->has_mem ? a->tmax[1] : 0;
 }
 
-/* May v move from its strategy to t without breaking the limit? */
+/*
+ * Whether v's move to t, which frees memory at one time, keeps the limit
+ * wherever it uses more (a merged node's pieces may rise at other times):
+ * checked against the move's whole rise, so a move that would fit may be
+ * refused, never the other way.
+ */
 static bool
-at_fits(const at *a, int v, int t)
+at_rise_fits(const at *a, int v, int t)
 {
-	int64_t d;
+	int s = a->x[v];
+	int64_t rise = 0;
 
-	if (!a->has_mem || a->slo[v] >= a->shi[v])
+	if (a->poff[v + 1] - a->poff[v] < 2)
 		return true;
-	d = a->p->usage[v][t] - a->p->usage[v][a->x[v]];
-	if (d <= 0)
+	for (int j = a->poff[v]; j < a->poff[v + 1]; j++)
+		if (a->puse[j][t] > a->puse[j][s])
+			rise += a->puse[j][t] - a->puse[j][s];
+	for (int j = a->poff[v]; rise > 0 && j < a->poff[v + 1]; j++)
+		if (a->puse[j][t] > a->puse[j][s] && seg_max_rec(a, 1, 0,
+		    a->nseg, a->plo[j], a->phi[j]) + rise > a->limit)
+			return false;
+	return true;
+}
+
+/* May v move from its strategy to t without breaking the limit (where
+ * it is live)? */
+static bool
+at_fits(at *a, int v, int t)
+{
+	int j = a->poff[v], s = a->x[v];
+	bool up = false, ok;
+
+	if (!at_has_pieces(a, v) || a->limit == INT64_MAX)
 		return true;
-	return seg_max_rec(a, 1, 0, a->nseg, a->slo[v], a->shi[v]) + d <=
-	    a->limit;
+	if (j + 1 == a->poff[v + 1]) {
+		int64_t d = a->puse[j][t] - a->puse[j][s];
+		return d <= 0 || seg_max_rec(a, 1, 0, a->nseg, a->plo[j],
+		    a->phi[j]) + d <= a->limit;
+	}
+	/* several pieces, which may overlap in time: tried */
+	for (; j < a->poff[v + 1]; j++)
+		up |= a->puse[j][t] > a->puse[j][s];
+	if (!up)
+		return true;
+	at_load_move(a, v, s, t);
+	ok = at_load_over(a, v) <= a->limit;
+	at_load_move(a, v, t, s);
+	return ok;
 }
 
 /* ------------------------------------------------------------------ costs */
@@ -321,7 +484,7 @@ at_shift(const at *a, int64_t before, int64_t after)
 static void
 at_record(at *a)
 {
-	if (!a->priced && a->cost < a->best_cost) {
+	if (!a->priced && a->cost < a->best_cost && at_peak(a) <= a->limit) {
 		a->best_cost = a->cost;
 		memcpy(a->best, a->x, (size_t)a->n * sizeof *a->x);
 		/* a plan counts once it has no impossible pair */
@@ -433,8 +596,7 @@ at_group_saves(const at *a, int ng, int seg)
 
 	for (int i = 0; i < ng; i++) {
 		int w = a->gbuf[i];
-		if (a->slo[w] <= seg && seg < a->shi[w])
-			d += a->p->usage[w][a->x[w]] - a->p->usage[w][a->gnew[w]];
+		d += at_use_at(a, w, a->x[w], seg) - at_use_at(a, w, a->gnew[w], seg);
 	}
 	return d;
 }
@@ -458,15 +620,16 @@ at_repair(at *a)
 		excess = at_peak(a) - a->limit;
 		/* each live node's cheapest bytes saved there, bytes past the
 		 * excess not counted */
-		for (int v = 0; v < a->n; v++) {
-			if (a->slo[v] > seg || a->shi[v] <= seg)
-				continue;
-			int s = a->x[v], bt = -1;
-			int64_t u = p->usage[v][s], cur = -1;
+		at_live_list(a, seg);
+		for (int i = 0; i < a->nlv; i++) {
+			int v = a->lvn[i], s = a->x[v], bt = -1;
+			const int64_t *us = a->lvu + a->lvo[i];
+			int64_t u = us[s], cur = -1;
 			double br = INFINITY;
 			bool bg = false;
 			for (int t = 0; t < p->k[v]; t++) {
-				if (!a->ok[v][t] || p->usage[v][t] >= u)
+				if (!a->ok[v][t] || us[t] >= u ||
+				    !at_rise_fits(a, v, t))
 					continue;
 				if (cur < 0)
 					cur = at_local(a, v, s);
@@ -488,8 +651,8 @@ at_repair(at *a)
 					    excess);
 					g = true;
 				} else {
-					ratio = at_per_byte(lt - cur,
-					    u - p->usage[v][t], excess);
+					ratio = at_per_byte(lt - cur, u - us[t],
+					    excess);
 				}
 				if (ratio < br) {
 					br = ratio;
@@ -565,20 +728,23 @@ at_fix(at *a, int64_t gain, int64_t *spent)
 		int64_t excess = at_peak(a) - a->limit, bdc = 0;
 		double br = INFINITY;
 
-		for (int v = 0; v < a->n; v++) {
-			if (a->slo[v] > seg || a->shi[v] <= seg ||
-			    a->wstamp[v] == a->stamp)
+		at_live_list(a, seg);
+		for (int i = 0; i < a->nlv; i++) {
+			int v = a->lvn[i];
+			if (a->wstamp[v] == a->stamp)
 				continue;
 			int s = a->x[v];
-			int64_t u = p->usage[v][s], cur = INT64_MIN;
+			const int64_t *us = a->lvu + a->lvo[i];
+			int64_t u = us[s], cur = INT64_MIN;
 			for (int t = 0; t < p->k[v]; t++) {
-				if (!a->ok[v][t] || p->usage[v][t] >= u)
+				int64_t ut;
+				if (!a->ok[v][t] || (ut = us[t]) >= u ||
+				    !at_rise_fits(a, v, t))
 					continue;
 				if (cur == INT64_MIN)
 					cur = at_local(a, v, s);
 				int64_t dc = at_local(a, v, t) - cur;
-				double ratio = at_per_byte(dc,
-				    u - p->usage[v][t], excess);
+				double ratio = at_per_byte(dc, u - ut, excess);
 				if (ratio < br) {
 					br = ratio;
 					bv = v;
@@ -625,7 +791,7 @@ at_swap_pass(at *a)
 
 		if ((i & 255) == 0 && at_ms(a) >= a->until_ms)
 			break;
-		if (a->slo[v] >= a->shi[v])
+		if (!at_has_pieces(a, v))
 			continue;
 		cur = bc = at_local(a, v, s);
 		for (int t = 0; t < p->k[v]; t++) {
@@ -729,7 +895,7 @@ at_window_dp(at *a, int nw, const int64_t *price)
 			}
 			int64_t c = a->nc[v][s];
 			if (a->has_mem && price[i] != 0)
-				c = sl_add_sat(c, at_priced(p->usage[v][s], price[i]));
+				c = sl_add_sat(c, at_priced(a->usum[v][s], price[i]));
 			for (int j = a->aoff[v]; j < a->aoff[v + 1]; j++) {
 				int e = a->aedge[j], w = at_other(p, e, v);
 				if (a->wstamp[w] == a->stamp)
@@ -826,7 +992,6 @@ static int at_ball(at *a, int root, int max);
 static void
 at_window(at *a, int max)
 {
-	const sl_problem *p = a->p;
 	int root = a->nhard > 0 ? a->hard[at_rnd(a, a->nhard)] : at_rnd(a, a->n);
 	int nw;
 	int64_t before, after, mu = a->mu;
@@ -916,11 +1081,10 @@ at_window(at *a, int max)
 			/* price the nodes that load an overloaded time */
 			for (int i = 0; i < nw; i++) {
 				int v = a->worder[i];
-				if (a->slo[v] >= a->shi[v] ||
-				    p->usage[v][a->x[v]] == 0)
+				if (!at_has_pieces(a, v) ||
+				    a->usum[v][a->x[v]] == 0)
 					continue;
-				if (seg_max_rec(a, 1, 0, a->nseg, a->slo[v],
-				    a->shi[v]) > a->limit) {
+				if (at_load_over(a, v) > a->limit) {
 					a->wprice[i] = a->wprice[i] ?
 					    2 * a->wprice[i] : mu;
 					priced = true;
@@ -1027,7 +1191,7 @@ at_ball_dp(at *a, int nw, const int64_t *price, sl_problem **qp,
 				int64_t c = (*basep)[nb++];
 				if (a->has_mem && price[i] != 0)
 					c = sl_add_sat(c,
-					    at_priced(p->usage[v][s], price[i]));
+					    at_priced(a->usum[v][s], price[i]));
 				q->cost[i][s] = c;
 			}
 		}
@@ -1098,7 +1262,7 @@ struct at_lag {
 	int *arg;		/* argmin per parent strategy */
 	size_t *aoff;
 	double *lambda;		/* multiplier per segment */
-	double *Lam;		/* sum of lambda over each node's segments */
+	double *Lam;		/* sum of lambda over each piece's segments */
 	int *xs;		/* relaxed optimum */
 	int64_t *load;
 };
@@ -1149,7 +1313,7 @@ at_lag_init(at *a, struct at_lag *L)
 	L->u = sl_xmalloc((uo + 1) * sizeof *L->u);
 	L->arg = sl_xmalloc((ao + 1) * sizeof *L->arg);
 	L->lambda = sl_xcalloc((size_t)a->nseg + 1, sizeof *L->lambda);
-	L->Lam = sl_xcalloc((size_t)n + 1, sizeof *L->Lam);
+	L->Lam = sl_xcalloc((size_t)a->poff[n] + 1, sizeof *L->Lam);
 	L->xs = sl_xmalloc(((size_t)n + 1) * sizeof *L->xs);
 	L->load = sl_xcalloc((size_t)a->nseg + 1, sizeof *L->load);
 }
@@ -1183,7 +1347,7 @@ at_lag_solve(at *a, struct at_lag *L)
 	const sl_problem *p = a->p;
 	long double total = 0, sumlam = 0;
 
-	/* multipliers summed over each node's segments (prefix sums) */
+	/* multipliers summed over each piece's segments (prefix sums) */
 	if (a->has_mem) {
 		double *pre = sl_xmalloc(((size_t)a->nseg + 1) * sizeof *pre);
 		pre[0] = 0;
@@ -1192,9 +1356,8 @@ at_lag_solve(at *a, struct at_lag *L)
 			sumlam += (long double)L->lambda[q] *
 			    ((long double)a->limit - (long double)a->base[q]);
 		}
-		for (int v = 0; v < a->n; v++)
-			L->Lam[v] = a->slo[v] < a->shi[v] ?
-			    pre[a->shi[v]] - pre[a->slo[v]] : 0;
+		for (int j = 0; j < a->poff[a->n]; j++)
+			L->Lam[j] = pre[a->phi[j]] - pre[a->plo[j]];
 		free(pre);
 	}
 	for (int v = 0; v < a->n; v++) {
@@ -1206,9 +1369,11 @@ at_lag_solve(at *a, struct at_lag *L)
 			}
 			/* the price floors, so the bound stays a bound */
 			int64_t c = p->cost[v][s];
-			if (a->has_mem && L->Lam[v] > 0)
-				c = sl_add_sat(c, (int64_t)floor(L->Lam[v] *
-				    (double)p->usage[v][s]));
+			for (int j = a->poff[v]; a->has_mem && j < a->poff[v + 1];
+			    j++)
+				if (L->Lam[j] > 0)
+					c = sl_add_sat(c, (int64_t)floor(L->Lam[j] *
+					    (double)a->puse[j][s]));
 			u[s] = c;
 		}
 	}
@@ -1275,23 +1440,14 @@ at_lag_solve(at *a, struct at_lag *L)
 	return total - sumlam;
 }
 
-/* The relaxed optimum's load per segment (difference array). */
+static void at_plan_load(const at *a, const int *x, int64_t *load);
+
+/* The relaxed optimum's load per segment. */
 static void
 at_lag_load(at *a, struct at_lag *L)
 {
-	int64_t cur = 0;
-
-	memset(L->load, 0, ((size_t)a->nseg + 1) * sizeof *L->load);
-	for (int v = 0; v < a->n; v++) {
-		if (a->slo[v] >= a->shi[v])
-			continue;
-		L->load[a->slo[v]] += a->p->usage[v][L->xs[v]];
-		L->load[a->shi[v]] -= a->p->usage[v][L->xs[v]];
-	}
-	for (int q = 0; q <= a->nseg; q++) {
-		cur += L->load[q];
-		L->load[q] = q < a->nseg ? cur + a->base[q] : 0;
-	}
+	at_plan_load(a, L->xs, L->load);
+	L->load[a->nseg] = 0;
 }
 
 /* ------------------------------------------------------------- the solver */
@@ -1319,16 +1475,23 @@ at_find_time(const int64_t *t, int nt, int64_t v)
 	return lo;
 }
 
+/*
+ * The search's state on the reduced problem red->q: its edges by node, its
+ * memory (when mem: the original problem has intervals, usages and a
+ * limit) as pieces over the segments between the distinct interval ends,
+ * the fixed loads summed per segment.
+ */
 static void
-at_build(at *a, const sl_problem *p, uint8_t **ok, const int64_t (*fixed)[3],
-    int nfixed)
+at_build(at *a, const sl_reduction *red, bool mem)
 {
-	int n = p->n;
+	const sl_problem *p = red->q;
+	const int64_t (*fixed)[3] = (const int64_t (*)[3])red->fixed;
+	int n = p->n, nfixed = red->nfixed, np = red->poff[n];
 	int *deg = sl_xcalloc((size_t)n + 1, sizeof *deg);
 
 	a->p = p;
 	a->n = n;
-	a->ok = ok;
+	a->ok = red->ok;
 	a->aoff = sl_xcalloc((size_t)n + 2, sizeof *a->aoff);
 	a->aedge = sl_xmalloc(2 * ((size_t)p->m + 1) * sizeof *a->aedge);
 	for (int e = 0; e < p->m; e++) {
@@ -1343,20 +1506,28 @@ at_build(at *a, const sl_problem *p, uint8_t **ok, const int64_t (*fixed)[3],
 			a->aedge[a->aoff[v] + deg[v]++] = e;
 		}
 	free(deg);
-	a->has_mem = p->usage_limit >= 0 && p->interval != NULL &&
-	    p->usage != NULL;
+	a->has_mem = mem && p->usage_limit >= 0;
 	a->limit = a->has_mem ? p->usage_limit : INT64_MAX;
-	a->slo = sl_xcalloc((size_t)n + 1, sizeof *a->slo);
-	a->shi = sl_xcalloc((size_t)n + 1, sizeof *a->shi);
+	a->poff = red->poff;
+	a->puse = red->puse;
+	a->plo = sl_xcalloc((size_t)np + 1, sizeof *a->plo);
+	a->phi = sl_xcalloc((size_t)np + 1, sizeof *a->phi);
+	a->usum = sl_xcalloc((size_t)n + 1, sizeof *a->usum);
+	for (int v = 0; v < n; v++) {
+		a->usum[v] = sl_xcalloc((size_t)p->k[v] + 1, sizeof **a->usum);
+		for (int j = red->poff[v]; j < red->poff[v + 1]; j++)
+			for (int s = 0; s < p->k[v]; s++)
+				a->usum[v][s] += red->puse[j][s];
+	}
 	a->nseg = 0;
 	if (a->has_mem) {
-		int64_t *t = sl_xmalloc((2 * (size_t)n + 2 * (size_t)nfixed + 1) *
+		int64_t *t = sl_xmalloc((2 * (size_t)np + 2 * (size_t)nfixed + 1) *
 		    sizeof *t);
 		int nt = 0;
-		for (int v = 0; v < n; v++)
-			if (p->interval[v][0] < p->interval[v][1]) {
-				t[nt++] = p->interval[v][0];
-				t[nt++] = p->interval[v][1];
+		for (int j = 0; j < np; j++)
+			if (red->pint[j][0] < red->pint[j][1]) {
+				t[nt++] = red->pint[j][0];
+				t[nt++] = red->pint[j][1];
 			}
 		for (int f = 0; f < nfixed; f++)
 			if (fixed[f][0] < fixed[f][1]) {
@@ -1369,19 +1540,21 @@ at_build(at *a, const sl_problem *p, uint8_t **ok, const int64_t (*fixed)[3],
 			if (u == 0 || t[u - 1] != t[i])
 				t[u++] = t[i];
 		a->nseg = u > 1 ? u - 1 : 0;
-		for (int v = 0; v < n; v++)
-			if (p->interval[v][0] < p->interval[v][1]) {
-				a->slo[v] = at_find_time(t, u, p->interval[v][0]);
-				a->shi[v] = at_find_time(t, u, p->interval[v][1]);
+		for (int j = 0; j < np; j++)
+			if (red->pint[j][0] < red->pint[j][1]) {
+				a->plo[j] = at_find_time(t, u, red->pint[j][0]);
+				a->phi[j] = at_find_time(t, u, red->pint[j][1]);
 			}
-		a->base = sl_xcalloc((size_t)a->nseg + 1, sizeof *a->base);
+		/* the fixed loads by a difference array */
+		a->base = sl_xcalloc((size_t)a->nseg + 2, sizeof *a->base);
 		for (int f = 0; f < nfixed; f++)
 			if (fixed[f][0] < fixed[f][1]) {
-				int l = at_find_time(t, u, fixed[f][0]);
-				int r = at_find_time(t, u, fixed[f][1]);
-				for (int q = l; q < r; q++)
-					a->base[q] += fixed[f][2];
+				a->base[at_find_time(t, u, fixed[f][0])] += fixed[f][2];
+				a->base[at_find_time(t, u, fixed[f][1])] -= fixed[f][2];
 			}
+		for (int q = 1; q <= a->nseg; q++)
+			a->base[q] += a->base[q - 1];
+		a->base[a->nseg] = 0;
 		free(t);
 		a->tsize = 1;
 		while (a->tsize < a->nseg)
@@ -1390,8 +1563,21 @@ at_build(at *a, const sl_problem *p, uint8_t **ok, const int64_t (*fixed)[3],
 		a->tmax = sl_xcalloc(4 * (size_t)a->tsize + 4, sizeof *a->tmax);
 		a->tadd = sl_xcalloc(4 * (size_t)a->tsize + 4, sizeof *a->tadd);
 		a->tsize *= 2;
-		if (a->nseg == 0)
-			a->has_mem = p->usage_limit < 0 ? false : a->has_mem;
+	}
+	a->powner = sl_xmalloc(((size_t)np + 1) * sizeof *a->powner);
+	for (int v = 0; v < n; v++)
+		for (int j = red->poff[v]; j < red->poff[v + 1]; j++)
+			a->powner[j] = v;
+	if (a->has_mem) {
+		size_t ks = 0;
+		at_stab_build(a);
+		for (int v = 0; v < n; v++)
+			ks += (size_t)p->k[v];
+		a->lvn = sl_xmalloc(((size_t)n + 1) * sizeof *a->lvn);
+		a->lvo = sl_xmalloc(((size_t)n + 1) * sizeof *a->lvo);
+		a->lvpos = sl_xmalloc(((size_t)n + 1) * sizeof *a->lvpos);
+		a->lvmark = sl_xcalloc((size_t)n + 1, sizeof *a->lvmark);
+		a->lvu = sl_xmalloc((ks + 1) * sizeof *a->lvu);
 	}
 	if (a->base == NULL)
 		a->base = sl_xcalloc(1, sizeof *a->base);
@@ -1447,8 +1633,20 @@ at_free(at *a)
 	free(a->pc);
 	free(a->aoff);
 	free(a->aedge);
-	free(a->slo);
-	free(a->shi);
+	free(a->plo);
+	free(a->phi);
+	free(a->powner);
+	free(a->xoff);
+	free(a->xpc);
+	free(a->lvn);
+	free(a->lvo);
+	free(a->lvpos);
+	free(a->lvmark);
+	free(a->lvu);
+	if (a->usum != NULL)
+		for (int v = 0; v < a->n; v++)
+			free(a->usum[v]);
+	free(a->usum);
 	free(a->base);
 	free(a->tmax);
 	free(a->tadd);
@@ -1484,7 +1682,7 @@ at_first_price(const at *a)
 	for (int v = 0; v < a->n; v++) {
 		int64_t cmin = INT64_MAX, cmax = INT64_MIN, umin = INT64_MAX,
 		    umax = INT64_MIN;
-		if (a->slo[v] >= a->shi[v])
+		if (!at_has_pieces(a, v))
 			continue;
 		for (int s = 0; s < p->k[v]; s++) {
 			if (!a->ok[v][s])
@@ -1493,10 +1691,10 @@ at_first_price(const at *a)
 				cmin = p->cost[v][s];
 			if (p->cost[v][s] > cmax)
 				cmax = p->cost[v][s];
-			if (p->usage[v][s] < umin)
-				umin = p->usage[v][s];
-			if (p->usage[v][s] > umax)
-				umax = p->usage[v][s];
+			if (a->usum[v][s] < umin)
+				umin = a->usum[v][s];
+			if (a->usum[v][s] > umax)
+				umax = a->usum[v][s];
 		}
 		if (umax > umin && cmax > cmin)
 			r[nr++] = ((double)cmax - (double)cmin) /
@@ -1961,10 +2159,11 @@ at_price(const at *a, const double *lam, double *pre, int64_t **out)
 	for (int q = 0; q < a->nseg; q++)
 		pre[q + 1] = pre[q] + lam[q];
 	for (int v = 0; v < a->n; v++) {
-		double L = a->slo[v] < a->shi[v] ?
-		    pre[a->shi[v]] - pre[a->slo[v]] : 0;
 		for (int s = 0; s < p->k[v]; s++) {
-			double c = L * (double)p->usage[v][s];
+			double c = 0;
+			for (int j = a->poff[v]; j < a->poff[v + 1]; j++)
+				c += (pre[a->phi[j]] - pre[a->plo[j]]) *
+				    (double)a->puse[j][s];
 			out[v][s] = sl_add_sat(p->cost[v][s],
 			    c > 1e17 ? (int64_t)1e17 : (int64_t)floor(c));
 		}
@@ -1979,9 +2178,9 @@ at_plan_load(const at *a, const int *x, int64_t *load)
 
 	memset(load, 0, ((size_t)a->nseg + 1) * sizeof *load);
 	for (int v = 0; v < a->n; v++)
-		if (a->slo[v] < a->shi[v]) {
-			load[a->slo[v]] += a->p->usage[v][x[v]];
-			load[a->shi[v]] -= a->p->usage[v][x[v]];
+		for (int j = a->poff[v]; j < a->poff[v + 1]; j++) {
+			load[a->plo[j]] += a->puse[j][x[v]];
+			load[a->phi[j]] -= a->puse[j][x[v]];
 		}
 	for (int q = 0; q < a->nseg; q++) {
 		cur += load[q];
@@ -2117,7 +2316,6 @@ at_priced_search(at *a, long double *lb)
 	memcpy(px, a->x, (size_t)a->n * sizeof *px);
 	for (int round = 0; at_ms(a) < end && !at_over(a) && !a->proved;
 	    round++) {
-		int64_t cur = 0;
 		bool over = false;
 
 		/* priced costs from the multipliers */
@@ -2140,23 +2338,17 @@ at_priced_search(at *a, long double *lb)
 		    AT_FIRST_SLICE : slice));
 		memcpy(px, a->x, (size_t)a->n * sizeof *px);
 		/* its load per segment */
-		memset(load, 0, ((size_t)a->nseg + 1) * sizeof *load);
-		for (int v = 0; v < a->n; v++)
-			if (a->slo[v] < a->shi[v]) {
-				load[a->slo[v]] += p->usage[v][a->x[v]];
-				load[a->shi[v]] -= p->usage[v][a->x[v]];
-			}
+		at_plan_load(a, a->x, load);
 		for (int q = 0; q < a->nseg; q++) {
 			double slack;
-			cur += load[q];
-			if (cur + a->base[q] > limit) {
+			if (load[q] > limit) {
 				over = true;
 				lam[q] = lam[q] * 1.5 + lam0 * 0.05;
 				continue;
 			}
 			/* down as fast as the memory is free there: 1% free,
 			 * a tenth off; 5% or more, half */
-			slack = (double)(limit - cur - a->base[q]) / (double)limit;
+			slack = (double)(limit - load[q]) / (double)limit;
 			lam[q] *= 1 - (10 * slack > 0.5 ? 0.5 : 10 * slack);
 		}
 		/* back to the real problem: repair and improve */
@@ -2195,9 +2387,36 @@ at_priced_search(at *a, long double *lb)
 }
 
 /*
- * The search on a (reduced) problem.  fixed lists loads [lo, hi, usage] that
- * no choice changes (contracted nodes).  On return a->best holds the best
- * plan (a->best_cost INT64_MAX when none), *bound the best lower bound.
+ * Whether the limit is broken even with every piece on its least usage
+ * (strategies chosen piece by piece, which a merged node cannot do): then
+ * no plan keeps it.
+ */
+static bool
+at_lightest_over(const at *a)
+{
+	int64_t *load = sl_xcalloc((size_t)a->nseg + 1, sizeof *load), cur = 0;
+	bool over = false;
+
+	for (int v = 0; v < a->n; v++)
+		for (int j = a->poff[v]; j < a->poff[v + 1]; j++) {
+			int64_t u = INT64_MAX;
+			for (int s = 0; s < a->p->k[v]; s++)
+				if (a->ok[v][s] && a->puse[j][s] < u)
+					u = a->puse[j][s];
+			load[a->plo[j]] += u;
+			load[a->phi[j]] -= u;
+		}
+	for (int q = 0; q < a->nseg && !over; q++) {
+		cur += load[q];
+		over = cur + a->base[q] > a->limit;
+	}
+	free(load);
+	return over;
+}
+
+/*
+ * The search on a reduced problem.  On return a->best holds the best plan
+ * (a->best_cost INT64_MAX when none), *bound the best lower bound.
  */
 static void
 at_search(at *a, long double *bound, bool *infeasible)
@@ -2207,15 +2426,16 @@ at_search(at *a, long double *bound, bool *infeasible)
 	long double lb = -INFINITY;
 
 	*infeasible = false;
-	/* 1. least usage everywhere: the lightest plan there is */
+	/* 1. least usage everywhere: the lightest plan there is, unless a
+	 * merged node's pieces are lightest on different strategies */
 	for (int v = 0; v < a->n; v++) {
 		int bs = -1;
 		for (int s = 0; s < p->k[v]; s++) {
 			if (!a->ok[v][s])
 				continue;
 			if (bs < 0 || (a->has_mem &&
-			    p->usage[v][s] < p->usage[v][bs]) ||
-			    ((!a->has_mem || p->usage[v][s] == p->usage[v][bs]) &&
+			    a->usum[v][s] < a->usum[v][bs]) ||
+			    ((!a->has_mem || a->usum[v][s] == a->usum[v][bs]) &&
 			    p->cost[v][s] < p->cost[v][bs]))
 				bs = s;
 		}
@@ -2227,12 +2447,14 @@ at_search(at *a, long double *bound, bool *infeasible)
 		a->x[v] = bs;
 	}
 	at_load_reset(a);
-	if (at_peak(a) > a->limit) {
+	if (at_peak(a) > a->limit && at_lightest_over(a)) {
 		*infeasible = true;
 		*bound = INFINITY;
 		return;
 	}
 	a->cost = at_score(a);
+	if (at_peak(a) > a->limit)
+		at_repair(a);
 	at_record(a);
 	if (a->n == 0) {
 		/* everything was contracted: the plan is exact */
@@ -2357,8 +2579,8 @@ at_job_run(void *arg)
  * with every search's statistics, *lb the best bound of any.
  */
 static void
-at_portfolio(at *a, const sl_reduction *red, int nt, long double *lb,
-    bool *infeasible)
+at_portfolio(at *a, const sl_reduction *red, bool mem, int nt,
+    long double *lb, bool *infeasible)
 {
 	struct at_job *j = sl_xcalloc((size_t)nt, sizeof *j);
 	pthread_t *th = sl_xcalloc((size_t)nt, sizeof *th);
@@ -2372,8 +2594,7 @@ at_portfolio(at *a, const sl_reduction *red, int nt, long double *lb,
 		j[i].a.o = a->o;
 		j[i].a.deadline_ms = a->deadline_ms;
 		j[i].a.until_ms = a->until_ms;
-		at_build(&j[i].a, red->q, red->ok,
-		    (const int64_t (*)[3])red->fixed, red->nfixed);
+		at_build(&j[i].a, red, mem);
 		j[i].a.rng += (uint64_t)i * 0xbf58476d1ce4e5b9ULL;
 		j[i].a.done = nt > 1 ? &done : NULL;
 	}
@@ -2554,7 +2775,8 @@ sl_solve_anytime(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
 	if (use_ilp)
 		a.deadline_ms = limit_s * 1e3 * AT_ILP_SEARCH_SHARE;
 	a.until_ms = a.deadline_ms;
-	at_portfolio(&a, &red, at_threads(o), &lb, &infeasible);
+	at_portfolio(&a, &red, p->interval != NULL && p->usage != NULL,
+	    at_threads(o), &lb, &infeasible);
 	if (a.stopped) {
 		sol->status = SL_SOLVE_CANCELLED;
 	} else if (infeasible) {
@@ -2565,8 +2787,9 @@ sl_solve_anytime(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
 	} else {
 		sl_reduce_expand(&red, a.best, sol->choice);
 		sol->objective = sl_problem_score(p, sol->choice);
-		if (a.best_cost >= AT_HARD) {
-			/* it keeps the limit but takes an impossible pair */
+		if (a.best_cost >= AT_HARD || sol->objective >= AT_IMPOSSIBLE) {
+			/* it keeps the limit but takes an impossible pair (in
+			 * the search, or in what the reductions contracted) */
 			sol->status = SL_SOLVE_LIMIT;
 			sol->objective = INT64_MAX;
 			goto done;
@@ -2592,9 +2815,11 @@ done:
 		at_ilp(p, o, unlimited ? -1 : limit_s * 1e3 * 0.97 - at_ms(&a),
 		    sol);
 	snprintf(sol->note, sizeof sol->note,
-	    _("reductions: %d of %d strategies dominated, %d leaves and %d chain nodes of %d contracted, %d nodes in %d groups of identical subgraphs, %d of them solved as copies; %ld windows, %ld improvements%s"),
-	    red.dominated, at_strats(p), red.leaves, red.chains, p->n,
-	    red.twin_nodes, red.twins.ngroups, red.merged, a.windows, a.improved, use_ilp ? _("; then ilp") : "");
+	    _("reductions: %d nodes merged into %d along one-to-one edges, %d of %d strategies dominated, %d leaves and %d chain nodes of %d contracted, %d nodes in %d groups of identical subgraphs, %d of them solved as copies; %ld windows, %ld improvements%s"),
+	    red.joined + red.join_groups, red.join_groups, red.dominated,
+	    at_strats(p), red.leaves, red.chains, p->n, red.twin_nodes,
+	    red.twins.ngroups, red.merged, a.windows, a.improved,
+	    use_ilp ? _("; then ilp") : "");
 	at_free(&a);
 	sl_reduce_free(&red);
 	return SL_OK;

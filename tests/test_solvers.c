@@ -1020,6 +1020,227 @@ test_anytime_reductions(void **state)
 	sl_problem_free(p);
 }
 
+/*
+ * Nodes joined by one-to-one edges are merged, on a case worked by hand.
+ * Nodes 0, 1, 2 (two strategies each) are joined by one-to-one edges: 0-1
+ * pairs 0 with 0 and 1 with 1 (costs 0), 1-2 pairs 0 with 1 (cost 5) and 1
+ * with 0 (cost 3), the contest's impossible cost elsewhere; node 3 hangs
+ * off node 2 by an ordinary edge.  Merged into node 0, the group costs on
+ * its strategy 0: 10 + 0 + 2 + 0 + 5 = 17 (nodes 1 and 2 on 0 and 1), and
+ * on 1: 0 + 7 + 2 + 0 + 3 = 12 (on 1 and 0).  Node 3 then costs, with node
+ * 2 on 1, min(4 + 0, 0 + 1) = 1 and with node 2 on 0, min(1 + 0, 2 + 1) =
+ * 1: the optimum is 13, the plan 1, 1, 0, 0.
+ */
+static sl_problem *
+merge_case(void)
+{
+	int k[4] = { 2, 2, 2, 2 }, e[3][2] = { { 0, 1 }, { 1, 2 }, { 2, 3 } };
+	sl_problem *p = sl_problem_new(4, k, 3, (const int (*)[2])e);
+	const int64_t X = 1000000000000000000LL;
+	int64_t c[4][2] = { { 10, 0 }, { 0, 7 }, { 2, 2 }, { 0, 1 } };
+	int64_t e01[4] = { 0, X, X, 0 }, e12[4] = { X, 5, 3, X };
+	int64_t e23[4] = { 1, 2, 4, 0 };
+
+	for (int v = 0; v < 4; v++)
+		memcpy(p->cost[v], c[v], sizeof c[v]);
+	memcpy(p->ecost[0], e01, sizeof e01);
+	memcpy(p->ecost[1], e12, sizeof e12);
+	memcpy(p->ecost[2], e23, sizeof e23);
+	return p;
+}
+
+static void
+test_anytime_merge(void **state)
+{
+	sl_problem *p = merge_case();
+	sl_reduction red;
+	sl_solution sol, ex;
+	sl_solve_opts o = { .time_limit = 0.2, .threads = 1 };
+	sl_error err;
+	int choice[4], qc[1] = { 0 };
+
+	sl_error_clear(&err);
+	assert_int_equal(sl_reduce(p, &red, &err), SL_OK);
+	assert_int_equal(red.joined, 2);
+	assert_int_equal(red.join_groups, 1);
+	assert_int_equal(red.q->n, 0);	/* node 3 a leaf, then one node left */
+	sl_reduce_expand(&red, qc, choice);
+	assert_int_equal(sl_problem_score(p, choice), 13);
+	assert_int_equal(choice[0], 1);
+	assert_int_equal(choice[1], 1);
+	assert_int_equal(choice[2], 0);
+	assert_int_equal(choice[3], 0);
+	sl_reduce_free(&red);
+
+	/*
+	 * Memory: node 0 uses 1 or 5 over [0, 2), node 1 2 on either over
+	 * [3, 4), node 2 4 on its 0 and 3 on its 1 over [5, 9), node 3 none.
+	 * The merged node keeps two pieces, node 0's (1, 5) and node 2's as
+	 * its strategies take it (3, 4); node 1's is a fixed load.  Under a
+	 * limit of 4 only strategy 0 fits: 17 + 1, the plan 0, 0, 1, 1.
+	 */
+	p->interval = calloc(4, sizeof *p->interval);
+	p->usage = calloc(4, sizeof *p->usage);
+	for (int v = 0; v < 4; v++)
+		p->usage[v] = calloc(2, sizeof **p->usage);
+	p->interval[0][1] = 2;
+	p->interval[1][0] = 3;
+	p->interval[1][1] = 4;
+	p->interval[2][0] = 5;
+	p->interval[2][1] = 9;
+	p->usage[0][0] = 1;
+	p->usage[0][1] = 5;
+	p->usage[1][0] = p->usage[1][1] = 2;
+	p->usage[2][0] = 4;
+	p->usage[2][1] = 3;
+	p->usage_limit = 4;
+	assert_int_equal(sl_reduce(p, &red, &err), SL_OK);
+	assert_int_equal(red.q->n, 1);
+	assert_int_equal(red.q->cost[0][0], 18);
+	assert_int_equal(red.q->cost[0][1], 13);
+	assert_int_equal(red.poff[1], 2);
+	for (int j = 0; j < 2; j++) {
+		if (red.pint[j][0] == 0) {
+			assert_int_equal(red.pint[j][1], 2);
+			assert_int_equal(red.puse[j][0], 1);
+			assert_int_equal(red.puse[j][1], 5);
+		} else {
+			assert_int_equal(red.pint[j][0], 5);
+			assert_int_equal(red.pint[j][1], 9);
+			assert_int_equal(red.puse[j][0], 3);
+			assert_int_equal(red.puse[j][1], 4);
+		}
+	}
+	assert_int_equal(red.nfixed, 1);
+	assert_int_equal(red.fixed[0][2], 2);
+	sl_reduce_free(&red);
+	/* the search alone and brute force agree */
+	sl_anytime_search_only = 1;
+	sl_solution_init(&sol, 4);
+	assert_int_equal(sl_solve(p, SL_SOLVER_ANYTIME, &o, &sol, &err), SL_OK);
+	solve_or_fail(p, SL_SOLVER_BRUTE, &ex);
+	assert_int_equal(ex.objective, 18);
+	assert_anytime_sound(p, &ex, &sol);
+	assert_int_equal(sol.objective, 18);
+	assert_int_equal(sol.choice[2], 1);
+	sl_solution_free(&sol);
+	sl_solution_free(&ex);
+	/* a limit of 2: node 2 needs 3 whatever the plan, and the search
+	 * says so */
+	p->usage_limit = 2;
+	sl_solution_init(&sol, 4);
+	assert_int_equal(sl_solve(p, SL_SOLVER_ANYTIME, &o, &sol, &err), SL_OK);
+	assert_int_equal(sol.status, SL_SOLVE_INFEASIBLE);
+	sl_solution_free(&sol);
+	sl_anytime_search_only = 0;
+	sl_problem_free(p);
+}
+
+/*
+ * Random problems built around one-to-one edges (a random pairing of the
+ * strategies of nodes with as many, the contest's impossible cost
+ * elsewhere), cycles among them included, with ordinary edges and a usage
+ * limit: the search alone is sound against brute force.  Where no plan
+ * keeps the limit, it may only say so or find none (a merged node has no
+ * plan lightest at every time).
+ */
+static sl_problem *
+random_follow_problem(int i)
+{
+	int n = 5 + rnd(4), m = n + 2 + rnd(4), kk = 2 + rnd(2);
+	int *k = calloc((size_t)n, sizeof *k), (*e)[2] = calloc((size_t)m, sizeof *e);
+	sl_problem *p;
+	int64_t lo = 0, hi = 0;
+
+	for (int v = 0; v < n; v++)
+		k[v] = v % 3 == 2 ? 1 + rnd(4) : kk;
+	for (int j = 0; j < m; j++) {
+		e[j][0] = j < n - 1 ? j : rnd(n);
+		do
+			e[j][1] = j < n - 1 ? j + 1 : rnd(n);
+		while (e[j][1] == e[j][0]);
+	}
+	p = sl_problem_new(n, k, m, (const int (*)[2])e);
+	for (int v = 0; v < n; v++)
+		for (int s = 0; s < k[v]; s++)
+			p->cost[v][s] = rnd(100);
+	for (int j = 0; j < m; j++) {
+		int a = p->edge[j][0], b = p->edge[j][1], perm[4];
+		if (k[a] == k[b] && rnd(3) != 0) {
+			for (int s = 0; s < k[a]; s++)
+				perm[s] = s;
+			for (int s = k[a] - 1; s > 0; s--) {
+				int r = rnd(s + 1), t = perm[s];
+				perm[s] = perm[r];
+				perm[r] = t;
+			}
+			for (int s = 0; s < k[a]; s++)
+				for (int t = 0; t < k[b]; t++)
+					p->ecost[j][s * k[b] + t] = perm[s] == t ?
+					    rnd(30) : 1000000000000000000LL;
+		} else
+			for (int c = 0; c < k[a] * k[b]; c++)
+				p->ecost[j][c] = rnd(200);
+	}
+	p->interval = calloc((size_t)n, sizeof *p->interval);
+	p->usage = calloc((size_t)n, sizeof *p->usage);
+	for (int v = 0; v < n; v++) {
+		int64_t mn = INT64_MAX, mx = 0;
+		p->interval[v][0] = rnd(8);
+		p->interval[v][1] = p->interval[v][0] + rnd(5);
+		p->usage[v] = calloc((size_t)k[v], sizeof **p->usage);
+		for (int s = 0; s < k[v]; s++) {
+			p->usage[v][s] = rnd(20);
+			mn = p->usage[v][s] < mn ? p->usage[v][s] : mn;
+			mx = p->usage[v][s] > mx ? p->usage[v][s] : mx;
+		}
+		lo += mn;
+		hi += mx;
+	}
+	p->usage_limit = i % 5 == 4 ? -1 : lo + rnd((int)(hi - lo) + 1) / 2;
+	free(k);
+	free(e);
+	return p;
+}
+
+static void
+test_anytime_merge_random(void **state)
+{
+	int joined = 0;
+
+	rng_state = 0x5eed0a13ULL;
+	sl_anytime_search_only = 1;
+	for (int i = 0; i < 150; i++) {
+		sl_problem *p = random_follow_problem(i);
+		sl_solve_opts o = { .time_limit = 0.05, .threads = 1 };
+		sl_solution a, b;
+		sl_reduction red;
+		sl_error err;
+		char buf[1200];
+
+		sl_error_clear(&err);
+		assert_int_equal(sl_reduce(p, &red, &err), SL_OK);
+		joined += red.joined;
+		sl_reduce_free(&red);
+		solve_or_fail(p, SL_SOLVER_BRUTE, &b);
+		sl_solution_init(&a, p->n);
+		if (sl_solve(p, SL_SOLVER_ANYTIME, &o, &a, &err) != SL_OK)
+			fail_msg("anytime: %s", sl_error_format(&err, buf,
+			    sizeof buf));
+		if (b.status == SL_SOLVE_INFEASIBLE)
+			assert_true(a.status == SL_SOLVE_INFEASIBLE ||
+			    a.status == SL_SOLVE_LIMIT);
+		else
+			assert_anytime_sound(p, &b, &a);
+		sl_solution_free(&a);
+		sl_solution_free(&b);
+		sl_problem_free(p);
+	}
+	sl_anytime_search_only = 0;
+	/* the problems do exercise the merge */
+	assert_true(joined > 150);
+}
+
 /* ------------------------------------------------ identical subgraphs */
 
 /*
@@ -1684,6 +1905,8 @@ main(void)
 		cmocka_unit_test(test_anytime_trws_chain),
 		cmocka_unit_test(test_anytime_exchange),
 		cmocka_unit_test(test_anytime_reductions),
+		cmocka_unit_test(test_anytime_merge),
+		cmocka_unit_test(test_anytime_merge_random),
 		cmocka_unit_test(test_twins_found),
 		cmocka_unit_test(test_twins_merged_exact),
 		cmocka_unit_test(test_anytime_data),
