@@ -1670,63 +1670,6 @@ at_free(at *a)
 	free(a->warg);
 }
 
-/* A first price per byte, from the spreads of cost over spreads of usage. */
-static int64_t
-at_first_price(const at *a)
-{
-	const sl_problem *p = a->p;
-	double *r = sl_xmalloc(((size_t)a->n + 1) * sizeof *r);
-	int nr = 0;
-	int64_t mu;
-
-	for (int v = 0; v < a->n; v++) {
-		int64_t cmin = INT64_MAX, cmax = INT64_MIN, umin = INT64_MAX,
-		    umax = INT64_MIN;
-		if (!at_has_pieces(a, v))
-			continue;
-		for (int s = 0; s < p->k[v]; s++) {
-			if (!a->ok[v][s])
-				continue;
-			if (p->cost[v][s] < cmin)
-				cmin = p->cost[v][s];
-			if (p->cost[v][s] > cmax)
-				cmax = p->cost[v][s];
-			if (a->usum[v][s] < umin)
-				umin = a->usum[v][s];
-			if (a->usum[v][s] > umax)
-				umax = a->usum[v][s];
-		}
-		if (umax > umin && cmax > cmin)
-			r[nr++] = ((double)cmax - (double)cmin) /
-			    ((double)umax - (double)umin);
-	}
-	if (nr == 0) {
-		free(r);
-		return (int64_t)1 << AT_PRICE_SHIFT;
-	}
-	/*
-	 * A rough scale only: the first 4097 ratios are sorted and the one in
-	 * the middle of the list taken, which on large problems is some node's
-	 * ratio, not the median.  The multipliers adapt from it; a true median
-	 * made the first plan on instance S come 20 s later, so the scale is
-	 * left as measured until the schedule is tuned on more instances.
-	 */
-	for (int i = 1; i < nr; i++) {
-		double x = r[i];
-		int j = i;
-		while (j > 0 && r[j - 1] > x) {
-			r[j] = r[j - 1];
-			j--;
-		}
-		r[j] = x;
-		if (i > 4096)
-			break;
-	}
-	mu = (int64_t)(r[nr / 2] * (double)((int64_t)1 << AT_PRICE_SHIFT) / 16);
-	free(r);
-	return mu > 0 ? mu : 1;
-}
-
 /*
  * A move of every node at once over a random spanning forest: the edges
  * off the forest are charged half to each end against the current plan of
@@ -2288,13 +2231,93 @@ at_trws(at *a, struct at_tr *R, bool own, const double *lam, int *px,
 	}
 }
 
+struct at_offer {
+	double price;		/* per byte and segment over the limit */
+	int64_t freed;		/* bytes at the peak */
+};
+
+static int
+at_offer_cmp(const void *x, const void *y)
+{
+	const struct at_offer *a = x, *b = y;
+
+	return a->price < b->price ? -1 : a->price > b->price;
+}
+
+/*
+ * A first price per byte and segment for the priced search, from the plan
+ * x searched without the limit (load its load per segment).  A node live
+ * at the peak moves to one of its strategies of less usage there once the
+ * prices on the segments over the limit pay for it: at its cost over the
+ * bytes it frees summed over those segments.  The price returned clears
+ * the excess at the peak: the least at which the nodes' moves, each its
+ * cheapest, free as many bytes there as the plan is over (every move at
+ * the highest price when they cannot; the least price above 0 when moves
+ * that cost nothing would do).  0 when the plan fits or nothing frees
+ * memory at its peak.
+ */
+static double
+at_clearing_price(at *a, const int64_t *load, int64_t limit)
+{
+	int *cnt = sl_xcalloc((size_t)a->nseg + 1, sizeof *cnt), seg = 0, no = 0;
+	struct at_offer *o;
+	double price = 0;
+	int64_t got = 0;
+
+	for (int q = 0; q < a->nseg; q++) {
+		cnt[q + 1] = cnt[q] + (load[q] > limit);
+		if (load[q] > load[seg])
+			seg = q;
+	}
+	if (a->nseg == 0 || load[seg] <= limit) {
+		free(cnt);
+		return 0;
+	}
+	at_live_list(a, seg);
+	o = sl_xmalloc(((size_t)a->nlv + 1) * sizeof *o);
+	for (int i = 0; i < a->nlv; i++) {
+		int v = a->lvn[i], s = a->x[v];
+		const int64_t *us = a->lvu + a->lvo[i];
+		int64_t cur = at_local(a, v, s);
+		struct at_offer best = { INFINITY, 0 };
+		for (int t = 0; t < a->p->k[v]; t++) {
+			double freed = 0;
+			int64_t dc;
+			if (!a->ok[v][t] || us[t] >= us[s])
+				continue;
+			for (int j = a->poff[v]; j < a->poff[v + 1]; j++)
+				freed += (double)(a->puse[j][s] - a->puse[j][t]) *
+				    (cnt[a->phi[j]] - cnt[a->plo[j]]);
+			dc = at_local(a, v, t) - cur;
+			if (freed <= 0 || dc >= AT_HARD / 2)
+				continue;
+			if ((dc > 0 ? (double)dc : 0) / freed < best.price) {
+				best.price = (dc > 0 ? (double)dc : 0) / freed;
+				best.freed = us[s] - us[t];
+			}
+		}
+		if (best.price < INFINITY)
+			o[no++] = best;
+	}
+	qsort(o, (size_t)no, sizeof *o, at_offer_cmp);
+	for (int i = 0; i < no && (got < load[seg] - limit || price == 0); i++) {
+		got += o[i].freed;
+		price = o[i].price;
+	}
+	free(o);
+	free(cnt);
+	return price;
+}
+
 /*
  * The limit priced into node costs: multipliers per time segment rise where
- * the priced search's plan overloads the memory and fall elsewhere, faster
- * where more memory is free; the
- * priced problem is searched without the limit, and its plan, repaired to
- * the limit and improved under it, is a candidate.  Until 75% of the time,
- * in rounds of a twelfth of it, at most AT_ROUND_MAX each.
+ * the priced search's plan overloads the memory (first by the price that
+ * clears the first such plan's excess, at_clearing_price, then by half
+ * again and a twentieth of that) and fall elsewhere, faster where more
+ * memory is free; the priced problem is searched without the limit, and
+ * its plan, repaired to the limit and improved under it, is a candidate.
+ * Until 75% of the time, in rounds of a twelfth of it, at most
+ * AT_ROUND_MAX each.
  */
 static void
 at_priced_search(at *a, long double *lb)
@@ -2304,8 +2327,7 @@ at_priced_search(at *a, long double *lb)
 	double *pre = sl_xmalloc(((size_t)a->nseg + 1) * sizeof *pre);
 	int64_t *load = sl_xmalloc(((size_t)a->nseg + 1) * sizeof *load);
 	int *px = sl_xmalloc((size_t)a->n * sizeof *px);
-	double lam0 = (double)at_first_price(a) /
-	    (double)((int64_t)1 << AT_PRICE_SHIFT);
+	double lam0 = 0;
 	double end = at_ms(a) + (a->deadline_ms - at_ms(a)) * 0.75;
 	double slice = (end - at_ms(a)) / 12 < AT_ROUND_MAX ?
 	    (end - at_ms(a)) / 12 : AT_ROUND_MAX;
@@ -2339,6 +2361,11 @@ at_priced_search(at *a, long double *lb)
 		memcpy(px, a->x, (size_t)a->n * sizeof *px);
 		/* its load per segment */
 		at_plan_load(a, a->x, load);
+		/* the first time a plan breaks the limit, the first raise is the
+		 * price that clears its excess at the peak */
+		if (lam0 == 0) {
+			lam0 = 20 * at_clearing_price(a, load, limit);
+		}
 		for (int q = 0; q < a->nseg; q++) {
 			double slack;
 			if (load[q] > limit) {
