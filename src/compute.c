@@ -245,14 +245,61 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 }
 
 bool
+sl_recomputes(const sl_recipe *r, const sl_op *op, sl_recompute mode)
+{
+	if (op->layer < 0)
+		return false;
+	return mode == SL_RECOMP_FULL || (mode == SL_RECOMP_SELECTIVE &&
+	    op->kind == SL_OP_ATTENTION && r->attention == SL_ATTN_NAIVE);
+}
+
+bool
 sl_op_recomputed(const sl_space *sp, int v)
 {
 	const sl_op *op = &sp->g->ops[v];
-	sl_recompute r;
 
 	if (op->layer < 0 || sp->layer_recompute == NULL)
 		return false;
-	r = sp->layer_recompute[op->layer];
-	return r == SL_RECOMP_FULL || (r == SL_RECOMP_SELECTIVE &&
-	    op->kind == SL_OP_ATTENTION && sp->opts.recipe.attention == SL_ATTN_NAIVE);
+	return sl_recomputes(&sp->opts.recipe, op,
+	    (sl_recompute)sp->layer_recompute[op->layer]);
+}
+
+/*
+ * Model FLOPs of one operator's forward pass, as Megatron-LM counts them
+ * (megatron/training/training.py, num_floating_point_operations; Narayanan
+ * et al. SC21 and Korthikanti et al. 2022, appendix) and PaLM (Chowdhery et
+ * al. 2022, appendix B): 2 m n k for every matrix product over the whole
+ * tensors, and for attention its two products over the whole s x s score
+ * matrix, 4 b h s^2 d, although a causal kernel computes half of it.
+ * Nothing for normalisation, activations, the loss or the embedding's
+ * lookup.  In double precision: a trillion-parameter step is 5e19.
+ */
+double
+sl_op_model_flops(const sl_graph *g, const sl_op *op)
+{
+	const sl_tensor *x, *y;
+
+	switch (op->kind) {
+	case SL_OP_MATMUL:
+	case SL_OP_BMM:
+		/* every output element is a dot product over x's last dimension */
+		x = &g->tensors[op->in[0]];
+		y = &g->tensors[op->out[0]];
+		return 2.0 * (double)sl_tensor_elems(y) * (double)x->dims[x->rank - 1];
+	case SL_OP_ATTENTION:
+		return 2.0 * sl_attention_flops(g, op, 0, 0);
+	default:
+		return 0;
+	}
+}
+
+double
+sl_model_flops(const sl_graph *g)
+{
+	double f = 0;
+
+	for (int v = 0; v < g->n_ops; v++)
+		f += sl_op_model_flops(g, &g->ops[v]);
+	/* forward, and backward twice the forward (input and weight gradients) */
+	return 3.0 * f;
 }

@@ -30,13 +30,19 @@
  *   baseline.c     data parallel, ZeRO, Megatron-LM, Alpa, Colossal-Auto plans
  *   explain.c      one operator's strategy explained step by step (text)
  *   launch.c       a plan as per-device buffers and kernels for the GPU runner
+ *   memory.c       a step's memory as one stream of items with lifetimes
+ *                  (the sum, the timeline and pipeline stages fold it);
+ *                  memory and communication tallies
  *   recipe.c       the training recipe: attention kernel, precision,
  *                  recomputation, batches; bytes per element by recipe
  *   timeline.c     memory over time: a step's buffers in execution order,
  *                  the peak, the order that lowers it, a caching allocator
- *   pipeline.c     pipeline stages and schedules, the hybrid search over
- *                  pipeline degree, sub-mesh, micro-batches, stage
- *                  boundaries and recomputation; launch arguments
+ *   pipe_*.c       pipeline stages (pipe_internal.h has their map):
+ *                  schedules, the stages' spaces and plans, evaluation,
+ *                  the hybrid search over pipeline degree, sub-mesh,
+ *                  micro-batches, stage boundaries and recomputation,
+ *                  what would make a model fit, launch arguments, and the
+ *                  pipeline the explorer keeps
  *   util.c         errors, allocation, atomic files, size parsing
  *
  * Units: memory in bytes, time in nanoseconds, both int64_t.
@@ -135,11 +141,18 @@ const char *sl_atomic_tmp(const sl_atomic *a);
 void sl_atomic_unlink_all(void);
 
 /*
- * Largest input file, and largest text a gzip file may inflate to, in bytes:
- * SL_MAX_INPUT_DEFAULT or $SHARDLAB_MAX_INPUT (a size such as 64MiB).
+ * Largest input file, largest text a gzip file may inflate to, and most
+ * memory what is read from one may take (the values of a JSON document,
+ * an IOPDDL problem's tables), in bytes: SL_MAX_INPUT_DEFAULT or
+ * $SHARDLAB_MAX_INPUT (a size such as 64MiB, at most SL_MAX_INPUT_MAX).
+ * -1 when the variable holds anything else: sl_max_input_check says so,
+ * and no input is read (never another limit in its place).
  */
 #define SL_MAX_INPUT_DEFAULT ((int64_t)512 << 20)
+#define SL_MAX_INPUT_MAX ((int64_t)1 << 40)
 int64_t sl_max_input(void);
+/* SL_EINPUT naming $SHARDLAB_MAX_INPUT when sl_max_input is -1. */
+int sl_max_input_check(sl_error *err);
 
 /*
  * A name from a file or the command line, fit for a terminal: control
@@ -309,7 +322,26 @@ typedef enum sl_recompute {
 	SL_RECOMP_COUNT
 } sl_recompute;
 
+/*
+ * The framework a plan is launched with.  Under one, a plan holds only what
+ * that framework can run, costed as it runs it (its memory rules, its
+ * overlap of communication), and its exports launch exactly that plan;
+ * free is the per-operator search over every strategy of the space.
+ */
+typedef enum sl_framework {
+	SL_FW_FREE,		/* per operator, any strategy of the space */
+	SL_FW_MEGATRON,		/* Megatron-LM (megatron/training/arguments.py) */
+	SL_FW_TORCHTITAN,	/* torchtitan: FSDP2, TP, PP, CP (PyTorch native) */
+	SL_FW_DEEPSPEED,	/* DeepSpeed: ZeRO 0-3, PipelineModule */
+	SL_FW_COUNT
+} sl_framework;
+const char *sl_framework_name(sl_framework f);		/* "megatron" */
+int sl_framework_from_name(const char *s);		/* -1 if unknown */
+/* "Megatron-LM", "torchtitan", "DeepSpeed", "per-operator (free)" */
+const char *sl_framework_title(sl_framework f);
+
 typedef struct sl_recipe {
+	sl_framework framework;	/* who runs the step (default free) */
 	sl_attention attention;
 	sl_precision precision;
 	sl_recompute recompute;
@@ -328,8 +360,29 @@ int sl_recompute_from_name(const char *s);
 /* One line for reports: "flash attention, bf16 mixed precision, ...". */
 const char *sl_recipe_describe(const sl_recipe *r, char *buf, size_t len);
 /*
+ * What each byte of a parameter's training state is: the parts a recipe
+ * keeps per element, each counted in one memory category (parameters:
+ * the weight; gradients: its gradient; optimizer: the fp32 master copy of
+ * a bf16 weight and Adam's two moments).
+ */
+typedef enum sl_state_part {
+	SL_PART_WEIGHT,		/* the weight compute reads */
+	SL_PART_GRAD,		/* its gradient (Megatron-LM's fp32 main gradient) */
+	SL_PART_MASTER,		/* fp32 master copy of a weight kept in bf16 */
+	SL_PART_ADAM_M,		/* Adam's first moment (exp_avg) */
+	SL_PART_ADAM_V,		/* Adam's second moment (exp_avg_sq) */
+	SL_PART_COUNT
+} sl_state_part;
+/* "weight", "grad", "master", "adam_m", "adam_v" */
+const char *sl_state_part_name(sl_state_part p);
+/* The memory category a part counts in (sl_mem_cat). */
+int sl_state_part_cat(sl_state_part p);
+/* Bytes per parameter element of part p under r; 0 when r keeps none. */
+int sl_recipe_part_bytes(const sl_recipe *r, sl_state_part p);
+/*
  * Bytes of training state per parameter element, by memory category
- * (sl_mem_cat: parameters, gradients, optimizer); 0 for other categories.
+ * (sl_mem_cat: parameters, gradients, optimizer): the parts counted in it;
+ * 0 for other categories.
  */
 int sl_recipe_state_bytes(const sl_recipe *r, int cat);
 /* Bytes per element of an activation the step keeps in floating point:
@@ -416,8 +469,18 @@ typedef struct sl_hw {
 	char description[256];
 	char device[64];
 	int devices_per_node;
-	int64_t memory_bytes;	/* per device */
+	/*
+	 * Memory per device: what plans may use (memory_bytes) is the
+	 * device's (capacity_bytes, the profile's "memory_bytes": what the
+	 * CUDA driver reports) less what the runtime holds beyond any plan
+	 * (reserve_bytes: the CUDA context, library workspaces, communication
+	 * buffers, the caching allocator's rounding).
+	 */
+	int64_t memory_bytes;
+	int64_t capacity_bytes;
+	int64_t reserve_bytes;
 	double flops;		/* dense bf16 peak per device */
+	double fp8_flops;	/* dense FP8 peak; 0: no FP8 tensor cores */
 	double mem_bandwidth;	/* bytes/s read plus written; 0: unknown (2.0e12 assumed) */
 	double matmul_efficiency; /* fraction of peak when no gemm table; 0: 0.7 */
 	double attention_flops;	/* fused attention FLOP/s without a table; 0: matmul rate */
@@ -426,7 +489,16 @@ typedef struct sl_hw {
 	sl_gemm_point gemm[SL_MAX_GEMM_POINTS];
 	int n_attention;	/* fused attention forward+backward, the same way */
 	sl_gemm_point attention[SL_MAX_GEMM_POINTS];
+	int n_gemm_fp8;		/* FP8 matmuls, the same way (0: the bf16
+				 * table scaled by fp8_flops / flops) */
+	sl_gemm_point gemm_fp8[SL_MAX_GEMM_POINTS];
 	sl_link intra, inter;
+	/* the host: each device's link to host memory (one direction), and
+	 * the parameters per second its share of the host's cores update
+	 * with CPU Adam while every device of the node does the same
+	 * (optimizer offload); 0 when the profile does not say */
+	sl_link host;
+	double host_adam;
 } sl_hw;
 
 typedef struct sl_axis {
@@ -442,6 +514,18 @@ typedef struct sl_mesh {
 } sl_mesh;
 
 int sl_hw_load(const char *name_or_path, sl_hw *hw, sl_error *err);
+/*
+ * The reserve a profile without "reserve_bytes" gets: 3 GiB, a quarter of
+ * a device under 12 GiB (hardware.c says why).
+ */
+int64_t sl_hw_default_reserve(int64_t capacity);
+/* "usable 76.18 GiB of 79.18 GiB (reserve 3.00 GiB)": what every report
+ * says of a device's memory. */
+const char *sl_hw_memory_text(const sl_hw *hw, char *buf, size_t len);
+/* The host link and CPU Adam rate of hw, or what is assumed when the
+ * profile does not say (doc/cost-model.md, "Optimizer offload"). */
+sl_link sl_hw_host_link(const sl_hw *hw);
+double sl_hw_host_adam(const sl_hw *hw);
 /* Writes hw as a profile file (atomically; "-" is stdout). */
 int sl_hw_write(const sl_hw *hw, const char *path, sl_error *err);
 /*
@@ -451,7 +535,7 @@ int sl_hw_write(const sl_hw *hw, const char *path, sl_error *err);
  * and node size.  The rest (peak, attention, inter-node link) stays.  The
  * memory plans may use is the device's less a reserve for the runtime
  * (the CUDA context, library workspaces, communication buffers, the
- * allocator's rounding), which *reserve is set to.
+ * allocator's rounding), which *reserve is set to (hw->reserve_bytes).
  */
 int sl_hw_apply_measured(sl_hw *hw, const char *path, int64_t *reserve,
     sl_error *err);
@@ -534,17 +618,31 @@ typedef struct sl_binding {
 	int8_t map[SL_MAX_OP_TENSORS][SL_MAX_RANK];
 } sl_binding;
 
-/* Communication one strategy or edge causes, by collective (ns, bytes moved). */
+/*
+ * Communication one strategy or edge causes, by collective (ns, bytes
+ * moved), and memory of one device by category (bytes), with their sums
+ * (memory.c).
+ */
 typedef struct sl_comm {
 	int64_t ns[SL_COLL_COUNT];
 	int64_t bytes[SL_COLL_COUNT];
 } sl_comm;
+int64_t sl_comm_total(const sl_comm *c);
+void sl_comm_add(sl_comm *to, const sl_comm *c);
 
-/* Memory of one device by category (bytes). */
+typedef enum sl_mem_cat {
+	SL_CAT_PARAMS, SL_CAT_GRADS, SL_CAT_OPTIM, SL_CAT_ACTS, SL_CAT_BUFFERS,
+	SL_CAT_COUNT
+} sl_mem_cat;
 typedef struct sl_mem {
 	int64_t params, grads, optim, acts, buffers;
 } sl_mem;
 int64_t sl_mem_total(const sl_mem *m);
+/* "parameters", "gradients", "optimizer", "activations", "buffers" (plan JSON keys). */
+const char *sl_mem_cat_name(int cat);
+int sl_mem_cat_from_name(const char *s);	/* -1 if unknown */
+int64_t sl_mem_get(const sl_mem *m, int cat);
+void sl_mem_add(sl_mem *m, int cat, int64_t bytes);
 
 typedef struct sl_space_op {
 	const sl_binding *bind;	/* shared as strat is (sl_space.strat_of) */
@@ -581,6 +679,9 @@ typedef struct sl_space {
 	int *saver;		/* per tensor: the first operator that keeps it for
 				 * backward (a tensor two operators keep is kept
 				 * once), or -1 */
+	bool grads_persist;	/* parameter gradients held through the step
+				 * (Megatron-LM's main gradients, or
+				 * accumulation over micro-steps) */
 	/* cost tables on device 0, filled by sl_space_build */
 	int64_t **node_mem, **node_ns;	/* [op][strategy] */
 	int64_t **edge_mem, **edge_ns;	/* [edge][s_src * k_dst + s_dst] */
@@ -643,6 +744,17 @@ void sl_node_compute(const sl_space *s, int op, int strat, const int *coord,
  * recomputation: every operator under full, the attention core under
  * selective with naive attention)? */
 bool sl_op_recomputed(const sl_space *s, int op);
+/* The same rule for an operator of a layer recomputed as mode. */
+bool sl_recomputes(const sl_recipe *r, const sl_op *op, sl_recompute mode);
+/*
+ * Model FLOPs (doc/cost-model.md, "Model FLOPs and MFU"): an operator's
+ * forward as Megatron-LM and PaLM count it (2 m n k per matrix product,
+ * 4 b h s^2 d for attention, whole score matrix; 0 for other kinds), and
+ * a whole forward and backward pass of the graph, three times its
+ * forward.  Recomputation is not model work.
+ */
+double sl_op_model_flops(const sl_graph *g, const sl_op *op);
+double sl_model_flops(const sl_graph *g);
 /* Forward FLOPs of causal attention op over batch samples and heads of its
  * query heads (0: the whole operator's). */
 double sl_attention_flops(const sl_graph *g, const sl_op *op, int64_t batch,
@@ -927,9 +1039,11 @@ typedef struct sl_eval {
 	int64_t accum_steps;	/* micro-steps per optimizer step */
 	int64_t step_ns;	/* accum_steps x (compute_ns + exposed_comm_ns) */
 	int64_t tokens;		/* per optimizer step */
-	double model_flops;	/* per optimizer step: 6 x params x tokens + attention */
+	double model_flops;	/* per optimizer step (sl_model_flops) */
+	double hw_flops;	/* model_flops + the forward passes recomputed */
 	double tokens_per_s;
 	double mfu;		/* model_flops / (devices x peak x step time) */
+	double hfu;		/* hw_flops / (devices x peak x step time) */
 } sl_eval;
 
 /* Scores any assignment (one strategy index per operator). */
@@ -1099,16 +1213,6 @@ char *sl_explain(const sl_space *s, const int *choice, int op, int strat,
  * memory-traffic kernels) and collectives of the forward and backward pass.
  * The GPU runner (src/runner) executes it; the engine only builds it.
  */
-typedef enum sl_mem_cat {
-	SL_CAT_PARAMS, SL_CAT_GRADS, SL_CAT_OPTIM, SL_CAT_ACTS, SL_CAT_BUFFERS,
-	SL_CAT_COUNT
-} sl_mem_cat;
-/* "parameters", "gradients", "optimizer", "activations", "buffers" (plan JSON keys). */
-const char *sl_mem_cat_name(int cat);
-int sl_mem_cat_from_name(const char *s);	/* -1 if unknown */
-int64_t sl_mem_get(const sl_mem *m, int cat);
-void sl_mem_add(sl_mem *m, int cat, int64_t bytes);
-
 typedef struct sl_alloc {
 	char name[96];		/* "fc1.w1.grad", "gelu:saved:h", "h:fc1->fc2" */
 	int cat;		/* sl_mem_cat */
@@ -1157,9 +1261,6 @@ typedef struct sl_launch_dev {
 	int64_t comm_ns;	/* cost model's communication per step (nodes + edges) */
 	int64_t items_comm_ns;	/* sum of the collective items' ns */
 	int64_t compute_ns;	/* roofline estimate: flops / hw peak */
-	/* operators whose itemized buffers disagreed with the cost model in a
-	 * category (then one buffer of the cost model's size replaces them) */
-	int n_mismatch;
 	/* the step's timeline in the default order (timeline.c): its buffers,
 	 * transients included, allocated and released around the items in
 	 * execution order; replaying the events peaks at tl_peak */
@@ -1355,7 +1456,7 @@ sl_link sl_topo_pp_link(const sl_topo *t);
 int sl_topo_stage_mesh(const sl_topo *t, sl_mesh *m, sl_error *err);
 
 /* ------------------------------------------------------ pipeline stages */
-/* (pipeline.c) */
+/* (pipe_*.c) */
 
 typedef enum sl_schedule {
 	SL_SCHED_1F1B,		/* one forward one backward (PipeDream-Flush) */

@@ -98,7 +98,7 @@ static void
 print_compare(const cli_session *s, const sl_comparison *c)
 {
 	const sl_scored_plan *ours = &c->row[0];
-	char b[9][32];
+	char b[9][32], cap[128];
 
 	{
 		double np = (double)sl_graph_param_count(s->g);
@@ -111,8 +111,8 @@ print_compare(const cli_session *s, const sl_comparison *c)
 		printf("%d", s->mesh.axes[0].size);
 	else
 		printf("%dx%d", s->mesh.axes[0].size, s->mesh.axes[1].size);
-	printf(_(" on %s (%s per device); ours at alpha %g\n\n"), sl_esc(s->mesh.hw.name),
-	    cli_bytes(s->mesh.hw.memory_bytes, b[0]), c->alpha);
+	printf(_(" on %s, per device %s; ours at alpha %g\n\n"), sl_esc(s->mesh.hw.name),
+	    sl_hw_memory_text(&s->mesh.hw, cap, sizeof cap), c->alpha);
 	cli_fprintf(stdout, "%-14s %12s %12s %12s %12s %9s %9s %9s %11s %9s %6s\n",
 	    _("method"), _("max mem/dev"), _("mean mem/dev"), _("redundant"),
 	    _("comm/step"), _("ours/thr"), _("thr/ours"), _("comm t/o"),
@@ -187,10 +187,9 @@ out:
 }
 
 const struct cli_cmd cli_cmd_compare = {
-	"compare",
-	N_("compare MODEL [OPTIONS] [--json FILE|-]"),
-	N_("our plan against data parallel, ZeRO, Megatron-LM, Alpa and Colossal-Auto"),
-	CLI_O_MESH " hw alpha " CLI_O_SOLVE " mem-limit " CLI_O_RECIPE
-	    " no-zero json quiet",
-	cmd_compare
+	.name = "compare",
+	.bit = CLI_C_COMPARE,
+	.usage = N_("compare MODEL [OPTIONS] [--json FILE|-]"),
+	.help = N_("our plan against data parallel, ZeRO, Megatron-LM, Alpa and Colossal-Auto"),
+	.run = cmd_compare,
 };

@@ -182,9 +182,14 @@ cli_print_step(FILE *fp, const sl_eval *ev)
 	    (long long)ev->accum_steps,
 	    sl_format_ns(ev->compute_ns, b[1], sizeof b[1]),
 	    sl_format_ns(ev->exposed_comm_ns, b[2], sizeof b[2]));
-	fprintf(fp, _("throughput: %s tokens/s, MFU %.1f%%\n"),
+	fprintf(fp, _("throughput: %s tokens/s, MFU %.1f%%"),
 	    sl_format_rate(ev->tokens_per_s, b[0], sizeof b[0]),
 	    100 * ev->mfu);
+	/* recomputed forward passes are work the hardware does, not the model */
+	if (ev->hw_flops > ev->model_flops)
+		fprintf(fp, _(", HFU %.1f%% (with the recomputed forward passes)"),
+		    100 * ev->hfu);
+	fprintf(fp, "\n");
 }
 
 const char *

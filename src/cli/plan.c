@@ -96,8 +96,16 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 			    100.0 * (double)pl->flops / ((double)pl->step_ns / 1e9) /
 			    (o->hw.flops * (double)pl->pp * pl->mesh.n_devices));
 	}
-	printf(_("memory per device: at most %s of %s\n"), cli_bytes(pl->max_mem, b[0]),
-	    cli_bytes(o->mem_limit > 0 ? o->mem_limit : o->hw.memory_bytes, b[1]));
+	{
+		char cap[128];
+		sl_hw_memory_text(&o->hw, cap, sizeof cap);
+		if (o->mem_limit > 0)
+			printf(_("memory per device: at most %s of the limit %s (%s)\n"),
+			    cli_bytes(pl->max_mem, b[0]), cli_bytes(o->mem_limit, b[1]), cap);
+		else
+			printf(_("memory per device: at most %s, %s\n"),
+			    cli_bytes(pl->max_mem, b[0]), cap);
+	}
 	cli_fprintf(stdout, "\n%-6s %-7s %-10s %-10s %9s %11s %11s %11s %11s\n", _("stage"),
 	    _("device"), _("layers"), _("recompute"), _("in flight"), _("states"),
 	    _("activation"), _("memory"), _("micro-batch"));
@@ -165,6 +173,132 @@ write_export(const sl_pipeline *pl, const sl_hybrid_opts *ho, const cli_opts *o,
 	return sl_atomic_commit(&a, err);
 }
 
+/*
+ * The search's options from the command line's: the model, the hardware,
+ * the recipe (the framework Megatron-LM unless told), the degrees fixed,
+ * and the devices, from --devices or --mesh with --axes (into topo).
+ */
+static int
+plan_opts(const cli_opts *o, plan_model *pm, sl_hybrid_opts *ho, sl_topo *topo,
+    sl_error *err)
+{
+	int rc;
+
+	sl_hybrid_opts_default(ho);
+	pm->arg = o->args[0];
+	ho->model = plan_open;
+	ho->model_ctx = pm;
+	if ((rc = sl_hw_load(o->hw, &ho->hw, err)) != SL_OK ||
+	    (rc = check_batch(pm, &ho->model_seq, err)) != SL_OK)
+		return rc;
+	ho->space.zero = !o->no_zero;
+	ho->space.recipe = o->recipe;
+	ho->space.recipe.micro_batch = 1;
+	/* a plan is made for a framework to run: Megatron-LM unless told */
+	if (!cli_given(o, "framework"))
+		ho->space.recipe.framework = SL_FW_MEGATRON;
+	ho->global_batch = o->recipe.global_batch;
+	ho->schedule = o->schedule;
+	ho->virt = o->virt;
+	ho->pp = o->pp;
+	ho->tp = o->tp;
+	ho->slack = o->slack;
+	ho->offload_optimizer = o->offload;
+	ho->mem_limit = o->mem_limit;
+	ho->micro_batch = o->micro_batch_set ? o->micro_batch : 0;
+	if (o->axes != NULL || (o->mesh_arg != NULL && o->n_axes != 1)) {
+		int n, sh[SL_MAX_TOPO_AXES];
+		sl_axis_role ro[SL_MAX_TOPO_AXES];
+		if ((rc = sl_topo_parse(o->mesh_arg ? o->mesh_arg : "4", o->axes, &n,
+		    sh, ro, err)) != SL_OK ||
+		    (rc = sl_topo_make(&ho->hw, n, sh, ro, topo, err)) != SL_OK)
+			return rc;
+		ho->topo = topo;
+		ho->devices = topo->n_devices;
+	} else
+		ho->devices = o->n_axes == 1 ? o->shape[0] : o->shape[0] * o->shape[1];
+	return SL_OK;
+}
+
+/* What was searched and set aside, and the frontier of what fits. */
+static void
+print_search(const plan_model *pm, const sl_hybrid_opts *ho,
+    const sl_hybrid_result *r)
+{
+	char rd[256], cap[128], b[2][32];
+
+	printf(_("model %s on %d devices of %s, each %s; global batch %lld\n"),
+	    pm->arg, ho->devices, ho->hw.name,
+	    sl_hw_memory_text(&ho->hw, cap, sizeof cap),
+	    (long long)(ho->global_batch > 0 ? ho->global_batch : ho->devices));
+	printf(_("training recipe: %s\n"), sl_recipe_describe(&ho->space.recipe, rd, sizeof rd));
+	printf(_("framework: %s\n"),
+	    sl_framework_title(ho->space.recipe.framework));
+	printf(_("searched %lld configurations and %lld partitions with %lld stage solves "
+	    "(%lld answered from the cache) in %.0f ms\n"),
+	    (long long)r->configs, (long long)r->partitions, (long long)r->stage_solves,
+	    (long long)r->cache_hits, r->time_ms);
+	printf(_("set aside: %lld by a lower bound on the step time, %lld sub-meshes "
+	    "(tensor parallelism beyond a node, or chunks of unequal layers), "
+	    "%lld micro-batch sizes that do not divide the global batch; "
+	    "%lld configurations searched stage sizes by bound instead of listing them "
+	    "(stages within %d layers of the even split)\n"),
+	    (long long)r->pruned_bound, (long long)r->pruned_shapes,
+	    (long long)r->pruned_batches, (long long)r->pruned_partitions, ho->slack);
+	if (r->n_front > 0) {
+		cli_fprintf(stdout, "\n%s\n%-4s %-3s %-9s %7s %13s %13s\n",
+		    _("frontier of memory against step time (configurations that fit):"),
+		    "pp", "v", _("sub-mesh"), "m", _("memory/dev"), _("step time"));
+		for (int i = 0; i < r->n_front; i++) {
+			const sl_hybrid_point *pt = &r->front[i];
+			char ms[32];
+			mesh_str(pt->outer, pt->inner, ms, sizeof ms);
+			printf("%-4d %-3d %-9s %7lld %13s %13s\n", pt->pp, pt->virt, ms,
+			    (long long)pt->micro_batches, cli_bytes(pt->max_mem, b[0]),
+			    cli_ns(pt->step_ns, b[1]));
+		}
+	}
+}
+
+/* Nothing fits: the least memory reached, and the changes that would fit. */
+static void
+print_no_fit(const sl_hybrid_opts *ho, const sl_hybrid_result *r)
+{
+	sl_fit_change *ch;
+	sl_error err;
+	int n, fit = 0, known = 0;
+	char b[2][32];
+
+	sl_error_clear(&err);
+	if (r->have_least)
+		fprintf(stderr, _("shardlab: no plan fits %s per device; the least memory "
+		    "any configuration reached is %s\n"),
+		    cli_bytes(ho->mem_limit > 0 ? ho->mem_limit : ho->hw.memory_bytes, b[0]),
+		    cli_bytes(r->least.max_mem, b[1]));
+	else
+		fprintf(stderr, _("shardlab: no plan found: %s\n"), r->why_none);
+	if (sl_hybrid_suggest(ho, &ch, &n, &err) != SL_OK) {
+		cli_report(&err);
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		fit += ch[i].fits;
+		known += ch[i].why[0] == '\0';
+	}
+	printf("\n%s\n", fit > 0 ? _("changes that would make it fit, best first:") :
+	    known > 0 ? _("no single change tried makes it fit; the closest, "
+	    "least memory first:") : _("no change tried could be evaluated, so "
+	    "none is known to make it fit:"));
+	for (int i = 0; i < n; i++)
+		if (ch[i].why[0] != '\0')
+			printf(_("  %s: not evaluated: %s\n"), ch[i].what, ch[i].why);
+		else
+			printf(ch[i].fits ? _("  %s: fits; memory %s, step %s\n") :
+			    _("  %s: does not fit; memory %s, step %s\n"), ch[i].what,
+			    cli_bytes(ch[i].max_mem, b[0]), cli_ns(ch[i].step_ns, b[1]));
+	free(ch);
+}
+
 static int
 cmd_plan(int argc, char **argv)
 {
@@ -176,7 +310,6 @@ cmd_plan(int argc, char **argv)
 	plan_model pm;
 	bool report;
 	int rc;
-	char b[4][32];
 
 	sl_error_clear(&err);
 	if (cli_parse(argc, argv, &o, &err) != SL_OK)
@@ -188,40 +321,10 @@ cmd_plan(int argc, char **argv)
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
-	sl_hybrid_opts_default(&ho);
-	pm.arg = o.args[0];
-	ho.model = plan_open;
-	ho.model_ctx = &pm;
-	if ((rc = sl_hw_load(o.hw, &ho.hw, &err)) != SL_OK ||
-	    (rc = check_batch(&pm, &ho.model_seq, &err)) != SL_OK) {
+	if (plan_opts(&o, &pm, &ho, &topo, &err) != SL_OK) {
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
-	ho.space.zero = !o.no_zero;
-	ho.space.recipe = o.recipe;
-	ho.space.recipe.micro_batch = 1;
-	ho.global_batch = o.recipe.global_batch;
-	ho.schedule = o.schedule;
-	ho.virt = o.virt;
-	ho.pp = o.pp;
-	ho.tp = o.tp;
-	ho.slack = o.slack;
-	ho.offload_optimizer = o.offload;
-	ho.mem_limit = o.mem_limit;
-	ho.micro_batch = o.micro_batch_set ? o.micro_batch : 0;
-	if (o.axes != NULL || (o.mesh_arg != NULL && o.n_axes != 1)) {
-		int n, sh[SL_MAX_TOPO_AXES];
-		sl_axis_role ro[SL_MAX_TOPO_AXES];
-		if ((rc = sl_topo_parse(o.mesh_arg ? o.mesh_arg : "4", o.axes, &n, sh, ro,
-		    &err)) != SL_OK ||
-		    (rc = sl_topo_make(&ho.hw, n, sh, ro, &topo, &err)) != SL_OK) {
-			cli_opts_free(&o);
-			return cli_report(&err);
-		}
-		ho.topo = &topo;
-		ho.devices = topo.n_devices;
-	} else
-		ho.devices = o.n_axes == 1 ? o.shape[0] : o.shape[0] * o.shape[1];
 	if (o.json != NULL && o.export_kind == NULL) {
 		/* --json FILE: the plan with its stages, as --export json -o FILE */
 		o.export_kind = "json";
@@ -235,94 +338,33 @@ cmd_plan(int argc, char **argv)
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
-	if (report) {
-		char rd[256];
-		printf(_("model %s on %d devices of %s (%s each); global batch %lld\n"),
-		    pm.arg, ho.devices, ho.hw.name, cli_bytes(ho.hw.memory_bytes, b[0]),
-		    (long long)(ho.global_batch > 0 ? ho.global_batch : ho.devices));
-		printf(_("training recipe: %s\n"), sl_recipe_describe(&ho.space.recipe, rd, sizeof rd));
-		printf(_("searched %lld configurations and %lld partitions with %lld stage solves "
-		    "(%lld answered from the cache) in %.0f ms\n"),
-		    (long long)r.configs, (long long)r.partitions, (long long)r.stage_solves,
-		    (long long)r.cache_hits, r.time_ms);
-		printf(_("set aside: %lld by a lower bound on the step time, %lld sub-meshes "
-		    "(tensor parallelism beyond a node, or chunks of unequal layers), "
-		    "%lld micro-batch sizes that do not divide the global batch; "
-		    "%lld configurations searched stage sizes by bound instead of listing them "
-		    "(stages within %d layers of the even split)\n"),
-		    (long long)r.pruned_bound, (long long)r.pruned_shapes,
-		    (long long)r.pruned_batches, (long long)r.pruned_partitions, ho.slack);
-		if (r.n_front > 0) {
-			cli_fprintf(stdout, "\n%s\n%-4s %-3s %-9s %7s %13s %13s\n",
-			    _("frontier of memory against step time (configurations that fit):"),
-			    "pp", "v", _("sub-mesh"), "m", _("memory/dev"), _("step time"));
-			for (int i = 0; i < r.n_front; i++) {
-				const sl_hybrid_point *pt = &r.front[i];
-				char ms[32];
-				mesh_str(pt->outer, pt->inner, ms, sizeof ms);
-				printf("%-4d %-3d %-9s %7lld %13s %13s\n", pt->pp, pt->virt, ms,
-				    (long long)pt->micro_batches, cli_bytes(pt->max_mem, b[0]),
-				    cli_ns(pt->step_ns, b[1]));
-			}
-		}
-	}
-	if (r.found) {
-		if (report) {
-			sl_graph *g = plan_open(&pm, r.best.graph_batch, ho.space.recipe.seq, &err);
-			print_pipeline(&r.best, &ho, g);
-			sl_graph_free(g);
-		}
-		if (o.export_kind != NULL && (rc = write_export(&r.best, &ho, &o, &err)) != SL_OK) {
-			sl_hybrid_result_free(&r);
-			cli_opts_free(&o);
-			return cli_report(&err);
-		}
+	if (report)
+		print_search(&pm, &ho, &r);
+	if (!r.found) {
+		print_no_fit(&ho, &r);
 		sl_hybrid_result_free(&r);
 		cli_opts_free(&o);
-		return SL_OK;
+		return SL_EINFEASIBLE;
 	}
-	/* nothing fits: what would */
-	{
-		sl_fit_change *ch;
-		int n, fit = 0, known = 0;
-
-		if (r.have_least)
-			fprintf(stderr, _("shardlab: no plan fits %s per device; the least memory "
-			    "any configuration reached is %s\n"),
-			    cli_bytes(ho.mem_limit > 0 ? ho.mem_limit : ho.hw.memory_bytes, b[0]),
-			    cli_bytes(r.least.max_mem, b[1]));
-		else
-			fprintf(stderr, _("shardlab: no plan found: %s\n"), r.why_none);
-		if (sl_hybrid_suggest(&ho, &ch, &n, &err) == SL_OK) {
-			for (int i = 0; i < n; i++) {
-				fit += ch[i].fits;
-				known += ch[i].why[0] == '\0';
-			}
-			printf("\n%s\n", fit > 0 ? _("changes that would make it fit, best first:") :
-			    known > 0 ? _("no single change tried makes it fit; the closest, "
-			    "least memory first:") : _("no change tried could be evaluated, so "
-			    "none is known to make it fit:"));
-			for (int i = 0; i < n; i++)
-				if (ch[i].why[0] != '\0')
-					printf(_("  %s: not evaluated: %s\n"), ch[i].what, ch[i].why);
-				else
-					printf(ch[i].fits ? _("  %s: fits; memory %s, step %s\n") :
-					    _("  %s: does not fit; memory %s, step %s\n"), ch[i].what,
-					    cli_bytes(ch[i].max_mem, b[0]), cli_ns(ch[i].step_ns, b[1]));
-			free(ch);
-		} else
-			cli_report(&err);
+	if (report) {
+		sl_graph *g = plan_open(&pm, r.best.graph_batch, ho.space.recipe.seq, &err);
+		print_pipeline(&r.best, &ho, g);
+		sl_graph_free(g);
+	}
+	if (o.export_kind != NULL && (rc = write_export(&r.best, &ho, &o, &err)) != SL_OK) {
+		sl_hybrid_result_free(&r);
+		cli_opts_free(&o);
+		return cli_report(&err);
 	}
 	sl_hybrid_result_free(&r);
 	cli_opts_free(&o);
-	return SL_EINFEASIBLE;
+	return SL_OK;
 }
 
 const struct cli_cmd cli_cmd_plan = {
-	"plan",
-	N_("plan MODEL --devices N | --mesh AxBxC --axes pp,dp,tp [--global-batch B] [OPTIONS] [--export KIND] [-o FILE]"),
-	N_("pipeline, data and tensor parallel degrees, micro-batches, stages and recomputation: the fastest plan that fits"),
-	CLI_O_MESH " hw mem-limit " CLI_O_RECIPE " no-zero json output axes"
-	    " schedule virtual-stages pp tp export slack offload-optimizer",
-	cmd_plan
+	.name = "plan",
+	.bit = CLI_C_PLAN,
+	.usage = N_("plan MODEL --devices N | --mesh AxBxC --axes pp,dp,tp [--global-batch B] [OPTIONS] [--export KIND] [-o FILE]"),
+	.help = N_("pipeline, data and tensor parallel degrees, micro-batches, stages and recomputation: the fastest plan that fits"),
+	.run = cmd_plan,
 };

@@ -169,8 +169,12 @@ print_plan(const sl_space *s, const sl_eval *ev, const int *choice)
 		    (s->mesh.hw.memory_bytes > 0 && t > s->mesh.hw.memory_bytes) ?
 		    _("  over capacity") : "");
 	}
-	printf("\n%s %s (%s %s)\n", _("max memory per device:"),
-	    cli_bytes(ev->max_total, b[0]), _("capacity"), cli_bytes(s->mesh.hw.memory_bytes, b[1]));
+	{
+		char cap[128];
+		printf("\n%s %s (%s)\n", _("max memory per device:"),
+		    cli_bytes(ev->max_total, b[0]),
+		    sl_hw_memory_text(&s->mesh.hw, cap, sizeof cap));
+	}
 	printf("%s %s (%lld bytes)\n", _("redundant bytes (device 0):"),
 	    cli_bytes(ev->redundant, b[0]), (long long)ev->redundant);
 	printf("%s %s:", _("communication per step:"), cli_ns(ev->comm_ns, b[0]));
@@ -412,10 +416,9 @@ out:
 }
 
 const struct cli_cmd cli_cmd_solve = {
-	"solve",
-	N_("solve MODEL [OPTIONS] [--json FILE|-] [--export-problem FILE]"),
-	N_("find the plan with the least memory traded against communication"),
-	CLI_O_MESH " hw alpha " CLI_O_SOLVE " mem-limit " CLI_O_RECIPE
-	    " time-limit threads no-zero json export-problem quiet",
-	cmd_solve
+	.name = "solve",
+	.bit = CLI_C_SOLVE,
+	.usage = N_("solve MODEL [OPTIONS] [--json FILE|-] [--export-problem FILE]"),
+	.help = N_("find the plan with the least memory traded against communication"),
+	.run = cmd_solve,
 };
