@@ -485,6 +485,17 @@ red_merge_group(sl_reduction *red, struct red_work *r, const int *grp, int ng,
 			}
 		}
 	}
+	/* a strategy that takes an impossible pair inside (a cycle of
+	 * one-to-one edges that does not close) is no plan's, unless all do */
+	{
+		bool possible = false;
+		for (int s = 0; s < kr; s++)
+			possible |= w->allowed[root][s] &&
+			    w->cost[root][s] < SL_COST_IMPOSSIBLE;
+		for (int s = 0; possible && s < kr; s++)
+			if (w->cost[root][s] >= SL_COST_IMPOSSIBLE)
+				w->allowed[root][s] = 0;
+	}
 	for (int i = 1; i < ng; i++) {
 		int m = grp[i];
 		struct red_step st = { .kind = RED_MERGE, .v = m, .a = root,
