@@ -12,6 +12,7 @@
 #include "shardlab.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #ifdef ENABLE_NLS
@@ -399,9 +400,51 @@ void sl_reduce_expand(const sl_reduction *red, const int *qchoice, int *choice);
 int64_t sl_reduce_bound(const sl_reduction *red, long double qbound);
 void sl_reduce_free(sl_reduction *red);
 
-/* solve_dp.c: when > 0, the DP refuses beyond this many operations (this
- * thread only); windows of the anytime search set it. */
-extern _Thread_local double sl_dp_work_cap;
+/*
+ * One solver run (solve.c): its start, its deadline and the caller's
+ * cancel callback, in one place for every solver.  A solver that calls
+ * another hands it a run within its own (sl_run_within), so that the
+ * deadline holds for the whole solve.  Times are monotonic milliseconds.
+ */
+typedef struct sl_run {
+	double start, deadline;	/* deadline INFINITY: none */
+	bool (*cancel)(void *ctx);
+	void *cancel_ctx;
+	/* raised by another search of the same solve (the anytime
+	 * portfolio); NULL none */
+	atomic_bool *stop;
+	bool cancelled;		/* the callback said so: it stays said */
+} sl_run;
+double sl_run_clock(void);
+/* A run from the options' time limit and cancel callback (o may be NULL). */
+void sl_run_start(sl_run *r, const sl_solve_opts *o);
+/* A run that starts now inside outer and ends with it, or after ms when
+ * that comes first (ms < 0: with outer). */
+void sl_run_within(sl_run *r, const sl_run *outer, double ms);
+/* Brings the deadline in to share of the run's length less margin_ms: room
+ * for what a solver does after it stops (its plan read back, freed). */
+void sl_run_shrink(sl_run *r, double share, double margin_ms);
+double sl_run_ms(const sl_run *r);	/* since the start */
+double sl_run_left(const sl_run *r);	/* to the deadline; INFINITY none */
+/* Polls the cancel callback and the stop flag. */
+bool sl_run_cancelled(sl_run *r);
+/* Cancelled, or past the deadline. */
+bool sl_run_over(sl_run *r);
+
+/* The solvers within a run (the public sl_solve_* start one from o). */
+int sl_run_brute(const sl_problem *p, const sl_solve_opts *o, sl_run *run,
+    sl_solution *sol, sl_error *err);
+int sl_run_dp(const sl_problem *p, const sl_solve_opts *o, sl_run *run,
+    sl_solution *sol, sl_error *err);
+/* sl_dp_new and sl_dp_resolve within a run. */
+sl_dp *sl_run_dp_new(const sl_problem *p, const sl_solve_opts *o, sl_run *run,
+    sl_error *err);
+int sl_run_dp_resolve(sl_dp *d, const sl_problem *p, const sl_solve_opts *o,
+    sl_run *run, sl_solution *sol, sl_error *err);
+int sl_run_ilp(const sl_problem *p, const sl_solve_opts *o, sl_run *run,
+    sl_solution *sol, sl_error *err);
+int sl_run_anytime(const sl_problem *p, const sl_solve_opts *o, sl_run *run,
+    sl_solution *sol, sl_error *err);
 
 /*
  * Sequential tree-reweighted message passing (trws.c) on a strategy graph
@@ -426,8 +469,6 @@ void sl_trws_free(sl_trws *t);
  */
 void sl_timeline_greedy(const sl_timeline *tl, const int *dflt, int *order);
 
-/* solve_anytime.c: non-zero skips the exact shortcut (tests). */
-extern int sl_anytime_search_only;
 
 /*
  * A hash index of names to ints (util.c), so that loading a model or a plan

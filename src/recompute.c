@@ -96,14 +96,14 @@ try_solve(rc_solver *r, sl_solution *sol, rc_try *t, sl_error *err)
 		if (r->kind == SL_SOLVER_DP || r->kind == SL_SOLVER_AUTO) {
 			sl_error e2;
 			sl_error_clear(&e2);
-			r->d = sl_dp_new(r->p, &e2);	/* NULL: not exact cheaply */
+			r->d = sl_dp_new(r->p, r->o, &e2); /* NULL: not exact cheaply */
 		}
 	} else {
 		sl_space_reweigh_nodes(r->s, r->alpha, r->p);
 	}
 	sl_solution_free(sol);
 	sl_solution_init(sol, r->p->n);
-	rc = r->d != NULL ? sl_dp_resolve(r->d, r->p, sol, err) :
+	rc = r->d != NULL ? sl_dp_resolve(r->d, r->p, r->o, sol, err) :
 	    sl_solve(r->p, r->kind, r->o, sol, err);
 	if (rc != SL_OK)
 		return rc;

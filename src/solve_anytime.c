@@ -86,9 +86,6 @@
 /* Most searches side by side however many are asked for. */
 #define AT_THREADS_MAX 64
 
-/* Tests set this to skip the exact shortcuts and exercise the search alone. */
-int sl_anytime_search_only;
-
 typedef struct at {
 	const sl_problem *p;
 	const sl_solve_opts *o;
@@ -121,10 +118,10 @@ typedef struct at {
 	int64_t best_cost;
 	double first_ms;
 	uint64_t rng;
-	struct timespec t0;
+	/* the search's run (its deadline the search's own end), and that end
+	 * in ms from its start */
+	sl_run run;
 	double deadline_ms;
-	bool stopped;		/* cancelled */
-	long polls;
 	/* window scratch */
 	int *wstamp, stamp;
 	int *worder, *wpar, *wpe, *wy, *woff, *waoff, *wpos;
@@ -144,36 +141,20 @@ typedef struct at {
 	long balls_ok;
 	/* statistics */
 	long windows, improved;
-	/* set by the search that proves its plan optimal: the others stop */
-	atomic_bool *done;
 } at;
 
 static double
 at_ms(const at *a)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - a->t0.tv_sec) * 1e3 +
-	    (double)(t.tv_nsec - a->t0.tv_nsec) / 1e6;
+	return sl_run_ms(&a->run);
 }
 
 static bool
 at_over(at *a)
 {
-	if (a->stopped)
-		return true;
-	if (a->done != NULL && atomic_load_explicit(a->done,
-	    memory_order_relaxed))
-		return true;
-	if (a->o != NULL && a->o->cancel != NULL &&
-	    a->o->cancel(a->o->cancel_ctx)) {
-		a->stopped = true;
-		return true;
-	}
 	if (a->o != NULL && a->o->first_plan && a->first_ms >= 0)
 		return true;
-	return at_ms(a) >= a->deadline_ms;
+	return sl_run_over(&a->run);
 }
 
 static uint32_t
@@ -1202,13 +1183,13 @@ at_ball_dp(at *a, int nw, const int64_t *price, sl_problem **qp,
 		/* about 1e5 operations a millisecond: never past the deadline */
 		double left = (a->until_ms < a->deadline_ms ? a->until_ms :
 		    a->deadline_ms) - at_ms(a);
-		sl_dp_work_cap = left * 1e5 < AT_DP_WORK ? left * 1e5 : AT_DP_WORK;
-		if (sl_dp_work_cap < 1e4)
-			sl_dp_work_cap = 1e4;
+		sl_solve_opts wo = { .work_cap = left * 1e5 < AT_DP_WORK ?
+		    left * 1e5 : AT_DP_WORK };
+		if (wo.work_cap < 1e4)
+			wo.work_cap = 1e4;
+		ok = sl_run_dp(q, &wo, &a->run, &sol, &err) == SL_OK &&
+		    sol.status == SL_SOLVE_OPTIMAL;
 	}
-	ok = sl_solve_dp(q, NULL, &sol, &err) == SL_OK &&
-	    sol.status == SL_SOLVE_OPTIMAL;
-	sl_dp_work_cap = 0;
 	if (ok)
 		for (int i = 0; i < nw; i++)
 			a->wy[i] = sol.choice[i];
@@ -2590,9 +2571,9 @@ at_job_run(void *arg)
 
 	at_search(&j->a, &j->lb, &j->infeasible);
 	/* a proof, or no plan at all, holds for every search: stop them */
-	if (j->a.done != NULL && (j->a.proved || j->infeasible ||
+	if (j->a.run.stop != NULL && (j->a.proved || j->infeasible ||
 	    (j->a.best_cost < INT64_MAX && (long double)j->a.best_cost <= j->lb)))
-		atomic_store(j->a.done, true);
+		atomic_store(j->a.run.stop, true);
 	return NULL;
 }
 
@@ -2617,13 +2598,13 @@ at_portfolio(at *a, const sl_reduction *red, bool mem, int nt,
 
 	atomic_init(&done, false);
 	for (int i = 0; i < nt; i++) {
-		j[i].a.t0 = a->t0;
+		j[i].a.run = a->run;
 		j[i].a.o = a->o;
 		j[i].a.deadline_ms = a->deadline_ms;
 		j[i].a.until_ms = a->until_ms;
 		at_build(&j[i].a, red, mem);
 		j[i].a.rng += (uint64_t)i * 0xbf58476d1ce4e5b9ULL;
-		j[i].a.done = nt > 1 ? &done : NULL;
+		j[i].a.run.stop = nt > 1 ? &done : NULL;
 	}
 	/* the others in threads of their own; one that cannot start is
 	 * left out */
@@ -2644,7 +2625,7 @@ at_portfolio(at *a, const sl_reduction *red, bool mem, int nt,
 		    (j[i].a.best_cost == j[best].a.best_cost &&
 		    j[i].a.proved && !j[best].a.proved))
 			best = i;
-		j[0].a.stopped |= j[i].a.stopped;
+		j[0].a.run.cancelled |= j[i].a.run.cancelled;
 	}
 	for (int i = 0; i < nt; i++) {
 		if (i == best || (i > 0 && !run[i]))
@@ -2655,8 +2636,8 @@ at_portfolio(at *a, const sl_reduction *red, bool mem, int nt,
 		    j[i].a.first_ms < j[best].a.first_ms))
 			j[best].a.first_ms = j[i].a.first_ms;
 	}
-	j[best].a.stopped = j[0].a.stopped;
-	j[best].a.done = NULL;
+	j[best].a.run.cancelled = j[0].a.run.cancelled;
+	j[best].a.run.stop = NULL;
 	*a = j[best].a;
 	for (int i = 0; i < nt; i++)
 		if (i != best)
@@ -2671,8 +2652,8 @@ at_portfolio(at *a, const sl_reduction *red, bool mem, int nt,
  * Returns true when it answered.
  */
 static bool
-at_enumerate(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
-    sl_error *err)
+at_enumerate(const sl_problem *p, const sl_solve_opts *o, sl_run *run,
+    sl_solution *sol, sl_error *err)
 {
 	double c = 1;
 
@@ -2684,7 +2665,7 @@ at_enumerate(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
 	}
 	if (c > AT_ENUM_COMBOS)
 		return false;
-	if (sl_solve_brute(p, o, sol, err) != SL_OK)
+	if (sl_run_brute(p, o, run, sol, err) != SL_OK)
 		return false;
 	if (sol->status != SL_SOLVE_OPTIMAL && sol->status != SL_SOLVE_INFEASIBLE)
 		return false;
@@ -2721,22 +2702,23 @@ at_ilp_fits(const sl_problem *p)
 	return t <= AT_ILP_STRATS;
 }
 
-/* GLPK on the whole problem with the time left; kept when it does better. */
+/* GLPK on the whole problem with the time left in run (none: until it
+ * proves its optimum); kept when it does better. */
 static void
-at_ilp(const sl_problem *p, const sl_solve_opts *o, double ms, sl_solution *sol)
+at_ilp(const sl_problem *p, const sl_solve_opts *o, const sl_run *run,
+    sl_solution *sol)
 {
-	sl_solve_opts io = { 0 };
 	sl_solution alt;
+	sl_run ir;
 	sl_error err;
 
-	if (ms >= 0 && ms < 50)
+	sl_run_within(&ir, run, -1);
+	sl_run_shrink(&ir, 0.97, 0);
+	if (sl_run_left(&ir) < 50)
 		return;
-	if (o != NULL)
-		io = *o;
-	io.time_limit = ms >= 0 ? ms / 1e3 : 0;	/* < 0: until proved */
 	sl_error_clear(&err);
 	sl_solution_init(&alt, p->n);
-	if (sl_solve_ilp(p, &io, &alt, &err) == SL_OK &&
+	if (sl_run_ilp(p, o, &ir, &alt, &err) == SL_OK &&
 	    (alt.status == SL_SOLVE_OPTIMAL || alt.status == SL_SOLVE_FEASIBLE) &&
 	    sl_problem_feasible(p, alt.choice)) {
 		int64_t obj = sl_problem_score(p, alt.choice);
@@ -2759,21 +2741,40 @@ int
 sl_solve_anytime(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
     sl_error *err)
 {
+	sl_run run;
+
+	sl_run_start(&run, o);
+	return sl_run_anytime(p, o, &run, sol, err);
+}
+
+int
+sl_run_anytime(const sl_problem *p, const sl_solve_opts *o, sl_run *run,
+    sl_solution *sol, sl_error *err)
+{
 	sl_reduction red;
 	at a;
-	bool use_ilp, unlimited;
+	bool use_ilp, unlimited = run->deadline == INFINITY;
+	bool search_only = o != NULL && o->search_only;
 	long double lb;
 	bool infeasible;
-	double limit_s = o != NULL && o->time_limit > 0 ? o->time_limit :
-	    AT_DEFAULT_LIMIT;
+	/* the time it has (its default when none), in ms */
+	double limit = unlimited ? AT_DEFAULT_LIMIT * 1e3 : sl_run_left(run);
 	int rc;
 
 	memset(&a, 0, sizeof a);
-	clock_gettime(CLOCK_MONOTONIC, &a.t0);
 	if (p->usage_limit >= 0 && (p->interval == NULL || p->usage == NULL))
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 		    _("anytime: a usage limit needs intervals and usages"));
-	if (!sl_anytime_search_only && at_enumerate(p, o, sol, err))
+	/* problems GLPK can prove in the time: search first, then the ILP */
+	use_ilp = !search_only && at_ilp_fits(p) &&
+	    (unlimited || limit >= AT_ILP_MIN_SECONDS * 1e3 ||
+	    at_strats(p) <= AT_ILP_SMALL);
+	/* the search's own run: a share before GLPK, or all of it less room
+	 * to expand the plan and hand it back */
+	sl_run_within(&a.run, run, use_ilp ? limit * AT_ILP_SEARCH_SHARE :
+	    limit * 0.97 - 20);
+	a.deadline_ms = a.run.deadline - a.run.start;
+	if (!search_only && at_enumerate(p, o, &a.run, sol, err))
 		return SL_OK;
 	sl_error_clear(err);
 	if ((rc = sl_reduce(p, &red, err)) != SL_OK)
@@ -2792,19 +2793,10 @@ sl_solve_anytime(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
 				red.q->ecost[e][c] = AT_HARD;
 	}
 	a.o = o;
-	/* leave room to expand the plan and hand it back */
-	a.deadline_ms = limit_s * 1e3 * 0.97 - 20;
-	/* problems GLPK can prove in the time: search first, then the ILP */
-	unlimited = o == NULL || o->time_limit <= 0;
-	use_ilp = !sl_anytime_search_only && at_ilp_fits(p) &&
-	    (unlimited || limit_s >= AT_ILP_MIN_SECONDS ||
-	    at_strats(p) <= AT_ILP_SMALL);
-	if (use_ilp)
-		a.deadline_ms = limit_s * 1e3 * AT_ILP_SEARCH_SHARE;
 	a.until_ms = a.deadline_ms;
 	at_portfolio(&a, &red, p->interval != NULL && p->usage != NULL,
 	    at_threads(o), &lb, &infeasible);
-	if (a.stopped) {
+	if (a.run.cancelled) {
 		sol->status = SL_SOLVE_CANCELLED;
 	} else if (infeasible) {
 		sol->status = SL_SOLVE_INFEASIBLE;
@@ -2837,10 +2829,9 @@ sl_solve_anytime(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
 	}
 done:
 	sol->first_ms = a.first_ms;
-	if (use_ilp && !a.stopped && !infeasible &&
+	if (use_ilp && !a.run.cancelled && !infeasible &&
 	    sol->status != SL_SOLVE_OPTIMAL && !(o != NULL && o->first_plan))
-		at_ilp(p, o, unlimited ? -1 : limit_s * 1e3 * 0.97 - at_ms(&a),
-		    sol);
+		at_ilp(p, o, run, sol);
 	snprintf(sol->note, sizeof sol->note,
 	    _("reductions: %d nodes merged into %d along one-to-one edges, %d of %d strategies dominated, %d leaves and %d chain nodes of %d contracted, %d nodes in %d groups of identical subgraphs, %d of them solved as copies; %ld windows, %ld improvements%s"),
 	    red.joined + red.join_groups, red.join_groups, red.dominated,

@@ -31,18 +31,20 @@
  */
 #include "internal.h"
 
+#include <math.h>
 #include <stdlib.h>
-#include <time.h>
 
 #define DP_INF INT64_MAX
 /* Largest factor (entries) one elimination step may build. */
 #define DP_MAX_ENTRIES 20000000LL
-/* Most work (entries times strategies, summed over steps) one solve may take. */
+/* Most work (entries times strategies, summed over steps) one solve may
+ * take, unless sl_solve_opts.work_cap says less. */
 #define DP_MAX_WORK 4e9
-
-/* A smaller cap on the work, for callers that solve many small windows. */
-_Thread_local double sl_dp_work_cap;
 #define DP_MAX_K 65535
+/* Eliminations, and entries of one general step, between two polls of the
+ * run (its deadline and cancel). */
+#define DP_POLL_STEPS 64
+#define DP_POLL_ENTRIES 65536
 
 static inline int64_t
 dp_add(int64_t a, int64_t b)
@@ -54,15 +56,6 @@ dp_add(int64_t a, int64_t b)
 	if (__builtin_add_overflow(a, b, &r))
 		return a > 0 ? DP_INF : INT64_MIN;
 	return r;
-}
-
-static double
-dp_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 /* ------------------------------------------------------- variable elimination */
@@ -78,6 +71,12 @@ typedef struct ve_step {
 	int *y;			/* neighbours at elimination, index order of arg */
 	uint16_t *arg;		/* best strategy of x per neighbour choice */
 } ve_step;
+
+/* A candidate general step: its size when pushed (ve_cost). */
+typedef struct ve_cand {
+	double c;
+	int v;
+} ve_cand;
 
 typedef struct ve {
 	int n;
@@ -95,7 +94,15 @@ typedef struct ve {
 	int width;		/* largest neighbour count met */
 	int64_t max_entries;	/* largest factor built */
 	double work;		/* entries x strategies so far */
+	double cap;		/* most work allowed */
 	bool sym;		/* symbolic: scopes only, no tables */
+	sl_run *run;		/* polled now and then; NULL never */
+	int polls;
+	int stop;		/* 1: the run's deadline passed, 2: cancelled */
+	/* general steps by size, smallest (then lowest index) first: a heap
+	 * of candidates, stale ones dropped when met */
+	ve_cand *heap;
+	int nheap, capheap;
 	/* scratch */
 	int *nb, *fl, capfl;
 	int64_t *tmp1, *tmp2;
@@ -107,6 +114,7 @@ ve_init(ve *w, int n, const int *k)
 {
 	memset(w, 0, sizeof *w);
 	w->n = n;
+	w->cap = DP_MAX_WORK;
 	w->k = sl_xcalloc((size_t)(n ? n : 1), sizeof *w->k);
 	w->u = sl_xcalloc((size_t)(n ? n : 1), sizeof *w->u);
 	if (k != NULL) {
@@ -152,6 +160,9 @@ ve_free_work(ve *w)
 	free(w->fl);
 	free(w->tmp1);
 	free(w->tmp2);
+	free(w->heap);
+	w->heap = NULL;
+	w->nheap = w->capheap = 0;
 	w->nadj = w->capadj = w->mark = w->nb = w->fl = NULL;
 	w->capfl = 0;
 	w->state = NULL;
@@ -540,6 +551,21 @@ dp_minplus(const int64_t *A, const int64_t *B, int64_t *C, int r, int m, int c)
 	dp_minplus_rows(A, B, C, r, m, c, dp_all_small(B, (size_t)m * c));
 }
 
+/* Whether the run says stop (polled every so many calls); sets w->stop
+ * and err. */
+static bool
+ve_stopped(ve *w, int every, sl_error *err)
+{
+	if (w->run == NULL || w->stop != 0 || ++w->polls % every != 0)
+		return w->stop != 0;
+	if (!sl_run_over(w->run))
+		return false;
+	w->stop = sl_run_cancelled(w->run) ? 2 : 1;
+	sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, "%s", w->stop == 2 ?
+	    _("dp: cancelled") : _("dp: the time limit ran out"));
+	return true;
+}
+
 static int
 ve_elim(ve *w, int x, sl_error *err)
 {
@@ -565,10 +591,10 @@ ve_elim(ve *w, int x, sl_error *err)
 	if ((int64_t)size > w->max_entries)
 		w->max_entries = (int64_t)size;
 	w->work += (double)size * kx * (nfac > 0 ? nfac : 1);
-	if (w->work > (sl_dp_work_cap > 0 ? sl_dp_work_cap : DP_MAX_WORK))
+	if (w->work > w->cap)
 		return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
 		    _("dp: elimination too costly (over %.1e operations, width %d); use ilp"),
-		    DP_MAX_WORK, w->width);
+		    w->cap, w->width);
 
 	if (w->sym) {
 		/* the same scopes, in the same order, as below; no tables */
@@ -689,6 +715,15 @@ ve_elim(ve *w, int x, sl_error *err)
 		for (size_t e = 0; e < size; e++) {
 			int64_t best = DP_INF;
 			int arg = 0;
+			if ((e + 1) % DP_POLL_ENTRIES == 0 &&
+			    ve_stopped(w, 1, err)) {
+				free(out);
+				free(off);
+				free(idx);
+				free(sx);
+				free(sy);
+				return SL_EINTERNAL;
+			}
 			memcpy(acc, ux, (size_t)kx * sizeof *acc);
 			for (int j = 0; j < nfac; j++) {
 				const int64_t *t = w->f[w->fl[j]].t + off[j];
@@ -745,6 +780,114 @@ ve_cost(ve *w, int x, int *ny)
 	return size * w->k[x];
 }
 
+static void
+ve_heap_push(ve *w, double c, int v)
+{
+	int i;
+
+	if (w->nheap == w->capheap) {
+		w->capheap = w->capheap ? 2 * w->capheap : 64;
+		w->heap = sl_xrealloc(w->heap, (size_t)w->capheap *
+		    sizeof *w->heap);
+	}
+	i = w->nheap++;
+	while (i > 0) {
+		int up = (i - 1) / 2;
+		ve_cand *a = &w->heap[up];
+		if (a->c < c || (a->c == c && a->v < v))
+			break;
+		w->heap[i] = *a;
+		i = up;
+	}
+	w->heap[i] = (ve_cand){ c, v };
+}
+
+static ve_cand
+ve_heap_pop(ve *w)
+{
+	ve_cand top = w->heap[0], last = w->heap[--w->nheap];
+	int i = 0;
+
+	for (;;) {
+		int c = 2 * i + 1;
+		if (c >= w->nheap)
+			break;
+		if (c + 1 < w->nheap && (w->heap[c + 1].c < w->heap[c].c ||
+		    (w->heap[c + 1].c == w->heap[c].c &&
+		    w->heap[c + 1].v < w->heap[c].v)))
+			c++;
+		if (last.c < w->heap[c].c ||
+		    (last.c == w->heap[c].c && last.v < w->heap[c].v))
+			break;
+		w->heap[i] = w->heap[c];
+		i = c;
+	}
+	if (w->nheap > 0)
+		w->heap[i] = last;
+	return top;
+}
+
+/*
+ * The cheapest general step: the live variable of least ve_cost, the
+ * lowest index among equals, or -1.  The heap holds every live variable
+ * at its size when last pushed; a size changes only when a neighbour is
+ * eliminated, which pushes it again (ve_run), so an entry whose size is no
+ * longer the variable's is stale and dropped.
+ */
+static int
+ve_cheapest(ve *w, bool *first)
+{
+	int ny;
+
+	if (*first) {
+		*first = false;
+		for (int v = 0; v < w->n; v++)
+			if (w->state[v] == 0)
+				ve_heap_push(w, ve_cost(w, v, &ny), v);
+	}
+	while (w->nheap > 0) {
+		ve_cand c = ve_heap_pop(w);
+		if (w->state[c.v] == 0 && ve_cost(w, c.v, &ny) == c.c)
+			return c.v;
+	}
+	return -1;
+}
+
+/*
+ * Eliminates x and queues its live neighbours (their degree fell), and,
+ * once general steps have begun, pushes their new sizes.
+ */
+static int
+ve_elim_queue(ve *w, int x, int **queue, int *nq, int *capq, bool heap,
+    sl_error *err)
+{
+	int nfac, ny, rc;
+	bool binary;
+	int *nbs;
+
+	ny = ve_nbrs(w, x, &nfac, &binary);
+	nbs = sl_xmalloc((size_t)(ny ? ny : 1) * sizeof *nbs);
+	memcpy(nbs, w->nb, (size_t)ny * sizeof *nbs);
+	if ((rc = ve_elim(w, x, err)) != SL_OK) {
+		free(nbs);
+		return rc;
+	}
+	for (int i = 0; i < ny; i++) {
+		int c;
+		if (w->state[nbs[i]] != 0)
+			continue;
+		if (*nq + 1 > *capq) {
+			*capq *= 2;
+			*queue = sl_xrealloc(*queue, (size_t)*capq * sizeof **queue);
+		}
+		(*queue)[(*nq)++] = nbs[i];
+		if (heap)
+			ve_heap_push(w, ve_cost(w, nbs[i], &c), nbs[i]);
+	}
+	free(nbs);
+	return SL_OK;
+}
+
 /*
  * Eliminates every variable not marked kept: degree <= 2 first (exact, never
  * widens), then the cheapest in product-of-sizes order.
@@ -752,84 +895,43 @@ ve_cost(ve *w, int x, int *ny)
 static int
 ve_run(ve *w, sl_error *err)
 {
-	int *queue, nq = 0, capq;
-	int *live, nlive = 0;
-	int rc;
+	int *queue, nq = 0, capq, rc = SL_OK;
+	bool first = true;
 
 	capq = 2 * w->n + 16;
 	queue = sl_xmalloc((size_t)capq * sizeof *queue);
-	live = sl_xmalloc((size_t)(w->n ? w->n : 1) * sizeof *live);
 	for (int v = w->n - 1; v >= 0; v--)
 		queue[nq++] = v;
-	for (int v = 0; v < w->n; v++)
-		if (w->state[v] == 0)
-			live[nlive++] = v;
 	for (;;) {
+		int best;
 		while (nq > 0) {
-			int x = queue[--nq], ny, nfac;
+			int x = queue[--nq], nfac;
 			bool binary;
 			if (w->state[x] != 0)
 				continue;
-			ny = ve_nbrs(w, x, &nfac, &binary);
-			if (ny > 2)
+			if (ve_nbrs(w, x, &nfac, &binary) > 2)
 				continue;
-			int nbs[2] = { ny > 0 ? w->nb[0] : -1, ny > 1 ? w->nb[1] : -1 };
-			if ((rc = ve_elim(w, x, err)) != SL_OK)
+			if (ve_stopped(w, DP_POLL_STEPS, err)) {
+				rc = SL_EINTERNAL;
 				goto out;
-			for (int i = 0; i < ny; i++) {
-				if (nq + 1 > capq) {
-					capq *= 2;
-					queue = sl_xrealloc(queue,
-					    (size_t)capq * sizeof *queue);
-				}
-				if (w->state[nbs[i]] == 0)
-					queue[nq++] = nbs[i];
 			}
+			if ((rc = ve_elim_queue(w, x, &queue, &nq, &capq,
+			    !first, err)) != SL_OK)
+				goto out;
 		}
 		/* no node of degree <= 2 left: cheapest general step */
-		int best = -1, nl = 0;
-		double bcost = 0;
-		for (int i = 0; i < nlive; i++) {
-			int ny, v = live[i];
-			double c;
-			if (w->state[v] != 0)
-				continue;
-			live[nl++] = v;
-			c = ve_cost(w, v, &ny);
-			if (best < 0 || c < bcost) {
-				best = v;
-				bcost = c;
-			}
-		}
-		nlive = nl;
-		if (best < 0)
+		if ((best = ve_cheapest(w, &first)) < 0)
 			break;
-		{
-			int nfac;
-			bool binary;
-			int ny = ve_nbrs(w, best, &nfac, &binary);
-			int *nbs = sl_xmalloc((size_t)(ny ? ny : 1) * sizeof *nbs);
-			memcpy(nbs, w->nb, (size_t)ny * sizeof *nbs);
-			if ((rc = ve_elim(w, best, err)) != SL_OK) {
-				free(nbs);
-				goto out;
-			}
-			for (int i = 0; i < ny; i++) {
-				if (nq + 1 > capq) {
-					capq *= 2;
-					queue = sl_xrealloc(queue,
-					    (size_t)capq * sizeof *queue);
-				}
-				if (w->state[nbs[i]] == 0)
-					queue[nq++] = nbs[i];
-			}
-			free(nbs);
+		if (ve_stopped(w, 1, err)) {
+			rc = SL_EINTERNAL;
+			goto out;
 		}
+		if ((rc = ve_elim_queue(w, best, &queue, &nq, &capq, true,
+		    err)) != SL_OK)
+			goto out;
 	}
-	rc = SL_OK;
 out:
 	free(queue);
-	free(live);
 	return rc;
 }
 
@@ -934,6 +1036,7 @@ struct sl_dp {
 	int n, m;
 	int *k;
 	int (*edge)[2];
+	double cap;		/* most work of one elimination run */
 	/*
 	 * The costs each layer's node and edge had when its class was last
 	 * found: a row per node or edge, allocated when first synced (the
@@ -1205,6 +1308,7 @@ dp_class_build(sl_dp *d, const int64_t *c, size_t len, uint64_t h,
 	for (int j = 0; j < n; j++)
 		k[1 + j] = (int)kk[j];
 	ve_init(w, n + 1, k);
+	w->cap = d->cap;
 	for (int j = 0; j < n; j++) {
 		memcpy(w->u[1 + j], c + at, (size_t)k[1 + j] * sizeof *c);
 		at += (size_t)k[1 + j];
@@ -1949,7 +2053,7 @@ dp_find_runs(sl_dp *d, const sl_problem *p)
  * wide for exact elimination is refused before any table is built.
  */
 static int
-dp_check_width(sl_dp *d, const sl_problem *p, sl_error *err)
+dp_check_width(sl_dp *d, const sl_problem *p, sl_run *run, sl_error *err)
 {
 	ve w;
 	int rc;
@@ -1958,6 +2062,8 @@ dp_check_width(sl_dp *d, const sl_problem *p, sl_error *err)
 	for (int i = 0; i < d->nouter; i++)
 		w.k[i] = p->k[d->outer[i]];
 	w.sym = true;
+	w.cap = d->cap;
+	w.run = run;
 	for (int e = 0; e < p->m; e++)
 		if (d->eown[e] < 0)
 			ve_add_binary(&w, d->oidx[p->edge[e][0]],
@@ -1975,6 +2081,8 @@ dp_check_width(sl_dp *d, const sl_problem *p, sl_error *err)
 		for (int j = 0; j < L->n; j++)
 			w.k[1 + j] = p->k[L->node[j]];
 		w.sym = true;
+		w.cap = d->cap;
+		w.run = run;
 		for (int q = 0; q < L->npair; q++)
 			ve_add_binary(&w, 1 + L->pair[q][0], 1 + L->pair[q][1],
 			    NULL, true);
@@ -1989,7 +2097,8 @@ dp_check_width(sl_dp *d, const sl_problem *p, sl_error *err)
 }
 
 static sl_dp *
-dp_create(const sl_problem *p, bool fold, sl_error *err)
+dp_create(const sl_problem *p, const sl_solve_opts *o, sl_run *run,
+    sl_error *err)
 {
 	sl_dp *d;
 
@@ -2016,6 +2125,7 @@ dp_create(const sl_problem *p, bool fold, sl_error *err)
 	d = sl_xcalloc(1, sizeof *d);
 	d->n = p->n;
 	d->m = p->m;
+	d->cap = o != NULL && o->work_cap > 0 ? o->work_cap : DP_MAX_WORK;
 	d->k = sl_xmalloc((size_t)(p->n + 1) * sizeof *d->k);
 	memcpy(d->k, p->k, (size_t)p->n * sizeof *d->k);
 	d->edge = sl_xmalloc((size_t)(p->m + 1) * sizeof *d->edge);
@@ -2029,7 +2139,7 @@ dp_create(const sl_problem *p, bool fold, sl_error *err)
 		d->nown[v] = -1;
 	for (int e = 0; e < p->m; e++)
 		d->eown[e] = -1;
-	if (fold)
+	if (o == NULL || !o->no_fold)
 		dp_find_runs(d, p);
 	d->oidx = sl_xmalloc((size_t)(p->n + 1) * sizeof *d->oidx);
 	d->outer = sl_xmalloc((size_t)(p->n + 1) * sizeof *d->outer);
@@ -2041,7 +2151,7 @@ dp_create(const sl_problem *p, bool fold, sl_error *err)
 		}
 	}
 	d->val = sl_xmalloc((size_t)(p->n + 2) * sizeof *d->val);
-	if (dp_check_width(d, p, err) != SL_OK) {
+	if (dp_check_width(d, p, run, err) != SL_OK) {
 		sl_dp_free(d);
 		return NULL;
 	}
@@ -2049,15 +2159,19 @@ dp_create(const sl_problem *p, bool fold, sl_error *err)
 }
 
 sl_dp *
-sl_dp_new_fold(const sl_problem *p, bool fold, sl_error *err)
+sl_run_dp_new(const sl_problem *p, const sl_solve_opts *o, sl_run *run,
+    sl_error *err)
 {
-	return dp_create(p, fold, err);
+	return dp_create(p, o, run, err);
 }
 
 sl_dp *
-sl_dp_new(const sl_problem *p, sl_error *err)
+sl_dp_new(const sl_problem *p, const sl_solve_opts *o, sl_error *err)
 {
-	return dp_create(p, true, err);
+	sl_run run;
+
+	sl_run_start(&run, o);
+	return dp_create(p, o, &run, err);
 }
 
 void
@@ -2148,10 +2262,9 @@ dp_check_same(const sl_dp *d, const sl_problem *p, sl_error *err)
 }
 
 static int
-dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_solution *sol,
-    sl_error *err)
+dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_run *run,
+    sl_solution *sol, sl_error *err)
 {
-	double t0 = dp_now_ms();
 	ve w;
 	int rc;
 	int64_t best;
@@ -2179,7 +2292,7 @@ dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_solution *sol,
 			sol->status = SL_SOLVE_INFEASIBLE;
 			snprintf(sol->note, sizeof sol->note,
 			    _("node %d has no allowed strategy"), v);
-			sol->time_ms = dp_now_ms() - t0;
+			sol->time_ms = sl_run_ms(run);
 			return SL_OK;
 		}
 	}
@@ -2223,6 +2336,8 @@ dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_solution *sol,
 			ko[i] = p->k[d->outer[i]];
 		ve_init(&w, d->nouter, ko);
 		free(ko);
+		w.cap = d->cap;
+		w.run = run;
 	}
 	for (int i = 0; i < d->nouter; i++) {
 		int v = d->outer[i];
@@ -2252,6 +2367,14 @@ dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_solution *sol,
 				w.u[o][s] = dp_add(w.u[o][s], P[s]);
 	}
 	rc = ve_run(&w, err);
+	if (rc != SL_OK && w.stop != 0) {
+		/* stopped by the run: no plan, and no error */
+		sl_error_clear(err);
+		sol->status = w.stop == 2 ? SL_SOLVE_CANCELLED : SL_SOLVE_LIMIT;
+		ve_free(&w);
+		sol->time_ms = sl_run_ms(run);
+		return SL_OK;
+	}
 	if (rc != SL_OK) {
 		ve_free(&w);
 		return rc;
@@ -2266,7 +2389,7 @@ dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_solution *sol,
 		sol->status = SL_SOLVE_INFEASIBLE;
 		snprintf(sol->note, sizeof sol->note, "%s",
 		    _("every choice includes a disallowed strategy"));
-		sol->time_ms = dp_now_ms() - t0;
+		sol->time_ms = sl_run_ms(run);
 		return SL_OK;
 	}
 	ve_backsub(&w, d->val);
@@ -2293,7 +2416,7 @@ dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_solution *sol,
 	}
 
 	sol->objective = sl_problem_score(p, sol->choice);
-	sol->time_ms = dp_now_ms() - t0;
+	sol->time_ms = sl_run_ms(run);
 	if (sol->objective != best) {
 		sol->status = SL_SOLVE_FAILED;
 		return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
@@ -2309,31 +2432,43 @@ dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_solution *sol,
 }
 
 int
-sl_dp_resolve(sl_dp *d, const sl_problem *p, sl_solution *sol, sl_error *err)
+sl_run_dp_resolve(sl_dp *d, const sl_problem *p, const sl_solve_opts *o,
+    sl_run *run, sl_solution *sol, sl_error *err)
 {
-	return dp_solve(d, p, false, sol, err);
+	return dp_solve(d, p, o != NULL && o->allowed_only, run, sol, err);
 }
 
 int
-sl_dp_resolve_allowed(sl_dp *d, const sl_problem *p, sl_solution *sol,
-    sl_error *err)
+sl_dp_resolve(sl_dp *d, const sl_problem *p, const sl_solve_opts *o,
+    sl_solution *sol, sl_error *err)
 {
-	return dp_solve(d, p, true, sol, err);
+	sl_run run;
+
+	sl_run_start(&run, o);
+	return dp_solve(d, p, o != NULL && o->allowed_only, &run, sol, err);
+}
+
+int
+sl_run_dp(const sl_problem *p, const sl_solve_opts *o, sl_run *run,
+    sl_solution *sol, sl_error *err)
+{
+	sl_dp *d = dp_create(p, o, run, err);
+	int rc;
+
+	if (d == NULL)
+		return err != NULL ? err->code : SL_EINTERNAL;
+	rc = dp_solve(d, p, o != NULL && o->allowed_only, run, sol, err);
+	sl_dp_free(d);
+	sol->time_ms = sl_run_ms(run);
+	return rc;
 }
 
 int
 sl_solve_dp(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
     sl_error *err)
 {
-	double t0 = dp_now_ms();
-	sl_dp *d = sl_dp_new(p, err);
-	int rc;
+	sl_run run;
 
-	(void)o;
-	if (d == NULL)
-		return err != NULL ? err->code : SL_EINTERNAL;
-	rc = sl_dp_resolve(d, p, sol, err);
-	sl_dp_free(d);
-	sol->time_ms = dp_now_ms() - t0;
-	return rc;
+	sl_run_start(&run, o);
+	return sl_run_dp(p, o, &run, sol, err);
 }

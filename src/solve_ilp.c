@@ -44,12 +44,6 @@
 #define ILP_MAX_NNZ 40000000
 
 /*
- * Non-zero forces the chain form of usage limits, whatever the size (the
- * tests set it to cover both forms on small problems).
- */
-int sl_ilp_usage_chain;
-
-/*
  * Entries >= huge are excluded from the model, or, when no plan avoids them,
  * penalised: each weighs weight * value / hmin, where weight exceeds the sum
  * of everything below huge, so the LP first takes as few as it can (exact
@@ -104,9 +98,9 @@ struct sl_ilp {
 	int *adj_start, *adj_edge;
 };
 
+/* The ILP's run (ending at ILP_LIMIT_SHARE of the one it was given). */
 struct ilp_clock {
-	struct timespec t0;
-	double limit_ms;	/* <= 0: none */
+	sl_run run;
 	/* time to build the model: a call of glp_simplex spends about as
 	 * much in its own set-up before it first looks at tm_lim */
 	double setup_ms;
@@ -115,11 +109,14 @@ struct ilp_clock {
 static double
 ilp_elapsed_ms(const struct ilp_clock *c)
 {
-	struct timespec t;
+	return sl_run_ms(&c->run);
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - c->t0.tv_sec) * 1e3 +
-	    (double)(t.tv_nsec - c->t0.tv_nsec) / 1e6;
+/* The run's length in ms, INFINITY when it has no deadline. */
+static double
+ilp_limit_ms(const struct ilp_clock *c)
+{
+	return c->run.deadline - c->run.start;
 }
 
 /* Remaining time in ms for GLPK's tm_lim, INT_MAX when unlimited. */
@@ -128,9 +125,9 @@ ilp_remaining_ms(const struct ilp_clock *c)
 {
 	double left;
 
-	if (c->limit_ms <= 0)
+	if (ilp_limit_ms(c) == INFINITY)
 		return INT_MAX;
-	left = c->limit_ms - ilp_elapsed_ms(c) - c->setup_ms;
+	left = sl_run_left(&c->run) - c->setup_ms;
 	if (left < 1)
 		return 1;
 	if (left > (double)INT_MAX)
@@ -141,14 +138,14 @@ ilp_remaining_ms(const struct ilp_clock *c)
 static bool
 ilp_out_of_time(const struct ilp_clock *c)
 {
-	return c->limit_ms > 0 && ilp_elapsed_ms(c) >= c->limit_ms;
+	return sl_run_left(&c->run) <= 0;
 }
 
 /* Whether a new call of glp_simplex would end past the limit. */
 static bool
 ilp_no_time_for_simplex(const struct ilp_clock *c)
 {
-	return c->limit_ms > 0 && ilp_elapsed_ms(c) + c->setup_ms >= c->limit_ms;
+	return sl_run_left(&c->run) <= c->setup_ms;
 }
 
 /* ------------------------------------------------------------ validation */
@@ -574,7 +571,8 @@ ilp_x_on(const sl_problem *p, const struct ilp_excl *ex, int v, int s)
  * ilp_apply fixes the unavailable ones through their bounds (kept warm).
  */
 static sl_ilp *
-ilp_build(const sl_problem *p, bool compact, const struct ilp_excl *ex,
+ilp_build(const sl_problem *p, bool compact, bool chain,
+    const struct ilp_excl *ex,
     sl_error *err)
 {
 	sl_ilp *w;
@@ -645,7 +643,7 @@ ilp_build(const sl_problem *p, bool compact, const struct ilp_excl *ex,
 	if (w->has_limit) {
 		ilp_usage_times(w, p);
 		/* Rows per time while they cost at most a few entries per X. */
-		w->dense = !sl_ilp_usage_chain &&
+		w->dense = !chain &&
 		    ilp_dense_rows(w, p, NULL, NULL) <= 4 * (size_t)col + 100000;
 		if (!w->dense) {
 			w->lcol0 = col + 1;
@@ -1255,8 +1253,7 @@ ilp_callback(glp_tree *T, void *info)
 {
 	struct ilp_run *r = info;
 
-	if (r->o != NULL && r->o->cancel != NULL &&
-	    r->o->cancel(r->o->cancel_ctx)) {
+	if (sl_run_cancelled(&r->clk->run)) {
 		r->cancelled = true;
 		glp_ios_terminate(T);
 		return;
@@ -1381,7 +1378,8 @@ ilp_run_model(sl_ilp *w, const sl_problem *p, const sl_solve_opts *o,
 	struct ilp_run r = { .w = w, .p = p, .o = o, .clk = clk,
 	    .heur_best = INT64_MAX };
 	/* in chunks of simplex iterations, polling the clock and the cancel */
-	bool chunked = (o != NULL && o->cancel != NULL) || clk->limit_ms > 0;
+	bool chunked = clk->run.cancel != NULL || clk->run.stop != NULL ||
+	    ilp_limit_ms(clk) < INFINITY;
 	bool retried = false, mip = false;
 	int ret, st, rc = SL_OK;
 	glp_smcp sp;
@@ -1398,13 +1396,12 @@ ilp_run_model(sl_ilp *w, const sl_problem *p, const sl_solve_opts *o,
 	/* A model never solved gets a crash basis; later ones keep theirs. */
 	/* (the crash basis is not worth its time when the limit is near) */
 	if (sp.presolve == GLP_OFF && !w->has_basis &&
-	    (clk->limit_ms <= 0 || ilp_elapsed_ms(clk) < clk->limit_ms / 2))
+	    ilp_elapsed_ms(clk) < ilp_limit_ms(clk) / 2)
 		glp_adv_basis(w->lp, 0);
 	w->has_basis = true;
 	w->basis_valid = false;
 	for (;;) {
-		if (chunked && o != NULL && o->cancel != NULL &&
-		    o->cancel(o->cancel_ctx)) {
+		if (chunked && sl_run_cancelled(&clk->run)) {
 			sol->status = SL_SOLVE_CANCELLED;
 			goto out;
 		}
@@ -1588,11 +1585,11 @@ ilp_sol_prepare(const sl_problem *p, sl_solution *sol)
 #define ILP_LIMIT_SHARE 0.9
 
 static void
-ilp_clock_start(struct ilp_clock *c, const sl_solve_opts *o)
+ilp_clock_start(struct ilp_clock *c, const sl_run *run)
 {
-	clock_gettime(CLOCK_MONOTONIC, &c->t0);
-	c->limit_ms = (o != NULL && o->time_limit > 0) ?
-	    ILP_LIMIT_SHARE * 1e3 * o->time_limit : 0;
+	sl_run_within(&c->run, run, -1);
+	sl_run_shrink(&c->run, ILP_LIMIT_SHARE, 0);
+	c->setup_ms = 0;
 }
 
 /*
@@ -1604,7 +1601,7 @@ static void
 ilp_scale(sl_ilp *w, struct ilp_clock *clk, double build_ms)
 {
 	clk->setup_ms = build_ms;
-	if (clk->limit_ms <= 0 || build_ms < clk->limit_ms / 20)
+	if (build_ms < ilp_limit_ms(clk) / 20)
 		glp_scale_prob(w->lp, GLP_SF_AUTO);
 }
 
@@ -1628,12 +1625,22 @@ int
 sl_solve_ilp(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
     sl_error *err)
 {
+	sl_run run;
+
+	sl_run_start(&run, o);
+	return sl_run_ilp(p, o, &run, sol, err);
+}
+
+int
+sl_run_ilp(const sl_problem *p, const sl_solve_opts *o, sl_run *run,
+    sl_solution *sol, sl_error *err)
+{
 	struct ilp_clock clk;
 	int64_t huge;
 	sl_ilp *w;
 	int rc;
 
-	ilp_clock_start(&clk, o);
+	ilp_clock_start(&clk, run);
 	if ((rc = ilp_check_problem(p, err)) != SL_OK)
 		return rc;
 	ilp_sol_prepare(p, sol);
@@ -1645,7 +1652,8 @@ sl_solve_ilp(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
 		struct ilp_excl ex = ilp_excl_make(p, huge, penalize);
 		bool b = false, c = false;
 		double t0 = ilp_elapsed_ms(&clk);
-		if ((w = ilp_build(p, true, &ex, err)) == NULL) {
+		if ((w = ilp_build(p, true, o != NULL && o->usage_chain, &ex,
+		    err)) == NULL) {
 			rc = err != NULL ? err->code : SL_EINPUT;
 			break;
 		}
@@ -1676,7 +1684,7 @@ done:
 /* ------------------------------------------------------------ kept warm */
 
 sl_ilp *
-sl_ilp_new(const sl_problem *p, sl_error *err)
+sl_ilp_new(const sl_problem *p, const sl_solve_opts *o, sl_error *err)
 {
 	sl_ilp *w;
 
@@ -1684,7 +1692,8 @@ sl_ilp_new(const sl_problem *p, sl_error *err)
 		return NULL;
 	{
 		struct ilp_excl none = { INT64_MAX, false, 1.0, INT64_MAX };
-		w = ilp_build(p, false, &none, err);
+		w = ilp_build(p, false, o != NULL && o->usage_chain, &none,
+		    err);
 	}
 	if (w == NULL)
 		return NULL;
@@ -1700,10 +1709,12 @@ sl_ilp_resolve(sl_ilp *w, const sl_problem *p, const sl_solve_opts *o,
     sl_solution *sol, sl_error *err)
 {
 	struct ilp_clock clk;
+	sl_run run;
 	int64_t huge;
 	int rc;
 
-	ilp_clock_start(&clk, o);
+	sl_run_start(&run, o);
+	ilp_clock_start(&clk, &run);
 	if (w == NULL)
 		return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, "%s",
 		    _("ilp: no model to re-solve"));

@@ -275,7 +275,7 @@ ui_model_resolve(ui_model *m, sl_error *err)
 
 	sl_solution_init(&sol, m->n);
 	if (m->dp != NULL) {
-		rc = sl_dp_resolve(m->dp, m->prob, &sol, err);
+		rc = sl_dp_resolve(m->dp, m->prob, NULL, &sol, err);
 	} else if (m->search_ok) {
 		/* the first plan now; the search goes on in the background */
 		memset(&so, 0, sizeof so);
@@ -567,7 +567,7 @@ ui_ilp_thread(void *arg)
 		sl_error_clear(&err);
 		sl_solution_init(&sol, p->n);
 		rc = SL_OK;
-		if (m->ilp == NULL && (m->ilp = sl_ilp_new(p, &err)) == NULL)
+		if (m->ilp == NULL && (m->ilp = sl_ilp_new(p, NULL, &err)) == NULL)
 			rc = err.code ? err.code : SL_EINTERNAL;
 		if (rc == SL_OK) {
 			memset(&so, 0, sizeof so);
@@ -628,8 +628,12 @@ ui_sweep_thread(void *arg)
 		c.job = j;
 		c.gen = g;
 		c.m = m;
-		rc = sl_sweep_cancellable(m->space, &cs, SL_SOLVER_DP, ui_cancel_cb,
-		    &c, &f, &err);
+		{
+			sl_solve_opts so = { .cancel = ui_cancel_cb,
+			    .cancel_ctx = &c };
+			rc = sl_sweep(m->space, &cs, SL_SOLVER_DP, &so, &f,
+			    &err);
+		}
 		sl_constraints_free(&cs);
 		pthread_mutex_lock(&j->mu);
 		if (j->have_front)
@@ -1181,7 +1185,7 @@ ui_model_init(ui_model *m, cli_session *s, const cli_opts *o, sl_error *err)
 
 	if (m->solver == SL_SOLVER_AUTO || m->solver == SL_SOLVER_DP) {
 		sl_error_clear(&e2);
-		m->dp = sl_dp_new(m->prob, &e2);
+		m->dp = sl_dp_new(m->prob, NULL, &e2);
 		if (m->dp == NULL && m->solver == SL_SOLVER_DP)
 			return sl_error_set(err, e2.code ? e2.code : SL_EINTERNAL,
 			    NULL, 0, 0, "%s", e2.msg);

@@ -297,7 +297,7 @@ fit_mem_limit(const cli_opts *o, cli_session *s, sl_solution *sol, sl_eval *ev)
 	char b1[32], b2[32];
 
 	sl_error_clear(&err);
-	if (sl_sweep(s->space, &o->cs, o->solver, &f, &err) != SL_OK)
+	if (sl_sweep(s->space, &o->cs, o->solver, NULL, &f, &err) != SL_OK)
 		return cli_report(&err);
 	for (int i = 0; i < f.n; i++) {
 		int64_t obj = sl_weigh(f.pt[i].mem, f.pt[i].comm_ns, o->alpha);
