@@ -864,6 +864,8 @@ int sl_solver_from_name(const char *s);
  * is given (the engine's callers that want a proof pass none).
  */
 #define SL_ILP_DEFAULT_TIME_LIMIT 60.0
+/* The anytime search's time limit in seconds when none is given. */
+#define SL_ANYTIME_DEFAULT_TIME_LIMIT 10.0
 
 /*
  * How a solve runs.  Every solver takes its clock and its cancellation from

@@ -49,7 +49,7 @@
 /* Default time limit when none is given (seconds); problems GLPK can take
  * get it after a fifth of this, without a limit, as before there was a
  * search. */
-#define AT_DEFAULT_LIMIT 10.0
+#define AT_DEFAULT_LIMIT SL_ANYTIME_DEFAULT_TIME_LIMIT
 /* Largest window, in nodes. */
 #define AT_WINDOW_MAX 400
 /*
@@ -2722,7 +2722,8 @@ at_ilp(const sl_problem *p, const sl_solve_opts *o, const sl_run *run,
 	    (alt.status == SL_SOLVE_OPTIMAL || alt.status == SL_SOLVE_FEASIBLE) &&
 	    sl_problem_feasible(p, alt.choice)) {
 		int64_t obj = sl_problem_score(p, alt.choice);
-		if (obj <= sol->objective) {
+		/* a plan with an impossible pair is no answer, GLPK's neither */
+		if (obj <= sol->objective && obj < AT_IMPOSSIBLE) {
 			memcpy(sol->choice, alt.choice, (size_t)p->n * sizeof *alt.choice);
 			sol->objective = obj;
 			if (sol->status == SL_SOLVE_LIMIT)
