@@ -813,9 +813,16 @@ int64_t sl_problem_score(const sl_problem *p, const int *choice);
 int64_t sl_problem_peak_usage(const sl_problem *p, const int *choice);
 bool sl_problem_feasible(const sl_problem *p, const int *choice);
 
-/* Pins and forbids by operator and strategy name. */
+/*
+ * Pins and forbids.  The command line gives them by operator and strategy
+ * name (opi, sti -1), resolved against the space when applied; a front end
+ * that holds the space gives them by index (sl_constraints_add_index),
+ * applied as they are, the names kept for plan files and for other spaces
+ * of the same model (a pipeline stage's).
+ */
 typedef struct sl_constraint {
 	char *op, *strategy;
+	int opi, sti;		/* operator and strategy index; -1 by name */
 	bool pin;		/* true pin, false forbid */
 } sl_constraint;
 
@@ -827,6 +834,8 @@ typedef struct sl_constraints {
 void sl_constraints_add(sl_constraints *cs, const char *op, const char *strat, bool pin);
 /* Parses "OP=STRATEGY". */
 int sl_constraints_parse(sl_constraints *cs, const char *arg, bool pin, sl_error *err);
+/* dst (empty) gets a copy of src. */
+void sl_constraints_copy(sl_constraints *dst, const sl_constraints *src);
 void sl_constraints_free(sl_constraints *cs);
 
 /*
@@ -842,6 +851,9 @@ void sl_space_reweigh(const sl_space *s, double alpha, sl_problem *p);
 /* Applies constraints to p->allowed (resets it first). */
 int sl_space_constrain(const sl_space *s, sl_problem *p,
     const sl_constraints *cs, sl_error *err);
+/* A pin (or forbid) of operator op on strategy st of s, by index. */
+void sl_constraints_add_index(sl_constraints *cs, const sl_space *s, int op,
+    int st, bool pin);
 
 /* ------------------------------------------------------------------ solvers */
 

@@ -151,6 +151,10 @@ ui_same_position(const ui_model *m, int op, int *out)
 
 /* ------------------------------------------------------------- constraints */
 
+/*
+ * The pins and forbids for the engine, by index into the model's space
+ * (a problem without one takes them on its allowed sets directly, below).
+ */
 static void
 ui_build_constraints(ui_model *m)
 {
@@ -158,14 +162,16 @@ ui_build_constraints(ui_model *m)
 
 	sl_constraints_free(&m->cs);
 	memset(&m->cs, 0, sizeof m->cs);
+	if (m->space == NULL)
+		return;
 	for (i = 0; i < m->n; i++) {
 		if (m->pin[i] >= 0)
-			sl_constraints_add(&m->cs, ui_op_name(m, i),
-			    ui_strat_name(m, i, m->pin[i]), true);
+			sl_constraints_add_index(&m->cs, m->space, i,
+			    m->pin[i], true);
 		for (s = 0; s < ui_op_k(m, i); s++)
 			if (m->forbid[i][s])
-				sl_constraints_add(&m->cs, ui_op_name(m, i),
-				    ui_strat_name(m, i, s), false);
+				sl_constraints_add_index(&m->cs, m->space, i, s,
+				    false);
 	}
 }
 
@@ -817,17 +823,6 @@ ui_model_request_timeline(ui_model *m, int dev)
 	}
 }
 
-static void
-ui_copy_constraints(sl_constraints *dst, const sl_constraints *src)
-{
-	int i;
-
-	memset(dst, 0, sizeof *dst);
-	for (i = 0; i < src->n; i++)
-		sl_constraints_add(dst, src->c[i].op, src->c[i].strategy,
-		    src->c[i].pin);
-}
-
 void
 ui_model_request_background(ui_model *m)
 {
@@ -879,7 +874,7 @@ ui_model_request_background(ui_model *m)
 		if (atomic_load(&j->gen) != m->cs_gen) {
 			atomic_store(&j->gen, m->cs_gen);
 			sl_constraints_free(&j->cs);
-			ui_copy_constraints(&j->cs, &m->cs);
+			sl_constraints_copy(&j->cs, &m->cs);
 			j->have = m->cs_gen;
 			m->front_busy = true;
 			pthread_cond_signal(&j->cv);
