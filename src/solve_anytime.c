@@ -124,7 +124,9 @@ typedef struct at {
 	double deadline_ms;
 	/* window scratch */
 	int *wstamp, stamp;
-	int *worder, *wpar, *wpe, *wy, *woff, *waoff, *wpos;
+	int *worder, *wpar, *wpe, *wy, *wpos;
+	int *wpi, *wpei;	/* per window position: its parent's, its edge */
+	size_t *woff, *waoff;
 	int64_t *wu, *wprice;
 	int *warg;
 	int64_t mu;		/* last price that made a window fit */
@@ -802,6 +804,76 @@ at_swap_pass(at *a)
 	}
 }
 
+/* ---------------------------------------------------------- the tree DP */
+
+/*
+ * Exact min-sum over a forest given as nw items in parent-first order (a
+ * breadth-first order, each tree's items after its root): item i is node
+ * node[i], its parent item par[i] (-1 a root) joined by edge pe[i].  Its
+ * unary costs (INT64_MAX: not allowed) are at u + uoff[i], which the
+ * messages from its children overwrite; arg holds k[parent] entries per
+ * item at arg + aoff[i].  y[i] gets the optimum's strategy per item (a root
+ * with nothing allowed keeps dflt[node], or 0), and the sum of the roots'
+ * minima is returned (INFINITY when a root has nothing allowed).  The
+ * windows, the forest moves and the Lagrangian bound all solve with it.
+ */
+static long double
+at_tree_dp(const sl_problem *p, int nw, const int *node, const int *par,
+    const int *pe, int64_t *u, const size_t *uoff, int *arg,
+    const size_t *aoff, const int *dflt, int *y)
+{
+	long double total = 0;
+
+	/* children before parents: each sends its message up */
+	for (int i = nw - 1; i >= 0; i--) {
+		int v = node[i];
+		int64_t *uv = u + uoff[i];
+		if (par[i] < 0) {
+			int64_t bm = INT64_MAX;
+			int bs = dflt != NULL ? dflt[v] : 0;
+			for (int s = 0; s < p->k[v]; s++)
+				if (uv[s] < bm) {
+					bm = uv[s];
+					bs = s;
+				}
+			y[i] = bs;
+			total += bm == INT64_MAX ? (long double)INFINITY : bm;
+			continue;
+		}
+		int pv = node[par[i]];
+		int64_t *up = u + uoff[par[i]];
+		int *av = arg + aoff[i];
+		/* cell (s, sp) of the edge at ec[s * ss + sp * sp1], in place */
+		const int64_t *ec = p->ecost[pe[i]];
+		size_t ss = p->edge[pe[i]][0] == v ? (size_t)p->k[pv] : 1;
+		size_t sp1 = p->edge[pe[i]][0] == v ? 1 : (size_t)p->k[v];
+		for (int sp = 0; sp < p->k[pv]; sp++) {
+			int64_t bm = INT64_MAX;
+			int bs = 0;
+			if (up[sp] == INT64_MAX) {
+				av[sp] = 0;
+				continue;
+			}
+			for (int s = 0; s < p->k[v]; s++) {
+				if (uv[s] == INT64_MAX)
+					continue;
+				int64_t c = sl_add_sat(uv[s],
+				    ec[(size_t)s * ss + (size_t)sp * sp1]);
+				if (c < bm) {
+					bm = c;
+					bs = s;
+				}
+			}
+			av[sp] = bs;
+			up[sp] = sl_add_sat(up[sp], bm);
+		}
+	}
+	for (int i = 0; i < nw; i++)
+		if (par[i] >= 0)
+			y[i] = arg[aoff[i] + y[par[i]]];
+	return total;
+}
+
 /* ------------------------------------------------------ tree DP over a window */
 
 /*
@@ -860,11 +932,16 @@ at_window_dp(at *a, int nw, const int64_t *price)
 
 	for (int i = 0; i < nw; i++) {
 		int v = a->worder[i];
-		a->woff[i] = (int)off;
+		a->woff[i] = off;
 		off += (size_t)p->k[v];
-		a->waoff[i] = (int)aoffs;
+		a->waoff[i] = aoffs;
 		aoffs += a->wpar[v] >= 0 ? (size_t)p->k[a->wpar[v]] : 0;
 		a->wpos[v] = i;
+	}
+	for (int i = 0; i < nw; i++) {
+		int v = a->worder[i];
+		a->wpi[i] = a->wpar[v] >= 0 ? a->wpos[a->wpar[v]] : -1;
+		a->wpei[i] = a->wpe[v];
 	}
 	for (int i = 0; i < nw; i++) {
 		int v = a->worder[i];
@@ -886,48 +963,8 @@ at_window_dp(at *a, int nw, const int64_t *price)
 			u[s] = c;
 		}
 	}
-	/* children before parents: messages up, parent index found by search */
-	for (int i = nw - 1; i > 0; i--) {
-		int v = a->worder[i], par = a->wpar[v], e = a->wpe[v];
-		int pi = a->wpos[par];
-		int64_t *u = a->wu + a->woff[i];
-		int *arg = a->warg + a->waoff[i];
-		int64_t *up = a->wu + a->woff[pi];
-		for (int sp = 0; sp < p->k[par]; sp++) {
-			int64_t bm = INT64_MAX;
-			int bs = 0;
-			if (up[sp] == INT64_MAX) {
-				arg[sp] = 0;
-				continue;
-			}
-			for (int s = 0; s < p->k[v]; s++) {
-				if (u[s] == INT64_MAX)
-					continue;
-				int64_t c = sl_add_sat(u[s], at_ecell(p, e, v, s, sp));
-				if (c < bm) {
-					bm = c;
-					bs = s;
-				}
-			}
-			arg[sp] = bs;
-			up[sp] = sl_add_sat(up[sp], bm);
-		}
-	}
-	{
-		int64_t *u = a->wu;
-		int v = a->worder[0], bs = a->x[v];
-		int64_t bm = INT64_MAX;
-		for (int s = 0; s < p->k[v]; s++)
-			if (u[s] < bm) {
-				bm = u[s];
-				bs = s;
-			}
-		a->wy[0] = bs;
-	}
-	for (int i = 1; i < nw; i++) {
-		int pi = a->wpos[a->wpar[a->worder[i]]];
-		a->wy[i] = a->warg[a->waoff[i] + a->wy[pi]];
-	}
+	at_tree_dp(p, nw, a->worder, a->wpi, a->wpei, a->wu, a->woff, a->warg,
+	    a->waoff, a->x, a->wy);
 }
 
 /* Cost of the window's nodes and every edge touching them, under x. */
@@ -1234,14 +1271,15 @@ at_ball(at *a, int root, int max)
 /* ------------------------------------------------ Lagrangian lower bound */
 
 struct at_lag {
-	int *order, *par, *pe;	/* spanning forest in BFS order */
-	int nroots;
+	/* spanning forest in BFS order: per position its node, its parent's
+	 * position and its edge; pos a node's position */
+	int *order, *par, *pe, *pos;
 	bool *tree;		/* edge in the forest */
-	int *rowmin_to;		/* node that takes a non-tree edge's minimum */
-	int64_t *u;		/* unary per strategy, CSR by node */
+	int64_t *u;		/* unary per strategy, CSR by position */
 	size_t *uoff;
-	int *arg;		/* argmin per parent strategy */
+	int *arg;		/* argmin per parent strategy, CSR by position */
 	size_t *aoff;
+	int *ys;		/* relaxed optimum by position */
 	double *lambda;		/* multiplier per segment */
 	double *Lam;		/* sum of lambda over each piece's segments */
 	int *xs;		/* relaxed optimum */
@@ -1259,14 +1297,15 @@ at_lag_init(at *a, struct at_lag *L)
 	L->order = sl_xmalloc(((size_t)n + 1) * sizeof *L->order);
 	L->par = sl_xmalloc(((size_t)n + 1) * sizeof *L->par);
 	L->pe = sl_xmalloc(((size_t)n + 1) * sizeof *L->pe);
+	L->pos = sl_xmalloc(((size_t)n + 1) * sizeof *L->pos);
 	L->tree = sl_xcalloc((size_t)p->m + 1, sizeof *L->tree);
 	for (int r = 0; r < n; r++) {
 		int head = nw;
 		if (seen[r])
 			continue;
 		seen[r] = true;
-		L->par[r] = -1;
-		L->pe[r] = -1;
+		L->par[nw] = -1;
+		L->pe[nw] = -1;
 		L->order[nw++] = r;
 		while (head < nw) {
 			int v = L->order[head++];
@@ -1276,8 +1315,8 @@ at_lag_init(at *a, struct at_lag *L)
 					continue;
 				seen[w] = true;
 				L->tree[e] = true;
-				L->par[w] = v;
-				L->pe[w] = e;
+				L->par[nw] = head - 1;
+				L->pe[nw] = e;
 				L->order[nw++] = w;
 			}
 		}
@@ -1285,17 +1324,20 @@ at_lag_init(at *a, struct at_lag *L)
 	free(seen);
 	L->uoff = sl_xmalloc(((size_t)n + 1) * sizeof *L->uoff);
 	L->aoff = sl_xmalloc(((size_t)n + 1) * sizeof *L->aoff);
-	for (int v = 0; v < n; v++) {
-		L->uoff[v] = uo;
+	for (int i = 0; i < n; i++) {
+		int v = L->order[i];
+		L->pos[v] = i;
+		L->uoff[i] = uo;
 		uo += (size_t)p->k[v];
-		L->aoff[v] = ao;
-		ao += L->par[v] >= 0 ? (size_t)p->k[L->par[v]] : 0;
+		L->aoff[i] = ao;
+		ao += L->par[i] >= 0 ? (size_t)p->k[L->order[L->par[i]]] : 0;
 	}
 	L->u = sl_xmalloc((uo + 1) * sizeof *L->u);
 	L->arg = sl_xmalloc((ao + 1) * sizeof *L->arg);
 	L->lambda = sl_xcalloc((size_t)a->nseg + 1, sizeof *L->lambda);
 	L->Lam = sl_xcalloc((size_t)a->poff[n] + 1, sizeof *L->Lam);
 	L->xs = sl_xmalloc(((size_t)n + 1) * sizeof *L->xs);
+	L->ys = sl_xmalloc(((size_t)n + 1) * sizeof *L->ys);
 	L->load = sl_xcalloc((size_t)a->nseg + 1, sizeof *L->load);
 }
 
@@ -1305,6 +1347,8 @@ at_lag_free(struct at_lag *L)
 	free(L->order);
 	free(L->par);
 	free(L->pe);
+	free(L->pos);
+	free(L->ys);
 	free(L->tree);
 	free(L->u);
 	free(L->uoff);
@@ -1342,7 +1386,7 @@ at_lag_solve(at *a, struct at_lag *L)
 		free(pre);
 	}
 	for (int v = 0; v < a->n; v++) {
-		int64_t *u = L->u + L->uoff[v];
+		int64_t *u = L->u + L->uoff[L->pos[v]];
 		for (int s = 0; s < p->k[v]; s++) {
 			if (!a->ok[v][s]) {
 				u[s] = INT64_MAX;
@@ -1363,7 +1407,7 @@ at_lag_solve(at *a, struct at_lag *L)
 		if (L->tree[e])
 			continue;
 		int v0 = p->edge[e][0], v1 = p->edge[e][1];
-		int64_t *u = L->u + L->uoff[v0];
+		int64_t *u = L->u + L->uoff[L->pos[v0]];
 		for (int s = 0; s < p->k[v0]; s++) {
 			int64_t mn = INT64_MAX;
 			if (u[s] == INT64_MAX)
@@ -1375,49 +1419,10 @@ at_lag_solve(at *a, struct at_lag *L)
 			u[s] = sl_add_sat(u[s], mn);
 		}
 	}
-	for (int i = a->n - 1; i >= 0; i--) {
-		int v = L->order[i], par = L->par[v];
-		int64_t *u = L->u + L->uoff[v];
-		if (par < 0) {
-			int64_t bm = INT64_MAX;
-			int bs = 0;
-			for (int s = 0; s < p->k[v]; s++)
-				if (u[s] < bm) {
-					bm = u[s];
-					bs = s;
-				}
-			L->xs[v] = bs;
-			total += bm == INT64_MAX ? (long double)INFINITY : bm;
-			continue;
-		}
-		int64_t *up = L->u + L->uoff[par];
-		int *arg = L->arg + L->aoff[v];
-		for (int sp = 0; sp < p->k[par]; sp++) {
-			int64_t bm = INT64_MAX;
-			int bs = 0;
-			if (up[sp] == INT64_MAX) {
-				arg[sp] = 0;
-				continue;
-			}
-			for (int s = 0; s < p->k[v]; s++) {
-				if (u[s] == INT64_MAX)
-					continue;
-				int64_t c = sl_add_sat(u[s],
-				    at_ecell(p, L->pe[v], v, s, sp));
-				if (c < bm) {
-					bm = c;
-					bs = s;
-				}
-			}
-			arg[sp] = bs;
-			up[sp] = sl_add_sat(up[sp], bm);
-		}
-	}
-	for (int i = 0; i < a->n; i++) {
-		int v = L->order[i];
-		if (L->par[v] >= 0)
-			L->xs[v] = L->arg[L->aoff[v] + L->xs[L->par[v]]];
-	}
+	total = at_tree_dp(p, a->n, L->order, L->par, L->pe, L->u, L->uoff,
+	    L->arg, L->aoff, NULL, L->ys);
+	for (int i = 0; i < a->n; i++)
+		L->xs[L->order[i]] = L->ys[i];
 	return total - sumlam;
 }
 
@@ -1573,6 +1578,8 @@ at_build(at *a, const sl_reduction *red, bool mem)
 	a->wy = sl_xmalloc(((size_t)n + 1) * sizeof *a->wy);
 	a->woff = sl_xmalloc(((size_t)n + 1) * sizeof *a->woff);
 	a->waoff = sl_xmalloc(((size_t)n + 1) * sizeof *a->waoff);
+	a->wpi = sl_xmalloc(((size_t)n + 1) * sizeof *a->wpi);
+	a->wpei = sl_xmalloc(((size_t)n + 1) * sizeof *a->wpei);
 	a->wpos = sl_xmalloc(((size_t)n + 1) * sizeof *a->wpos);
 	a->gbuf = sl_xmalloc(((size_t)n + 1) * sizeof *a->gbuf);
 	a->hard = sl_xmalloc((AT_HARD_LIST + 1) * sizeof *a->hard);
@@ -1640,6 +1647,8 @@ at_free(at *a)
 	free(a->wy);
 	free(a->woff);
 	free(a->waoff);
+	free(a->wpi);
+	free(a->wpei);
 	free(a->wpos);
 	free(a->gbuf);
 	free(a->hard);
@@ -1665,6 +1674,8 @@ at_forest(at *a)
 	int *order = sl_xmalloc((size_t)n * sizeof *order);
 	int *par = sl_xmalloc((size_t)n * sizeof *par);
 	int *pe = sl_xmalloc((size_t)n * sizeof *pe);
+	int *pen = sl_xmalloc((size_t)n * sizeof *pen);
+	int *yi = sl_xmalloc((size_t)n * sizeof *yi);
 	int *y = sl_xmalloc((size_t)n * sizeof *y);
 	size_t *uoff = sl_xmalloc(((size_t)n + 1) * sizeof *uoff);
 	size_t *aoff = sl_xmalloc(((size_t)n + 1) * sizeof *aoff);
@@ -1674,14 +1685,16 @@ at_forest(at *a)
 	size_t uo = 0, ao = 0;
 	int64_t now;
 
+	/* the forest by position (par, pe); pen a node's edge to its parent */
 	a->stamp++;
 	for (int i = 0; i < n; i++) {
 		int r = (r0 + i) % n, head = nw;
 		if (a->wstamp[r] == a->stamp)
 			continue;
 		a->wstamp[r] = a->stamp;
-		par[r] = -1;
-		pe[r] = -1;
+		par[nw] = -1;
+		pe[nw] = -1;
+		pen[r] = -1;
 		order[nw++] = r;
 		while (head < nw) {
 			int v = order[head++], d = a->aoff[v + 1] - a->aoff[v];
@@ -1692,22 +1705,24 @@ at_forest(at *a)
 				if (a->wstamp[w] == a->stamp)
 					continue;
 				a->wstamp[w] = a->stamp;
-				par[w] = v;
-				pe[w] = e;
+				par[nw] = head - 1;
+				pe[nw] = e;
+				pen[w] = e;
 				order[nw++] = w;
 			}
 		}
 	}
-	for (int v = 0; v < n; v++) {
-		uoff[v] = uo;
-		uo += (size_t)p->k[v];
-		aoff[v] = ao;
-		ao += par[v] >= 0 ? (size_t)p->k[par[v]] : 0;
+	for (int i = 0; i < n; i++) {
+		uoff[i] = uo;
+		uo += (size_t)p->k[order[i]];
+		aoff[i] = ao;
+		ao += par[i] >= 0 ? (size_t)p->k[order[par[i]]] : 0;
 	}
 	u = sl_xmalloc((uo + 1) * sizeof *u);
 	arg = sl_xmalloc((ao + 1) * sizeof *arg);
-	for (int v = 0; v < n; v++) {
-		int64_t *uv = u + uoff[v];
+	for (int i = 0; i < n; i++) {
+		int v = order[i];
+		int64_t *uv = u + uoff[i];
 		for (int s = 0; s < p->k[v]; s++) {
 			if (!a->ok[v][s]) {
 				uv[s] = INT64_MAX;
@@ -1716,59 +1731,16 @@ at_forest(at *a)
 			int64_t c = a->nc[v][s];
 			for (int j = a->aoff[v]; j < a->aoff[v + 1]; j++) {
 				int e = a->aedge[j], w = at_other(p, e, v);
-				if (pe[v] == e || pe[w] == e)
+				if (pen[v] == e || pen[w] == e)
 					continue;
 				c = sl_add_sat(c, at_ecell(p, e, v, s, a->x[w]) / 2);
 			}
 			uv[s] = c;
 		}
 	}
-	for (int i = n - 1; i >= 0; i--) {
-		int v = order[i], pv = par[v];
-		int64_t *uv = u + uoff[v];
-		if (pv < 0) {
-			int64_t bm = INT64_MAX;
-			int bs = a->x[v];
-			for (int s = 0; s < p->k[v]; s++)
-				if (uv[s] < bm) {
-					bm = uv[s];
-					bs = s;
-				}
-			y[v] = bs;
-			continue;
-		}
-		int64_t *up = u + uoff[pv];
-		int *av = arg + aoff[v];
-		/* cell (s, sp) of the edge at c[s * ss + sp * sp1], in place */
-		const int64_t *ec = p->ecost[pe[v]];
-		size_t ss = p->edge[pe[v]][0] == v ? (size_t)p->k[pv] : 1;
-		size_t sp1 = p->edge[pe[v]][0] == v ? 1 : (size_t)p->k[v];
-		for (int sp = 0; sp < p->k[pv]; sp++) {
-			int64_t bm = INT64_MAX;
-			int bs = 0;
-			if (up[sp] == INT64_MAX) {
-				av[sp] = 0;
-				continue;
-			}
-			for (int s = 0; s < p->k[v]; s++) {
-				if (uv[s] == INT64_MAX)
-					continue;
-				int64_t c = sl_add_sat(uv[s],
-				    ec[(size_t)s * ss + (size_t)sp * sp1]);
-				if (c < bm) {
-					bm = c;
-					bs = s;
-				}
-			}
-			av[sp] = bs;
-			up[sp] = sl_add_sat(up[sp], bm);
-		}
-	}
-	for (int i = 0; i < n; i++) {
-		int v = order[i];
-		if (par[v] >= 0)
-			y[v] = arg[aoff[v] + y[par[v]]];
-	}
+	at_tree_dp(p, n, order, par, pe, u, uoff, arg, aoff, a->x, yi);
+	for (int i = 0; i < n; i++)
+		y[order[i]] = yi[i];
 	/* keep it if it is better and fits */
 	memcpy(order, a->x, (size_t)n * sizeof *order);	/* the old plan */
 	for (int v = 0; v < n; v++)
@@ -1791,6 +1763,8 @@ at_forest(at *a)
 	free(order);
 	free(par);
 	free(pe);
+	free(pen);
+	free(yi);
 	free(y);
 	free(uoff);
 	free(aoff);
