@@ -566,12 +566,196 @@ ve_stopped(ve *w, int every, sl_error *err)
 	return true;
 }
 
+/* Eliminating x with no neighbour left: its best strategy, a constant. */
+static void
+ve_elim_alone(ve *w, int x)
+{
+	int kx = w->k[x];
+	const int64_t *ux = w->u[x];
+	ve_step *st = ve_push_step(w, x, 0, NULL, 1);
+	int64_t best = DP_INF;
+
+	for (int s = 0; s < kx; s++)
+		if (ux[s] < best) {
+			best = ux[s];
+			st->arg[0] = (uint16_t)s;
+		}
+	w->cst = dp_add(w->cst, best);
+}
+
+/* Eliminating x, one binary factor to y: folded into y's costs. */
+static void
+ve_elim_leaf(ve *w, int x)
+{
+	int kx = w->k[x];
+	const int64_t *ux = w->u[x];
+	int y = w->nb[0], ky = w->k[y];
+	ve_step *st = ve_push_step(w, x, 1, &y, (size_t)ky);
+	int64_t *acc = ve_scratch(&w->tmp2, &w->captmp2, (size_t)ky);
+	const int64_t *m;
+
+	/* parallel factors are merged: exactly one */
+	m = ve_xmajor(w, &w->f[w->fl[0]], x, &w->tmp1, &w->captmp1);
+	for (int t = 0; t < ky; t++)
+		acc[t] = DP_INF;
+	for (int s = 0; s < kx; s++) {
+		const int64_t *row = m + (size_t)s * ky;
+		if (ux[s] == DP_INF)
+			continue;
+		for (int t = 0; t < ky; t++) {
+			int64_t v = dp_add(ux[s], row[t]);
+			if (v < acc[t]) {
+				acc[t] = v;
+				st->arg[t] = (uint16_t)s;
+			}
+		}
+	}
+	for (int t = 0; t < ky; t++)
+		w->u[y][t] = dp_add(w->u[y][t], acc[t]);
+}
+
+/* Eliminating x between two binary factors: a new factor on the two. */
+static void
+ve_elim_pair(ve *w, int x)
+{
+	int kx = w->k[x];
+	const int64_t *ux = w->u[x];
+	int y, z, ky, kz, yz[2];
+	const ve_fac *fa = &w->f[w->fl[0]], *fb = &w->f[w->fl[1]];
+	const int64_t *m2;
+	int64_t *out;
+	ve_step *st;
+	int64_t *t2 = NULL;
+	size_t c2 = 0;
+
+	y = fa->sc[0] == x ? fa->sc[1] : fa->sc[0];
+	z = fb->sc[0] == x ? fb->sc[1] : fb->sc[0];
+	ky = w->k[y];
+	kz = w->k[z];
+	yz[0] = y;
+	yz[1] = z;
+	st = ve_push_step(w, x, 2, yz, (size_t)ky * kz);
+	m2 = fb->sc[0] == x ? fb->t : ve_xmajor(w, fb, x, &t2, &c2);
+	out = sl_xmalloc((size_t)ky * kz * sizeof *out);
+	for (size_t i = 0; i < (size_t)ky * kz; i++)
+		out[i] = DP_INF;
+	dp_elim_pair(out, st->arg, ux, fa->t, fa->sc[0] == x, m2,
+	    dp_all_small(m2, (size_t)kx * kz), kx, ky, kz,
+	    ve_scratch(&w->tmp2, &w->captmp2, (size_t)kz));
+	free(t2);
+	/* consume before merging, so the new factor does not meet them */
+	w->f[w->fl[0]].ar = 0;
+	w->f[w->fl[1]].ar = 0;
+	ve_adj_compact(w, y);
+	ve_adj_compact(w, z);
+	ve_add_binary(w, y, z, out, true);
+}
+
+/*
+ * Eliminating x in general: a factor over its ny sorted neighbours (w->nb)
+ * from its nfac factors (w->fl), size entries, each the minimum over x's
+ * strategies.  The kernel of the general step, where the DP's time goes on
+ * wide problems: it stays one loop, polling the run every DP_POLL_ENTRIES.
+ */
+static int
+ve_elim_general(ve *w, int x, int ny, int nfac, size_t size, sl_error *err)
+{
+	int kx = w->k[x];
+	const int64_t *ux = w->u[x];
+	int *y = w->nb;
+	int ar = ny;
+	ve_step *st;
+	int64_t *out;
+	int *idx = sl_xcalloc((size_t)ny, sizeof *idx);
+	/* per factor: stride of x, strides of each neighbour */
+	size_t *sx = sl_xcalloc((size_t)nfac, sizeof *sx);
+	size_t *sy = sl_xcalloc((size_t)nfac * ny, sizeof *sy);
+
+	qsort(y, (size_t)ny, sizeof *y, ve_cmp_int);
+	st = ve_push_step(w, x, ny, y, size);
+	for (int j = 0; j < nfac; j++) {
+		const ve_fac *f = &w->f[w->fl[j]];
+		size_t stride = 1;
+		for (int a = f->ar - 1; a >= 0; a--) {
+			int v = f->sc[a];
+			if (v == x)
+				sx[j] = stride;
+			else
+				for (int i = 0; i < ny; i++)
+					if (y[i] == v)
+						sy[(size_t)j * ny + i] = stride;
+			stride *= (size_t)w->k[v];
+		}
+	}
+	/*
+	 * off[j]: where factor j's row for the neighbours' current
+	 * strategies starts, kept as the odometer idx turns; acc
+	 * sums the factors for every s of x, factor by factor, so
+	 * that no offset is recomputed per strategy.
+	 */
+	size_t *off = sl_xcalloc((size_t)nfac, sizeof *off);
+	int64_t *acc = ve_scratch(&w->tmp2, &w->captmp2, (size_t)kx);
+	out = sl_xmalloc(size * sizeof *out);
+	for (size_t e = 0; e < size; e++) {
+		int64_t best = DP_INF;
+		int arg = 0;
+		if ((e + 1) % DP_POLL_ENTRIES == 0 &&
+		    ve_stopped(w, 1, err)) {
+			free(out);
+			free(off);
+			free(idx);
+			free(sx);
+			free(sy);
+			return SL_EINTERNAL;
+		}
+		memcpy(acc, ux, (size_t)kx * sizeof *acc);
+		for (int j = 0; j < nfac; j++) {
+			const int64_t *t = w->f[w->fl[j]].t + off[j];
+			size_t step = sx[j];
+			for (int s = 0; s < kx; s++)
+				acc[s] = dp_add(acc[s], t[(size_t)s * step]);
+		}
+		for (int s = 0; s < kx; s++)
+			if (acc[s] < best) {
+				best = acc[s];
+				arg = s;
+			}
+		out[e] = best;
+		st->arg[e] = (uint16_t)arg;
+		for (int i = ny - 1; i >= 0; i--) {
+			if (++idx[i] < w->k[y[i]]) {
+				for (int j = 0; j < nfac; j++)
+					off[j] += sy[(size_t)j * ny + i];
+				break;
+			}
+			for (int j = 0; j < nfac; j++)
+				off[j] -= (size_t)(idx[i] - 1) *
+				    sy[(size_t)j * ny + i];
+			idx[i] = 0;
+		}
+	}
+	free(off);
+	for (int j = 0; j < nfac; j++)
+		w->f[w->fl[j]].ar = 0;
+	for (int i = 0; i < ny; i++)
+		ve_adj_compact(w, y[i]);
+	free(idx);
+	free(sx);
+	free(sy);
+	ve_add_factor(w, ar, st->y, out);
+	return SL_OK;
+}
+
+/*
+ * Eliminates x: refused when its factor would be too large or the work too
+ * much, else by the step its neighbours call for (scopes only when
+ * symbolic).
+ */
 static int
 ve_elim(ve *w, int x, sl_error *err)
 {
 	int nfac, ny, kx = w->k[x];
 	bool binary;
-	const int64_t *ux = w->u[x];
 	size_t size = 1;
 
 	ny = ve_nbrs(w, x, &nfac, &binary);
@@ -613,153 +797,14 @@ ve_elim(ve *w, int x, sl_error *err)
 		return SL_OK;
 	}
 
-	if (ny == 0) {
-		ve_step *st = ve_push_step(w, x, 0, NULL, 1);
-		int64_t best = DP_INF;
-		for (int s = 0; s < kx; s++)
-			if (ux[s] < best) {
-				best = ux[s];
-				st->arg[0] = (uint16_t)s;
-			}
-		w->cst = dp_add(w->cst, best);
-	} else if (binary && ny == 1) {
-		int y = w->nb[0], ky = w->k[y];
-		ve_step *st = ve_push_step(w, x, 1, &y, (size_t)ky);
-		int64_t *acc = ve_scratch(&w->tmp2, &w->captmp2, (size_t)ky);
-		const int64_t *m;
-
-		/* parallel factors are merged: exactly one */
-		m = ve_xmajor(w, &w->f[w->fl[0]], x, &w->tmp1, &w->captmp1);
-		for (int t = 0; t < ky; t++)
-			acc[t] = DP_INF;
-		for (int s = 0; s < kx; s++) {
-			const int64_t *row = m + (size_t)s * ky;
-			if (ux[s] == DP_INF)
-				continue;
-			for (int t = 0; t < ky; t++) {
-				int64_t v = dp_add(ux[s], row[t]);
-				if (v < acc[t]) {
-					acc[t] = v;
-					st->arg[t] = (uint16_t)s;
-				}
-			}
-		}
-		for (int t = 0; t < ky; t++)
-			w->u[y][t] = dp_add(w->u[y][t], acc[t]);
-	} else if (binary && ny == 2) {
-		int y, z, ky, kz, yz[2];
-		const ve_fac *fa = &w->f[w->fl[0]], *fb = &w->f[w->fl[1]];
-		const int64_t *m2;
-		int64_t *out;
-		ve_step *st;
-		int64_t *t2 = NULL;
-		size_t c2 = 0;
-
-		y = fa->sc[0] == x ? fa->sc[1] : fa->sc[0];
-		z = fb->sc[0] == x ? fb->sc[1] : fb->sc[0];
-		ky = w->k[y];
-		kz = w->k[z];
-		yz[0] = y;
-		yz[1] = z;
-		st = ve_push_step(w, x, 2, yz, (size_t)ky * kz);
-		m2 = fb->sc[0] == x ? fb->t : ve_xmajor(w, fb, x, &t2, &c2);
-		out = sl_xmalloc((size_t)ky * kz * sizeof *out);
-		for (size_t i = 0; i < (size_t)ky * kz; i++)
-			out[i] = DP_INF;
-		dp_elim_pair(out, st->arg, ux, fa->t, fa->sc[0] == x, m2,
-		    dp_all_small(m2, (size_t)kx * kz), kx, ky, kz,
-		    ve_scratch(&w->tmp2, &w->captmp2, (size_t)kz));
-		free(t2);
-		/* consume before merging, so the new factor does not meet them */
-		w->f[w->fl[0]].ar = 0;
-		w->f[w->fl[1]].ar = 0;
-		ve_adj_compact(w, y);
-		ve_adj_compact(w, z);
-		ve_add_binary(w, y, z, out, true);
-	} else {
-		/* general step: a factor over the sorted neighbours */
-		int *y = w->nb;
-		int ar = ny;
-		ve_step *st;
-		int64_t *out;
-		int *idx = sl_xcalloc((size_t)ny, sizeof *idx);
-		/* per factor: stride of x, strides of each neighbour */
-		size_t *sx = sl_xcalloc((size_t)nfac, sizeof *sx);
-		size_t *sy = sl_xcalloc((size_t)nfac * ny, sizeof *sy);
-
-		qsort(y, (size_t)ny, sizeof *y, ve_cmp_int);
-		st = ve_push_step(w, x, ny, y, size);
-		for (int j = 0; j < nfac; j++) {
-			const ve_fac *f = &w->f[w->fl[j]];
-			size_t stride = 1;
-			for (int a = f->ar - 1; a >= 0; a--) {
-				int v = f->sc[a];
-				if (v == x)
-					sx[j] = stride;
-				else
-					for (int i = 0; i < ny; i++)
-						if (y[i] == v)
-							sy[(size_t)j * ny + i] = stride;
-				stride *= (size_t)w->k[v];
-			}
-		}
-		/*
-		 * off[j]: where factor j's row for the neighbours' current
-		 * strategies starts, kept as the odometer idx turns; acc
-		 * sums the factors for every s of x, factor by factor, so
-		 * that no offset is recomputed per strategy.
-		 */
-		size_t *off = sl_xcalloc((size_t)nfac, sizeof *off);
-		int64_t *acc = ve_scratch(&w->tmp2, &w->captmp2, (size_t)kx);
-		out = sl_xmalloc(size * sizeof *out);
-		for (size_t e = 0; e < size; e++) {
-			int64_t best = DP_INF;
-			int arg = 0;
-			if ((e + 1) % DP_POLL_ENTRIES == 0 &&
-			    ve_stopped(w, 1, err)) {
-				free(out);
-				free(off);
-				free(idx);
-				free(sx);
-				free(sy);
-				return SL_EINTERNAL;
-			}
-			memcpy(acc, ux, (size_t)kx * sizeof *acc);
-			for (int j = 0; j < nfac; j++) {
-				const int64_t *t = w->f[w->fl[j]].t + off[j];
-				size_t step = sx[j];
-				for (int s = 0; s < kx; s++)
-					acc[s] = dp_add(acc[s], t[(size_t)s * step]);
-			}
-			for (int s = 0; s < kx; s++)
-				if (acc[s] < best) {
-					best = acc[s];
-					arg = s;
-				}
-			out[e] = best;
-			st->arg[e] = (uint16_t)arg;
-			for (int i = ny - 1; i >= 0; i--) {
-				if (++idx[i] < w->k[y[i]]) {
-					for (int j = 0; j < nfac; j++)
-						off[j] += sy[(size_t)j * ny + i];
-					break;
-				}
-				for (int j = 0; j < nfac; j++)
-					off[j] -= (size_t)(idx[i] - 1) *
-					    sy[(size_t)j * ny + i];
-				idx[i] = 0;
-			}
-		}
-		free(off);
-		for (int j = 0; j < nfac; j++)
-			w->f[w->fl[j]].ar = 0;
-		for (int i = 0; i < ny; i++)
-			ve_adj_compact(w, y[i]);
-		free(idx);
-		free(sx);
-		free(sy);
-		ve_add_factor(w, ar, st->y, out);
-	}
+	if (ny == 0)
+		ve_elim_alone(w, x);
+	else if (binary && ny == 1)
+		ve_elim_leaf(w, x);
+	else if (binary && ny == 2)
+		ve_elim_pair(w, x);
+	else if (ve_elim_general(w, x, ny, nfac, size, err) != SL_OK)
+		return SL_EINTERNAL;
 	for (int j = 0; j < nfac; j++)
 		w->f[w->fl[j]].ar = 0;
 	w->state[x] = 2;
@@ -1852,28 +1897,21 @@ dp_seg_free(dp_run *R, int node, int l, int r)
 	R->seg[node].m = NULL;
 }
 
-/* Finds chains of layers that fold; leaves d unfolded when none or unsure. */
-static void
-dp_find_runs(sl_dp *d, const sl_problem *p)
+/*
+ * The instances of repeated layers: p's nodes grouped by layer (by
+ * position within it), the groups in order of their lowest node; ord holds
+ * the nodes, inst_of[v] v's instance (-1 none).  Returns how many.
+ */
+static int
+dp_instances(const sl_problem *p, int *ord, dp_inst *I, int *inst_of)
 {
-	int *ord, ni = 0, *inst_of, *o;
-	dp_inst *I;
-	dp_adj A;
-	bool ok = true;
+	int no = 0, ni = 0;
 
-	if (p->layer == NULL)
-		return;
-	ord = sl_xmalloc((size_t)(p->n + 1) * sizeof *ord);
-	int no = 0;
 	for (int v = 0; v < p->n; v++)
 		if (p->layer[v] >= 0)
 			ord[no++] = v;
-	if (no == 0) {
-		free(ord);
-		return;
-	}
 	{
-		dp_key *key = sl_xmalloc((size_t)no * sizeof *key);
+		dp_key *key = sl_xmalloc(((size_t)no + 1) * sizeof *key);
 		for (int i = 0; i < no; i++) {
 			key[i].layer = p->layer[ord[i]];
 			key[i].pos = p->pos != NULL ? p->pos[ord[i]] : 0;
@@ -1884,8 +1922,6 @@ dp_find_runs(sl_dp *d, const sl_problem *p)
 			ord[i] = key[i].v;
 		free(key);
 	}
-	I = sl_xcalloc((size_t)no, sizeof *I);
-	inst_of = sl_xmalloc((size_t)p->n * sizeof *inst_of);
 	for (int v = 0; v < p->n; v++)
 		inst_of[v] = -1;
 	for (int i = 0; i < no; ) {
@@ -1905,11 +1941,18 @@ dp_find_runs(sl_dp *d, const sl_problem *p)
 	for (int i = 0; i < ni; i++)
 		for (int j = 0; j < I[i].n; j++)
 			inst_of[I[i].node[j]] = i;
-	dp_adj_build(p, &A);
+	return ni;
+}
 
-	/* output of each instance: the one node feeding the next instance */
-	o = sl_xmalloc((size_t)(ni + 1) * sizeof *o);
-	int *link = sl_xmalloc((size_t)(ni + 1) * sizeof *link);
+/*
+ * The output of each instance, o[i]: the one node feeding the next
+ * instance (link[i], -1 when not exactly one), or for the last of a row
+ * the node at the position of the one before's output.
+ */
+static void
+dp_outputs(const sl_problem *p, const dp_adj *A, const int *inst_of,
+    const dp_inst *I, int ni, int *o, int *link)
+{
 	for (int i = 0; i < ni; i++)
 		link[i] = -1;
 	for (int i = 0; i + 1 < ni; i++) {
@@ -1917,8 +1960,8 @@ dp_find_runs(sl_dp *d, const sl_problem *p)
 		bool one = true;
 		for (int j = 0; j < I[i].n && one; j++) {
 			int v = I[i].node[j];
-			for (int q = A.off[v]; q < A.off[v + 1]; q++) {
-				int e = A.e[q];
+			for (int q = A->off[v]; q < A->off[v + 1]; q++) {
+				int e = A->e[q];
 				int y = p->edge[e][0] == v ? p->edge[e][1] : p->edge[e][0];
 				if (inst_of[y] != i + 1)
 					continue;
@@ -1942,12 +1985,19 @@ dp_find_runs(sl_dp *d, const sl_problem *p)
 				o[i] = I[i].node[j];
 		}
 	}
+}
 
-	/* greedy chains */
-	int *rfirst = sl_xmalloc((size_t)(ni + 1) * sizeof *rfirst);
-	int *rlen = sl_xmalloc((size_t)(ni + 1) * sizeof *rlen);
-	int *rin = sl_xmalloc((size_t)(ni + 1) * sizeof *rin);
+/*
+ * Chains of instances, greedily: each chain from instance rfirst[r], of
+ * rlen[r] instances, fed by node rin[r] (-1 none).  Returns how many.
+ */
+static int
+dp_chains(const sl_problem *p, const dp_adj *A, const int *inst_of,
+    const dp_inst *I, int ni, const int *o, const int *link, int *rfirst,
+    int *rlen, int *rin)
+{
 	int nr = 0;
+
 	for (int i = 0; i < ni; ) {
 		bool iok;
 		int in, cur;
@@ -1955,7 +2005,7 @@ dp_find_runs(sl_dp *d, const sl_problem *p)
 			i++;
 			continue;
 		}
-		in = dp_inst_input(p, &A, inst_of, I, i,
+		in = dp_inst_input(p, A, inst_of, I, i,
 		    o[i], link[i] >= 0 ? i + 1 : -1, &iok);
 		if (!iok || (in >= 0 && inst_of[in] >= 0 && inst_of[in] >= i)) {
 			i++;
@@ -1964,12 +2014,12 @@ dp_find_runs(sl_dp *d, const sl_problem *p)
 		cur = i;
 		int cin = in;
 		while (link[cur] >= 0 && cur + 1 < ni && o[cur + 1] >= 0 &&
-		    dp_inst_ok(p, &A, inst_of, I, cur, o[cur], cin, cur + 1) &&
-		    dp_inst_ok(p, &A, inst_of, I, cur + 1, o[cur + 1], o[cur], -1)) {
+		    dp_inst_ok(p, A, inst_of, I, cur, o[cur], cin, cur + 1) &&
+		    dp_inst_ok(p, A, inst_of, I, cur + 1, o[cur + 1], o[cur], -1)) {
 			cin = o[cur];
 			cur++;
 		}
-		if (cur > i && dp_inst_ok(p, &A, inst_of, I, cur, o[cur], cin, -1)) {
+		if (cur > i && dp_inst_ok(p, A, inst_of, I, cur, o[cur], cin, -1)) {
 			rfirst[nr] = i;
 			rlen[nr] = cur - i + 1;
 			rin[nr] = in;
@@ -1977,62 +2027,106 @@ dp_find_runs(sl_dp *d, const sl_problem *p)
 		}
 		i = cur + 1;
 	}
+	return nr;
+}
 
-	if (nr > 0) {
-		int total = 0;
-		for (int r = 0; r < nr; r++)
-			total += rlen[r];
-		d->layer = sl_xcalloc((size_t)total, sizeof *d->layer);
-		d->run = sl_xcalloc((size_t)nr, sizeof *d->run);
-		for (int r = 0; r < nr && ok; r++) {
-			dp_run *R = &d->run[d->nrun++];
-			R->first = d->nlayer;
-			R->len = rlen[r];
-			R->in = rin[r];
-			R->out = o[rfirst[r] + rlen[r] - 1];
-			R->seg = sl_xcalloc((size_t)4 * R->len, sizeof *R->seg);
-			R->memo.cap = 16;
-			while (R->memo.cap < 8 * R->len)
-				R->memo.cap *= 2;
-			R->memo.node = sl_xcalloc((size_t)R->memo.cap, sizeof(int));
-			R->memo.stamp = sl_xcalloc((size_t)R->memo.cap, sizeof(int));
-			R->memo.sig = sl_xcalloc((size_t)R->memo.cap, sizeof(uint64_t));
-			for (int t = 0; t < rlen[r]; t++) {
-				int ii = rfirst[r] + t;
-				dp_layer *L = &d->layer[d->nlayer++];
-				L->n = I[ii].n;
-				L->node = sl_xmalloc((size_t)L->n * sizeof *L->node);
-				memcpy(L->node, I[ii].node, (size_t)L->n * sizeof *L->node);
-				L->o = -1;
-				for (int j = 0; j < L->n; j++)
-					if (L->node[j] == o[ii])
-						L->o = j;
-				L->in = t == 0 ? rin[r] : o[ii - 1];
-				L->kin = L->in >= 0 ? p->k[L->in] : 1;
-				if (!dp_layer_setup(d, p, &A, d->nlayer - 1,
-				    inst_of, ii))
-					ok = false;
-				for (int j = 0; j < L->n; j++)
-					if (t < rlen[r] - 1 || j != L->o)
-						d->nown[L->node[j]] = d->nlayer - 1;
-			}
-		}
-		for (int r = 0; r < d->nrun && ok; r++)
-			for (int t = 1; t < d->run[r].len; t++)
-				dp_layer_twin(d, p, d->run[r].first + t);
-		/* every edge touching an eliminated node must be owned by a layer */
-		for (int e = 0; e < p->m && ok; e++)
-			if (d->eown[e] < 0 &&
-			    (d->nown[p->edge[e][0]] >= 0 || d->nown[p->edge[e][1]] >= 0))
+/*
+ * The nr chains as d's runs of folded layers; false when one of them does
+ * not fold after all (an edge of an eliminated node no layer owns, a run
+ * fed by a node inside it): then d is unfolded.
+ */
+static bool
+dp_build_runs(sl_dp *d, const sl_problem *p, const dp_adj *A,
+    const int *inst_of, const dp_inst *I, const int *o, const int *rfirst,
+    const int *rlen, const int *rin, int nr)
+{
+	bool ok = true;
+	int total = 0;
+
+	for (int r = 0; r < nr; r++)
+		total += rlen[r];
+	d->layer = sl_xcalloc((size_t)total, sizeof *d->layer);
+	d->run = sl_xcalloc((size_t)nr, sizeof *d->run);
+	for (int r = 0; r < nr && ok; r++) {
+		dp_run *R = &d->run[d->nrun++];
+		R->first = d->nlayer;
+		R->len = rlen[r];
+		R->in = rin[r];
+		R->out = o[rfirst[r] + rlen[r] - 1];
+		R->seg = sl_xcalloc((size_t)4 * R->len, sizeof *R->seg);
+		R->memo.cap = 16;
+		while (R->memo.cap < 8 * R->len)
+			R->memo.cap *= 2;
+		R->memo.node = sl_xcalloc((size_t)R->memo.cap, sizeof(int));
+		R->memo.stamp = sl_xcalloc((size_t)R->memo.cap, sizeof(int));
+		R->memo.sig = sl_xcalloc((size_t)R->memo.cap, sizeof(uint64_t));
+		for (int t = 0; t < rlen[r]; t++) {
+			int ii = rfirst[r] + t;
+			dp_layer *L = &d->layer[d->nlayer++];
+			L->n = I[ii].n;
+			L->node = sl_xmalloc((size_t)L->n * sizeof *L->node);
+			memcpy(L->node, I[ii].node, (size_t)L->n * sizeof *L->node);
+			L->o = -1;
+			for (int j = 0; j < L->n; j++)
+				if (L->node[j] == o[ii])
+					L->o = j;
+			L->in = t == 0 ? rin[r] : o[ii - 1];
+			L->kin = L->in >= 0 ? p->k[L->in] : 1;
+			if (!dp_layer_setup(d, p, A, d->nlayer - 1,
+			    inst_of, ii))
 				ok = false;
-		for (int r = 0; r < d->nrun && ok; r++) {
-			dp_run *R = &d->run[r];
-			if (R->in >= 0 && (d->nown[R->in] >= 0 || R->in == R->out))
-				ok = false;
+			for (int j = 0; j < L->n; j++)
+				if (t < rlen[r] - 1 || j != L->o)
+					d->nown[L->node[j]] = d->nlayer - 1;
 		}
-		if (!ok)
-			dp_unfold(d);
 	}
+	for (int r = 0; r < d->nrun && ok; r++)
+		for (int t = 1; t < d->run[r].len; t++)
+			dp_layer_twin(d, p, d->run[r].first + t);
+	/* every edge touching an eliminated node must be owned by a layer */
+	for (int e = 0; e < p->m && ok; e++)
+		if (d->eown[e] < 0 &&
+		    (d->nown[p->edge[e][0]] >= 0 || d->nown[p->edge[e][1]] >= 0))
+			ok = false;
+	for (int r = 0; r < d->nrun && ok; r++) {
+		dp_run *R = &d->run[r];
+		if (R->in >= 0 && (d->nown[R->in] >= 0 || R->in == R->out))
+			ok = false;
+	}
+	if (!ok)
+		dp_unfold(d);
+	return ok;
+}
+
+/* Finds chains of layers that fold; leaves d unfolded when none or unsure. */
+static void
+dp_find_runs(sl_dp *d, const sl_problem *p)
+{
+	int *ord, ni, *inst_of, *o, *link, *rfirst, *rlen, *rin, nr;
+	dp_inst *I;
+	dp_adj A;
+	bool any = false;
+
+	if (p->layer == NULL)
+		return;
+	for (int v = 0; v < p->n && !any; v++)
+		any = p->layer[v] >= 0;
+	if (!any)
+		return;
+	ord = sl_xmalloc((size_t)(p->n + 1) * sizeof *ord);
+	I = sl_xcalloc((size_t)p->n + 1, sizeof *I);
+	inst_of = sl_xmalloc((size_t)p->n * sizeof *inst_of);
+	ni = dp_instances(p, ord, I, inst_of);
+	dp_adj_build(p, &A);
+	o = sl_xmalloc((size_t)(ni + 1) * sizeof *o);
+	link = sl_xmalloc((size_t)(ni + 1) * sizeof *link);
+	dp_outputs(p, &A, inst_of, I, ni, o, link);
+	rfirst = sl_xmalloc((size_t)(ni + 1) * sizeof *rfirst);
+	rlen = sl_xmalloc((size_t)(ni + 1) * sizeof *rlen);
+	rin = sl_xmalloc((size_t)(ni + 1) * sizeof *rin);
+	nr = dp_chains(p, &A, inst_of, I, ni, o, link, rfirst, rlen, rin);
+	if (nr > 0)
+		dp_build_runs(d, p, &A, inst_of, I, o, rfirst, rlen, rin, nr);
 	free(rfirst);
 	free(rlen);
 	free(rin);
@@ -2261,6 +2355,71 @@ dp_check_same(const sl_dp *d, const sl_problem *p, sl_error *err)
 	return SL_OK;
 }
 
+/*
+ * Layers whose content changed get their class (and matrix) again, and the
+ * chains' trees their products (costs_same: only p->allowed changed, the
+ * edge costs are not compared).
+ */
+static int
+dp_sync_layers(sl_dp *d, const sl_problem *p, bool costs_same, sl_error *err)
+{
+	int rc;
+
+	for (int i = 0; i < d->nlayer; i++) {
+		dp_layer *L = &d->layer[i];
+		bool force = !d->primed || L->stale, ch = force;
+		L->dirty = false;
+		if (i > 0 && dp_layer_shares(p, L, &d->layer[i - 1])) {
+			/* the previous layer's rows: its class; copy nothing */
+			dp_class *cl = d->layer[i - 1].cls;
+			if (L->cls != cl) {
+				cl->refs++;
+				dp_class_unref(d, L->cls);
+				L->cls = cl;
+				L->dirty = true;
+			}
+			L->stale = true;
+			continue;
+		}
+		for (int j = 0; j < L->n; j++)
+			ch |= dp_sync_node(d, p, L->node[j], force);
+		if (!costs_same || force)
+			for (int j = 0; j < L->nedge; j++)
+				ch |= dp_sync_edge(d, p, L->edges[j], force);
+		L->stale = false;
+		if (ch && (rc = dp_layer_classify(d, p, L, err)) != SL_OK)
+			return rc;
+	}
+	for (int r = 0; r < d->nrun; r++) {
+		d->run[r].memo.pass++;
+		dp_seg_fix(d, &d->run[r], 1, 0, d->run[r].len - 1, !d->primed);
+	}
+	d->primed = true;
+	return SL_OK;
+}
+
+/* The chains' choices: boundaries from the trees, inner nodes per layer. */
+static void
+dp_chain_choices(sl_dp *d, sl_solution *sol)
+{
+	for (int r = 0; r < d->nrun; r++) {
+		dp_run *R = &d->run[r];
+		int *bo = sl_xmalloc((size_t)R->len * sizeof *bo);
+		int a = R->in >= 0 ? sol->choice[R->in] : 0;
+		dp_seg_descend(R, 1, 0, R->len - 1, a, sol->choice[R->out], bo);
+		for (int t = 0; t < R->len; t++) {
+			dp_layer *L = &d->layer[R->first + t];
+			int *val = d->val;
+			val[0] = t == 0 ? a : bo[t - 1];
+			val[1 + L->o] = bo[t];
+			ve_backsub(&L->cls->rec, val);
+			for (int j = 0; j < L->n; j++)
+				sol->choice[L->node[j]] = val[1 + j];
+		}
+		free(bo);
+	}
+}
+
 static int
 dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_run *run,
     sl_solution *sol, sl_error *err)
@@ -2297,37 +2456,8 @@ dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_run *run,
 		}
 	}
 
-	/* layers whose content changed get their class (and matrix) again */
-	for (int i = 0; i < d->nlayer; i++) {
-		dp_layer *L = &d->layer[i];
-		bool force = !d->primed || L->stale, ch = force;
-		L->dirty = false;
-		if (i > 0 && dp_layer_shares(p, L, &d->layer[i - 1])) {
-			/* the previous layer's rows: its class; copy nothing */
-			dp_class *cl = d->layer[i - 1].cls;
-			if (L->cls != cl) {
-				cl->refs++;
-				dp_class_unref(d, L->cls);
-				L->cls = cl;
-				L->dirty = true;
-			}
-			L->stale = true;
-			continue;
-		}
-		for (int j = 0; j < L->n; j++)
-			ch |= dp_sync_node(d, p, L->node[j], force);
-		if (!costs_same || force)
-			for (int j = 0; j < L->nedge; j++)
-				ch |= dp_sync_edge(d, p, L->edges[j], force);
-		L->stale = false;
-		if (ch && (rc = dp_layer_classify(d, p, L, err)) != SL_OK)
-			return rc;
-	}
-	for (int r = 0; r < d->nrun; r++) {
-		d->run[r].memo.pass++;
-		dp_seg_fix(d, &d->run[r], 1, 0, d->run[r].len - 1, !d->primed);
-	}
-	d->primed = true;
+	if ((rc = dp_sync_layers(d, p, costs_same, err)) != SL_OK)
+		return rc;
 
 	/* the outer problem: unfolded nodes plus each chain's product */
 	{
@@ -2397,23 +2527,7 @@ dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_run *run,
 		sol->choice[d->outer[i]] = d->val[i];
 	ve_free(&w);
 
-	/* chains: boundary choices from the trees, inner ones per layer */
-	for (int r = 0; r < d->nrun; r++) {
-		dp_run *R = &d->run[r];
-		int *bo = sl_xmalloc((size_t)R->len * sizeof *bo);
-		int a = R->in >= 0 ? sol->choice[R->in] : 0;
-		dp_seg_descend(R, 1, 0, R->len - 1, a, sol->choice[R->out], bo);
-		for (int t = 0; t < R->len; t++) {
-			dp_layer *L = &d->layer[R->first + t];
-			int *val = d->val;
-			val[0] = t == 0 ? a : bo[t - 1];
-			val[1 + L->o] = bo[t];
-			ve_backsub(&L->cls->rec, val);
-			for (int j = 0; j < L->n; j++)
-				sol->choice[L->node[j]] = val[1 + j];
-		}
-		free(bo);
-	}
+	dp_chain_choices(d, sol);
 
 	sol->objective = sl_problem_score(p, sol->choice);
 	sol->time_ms = sl_run_ms(run);

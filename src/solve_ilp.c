@@ -566,21 +566,15 @@ ilp_x_on(const sl_problem *p, const struct ilp_excl *ex, int v, int s)
 }
 
 /*
- * Builds the model.  compact drops the columns of entries that are not
- * allowed or excluded (a cold solve); otherwise every entry has a column and
- * ilp_apply fixes the unavailable ones through their bounds (kept warm).
+ * Whether the model stays within what GLPK takes (it aborts rather than
+ * fail politely); err says how large it would be when not.
  */
-static sl_ilp *
-ilp_build(const sl_problem *p, bool compact, bool chain,
-    const struct ilp_excl *ex,
+static bool
+ilp_size_ok(const sl_problem *p, bool compact, const struct ilp_excl *ex,
     sl_error *err)
 {
-	sl_ilp *w;
-	struct ilp_mat a = { 0 };
 	size_t ncols = 0, nnz = 0;
-	int nrows, col;
 
-	/* Size check first: GLPK aborts rather than failing politely. */
 	for (int v = 0; v < p->n; v++)
 		for (int s = 0; s < p->k[v]; s++)
 			if (!compact || ilp_x_on(p, ex, v, s)) {
@@ -605,22 +599,21 @@ ilp_build(const sl_problem *p, bool compact, bool chain,
 		sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 		    _("ilp: the model would have %zu columns and %zu nonzeros, "
 		    "too many for GLPK"), ncols, nnz);
-		return NULL;
+		return false;
 	}
+	return true;
+}
 
-	w = sl_xcalloc(1, sizeof *w);
-	w->n = p->n;
-	w->m = p->m;
-	w->compact = compact;
-	w->ex = *ex;
-	w->k = sl_xmalloc(((size_t)p->n + 1) * sizeof *w->k);
-	memcpy(w->k, p->k, (size_t)p->n * sizeof *w->k);
-	w->edge = sl_xmalloc(((size_t)p->m + 1) * sizeof *w->edge);
-	memcpy(w->edge, p->edge, (size_t)p->m * sizeof *w->edge);
+/* The columns: X per node and strategy, B per edge cell, the usage levels
+ * of the chain form (chain: that form whatever the size). */
+static void
+ilp_columns(sl_ilp *w, const sl_problem *p, bool compact, bool chain,
+    const struct ilp_excl *ex)
+{
+	int col = 0;
+
 	w->xcol = sl_xcalloc((size_t)p->n + 1, sizeof *w->xcol);
 	w->bcol = sl_xcalloc((size_t)p->m + 1, sizeof *w->bcol);
-
-	col = 0;
 	for (int v = 0; v < p->n; v++) {
 		w->xcol[v] = sl_xcalloc((size_t)p->k[v], sizeof **w->xcol);
 		for (int s = 0; s < p->k[v]; s++)
@@ -651,15 +644,20 @@ ilp_build(const sl_problem *p, bool compact, bool chain,
 		}
 	}
 	w->ncols = col;
+}
 
-	/* Rows: nodes, then per edge its row marginals and all but the last
-	 * column marginal (implied by the node rows), then usage. */
-	nrows = 0;
+/* Rows: nodes, then per edge its row marginals and all but the last
+ * column marginal (implied by the node rows), then usage. */
+static void
+ilp_rows(sl_ilp *w, const sl_problem *p, struct ilp_mat *a)
+{
+	int nrows = 0;
+
 	for (int v = 0; v < p->n; v++) {
 		nrows++;
 		for (int s = 0; s < p->k[v]; s++)
 			if (w->xcol[v][s])
-				ilp_mat_add(&a, nrows, w->xcol[v][s], 1.0);
+				ilp_mat_add(a, nrows, w->xcol[v][s], 1.0);
 	}
 	for (int e = 0; e < p->m; e++) {
 		int u = p->edge[e][0], v = p->edge[e][1];
@@ -668,11 +666,11 @@ ilp_build(const sl_problem *p, bool compact, bool chain,
 			if (!w->xcol[u][s])
 				continue;
 			nrows++;
-			ilp_mat_add(&a, nrows, w->xcol[u][s], -1.0);
+			ilp_mat_add(a, nrows, w->xcol[u][s], -1.0);
 			for (int t = 0; t < p->k[v]; t++) {
 				int c = w->bcol[e][(size_t)s * p->k[v] + t];
 				if (c)
-					ilp_mat_add(&a, nrows, c, 1.0);
+					ilp_mat_add(a, nrows, c, 1.0);
 			}
 		}
 		for (int t = 0; t < p->k[v]; t++)
@@ -682,22 +680,29 @@ ilp_build(const sl_problem *p, bool compact, bool chain,
 			if (!w->xcol[v][t])
 				continue;
 			nrows++;
-			ilp_mat_add(&a, nrows, w->xcol[v][t], -1.0);
+			ilp_mat_add(a, nrows, w->xcol[v][t], -1.0);
 			for (int s = 0; s < p->k[u]; s++) {
 				int c = w->bcol[e][(size_t)s * p->k[v] + t];
 				if (c)
-					ilp_mat_add(&a, nrows, c, 1.0);
+					ilp_mat_add(a, nrows, c, 1.0);
 			}
 		}
 	}
 	if (w->has_limit && w->n_times > 0) {
 		w->usage_row0 = nrows + 1;
 		if (w->dense)
-			ilp_dense_rows(w, p, &a, &nrows);
+			ilp_dense_rows(w, p, a, &nrows);
 		else
-			ilp_usage_rows(w, p, &a, &nrows);
+			ilp_usage_rows(w, p, a, &nrows);
 	}
 	w->nrows = nrows;
+}
+
+/* GLPK's problem from the columns and the rows in a. */
+static void
+ilp_load(sl_ilp *w, const sl_problem *p, struct ilp_mat *a)
+{
+	int nrows = w->nrows;
 
 	w->lp = glp_create_prob();
 	glp_set_obj_dir(w->lp, GLP_MIN);
@@ -725,18 +730,16 @@ ilp_build(const sl_problem *p, bool compact, bool chain,
 				glp_set_col_bnds(w->lp, w->bcol[e][i], GLP_LO,
 				    0.0, 0.0);
 	}
-	if (a.n > 0)
-		glp_load_matrix(w->lp, (int)a.n, a.ia, a.ja, a.ar);
-	free(a.ia);
-	free(a.ja);
-	free(a.ar);
+	if (a->n > 0)
+		glp_load_matrix(w->lp, (int)a->n, a->ia, a->ja, a->ar);
+}
 
-	w->fixed = sl_xcalloc((size_t)w->ncols + 1, 1);
-	w->obj = sl_xcalloc((size_t)w->ncols + 1, sizeof *w->obj);
-	w->row_stat = sl_xmalloc(((size_t)nrows + 1) * sizeof *w->row_stat);
-	w->col_stat = sl_xmalloc(((size_t)w->ncols + 1) * sizeof *w->col_stat);
+/* Adjacency (edge ids per node) for the rounding heuristic. */
+static void
+ilp_adjacency(sl_ilp *w, const sl_problem *p)
+{
+	int *fill = sl_xcalloc((size_t)p->n + 1, sizeof *fill);
 
-	/* Adjacency (edge ids per node) for the rounding heuristic. */
 	w->adj_start = sl_xcalloc((size_t)p->n + 1, sizeof *w->adj_start);
 	w->adj_edge = sl_xmalloc(((size_t)2 * p->m + 1) * sizeof *w->adj_edge);
 	for (int e = 0; e < p->m; e++) {
@@ -748,15 +751,48 @@ ilp_build(const sl_problem *p, bool compact, bool chain,
 		w->adj_start[v] = sum;
 		sum += c;
 	}
-	{
-		int *fill = sl_xcalloc((size_t)p->n + 1, sizeof *fill);
-		for (int e = 0; e < p->m; e++)
-			for (int j = 0; j < 2; j++) {
-				int v = p->edge[e][j];
-				w->adj_edge[w->adj_start[v] + fill[v]++] = e;
-			}
-		free(fill);
-	}
+	for (int e = 0; e < p->m; e++)
+		for (int j = 0; j < 2; j++) {
+			int v = p->edge[e][j];
+			w->adj_edge[w->adj_start[v] + fill[v]++] = e;
+		}
+	free(fill);
+}
+
+/*
+ * Builds the model.  compact drops the columns of entries that are not
+ * allowed or excluded (a cold solve); otherwise every entry has a column and
+ * ilp_apply fixes the unavailable ones through their bounds (kept warm).
+ */
+static sl_ilp *
+ilp_build(const sl_problem *p, bool compact, bool chain,
+    const struct ilp_excl *ex, sl_error *err)
+{
+	sl_ilp *w;
+	struct ilp_mat a = { 0 };
+
+	if (!ilp_size_ok(p, compact, ex, err))
+		return NULL;
+	w = sl_xcalloc(1, sizeof *w);
+	w->n = p->n;
+	w->m = p->m;
+	w->compact = compact;
+	w->ex = *ex;
+	w->k = sl_xmalloc(((size_t)p->n + 1) * sizeof *w->k);
+	memcpy(w->k, p->k, (size_t)p->n * sizeof *w->k);
+	w->edge = sl_xmalloc(((size_t)p->m + 1) * sizeof *w->edge);
+	memcpy(w->edge, p->edge, (size_t)p->m * sizeof *w->edge);
+	ilp_columns(w, p, compact, chain, ex);
+	ilp_rows(w, p, &a);
+	ilp_load(w, p, &a);
+	free(a.ia);
+	free(a.ja);
+	free(a.ar);
+	w->fixed = sl_xcalloc((size_t)w->ncols + 1, 1);
+	w->obj = sl_xcalloc((size_t)w->ncols + 1, sizeof *w->obj);
+	w->row_stat = sl_xmalloc(((size_t)w->nrows + 1) * sizeof *w->row_stat);
+	w->col_stat = sl_xmalloc(((size_t)w->ncols + 1) * sizeof *w->col_stat);
+	ilp_adjacency(w, p);
 	return w;
 }
 
@@ -1366,31 +1402,25 @@ ilp_fallback(struct ilp_run *r, sl_solution *sol)
 }
 
 /*
- * Solves the model as loaded.  meth: GLP_PRIMAL, or GLP_DUALP after bound
- * changes from an optimal basis; presolve only where nothing is kept.
- * Fills sol (status, choice, objective) and returns SL_OK, or an error code.
+ * The LP relaxation, in chunks of simplex iterations polling the clock and
+ * the cancel when there is a limit or a cancel to poll.  True when it is
+ * optimal (the basis valid); otherwise sol and *rc say how it ended: a plan
+ * rounded at the limit, cancelled, infeasible, or GLPK's failure.
  */
-static int
-ilp_run_model(sl_ilp *w, const sl_problem *p, const sl_solve_opts *o,
-    struct ilp_clock *clk, int meth, bool presolve, sl_solution *sol,
-    sl_error *err)
+static bool
+ilp_relax(struct ilp_run *r, int meth, bool presolve, int msg_lev,
+    sl_solution *sol, int *rc, sl_error *err)
 {
-	struct ilp_run r = { .w = w, .p = p, .o = o, .clk = clk,
-	    .heur_best = INT64_MAX };
-	/* in chunks of simplex iterations, polling the clock and the cancel */
+	sl_ilp *w = r->w;
+	struct ilp_clock *clk = r->clk;
 	bool chunked = clk->run.cancel != NULL || clk->run.stop != NULL ||
 	    ilp_limit_ms(clk) < INFINITY;
-	bool retried = false, mip = false;
-	int ret, st, rc = SL_OK;
+	bool retried = false;
+	int ret, st;
 	glp_smcp sp;
 
-	if (w->ncols == 0 || w->nrows == 0) {
-		/* Nothing for GLPK to do (GLPK refuses empty problems). */
-		sol->status = SL_SOLVE_INFEASIBLE;
-		return SL_OK;
-	}
 	glp_init_smcp(&sp);
-	sp.msg_lev = (o != NULL && o->progress != NULL) ? GLP_MSG_ON : GLP_MSG_ERR;
+	sp.msg_lev = msg_lev;
 	sp.meth = meth;
 	sp.presolve = (presolve && !chunked) ? GLP_ON : GLP_OFF;
 	/* A model never solved gets a crash basis; later ones keep theirs. */
@@ -1403,19 +1433,19 @@ ilp_run_model(sl_ilp *w, const sl_problem *p, const sl_solve_opts *o,
 	for (;;) {
 		if (chunked && sl_run_cancelled(&clk->run)) {
 			sol->status = SL_SOLVE_CANCELLED;
-			goto out;
+			return false;
 		}
 		sp.tm_lim = ilp_remaining_ms(clk);
 		sp.it_lim = chunked ? ILP_CHUNK_ITERS : INT_MAX;
 		if (ilp_no_time_for_simplex(clk)) {
-			ilp_fallback(&r, sol);
-			goto out;
+			ilp_fallback(r, sol);
+			return false;
 		}
 		ret = glp_simplex(w->lp, &sp);
 		if (ret == GLP_EITLIM) {
 			if (ilp_out_of_time(clk)) {
-				ilp_fallback(&r, sol);
-				goto out;
+				ilp_fallback(r, sol);
+				return false;
 			}
 			continue;
 		}
@@ -1433,118 +1463,152 @@ ilp_run_model(sl_ilp *w, const sl_problem *p, const sl_solve_opts *o,
 	case 0:
 		break;
 	case GLP_ETMLIM:
-		ilp_fallback(&r, sol);
-		goto out;
+		ilp_fallback(r, sol);
+		return false;
 	case GLP_EFAIL:
 		/* failed twice: a plan rounded from where it stopped, if any */
-		ilp_fallback_why(&r, sol, _("the simplex method failed "
+		ilp_fallback_why(r, sol, _("the simplex method failed "
 		    "numerically; plan rounded from its last basis"));
 		if (sol->status == SL_SOLVE_FEASIBLE)
-			goto out;
-		rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+			return false;
+		*rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
 		    _("ilp: the simplex method failed (GLPK code %d)"), ret);
-		goto out;
+		return false;
 	case GLP_ENOPFS:
 	case GLP_ENODFS:	/* the LP is bounded: no dual solution = infeasible */
 		sol->status = SL_SOLVE_INFEASIBLE;
-		goto out;
+		return false;
 	default:
-		rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+		*rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
 		    _("ilp: the simplex method failed (GLPK code %d)"), ret);
-		goto out;
+		return false;
 	}
 	st = glp_get_status(w->lp);
 	if (st == GLP_NOFEAS) {
 		sol->status = SL_SOLVE_INFEASIBLE;
-		goto out;
+		return false;
 	}
 	if (st != GLP_OPT) {
-		rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+		*rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
 		    _("ilp: the LP relaxation ended with GLPK status %d"), st);
-		goto out;
+		return false;
 	}
 	w->basis_valid = true;
+	return true;
+}
 
-	if (!ilp_x_integral(w, p)) {
-		glp_iocp ip;
-		int mst;
+/*
+ * Branch and bound from the relaxation (its basis kept for the next
+ * re-solve).  True when sol has a plan to read off the model (optimal or
+ * feasible); otherwise sol and *rc say how it ended.
+ */
+static bool
+ilp_branch(struct ilp_run *r, int msg_lev, sl_solution *sol, int *rc,
+    sl_error *err)
+{
+	sl_ilp *w = r->w;
+	glp_iocp ip;
+	int ret, mst;
 
-		mip = true;
-		ilp_save_basis(w);
-		glp_init_iocp(&ip);
-		ip.msg_lev = sp.msg_lev;
-		ip.presolve = GLP_OFF;
-		ip.tm_lim = ilp_remaining_ms(clk);
-		ip.cb_func = ilp_callback;
-		ip.cb_info = &r;
-		ip.mip_gap = 0.0;
-		r.choice = sl_xmalloc(((size_t)p->n + 1) * sizeof *r.choice);
-		ret = glp_intopt(w->lp, &ip);
-		free(r.choice);
-		mst = glp_mip_status(w->lp);
-		ilp_restore_basis(w);
-		switch (ret) {
-		case 0:
-			if (mst == GLP_OPT)
-				sol->status = SL_SOLVE_OPTIMAL;
-			else if (mst == GLP_NOFEAS) {
-				sol->status = SL_SOLVE_INFEASIBLE;
-				goto out;
-			} else if (mst == GLP_FEAS)
-				sol->status = SL_SOLVE_FEASIBLE;
-			else {
-				rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
-				    _("ilp: branch and bound ended with GLPK status %d"),
-				    mst);
-				goto out;
-			}
-			break;
-		case GLP_ETMLIM:
-		case GLP_ESTOP:
-			if (r.cancelled)
-				sol->status = SL_SOLVE_CANCELLED;
-			else
-				sol->status = mst == GLP_FEAS ?
-				    SL_SOLVE_FEASIBLE : SL_SOLVE_LIMIT;
-			if (mst != GLP_FEAS && mst != GLP_OPT)
-				goto out;
-			break;
-		case GLP_ENOPFS:
+	ilp_save_basis(w);
+	glp_init_iocp(&ip);
+	ip.msg_lev = msg_lev;
+	ip.presolve = GLP_OFF;
+	ip.tm_lim = ilp_remaining_ms(r->clk);
+	ip.cb_func = ilp_callback;
+	ip.cb_info = r;
+	ip.mip_gap = 0.0;
+	r->choice = sl_xmalloc(((size_t)r->p->n + 1) * sizeof *r->choice);
+	ret = glp_intopt(w->lp, &ip);
+	free(r->choice);
+	mst = glp_mip_status(w->lp);
+	ilp_restore_basis(w);
+	switch (ret) {
+	case 0:
+		if (mst == GLP_OPT)
+			sol->status = SL_SOLVE_OPTIMAL;
+		else if (mst == GLP_NOFEAS) {
 			sol->status = SL_SOLVE_INFEASIBLE;
-			goto out;
-		case GLP_EFAIL:
-			/*
-			 * A node's LP failed (seen when the time ran out in
-			 * it on a loaded machine): the incumbent is still a
-			 * plan, and without one the relaxation is rounded as
-			 * at the time limit.
-			 */
-			if (mst == GLP_FEAS) {
-				sol->status = SL_SOLVE_FEASIBLE;
-				snprintf(sol->note, sizeof sol->note,
-				    _("branch and bound stopped (GLPK code %d); the best plan found is kept"),
-				    ret);
-				break;
-			}
-			if (ilp_out_of_time(clk)) {
-				ilp_fallback(&r, sol);
-				goto out;
-			}
-			/* FALLTHROUGH */
-		default:
-			rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
-			    _("ilp: branch and bound failed (GLPK code %d)"), ret);
-			goto out;
+			return false;
+		} else if (mst == GLP_FEAS)
+			sol->status = SL_SOLVE_FEASIBLE;
+		else {
+			*rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+			    _("ilp: branch and bound ended with GLPK status %d"),
+			    mst);
+			return false;
 		}
+		return true;
+	case GLP_ETMLIM:
+	case GLP_ESTOP:
+		if (r->cancelled)
+			sol->status = SL_SOLVE_CANCELLED;
+		else
+			sol->status = mst == GLP_FEAS ?
+			    SL_SOLVE_FEASIBLE : SL_SOLVE_LIMIT;
+		return mst == GLP_FEAS || mst == GLP_OPT;
+	case GLP_ENOPFS:
+		sol->status = SL_SOLVE_INFEASIBLE;
+		return false;
+	case GLP_EFAIL:
+		/*
+		 * A node's LP failed (seen when the time ran out in it on a
+		 * loaded machine): the incumbent is still a plan, and without
+		 * one the relaxation is rounded as at the time limit.
+		 */
+		if (mst == GLP_FEAS) {
+			sol->status = SL_SOLVE_FEASIBLE;
+			snprintf(sol->note, sizeof sol->note,
+			    _("branch and bound stopped (GLPK code %d); the best plan found is kept"),
+			    ret);
+			return true;
+		}
+		if (ilp_out_of_time(r->clk)) {
+			ilp_fallback(r, sol);
+			return false;
+		}
+		/* FALLTHROUGH */
+	default:
+		*rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+		    _("ilp: branch and bound failed (GLPK code %d)"), ret);
+		return false;
+	}
+}
+
+/*
+ * Solves the model as loaded.  meth: GLP_PRIMAL, or GLP_DUALP after bound
+ * changes from an optimal basis; presolve only where nothing is kept.
+ * Fills sol (status, choice, objective) and returns SL_OK, or an error code.
+ */
+static int
+ilp_run_model(sl_ilp *w, const sl_problem *p, const sl_solve_opts *o,
+    struct ilp_clock *clk, int meth, bool presolve, sl_solution *sol,
+    sl_error *err)
+{
+	struct ilp_run r = { .w = w, .p = p, .o = o, .clk = clk,
+	    .heur_best = INT64_MAX };
+	bool mip = false;
+	int rc = SL_OK, msg_lev;
+
+	if (w->ncols == 0 || w->nrows == 0) {
+		/* Nothing for GLPK to do (GLPK refuses empty problems). */
+		sol->status = SL_SOLVE_INFEASIBLE;
+		return SL_OK;
+	}
+	msg_lev = (o != NULL && o->progress != NULL) ? GLP_MSG_ON : GLP_MSG_ERR;
+	if (!ilp_relax(&r, meth, presolve, msg_lev, sol, &rc, err))
+		return rc;
+	if (!ilp_x_integral(w, p)) {
+		mip = true;
+		if (!ilp_branch(&r, msg_lev, sol, &rc, err))
+			return rc;
 	} else
 		sol->status = SL_SOLVE_OPTIMAL;
-
 	ilp_read_choice(w, p, mip, sol->choice);
 	sol->objective = sl_problem_score(p, sol->choice);
 	if (sol->objective == INT64_MAX || !sl_problem_feasible(p, sol->choice))
 		rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, "%s",
 		    _("ilp: GLPK's solution does not round to a feasible plan"));
-out:
 	return rc;
 }
 
