@@ -208,12 +208,16 @@ explain_header(sbuf *b, const sl_space *s, int opi, const sl_strategy *st)
 	    sl_op_kind_name(op->kind), st->name);
 	sb_printf(b, "  %s\n", _(sl_kinds[op->kind].summary));
 	if (m->n_axes == 1)
-		sb_printf(b, _("Mesh: 1-D, %d devices (%s)\n"), m->n_devices, m->hw.name);
+		sb_printf(b, ngettext("Mesh: 1-D, %d device (%s)\n",
+		    "Mesh: 1-D, %d devices (%s)\n", m->n_devices), m->n_devices,
+		    m->hw.name);
 	else
 		sb_printf(b, _("Mesh: %d x %d = %d devices (%s), axis 0 outer\n"),
 		    m->axes[0].size, m->axes[1].size, m->n_devices, m->hw.name);
 	for (int a = 0; a < m->n_axes; a++)
-		sb_printf(b, _("  axis %d: %d devices, %g GB/s per direction, %g us latency\n"),
+		sb_printf(b, ngettext("  axis %d: %d device, %g GB/s per direction, "
+		    "%g us latency\n", "  axis %d: %d devices, %g GB/s per direction, "
+		    "%g us latency\n", m->axes[a].size),
 		    a, m->axes[a].size, m->axes[a].link.bandwidth / 1e9,
 		    m->axes[a].link.latency * 1e6);
 

@@ -101,6 +101,53 @@ test_hw_bundled(void **state)
 	assert_true(hw.flops == 989e12);
 	assert_int_equal(hw.devices_per_node, 8);
 
+	/*
+	 * The cards people have, at their datasheets' figures: the memory the
+	 * driver reports (nvidia-smi's total in MiB where no GPU was measured;
+	 * the H100 PCIe reports the SXM's), dense bf16 peak (half the "with
+	 * sparsity" figure), the link between the devices of a node per
+	 * direction and the node size.
+	 */
+	static const struct {
+		const char *name, *source;
+		int64_t memory;
+		double flops, intra;
+		int per_node;
+	} cards[] = {
+		{ "rtx4090-pcie", "whitepaper", 24564LL << 20, 165.2e12, 12.5e9, 4 },
+		{ "l4-pcie", "L4 datasheet", 23034LL << 20, 121e12, 25e9, 8 },
+		{ "l40s-pcie", "L40S datasheet", 46068LL << 20, 362.05e12, 25e9, 8 },
+		{ "a100-40gb-sxm", "A100 datasheet", 40960LL << 20, 312e12, 300e9, 8 },
+		{ "h100-pcie", "H100 datasheet", 85018542080LL, 756e12, 50e9, 8 },
+		{ "h200-nvlink", "H200", 150109880320LL, 989e12, 450e9, 8 },
+		{ "b200-nvlink", "B200 datasheet", 183359LL << 20, 2250e12, 900e9, 8 },
+	};
+	for (size_t i = 0; i < sizeof cards / sizeof cards[0]; i++) {
+		bool listed = false;
+
+		sl_error_clear(&err);
+		assert_int_equal(sl_hw_load(cards[i].name, &hw, &err), SL_OK);
+		assert_true(hw.capacity_bytes == cards[i].memory);
+		assert_true(hw.memory_bytes == hw.capacity_bytes - hw.reserve_bytes);
+		assert_true(hw.flops == cards[i].flops);
+		assert_true(hw.intra.bandwidth == cards[i].intra);
+		assert_int_equal(hw.devices_per_node, cards[i].per_node);
+		/* estimated compute stays under the peaks it is derived from */
+		assert_true(hw.attention_flops <= hw.flops);
+		assert_true(hw.mem_bandwidth > 0);
+		if (strstr(hw.description, cards[i].source) == NULL)
+			fail_msg("%s: the description does not name its source "
+			    "(%s): %s", cards[i].name, cards[i].source,
+			    hw.description);
+		for (int k = 0; names[k] != NULL; k++)
+			listed |= strcmp(names[k], cards[i].name) == 0;
+		assert_true(listed);
+	}
+	/* consumer cards have no NVLink: PCIe peers, slower than any NVLink */
+	sl_error_clear(&err);
+	assert_int_equal(sl_hw_load("rtx4090-pcie", &hw, &err), SL_OK);
+	assert_non_null(strstr(hw.description, "no NVLink"));
+
 	/* by path as well as by name */
 	char path[1024];
 	snprintf(path, sizeof path, "%s/hardware/a100-pcie.json", sl_datadir());

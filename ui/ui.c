@@ -117,8 +117,10 @@ ui_constrain(ui *u, int op, int s, enum ui_act act, bool every_layer)
 		ui_message(u, false, act == UI_ACT_PIN ? _("pinned %s = %s") :
 		    _("forbade %s = %s"), ui_op_name(&u->m, op), sname);
 	} else {
+		/* n > 1 here; the plural forms of some languages differ still */
 		ui_message(u, false, act == UI_ACT_PIN ?
-		    _("pinned %s at %d operators") : _("forbade %s at %d operators"),
+		    ngettext("pinned %s at %d operator", "pinned %s at %d operators", n) :
+		    ngettext("forbade %s at %d operator", "forbade %s at %d operators", n),
 		    sname, n);
 	}
 	free(ops);
@@ -576,11 +578,18 @@ ui_plan_reopen(ui *u, const cli_opts *o, const sl_plan_file *pf, sl_error *err)
 		    ui_stages_set(u, pf->schedule, pf->pp, pf->virt,
 		    pf->n_axes == 2 ? pf->shape[0] : 1, pf->shape[pf->n_axes == 2 ? 1 : 0],
 		    pf->graph_batch, pf->micro_batches, pf->n_stages, pf->stage_layers,
-		    pf->stage_recompute) != SL_OK)
+		    pf->stage_recompute) != SL_OK) {
+			int nd = u->m.space ? u->m.space->mesh.n_devices : 0;
+			char st[48], dv[48], op[48];
+			snprintf(st, sizeof st, ngettext("%d stage", "%d stages",
+			    pf->n_stages), pf->n_stages);
+			snprintf(dv, sizeof dv, ngettext("%d device", "%d devices", sub),
+			    sub);
+			snprintf(op, sizeof op, ngettext("%d device", "%d devices", nd), nd);
 			return sl_error_set(err, SL_EINPUT, o->plan, 0, 0,
-			    _("the plan's %d stages of %d devices do not fit "
-			    "the model's layers or the %d devices opened"),
-			    pf->n_stages, sub, u->m.space ? u->m.space->mesh.n_devices : 0);
+			    _("the plan's %s of %s do not fit the model's layers or "
+			    "the %s opened"), st, dv, op);
+		}
 		ui_stages_open(u);
 	} else if (u->m.space != NULL) {
 		int *c = sl_xmalloc(u->m.n * sizeof(int));

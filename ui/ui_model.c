@@ -281,7 +281,9 @@ ui_model_resolve(ui_model *m, sl_error *err)
 
 	sl_solution_init(&sol, m->n);
 	if (m->dp != NULL) {
-		rc = sl_dp_resolve(m->dp, m->prob, NULL, &sol, err);
+		/* at alpha 0, the least communication among equal memory */
+		rc = sl_space_solve(m->space, m->prob, m->alpha, m->dp, m->solver,
+		    NULL, &sol, err);
 	} else if (m->search_ok) {
 		/* the first plan now; the search goes on in the background */
 		memset(&so, 0, sizeof so);
@@ -291,7 +293,8 @@ ui_model_resolve(ui_model *m, sl_error *err)
 	} else {
 		memset(&so, 0, sizeof so);
 		so.time_limit = 30;
-		rc = sl_solve(m->prob, m->solver, &so, &sol, err);
+		rc = sl_space_solve(m->space, m->prob, m->alpha, NULL, m->solver,
+		    &so, &sol, err);
 	}
 	if (rc == SL_OK && sol.status != SL_SOLVE_OPTIMAL &&
 	    sol.status != SL_SOLVE_FEASIBLE)

@@ -72,12 +72,25 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 	int inner = pl->mesh.axes[pl->mesh.n_axes - 1].size;
 	double tokens = 0;
 
+	char mb[64], sm[64], on[64];
+
 	mesh_str(outer, inner, ms, sizeof ms);
-	printf(_("\nchosen plan: %d pipeline stages (%s"), pl->pp, sl_schedule_name(pl->schedule));
+	printf(ngettext("\nchosen plan: %d pipeline stage (%s",
+	    "\nchosen plan: %d pipeline stages (%s", pl->pp), pl->pp,
+	    sl_schedule_name(pl->schedule));
 	if (pl->virt > 1)
 		printf(_(", %d chunks per device"), pl->virt);
-	printf(_("), each on a %s sub-mesh; %lld micro-batches of %lld samples\n"), ms,
-	    (long long)pl->micro_batches, (long long)pl->graph_batch);
+	if (outer == 1 || inner == 1)
+		snprintf(on, sizeof on, ngettext("%d device", "%d devices",
+		    outer * inner), outer * inner);
+	else
+		snprintf(on, sizeof on, _("a %s sub-mesh"), ms);
+	snprintf(mb, sizeof mb, ngettext("%lld micro-batch", "%lld micro-batches",
+	    pl->micro_batches), (long long)pl->micro_batches);
+	snprintf(sm, sizeof sm, ngettext("%lld sample", "%lld samples",
+	    pl->graph_batch), (long long)pl->graph_batch);
+	/* TRANSLATORS: "), each on 8 devices; 16 micro-batches of 4 samples" */
+	printf(_("), each on %s; %s of %s\n"), on, mb, sm);
 	printf(_("step time %s: pipeline %s (bubble %s, %.1f%%), gradient sync %s\n"),
 	    cli_ns(pl->step_ns, b[0]), cli_ns(pl->pipe_ns, b[1]), cli_ns(pl->bubble_ns, b[2]),
 	    pl->pipe_ns > 0 ? 100.0 * (double)pl->bubble_ns / (double)pl->pipe_ns : 0.0,
@@ -106,20 +119,25 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 			printf(_("memory per device: at most %s, %s\n"),
 			    cli_bytes(pl->max_mem, b[0]), cap);
 	}
-	cli_fprintf(stdout, "\n%-6s %-7s %-10s %-10s %9s %11s %11s %11s %11s\n", _("stage"),
-	    _("device"), _("layers"), _("recompute"), _("in flight"), _("states"),
-	    _("activation"), _("memory"), _("micro-batch"));
+	cli_fprintf(stdout, "\n%-6s %-7s %-10s %-10s %8s %11s %11s %11s %11s\n", _("stage"),
+	    _("pp rank"), _("layers"), _("recompute"), _("mb kept"), _("states"),
+	    _("acts/mb"), _("rank peak"), _("time/mb"));
 	for (int j = 0; j < pl->n_stages; j++) {
 		const sl_pipe_stage *st = &pl->stage[j];
 		const sl_pipe_dev *dv = &pl->dev[st->device];
 		char lr[32];
 		snprintf(lr, sizeof lr, "%d-%d", st->first_layer,
 		    st->first_layer + st->n_layers - 1);
-		printf("%-6d %-7d %-10s %-10s %9lld %11s %11s %11s %11s\n", j, st->device,
+		printf("%-6d %-7d %-10s %-10s %8lld %11s %11s %11s %11s\n", j, st->device,
 		    lr, sl_recompute_name(st->recompute), (long long)dv->in_flight,
 		    cli_bytes(sl_mem_total(&st->states), b[0]), cli_bytes(st->acts, b[1]),
 		    cli_bytes(dv->mem, b[2]), cli_ns(st->micro_ns, b[3]));
 	}
+	printf("%s\n", _("pp rank: the pipeline rank whose devices run the stage; mb kept:\n"
+	    "micro-batches whose activations the rank keeps at its peak; states: parameters,\n"
+	    "gradients, optimizer states and buffers per device; acts/mb: activations of one\n"
+	    "micro-batch; rank peak: the most a device of the rank holds; time/mb: forward\n"
+	    "and backward of one micro-batch."));
 	if (g == NULL)
 		return;
 	printf(_("\nper-stage operator plan (the first layer of each stage; its other layers choose alike unless listed):\n"));
@@ -225,26 +243,48 @@ static void
 print_search(const plan_model *pm, const sl_hybrid_opts *ho,
     const sl_hybrid_result *r)
 {
-	char rd[256], cap[128], b[2][32];
+	char rd[256], cap[128], b[2][32], mn[256], nd[64];
+	char c1[64], c2[64], c3[64], c4[64], c5[64];
+	sl_error err;
+	sl_graph *g1;
 
-	printf(_("model %s on %d devices of %s, each %s; global batch %lld\n"),
-	    pm->arg, ho->devices, ho->hw.name,
-	    sl_hw_memory_text(&ho->hw, cap, sizeof cap),
+	/* the model's own name and the sequence trained, not the file */
+	sl_error_clear(&err);
+	if ((g1 = plan_open((void *)pm, 1, ho->space.recipe.seq, &err)) != NULL)
+		cli_model_str(g1, mn, sizeof mn);
+	else
+		sl_esc_buf(pm->arg, mn, sizeof mn);
+	sl_graph_free(g1);
+	snprintf(nd, sizeof nd, ngettext("%d device", "%d devices", ho->devices),
+	    ho->devices);
+	printf(_("model %s on %s of %s, each %s; global batch %lld\n"),
+	    mn, nd, ho->hw.name, sl_hw_memory_text(&ho->hw, cap, sizeof cap),
 	    (long long)(ho->global_batch > 0 ? ho->global_batch : ho->devices));
 	printf(_("training recipe: %s\n"), sl_recipe_describe(&ho->space.recipe, rd, sizeof rd));
 	printf(_("framework: %s\n"),
 	    sl_framework_title(ho->space.recipe.framework));
-	printf(_("searched %lld configurations and %lld partitions with %lld stage solves "
-	    "(%lld answered from the cache) in %.0f ms\n"),
-	    (long long)r->configs, (long long)r->partitions, (long long)r->stage_solves,
-	    (long long)r->cache_hits, r->time_ms);
-	printf(_("set aside: %lld by a lower bound on the step time, %lld sub-meshes "
+	snprintf(c1, sizeof c1, ngettext("%lld configuration", "%lld configurations",
+	    r->configs), (long long)r->configs);
+	snprintf(c2, sizeof c2, ngettext("%lld partition", "%lld partitions",
+	    r->partitions), (long long)r->partitions);
+	snprintf(c3, sizeof c3, ngettext("%lld stage solve", "%lld stage solves",
+	    r->stage_solves), (long long)r->stage_solves);
+	printf(_("searched %s and %s with %s (%lld answered from the cache) in "
+	    "%.0f ms\n"), c1, c2, c3, (long long)r->cache_hits, r->time_ms);
+	snprintf(c1, sizeof c1, ngettext("%lld sub-mesh", "%lld sub-meshes",
+	    r->pruned_shapes), (long long)r->pruned_shapes);
+	snprintf(c2, sizeof c2, ngettext("%lld micro-batch size",
+	    "%lld micro-batch sizes", r->pruned_batches), (long long)r->pruned_batches);
+	snprintf(c4, sizeof c4, ngettext("%lld configuration", "%lld configurations",
+	    r->pruned_partitions), (long long)r->pruned_partitions);
+	snprintf(c5, sizeof c5, ngettext("%d layer", "%d layers", ho->slack),
+	    ho->slack);
+	printf(_("set aside: %lld by a lower bound on the step time, %s "
 	    "(tensor parallelism beyond a node, or chunks of unequal layers), "
-	    "%lld micro-batch sizes that do not divide the global batch; "
-	    "%lld configurations searched stage sizes by bound instead of listing them "
-	    "(stages within %d layers of the even split)\n"),
-	    (long long)r->pruned_bound, (long long)r->pruned_shapes,
-	    (long long)r->pruned_batches, (long long)r->pruned_partitions, ho->slack);
+	    "%s that do not divide the global batch; "
+	    "%s searched stage sizes by bound instead of listing them "
+	    "(stages within %s of the even split)\n"),
+	    (long long)r->pruned_bound, c1, c2, c4, c5);
 	if (r->n_front > 0) {
 		cli_fprintf(stdout, "\n%s\n%-4s %-3s %-9s %7s %13s %13s\n",
 		    _("frontier of memory against step time (configurations that fit):"),
@@ -266,7 +306,7 @@ print_no_fit(const sl_hybrid_opts *ho, const sl_hybrid_result *r)
 {
 	sl_fit_change *ch;
 	sl_error err;
-	int n, fit = 0, known = 0;
+	int n;
 	char b[2][32];
 
 	sl_error_clear(&err);
@@ -281,21 +321,7 @@ print_no_fit(const sl_hybrid_opts *ho, const sl_hybrid_result *r)
 		cli_report(&err);
 		return;
 	}
-	for (int i = 0; i < n; i++) {
-		fit += ch[i].fits;
-		known += ch[i].why[0] == '\0';
-	}
-	printf("\n%s\n", fit > 0 ? _("changes that would make it fit, best first:") :
-	    known > 0 ? _("no single change tried makes it fit; the closest, "
-	    "least memory first:") : _("no change tried could be evaluated, so "
-	    "none is known to make it fit:"));
-	for (int i = 0; i < n; i++)
-		if (ch[i].why[0] != '\0')
-			printf(_("  %s: not evaluated: %s\n"), ch[i].what, ch[i].why);
-		else
-			printf(ch[i].fits ? _("  %s: fits; memory %s, step %s\n") :
-			    _("  %s: does not fit; memory %s, step %s\n"), ch[i].what,
-			    cli_bytes(ch[i].max_mem, b[0]), cli_ns(ch[i].step_ns, b[1]));
+	cli_print_changes(stdout, ch, n);
 	free(ch);
 }
 
