@@ -517,13 +517,13 @@ type_solve(hyb *h, stage_type *t, const stage_tab *tb, int r, int64_t ks,
 	}
 	sl_solution_init(&sol, p->n);
 	h->solves++;
-	if (t->dp == NULL && (t->dp = sl_dp_new(p, NULL)) != NULL && !h->o->plain) {
+	if (t->dp == NULL && (t->dp = sl_dp_new(p, NULL, NULL)) != NULL && !h->o->plain) {
 		if (h->pool == NULL)
 			h->pool = sl_dp_pool_new();
 		sl_dp_set_pool(t->dp, h->pool);
 	}
 	if (t->dp != NULL)
-		rc = sl_dp_resolve(t->dp, p, &sol, err);
+		rc = sl_dp_resolve(t->dp, p, NULL, &sol, err);
 	else
 		rc = sl_solve(p, SL_SOLVER_AUTO, NULL, &sol, err);
 	if (rc == SL_OK && sol.status != SL_SOLVE_OPTIMAL)

@@ -149,9 +149,16 @@ cli_no_plan(const sl_solution *sol, double time_limit)
 		fprintf(stderr, _("shardlab: no feasible plan\n"));
 		return SL_EINFEASIBLE;
 	case SL_SOLVE_LIMIT:
-		fprintf(stderr, _("shardlab: the time limit of %g s ran out before the %s solver found a plan (raise --time-limit, or use --solver anytime, which has a plan within a second)\n"),
-		    time_limit > 0 ? time_limit : SL_ILP_DEFAULT_TIME_LIMIT,
-		    sl_solver_name(sol->solver));
+		if (sol->solver == SL_SOLVER_ANYTIME)
+			/* the search had its say: a plan it found took an
+			 * impossible pair, or it found none in the time */
+			fprintf(stderr, _("shardlab: the time limit of %g s ran out before the anytime search found a plan without an impossible pair (raise --time-limit)\n"),
+			    time_limit > 0 ? time_limit :
+			    SL_ANYTIME_DEFAULT_TIME_LIMIT);
+		else
+			fprintf(stderr, _("shardlab: the time limit of %g s ran out before the %s solver found a plan (raise --time-limit, or use --solver anytime, which has a plan within a second)\n"),
+			    time_limit > 0 ? time_limit : SL_ILP_DEFAULT_TIME_LIMIT,
+			    sl_solver_name(sol->solver));
 		return SL_EINTERNAL;
 	default:
 		fprintf(stderr, _("shardlab: the solver stopped without a plan (%s)\n"),
