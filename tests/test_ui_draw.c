@@ -532,15 +532,32 @@ type_line(struct fixture *f, const char *text)
 
 /*
  * M asks for the memory limit: a size with its unit fits the plan under
- * it and the memory panel's title says so; one below every plan says how
- * much the least needs; a size without a unit is refused; empty lifts it.
+ * it (its timeline's peak) and the memory panel's title says so; one below
+ * every plan says how much the least found needs; a size without a unit
+ * is refused; empty lifts it.
  */
+/* The peak of device 0's timeline under the plan on screen. */
+static int64_t
+plan_peak(struct fixture *f)
+{
+	sl_timeline tl;
+	sl_error err;
+	int64_t peak;
+
+	sl_error_clear(&err);
+	assert_int_equal(sl_timeline_build(f->u.m.space, f->u.m.sol.choice, 0,
+	    false, &tl, &err), SL_OK);
+	peak = tl.peak;
+	sl_timeline_free(&tl);
+	return peak;
+}
+
 static void
 test_mem_limit_key(void **state)
 {
 	struct fixture f;
 	WINDOW **W;
-	int64_t free_mem, least;
+	int64_t free_peak, free_sum, least;
 	char line[64];
 	sl_error err;
 
@@ -549,7 +566,8 @@ test_mem_limit_key(void **state)
 	W = f.u.win;
 	sl_error_clear(&err);
 	assert_int_equal(ui_model_set_alpha(&f.u.m, 1e7, &err), SL_OK);
-	free_mem = f.u.m.ev.max_total;
+	free_peak = plan_peak(&f);
+	free_sum = f.u.m.ev.max_total;
 	key(&f, 'M');
 	assert_int_equal(f.u.prompt, UI_P_MEMLIMIT);
 	assert_true(win_has(W[UI_W_MSG], "Memory limit per device"));
@@ -557,8 +575,9 @@ test_mem_limit_key(void **state)
 	assert_true(f.u.msg_error);
 	assert_true(win_has(W[UI_W_MSG], "no plan fits in 1.00 MiB"));
 	assert_true(win_has(W[UI_W_MEM], "limit 1.00 MiB, none fits"));
-	least = f.u.m.ev.max_total;
-	assert_true(least < free_mem);
+	least = plan_peak(&f);
+	assert_int_equal(least, f.u.m.fit_least);
+	assert_true(least < free_peak);
 	key(&f, 'M');
 	/* the prompt holds the limit in force: clear it first (Ctrl-U) */
 	key(&f, 21);
@@ -567,19 +586,19 @@ test_mem_limit_key(void **state)
 	assert_true(win_has(W[UI_W_MSG], "not a memory size"));
 	key(&f, 'M');
 	key(&f, 21);
-	snprintf(line, sizeof line, "%lldB", (long long)(least + (free_mem - least) / 2));
+	snprintf(line, sizeof line, "%lldB", (long long)(least + (free_peak - least) / 2));
 	type_line(&f, line);
 	assert_false(f.u.msg_error);
 	assert_false(f.u.m.fit_none);
 	assert_true(f.u.m.fit_searched);
-	assert_true(f.u.m.ev.max_total <= least + (free_mem - least) / 2);
+	assert_true(plan_peak(&f) <= least + (free_peak - least) / 2);
 	assert_true(win_has(W[UI_W_MSG], "the best plan under it"));
 	assert_true(win_has(W[UI_W_MEM], "limit "));
 	key(&f, 'M');
 	key(&f, 21);
 	type_line(&f, "");
 	assert_true(win_has(W[UI_W_MSG], "no memory limit"));
-	assert_int_equal(f.u.m.ev.max_total, free_mem);
+	assert_int_equal(f.u.m.ev.max_total, free_sum);
 	term_close(&f);
 	close_model(&f);
 }
