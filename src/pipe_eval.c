@@ -197,7 +197,12 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 		st->megatron_ns = st->micro_ns;
 		st->megatron_mem = -1;
 		st->expressible = true;
-		pl->dev[d].states = sl_add_sat(pl->dev[d].states, sl_mem_total(&st->states));
+		/* a device keeps its chunks' states; their moments (buffers)
+		 * come one at a time: the largest, added below */
+		pl->dev[d].states = sl_add_sat(pl->dev[d].states,
+		    sl_mem_total(&st->states) - st->states.buffers);
+		if (st->states.buffers > pl->dev[d].moment)
+			pl->dev[d].moment = st->states.buffers;
 		pl->dev[d].micro_ns = sl_add_sat(pl->dev[d].micro_ns, st->micro_ns);
 		if (st->sync_ns > pl->sync_ns)
 			pl->sync_ns = st->sync_ns;
@@ -218,6 +223,7 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 	t = sl_xmalloc(p * sizeof *t);
 	for (int d = 0; d < p; d++) {
 		sl_pipe_dev *dv = &pl->dev[d];
+		dv->states = sl_add_sat(dv->states, dv->moment);
 		dv->acts = dev_peak_acts(pl, d, -1, 0);
 		dv->mem = sl_add_sat(dv->states, dv->acts);
 		if (dv->mem > pl->max_mem)
@@ -347,10 +353,14 @@ pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
 		type_extras(h, ty, r);
 		plan_totals(ty, space_tab(h, se, r), r, mc + ty->a, &tot);
 		st->megatron_ns = plan_micro(&tot);
-		/* the device's memory with this stage on Megatron-LM's plan */
+		/* the device's memory with this stage on Megatron-LM's plan
+		 * (its moment taken as the larger of the two) */
 		st->megatron_mem = sl_add_sat(sl_add_sat(
-		    pl->dev[st->device].states - sl_mem_total(&st->states),
-		    sl_mem_total(&tot.states)),
+		    pl->dev[st->device].states - sl_mem_total(&st->states) +
+		    st->states.buffers - pl->dev[st->device].moment,
+		    sl_mem_total(&tot.states) - tot.states.buffers +
+		    (tot.states.buffers > pl->dev[st->device].moment ?
+		    tot.states.buffers : pl->dev[st->device].moment)),
 		    dev_peak_acts(pl, st->device, j, tot.acts));
 		st->expressible = true;
 		for (int u = 0; u < ty->b - ty->a; u++)

@@ -360,7 +360,9 @@ plan_totals(const stage_type *t, const stage_tab *tb, int r, const int *c,
 		sp->states.params += m->params;
 		sp->states.grads += m->grads;
 		sp->states.optim += m->optim + x_at(t->xmem[r], v, c[v]);
-		sp->states.buffers += m->buffers;
+		/* moments are held one at a time: the largest */
+		if (m->buffers > sp->states.buffers)
+			sp->states.buffers = m->buffers;
 		sp->acts += m->acts;
 		sp->compute += tb->compute[o][c[v]];
 		sp->comm += tb->comm[o][c[v]];
@@ -371,16 +373,19 @@ plan_totals(const stage_type *t, const stage_tab *tb, int r, const int *c,
 		int se = t->edge[e];
 		int idx = c[t->prob->edge[e][0]] * t->prob->k[t->prob->edge[e][1]] +
 		    c[t->prob->edge[e][1]];
-		sp->states.buffers += s->edge_mem[se][idx];
+		/* a resharding copy lives around its reader's task alone */
+		if (s->edge_mem[se][idx] > sp->states.buffers)
+			sp->states.buffers = s->edge_mem[se][idx];
 		sp->comm += s->edge_ns[se][idx];
 	}
 }
 
+/* ks chunks' states, k micro-batches' activations, one moment. */
 int64_t
 plan_mem(const stage_plan *p, int64_t ks, int64_t k)
 {
-	return sl_add_sat(sl_mul_sat(ks, sl_mem_total(&p->states)),
-	    sl_mul_sat(k, p->acts));
+	return sl_add_sat(sl_add_sat(sl_mul_sat(ks, sl_mem_total(&p->states) -
+	    p->states.buffers), sl_mul_sat(k, p->acts)), p->states.buffers);
 }
 
 int64_t
@@ -559,7 +564,6 @@ type_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k, int64_t m,
 	    .m = m };
 	pr = (sl_fit_probe){ .n = n, .solve = stage_probe_solve,
 	    .measure = stage_probe_measure, .ctx = &sp, .terms = n + t->prob->m,
-	    .bounds = true,
 	    .fast = t->fast[r], .frugal = warm != NULL ? warm->choice : NULL };
 	if (sl_fit_search(&pr, cap, &f, err) != SL_OK)
 		return NULL;
