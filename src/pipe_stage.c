@@ -332,8 +332,8 @@ type_fw_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k,
 	p.choice = sl_xmalloc((n ? n : 1) * sizeof(int));
 	memcpy(p.choice, fc + t->a, n * sizeof(int));
 	type_extras(h, t, r);
-	plan_totals(t, space_tab(h, t->se, r), r, p.choice, &p);
-	p.ok = plan_mem(&p, ks, k) <= cap;
+	stage_plan_totals(t, space_tab(h, t->se, r), r, p.choice, &p);
+	p.ok = stage_plan_mem(&p, ks, k) <= cap;
 	p.r = r;
 	p.ks = ks;
 	p.k = k;
@@ -405,8 +405,8 @@ x_at(int64_t **x, int v, int s)
 
 /* Totals of a choice under the tables. */
 void
-plan_totals(const stage_type *t, const stage_tab *tb, int r, const int *c,
-    stage_plan *sp)
+stage_plan_totals(const stage_type *t, const stage_tab *tb, int r,
+    const int *c, stage_plan *sp)
 {
 	const sl_space *s = t->se->sp;
 
@@ -435,14 +435,14 @@ plan_totals(const stage_type *t, const stage_tab *tb, int r, const int *c,
 }
 
 int64_t
-plan_mem(const stage_plan *p, int64_t ks, int64_t k)
+stage_plan_mem(const stage_plan *p, int64_t ks, int64_t k)
 {
 	return sl_add_sat(sl_mul_sat(ks, sl_mem_total(&p->states)),
 	    sl_mul_sat(k, p->acts));
 }
 
 int64_t
-plan_micro(const stage_plan *p)
+stage_plan_micro(const stage_plan *p)
 {
 	return sl_add_sat(sl_add_sat(p->compute, p->comm), p->p2p);
 }
@@ -539,8 +539,8 @@ static double
 line(const stage_plan *p, int64_t ks, int64_t k, int64_t m, double wm,
     double wt)
 {
-	return wm * (double)plan_mem(p, ks, k) +
-	    wt * ((double)m * (double)plan_micro(p) + (double)p->sync);
+	return wm * (double)stage_plan_mem(p, ks, k) +
+	    wt * ((double)m * (double)stage_plan_micro(p) + (double)p->sync);
 }
 
 /*
@@ -585,8 +585,8 @@ type_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k, int64_t m,
 	} else
 		h->hits++;
 	memcpy(hi.choice, t->fast[r], n * sizeof(int));
-	plan_totals(t, tb, r, hi.choice, &hi);
-	if (plan_mem(&hi, ks, k) <= cap) {
+	stage_plan_totals(t, tb, r, hi.choice, &hi);
+	if (stage_plan_mem(&hi, ks, k) <= cap) {
 		hi.ok = true;
 		goto done;
 	}
@@ -608,11 +608,11 @@ type_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k, int64_t m,
 		} else if (type_solve(h, t, tb, r, ks, k, m, 1.0, 1e-9, lo.choice, err) != SL_OK)
 			goto fail;
 	}
-	plan_totals(t, tb, r, lo.choice, &lo);
-	if (plan_mem(&lo, ks, k) > cap) {
+	stage_plan_totals(t, tb, r, lo.choice, &lo);
+	if (stage_plan_mem(&lo, ks, k) > cap) {
 		/* nothing fits: report the least memory */
 		memcpy(hi.choice, lo.choice, n * sizeof(int));
-		plan_totals(t, tb, r, hi.choice, &hi);
+		stage_plan_totals(t, tb, r, hi.choice, &hi);
 		hi.ok = false;
 		goto done;
 	}
@@ -627,9 +627,10 @@ type_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k, int64_t m,
 	{
 		double lam_lo = 1e-9, lam_hi = 1e9;
 		for (iter = 0; iter < 60; iter++) {
-			double dm = (double)(plan_mem(&hi, ks, k) - plan_mem(&lo, ks, k));
-			double dt = ((double)m * (double)plan_micro(&lo) + (double)lo.sync) -
-			    ((double)m * (double)plan_micro(&hi) + (double)hi.sync);
+			double dm = (double)(stage_plan_mem(&hi, ks, k) -
+			    stage_plan_mem(&lo, ks, k));
+			double dt = ((double)m * (double)stage_plan_micro(&lo) + (double)lo.sync) -
+			    ((double)m * (double)stage_plan_micro(&hi) + (double)hi.sync);
 			double wm, wt, lam;
 			bool cross = iter % 8 != 7;
 
@@ -642,10 +643,10 @@ type_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k, int64_t m,
 			wt = lam / (1.0 + lam);
 			if (type_solve(h, t, tb, r, ks, k, m, wm, wt, mid.choice, err) != SL_OK)
 				goto fail;
-			plan_totals(t, tb, r, mid.choice, &mid);
+			stage_plan_totals(t, tb, r, mid.choice, &mid);
 			if (cross && line(&mid, ks, k, m, wm, wt) >= line(&lo, ks, k, m, wm, wt) - 0.5)
 				break;		/* lo and hi are neighbours */
-			if (plan_mem(&mid, ks, k) <= cap) {
+			if (stage_plan_mem(&mid, ks, k) <= cap) {
 				int *c = lo.choice;
 				lo = mid;
 				mid.choice = c;
