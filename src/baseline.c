@@ -773,7 +773,7 @@ baseline_frontier(const sl_space *s, sl_baseline_kind k,
 
 		sl_error_clear(&e2);
 		heavy_forbids(s, &cs);
-		if (sl_sweep(s, &cs, o->solver, &own, &e2) != SL_OK) {
+		if (sl_sweep(s, &cs, o->solver, NULL, &own, &e2) != SL_OK) {
 			memset(&own, 0, sizeof own);
 			rc = grid_frontier(s, &cs, o->solver, &own, err);
 			sl_constraints_free(&cs);
@@ -984,7 +984,7 @@ sl_compare(const sl_space *s, double alpha, const sl_constraints *cs,
 
 		sl_error_clear(&e2);
 		heavy_forbids(s, &hcs);
-		have_f = sl_sweep(s, &hcs, o->solver, &f, &e2) == SL_OK;
+		have_f = sl_sweep(s, &hcs, o->solver, NULL, &f, &e2) == SL_OK;
 		if (!have_f) {
 			memset(&f, 0, sizeof f);
 			rc = grid_frontier(s, &hcs, o->solver, &f, err);

@@ -1017,7 +1017,7 @@ sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 	}
 	r->front = sl_xrealloc(r->front, (size_t)(r->n_front + r1.n_front + 1) *
 	    sizeof *r->front);
-	if (r1.n_front > 0)	/* r1.front is NULL when it has none */
+	if (r1.n_front > 0)
 		memcpy(r->front + r->n_front, r1.front,
 		    (size_t)r1.n_front * sizeof *r1.front);
 	r->n_front += r1.n_front;
