@@ -331,7 +331,8 @@ zero_adjust(const sl_space *s, const int *choice, bool grads, sl_scored_plan *p)
 		int own, slot = -1;
 		const sl_op *o;
 		const sl_spec *sp;
-		int groups = 1;
+		uint8_t rep;
+		int groups;
 
 		if (tt->role != SL_ROLE_PARAMETER)
 			continue;
@@ -347,31 +348,20 @@ zero_adjust(const sl_space *s, const int *choice, bool grads, sl_scored_plan *p)
 		sp = &s->ops[own].strat[choice[own]].spec[slot];
 		if (sp->zero != 0)
 			continue;
-		/* devices holding the same piece of t: axes that do not split it */
-		for (int a = 0; a < s->mesh.n_axes; a++) {
-			bool split = false;
-			for (int d = 0; d < tt->rank; d++)
-				if (sp->split[d] & (1u << a))
-					split = true;
-			if (!split)
-				groups *= s->mesh.axes[a].size;
-		}
+		/* devices holding the same piece of t: the axes that do not
+		 * split it, and a device's rank among them */
+		rep = 0;
+		for (int a = 0; a < s->mesh.n_axes; a++)
+			if (sl_placement(sp, tt->rank, a) == -1)
+				rep |= (uint8_t)(1u << a);
+		groups = sl_axes_parts(&s->mesh, rep);
 		for (int d = 0; d < nd; d++) {
-			int coord[SL_MAX_AXES] = { 0, 0 }, r = 0;
+			int coord[SL_MAX_AXES] = { 0, 0 };
 			int64_t e, part, drop;
 
 			sl_mesh_coords(&s->mesh, d, coord);
-			/* rank within the replicating group, row-major over its axes */
-			for (int a = 0; a < s->mesh.n_axes; a++) {
-				bool split = false;
-				for (int k = 0; k < tt->rank; k++)
-					if (sp->split[k] & (1u << a))
-						split = true;
-				if (!split)
-					r = r * s->mesh.axes[a].size + coord[a];
-			}
 			e = sl_local_elems(&s->mesh, sp, tt, coord);
-			part = sl_piece(e, groups, r);
+			part = sl_piece(e, groups, sl_axes_index(&s->mesh, rep, coord));
 			drop = ob * (e - part);
 			p->ev.dev[d].optim -= ob * (e - part);
 			if (grads) {
@@ -694,7 +684,8 @@ sl_baseline_plan(const sl_space *s, sl_baseline_kind k,
 
 		if (k == SL_BASE_ALPA_BUDGET) {
 			if (o->mem_budget < 0) {
-				note_add(out, "%s", _("needs a memory budget (--mem-limit)"));
+				note_add(out, "%s", _("needs a memory budget"));
+				out->needs = SL_SET_MEM_LIMIT;
 				return SL_OK;
 			}
 			budget = o->mem_budget;

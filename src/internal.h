@@ -1,7 +1,7 @@
 /*
  * internal.h: helpers shared by the engine's files and its front ends but not
- * part of the public interface: gettext macros, checked arithmetic, the
- * operator kind table.
+ * part of the public interface: gettext macros (and their fallback without
+ * NLS), checked arithmetic, the operator kind table.
  */
 #ifndef SL_INTERNAL_H
 #define SL_INTERNAL_H
@@ -14,11 +14,17 @@
 #include <stdarg.h>
 #include <string.h>
 
+/*
+ * Without NLS (configure --disable-nls) the messages stay as written: the
+ * singular when n is 1, else the plural, as gettext does with no catalogue.
+ * Here, where the engine and the front ends both see it.
+ */
 #ifdef ENABLE_NLS
 #include <libintl.h>
 #define _(s) gettext(s)
 #else
 #define _(s) (s)
+#define ngettext(a, b, n) ((n) == 1 ? (a) : (b))
 #endif
 #define N_(s) (s)
 
@@ -108,6 +114,17 @@ typedef struct sl_attr {
  * scores), on the given device.  attrs are the attributes it takes (name
  * NULL ends them), kernel what the GPU runner launches for it, tp_rule how
  * Megatron-LM splits it.
+ *
+ * kernels are how many kernels it runs forward and backward, as eager
+ * frameworks issue them (compute.c): a matmul's backward is two gemms
+ * (input and weight gradient); a norm's backward a kernel for the input
+ * and one for its scale and shift; fused attention's backward the pre-pass
+ * over dO.O, the main kernel, the conversion of dQ and the packing of dQ,
+ * dK and dV into one tensor; an elementwise operator one kernel each way
+ * (for a residual add, the accumulation of the gradient of its shared
+ * input).  Every parameter adds one more in backward (compute.c): its
+ * gradient reduced (a bias) or accumulated into the gradient buffer across
+ * micro-steps.
  */
 typedef struct sl_kind_info {
 	const char *name;
@@ -123,6 +140,7 @@ typedef struct sl_kind_info {
 	sl_attr attrs[SL_MAX_ATTRS + 1];
 	sl_kernel kernel;
 	sl_tp_rule tp_rule;
+	uint8_t kernels[2];	/* forward, backward */
 } sl_kind_info;
 
 extern const sl_kind_info sl_kinds[SL_OP_KIND_COUNT];
@@ -262,6 +280,25 @@ int sl_grad_elem_bytes(const sl_space *sp, const sl_tensor *t);
  * counts them once.
  */
 int64_t sl_loss_bwd_bytes(const sl_space *s, int v, int strat, const int *coord);
+/*
+ * How long a step holds an item, read from its lifetime (memory.c): the
+ * whole step (a parameter's states and gradient: once a device, however
+ * many micro-batches run), from a micro-batch's forward to its backward
+ * (once per micro-batch in flight), or a moment (within a task or a few).
+ */
+typedef enum sl_span {
+	SL_SPAN_STEP, SL_SPAN_MICRO, SL_SPAN_MOMENT
+} sl_span;
+sl_span sl_item_span(const sl_mem_item *it);
+/*
+ * A pipeline stage's fold of an operator's items on coord: held, what it
+ * keeps once whatever the micro-batches (the summed items held through the
+ * step, by category, and, as buffers, what the loss's backward adds for a
+ * moment: sl_loss_bwd_bytes), with acts the summed items held per
+ * micro-batch in flight.
+ */
+void sl_node_stage_mem(const sl_space *s, int v, int strat, const int *coord,
+    sl_mem *held);
 /* Bytes of the gradient of tensor t held in spec sp on coord (an
  * activation's, at the gradient width); 0 for a tensor without one. */
 int64_t sl_act_grad_bytes(const sl_space *s, int t, const sl_spec *sp,

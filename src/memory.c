@@ -346,3 +346,47 @@ sl_loss_bwd_bytes(const sl_space *s, int v, int strat, const int *coord)
 	return sl_add_sat(a.bytes, sl_act_grad_bytes(s, op->in[0],
 	    &s->ops[v].strat[strat].spec[0], coord));
 }
+
+sl_span
+sl_item_span(const sl_mem_item *it)
+{
+	if (it->free == SL_UNTIL_END || it->free == SL_UNTIL_OPTIM)
+		return SL_SPAN_STEP;
+	if ((it->alloc == SL_AT_PRODUCER || it->alloc == SL_AT_FWD ||
+	    it->alloc == SL_AT_PREV_LAYER_FWD) && (it->free == SL_UNTIL_DGRAD ||
+	    it->free == SL_UNTIL_WGRAD || it->free == SL_UNTIL_BWD))
+		return SL_SPAN_MICRO;
+	return SL_SPAN_MOMENT;
+}
+
+/* The stage's fold: summed items held through the step by category, those
+ * held per micro-batch as activations. */
+static void
+stage_item(void *ctx, const sl_mem_item *it)
+{
+	sl_mem *m = ctx;
+
+	if (!it->summed)
+		return;
+	switch (sl_item_span(it)) {
+	case SL_SPAN_STEP:
+		sl_mem_add(m, it->cat, it->local);
+		break;
+	case SL_SPAN_MICRO:
+		sl_mem_add(m, SL_CAT_ACTS, it->local);
+		break;
+	default:
+		sl_mem_add(m, SL_CAT_BUFFERS, it->local);
+		break;
+	}
+}
+
+void
+sl_node_stage_mem(const sl_space *s, int v, int strat, const int *coord,
+    sl_mem *held)
+{
+	memset(held, 0, sizeof *held);
+	sl_node_items(s, v, strat, coord, stage_item, held);
+	/* the loss's backward buffers, once per chunk */
+	sl_mem_add(held, SL_CAT_BUFFERS, sl_loss_bwd_bytes(s, v, strat, coord));
+}
