@@ -239,6 +239,7 @@ hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
 	t->prob->ecost = sl_xcalloc(ne ? ne : 1, sizeof *t->prob->ecost);
 	free(ends);
 	type_edges(t, h->o->plain);
+	type_allow_roles(h, t);
 	for (int v = a; v < b; v++) {
 		t->prob->layer[v - a] = g->ops[v].layer;
 		t->prob->pos[v - a] = g->ops[v].pos;
@@ -291,6 +292,63 @@ hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
 	t->snext = se->by_n[n];
 	se->by_n[n] = t;
 	return t;
+}
+
+void
+type_allow_roles(const hyb *h, stage_type *t)
+{
+	const sl_space *sp = t->se->sp;
+	sl_problem *p = t->prob;
+
+	for (int v = 0; v < p->n; v++) {
+		int any = 0;
+		for (int s = 0; s < p->k[v]; s++) {
+			p->allowed[v][s] = !roles_bind(h) || sl_strategy_roles_ok(sp,
+			    v + t->a, &sp->ops[v + t->a].strat[s], t->se->role);
+			any |= p->allowed[v][s];
+		}
+		/* an operator no strategy of which keeps the contract keeps
+		 * them all (the framework's plan says which it takes) */
+		if (!any)
+			memset(p->allowed[v], 1, (size_t)p->k[v]);
+	}
+}
+
+/*
+ * The stage's plan as its framework runs it: the framework's strategy for
+ * each operator (space_fw_choice), whatever the budget; ok when it fits.
+ */
+static const stage_plan *
+type_fw_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k,
+    int64_t cap, sl_error *err)
+{
+	const int *fc = space_fw_choice(h, t->se, err);
+	int n = t->b - t->a;
+	stage_plan p, *out;
+
+	if (fc == NULL)
+		return NULL;
+	memset(&p, 0, sizeof p);
+	p.choice = sl_xmalloc((n ? n : 1) * sizeof(int));
+	memcpy(p.choice, fc + t->a, n * sizeof(int));
+	type_extras(h, t, r);
+	stage_plan_totals(t, space_tab(h, t->se, r), r, p.choice, &p);
+	p.ok = stage_plan_mem(&p, ks, k) <= cap;
+	p.r = r;
+	p.ks = ks;
+	p.k = k;
+	p.cap = cap;
+	if (t->fast[r] == NULL) {
+		t->fast[r] = sl_xmalloc((n ? n : 1) * sizeof(int));
+		memcpy(t->fast[r], p.choice, n * sizeof(int));
+	}
+	if (t->n_plan == t->cap_plan) {
+		t->cap_plan = t->cap_plan ? 2 * t->cap_plan : 8;
+		t->plan = sl_xrealloc(t->plan, t->cap_plan * sizeof *t->plan);
+	}
+	out = &t->plan[t->n_plan++];
+	*out = p;
+	return out;
 }
 
 /* The extras of a stage under r: memory (foreign states) and p2p time. */
@@ -347,8 +405,8 @@ x_at(int64_t **x, int v, int s)
 
 /* Totals of a choice under the tables. */
 void
-plan_totals(const stage_type *t, const stage_tab *tb, int r, const int *c,
-    stage_plan *sp)
+stage_plan_totals(const stage_type *t, const stage_tab *tb, int r,
+    const int *c, stage_plan *sp)
 {
 	const sl_space *s = t->se->sp;
 
@@ -382,14 +440,14 @@ plan_totals(const stage_type *t, const stage_tab *tb, int r, const int *c,
 
 /* ks chunks' states, k micro-batches' activations, one moment. */
 int64_t
-plan_mem(const stage_plan *p, int64_t ks, int64_t k)
+stage_plan_mem(const stage_plan *p, int64_t ks, int64_t k)
 {
 	return sl_add_sat(sl_add_sat(sl_mul_sat(ks, sl_mem_total(&p->states) -
 	    p->states.buffers), sl_mul_sat(k, p->acts)), p->states.buffers);
 }
 
 int64_t
-plan_micro(const stage_plan *p)
+stage_plan_micro(const stage_plan *p)
 {
 	return sl_add_sat(sl_add_sat(p->compute, p->comm), p->p2p);
 }
@@ -464,13 +522,13 @@ type_solve(hyb *h, stage_type *t, const stage_tab *tb, int r, int64_t ks,
 	}
 	sl_solution_init(&sol, p->n);
 	h->solves++;
-	if (t->dp == NULL && (t->dp = sl_dp_new(p, NULL)) != NULL && !h->o->plain) {
+	if (t->dp == NULL && (t->dp = sl_dp_new(p, NULL, NULL)) != NULL && !h->o->plain) {
 		if (h->pool == NULL)
 			h->pool = sl_dp_pool_new();
 		sl_dp_set_pool(t->dp, h->pool);
 	}
 	if (t->dp != NULL)
-		rc = sl_dp_resolve(t->dp, p, &sol, err);
+		rc = sl_dp_resolve(t->dp, p, NULL, &sol, err);
 	else
 		rc = sl_solve(p, SL_SOLVER_AUTO, NULL, &sol, err);
 	if (rc == SL_OK && sol.status != SL_SOLVE_OPTIMAL)
@@ -508,9 +566,9 @@ stage_probe_measure(void *ctx, const int *choice, int64_t *mem,
 {
 	stage_probe *sp = ctx;
 
-	plan_totals(sp->t, sp->tb, sp->r, choice, &sp->p);
-	*mem = plan_mem(&sp->p, sp->ks, sp->k);
-	*cost = (double)sp->m * (double)plan_micro(&sp->p) + (double)sp->p.sync;
+	stage_plan_totals(sp->t, sp->tb, sp->r, choice, &sp->p);
+	*mem = stage_plan_mem(&sp->p, sp->ks, sp->k);
+	*cost = (double)sp->m * (double)stage_plan_micro(&sp->p) + (double)sp->p.sync;
 }
 
 /*
@@ -537,6 +595,8 @@ type_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k, int64_t m,
 			h->hits++;
 			return &t->plan[i];
 		}
+	if (h->o->space.recipe.framework != SL_FW_FREE)
+		return type_fw_plan(h, t, r, ks, k, cap, err);
 	tb = space_tab(h, t->se, r);
 	type_extras(h, t, r);
 	/* the fastest plan does not depend on k or cap: solved once per r */
@@ -572,7 +632,7 @@ type_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k, int64_t m,
 		h->hits++;
 	memset(&hi, 0, sizeof hi);
 	hi.choice = f.choice;
-	plan_totals(t, tb, r, hi.choice, &hi);
+	stage_plan_totals(t, tb, r, hi.choice, &hi);
 	hi.ok = f.fits;
 	hi.r = r;
 	hi.ks = ks;

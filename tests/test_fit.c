@@ -422,7 +422,7 @@ test_fit_frontier(void **state)
 	assert_int_equal(tu_mesh("h100-nvlink", 2, 2, 2, &m), SL_OK);
 	s = sl_space_build(g, &m, NULL, &err);
 	assert_non_null(s);
-	assert_int_equal(sl_sweep(s, NULL, SL_SOLVER_DP, &f, &err), SL_OK);
+	assert_int_equal(sl_sweep(s, NULL, SL_SOLVER_DP, NULL, &f, &err), SL_OK);
 	assert_true(f.n >= 3);
 	p = sl_space_problem(s, 0, NULL, &err);
 	for (int i = 1; i < f.n; i++) {

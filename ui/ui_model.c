@@ -151,6 +151,10 @@ ui_same_position(const ui_model *m, int op, int *out)
 
 /* ------------------------------------------------------------- constraints */
 
+/*
+ * The pins and forbids for the engine, by index into the model's space
+ * (a problem without one takes them on its allowed sets directly, below).
+ */
 static void
 ui_build_constraints(ui_model *m)
 {
@@ -158,14 +162,16 @@ ui_build_constraints(ui_model *m)
 
 	sl_constraints_free(&m->cs);
 	memset(&m->cs, 0, sizeof m->cs);
+	if (m->space == NULL)
+		return;
 	for (i = 0; i < m->n; i++) {
 		if (m->pin[i] >= 0)
-			sl_constraints_add(&m->cs, ui_op_name(m, i),
-			    ui_strat_name(m, i, m->pin[i]), true);
+			sl_constraints_add_index(&m->cs, m->space, i,
+			    m->pin[i], true);
 		for (s = 0; s < ui_op_k(m, i); s++)
 			if (m->forbid[i][s])
-				sl_constraints_add(&m->cs, ui_op_name(m, i),
-				    ui_strat_name(m, i, s), false);
+				sl_constraints_add_index(&m->cs, m->space, i, s,
+				    false);
 	}
 }
 
@@ -602,7 +608,7 @@ ui_ilp_thread(void *arg)
 		sl_error_clear(&err);
 		sl_solution_init(&sol, p->n);
 		rc = SL_OK;
-		if (m->ilp == NULL && (m->ilp = sl_ilp_new(p, &err)) == NULL)
+		if (m->ilp == NULL && (m->ilp = sl_ilp_new(p, NULL, &err)) == NULL)
 			rc = err.code ? err.code : SL_EINTERNAL;
 		if (rc == SL_OK) {
 			memset(&so, 0, sizeof so);
@@ -663,8 +669,12 @@ ui_sweep_thread(void *arg)
 		c.job = j;
 		c.gen = g;
 		c.m = m;
-		rc = sl_sweep_cancellable(m->space, &cs, SL_SOLVER_DP, ui_cancel_cb,
-		    &c, &f, &err);
+		{
+			sl_solve_opts so = { .cancel = ui_cancel_cb,
+			    .cancel_ctx = &c };
+			rc = sl_sweep(m->space, &cs, SL_SOLVER_DP, &so, &f,
+			    &err);
+		}
 		sl_constraints_free(&cs);
 		pthread_mutex_lock(&j->mu);
 		if (j->have_front)
@@ -848,17 +858,6 @@ ui_model_request_timeline(ui_model *m, int dev)
 	}
 }
 
-static void
-ui_copy_constraints(sl_constraints *dst, const sl_constraints *src)
-{
-	int i;
-
-	memset(dst, 0, sizeof *dst);
-	for (i = 0; i < src->n; i++)
-		sl_constraints_add(dst, src->c[i].op, src->c[i].strategy,
-		    src->c[i].pin);
-}
-
 void
 ui_model_request_background(ui_model *m)
 {
@@ -910,7 +909,7 @@ ui_model_request_background(ui_model *m)
 		if (atomic_load(&j->gen) != m->cs_gen) {
 			atomic_store(&j->gen, m->cs_gen);
 			sl_constraints_free(&j->cs);
-			ui_copy_constraints(&j->cs, &m->cs);
+			sl_constraints_copy(&j->cs, &m->cs);
 			j->have = m->cs_gen;
 			m->front_busy = true;
 			pthread_cond_signal(&j->cv);
@@ -1217,7 +1216,7 @@ ui_model_init(ui_model *m, cli_session *s, const cli_opts *o, sl_error *err)
 
 	if (m->solver == SL_SOLVER_AUTO || m->solver == SL_SOLVER_DP) {
 		sl_error_clear(&e2);
-		m->dp = sl_dp_new(m->prob, &e2);
+		m->dp = sl_dp_new(m->prob, NULL, &e2);
 		if (m->dp == NULL && m->solver == SL_SOLVER_DP)
 			return sl_error_set(err, e2.code ? e2.code : SL_EINTERNAL,
 			    NULL, 0, 0, "%s", e2.msg);

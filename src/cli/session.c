@@ -56,7 +56,9 @@ cli_open(const cli_opts *o, bool allow_default, cli_session *s, sl_error *err)
 		s->prob = sl_iopddl_load(arg, err);
 		return s->prob ? SL_OK : err->code;
 	}
-	if ((rc = sl_hw_load(o->hw, &hw, err)) != SL_OK)
+	if (o->hw_figures != NULL)
+		hw = *o->hw_figures;
+	else if ((rc = sl_hw_load(o->hw, &hw, err)) != SL_OK)
 		return rc;
 	if (o->n_axes == 0)
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
@@ -160,9 +162,16 @@ cli_no_plan(const sl_solution *sol, double time_limit)
 		fprintf(stderr, _("shardlab: no feasible plan\n"));
 		return SL_EINFEASIBLE;
 	case SL_SOLVE_LIMIT:
-		fprintf(stderr, _("shardlab: the time limit of %g s ran out before the %s solver found a plan (raise --time-limit, or use --solver anytime, which has a plan within a second)\n"),
-		    time_limit > 0 ? time_limit : SL_ILP_DEFAULT_TIME_LIMIT,
-		    sl_solver_name(sol->solver));
+		if (sol->solver == SL_SOLVER_ANYTIME)
+			/* the search had its say: a plan it found took an
+			 * impossible pair, or it found none in the time */
+			fprintf(stderr, _("shardlab: the time limit of %g s ran out before the anytime search found a plan without an impossible pair (raise --time-limit)\n"),
+			    time_limit > 0 ? time_limit :
+			    SL_ANYTIME_DEFAULT_TIME_LIMIT);
+		else
+			fprintf(stderr, _("shardlab: the time limit of %g s ran out before the %s solver found a plan (raise --time-limit, or use --solver anytime, which has a plan within a second)\n"),
+			    time_limit > 0 ? time_limit : SL_ILP_DEFAULT_TIME_LIMIT,
+			    sl_solver_name(sol->solver));
 		return SL_EINTERNAL;
 	default:
 		fprintf(stderr, _("shardlab: the solver stopped without a plan (%s)\n"),
