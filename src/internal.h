@@ -243,6 +243,11 @@ void sl_node_items(const sl_space *sp, int opi, int si, const int *coord,
  * data moves, forward (summed), and its gradient's in backward. */
 void sl_edge_items(const sl_space *sp, int e, int s_src, int s_dst,
     const int *coord, item_fn fn, void *ctx);
+/* A node's own transients (memory.c): ZeRO-3's copy of a parameter
+ * gathered for forward and again for backward, and its whole gradient
+ * until the reduce-scatter. */
+void sl_node_transients(const sl_space *s, int v, int strat, const int *coord,
+    item_fn fn, void *ctx);
 /*
  * The whole step's stream on device coord under a plan (memory.c): every
  * node's items (with, in a fully recomputed layer, what it re-materialises
@@ -291,6 +296,9 @@ typedef enum sl_span {
 	SL_SPAN_STEP, SL_SPAN_MICRO, SL_SPAN_MOMENT
 } sl_span;
 sl_span sl_item_span(const sl_mem_item *it);
+/* Whether the step holds an item when backward begins (the loss task):
+ * allocated before it and released in backward or later. */
+bool sl_item_at_loss(const sl_mem_item *it);
 /*
  * A pipeline stage's fold of an operator's items on coord: held, what it
  * keeps once whatever the micro-batches (the summed items held through the
@@ -436,6 +444,54 @@ void sl_reduce_expand(const sl_reduction *red, const int *qchoice, int *choice);
 /* A lower bound on q as one on the original, rounded up to an integer. */
 int64_t sl_reduce_bound(const sl_reduction *red, long double qbound);
 void sl_reduce_free(sl_reduction *red);
+
+/*
+ * The search of fit.c on any min-sum problem with a memory and a cost per
+ * plan: solve gives the plan minimising wm x w + wc x cost (an exact solve
+ * of integer costs, terms of them in all) for a memory w the solve can
+ * weigh; measure a plan's memory under the limit's fold, the w it was
+ * weighed at (left alone: the same) and its cost.  bounds: w never exceeds
+ * the fold's memory, so the solves bound the cost of any plan that fits.  fast: the least-cost plan when
+ * the caller has it (fast_exact: proven so), else solved; frugal: a plan
+ * known to fit nearer the limit than the least-memory plan, else the
+ * least-memory plan is solved.  found: the least-cost plan of the convex
+ * frontier that fits, else the least memory found (fits false), and a
+ * lower bound on the cost of any plan that fits (-inf: none).
+ */
+typedef struct sl_fit_probe {
+	int n;
+	int (*solve)(void *ctx, double wm, double wc, int *choice, sl_error *err);
+	void (*measure)(void *ctx, const int *choice, int64_t *mem,
+	    int64_t *weighed, double *cost);
+	void *ctx;
+	int terms;
+	bool bounds;
+	const int *fast;
+	bool fast_exact;
+	const int *frugal;
+} sl_fit_probe;
+typedef struct sl_fit_found {
+	int *choice;		/* malloc'd, n */
+	bool fits;
+	int64_t mem;
+	double cost, bound;
+	int solves;
+} sl_fit_found;
+int sl_fit_search(const sl_fit_probe *pr, int64_t limit, sl_fit_found *found,
+    sl_error *err);
+/*
+ * recompute.c: the fewest fully recomputed layers for which fit finds a
+ * plan under limit (fit: sl_fit_plan's plan at the current layer
+ * settings; bound, when not NULL: a lower bound on the memory of any plan
+ * at them); out gets the plan at the layers chosen, left in s.
+ */
+typedef struct sl_rc_probe {
+	int (*fit)(void *ctx, sl_fit *out, sl_error *err);
+	int64_t (*bound)(void *ctx);
+	void *ctx;
+} sl_rc_probe;
+int sl_recompute_choose(sl_space *s, const sl_rc_probe *pr, int64_t limit,
+    sl_fit *out, sl_error *err);
 
 /*
  * One solver run (solve.c): its start, its deadline and the caller's

@@ -329,6 +329,51 @@ test_background_search(void **state)
 	sl_problem_free(p);
 }
 
+/*
+ * M sets a memory limit: each re-solve is then the plan fitted under it
+ * (sl_fit_plan, as solve --mem-limit takes it), the same plan, pins and
+ * alpha included; a limit below every plan leaves the least-memory plan
+ * with fit_none; no limit gives the optimum at alpha back.
+ */
+static void
+test_mem_limit(void **state)
+{
+	struct fixture f;
+	sl_error err;
+	int64_t free_mem, least;
+	sl_fit r;
+	sl_fit_opts fo = { .alpha = 1e7, .fold = SL_FOLD_SUM,
+	    .solver = SL_SOLVER_DP };
+
+	(void)state;
+	assert_int_equal(open_model(&f, "gpt-1.7b", 4), 0);
+	sl_error_clear(&err);
+	assert_int_equal(ui_model_set_alpha(&f.m, 1e7, &err), SL_OK);
+	free_mem = f.m.ev.max_total;
+	/* the least memory of any plan: a limit of one byte fits none */
+	assert_int_equal(ui_model_set_mem_limit(&f.m, 1, &err), SL_OK);
+	assert_true(f.m.fit_none);
+	least = f.m.fit_least;
+	assert_int_equal(f.m.ev.max_total, least);
+	assert_true(least < free_mem);
+	/* half way: fitted, the plan sl_fit_plan gives */
+	fo.limit = least + (free_mem - least) / 2;
+	assert_int_equal(ui_model_set_mem_limit(&f.m, fo.limit, &err), SL_OK);
+	assert_false(f.m.fit_none);
+	assert_true(f.m.fit_searched);
+	assert_true(f.m.ev.max_total <= fo.limit);
+	assert_int_equal(sl_fit_plan(f.s.space, f.s.prob, &fo, &r, &err), SL_OK);
+	assert_true(r.fits);
+	assert_memory_equal(r.sol.choice, f.m.sol.choice, f.m.n * sizeof(int));
+	assert_int_equal(r.sol.objective, f.m.sol.objective);
+	sl_fit_free(&r);
+	/* no limit: the optimum at alpha again */
+	assert_int_equal(ui_model_set_mem_limit(&f.m, 0, &err), SL_OK);
+	assert_int_equal(f.m.ev.max_total, free_mem);
+	assert_false(f.m.fit_searched);
+	close_model(&f);
+}
+
 /* Polls until the timeline asked for has come (at most a minute). */
 static unsigned
 wait_timeline(struct fixture *f)
@@ -411,6 +456,7 @@ main(void)
 		cmocka_unit_test(test_every_layer),
 		cmocka_unit_test(test_alpha_steps),
 		cmocka_unit_test(test_background_search),
+		cmocka_unit_test(test_mem_limit),
 		cmocka_unit_test(test_timeline_background),
 	};
 	const char *dd = getenv("SHARDLAB_DATADIR");
