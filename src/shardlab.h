@@ -22,7 +22,8 @@
  *                  of "plan this under M bytes" runs
  *   problem.c      the solvers' pairwise min-sum problem, pins and forbids
  *   solve_ilp.c    GLPK integer program (per-edge marginal formulation)
- *   solve_dp.c     exact elimination / folded-layer DP
+ *   solve_dp.c     exact elimination / folded-layer DP, the live solver
+ *   dp_elim.c      its variable elimination (dp_internal.h)
  *   solve_brute.c  exhaustive enumeration (small problems, tests)
  *   solve_anytime.c  the anytime solver for graphs with a memory usage
  *                  limit over liveness intervals (IOPDDL problems, graphs
