@@ -302,9 +302,12 @@ bool sl_item_at_loss(const sl_mem_item *it);
 /*
  * A pipeline stage's fold of an operator's items on coord: held, what it
  * keeps once whatever the micro-batches (the summed items held through the
- * step, by category, and, as buffers, what the loss's backward adds for a
- * moment: sl_loss_bwd_bytes), with acts the summed items held per
- * micro-batch in flight.
+ * step, by category), acts, the summed items held per micro-batch in
+ * flight, and buffers, its largest moment: what its own forward or its
+ * own backward holds for the task alone (the loss's fp32 buffers and the
+ * logits' gradient, ZeRO-3's gathered copies and whole gradients).  A
+ * stage holds the largest of its operators' moments and its edges'
+ * resharding copies, not their sum.
  */
 void sl_node_stage_mem(const sl_space *s, int v, int strat, const int *coord,
     sl_mem *held);

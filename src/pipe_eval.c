@@ -250,9 +250,14 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 		st->compute_ns = sp->compute;
 		st->comm_ns = sl_add_sat(sp->comm, sp->p2p);
 		st->p2p_ns = sp->p2p;
-		st->micro_ns = plan_micro(sp);
+		st->micro_ns = stage_plan_micro(sp);
 		st->sync_ns = sp->sync;
-		pl->dev[d].states = sl_add_sat(pl->dev[d].states, sl_mem_total(&st->states));
+		/* a device keeps its chunks' states; their moments (buffers)
+		 * come one at a time: the largest, added below */
+		pl->dev[d].states = sl_add_sat(pl->dev[d].states,
+		    sl_mem_total(&st->states) - st->states.buffers);
+		if (st->states.buffers > pl->dev[d].moment)
+			pl->dev[d].moment = st->states.buffers;
 		pl->dev[d].micro_ns = sl_add_sat(pl->dev[d].micro_ns, st->micro_ns);
 		if (st->sync_ns > pl->sync_ns)
 			pl->sync_ns = st->sync_ns;
@@ -273,6 +278,7 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 	t = sl_xmalloc(p * sizeof *t);
 	for (int d = 0; d < p; d++) {
 		sl_pipe_dev *dv = &pl->dev[d];
+		dv->states = sl_add_sat(dv->states, dv->moment);
 		dv->acts = dev_peak_acts(pl, d, -1, 0);
 		dv->mem = sl_add_sat(dv->states, dv->acts);
 		if (dv->mem > pl->max_mem)

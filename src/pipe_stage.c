@@ -332,8 +332,8 @@ type_fw_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k,
 	p.choice = sl_xmalloc((n ? n : 1) * sizeof(int));
 	memcpy(p.choice, fc + t->a, n * sizeof(int));
 	type_extras(h, t, r);
-	plan_totals(t, space_tab(h, t->se, r), r, p.choice, &p);
-	p.ok = plan_mem(&p, ks, k) <= cap;
+	stage_plan_totals(t, space_tab(h, t->se, r), r, p.choice, &p);
+	p.ok = stage_plan_mem(&p, ks, k) <= cap;
 	p.r = r;
 	p.ks = ks;
 	p.k = k;
@@ -405,8 +405,8 @@ x_at(int64_t **x, int v, int s)
 
 /* Totals of a choice under the tables. */
 void
-plan_totals(const stage_type *t, const stage_tab *tb, int r, const int *c,
-    stage_plan *sp)
+stage_plan_totals(const stage_type *t, const stage_tab *tb, int r,
+    const int *c, stage_plan *sp)
 {
 	const sl_space *s = t->se->sp;
 
@@ -418,7 +418,9 @@ plan_totals(const stage_type *t, const stage_tab *tb, int r, const int *c,
 		sp->states.params += m->params;
 		sp->states.grads += m->grads;
 		sp->states.optim += m->optim + x_at(t->xmem[r], v, c[v]);
-		sp->states.buffers += m->buffers;
+		/* moments are held one at a time: the largest */
+		if (m->buffers > sp->states.buffers)
+			sp->states.buffers = m->buffers;
 		sp->acts += m->acts;
 		sp->compute += tb->compute[o][c[v]];
 		sp->comm += tb->comm[o][c[v]];
@@ -429,20 +431,23 @@ plan_totals(const stage_type *t, const stage_tab *tb, int r, const int *c,
 		int se = t->edge[e];
 		int idx = c[t->prob->edge[e][0]] * t->prob->k[t->prob->edge[e][1]] +
 		    c[t->prob->edge[e][1]];
-		sp->states.buffers += s->edge_mem[se][idx];
+		/* a resharding copy lives around its reader's task alone */
+		if (s->edge_mem[se][idx] > sp->states.buffers)
+			sp->states.buffers = s->edge_mem[se][idx];
 		sp->comm += s->edge_ns[se][idx];
 	}
 }
 
+/* ks chunks' states, k micro-batches' activations, one moment. */
 int64_t
-plan_mem(const stage_plan *p, int64_t ks, int64_t k)
+stage_plan_mem(const stage_plan *p, int64_t ks, int64_t k)
 {
-	return sl_add_sat(sl_mul_sat(ks, sl_mem_total(&p->states)),
-	    sl_mul_sat(k, p->acts));
+	return sl_add_sat(sl_add_sat(sl_mul_sat(ks, sl_mem_total(&p->states) -
+	    p->states.buffers), sl_mul_sat(k, p->acts)), p->states.buffers);
 }
 
 int64_t
-plan_micro(const stage_plan *p)
+stage_plan_micro(const stage_plan *p)
 {
 	return sl_add_sat(sl_add_sat(p->compute, p->comm), p->p2p);
 }
@@ -561,9 +566,9 @@ stage_probe_measure(void *ctx, const int *choice, int64_t *mem,
 {
 	stage_probe *sp = ctx;
 
-	plan_totals(sp->t, sp->tb, sp->r, choice, &sp->p);
-	*mem = plan_mem(&sp->p, sp->ks, sp->k);
-	*cost = (double)sp->m * (double)plan_micro(&sp->p) + (double)sp->p.sync;
+	stage_plan_totals(sp->t, sp->tb, sp->r, choice, &sp->p);
+	*mem = stage_plan_mem(&sp->p, sp->ks, sp->k);
+	*cost = (double)sp->m * (double)stage_plan_micro(&sp->p) + (double)sp->p.sync;
 }
 
 /*
@@ -619,7 +624,6 @@ type_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k, int64_t m,
 	    .m = m };
 	pr = (sl_fit_probe){ .n = n, .solve = stage_probe_solve,
 	    .measure = stage_probe_measure, .ctx = &sp, .terms = n + t->prob->m,
-	    .bounds = true,
 	    .fast = t->fast[r], .frugal = warm != NULL ? warm->choice : NULL };
 	if (sl_fit_search(&pr, cap, &f, err) != SL_OK)
 		return NULL;
@@ -628,7 +632,7 @@ type_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k, int64_t m,
 		h->hits++;
 	memset(&hi, 0, sizeof hi);
 	hi.choice = f.choice;
-	plan_totals(t, tb, r, hi.choice, &hi);
+	stage_plan_totals(t, tb, r, hi.choice, &hi);
 	hi.ok = f.fits;
 	hi.r = r;
 	hi.ks = ks;

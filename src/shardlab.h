@@ -22,7 +22,8 @@
  *                  of "plan this under M bytes" runs
  *   problem.c      the solvers' pairwise min-sum problem, pins and forbids
  *   solve_ilp.c    GLPK integer program (per-edge marginal formulation)
- *   solve_dp.c     exact elimination / folded-layer DP
+ *   solve_dp.c     exact elimination / folded-layer DP, the live solver
+ *   dp_elim.c      its variable elimination (dp_internal.h)
  *   solve_brute.c  exhaustive enumeration (small problems, tests)
  *   solve_anytime.c  the anytime solver for graphs with a memory usage
  *                  limit over liveness intervals (IOPDDL problems, graphs
@@ -1730,7 +1731,9 @@ typedef struct sl_pipe_stage {
 	sl_recompute recompute;
 	int n_strat_ops;		/* = n_ops */
 	char (*strategy)[32];		/* per operator of the stage */
-	sl_mem states;			/* parameters, gradients, optimizer; buffers */
+	/* parameters, gradients, optimizer; buffers: the largest moment of
+	 * its operators and resharding copies, held for a task alone */
+	sl_mem states;
 	int64_t acts;			/* activations of one micro-batch */
 	int64_t micro_ns;		/* compute + comm of one micro-batch, fwd+bwd */
 	int64_t compute_ns, comm_ns;	/* parts of micro_ns (comm incl. p2p) */
@@ -1741,8 +1744,9 @@ typedef struct sl_pipe_stage {
 /* Per device (pipeline rank). */
 typedef struct sl_pipe_dev {
 	int64_t in_flight;		/* chunks of micro-batches kept */
-	int64_t mem;			/* peak: states + buffers + acts */
-	int64_t states;
+	int64_t mem;			/* peak: states + acts */
+	int64_t states;			/* its chunks' states and one moment */
+	int64_t moment;			/* the largest of its chunks' moments */
 	int64_t acts;			/* held at the peak (sl_pipe_peak_acts) */
 	int64_t micro_ns;		/* its chunks' micro_ns summed */
 } sl_pipe_dev;

@@ -533,15 +533,32 @@ type_line(struct fixture *f, const char *text)
 
 /*
  * M asks for the memory limit: a size with its unit fits the plan under
- * it and the memory panel's title says so; one below every plan says how
- * much the least needs; a size without a unit is refused; empty lifts it.
+ * it (its timeline's peak) and the memory panel's title says so; one below
+ * every plan says how much the least found needs; a size without a unit
+ * is refused; empty lifts it.
  */
+/* The peak of device 0's timeline under the plan on screen. */
+static int64_t
+plan_peak(struct fixture *f)
+{
+	sl_timeline tl;
+	sl_error err;
+	int64_t peak;
+
+	sl_error_clear(&err);
+	assert_int_equal(sl_timeline_build(f->u.m.space, f->u.m.sol.choice, 0,
+	    false, &tl, &err), SL_OK);
+	peak = tl.peak;
+	sl_timeline_free(&tl);
+	return peak;
+}
+
 static void
 test_mem_limit_key(void **state)
 {
 	struct fixture f;
 	WINDOW **W;
-	int64_t free_mem, least;
+	int64_t free_peak, free_sum, least;
 	char line[64];
 	sl_error err;
 
@@ -550,7 +567,8 @@ test_mem_limit_key(void **state)
 	W = f.u.win;
 	sl_error_clear(&err);
 	assert_int_equal(ui_model_set_alpha(&f.u.m, 1e7, &err), SL_OK);
-	free_mem = f.u.m.ev.max_total;
+	free_peak = plan_peak(&f);
+	free_sum = f.u.m.ev.max_total;
 	key(&f, 'M');
 	assert_int_equal(f.u.prompt, UI_P_MEMLIMIT);
 	assert_true(win_has(W[UI_W_MSG], "Memory limit per device"));
@@ -558,8 +576,9 @@ test_mem_limit_key(void **state)
 	assert_true(f.u.msg_error);
 	assert_true(win_has(W[UI_W_MSG], "no plan fits in 1.00 MiB"));
 	assert_true(win_has(W[UI_W_MEM], "limit 1.00 MiB, none fits"));
-	least = f.u.m.ev.max_total;
-	assert_true(least < free_mem);
+	least = plan_peak(&f);
+	assert_int_equal(least, f.u.m.fit_least);
+	assert_true(least < free_peak);
 	key(&f, 'M');
 	/* the prompt holds the limit in force: clear it first (Ctrl-U) */
 	key(&f, 21);
@@ -568,19 +587,19 @@ test_mem_limit_key(void **state)
 	assert_true(win_has(W[UI_W_MSG], "not a memory size"));
 	key(&f, 'M');
 	key(&f, 21);
-	snprintf(line, sizeof line, "%lldB", (long long)(least + (free_mem - least) / 2));
+	snprintf(line, sizeof line, "%lldB", (long long)(least + (free_peak - least) / 2));
 	type_line(&f, line);
 	assert_false(f.u.msg_error);
 	assert_false(f.u.m.fit_none);
 	assert_true(f.u.m.fit_searched);
-	assert_true(f.u.m.ev.max_total <= least + (free_mem - least) / 2);
+	assert_true(plan_peak(&f) <= least + (free_peak - least) / 2);
 	assert_true(win_has(W[UI_W_MSG], "the best plan under it"));
 	assert_true(win_has(W[UI_W_MEM], "limit "));
 	key(&f, 'M');
 	key(&f, 21);
 	type_line(&f, "");
 	assert_true(win_has(W[UI_W_MSG], "no memory limit"));
-	assert_int_equal(f.u.m.ev.max_total, free_mem);
+	assert_int_equal(f.u.m.ev.max_total, free_sum);
 	term_close(&f);
 	close_model(&f);
 }
@@ -1408,9 +1427,23 @@ read_stages(WINDOW *hw, struct shown_stages *s)
 	assert_null(strstr(row(hw, 4), "stage 3"));
 	assert_int_equal(sscanf(plain(row(hw, 5)), " %d layers %d layers", &s->layers[0],
 	    &s->layers[1]), 2);
-	assert_int_equal(sscanf(plain(row(hw, h - 2)), " dev %d x%" SCNd64 " %15s dev %d x%" SCNd64 " %15s",
-	    &s->dev[0], &s->in_flight[0], s->rec[0], &s->dev[1], &s->in_flight[1],
-	    s->rec[1]), 6);
+	/* per stage "dN xK" and its recomputation when it has one */
+	{
+		char copy[512];
+		int j = -1;
+		snprintf(copy, sizeof copy, "%s", plain(row(hw, h - 2)));
+		for (char *tok = strtok(copy, " "); tok != NULL; tok = strtok(NULL, " ")) {
+			if (tok[0] == 'd' && tok[1] >= '0' && tok[1] <= '9' && j < 1) {
+				j++;
+				s->dev[j] = atoi(tok + 1);
+				snprintf(s->rec[j], sizeof s->rec[j], "none");
+			} else if (tok[0] == 'x' && j >= 0)
+				s->in_flight[j] = strtoll(tok + 1, NULL, 10);
+			else if (j >= 0)
+				snprintf(s->rec[j], sizeof s->rec[j], "%s", tok);
+		}
+		assert_int_equal(j, 1);
+	}
 }
 
 /* sl_pipeline_eval of what the panel shows: the memory in each column is

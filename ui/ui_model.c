@@ -285,7 +285,7 @@ ui_model_resolve(ui_model *m, sl_error *err)
 		/* the plan under the limit: the optimum at alpha when it fits */
 		sl_solve_opts fso = { .time_limit = 30 };
 		sl_fit_opts fo = { .alpha = m->alpha, .limit = m->mem_limit,
-		    .fold = SL_FOLD_SUM, .solver = m->solver, .solve = &fso,
+		    .fold = SL_FOLD_PEAK, .solver = m->solver, .solve = &fso,
 		    .live = m->dp };
 		sl_fit f;
 		sl_solution_free(&sol);

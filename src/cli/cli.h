@@ -96,6 +96,7 @@ typedef struct cli_opts {
 	const char *output;		/* -o FILE */
 	const char *export_problem;	/* --export-problem FILE (solve) */
 	const char *format;		/* --format (render) */
+	bool all_strategies;		/* --all-strategies (render) */
 	bool quiet;			/* -q */
 	/* one subcommand's */
 	const char *plan;		/* --plan FILE (tui, timeline) */
@@ -204,6 +205,9 @@ typedef struct cli_session {
 
 /* Opens o->args[0] (or the default model when there is none and allow_default). */
 int cli_open(const cli_opts *o, bool allow_default, cli_session *s, sl_error *err);
+/* The peak of device dev's timeline under a plan, in the order frameworks
+ * run it: what a plan must fit (-1 when it cannot be built). */
+int64_t cli_plan_peak(const sl_space *s, const int *choice, int dev);
 /* The memory limit the options set: --mem-limit, else, for what must fit
  * the device (recompute auto), the profile's memory; <= 0 none. */
 int64_t cli_mem_limit(const cli_opts *o, const cli_session *s, bool device);
