@@ -282,7 +282,8 @@ held_tables(fit_ctx *c)
 		for (int k = 0; k < s->ops[v].n_strat; k++) {
 			struct held_acc a = { 0, 0 };
 			sl_node_items(s, v, k, NULL, held_item, &a);
-			sl_node_transients(s, v, k, NULL, held_item, &a);
+			sl_node_transients(s, v, k, NULL, s->grads_persist,
+			    held_item, &a);
 			c->held[v][k] = a.held;
 			c->resident[v][k] = a.resident;
 		}

@@ -245,9 +245,10 @@ void sl_edge_items(const sl_space *sp, int e, int s_src, int s_dst,
     const int *coord, item_fn fn, void *ctx);
 /* A node's own transients (memory.c): ZeRO-3's copy of a parameter
  * gathered for forward and again for backward, and its whole gradient
- * until the reduce-scatter. */
+ * until the reduce-scatter; where gradients accumulate (accumulate), the
+ * new gradient of each weight before it is added in. */
 void sl_node_transients(const sl_space *s, int v, int strat, const int *coord,
-    item_fn fn, void *ctx);
+    bool accumulate, item_fn fn, void *ctx);
 /*
  * The whole step's stream on device coord under a plan (memory.c): every
  * node's items (with, in a fully recomputed layer, what it re-materialises

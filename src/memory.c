@@ -250,7 +250,7 @@ step_transient(step_ctx *c, sl_buf_kind kind, int op, int slot, int tensor,
 
 void
 sl_node_transients(const sl_space *s, int v, int strat, const int *coord,
-    item_fn fn, void *ctx)
+    bool accumulate, item_fn fn, void *ctx)
 {
 	const sl_graph *g = s->g;
 	const sl_op *op = &g->ops[v];
@@ -260,8 +260,26 @@ sl_node_transients(const sl_space *s, int v, int strat, const int *coord,
 		const sl_tensor *t = &g->tensors[op->in[i]];
 		sl_spec sp = st->spec[i];
 		int64_t e;
-		if (s->owner[op->in[i]] != v || sp.zero == 0)
+		if (s->owner[op->in[i]] != v)
 			continue;
+		if (sp.zero == 0) {
+			/*
+			 * Gradients that accumulate (over micro-steps or a
+			 * pipeline's micro-batches): PyTorch's AccumulateGrad
+			 * forms the new gradient in a buffer of its own and adds
+			 * it in; Megatron-LM's wgrad GEMM accumulates straight
+			 * into its main gradient (gradient_accumulation_fusion,
+			 * on by default: megatron/training/arguments.py
+			 * --no-gradient-accumulation-fusion).
+			 */
+			if (accumulate &&
+			    s->opts.recipe.framework != SL_FW_MEGATRON)
+				transient(s, fn, ctx, SL_BUF_GRAD_NEW, v, i, op->in[i],
+				    sl_grad_elem_bytes(s, t),
+				    sl_local_elems(&s->mesh, &sp, t, coord),
+				    SL_AT_WGRAD, SL_UNTIL_WGRAD);
+			continue;
+		}
 		sp.zero = 0;
 		e = sl_local_elems(&s->mesh, &sp, t, coord);
 		transient(s, fn, ctx, SL_BUF_GATHER, v, i, op->in[i],
@@ -287,7 +305,8 @@ step_transients(step_ctx *c, int v)
 	const sl_op *op = &g->ops[v];
 	const sl_strategy *st = &s->ops[v].strat[c->choice[v]];
 
-	sl_node_transients(s, v, c->choice[v], c->coord, c->fn, c->ctx);
+	sl_node_transients(s, v, c->choice[v], c->coord, s->grads_persist,
+	    c->fn, c->ctx);
 	for (int j = 0; j < op->n_out; j++) {
 		int ti = op->out[j], slot = op->n_in + j;
 		const sl_tensor *t = &g->tensors[ti];
@@ -432,7 +451,8 @@ sl_node_stage_mem(const sl_space *s, int v, int strat, const int *coord,
 
 	memset(held, 0, sizeof *held);
 	sl_node_items(s, v, strat, coord, stage_item, &a);
-	sl_node_transients(s, v, strat, coord, stage_item, &a);
+	/* a pipeline's micro-batches add their gradients up */
+	sl_node_transients(s, v, strat, coord, true, stage_item, &a);
 	/* the loss passes the logits' gradient back from its backward */
 	if (op->kind == SL_OP_CROSS_ENTROPY && op->n_in > 0)
 		a.bwd = sl_add_sat(a.bwd, sl_act_grad_bytes(s, op->in[0],

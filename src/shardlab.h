@@ -66,6 +66,7 @@
  *                  micro-batches, stage boundaries and recomputation
  *   pipe_suggest.c what single change would make a model fit
  *   pipe_export.c  launch arguments and configurations for frameworks
+ *   pipe_timeline.c memory over time of one pipeline stage
  *   pipe_ctx.c     a pipeline the explorer keeps and evaluates again
  *   framework.c    what Megatron-LM, torchtitan and DeepSpeed can run: a
  *                  model's architecture, a plan as each launches it, and
@@ -1576,6 +1577,8 @@ typedef enum sl_buf_kind {
 	SL_BUF_RESHARD,		/* resharding copy of an edge */
 	SL_BUF_LOSS,		/* fp32 logits (forward) or their gradient (backward) */
 	SL_BUF_OPTIM_TMP,	/* the optimizer step's work buffer */
+	SL_BUF_GRAD_NEW,	/* a weight gradient before it is added into the
+				 * accumulated one */
 	SL_BUF_KIND_COUNT
 } sl_buf_kind;
 const char *sl_buf_kind_name(sl_buf_kind k);	/* "saved", "working", ... */
@@ -1625,6 +1628,9 @@ typedef struct sl_timeline {
 int sl_timeline_build(const sl_space *s, const int *choice, int dev,
     bool optimise, sl_timeline *tl, sl_error *err);
 void sl_timeline_free(sl_timeline *tl);
+/* Adds a buffer held through the whole step (what the device holds beyond
+ * the operators the timeline was built for) and recomputes the peaks. */
+int sl_timeline_hold(sl_timeline *tl, const char *name, int cat, int64_t bytes);
 /* Peak of any order (a permutation of the tasks); -1 when it is not one or
  * breaks a dependency. */
 int64_t sl_timeline_peak_of(const sl_timeline *tl, const int *order);
@@ -1968,6 +1974,29 @@ bool sl_layout_check(const sl_layout *l, const sl_arch *a, char *why, size_t len
  */
 int sl_pipeline_layout(const sl_pipeline *pl, const sl_hybrid_opts *o,
     sl_layout *l, int *layers, sl_recompute *rec, sl_error *err);
+
+/*
+ * Memory over time of one pipeline stage (pipe_timeline.c): the stage's
+ * operators as a graph of their own (activations received from the stage
+ * before are its inputs; a parameter another stage owns is held here, as
+ * Megatron-LM keeps a copy), on the stage sub-mesh, with the stage's plan
+ * and recomputation, its gradients held across the micro-batches, one
+ * micro-batch's step on device dev of the sub-mesh; then held through it,
+ * what the pipeline device holds beyond that micro-batch: the activations
+ * of the other micro-batches in flight at its peak (sl_pipe_dev.acts less
+ * this chunk's one) and the states of its other chunks.
+ */
+typedef struct sl_stage_timeline {
+	sl_graph *g;
+	sl_space *space;
+	int *choice;
+	sl_timeline tl;
+	int64_t in_flight;		/* the other micro-batches' activations */
+	int64_t other_chunks;		/* the states of the device's other chunks */
+} sl_stage_timeline;
+int sl_pipeline_timeline(const sl_hybrid_opts *o, const sl_pipeline *pl,
+    int stage, int dev, bool optimise, sl_stage_timeline *out, sl_error *err);
+void sl_stage_timeline_free(sl_stage_timeline *st);
 
 /* Launch descriptions of a pipeline (pipe_export.c): malloc'd text, NULL with
  * err.  Each but json launches with one framework and refuses a plan

@@ -655,10 +655,22 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 		    SL_AT_PRODUCER, matmul_x ? SL_UNTIL_WGRAD : SL_UNTIL_BWD),
 		    saved_width(sp, op, t, f), e, full);
 		if (op->kind == SL_OP_CROSS_ENTROPY && i == 0) {
-			/* The loss upcasts its logits to fp32 in forward and
-			 * forms their fp32 gradient in backward: each the size
-			 * of the fp32 copy it keeps, each for its task alone. */
+			/*
+			 * The loss upcasts its logits to fp32 in forward (a
+			 * copy for its task alone; log-softmax keeps its fp32
+			 * output, the item above).  Its backward
+			 * (torch.nn.functional.cross_entropy: nll_loss_backward
+			 * then log_softmax_backward) holds two fp32 gradients
+			 * at once, of log-softmax's output and of its input,
+			 * before the cast back hands on the logits' gradient in
+			 * their own type (an activation gradient of the
+			 * stream): the task's peak is 2 fp32 widths beside the
+			 * kept output, of which the logits' gradient is already
+			 * counted.  On an H100 and an H200 PyTorch holds that:
+			 * 12 bytes a bf16 logit at the loss's backward.
+			 */
 			int w = saved_width(sp, op, t, f);
+			int gw = sl_grad_elem_bytes(sp, t);
 			kept_item(&it, opi, SL_WHAT_TRANSIENT, SL_BUF_LOSS, i,
 			    op->in[i], SL_AT_FWD, SL_UNTIL_FWD);
 			it.cat = SL_CAT_BUFFERS;
@@ -666,7 +678,7 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 			emit(fn, ctx, &it, w, e, full);
 			it.alloc = SL_AT_BWD;
 			it.free = SL_UNTIL_DGRAD;
-			emit(fn, ctx, &it, w, e, full);
+			emit(fn, ctx, &it, 2 * w - gw > w ? 2 * w - gw : w, e, full);
 		}
 	}
 	if (rc == SL_RECOMP_FULL)

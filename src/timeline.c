@@ -25,7 +25,7 @@
 static const char *const buf_kind_names[SL_BUF_KIND_COUNT] = {
 	"state", "gradient", "saved", "autocast", "extra", "recomputed",
 	"working", "activation-gradient", "gathered", "full-gradient",
-	"reshard", "loss", "optimizer-work"
+	"reshard", "loss", "optimizer-work", "new-gradient"
 };
 
 const char *
@@ -296,6 +296,9 @@ item_name(const tl_build *b, const sl_mem_item *it, int tensor, char *buf,
 		break;
 	case SL_BUF_GRAD_FULL:
 		snprintf(buf, len, "%s.grad.full", tn);
+		break;
+	case SL_BUF_GRAD_NEW:
+		snprintf(buf, len, "%s.grad.new", tn);
 		break;
 	case SL_BUF_RESHARD: {
 		const sl_space_edge *se = &b->s->edges[it->edge];
@@ -1413,6 +1416,34 @@ sl_timeline_build(const sl_space *s, const int *choice, int dev, bool optimise,
 	free(b.wgrad);
 	free(b.rd_start);
 	free(b.rd);
+	return SL_OK;
+}
+
+int
+sl_timeline_hold(sl_timeline *tl, const char *name, int cat, int64_t bytes)
+{
+	sl_tl_buf *x;
+
+	if (bytes <= 0)
+		return SL_OK;
+	tl->buf = sl_xrealloc(tl->buf, (tl->n_bufs + 1) * sizeof *tl->buf);
+	tl->a_start = sl_xrealloc(tl->a_start, (tl->n_bufs + 2) * sizeof(int));
+	tl->f_start = sl_xrealloc(tl->f_start, (tl->n_bufs + 2) * sizeof(int));
+	x = &tl->buf[tl->n_bufs];
+	memset(x, 0, sizeof *x);
+	snprintf(x->name, sizeof x->name, "%s", name);
+	x->kind = SL_BUF_STATE;
+	x->cat = cat;
+	x->op = x->tensor = -1;
+	x->bytes = bytes;
+	/* empty alloc and free sets: held from before the step to past it */
+	tl->a_start[tl->n_bufs + 1] = tl->a_start[tl->n_bufs];
+	tl->f_start[tl->n_bufs + 1] = tl->f_start[tl->n_bufs];
+	tl->n_bufs++;
+	tl->peak_default = sl_add_sat(tl->peak_default, bytes);
+	tl->peak_optimised = sl_add_sat(tl->peak_optimised, bytes);
+	tl->sum = sl_add_sat(tl->sum, bytes);
+	apply_order(tl);
 	return SL_OK;
 }
 

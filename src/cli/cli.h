@@ -106,6 +106,7 @@ typedef struct cli_opts {
 	int layer;			/* --layer N (render), -1 unset */
 	const char *trace;		/* --trace FILE (timeline) */
 	int device;			/* --device N (timeline) */
+	int stage;			/* --stage N (timeline), -1 unset */
 	bool emulate;			/* --emulate (validate) */
 	int steps;			/* --steps N (validate) */
 	/* gen flags */
@@ -205,6 +206,15 @@ typedef struct cli_session {
 
 /* Opens o->args[0] (or the default model when there is none and allow_default). */
 int cli_open(const cli_opts *o, bool allow_default, cli_session *s, sl_error *err);
+/* The model `plan` searches (its first argument), opened at each batch the
+ * search asks for. */
+typedef struct cli_plan_model {
+	const char *arg;
+} cli_plan_model;
+/* The hybrid search's options from the command line's, as `plan` takes
+ * them (plan.c); topo holds a named mesh's axes. */
+int cli_hybrid_opts(const cli_opts *o, cli_plan_model *pm, sl_hybrid_opts *ho,
+    sl_topo *topo, sl_error *err);
 /* The peak of device dev's timeline under a plan, in the order frameworks
  * run it: what a plan must fit (-1 when it cannot be built). */
 int64_t cli_plan_peak(const sl_space *s, const int *choice, int dev);

@@ -242,6 +242,9 @@ const struct cli_option cli_options[] = {
 	{ .name = "device", .arg = CLI_INT, .metavar = N_("N"),
 	  .lo = 0, .hi = 65535, CLI_FIELD(device), .cmds = CLI_C_TIMELINE,
 	  .help = N_("the device whose memory is followed (default 0)") },
+	{ .name = "stage", .arg = CLI_INT, .metavar = N_("N"),
+	  .lo = 0, .hi = 65535, CLI_FIELD(stage), .cmds = CLI_C_TIMELINE,
+	  .help = N_("the stage of a pipeline plan (--plan) whose device is followed") },
 	{ .name = "trace", .arg = CLI_TEXT, .metavar = N_("FILE|-"), CLI_FIELD(trace),
 	  .file = CLI_F_OUTPUT,
 	  .cmds = CLI_C_TIMELINE,
@@ -812,6 +815,7 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 	sl_recipe_default(&o->recipe);
 	o->steps = 10;
 	o->depth = -1;
+	o->stage = -1;
 	o->layer = -1;
 	o->slack = 1;
 	o->schedule = SL_SCHED_1F1B;

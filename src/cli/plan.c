@@ -8,9 +8,7 @@
 
 #include <stdlib.h>
 
-typedef struct plan_model {
-	const char *arg;
-} plan_model;
+typedef cli_plan_model plan_model;
 
 static sl_graph *
 plan_open(void *ctx, int64_t batch, int64_t seq, sl_error *err)
@@ -322,9 +320,9 @@ plan_outputs(const cli_opts *o, sl_error *err)
  * precision and state sharding), the degrees fixed,
  * and the devices, from --devices or --mesh with --axes (into topo).
  */
-static int
-plan_opts(const cli_opts *o, plan_model *pm, sl_hybrid_opts *ho, sl_topo *topo,
-    sl_error *err)
+int
+cli_hybrid_opts(const cli_opts *o, cli_plan_model *pm, sl_hybrid_opts *ho,
+    sl_topo *topo, sl_error *err)
 {
 	int rc;
 
@@ -492,7 +490,7 @@ cmd_plan(int argc, char **argv)
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
-	if (plan_opts(&o, &pm, &ho, &topo, &err) != SL_OK) {
+	if (cli_hybrid_opts(&o, &pm, &ho, &topo, &err) != SL_OK) {
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
