@@ -51,6 +51,16 @@ static const struct {
 	[SL_OP_TRANSPOSE] = { 1, 1 },
 	[SL_OP_ATTENTION] = { 1, 4 },
 	[SL_OP_CROSS_ENTROPY] = { 3, 3 },
+	[SL_OP_SIGMOID] = { 1, 1 },
+	/* score function, top-k, auxiliary loss; their backward */
+	[SL_OP_ROUTER] = { 3, 3 },
+	/* the permutation; its backward un-permutes the gradient */
+	[SL_OP_DISPATCH] = { 1, 1 },
+	/* fc1, the activation, fc2 as grouped gemms; backward fc2's input and
+	 * weight gradients, the activation's, fc1's two */
+	[SL_OP_EXPERTS] = { 3, 5 },
+	/* the weighed sum; backward the gradients of y and of the weights */
+	[SL_OP_COMBINE] = { 1, 2 },
 };
 
 /* Measured points, interpolated in log(flops), flat beyond both ends. */
@@ -92,21 +102,38 @@ attention_rate(const sl_hw *hw, double f)
 	return sl_gemm_rate(hw, f);
 }
 
+/*
+ * Share of the s x s query-key pairs a causal attention computes: half,
+ * or with a sliding window of w keys, sum over queries of min(i + 1, w)
+ * = s w - w (w - 1) / 2 of the s^2.
+ */
+static double
+causal_share(int64_t s, int64_t w)
+{
+	double S = (double)s, W = (double)w;
+
+	if (w <= 0 || w >= s)
+		return 0.5;
+	return (S * W - W * (W - 1) / 2) / (S * S);
+}
+
 double
 sl_attention_flops(const sl_graph *g, const sl_op *op, int64_t batch,
     int64_t heads)
 {
 	const sl_tensor *x = &g->tensors[op->in[0]];
-	int64_t kvh = op->kv_heads > 0 ? op->kv_heads : op->heads;
-	double d = (double)x->dims[2] / (double)(op->heads + 2 * kvh);
 	double s = (double)x->dims[1];
+	sl_attn_dims ad;
 
+	sl_attention_dims(g, op, &ad);
 	if (batch <= 0)
 		batch = x->dims[0];
 	if (heads <= 0)
 		heads = op->heads;
-	/* QK^T and PV, 2 b h s^2 d each; causal: half of it computed. */
-	return 4.0 * (double)batch * (double)heads * s * s * d * 0.5;
+	/* QK^T (2 b h s^2 dqk) and PV (2 b h s^2 dv), causal: the pairs
+	 * computed (a half, or what a sliding window leaves). */
+	return 2.0 * (double)batch * (double)heads * s * s *
+	    (double)(ad.dqk + ad.dv) * causal_share(x->dims[1], op->window);
 }
 
 static int64_t
@@ -197,6 +224,20 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 		for (int l = 0; l < b->n_loop; l++)
 			prod *= (double)loc[l];
 		ff = 2 * prod;
+		fb = 2 * ff;
+		rate = sl_gemm_rate(hw, ff);
+		break;
+	}
+	case SL_OP_EXPERTS: {
+		/*
+		 * Grouped gemms over the local experts: fc1 (f' columns) and
+		 * fc2, 2 x tokens x h x (f' + f) forward, twice that backward;
+		 * one kernel runs every local expert, so its rate is that of
+		 * the group's FLOPs (a batched gemm's).  Loops b, E, c, h, f.
+		 */
+		double tokens = (double)loc[0] * (double)loc[1] * (double)loc[2];
+		double f = (double)loc[4];
+		ff = 2 * tokens * (double)loc[3] * ((op->gated ? 2 * f : f) + f);
 		fb = 2 * ff;
 		rate = sl_gemm_rate(hw, ff);
 		break;

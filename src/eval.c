@@ -223,9 +223,9 @@ eval_time(const sl_space *s, const int *choice, sl_eval *ev)
 	    sl_add_sat(ev->compute_ns, ev->exposed_comm_ns));
 	ev->tokens = sl_mul_sat(ev->accum_steps, tokens);
 	/* Model FLOPs (Chowdhery et al. 2022, appendix B): 6 per parameter
-	 * and token, and the attention scores' 3 x forward, whatever the plan
-	 * recomputes. */
-	ev->model_flops = ((double)6 * (double)sl_graph_param_count(g) *
+	 * a token reads (of a mixture's experts, its top-k) and token, and
+	 * the attention scores' 3 x forward, whatever the plan recomputes. */
+	ev->model_flops = ((double)6 * (double)sl_graph_active_params(g, NULL) *
 	    (double)tokens + attn) * (double)ev->accum_steps;
 	step_s = (double)ev->step_ns / 1e9;
 	if (step_s > 0) {

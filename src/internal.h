@@ -97,7 +97,7 @@ typedef struct sl_attr {
 	const char *divides;
 } sl_attr;
 
-#define SL_MAX_ATTRS 3
+#define SL_MAX_ATTRS 6
 
 /*
  * One row per operator kind (kinds.c).  check validates the operator's
@@ -126,6 +126,18 @@ typedef struct sl_kind_info {
 } sl_kind_info;
 
 extern const sl_kind_info sl_kinds[SL_OP_KIND_COUNT];
+
+/*
+ * The shape of an attention operator (kinds.c): its activation inputs (1:
+ * fused qkv; 3: latent q, kv, k_rope), the slot of its first parameter,
+ * query and key/value heads, the query/key and value head widths and the
+ * rotary key's width (latent only).
+ */
+typedef struct sl_attn_dims {
+	int n_act, param;
+	int64_t heads, kv_heads, dqk, dv, rope;
+} sl_attn_dims;
+void sl_attention_dims(const sl_graph *g, const sl_op *op, sl_attn_dims *d);
 
 /* A compute-bound kind, whose work no baseline replicates (baseline.c). */
 static inline bool

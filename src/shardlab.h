@@ -200,6 +200,12 @@ typedef enum sl_op_kind {
 	SL_OP_TRANSPOSE,	/* attribute perm */
 	SL_OP_ATTENTION,	/* fused core attention: qkv[b,s,(q+2kv)*d] -> [b,s,q*d] */
 	SL_OP_CROSS_ENTROPY,	/* logits[b,s,V], labels[b,s] -> loss[b,s] */
+	SL_OP_SIGMOID,		/* elementwise (a shared expert's gate) */
+	/* mixture of experts (doc/cost-model.md, "Mixture of experts") */
+	SL_OP_ROUTER,		/* logits[b,s,E] (, bias[E]) -> top-k weights[b,s,k] */
+	SL_OP_DISPATCH,		/* x[b,s,h], weights[b,s,k] -> tokens by expert [b,E,c,h] */
+	SL_OP_EXPERTS,		/* [b,E,c,h], w1[E,h,f'], w2[E,f,h] (, biases) -> [b,E,c,h] */
+	SL_OP_COMBINE,		/* y[b,E,c,h], weights[b,s,k] -> [b,s,h] */
 	SL_OP_KIND_COUNT
 } sl_op_kind;
 
@@ -222,9 +228,14 @@ typedef struct sl_op {
 	int pos;		/* position within its layer (0-based), -1 if none */
 	/* attributes */
 	int heads, kv_heads;	/* attention */
+	int window;		/* attention: keys a query sees (sliding window); 0 all */
+	bool qk_norm;		/* attention: RMSNorm of each query and key head */
+	bool sinks;		/* attention: a learned logit per head in the softmax */
 	int perm[SL_MAX_RANK];	/* transpose */
 	double p;		/* dropout probability */
 	bool transpose_w;	/* matmul: weight stored [n,k] (tied embeddings) */
+	int topk;		/* experts: experts each token is routed to */
+	bool gated;		/* experts: gated (SwiGLU) first matmul of 2f columns */
 	/* where the operator was defined, for error messages */
 	int src_line, src_col;
 } sl_op;
@@ -344,8 +355,21 @@ int64_t sl_recipe_accum_steps(const sl_recipe *r, int64_t graph_batch);
 
 /* ------------------------------------------------------------------ models */
 
-typedef enum sl_family { SL_FAM_GPT, SL_FAM_BERT, SL_FAM_LLAMA } sl_family;
+typedef enum sl_family {
+	SL_FAM_GPT, SL_FAM_BERT, SL_FAM_LLAMA,
+	SL_FAM_MOE,		/* LLaMA-style blocks whose MLPs are mixtures of experts */
+	SL_FAM_COUNT
+} sl_family;
 
+/* Tied input and output embeddings: the family's habit, or said. */
+typedef enum sl_tie { SL_TIE_DEFAULT, SL_TIE_YES, SL_TIE_NO } sl_tie;
+
+/*
+ * The sizes of a generated transformer.  Every member past max_positions is
+ * 0 (or false) for "the family's way": GPT and BERT tie their embeddings
+ * and have every bias, LLaMA and MoE have none.  sl_gen_fields lists them
+ * with their names in model files and on the command line.
+ */
 typedef struct sl_gen_config {
 	sl_family family;
 	char name[64];
@@ -354,7 +378,65 @@ typedef struct sl_gen_config {
 	int64_t batch;		/* batch dimension of the graph */
 	int64_t max_positions;	/* Hugging Face config: the model's longest
 				 * sequence, when seq was capped below it (else 0) */
+	/* what a Hugging Face config may change of a family's blocks */
+	int64_t head_dim;	/* 0: hidden / heads */
+	sl_tie tie;
+	bool qkv_bias;		/* LLaMA/MoE: biases of q, k and v (Qwen2) */
+	bool out_bias;		/* LLaMA/MoE: bias of the attention's output */
+	bool mlp_bias;		/* LLaMA/MoE: biases of gate, up and down */
+	bool qk_norm;		/* RMSNorm of every query and key head (Qwen3) */
+	bool sinks;		/* a learned softmax logit per head (GPT-OSS) */
+	int64_t window;		/* sliding-window attention: keys per query; 0 none */
+	int window_first;	/* the first layer that slides ... */
+	int window_every;	/* ... and every this many after it (0: 1) */
+	int64_t type_vocab;	/* BERT token types (0: none) */
+	/* mixture of experts (family moe) */
+	int64_t experts;	/* routed experts per MoE layer */
+	int64_t topk;		/* experts each token is routed to */
+	int64_t moe_ffn;	/* hidden size of one expert (0: ffn) */
+	int64_t shared_ffn;	/* hidden size of the shared experts together; 0 none */
+	bool shared_gate;	/* a sigmoid gate on the shared experts (Qwen2-MoE) */
+	bool router_bias;	/* a bias on the router's logits (GPT-OSS) */
+	bool score_bias;	/* a bias that only selects experts (DeepSeek-V3) */
+	bool expert_bias;	/* biases inside the experts (GPT-OSS) */
+	int first_dense;	/* the first layers have a dense MLP of ffn */
+	int moe_every;		/* from there, layer l is MoE when l % moe_every
+				 * == moe_phase (0: every layer) */
+	int moe_phase;
+	double capacity;	/* capacity factor; 0: dropless (balanced mean) */
+	/* multi-head latent attention (DeepSeek-V2/V3); kv_lora 0: none */
+	int64_t q_lora;		/* query compression; 0: a plain query matmul */
+	int64_t kv_lora, qk_nope, qk_rope, v_head;
 } sl_gen_config;
+
+/* A member of sl_gen_config as model files and the command line name it. */
+typedef enum sl_gen_ftype {
+	SL_GEN_INT, SL_GEN_COUNT,	/* int64_t member; int member */
+	SL_GEN_BOOL, SL_GEN_REAL, SL_GEN_TIE
+} sl_gen_ftype;
+typedef struct sl_gen_field {
+	const char *key;	/* "experts": the generator's key; flag --experts */
+	sl_gen_ftype type;
+	size_t off;		/* offsetof(sl_gen_config, ...) */
+	int64_t min, max;	/* integers: 0 is always "the family's" */
+	unsigned families;	/* 1u << sl_family where it applies */
+	const char *help;	/* N_(), for gen --help */
+} sl_gen_field;
+/* The table, ended by a row whose key is NULL. */
+extern const sl_gen_field sl_gen_fields[];
+/* Sets field f of c from text ("8", "true", "1.25"); SL_EINPUT with a
+ * message naming the field when the value is not of its type and bounds. */
+int sl_gen_field_set(sl_gen_config *c, const sl_gen_field *f, const char *text,
+    sl_error *err);
+/* The field named key, or NULL. */
+const sl_gen_field *sl_gen_field_find(const char *key);
+
+/* Parameters a token's forward pass reads: every parameter but the routed
+ * experts', of which top-k of E (sl_graph_active_params).  embedding (may
+ * be NULL) gets the elements of tables read only by lookups (a token reads
+ * one row of them): publishers count active parameters with them (Mistral,
+ * Qwen) or without (DeepSeek, OpenAI). */
+int64_t sl_graph_active_params(const sl_graph *g, int64_t *embedding);
 
 /* The 2-layer toy sizes of a family (tests); then override fields. */
 void sl_gen_defaults(sl_family fam, sl_gen_config *c);
@@ -373,6 +455,10 @@ int64_t sl_gen_ffn(sl_family fam, int64_t hidden);
  * bundled models'.  Atomically; path "-" = stdout. */
 int sl_gen_save(const sl_gen_config *c, const char *path, sl_error *err);
 int sl_family_from_name(const char *s);
+const char *sl_family_name(sl_family fam);	/* "gpt", ..., "moe" */
+/* Checks c as sl_gen does; *field (may be NULL) gets the key of the member
+ * the error is about (sl_gen_fields), or "family" or "batch". */
+int sl_gen_check(const sl_gen_config *c, const char **field, sl_error *err);
 /* Fills c from a Hugging Face config.json (err names the file/line). */
 int sl_gen_from_hf_config(const char *path, sl_gen_config *c, sl_error *err);
 sl_graph *sl_gen(const sl_gen_config *c, sl_error *err);
@@ -518,10 +604,11 @@ typedef enum sl_loop_role {
 	SL_LOOP_HIDDEN,		/* a normalised (unsplittable) last dimension */
 	SL_LOOP_BATCH,		/* a further leading dimension */
 	SL_LOOP_D2, SL_LOOP_D3,	/* a reshape's kept third and fourth dimensions */
+	SL_LOOP_EXPERT,		/* experts of a mixture: expert parallelism */
 	SL_LOOP_ROLE_COUNT
 } sl_loop_role;
-/* "dp", "seq", "head", "row", "col", "vocab", "h", "b", "d2", "d3"; NULL
- * for none. */
+/* "dp", "seq", "head", "row", "col", "vocab", "h", "b", "d2", "d3", "exp";
+ * NULL for none. */
 const char *sl_loop_role_name(sl_loop_role r);
 
 /* Loop-dimension binding of one operator (from the kind table). */

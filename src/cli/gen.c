@@ -10,21 +10,21 @@ gen_help(const char *family)
 {
 	int fam = family ? sl_family_from_name(family) : -1;
 
-	printf("%s\n", _("usage: shardlab gen gpt|bert|llama [FLAGS] [--hf-config FILE] [-o FILE]"));
-	for (int f = 0; f <= SL_FAM_LLAMA; f++) {
+	printf("%s\n", _("usage: shardlab gen gpt|bert|llama|moe [FLAGS] [--hf-config FILE] [-o FILE]"));
+	for (int f = 0; f < SL_FAM_COUNT; f++) {
 		sl_gen_config c;
 		if (fam >= 0 && f != fam)
 			continue;
 		sl_gen_family_defaults((sl_family)f, &c);
-		printf(_("\n%s (defaults of %s):\n"), f == SL_FAM_GPT ? "gpt" :
-		    f == SL_FAM_BERT ? "bert" : "llama", c.name);
+		printf(_("\n%s (defaults of %s):\n"), sl_family_name((sl_family)f),
+		    c.name);
 		printf(_("  --layers N      transformer layers (%d)\n"), c.layers);
 		printf(_("  --hidden H      hidden size (%lld)\n"), (long long)c.hidden);
 		printf(_("  --heads A       attention heads (%lld)\n"), (long long)c.heads);
 		printf(_("  --kv-heads K    key/value heads (grouped-query attention; llama only; default: heads)\n"));
 		printf(_("  --ffn F         feed-forward size (default %s)\n"),
 		    f == SL_FAM_LLAMA ? _("2/3 x 4 x hidden rounded up to a multiple of 256") :
-		    _("4 x hidden"));
+		    f == SL_FAM_MOE ? "14336" : _("4 x hidden"));
 		printf(_("  --vocab V       vocabulary (%lld)\n"), (long long)c.vocab);
 		printf(_("  --seq S         training sequence length (%lld; a --hf-config trains at min(max_position_embeddings, %d))\n"),
 		    (long long)c.seq, SL_HF_MAX_SEQ);
@@ -53,7 +53,7 @@ cmd_gen(int argc, char **argv)
 		return cli_report(&err);
 	if (o.n_args != 1 || (fam = sl_family_from_name(o.args[0])) < 0) {
 		sl_error_set(&err, SL_EINPUT, NULL, 0, 0,
-		    _("usage: shardlab gen gpt|bert|llama [--layers N] [--hidden H] [--heads A] [--kv-heads K] [--ffn F] [--vocab V] [--seq S] [--batch B] [--name NAME] [--hf-config FILE] [-o FILE] (shardlab gen FAMILY --help lists the defaults)"));
+		    _("usage: shardlab gen gpt|bert|llama|moe [--layers N] [--hidden H] [--heads A] [--kv-heads K] [--ffn F] [--vocab V] [--seq S] [--batch B] [--name NAME] [--hf-config FILE] [-o FILE] (shardlab gen FAMILY --help lists the defaults)"));
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
@@ -64,11 +64,10 @@ cmd_gen(int argc, char **argv)
 			return cli_report(&err);
 		}
 		if ((int)c.family != fam) {
-			static const char *const fn[] = { "gpt", "bert", "llama" };
 			sl_error_set(&err, SL_EINPUT, o.hf_config, 0, 0,
 			    _("this config describes a %s-family model, not %s: use "
-			    "shardlab gen %s --hf-config %s"), fn[c.family], fn[fam],
-			    fn[c.family], o.hf_config);
+			    "shardlab gen %s --hf-config %s"), sl_family_name(c.family),
+			    sl_family_name(fam), sl_family_name(c.family), o.hf_config);
 			cli_opts_free(&o);
 			return cli_report(&err);
 		}
@@ -127,7 +126,7 @@ cmd_gen(int argc, char **argv)
 
 const struct cli_cmd cli_cmd_gen = {
 	"gen",
-	N_("gen gpt|bert|llama [FLAGS] [--hf-config FILE] [-o FILE]"),
+	N_("gen gpt|bert|llama|moe [FLAGS] [--hf-config FILE] [-o FILE]"),
 	N_("write a model file for a transformer family"),
 	CLI_O_RECIPE " hf-config layers hidden heads kv-heads ffn vocab batch name"
 	    " output quiet",
