@@ -163,4 +163,12 @@ void sl_json_format_real(double d, char *buf, size_t len);
  */
 int sl_json_put_string(FILE *fp, const char *s);
 
+/*
+ * A plan file's "recipe" object (plan.c): the framework, attention,
+ * precision and recomputation by name, the batches and the sequence, and
+ * layer_recompute when n_layers > 0.  Both plan formats write it with this.
+ */
+json_t *sl_plan_recipe_json(const sl_recipe *r, const uint8_t *layer_recompute,
+    int n_layers);
+
 #endif /* SL_JSON_H */

@@ -75,6 +75,29 @@ j_ms(double ms)
 	return json_real(isfinite(ms) ? round(ms * 1000.0) / 1000.0 : 0.0);
 }
 
+json_t *
+sl_plan_recipe_json(const sl_recipe *rc, const uint8_t *layer_recompute,
+    int n_layers)
+{
+	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I}",
+	    "framework", sl_framework_name(rc->framework),
+	    "attention", sl_attention_name(rc->attention),
+	    "precision", sl_precision_name(rc->precision),
+	    "recompute", sl_recompute_name(rc->recompute),
+	    "micro_batch", (json_int_t)rc->micro_batch,
+	    "global_batch", (json_int_t)rc->global_batch,
+	    "seq", (json_int_t)rc->seq);
+
+	if (n_layers > 0) {
+		json_t *a = json_array();
+		for (int l = 0; l < n_layers; l++)
+			json_array_append_new(a, json_string(
+			    sl_recompute_name(layer_recompute[l])));
+		json_object_set_new(o, "layer_recompute", a);
+	}
+	return o;
+}
+
 static void
 add_header(json_t *root, const sl_space *s, const sl_eval *ev,
     const sl_plan_meta *meta)
@@ -127,18 +150,8 @@ add_header(json_t *root, const sl_space *s, const sl_eval *ev,
 
 	json_object_set_new(root, "options", json_pack("{s:b}", "zero",
 	    (int)s->opts.zero));
-	a = json_array();
-	for (int l = 0; l < g->n_layers; l++)
-		json_array_append_new(a,
-		    json_string(sl_recompute_name(s->layer_recompute[l])));
-	json_object_set_new(root, "recipe", json_pack(
-	    "{s:s, s:s, s:s, s:I, s:I, s:I, s:o}",
-	    "attention", sl_attention_name(rc->attention),
-	    "precision", sl_precision_name(rc->precision),
-	    "recompute", sl_recompute_name(rc->recompute),
-	    "micro_batch", (json_int_t)rc->micro_batch,
-	    "global_batch", (json_int_t)rc->global_batch,
-	    "seq", (json_int_t)rc->seq, "layer_recompute", a));
+	json_object_set_new(root, "recipe", sl_plan_recipe_json(rc,
+	    s->layer_recompute, g->n_layers));
 	json_object_set_new(root, "alpha", sl_json_real(meta->alpha));
 
 	if (meta->sol != NULL) {
@@ -471,7 +484,8 @@ rd_model(const plan_rd *r, json_t *root, sl_plan_file *pf)
 static int
 rd_recipe(const plan_rd *r, json_t *root, sl_plan_file *pf)
 {
-	static const char *const names[] = { "attention", "precision", "recompute" };
+	static const char *const names[] = { "attention", "precision", "recompute",
+	    "framework" };
 	json_t *o = json_object_get(root, "recipe"), *v, *arr;
 	char at[64];
 
@@ -481,7 +495,10 @@ rd_recipe(const plan_rd *r, json_t *root, sl_plan_file *pf)
 		return SL_OK;
 	if (!json_is_object(o))
 		return rd_fail(r, "recipe", "%s", _("\"recipe\" must be an object"));
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
+		static const char *const expect[] = { "flash, naive",
+		    "bf16, megatron, amp, fp32", "none, selective, full, auto",
+		    "megatron, torchtitan, deepspeed, free" };
 		const char *sv;
 		int k;
 		snprintf(at, sizeof at, "recipe.%s", names[i]);
@@ -490,17 +507,19 @@ rd_recipe(const plan_rd *r, json_t *root, sl_plan_file *pf)
 			continue;
 		sv = json_string_value(v);
 		k = i == 0 ? sl_attention_from_name(sv) : i == 1 ?
-		    sl_precision_from_name(sv) : sl_recompute_from_name(sv);
+		    sl_precision_from_name(sv) : i == 2 ?
+		    sl_recompute_from_name(sv) : sl_framework_from_name(sv);
 		if (k < 0)
 			return rd_fail(r, at, _("unknown %s %s (expected %s)"), names[i],
-			    sv ? sv : "?", i == 0 ? "flash, naive" : i == 1 ?
-			    "bf16, megatron, amp, fp32" : "none, selective, full, auto");
+			    sv ? sv : "?", expect[i]);
 		if (i == 0)
 			pf->recipe.attention = (sl_attention)k;
 		else if (i == 1)
 			pf->recipe.precision = (sl_precision)k;
-		else
+		else if (i == 2)
 			pf->recipe.recompute = (sl_recompute)k;
+		else
+			pf->recipe.framework = (sl_framework)k;
 	}
 	for (int i = 0; i < 3; i++) {
 		static const char *const nk[] = { "micro_batch", "global_batch", "seq" };
@@ -688,6 +707,8 @@ rd_pipeline(const plan_rd *r, json_t *root, sl_plan_file *pf)
 		return rc;
 	pf->pp = (int)pp;
 	pf->virt = (int)virt;
+	if ((rc = rd_recipe(r, root, pf)) != SL_OK)
+		return rc;
 	stages = json_object_get(root, "stages");
 	if (!json_is_array(stages) || json_array_size(stages) != (size_t)(pp * virt))
 		return rd_fail(r, stages ? "stages" : "", _("\"stages\" must be an "

@@ -16,6 +16,9 @@ static const char *const precision_names[SL_PREC_COUNT] = {
 static const char *const recompute_names[SL_RECOMP_COUNT] = {
 	"none", "selective", "full", "auto"
 };
+static const char *const framework_names[SL_FW_COUNT] = {
+	"free", "megatron", "torchtitan", "deepspeed"
+};
 
 /*
  * Bytes per parameter element: weight, gradient, optimizer states.
@@ -35,6 +38,7 @@ void
 sl_recipe_default(sl_recipe *r)
 {
 	memset(r, 0, sizeof *r);
+	r->framework = SL_FW_FREE;
 	r->attention = SL_ATTN_FLASH;
 	r->precision = SL_PREC_BF16;
 	r->recompute = SL_RECOMP_NONE;
@@ -74,6 +78,17 @@ sl_##what##_from_name(const char *s)					\
 RECIPE_NAMES(attention, sl_attention, attention_names, SL_ATTN_COUNT)
 RECIPE_NAMES(precision, sl_precision, precision_names, SL_PREC_COUNT)
 RECIPE_NAMES(recompute, sl_recompute, recompute_names, SL_RECOMP_COUNT)
+RECIPE_NAMES(framework, sl_framework, framework_names, SL_FW_COUNT)
+
+const char *
+sl_framework_title(sl_framework f)
+{
+	static const char *const titles[SL_FW_COUNT] = {
+		N_("per-operator (free)"), "Megatron-LM", "torchtitan", "DeepSpeed"
+	};
+
+	return (unsigned)f < SL_FW_COUNT ? _(titles[f]) : "?";
+}
 
 const char *
 sl_recipe_describe(const sl_recipe *r, char *buf, size_t len)

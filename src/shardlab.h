@@ -34,9 +34,12 @@
  *                  recomputation, batches; bytes per element by recipe
  *   timeline.c     memory over time: a step's buffers in execution order,
  *                  the peak, the order that lowers it, a caching allocator
- *   pipeline.c     pipeline stages and schedules, the hybrid search over
- *                  pipeline degree, sub-mesh, micro-batches, stage
- *                  boundaries and recomputation; launch arguments
+ *   pipe_*.c       pipeline stages (pipe_internal.h has their map):
+ *                  schedules, the stages' spaces and plans, evaluation,
+ *                  the hybrid search over pipeline degree, sub-mesh,
+ *                  micro-batches, stage boundaries and recomputation,
+ *                  what would make a model fit, launch arguments, and the
+ *                  pipeline the explorer keeps
  *   util.c         errors, allocation, atomic files, size parsing
  *
  * Units: memory in bytes, time in nanoseconds, both int64_t.
@@ -320,7 +323,26 @@ typedef enum sl_recompute {
 	SL_RECOMP_COUNT
 } sl_recompute;
 
+/*
+ * The framework a plan is launched with.  Under one, a plan holds only what
+ * that framework can run, costed as it runs it (its memory rules, its
+ * overlap of communication), and its exports launch exactly that plan;
+ * free is the per-operator search over every strategy of the space.
+ */
+typedef enum sl_framework {
+	SL_FW_FREE,		/* per operator, any strategy of the space */
+	SL_FW_MEGATRON,		/* Megatron-LM (megatron/training/arguments.py) */
+	SL_FW_TORCHTITAN,	/* torchtitan: FSDP2, TP, PP, CP (PyTorch native) */
+	SL_FW_DEEPSPEED,	/* DeepSpeed: ZeRO 0-3, PipelineModule */
+	SL_FW_COUNT
+} sl_framework;
+const char *sl_framework_name(sl_framework f);		/* "megatron" */
+int sl_framework_from_name(const char *s);		/* -1 if unknown */
+/* "Megatron-LM", "torchtitan", "DeepSpeed", "per-operator (free)" */
+const char *sl_framework_title(sl_framework f);
+
 typedef struct sl_recipe {
+	sl_framework framework;	/* who runs the step (default free) */
 	sl_attention attention;
 	sl_precision precision;
 	sl_recompute recompute;
@@ -1442,7 +1464,7 @@ sl_link sl_topo_pp_link(const sl_topo *t);
 int sl_topo_stage_mesh(const sl_topo *t, sl_mesh *m, sl_error *err);
 
 /* ------------------------------------------------------ pipeline stages */
-/* (pipeline.c) */
+/* (pipe_*.c) */
 
 typedef enum sl_schedule {
 	SL_SCHED_1F1B,		/* one forward one backward (PipeDream-Flush) */

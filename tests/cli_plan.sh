@@ -126,5 +126,17 @@ expect_in "$TMP/b3.err" "shardlab plan"
 run b4 "$SHARDLAB" plan gpt-1.7b --devices 8 --export nccl
 expect_status 2 b4
 expect_in "$TMP/b4.err" "--export: expected megatron"
+run b5 "$SHARDLAB" plan gpt-1.7b --devices 8 --framework jax
+expect_status 2 b5
+expect_in "$TMP/b5.err" "--framework: expected megatron, torchtitan, deepspeed or free, got 'jax'"
+
+# the framework: Megatron-LM unless told, said in the report and recorded
+# in the plan file's recipe
+expect_in "$TMP/rep.out" "framework: Megatron-LM"
+expect_in "$TMP/p.json" '"recipe": {"framework": "megatron"'
+run fw "$SHARDLAB" plan $TWO --framework free --json "$TMP/fw.json"
+expect_status 0 fw
+expect_in "$TMP/fw.out" "framework: per-operator (free)"
+expect_in "$TMP/fw.json" '"recipe": {"framework": "free"'
 
 done_ok

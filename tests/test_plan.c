@@ -689,6 +689,8 @@ test_plan_roundtrip(void **state)
 	assert_int_equal(pf.shape[1], 2);
 	assert_true(pf.alpha == 0.1);
 	assert_true(pf.micro_batch == 1);
+	assert_true(pf.has_recipe);
+	assert_int_equal(pf.recipe.framework, SL_FW_FREE);
 	assert_int_equal(pf.n_ops, g->n_ops);
 	assert_true(pf.pinned[0]);
 	assert_int_equal(pf.cs.n, cs.n);
@@ -839,6 +841,12 @@ test_plan_read_bad(void **state)
 		{ "{\"format\": \"shardlab-plan\", \"version\": 1,\n"
 		  " \"mesh\": {\"shape\": [4]},\n"
 		  " \"ops\": []}", 1, 1, "model" },
+		{ "{\"format\": \"shardlab-plan\", \"version\": 1,\n"
+		  " \"model\": {\"name\": \"m\"},\n"
+		  " \"mesh\": {\"shape\": [4]},\n"
+		  " \"recipe\": {\"framework\": \"jax\"},\n"
+		  " \"ops\": []}", 4, 26,
+		  "megatron, torchtitan, deepspeed, free" },
 	};
 	char *path = tmp_path("bad-plan.json"), buf[1400];
 

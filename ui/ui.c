@@ -556,6 +556,7 @@ ui_main(int argc, char **argv)
 			o.micro_batch = o.recipe.micro_batch = pf.micro_batch;
 		/* the plan's recipe, where the command line says nothing else */
 		if (pf.has_recipe) {
+			o.recipe.framework = pf.recipe.framework;
 			if (!ui_has_flag(argc, argv, "--attention"))
 				o.recipe.attention = pf.recipe.attention;
 			if (!ui_has_flag(argc, argv, "--precision"))

@@ -93,6 +93,7 @@ typedef struct cli_opts {
 	int virt, pp, tp, slack;	/* --virtual-stages, --pp, --tp, --slack */
 	bool offload;			/* --offload-optimizer */
 	const char *export_kind;	/* --export megatron|deepspeed|dtensor|json */
+	bool framework_set;		/* --framework given (recipe.framework) */
 	/* gen flags */
 	int layers;
 	int64_t hidden, heads, kv_heads, ffn, vocab, seq, batch;

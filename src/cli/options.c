@@ -22,7 +22,7 @@ enum {
 	OPT_ATTENTION, OPT_PRECISION, OPT_RECOMPUTE, OPT_GLOBAL_BATCH,
 	OPT_TRACE, OPT_DEVICE, OPT_DEPTH, OPT_LAYER,
 	OPT_AXES, OPT_SCHEDULE, OPT_VIRTUAL, OPT_PP, OPT_TP, OPT_EXPORT,
-	OPT_SLACK, OPT_OFFLOAD, OPT_THREADS
+	OPT_SLACK, OPT_OFFLOAD, OPT_THREADS, OPT_FRAMEWORK
 };
 
 static const struct option long_opts[] = {
@@ -73,6 +73,7 @@ static const struct option long_opts[] = {
 	{ "export", required_argument, NULL, OPT_EXPORT },
 	{ "slack", required_argument, NULL, OPT_SLACK },
 	{ "offload-optimizer", no_argument, NULL, OPT_OFFLOAD },
+	{ "framework", required_argument, NULL, OPT_FRAMEWORK },
 	{ "output", required_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ NULL, 0, NULL, 0 }
@@ -404,6 +405,16 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 			o->slack = (int)v;
 			break;
 		case OPT_OFFLOAD: o->offload = true; break;
+		case OPT_FRAMEWORK:
+			if ((v = sl_framework_from_name(optarg)) < 0)
+				rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+				    _("--framework: expected megatron, torchtitan, deepspeed or free, got '%s'"),
+				    sl_esc(optarg));
+			else {
+				o->recipe.framework = (sl_framework)v;
+				o->framework_set = true;
+			}
+			break;
 		case OPT_EXPORT:
 			if (sl_export_from_name(optarg) < 0)
 				rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,

@@ -200,6 +200,9 @@ cmd_plan(int argc, char **argv)
 	ho.space.zero = !o.no_zero;
 	ho.space.recipe = o.recipe;
 	ho.space.recipe.micro_batch = 1;
+	/* a plan is made for a framework to run: Megatron-LM unless told */
+	if (!o.framework_set)
+		ho.space.recipe.framework = SL_FW_MEGATRON;
 	ho.global_batch = o.recipe.global_batch;
 	ho.schedule = o.schedule;
 	ho.virt = o.virt;
@@ -241,6 +244,8 @@ cmd_plan(int argc, char **argv)
 		    pm.arg, ho.devices, ho.hw.name, cli_bytes(ho.hw.memory_bytes, b[0]),
 		    (long long)(ho.global_batch > 0 ? ho.global_batch : ho.devices));
 		printf(_("training recipe: %s\n"), sl_recipe_describe(&ho.space.recipe, rd, sizeof rd));
+		printf(_("framework: %s\n"),
+		    sl_framework_title(ho.space.recipe.framework));
 		printf(_("searched %lld configurations and %lld partitions with %lld stage solves "
 		    "(%lld answered from the cache) in %.0f ms\n"),
 		    (long long)r.configs, (long long)r.partitions, (long long)r.stage_solves,
@@ -323,6 +328,6 @@ const struct cli_cmd cli_cmd_plan = {
 	N_("plan MODEL --devices N | --mesh AxBxC --axes pp,dp,tp [--global-batch B] [OPTIONS] [--export KIND] [-o FILE]"),
 	N_("pipeline, data and tensor parallel degrees, micro-batches, stages and recomputation: the fastest plan that fits"),
 	CLI_O_MESH " hw mem-limit " CLI_O_RECIPE " no-zero json output axes"
-	    " schedule virtual-stages pp tp export slack offload-optimizer",
+	    " schedule virtual-stages pp tp export slack offload-optimizer framework",
 	cmd_plan
 };

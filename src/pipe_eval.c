@@ -1,0 +1,362 @@
+/*
+ * pipe_eval.c: one pipeline evaluated: each stage planned under the budget
+ * its device gives it (the schedule's micro-batches in flight, the chunks
+ * of an interleaved device), the devices' memory at their peak, the
+ * pipelined step time, and the Megatron-LM plan of every stage beside the
+ * chosen one (what a launch can say, and what it costs).
+ */
+#include "pipe_internal.h"
+
+#include <stdlib.h>
+
+void
+sl_pipeline_free(sl_pipeline *pl)
+{
+	if (pl == NULL)
+		return;
+	for (int i = 0; i < pl->n_stages && pl->stage != NULL; i++)
+		free(pl->stage[i].strategy);
+	free(pl->stage);
+	free(pl->dev);
+	memset(pl, 0, sizeof *pl);
+}
+
+void
+sl_hybrid_opts_default(sl_hybrid_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	sl_space_opts_default(&o->space);
+	o->schedule = SL_SCHED_1F1B;
+	o->slack = 1;
+}
+
+static int64_t
+mem_cap(const sl_hybrid_opts *o)
+{
+	return o->mem_limit > 0 ? o->mem_limit :
+	    o->hw.memory_bytes > 0 ? o->hw.memory_bytes : INT64_MAX / 4;
+}
+
+/*
+ * Whether the chunks of device d (stages d, d + p, ... of p v; layers[j]
+ * layers each, or n each when layers is NULL) are alike: none is the first
+ * or the last stage, all are of one length over layers of the same classes
+ * (space_entry.lcls), and no stage is planned at its own layers alone
+ * (h->own_layers: constraints on one layer).  Alike chunks take one plan.
+ */
+bool
+device_alike(const hyb *h, const space_entry *se, int p, int v, int d,
+    const int *layers, int n)
+{
+	int ns = p * v, a0 = -1, n0 = 0;
+
+	if (v <= 1 || h->own_layers)
+		return false;
+	for (int j = 0, l0 = 0, nj; j < ns; l0 += nj, j++) {
+		nj = layers != NULL ? layers[j] : n;
+		if (j % p != d)
+			continue;
+		if (j == 0 || j == ns - 1)
+			return false;
+		if (a0 < 0) {
+			a0 = l0;
+			n0 = nj;
+			continue;
+		}
+		if (nj != n0)
+			return false;
+		for (int i = 0; i < n0 && !se->uniform; i++)
+			if (se->lcls[l0 + i] != se->lcls[a0 + i])
+				return false;
+	}
+	return true;
+}
+
+/*
+ * The budget of a plan of stage j on device d, which keeps K of its
+ * chunks' micro-batches in flight (sl_pipe_in_flight): ks states + k acts
+ * within *cap (stage_plan).  One chunk per device: 1, K, the capacity.
+ * Interleaved, v chunks: alike chunks (device_alike) take one plan, and
+ * the device's memory, the sum of its chunks' states + K x the largest
+ * chunk's acts, is then v states + K acts: v, K, the capacity, exact.
+ * Otherwise (the first device holds the embedding, the last the output
+ * layer) each chunk gets an even share: 1, ceil(K / v), cap / v.
+ */
+void
+chunk_budget(const hyb *h, int v, int64_t K, bool alike, int64_t *ks,
+    int64_t *k, int64_t *cap)
+{
+	*cap = mem_cap(h->o);
+	*ks = 1;
+	*k = K;
+	if (v > 1 && alike)
+		*ks = v;
+	else if (v > 1) {
+		*k = sl_ceil_div(K, v);
+		*cap /= v;
+	}
+}
+
+/*
+ * The activations device d of pl holds at its peak, with stage j's (one
+ * of d's chunks) taken as acts_j instead of its own when j >= 0.
+ */
+static int64_t
+dev_peak_acts(const sl_pipeline *pl, int d, int j, int64_t acts_j)
+{
+	int v = pl->virt > 0 ? pl->virt : 1;
+	int64_t *a = sl_xmalloc((size_t)v * sizeof *a), peak;
+
+	for (int c = 0; c < v; c++) {
+		int s = c * pl->pp + d;
+		a[c] = s == j ? acts_j : pl->stage[s].acts;
+	}
+	peak = sl_pipe_peak_acts(pl->schedule, pl->pp, v, pl->micro_batches, d, a);
+	free(a);
+	return peak;
+}
+
+int
+pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
+{
+	const sl_hybrid_opts *o = h->o;
+	int p = c->pp, v = c->virt > 0 ? c->virt : 1, ns = p * v, l0 = 0;
+	int64_t cap = mem_cap(o), m = c->micro_batches;
+	const sl_graph *g;
+	int64_t *t;
+
+	memset(pl, 0, sizeof *pl);
+	if ((g = hyb_graph(h, c->graph_batch, err)) == NULL)
+		return err->code;
+	pl->pp = p;
+	pl->virt = v;
+	pl->schedule = v > 1 ? SL_SCHED_INTERLEAVED :
+	    o->schedule == SL_SCHED_INTERLEAVED ? SL_SCHED_1F1B : o->schedule;
+	pl->graph_batch = c->graph_batch;
+	pl->micro_batches = m;
+	pl->pp_link = o->hw.inter;
+	pl->n_stages = ns;
+	pl->stage = sl_xcalloc(ns, sizeof *pl->stage);
+	pl->dev = sl_xcalloc(p, sizeof *pl->dev);
+	if (stage_mesh(h, c->outer, c->inner, &pl->mesh, err) != SL_OK)
+		return err->code;
+	/* the pipeline link: neighbouring stages sit a sub-mesh apart */
+	if (pl->mesh.n_devices < (o->hw.devices_per_node > 0 ? o->hw.devices_per_node : 1) &&
+	    (o->hw.devices_per_node % pl->mesh.n_devices) == 0 &&
+	    (int64_t)pl->mesh.n_devices * p <= o->hw.devices_per_node)
+		pl->pp_link = o->hw.intra;
+	if (o->topo != NULL)
+		pl->pp_link = sl_topo_pp_link(o->topo);
+	for (int d = 0; d < p; d++)
+		pl->dev[d].in_flight = sl_pipe_in_flight(pl->schedule, p, v, m, d);
+	pl->fits = true;
+	pl->launch_tp = pl->mesh.axes[pl->mesh.n_axes - 1].size;
+	pl->launch_cp = 1;
+	for (int j = 0, tot = 0; j < ns; j++) {
+		if (c->layers[j] < 1 || (tot += c->layers[j]) > g->n_layers)
+			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("stage %d: %d layers do not fit the model's %d"), j,
+			    c->layers[j], g->n_layers);
+	}
+	for (int j = 0; j < ns; j++) {
+		sl_pipe_stage *st = &pl->stage[j];
+		int d = j % p, n = c->layers[j];
+		int64_t ks, kc, ccap;
+		const stage_plan *sp;
+		stage_type *ty;
+		int a, b;
+
+		ty = hyb_type(h, c->graph_batch, c->outer, c->inner, l0, n, err);
+		if (ty == NULL)
+			return err->code ? err->code : SL_EINTERNAL;
+		chunk_budget(h, v, pl->dev[d].in_flight,
+		    device_alike(h, ty->se, p, v, d, c->layers, 0), &ks, &kc, &ccap);
+		sp = type_plan(h, ty, recomp_index(c->recompute[j]), ks, kc, m,
+		    ccap, err);
+		if (sp == NULL)
+			return err->code ? err->code : SL_EINTERNAL;
+		stage_ops(g, l0, n, &a, &b);
+		st->first_layer = l0;
+		st->n_layers = n;
+		st->first_op = a;
+		st->n_ops = b - a;
+		st->device = d;
+		st->recompute = c->recompute[j];
+		st->n_strat_ops = b - a;
+		st->strategy = sl_xmalloc((b - a) * sizeof *st->strategy);
+		for (int u = 0; u < b - a; u++)
+			snprintf(st->strategy[u], sizeof st->strategy[u], "%s",
+			    ty->se->sp->ops[u + a].strat[sp->choice[u]].name);
+		st->states = sp->states;
+		st->acts = sp->acts;
+		st->compute_ns = sp->compute;
+		st->comm_ns = sl_add_sat(sp->comm, sp->p2p);
+		st->p2p_ns = sp->p2p;
+		st->micro_ns = plan_micro(sp);
+		st->sync_ns = sp->sync;
+		st->megatron_ns = st->micro_ns;
+		st->megatron_mem = -1;
+		st->expressible = true;
+		pl->dev[d].states = sl_add_sat(pl->dev[d].states, sl_mem_total(&st->states));
+		pl->dev[d].micro_ns = sl_add_sat(pl->dev[d].micro_ns, st->micro_ns);
+		if (st->sync_ns > pl->sync_ns)
+			pl->sync_ns = st->sync_ns;
+		if (!sp->ok)
+			pl->fits = false;
+		/* FLOPs: the stage's useful work per micro-batch, all devices */
+		for (int u = 0; u < b - a; u++) {
+			sl_compute cp;
+			sl_node_compute(ty->se->sp, u + a, sp->choice[u], NULL, &cp);
+			pl->flops = sl_add_sat(pl->flops, sl_mul_sat(sl_mul_sat(
+			    cp.flops_fwd + cp.flops_bwd, m), pl->mesh.n_devices));
+		}
+		l0 += n;
+	}
+	if (l0 != g->n_layers)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("the stages hold %d layers; the model has %d"), l0, g->n_layers);
+	t = sl_xmalloc(p * sizeof *t);
+	for (int d = 0; d < p; d++) {
+		sl_pipe_dev *dv = &pl->dev[d];
+		dv->acts = dev_peak_acts(pl, d, -1, 0);
+		dv->mem = sl_add_sat(dv->states, dv->acts);
+		if (dv->mem > pl->max_mem)
+			pl->max_mem = dv->mem;
+		if (dv->mem > cap)
+			pl->fits = false;
+		t[d] = dv->micro_ns;
+	}
+	pl->pipe_ns = sl_pipe_time(p, v, m, t);
+	{
+		int64_t mx = 0;
+		for (int d = 0; d < p; d++)
+			if (t[d] > mx)
+				mx = t[d];
+		pl->bubble_ns = pl->pipe_ns - sl_mul_sat(m, mx);
+	}
+	pl->step_ns = sl_add_sat(pl->pipe_ns, pl->sync_ns);
+	free(t);
+	return SL_OK;
+}
+
+int
+sl_pipeline_eval(const sl_hybrid_opts *o, const sl_pipe_config *c,
+    sl_pipeline *pl, sl_error *err)
+{
+	hyb h;
+	int rc;
+
+	memset(&h, 0, sizeof h);
+	h.o = o;
+	rc = pipeline_eval(&h, c, pl, err);
+	if (rc == SL_OK)
+		pipeline_megatron(&h, c, pl);
+	if (rc != SL_OK)
+		sl_pipeline_free(pl);
+	hyb_free(&h);
+	return rc;
+}
+
+/* The Megatron-LM plan of a stage (baseline.c), or an error. */
+static int
+megatron_choice(const sl_space *sp, bool tp, int *choice, sl_error *err)
+{
+	sl_scored_plan sc;
+	sl_baseline_opts bo;
+	int rc;
+
+	memset(&bo, 0, sizeof bo);
+	bo.mem_budget = -1;
+	bo.solver = SL_SOLVER_AUTO;
+	memset(&sc, 0, sizeof sc);
+	/* Megatron-LM runs tensor parallelism with sequence parallelism */
+	rc = sl_baseline_plan(sp, !tp ? SL_BASE_DP : SL_BASE_MEGATRON_SP, &bo,
+	    NULL, &sc, err);
+	if (rc == SL_OK && sc.applicable && sc.choice != NULL)
+		memcpy(choice, sc.choice, sp->g->n_ops * sizeof *choice);
+	else if (rc == SL_OK)
+		rc = SL_EINTERNAL;
+	sl_scored_plan_free(&sc);
+	return rc;
+}
+
+/*
+ * For each stage of pl: the Megatron-LM plan of the same stage (tensor
+ * parallel on the inner axis with sequence parallelism, data parallel on
+ * the outer) and whether the chosen plan is that plan.
+ */
+void
+pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
+{
+	space_entry *se = hyb_space(h, c->graph_batch, c->outer, c->inner, NULL);
+	int *mc;
+	bool ok;
+
+	if (se == NULL)
+		return;
+	/*
+	 * Context parallel: the axes over which a layer's attention splits
+	 * the sequence (its loop 1, space.c ring_colls).  Tensor parallel:
+	 * the inner axis, when it is no such axis and some layer operator
+	 * uses it for more than the batch.
+	 */
+	{
+		const sl_space *sp = se->sp;
+		int inner = sp->mesh.n_axes - 1;
+		bool tp = false;
+
+		pl->launch_tp = 1;
+		pl->launch_cp = 1;
+		pl->cp_axes = 0;
+		for (int j = 0; j < pl->n_stages; j++) {
+			const sl_pipe_stage *st = &pl->stage[j];
+			for (int u = 0; u < st->n_ops; u++) {
+				int v = st->first_op + u;
+				int si = sl_space_find_strategy(sp, v, st->strategy[u]);
+				const sl_binding *b = sp->ops[v].bind;
+				if (sp->g->ops[v].layer < 0 || si < 0)
+					continue;
+				if (sp->g->ops[v].kind == SL_OP_ATTENTION)
+					pl->cp_axes |= sp->ops[v].strat[si].loop_axes[1];
+				for (int l = 0; l < b->n_loop; l++)
+					if ((sp->ops[v].strat[si].loop_axes[l] & (1u << inner)) &&
+					    b->role[l] != SL_LOOP_NONE && b->role[l] != SL_LOOP_DP)
+						tp = true;
+			}
+		}
+		for (int a = 0; a < sp->mesh.n_axes; a++)
+			if (pl->cp_axes & (1u << a))
+				pl->launch_cp *= sp->mesh.axes[a].size;
+		if (tp && !(pl->cp_axes & (1u << inner)))
+			pl->launch_tp = sp->mesh.axes[inner].size;
+	}
+	mc = sl_xmalloc(se->sp->g->n_ops * sizeof *mc);
+	ok = megatron_choice(se->sp, pl->launch_tp > 1, mc, NULL) == SL_OK;
+	for (int j = 0; j < pl->n_stages; j++) {
+		sl_pipe_stage *st = &pl->stage[j];
+		stage_type *ty = hyb_type(h, c->graph_batch, c->outer, c->inner,
+		    st->first_layer, st->n_layers, NULL);
+		int r = recomp_index(st->recompute);
+		stage_plan tot;
+
+		if (ty == NULL || !ok) {
+			st->expressible = false;
+			st->megatron_ns = -1;
+			continue;
+		}
+		type_extras(h, ty, r);
+		plan_totals(ty, space_tab(h, se, r), r, mc + ty->a, &tot);
+		st->megatron_ns = plan_micro(&tot);
+		/* the device's memory with this stage on Megatron-LM's plan */
+		st->megatron_mem = sl_add_sat(sl_add_sat(
+		    pl->dev[st->device].states - sl_mem_total(&st->states),
+		    sl_mem_total(&tot.states)),
+		    dev_peak_acts(pl, st->device, j, tot.acts));
+		st->expressible = true;
+		for (int u = 0; u < ty->b - ty->a; u++)
+			if (strcmp(se->sp->ops[u + ty->a].strat[mc[u + ty->a]].name,
+			    st->strategy[u]) != 0)
+				st->expressible = false;
+	}
+	free(mc);
+}

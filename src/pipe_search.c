@@ -1,0 +1,815 @@
+/*
+ * pipe_search.c: the hybrid search (Galvatron, Galvatron-BMW) over the
+ * pipeline degree, the chunks per device, the sub-mesh shape, the
+ * micro-batch size, the stage boundaries and recomputation.  Each
+ * configuration gets a lower bound from its stages' fastest plans, and
+ * they are searched best first; within one, every stage's best item per
+ * layer count is computed once, then the partitions are listed (or, when
+ * too many, searched by a shortest path per bound on the slowest stage).
+ * The points no other beats in both memory and step time make the front.
+ */
+#include "pipe_internal.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+void
+sl_hybrid_result_free(sl_hybrid_result *r)
+{
+	if (r == NULL)
+		return;
+	sl_pipeline_free(&r->best);
+	sl_pipeline_free(&r->least);
+	free(r->front);
+	memset(r, 0, sizeof *r);
+}
+
+/* The per-stage choice the search makes: best recomputation for a stage. */
+typedef struct item {
+	bool ok;
+	int r;
+	int64_t t, sync, mem;
+} item;
+
+typedef struct cfg {
+	int p, v, outer, inner;
+	int64_t G, m;
+	int ns, L;
+	int lo, hi;		/* layers per stage searched */
+	int64_t lb;		/* no partition steps faster */
+	/* nu: the first layers a stage's item depends on: 1 when the layers
+	 * are all alike (a middle stage is costed at layer 1), else L */
+	int nu;
+	item *it;		/* [ns][nu][hi + 1] */
+} cfg;
+
+static int
+cfg_item(hyb *h, cfg *c, int j, int u, int n, item *out, sl_error *err)
+{
+	const sl_hybrid_opts *o = h->o;
+	int d = j % c->p, l0;
+	int64_t K = sl_pipe_in_flight(c->v > 1 ? SL_SCHED_INTERLEAVED :
+	    o->schedule == SL_SCHED_INTERLEAVED ? SL_SCHED_1F1B : o->schedule,
+	    c->p, c->v, c->m, d);
+	int64_t ks, k, cap;
+	bool alike = false;
+	int r0, r1;
+
+	if (c->v > 1) {
+		/* interleaved: chunks of equal length (search_cfg) */
+		const space_entry *se = hyb_space(h, c->G, c->outer, c->inner, err);
+		if (se == NULL)
+			return err->code ? err->code : SL_EINTERNAL;
+		alike = device_alike(h, se, c->p, c->v, d, NULL, n);
+	}
+	chunk_budget(h, c->v, K, alike, &ks, &k, &cap);
+	l0 = j == 0 ? 0 : j == c->ns - 1 ? c->L - n : c->nu > 1 ? u : 1;
+	memset(out, 0, sizeof *out);
+	if (o->space.recipe.recompute == SL_RECOMP_AUTO) {
+		r0 = 0;
+		r1 = N_RECOMP - 1;
+	} else
+		r0 = r1 = recomp_index(o->space.recipe.recompute);
+	for (int r = r0; r <= r1; r++) {
+		stage_type *ty = hyb_type(h, c->G, c->outer, c->inner, l0, n, err);
+		const stage_plan *sp;
+		int64_t t, key, best;
+
+		if (ty == NULL)
+			return err->code ? err->code : SL_EINTERNAL;
+		/*
+		 * The same problem as under r - 1: its plans are the same, and
+		 * an equal plan never replaces the one kept (strictly better
+		 * only), so r changes nothing.
+		 */
+		if (r > r0 && tab_same_prev(h, ty->se, r, ty->a, ty->b))
+			continue;
+		if (r > r0 && out->ok) {
+			/* no plan under r beats its fastest, whatever its memory */
+			const stage_plan *f = type_plan(h, ty, r, 1, 1, c->m, INT64_MAX / 4, err);
+			if (f == NULL)
+				return err->code ? err->code : SL_EINTERNAL;
+			if (sl_add_sat(sl_mul_sat(c->m, plan_micro(f)), f->sync) >=
+			    sl_add_sat(sl_mul_sat(c->m, out->t), out->sync))
+				continue;
+		}
+		sp = type_plan(h, ty, r, ks, k, c->m, cap, err);
+		if (sp == NULL)
+			return err->code ? err->code : SL_EINTERNAL;
+		t = plan_micro(sp);
+		key = sl_add_sat(sl_mul_sat(c->m, t), sp->sync);
+		best = sl_add_sat(sl_mul_sat(c->m, out->t), out->sync);
+		if ((sp->ok && !out->ok) || (sp->ok == out->ok &&
+		    (r == r0 || (sp->ok ? key < best : plan_mem(sp, ks, k) < out->mem)))) {
+			out->ok = sp->ok;
+			out->r = r;
+			out->t = t;
+			out->sync = sp->sync;
+			out->mem = plan_mem(sp, ks, k);
+		}
+		/* the fastest plan fits: recomputing more cannot be faster */
+		if (sp->ok && sp->choice != NULL &&
+		    memcmp(sp->choice, ty->fast[r], (ty->b - ty->a) * sizeof(int)) == 0)
+			break;
+	}
+	return SL_OK;
+}
+
+static item *
+cfg_at(cfg *c, int j, int u, int n)
+{
+	return &c->it[((size_t)j * c->nu + (c->nu > 1 ? u : 0)) * (c->hi + 1) + n];
+}
+
+/*
+ * The items of every stage j and layer count n; when the layers differ,
+ * of every first layer u the stage may start at too (a stage of the same
+ * length over other layers is another problem).
+ *
+ * With one chunk per device, a partition's step is (m - 1) max_j t_j +
+ * sum_j t_j + the largest sync (try_partition), and stage j's t_j is one
+ * of its items: so with A the largest and S the sum, over the stages done,
+ * of each stage's fastest fitting item, no partition steps faster than
+ * (m - 1) A + S; and its memory per device, the largest of its stages',
+ * is at least M, the largest over the stages done of each stage's least
+ * item memory.  Once a point of the frontier found so far (r->front, the
+ * best step among them) steps no slower than (m - 1) A + S and holds no
+ * more than M, this configuration can neither win (only a strictly
+ * faster step replaces the best) nor add a point to the frontier: the
+ * rest of its items are not computed and *pruned is set.  The first stage
+ * keeps the most micro-batches in flight and the last holds the output
+ * layer and the loss: they come first, and decide most configurations
+ * whose memory forces a slower plan.
+ */
+static int
+cfg_items(hyb *h, cfg *c, const sl_hybrid_result *r, bool *pruned, sl_error *err)
+{
+	const space_entry *se = hyb_space(h, c->G, c->outer, c->inner, err);
+	int64_t A = 0, S = 0, M = 0;
+
+	*pruned = false;
+	if (se == NULL)
+		return err->code ? err->code : SL_EINTERNAL;
+	c->nu = se->uniform ? 1 : c->L;
+	c->it = sl_xcalloc((size_t)c->ns * c->nu * (c->hi + 1), sizeof *c->it);
+	for (int jj = 0; jj < c->ns; jj++) {
+		/* the first stage, the last, then the middle ones */
+		int j = jj == 0 ? 0 : jj == 1 ? c->ns - 1 : jj - 1;
+		int64_t mn = INT64_MAX, mm = INT64_MAX;
+		for (int n = c->lo; n <= c->hi; n++) {
+			/* a middle stage needs layers on both sides */
+			if (j > 0 && j < c->ns - 1 && n > c->L - 2)
+				continue;
+			for (int u = 0; u < c->nu; u++) {
+				item *it = cfg_at(c, j, u, n);
+				int rc;
+				/* the places stage j of n layers can start at */
+				if (c->nu > 1 && (j == 0 ? u != 0 : j == c->ns - 1 ?
+				    u != c->L - n : u < j || u + n > c->L - (c->ns - 1 - j)))
+					continue;
+				if ((rc = cfg_item(h, c, j, u, n, it, err)) != SL_OK)
+					return rc;
+				if (it->ok && it->t < mn)
+					mn = it->t;
+				if (it->ok && it->mem < mm)
+					mm = it->mem;
+			}
+		}
+		if (c->v > 1 || r->n_front == 0 || h->o->no_stage_bound)
+			continue;
+		/* no item fits: no partition does (nothing to remember, as
+		 * a plan that fits was found) */
+		if (mn == INT64_MAX) {
+			*pruned = true;
+			return SL_OK;
+		}
+		if (mn > A)
+			A = mn;
+		if (mm > M)
+			M = mm;
+		S = sl_add_sat(S, mn);
+		for (int i = 0; i < r->n_front; i++)
+			if (r->front[i].fits &&
+			    r->front[i].step_ns <= sl_add_sat(sl_mul_sat(c->m - 1, A), S) &&
+			    r->front[i].max_mem <= M) {
+				*pruned = true;
+				return SL_OK;
+			}
+	}
+	return SL_OK;
+}
+
+/* Tracks the best pipeline configuration found. */
+typedef struct best_t {
+	bool found;
+	int64_t step;
+	sl_pipe_config c;
+	int layers[1024];
+	sl_recompute rec[1024];
+} best_t;
+
+static void
+cfg_to_pipe(const cfg *c, const int *layers, const sl_recompute *rec,
+    sl_pipe_config *pc)
+{
+	*pc = (sl_pipe_config){ .pp = c->p, .virt = c->v, .outer = c->outer,
+	    .inner = c->inner, .graph_batch = c->G, .micro_batches = c->m,
+	    .layers = layers, .recompute = rec };
+}
+
+static int
+i64_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Evaluates one partition exactly; keeps it when it is the best fitting. */
+static int
+try_partition(hyb *h, cfg *c, const int *layers, best_t *b, best_t *cb,
+    int64_t *partitions, sl_error *err)
+{
+	sl_recompute rec[1024];
+	sl_pipe_config pc;
+	sl_pipeline pl;
+	int rc;
+
+	for (int j = 0, u = 0; j < c->ns; u += layers[j], j++) {
+		item *it = cfg_at(c, j, u, layers[j]);
+		if (!it->ok && b != NULL)
+			return SL_OK;	/* this stage fits under no plan */
+		rec[j] = recomp_of[it->r];
+	}
+	(*partitions)++;
+	if (c->v == 1) {
+		/*
+		 * One chunk per device: the items are the stages exactly as
+		 * pipeline_eval costs them, so the step is their arithmetic.
+		 */
+		int64_t t[1024] = { 0 }, sync = 0, step;
+		for (int j = 0, u = 0; j < c->ns; u += layers[j], j++) {
+			item *it = cfg_at(c, j, u, layers[j]);
+			if (!it->ok)
+				return SL_OK;
+			t[j] = it->t;
+			if (it->sync > sync)
+				sync = it->sync;
+		}
+		step = sl_add_sat(sl_pipe_time(c->p, 1, c->m, t), sync);
+		if (!cb->found || step < cb->step) {
+			cfg_to_pipe(c, layers, rec, &pc);
+			cb->found = true;
+			cb->step = step;
+			cb->c = pc;
+			memcpy(cb->layers, layers, c->ns * sizeof *layers);
+			memcpy(cb->rec, rec, c->ns * sizeof *rec);
+			cb->c.layers = cb->layers;
+			cb->c.recompute = cb->rec;
+		}
+		return SL_OK;
+	}
+	cfg_to_pipe(c, layers, rec, &pc);
+	if ((rc = pipeline_eval(h, &pc, &pl, err)) != SL_OK) {
+		sl_pipeline_free(&pl);
+		return rc;
+	}
+	if (pl.fits && (!cb->found || pl.step_ns < cb->step)) {
+		cb->found = true;
+		cb->step = pl.step_ns;
+		cb->c = pc;
+		memcpy(cb->layers, layers, c->ns * sizeof *layers);
+		memcpy(cb->rec, rec, c->ns * sizeof *rec);
+		cb->c.layers = cb->layers;
+		cb->c.recompute = cb->rec;
+	}
+	sl_pipeline_free(&pl);
+	return SL_OK;
+}
+
+/* Every partition in the band, depth first. */
+static int
+enum_parts(hyb *h, cfg *c, int j, int left, int *layers, best_t *cb,
+    int64_t *partitions, sl_error *err)
+{
+	if (j == c->ns)
+		return left == 0 ? try_partition(h, c, layers, cb, cb, partitions, err) : SL_OK;
+	for (int n = c->lo; n <= c->hi && n <= left; n++) {
+		int rest = c->ns - j - 1;
+		int rc;
+		if (left - n < rest * c->lo || left - n > rest * c->hi)
+			continue;
+		if (j > 0 && j < c->ns - 1 && n > c->L - 2)
+			continue;
+		layers[j] = n;
+		if ((rc = enum_parts(h, c, j + 1, left - n, layers, cb, partitions, err)) != SL_OK)
+			return rc;
+	}
+	return SL_OK;
+}
+
+/* Partitions in the band, or -1 when more than limit. */
+static int64_t
+count_parts(const cfg *c, int64_t limit)
+{
+	int64_t *w = sl_xcalloc(c->L + 1, sizeof *w), *nw = sl_xcalloc(c->L + 1, sizeof *nw);
+	int64_t r;
+
+	w[0] = 1;
+	for (int j = 0; j < c->ns; j++) {
+		memset(nw, 0, (c->L + 1) * sizeof *nw);
+		for (int u = 0; u <= c->L; u++)
+			if (w[u] > 0)
+				for (int n = c->lo; n <= c->hi && u + n <= c->L; n++) {
+					nw[u + n] += w[u];
+					if (nw[u + n] > limit)
+						nw[u + n] = limit + 1;
+				}
+		memcpy(w, nw, (c->L + 1) * sizeof *w);
+	}
+	r = w[c->L] > limit ? -1 : w[c->L];
+	free(w);
+	free(nw);
+	return r;
+}
+
+/*
+ * Too many partitions to list (one chunk per device): for each bound T on
+ * the slowest stage, in increasing order, the partition of least total
+ * stage time whose stages all fit and stay under T (a shortest path over
+ * stages and layers used); stops once m T alone exceeds the best step.
+ * Stage times come from the items, so the step is then evaluated exactly.
+ */
+static int
+dp_parts(hyb *h, cfg *c, best_t *cb, int64_t *partitions, sl_error *err)
+{
+	int L = c->L, ns = c->ns, nT = 0;
+	int64_t *T = sl_xmalloc((size_t)ns * c->nu * (c->hi + 1) * sizeof *T);
+	int64_t *cost = sl_xmalloc((size_t)(ns + 1) * (L + 1) * sizeof *cost);
+	int *from = sl_xmalloc((size_t)(ns + 1) * (L + 1) * sizeof *from);
+	int layers[1024];
+	int rc = SL_OK;
+
+	for (int j = 0; j < ns; j++)
+		for (int u = 0; u < c->nu; u++)
+			for (int n = c->lo; n <= c->hi; n++)
+				if (cfg_at(c, j, u, n)->ok)
+					T[nT++] = cfg_at(c, j, u, n)->t;
+	if (nT > 1)
+		qsort(T, nT, sizeof *T, i64_cmp);
+	for (int ti = 0; ti < nT; ti++) {
+		int64_t bound = T[ti];
+		if (ti > 0 && T[ti - 1] == bound)
+			continue;
+		if (cb->found && sl_mul_sat(c->m, bound) >= cb->step)
+			break;
+		for (int i = 0; i < (ns + 1) * (L + 1); i++)
+			cost[i] = INT64_MAX;
+		cost[0] = 0;
+		for (int j = 0; j < ns; j++)
+			for (int u = 0; u <= L; u++) {
+				int64_t cu = cost[j * (L + 1) + u];
+				if (cu == INT64_MAX)
+					continue;
+				for (int n = c->lo; n <= c->hi && u + n <= L; n++) {
+					item *it;
+					if (j > 0 && j < ns - 1 && n > L - 2)
+						continue;
+					if (j == ns - 1 && u + n != L)
+						continue;
+					it = cfg_at(c, j, u, n);
+					if (!it->ok || it->t > bound)
+						continue;
+					if (cu + it->t < cost[(j + 1) * (L + 1) + u + n]) {
+						cost[(j + 1) * (L + 1) + u + n] = cu + it->t;
+						from[(j + 1) * (L + 1) + u + n] = n;
+					}
+				}
+			}
+		if (cost[ns * (L + 1) + L] == INT64_MAX)
+			continue;
+		for (int j = ns, u = L; j > 0; j--) {
+			layers[j - 1] = from[j * (L + 1) + u];
+			u -= layers[j - 1];
+		}
+		if ((rc = try_partition(h, c, layers, cb, cb, partitions, err)) != SL_OK)
+			break;
+	}
+	free(T);
+	free(cost);
+	free(from);
+	return rc;
+}
+
+static void
+front_add(sl_hybrid_result *r, const cfg *c, const sl_pipeline *pl)
+{
+	sl_hybrid_point *pt;
+
+	r->front = sl_xrealloc(r->front, (r->n_front + 1) * sizeof *r->front);
+	pt = &r->front[r->n_front++];
+	pt->pp = c->p;
+	pt->virt = c->v;
+	pt->outer = c->outer;
+	pt->inner = c->inner;
+	pt->micro_batches = c->m;
+	pt->graph_batch = c->G;
+	pt->max_mem = pl->max_mem;
+	pt->step_ns = pl->step_ns;
+	pt->fits = pl->fits;
+}
+
+/* Keeps the points no other point beats in both memory and step time. */
+static void
+front_prune(sl_hybrid_result *r)
+{
+	int n = 0;
+
+	for (int i = 0; i < r->n_front; i++) {
+		bool dominated = false;
+		for (int j = 0; j < r->n_front && !dominated; j++) {
+			const sl_hybrid_point *a = &r->front[j], *b = &r->front[i];
+			if (j != i && a->max_mem <= b->max_mem && a->step_ns <= b->step_ns &&
+			    (a->max_mem < b->max_mem || a->step_ns < b->step_ns || j < i))
+				dominated = true;
+		}
+		if (!dominated)
+			r->front[n++] = r->front[i];
+	}
+	r->n_front = n;
+	for (int i = 1; i < n; i++)
+		for (int q = i; q > 0 && r->front[q - 1].max_mem > r->front[q].max_mem; q--) {
+			sl_hybrid_point x = r->front[q];
+			r->front[q] = r->front[q - 1];
+			r->front[q - 1] = x;
+		}
+}
+
+/* The even split of L layers into ns stages, the first ones one larger. */
+static void
+even_split(int L, int ns, int *layers)
+{
+	for (int j = 0; j < ns; j++)
+		layers[j] = L / ns + (j < L % ns ? 1 : 0);
+}
+
+#define ENUM_LIMIT 5000
+
+static int
+search_cfg(hyb *h, cfg *c, sl_hybrid_result *r, best_t *best, sl_error *err)
+{
+	best_t *cb = sl_xcalloc(1, sizeof *cb);
+	int layers[1024];
+	int64_t total;
+	bool pruned;
+	int rc;
+
+	if (c->ns == 1) {
+		c->lo = c->hi = c->L;
+	} else if (h->o->slack < 0) {
+		c->lo = 1;
+		c->hi = c->L - (c->ns - 1);
+	} else {
+		c->lo = c->L / c->ns - h->o->slack;
+		c->hi = sl_ceil_div(c->L, c->ns) + h->o->slack;
+		if (c->lo < 1)
+			c->lo = 1;
+		if (c->hi > c->L - (c->ns - 1))
+			c->hi = c->L - (c->ns - 1);
+	}
+	if (c->v > 1) {
+		/* interleaving: equal chunks, as Megatron-LM requires */
+		c->lo = c->hi = c->L / c->ns;
+	}
+	if ((rc = cfg_items(h, c, r, &pruned, err)) != SL_OK)
+		goto out;
+	if (pruned) {
+		r->pruned_bound++;
+		r->pruned_stages++;
+		goto out;
+	}
+	total = count_parts(c, ENUM_LIMIT);
+	if (total >= 0 || c->v > 1)
+		rc = enum_parts(h, c, 0, c->L, layers, cb, &r->partitions, err);
+	else {
+		rc = dp_parts(h, c, cb, &r->partitions, err);
+		r->pruned_partitions++;
+	}
+	if (rc != SL_OK)
+		goto out;
+	r->configs++;
+	if (cb->found) {
+		sl_pipeline pl;
+		if ((rc = pipeline_eval(h, &cb->c, &pl, err)) != SL_OK) {
+			sl_pipeline_free(&pl);
+			goto out;
+		}
+		front_add(r, c, &pl);
+		sl_pipeline_free(&pl);
+		if (!best->found || cb->step < best->step) {
+			*best = *cb;
+			best->c.layers = best->layers;
+			best->c.recompute = best->rec;
+		}
+	} else {
+		/* nothing fits this configuration: remember the least memory */
+		sl_recompute rec[1024];
+		sl_pipe_config pc;
+		sl_pipeline pl;
+		even_split(c->L, c->ns, layers);
+		for (int j = 0, u = 0; j < c->ns; u += layers[j], j++)
+			rec[j] = recomp_of[cfg_at(c, j, u, layers[j])->r];
+		cfg_to_pipe(c, layers, rec, &pc);
+		if ((rc = pipeline_eval(h, &pc, &pl, err)) != SL_OK) {
+			sl_pipeline_free(&pl);
+			goto out;
+		}
+		if (!r->have_least || pl.max_mem < r->least.max_mem) {
+			sl_pipeline_free(&r->least);
+			r->least = pl;
+			r->have_least = true;
+		} else
+			sl_pipeline_free(&pl);
+	}
+out:
+	free(c->it);
+	c->it = NULL;
+	free(cb);
+	return rc;
+}
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/*
+ * A lower bound on the step of a configuration: some device holds at
+ * least ceil(L / (p v)) layers in each of its v chunks, and no stage of
+ * that many layers runs a micro-batch faster than its fastest plan,
+ * whatever its memory; the step is at least m times that.
+ */
+static int
+fastest_of(hyb *h, cfg *c, int n, int r, int64_t *out, sl_error *err)
+{
+	int64_t best = INT64_MAX;
+	const space_entry *se = hyb_space(h, c->G, c->outer, c->inner, err);
+
+	if (se == NULL)
+		return err->code ? err->code : SL_EINTERNAL;
+	for (int cls = 0; cls < 3; cls++) {
+		/* middle stages: at layer 1 when the layers are all alike, else
+		 * at every place (they may differ) */
+		int l0 = cls == 0 ? 0 : cls == 1 ? 1 : c->L - n;
+		int l1 = cls == 1 && !se->uniform ? c->L - n - 1 : l0;
+
+		if (c->ns == 1 && cls > 0)
+			break;
+		if (cls == 1 && (c->ns < 3 || n > c->L - 2))
+			continue;
+		for (; l0 <= l1; l0++) {
+			stage_type *ty;
+			const stage_plan *sp;
+
+			if ((ty = hyb_type(h, c->G, c->outer, c->inner, l0, n, err)) == NULL)
+				return err->code ? err->code : SL_EINTERNAL;
+			/* infinite memory: the fastest plan */
+			if ((sp = type_plan(h, ty, r, 1, 1, c->m, INT64_MAX / 4, err)) == NULL)
+				return err->code ? err->code : SL_EINTERNAL;
+			if (plan_micro(sp) < best)
+				best = plan_micro(sp);
+		}
+	}
+	*out = best;
+	return SL_OK;
+}
+
+/*
+ * A lower bound on the step of a configuration.  Some device holds at
+ * least ceil(L / (p v)) layers in each of its v chunks and every other
+ * device at least the fewest layers a stage may have; no stage runs a
+ * micro-batch faster than its fastest plan, whatever its memory.  So the
+ * step is at least m v t(ceil) + (p - 1) t(fewest).
+ */
+static int
+cfg_bound(hyb *h, cfg *c, int64_t *lb, sl_error *err)
+{
+	int n1 = (int)sl_ceil_div(c->L, c->ns), nlo;
+	int64_t t1, tlo;
+	int r = h->o->space.recipe.recompute == SL_RECOMP_AUTO ? 0 :
+	    recomp_index(h->o->space.recipe.recompute);
+	int rc;
+
+	if (c->ns == 1 || c->v > 1)
+		nlo = c->L / c->ns;
+	else if (h->o->slack < 0)
+		nlo = 1;
+	else
+		nlo = c->L / c->ns - h->o->slack > 1 ? c->L / c->ns - h->o->slack : 1;
+	if ((rc = fastest_of(h, c, n1, r, &t1, err)) != SL_OK ||
+	    (rc = fastest_of(h, c, nlo, r, &tlo, err)) != SL_OK)
+		return rc;
+	*lb = sl_add_sat(sl_mul_sat(sl_mul_sat(c->m, t1), c->v),
+	    sl_mul_sat(c->p - 1, tlo));
+	return SL_OK;
+}
+
+/* Whether the space of (G, outer, inner) serves one of the n configurations
+ * left, or the best found (evaluated again at the end). */
+static bool
+space_needed(const cfg *left, int n, const best_t *best, int64_t G, int outer,
+    int inner)
+{
+	for (int j = 0; j < n; j++)
+		if (left[j].G == G && left[j].outer == outer && left[j].inner == inner)
+			return true;
+	return best->found && best->c.graph_batch == G && best->c.outer == outer &&
+	    best->c.inner == inner;
+}
+
+static int
+cfg_cmp(const void *a, const void *b)
+{
+	const cfg *x = a, *y = b;
+
+	return (x->lb > y->lb) - (x->lb < y->lb);
+}
+
+int
+sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
+{
+	hyb h;
+	best_t *best = sl_xcalloc(1, sizeof *best);
+	const sl_graph *g0;
+	int N = o->devices, L, dpn = o->hw.devices_per_node > 0 ? o->hw.devices_per_node : 1;
+	int64_t B;
+	double t0 = now_ms();
+	int rc = SL_OK, nc = 0, capc = 0;
+	cfg *cs = NULL;
+	int fix_pp = o->pp, fix_tp = o->tp, fix_outer = 0;
+
+	memset(r, 0, sizeof *r);
+	memset(&h, 0, sizeof h);
+	h.o = o;
+	if (o->topo != NULL) {
+		sl_mesh sm;
+		if ((rc = sl_topo_stage_mesh(o->topo, &sm, err)) != SL_OK) {
+			free(best);
+			return rc;
+		}
+		N = o->topo->n_devices;
+		fix_pp = sl_topo_pp(o->topo);
+		if (sm.n_axes == 2) {
+			fix_outer = sm.axes[0].size;
+			fix_tp = sm.axes[1].size;
+		} else {
+			bool tp = false;
+			for (int a = 0; a < o->topo->n_axes; a++)
+				if (o->topo->role[a] == SL_AXIS_TP)
+					tp = true;
+			fix_tp = tp ? sm.axes[0].size : 1;
+			fix_outer = tp ? 1 : sm.axes[0].size;
+		}
+	}
+	if (N < 1) {
+		free(best);
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("the search needs a number of devices, at least 1"));
+	}
+	B = o->global_batch > 0 ? o->global_batch : N;
+	if ((g0 = hyb_graph(&h, 1, err)) == NULL) {
+		free(best);
+		hyb_free(&h);
+		return err->code ? err->code : SL_EINPUT;
+	}
+	L = g0->n_layers;
+	if (L < 1) {
+		free(best);
+		hyb_free(&h);
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("model '%s' has no layers to split into pipeline stages"), g0->name);
+	}
+	/* the configurations: pipeline degree, chunks, sub-mesh, micro-batch */
+	for (int p = 1; p <= N; p++) {
+		int vs[3] = { 1, 0, 0 }, nv = 1;
+		if (N % p != 0 || p > L || (fix_pp > 0 && p != fix_pp))
+			continue;
+		if (o->schedule == SL_SCHED_INTERLEAVED && p > 1) {
+			nv = 0;
+			if (o->virt > 1)
+				vs[nv++] = o->virt;
+			else {
+				vs[nv++] = 2;
+				vs[nv++] = 4;
+			}
+		}
+		for (int vi = 0; vi < nv; vi++) {
+			int v = vs[vi], D = N / p;
+			if (v > 1 && L % (p * v) != 0) {
+				r->pruned_shapes++;
+				continue;
+			}
+			for (int inner = 1; inner <= D; inner++) {
+				static const int bs[] = { 1, 2, 4, 8 };
+				if (D % inner != 0 || (fix_tp > 0 && inner != fix_tp) ||
+				    (fix_outer > 0 && D / inner != fix_outer))
+					continue;
+				if (inner > dpn && o->topo == NULL) {
+					/* tensor parallelism beyond a node */
+					r->pruned_shapes++;
+					continue;
+				}
+				for (int bi = 0; bi < 4; bi++) {
+					int64_t b = o->micro_batch > 0 ? o->micro_batch : bs[bi];
+					cfg c;
+					if (o->micro_batch > 0 && bi > 0)
+						break;
+					memset(&c, 0, sizeof c);
+					c.p = p;
+					c.v = v;
+					c.outer = D / inner;
+					c.inner = inner;
+					c.G = b * c.outer;
+					c.L = L;
+					c.ns = p * v;
+					if (B % c.G != 0 || c.ns > 1024) {
+						r->pruned_batches++;
+						continue;
+					}
+					c.m = B / c.G;
+					if (v > 1 && c.m % p != 0) {
+						r->pruned_batches++;
+						continue;
+					}
+					if (nc == capc) {
+						capc = capc ? 2 * capc : 32;
+						cs = sl_xrealloc(cs, capc * sizeof *cs);
+					}
+					cs[nc++] = c;
+				}
+			}
+		}
+	}
+	if (nc == 0) {
+		/* nothing to evaluate: say why */
+		if (r->pruned_shapes > 0 || r->pruned_batches > 0)
+			snprintf(r->why_none, sizeof r->why_none,
+			    _("every configuration was set aside: %lld sub-meshes (tensor "
+			    "parallelism beyond a node, or chunks of unequal layers), %lld "
+			    "micro-batch sizes that do not divide the global batch"),
+			    (long long)r->pruned_shapes, (long long)r->pruned_batches);
+		else
+			snprintf(r->why_none, sizeof r->why_none,
+			    _("no pipeline degree and sub-mesh match %d devices, %d layers "
+			    "and the degrees asked for (--pp, --tp)"), N, L);
+	}
+	for (int i = 0; i < nc && rc == SL_OK; i++) {
+		rc = cfg_bound(&h, &cs[i], &cs[i].lb, err);
+		hyb_drop_solvers(&h);
+	}
+	if (rc == SL_OK && nc > 1)
+		qsort(cs, nc, sizeof *cs, cfg_cmp);
+	/*
+	 * Best first; a configuration whose bound is no better is skipped.
+	 * Once no configuration left needs a space (nor the best found, which
+	 * is evaluated again at the end), it is freed.
+	 */
+	for (int i = 0; i < nc && rc == SL_OK; i++) {
+		sl_pipe_config was = best->c;
+		bool had = best->found;
+
+		if (best->found && cs[i].lb >= best->step)
+			r->pruned_bound++;
+		else {
+			rc = search_cfg(&h, &cs[i], r, best, err);
+			hyb_drop_solvers(&h);
+		}
+		if (!space_needed(cs + i + 1, nc - i - 1, best, cs[i].G, cs[i].outer,
+		    cs[i].inner))
+			hyb_drop_space(&h, cs[i].G, cs[i].outer, cs[i].inner);
+		if (had && !space_needed(cs + i + 1, nc - i - 1, best, was.graph_batch,
+		    was.outer, was.inner))
+			hyb_drop_space(&h, was.graph_batch, was.outer, was.inner);
+	}
+	if (rc == SL_OK && best->found) {
+		rc = pipeline_eval(&h, &best->c, &r->best, err);
+		if (rc == SL_OK) {
+			pipeline_megatron(&h, &best->c, &r->best);
+			r->found = true;
+		}
+	}
+	front_prune(r);
+	r->stage_solves = h.solves;
+	r->cache_hits = h.hits;
+	hyb_free(&h);
+	free(best);
+	free(cs);
+	r->time_ms = now_ms() - t0;
+	if (rc != SL_OK)
+		sl_hybrid_result_free(r);
+	return rc;
+}
