@@ -53,6 +53,7 @@ typedef enum sl_kernel {
 	SL_KERNEL_ATTENTION,	/* qk, softmax, pv and their backward */
 	SL_KERNEL_GATHER,	/* rows of a table: gather, scatter-add backward */
 	SL_KERNEL_VIEW,		/* a view of its input: no traffic */
+	SL_KERNEL_EXPERTS,	/* grouped gemms of every local expert: fc1, fc2 */
 	SL_KERNEL_COUNT
 } sl_kernel;
 
@@ -144,6 +145,7 @@ static inline bool
 sl_kind_is_heavy(sl_op_kind k)
 {
 	return sl_kinds[k].kernel == SL_KERNEL_GEMM ||
+	    sl_kinds[k].kernel == SL_KERNEL_EXPERTS ||
 	    sl_kinds[k].kernel == SL_KERNEL_ATTENTION;
 }
 

@@ -932,7 +932,7 @@ const sl_kind_info sl_kinds[SL_OP_KIND_COUNT] = {
 	    .summary = N_("grouped MLPs x[b,E,c,h] w1[E,h,f'] w2[E,f,h] (+ biases) -> [b,E,c,h]; keeps x, fc1's output and the activation"),
 	    .attrs = { ATTR("topk", SL_ATTR_COUNT_INT, topk, .required = true),
 		ATTR("gated", SL_ATTR_BOOL, gated) },
-	    .kernel = SL_KERNEL_GEMM, .tp_rule = SL_TP_FOLLOW },
+	    .kernel = SL_KERNEL_EXPERTS, .tp_rule = SL_TP_FOLLOW },
 	[SL_OP_COMBINE] = { .name = "combine", .min_in = 2, .max_in = 2, .n_out = 1,
 	    .check = check_combine, .bind = bind_combine, .saved_in = { -1, -1 },
 	    .summary = N_("y[b,E,c,h], weights[b,s,k] -> [b,s,h] un-permuted and weighed; keeps both"),

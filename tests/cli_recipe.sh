@@ -24,7 +24,8 @@ expect_in "$TMP/llama.json" '"vocab": 32000'
 run ghelp "$SHARDLAB" gen gpt --help
 expect_status 0 ghelp
 expect_in "$TMP/ghelp.out" "--layers N"
-expect_in "$TMP/ghelp.out" "(50257)"
+expect_in "$TMP/ghelp.out" "--vocab 50257"
+expect_not_in "$TMP/ghelp.out" "llama (defaults of"
 
 # A generated model and the bundled model of the same sizes give the same
 # memory on 8 and 64 devices (the batch follows micro-batch x devices for both).

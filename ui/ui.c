@@ -471,19 +471,6 @@ ui_run(ui *u)
 /* ------------------------------------------------------------ entry point */
 
 #ifndef UI_NO_MAIN
-static bool
-ui_has_flag(int argc, char **argv, const char *flag)
-{
-	int i;
-	size_t n = strlen(flag);
-
-	for (i = 0; i < argc; i++)
-		if (strncmp(argv[i], flag, n) == 0 &&
-		    (argv[i][n] == '\0' || argv[i][n] == '='))
-			return true;
-	return false;
-}
-
 int
 ui_main(int argc, char **argv)
 {
@@ -548,24 +535,24 @@ ui_main(int argc, char **argv)
 				o.shape[i] = pf.shape[i];
 			o.mesh_set = true;
 		}
-		if (!ui_has_flag(argc, argv, "--hw") && pf.hardware != NULL)
+		if (!cli_given(&o, "hw") && pf.hardware != NULL)
 			o.hw = pf.hardware;
-		if (!ui_has_flag(argc, argv, "--alpha"))
+		if (!cli_given(&o, "alpha"))
 			o.alpha = pf.alpha;
-		if (!ui_has_flag(argc, argv, "--micro-batch") && pf.micro_batch > 0)
+		if (!cli_given(&o, "micro-batch") && pf.micro_batch > 0)
 			o.micro_batch = o.recipe.micro_batch = pf.micro_batch;
 		/* the plan's recipe, where the command line says nothing else */
 		if (pf.has_recipe) {
 			o.recipe.framework = pf.recipe.framework;
-			if (!ui_has_flag(argc, argv, "--attention"))
+			if (!cli_given(&o, "attention"))
 				o.recipe.attention = pf.recipe.attention;
-			if (!ui_has_flag(argc, argv, "--precision"))
+			if (!cli_given(&o, "precision"))
 				o.recipe.precision = pf.recipe.precision;
-			if (!ui_has_flag(argc, argv, "--recompute"))
+			if (!cli_given(&o, "recompute"))
 				o.recipe.recompute = pf.recipe.recompute;
-			if (!ui_has_flag(argc, argv, "--global-batch"))
+			if (!cli_given(&o, "global-batch"))
 				o.recipe.global_batch = pf.recipe.global_batch;
-			if (!ui_has_flag(argc, argv, "--seq") && pf.recipe.seq > 0)
+			if (!cli_given(&o, "seq") && pf.recipe.seq > 0)
 				o.seq = o.recipe.seq = pf.recipe.seq;
 		}
 		for (i = 0; i < pf.cs.n; i++)

@@ -1,6 +1,6 @@
 /*
- * cli.h: what the command-line subcommands share: one option parser for the
- * options of design.md's contract (options.c), one way to open a model (or
+ * cli.h: what the command-line subcommands share: one table of options
+ * and its parser (options.c; --help in help.c), one way to open a model (or
  * an IOPDDL problem) into a strategy space and problem and to report errors
  * (session.c), tables that keep their columns in any language (fmt.c), and
  * the GPU validation job (vjob.c).  Each subcommand lives in its own file
@@ -12,6 +12,7 @@
 #include "shardlab.h"
 #include "internal.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <wchar.h>
 
@@ -20,24 +21,32 @@
 #endif
 
 /*
- * A subcommand.  options names the long options it takes, space-separated
- * (one spelling of each: "op" admits --around too, "output" -o, "quiet"
- * -q); any other option is refused by cli_parse.
+ * The subcommands, one bit each: the row of an option (options.c) says
+ * which subcommands take it.
+ */
+enum cli_cmd_bit {
+	CLI_C_TUI = 1u << 0, CLI_C_SOLVE = 1u << 1, CLI_C_SWEEP = 1u << 2,
+	CLI_C_COMPARE = 1u << 3, CLI_C_EXPLAIN = 1u << 4, CLI_C_SHOW = 1u << 5,
+	CLI_C_GEN = 1u << 6, CLI_C_RENDER = 1u << 7, CLI_C_TIMELINE = 1u << 8,
+	CLI_C_VALIDATE = 1u << 9, CLI_C_PROFILE = 1u << 10, CLI_C_PLAN = 1u << 11,
+	CLI_C_HELP = 1u << 12,
+	CLI_C_ALL = (1u << 13) - 1
+};
+
+/*
+ * A subcommand: its name, its bit in the option table, what --help says of
+ * it, and the function that runs it (argv[0] is the subcommand's name).
  */
 struct cli_cmd {
 	const char *name;
+	unsigned bit;		/* CLI_C_NAME */
 	const char *usage;	/* N_(), after "shardlab " in --help */
 	const char *help;	/* N_(), one line */
-	const char *options;
 	int (*run)(int argc, char **argv);
+	/* lines after the options in `shardlab NAME --help` (gen: a family's
+	 * defaults), or NULL; argv as run gets it */
+	void (*more_help)(FILE *fp, int argc, char **argv);
 };
-
-/* Options that travel together in the rows. */
-#define CLI_O_MESH "mesh devices"
-/* how the model is trained (sl_recipe) */
-#define CLI_O_RECIPE "micro-batch seq attention precision recompute global-batch"
-/* what the solver is asked: constraints and the solver */
-#define CLI_O_SOLVE "pin forbid solver"
 
 extern const struct cli_cmd cli_cmd_tui, cli_cmd_solve, cli_cmd_sweep,
     cli_cmd_compare, cli_cmd_explain, cli_cmd_show, cli_cmd_gen,
@@ -46,64 +55,135 @@ extern const struct cli_cmd cli_cmd_tui, cli_cmd_solve, cli_cmd_sweep,
 /* The table, in the order of shardlab --help (main.c). */
 extern const struct cli_cmd *const cli_cmds[];
 extern const size_t cli_n_cmds;
-/* The row naming an option the parser does not know (its name in bad), or
- * NULL when every row's names are known. */
-const struct cli_cmd *cli_unknown_option(char *bad, size_t size);
+
+/* Most rows of the option table (the bits of cli_opts.given). */
+#define CLI_MAX_OPTIONS 256
 
 typedef struct cli_opts {
 	/* positional arguments after the subcommand */
 	int n_args;
 	char **args;
-	/* common options */
-	bool mesh_set;
+	/* which rows of the option table were given (cli_given) */
+	unsigned char given[CLI_MAX_OPTIONS / 8];
+	/* the model on its mesh */
+	bool mesh_set;			/* --mesh/--devices given, or a plan's */
 	int n_axes, shape[SL_MAX_AXES];	/* --mesh AxB | --devices N (default 4) */
+	const char *mesh_arg;		/* --mesh/--devices as given */
 	const char *hw;			/* --hw (default h100-nvlink) */
+	bool no_zero;			/* --no-zero: no ZeRO-3/OSDP variants */
+	/* what the solver is asked */
 	double alpha;			/* --alpha (default 0) */
 	sl_constraints cs;		/* --pin / --forbid */
 	sl_solver_kind solver;		/* --solver (default auto) */
 	int64_t mem_limit;		/* --mem-limit, -1 none */
-	int64_t micro_batch;		/* --micro-batch (default 1) */
-	bool micro_batch_set;		/* --micro-batch was given */
 	double time_limit;		/* --time-limit seconds, 0 none */
 	int threads;			/* --threads N: searches side by side,
 					 * 0 one per processor (at most 4) */
-	bool no_zero;			/* --no-zero: no ZeRO-3/OSDP variants */
-	sl_recipe recipe;		/* --attention, --precision, --recompute,
-					 * --global-batch, --micro-batch, --seq */
-	/* outputs and per-command options */
-	const char *json;		/* --json FILE|- */
-	const char *output;		/* -o FILE */
-	const char *format;		/* --format */
-	const char *plan;		/* --plan FILE (tui) */
-	const char *op;			/* --op NAME (explain), --around NAME (render) */
-	int depth;			/* --depth N (render), -1 unset */
-	int layer;			/* --layer N (render), -1 unset */
-	const char *strategy;		/* --strategy S (explain) */
-	const char *hf_config;		/* --hf-config FILE (gen) */
-	bool emulate;			/* --emulate (validate) */
-	int steps;			/* --steps N (validate) */
-	const char *export_problem;	/* --export-problem FILE (solve) */
-	const char *trace;		/* --trace FILE (timeline) */
-	int device;			/* --device N (timeline) */
-	bool quiet;			/* -q */
+	/* how the model is trained: --attention, --precision, --recompute,
+	 * --global-batch; --micro-batch and --seq are copied in */
+	sl_recipe recipe;
+	int64_t micro_batch;		/* --micro-batch (default 1) */
+	bool micro_batch_set;		/* --micro-batch was given */
+	int64_t seq;			/* --seq, 0 the model's */
 	/* plan */
-	const char *mesh_arg;		/* --mesh/--devices as given */
 	const char *axes;		/* --axes pp,dp,tp */
 	sl_schedule schedule;		/* --schedule (default 1f1b) */
 	int virt, pp, tp, slack;	/* --virtual-stages, --pp, --tp, --slack */
 	bool offload;			/* --offload-optimizer */
 	const char *export_kind;	/* --export megatron|deepspeed|dtensor|json */
-	bool framework_set;		/* --framework given (recipe.framework) */
+	/* outputs */
+	const char *json;		/* --json FILE|- */
+	const char *output;		/* -o FILE */
+	const char *export_problem;	/* --export-problem FILE (solve) */
+	const char *format;		/* --format (render) */
+	bool quiet;			/* -q */
+	/* one subcommand's */
+	const char *plan;		/* --plan FILE (tui, timeline) */
+	const char *op;			/* --op NAME (explain), --around NAME (render) */
+	const char *strategy;		/* --strategy S (explain) */
+	int depth;			/* --depth N (render), -1 unset */
+	int layer;			/* --layer N (render), -1 unset */
+	const char *trace;		/* --trace FILE (timeline) */
+	int device;			/* --device N (timeline) */
+	bool emulate;			/* --emulate (validate) */
+	int steps;			/* --steps N (validate) */
 	/* gen flags */
+	const char *hf_config;		/* --hf-config FILE */
 	int layers;
-	int64_t hidden, heads, kv_heads, ffn, vocab, seq, batch;
+	int64_t hidden, heads, kv_heads, ffn, vocab, batch;
 	const char *name;
+	/* the generator's other fields (sl_gen_fields: --experts 8, --tie
+	 * false, --qkv-bias), in the order given, applied by gen */
+	int n_gen;
+	struct {
+		const sl_gen_field *field;
+		const char *value;
+	} gen[64];
 } cli_opts;
+
+/*
+ * The option table (options.c): one row per option, saying what its value
+ * is, its bounds, the field of cli_opts it sets, which subcommands take it
+ * and its line of --help.  The parser, --help, "did you mean" and the man
+ * page's lists (tests/cli_options.sh) all read it.
+ */
+typedef enum cli_arg {
+	CLI_FLAG,	/* no value: sets a bool */
+	CLI_TEXT,	/* a file or a name, kept as given (const char *) */
+	CLI_INT,	/* a plain decimal integer in [lo, hi] (int or int64_t) */
+	CLI_NUMBER,	/* a plain decimal number in [lo, hi] (double) */
+	CLI_SIZE,	/* bytes, with a unit: 40GiB, 80GB, 512MiB (int64_t) */
+	CLI_CHOICE,	/* one of choices, by from_name (an enum) */
+	CLI_CUSTOM	/* parsed by parse */
+} cli_arg;
+
+struct cli_option {
+	const char *name;	/* --name */
+	char short_name;	/* -c, or 0 */
+	cli_arg arg;
+	const char *metavar;	/* the value in --help: "N", "FILE" (N_()) */
+	double lo, hi;		/* bounds of CLI_INT, CLI_NUMBER, CLI_SIZE */
+	bool lo_open;		/* CLI_NUMBER: the value must exceed lo */
+	const char *unit;	/* CLI_NUMBER: what it counts, for messages (N_()) */
+	const char *choices;	/* CLI_CHOICE: "a|b|c", each read by from_name */
+	int (*from_name)(const char *s);	/* -1 if unknown */
+	int (*parse)(const struct cli_option *opt, const char *arg,
+	    cli_opts *o, sl_error *err);	/* CLI_CUSTOM */
+	size_t off, size;	/* the field it sets (CLI_FIELD) */
+	unsigned cmds;		/* CLI_C_ bits of the subcommands that take it */
+	const char *help;	/* N_(), one line of --help */
+	/* lines after help in --help (--hw: the bundled profiles), or NULL */
+	void (*more_help)(FILE *fp);
+};
+#define CLI_FIELD(f) .off = offsetof(cli_opts, f), \
+	.size = sizeof(((cli_opts *)0)->f)
+
+extern const struct cli_option cli_options[];
+extern const size_t cli_n_options;
 
 /* Parses argv (argv[0] names the subcommand; another name is the explorer).
  * Returns SL_OK or SL_EINPUT. */
 int cli_parse(int argc, char **argv, cli_opts *o, sl_error *err);
 void cli_opts_free(cli_opts *o);
+/* Whether the option named (without --) was given; an unknown name is a
+ * defect of the caller (false, and said on stderr). */
+bool cli_given(const cli_opts *o, const char *name);
+/* The subcommand argv[0] names, or the explorer. */
+const struct cli_cmd *cli_command_of(char **argv);
+/* Whether argv asks for --help (or -h) as an option, not as a value. */
+bool cli_help_asked(int argc, char **argv);
+/* A defect of the tables, said once at start: a subcommand without its own
+ * bit, an option no subcommand takes, a field of the wrong size; NULL when
+ * none, else what is wrong (in buf). */
+const char *cli_tables_check(char *buf, size_t size);
+/* The candidate nearest to word by edits (a letter added, dropped, changed,
+ * or two swapped), when close enough to be a likely typo; else NULL. */
+const char *cli_nearest(const char *word, const char *const *cands, size_t n);
+/* `shardlab CMD --help`: usage, what it does, every option it takes. */
+void cli_help_command(FILE *fp, const struct cli_cmd *cmd, int argc, char **argv);
+/* Says on stderr that word names no subcommand (and the likely one);
+ * returns SL_EINPUT. */
+int cli_unknown_command(const char *word);
 
 /* An opened model: graph, mesh, space, and the problem for o->alpha and pins. */
 typedef struct cli_session {

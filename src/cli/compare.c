@@ -187,10 +187,9 @@ out:
 }
 
 const struct cli_cmd cli_cmd_compare = {
-	"compare",
-	N_("compare MODEL [OPTIONS] [--json FILE|-]"),
-	N_("our plan against data parallel, ZeRO, Megatron-LM, Alpa and Colossal-Auto"),
-	CLI_O_MESH " hw alpha " CLI_O_SOLVE " mem-limit " CLI_O_RECIPE
-	    " no-zero json quiet",
-	cmd_compare
+	.name = "compare",
+	.bit = CLI_C_COMPARE,
+	.usage = N_("compare MODEL [OPTIONS] [--json FILE|-]"),
+	.help = N_("our plan against data parallel, ZeRO, Megatron-LM, Alpa and Colossal-Auto"),
+	.run = cmd_compare,
 };

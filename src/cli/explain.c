@@ -108,9 +108,9 @@ out:
 }
 
 const struct cli_cmd cli_cmd_explain = {
-	"explain",
-	N_("explain MODEL --op NAME [--strategy S] [OPTIONS]"),
-	N_("what one operator's strategy stores, moves and costs, step by step"),
-	CLI_O_MESH " hw alpha " CLI_O_SOLVE " " CLI_O_RECIPE " no-zero op strategy",
-	cmd_explain
+	.name = "explain",
+	.bit = CLI_C_EXPLAIN,
+	.usage = N_("explain MODEL --op NAME [--strategy S] [OPTIONS]"),
+	.help = N_("what one operator's strategy stores, moves and costs, step by step"),
+	.run = cmd_explain,
 };

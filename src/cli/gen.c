@@ -4,36 +4,38 @@
  */
 #include "cli.h"
 
-/* shardlab gen FAMILY --help: the flags with the family's defaults. */
-static int
-gen_help(const char *family)
+/*
+ * After the options of shardlab gen --help: each family's defaults (the
+ * family named, when one is: shardlab gen llama --help).
+ */
+static void
+gen_help(FILE *fp, int argc, char **argv)
 {
+	const char *family = argc > 1 && argv[1][0] != '-' ? argv[1] : NULL;
 	int fam = family ? sl_family_from_name(family) : -1;
 
-	printf("%s\n", _("usage: shardlab gen gpt|bert|llama|moe [FLAGS] [--hf-config FILE] [-o FILE]"));
 	for (int f = 0; f < SL_FAM_COUNT; f++) {
 		sl_gen_config c;
 		if (fam >= 0 && f != fam)
 			continue;
 		sl_gen_family_defaults((sl_family)f, &c);
-		printf(_("\n%s (defaults of %s):\n"), sl_family_name((sl_family)f),
-		    c.name);
-		printf(_("  --layers N      transformer layers (%d)\n"), c.layers);
-		printf(_("  --hidden H      hidden size (%lld)\n"), (long long)c.hidden);
-		printf(_("  --heads A       attention heads (%lld)\n"), (long long)c.heads);
-		printf(_("  --kv-heads K    key/value heads (grouped-query attention; llama only; default: heads)\n"));
-		printf(_("  --ffn F         feed-forward size (default %s)\n"),
-		    f == SL_FAM_LLAMA ? _("2/3 x 4 x hidden rounded up to a multiple of 256") :
-		    f == SL_FAM_MOE ? "14336" : _("4 x hidden"));
-		printf(_("  --vocab V       vocabulary (%lld)\n"), (long long)c.vocab);
-		printf(_("  --seq S         training sequence length (%lld; a --hf-config trains at min(max_position_embeddings, %d))\n"),
-		    (long long)c.seq, SL_HF_MAX_SEQ);
+		fprintf(fp, _("\n%s (defaults of %s): --layers %d --hidden %lld "
+		    "--heads %lld --vocab %lld --seq %lld\n"),
+		    sl_family_name((sl_family)f), c.name, c.layers,
+		    (long long)c.hidden, (long long)c.heads, (long long)c.vocab,
+		    (long long)c.seq);
+		if (f == SL_FAM_MOE)
+			fprintf(fp, _("  key/value heads %lld; feed-forward %lld; "
+			    "--experts %lld --topk %lld; every layer a mixture, "
+			    "dropless\n"), (long long)c.kv_heads, (long long)c.ffn,
+			    (long long)c.experts, (long long)c.topk);
+		else
+			fprintf(fp, _("  key/value heads: the heads; feed-forward: %s\n"),
+			    f == SL_FAM_LLAMA ? _("2/3 x 4 x hidden rounded up to a multiple of 256") :
+			    _("4 x hidden"));
 	}
-	printf("\n%s\n", _("  --batch B       fix the graph's batch (default: micro-batch x devices, set when the model is opened)\n"
-	    "  --name NAME     model name (default: FAMILY-LAYERSxHIDDEN, or the config's name)\n"
-	    "  --hf-config F   read the sizes from a Hugging Face config.json of the same family\n"
-	    "  -o FILE         write the model there (default: standard output)"));
-	return fflush(stdout) == 0 && !ferror(stdout) ? SL_OK : SL_EINTERNAL;
+	fprintf(fp, _("\nA --hf-config trains at min(max_position_embeddings, %d) unless --seq says.\n"),
+	    SL_HF_MAX_SEQ);
 }
 
 static int
@@ -46,9 +48,6 @@ cmd_gen(int argc, char **argv)
 	int fam, rc;
 
 	sl_error_clear(&err);
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-			return gen_help(argc > 1 && argv[1][0] != '-' ? argv[1] : NULL);
 	if (cli_parse(argc, argv, &o, &err) != SL_OK)
 		return cli_report(&err);
 	if (o.n_args != 1 || (fam = sl_family_from_name(o.args[0])) < 0) {
@@ -88,6 +87,12 @@ cmd_gen(int argc, char **argv)
 		c.max_positions = 0;
 	}
 	if (o.batch) c.batch = o.batch;
+	/* the generator's other fields, in the order given (options.c) */
+	for (int i = 0; i < o.n_gen; i++)
+		if (sl_gen_field_set(&c, o.gen[i].field, o.gen[i].value, &err) != SL_OK) {
+			cli_opts_free(&o);
+			return cli_report(&err);
+		}
 	if (o.name)
 		snprintf(c.name, sizeof c.name, "%s", o.name);
 	else if (o.hf_config == NULL)
@@ -125,10 +130,10 @@ cmd_gen(int argc, char **argv)
 }
 
 const struct cli_cmd cli_cmd_gen = {
-	"gen",
-	N_("gen gpt|bert|llama|moe [FLAGS] [--hf-config FILE] [-o FILE]"),
-	N_("write a model file for a transformer family"),
-	CLI_O_RECIPE " hf-config layers hidden heads kv-heads ffn vocab batch name"
-	    " output quiet",
-	cmd_gen
+	.name = "gen",
+	.bit = CLI_C_GEN,
+	.usage = N_("gen gpt|bert|llama|moe [FLAGS] [--hf-config FILE] [-o FILE]"),
+	.help = N_("write a model file for a transformer family"),
+	.run = cmd_gen,
+	.more_help = gen_help,
 };

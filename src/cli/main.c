@@ -1,8 +1,8 @@
 /*
  * main.c: the command line's table of subcommands and its dispatch.  Each
- * subcommand is a file of this directory exporting its row (name, usage,
- * help, the options it takes, the function that runs it); a new subcommand
- * is a new file and a line here.
+ * subcommand is a file of this directory exporting its row (name, bit,
+ * usage, help, the function that runs it); a new subcommand is a new file,
+ * a line here and its bit (cli.h), which the option table's rows name.
  */
 #include "cli.h"
 
@@ -64,13 +64,21 @@ cli_dispatch(int argc, char **argv)
 		return SL_OK;
 	}
 	for (size_t i = 0; i < cli_n_cmds; i++)
-		if (strcmp(argv[1], cli_cmds[i]->name) == 0)
+		if (strcmp(argv[1], cli_cmds[i]->name) == 0) {
+			if (cli_help_asked(argc - 1, argv + 1)) {
+				cli_help_command(stdout, cli_cmds[i], argc - 1, argv + 1);
+				return SL_OK;
+			}
 			return cli_cmds[i]->run(argc - 1, argv + 1);
-	if (argv[1][0] == '-' || access(argv[1], R_OK) == 0)
+		}
+	if (argv[1][0] == '-' || access(argv[1], R_OK) == 0) {
+		if (cli_help_asked(argc, argv)) {
+			cli_help_command(stdout, &cli_cmd_tui, argc, argv);
+			return SL_OK;
+		}
 		return cli_cmd_tui.run(argc, argv);
-	fprintf(stderr, _("shardlab: unknown subcommand '%s' (see shardlab --help)\n"),
-	    sl_esc(argv[1]));
-	return SL_EINPUT;
+	}
+	return cli_unknown_command(argv[1]);
 }
 
 /* A signal while a file is written: remove the temporary file, then die. */
@@ -86,8 +94,8 @@ int
 main(int argc, char **argv)
 {
 	static const int sigs[] = { SIGTERM, SIGHUP, SIGINT, SIGPIPE, SIGXFSZ };
-	const struct cli_cmd *bad_row;
-	char bad[64];
+	const char *bad;
+	char buf[128];
 
 	sl_tune_allocator();
 	for (size_t i = 0; i < SL_ARRAY_LEN(sigs); i++) {
@@ -104,10 +112,9 @@ main(int argc, char **argv)
 	bindtextdomain(PACKAGE, sl_localedir());
 	textdomain(PACKAGE);
 #endif
-	/* a table that names an unknown option is a defect: every run says so */
-	if ((bad_row = cli_unknown_option(bad, sizeof bad)) != NULL) {
-		fprintf(stderr, "shardlab: internal error: the row of '%s' names "
-		    "an unknown option '%s'\n", bad_row->name, bad);
+	/* an inconsistent table is a defect: every run says so */
+	if ((bad = cli_tables_check(buf, sizeof buf)) != NULL) {
+		fprintf(stderr, "shardlab: internal error: %s\n", bad);
 		return 3;
 	}
 	return cli_finish(cli_dispatch(argc, argv));

@@ -201,7 +201,7 @@ cmd_plan(int argc, char **argv)
 	ho.space.recipe = o.recipe;
 	ho.space.recipe.micro_batch = 1;
 	/* a plan is made for a framework to run: Megatron-LM unless told */
-	if (!o.framework_set)
+	if (!cli_given(&o, "framework"))
 		ho.space.recipe.framework = SL_FW_MEGATRON;
 	ho.global_batch = o.recipe.global_batch;
 	ho.schedule = o.schedule;
@@ -324,10 +324,9 @@ cmd_plan(int argc, char **argv)
 }
 
 const struct cli_cmd cli_cmd_plan = {
-	"plan",
-	N_("plan MODEL --devices N | --mesh AxBxC --axes pp,dp,tp [--global-batch B] [OPTIONS] [--export KIND] [-o FILE]"),
-	N_("pipeline, data and tensor parallel degrees, micro-batches, stages and recomputation: the fastest plan that fits"),
-	CLI_O_MESH " hw mem-limit " CLI_O_RECIPE " no-zero json output axes"
-	    " schedule virtual-stages pp tp export slack offload-optimizer framework",
-	cmd_plan
+	.name = "plan",
+	.bit = CLI_C_PLAN,
+	.usage = N_("plan MODEL --devices N | --mesh AxBxC --axes pp,dp,tp [--global-batch B] [OPTIONS] [--export KIND] [-o FILE]"),
+	.help = N_("pipeline, data and tensor parallel degrees, micro-batches, stages and recomputation: the fastest plan that fits"),
+	.run = cmd_plan,
 };

@@ -174,9 +174,9 @@ out:
 }
 
 const struct cli_cmd cli_cmd_profile = {
-	"profile",
-	N_("profile [--hw BASE] -o FILE"),
-	N_("measure a hardware profile on the local GPUs (needs the GPU runner)"),
-	"hw output quiet",
-	cmd_profile
+	.name = "profile",
+	.bit = CLI_C_PROFILE,
+	.usage = N_("profile [--hw BASE] -o FILE"),
+	.help = N_("measure a hardware profile on the local GPUs (needs the GPU runner)"),
+	.run = cmd_profile,
 };

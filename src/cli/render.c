@@ -145,10 +145,9 @@ fail:
 }
 
 const struct cli_cmd cli_cmd_render = {
-	"render",
-	N_("render MODEL [OPTIONS] --format dot|svg -o FILE"),
-	N_("draw the strategy graph of the chosen plan with Graphviz"),
-	CLI_O_MESH " hw alpha " CLI_O_SOLVE " " CLI_O_RECIPE
-	    " time-limit no-zero output format op depth layer quiet",
-	cmd_render
+	.name = "render",
+	.bit = CLI_C_RENDER,
+	.usage = N_("render MODEL [OPTIONS] --format dot|svg -o FILE"),
+	.help = N_("draw the strategy graph of the chosen plan with Graphviz"),
+	.run = cmd_render,
 };

@@ -105,9 +105,9 @@ cmd_show(int argc, char **argv)
 }
 
 const struct cli_cmd cli_cmd_show = {
-	"show",
-	N_("show MODEL"),
-	N_("operators, tensors and parameter count of a model"),
-	CLI_O_MESH " " CLI_O_RECIPE,
-	cmd_show
+	.name = "show",
+	.bit = CLI_C_SHOW,
+	.usage = N_("show MODEL"),
+	.help = N_("operators, tensors and parameter count of a model"),
+	.run = cmd_show,
 };

@@ -412,10 +412,9 @@ out:
 }
 
 const struct cli_cmd cli_cmd_solve = {
-	"solve",
-	N_("solve MODEL [OPTIONS] [--json FILE|-] [--export-problem FILE]"),
-	N_("find the plan with the least memory traded against communication"),
-	CLI_O_MESH " hw alpha " CLI_O_SOLVE " mem-limit " CLI_O_RECIPE
-	    " time-limit threads no-zero json export-problem quiet",
-	cmd_solve
+	.name = "solve",
+	.bit = CLI_C_SOLVE,
+	.usage = N_("solve MODEL [OPTIONS] [--json FILE|-] [--export-problem FILE]"),
+	.help = N_("find the plan with the least memory traded against communication"),
+	.run = cmd_solve,
 };

@@ -96,9 +96,9 @@ out:
 }
 
 const struct cli_cmd cli_cmd_sweep = {
-	"sweep",
-	N_("sweep MODEL [OPTIONS] [--json FILE|-]"),
-	N_("every optimal plan over alpha: the memory/communication Pareto table"),
-	CLI_O_MESH " hw " CLI_O_SOLVE " " CLI_O_RECIPE " no-zero json",
-	cmd_sweep
+	.name = "sweep",
+	.bit = CLI_C_SWEEP,
+	.usage = N_("sweep MODEL [OPTIONS] [--json FILE|-]"),
+	.help = N_("every optimal plan over alpha: the memory/communication Pareto table"),
+	.run = cmd_sweep,
 };

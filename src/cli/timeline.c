@@ -125,10 +125,9 @@ out:
 }
 
 const struct cli_cmd cli_cmd_timeline = {
-	"timeline",
-	N_("timeline MODEL [OPTIONS] [--plan FILE] [--device N] [--trace FILE]"),
-	N_("memory over one training step: the peak, the order that lowers it, a trace"),
-	CLI_O_MESH " hw alpha " CLI_O_SOLVE " " CLI_O_RECIPE
-	    " time-limit no-zero plan trace device quiet",
-	cmd_timeline
+	.name = "timeline",
+	.bit = CLI_C_TIMELINE,
+	.usage = N_("timeline MODEL [OPTIONS] [--plan FILE] [--device N] [--trace FILE]"),
+	.help = N_("memory over one training step: the peak, the order that lowers it, a trace"),
+	.run = cmd_timeline,
 };

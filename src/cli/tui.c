@@ -7,10 +7,9 @@
 #include "explorer.h"
 
 const struct cli_cmd cli_cmd_tui = {
-	"tui",
-	N_("tui [MODEL] [OPTIONS] [--plan FILE]"),
-	N_("open the explorer (the default without a subcommand)"),
-	CLI_O_MESH " hw alpha " CLI_O_SOLVE " " CLI_O_RECIPE
-	    " time-limit threads no-zero plan",
-	ui_main
+	.name = "tui",
+	.bit = CLI_C_TUI,
+	.usage = N_("tui [MODEL] [OPTIONS] [--plan FILE]"),
+	.help = N_("open the explorer (the default without a subcommand)"),
+	.run = ui_main,
 };

@@ -223,9 +223,9 @@ out:
 }
 
 const struct cli_cmd cli_cmd_validate = {
-	"validate",
-	N_("validate PLAN [--emulate] [--steps N] [--json FILE|-]"),
-	N_("run a plan's training step on local GPUs and compare with the prediction"),
-	"json emulate steps quiet",
-	cmd_validate
+	.name = "validate",
+	.bit = CLI_C_VALIDATE,
+	.usage = N_("validate PLAN [--emulate] [--steps N] [--json FILE|-]"),
+	.help = N_("run a plan's training step on local GPUs and compare with the prediction"),
+	.run = cmd_validate,
 };
