@@ -1539,27 +1539,185 @@ hf_key_of(const hf_ctx *h, const char *field)
 	return NULL;
 }
 
+/* The keys of each size, synonyms after the Hugging Face name. */
+static const char *const k_hidden[] = { "hidden_size", "n_embd", NULL };
+static const char *const k_layers[] = { "num_hidden_layers", "n_layer", NULL };
+static const char *const k_heads[] = { "num_attention_heads", "n_head", NULL };
+static const char *const k_kv[] = { "num_key_value_heads", NULL };
+static const char *const k_ffn[] = { "intermediate_size", "n_inner", NULL };
+static const char *const k_vocab[] = { "vocab_size", NULL };
+static const char *const k_seq[] = { "max_position_embeddings",
+    "n_positions", "n_ctx", NULL };
+
+/* The config's "model_type": its row of hf_types, or NULL with the error. */
+static const struct hf_type *
+hf_type(hf_ctx *h)
+{
+	const jp_doc *doc = h->doc;
+	json_t *mt = json_object_get(h->root, "model_type");
+	const jp_node *mtp = jp_member(jp_root(doc), "model_type");
+
+	if (mt == NULL) {
+		sl_error_set(h->err, SL_EINPUT, h->path, jp_root(doc)->line,
+		    jp_root(doc)->col, _("missing \"model_type\" (expected one of "
+		    HF_TYPE_LIST ")"));
+		return NULL;
+	}
+	if (!json_is_string(mt)) {
+		sl_error_set(h->err, SL_EINPUT, h->path, mtp->line, mtp->col,
+		    _("\"model_type\" must be a string such as \"llama\""));
+		return NULL;
+	}
+	for (size_t ti = 0; ti < SL_ARRAY_LEN(hf_types); ti++)
+		if (strcmp(json_string_value(mt), hf_types[ti].type) == 0)
+			return &hf_types[ti];
+	sl_error_set(h->err, SL_EINPUT, h->path, mtp->line, mtp->col,
+	    _("model_type \"%.40s\" is not supported (expected one of "
+	    HF_TYPE_LIST ")"), json_string_value(mt));
+	return NULL;
+}
+
+/* The sizes every family has into c (its family's defaults already there). */
+static int
+hf_sizes(hf_ctx *h, sl_gen_config *c)
+{
+	const jp_doc *doc = h->doc;
+	int64_t layers = -1, kv = 0, ffn = 0;
+
+	c->kv_heads = 0;
+	c->ffn = 0;
+	if (hf_int(h, k_hidden, &c->hidden) || hf_int(h, k_layers, &layers) ||
+	    hf_int(h, k_heads, &c->heads) || hf_int(h, k_kv, &kv) ||
+	    hf_int(h, k_ffn, &ffn) || hf_int(h, k_vocab, &c->vocab) ||
+	    hf_int(h, k_seq, &c->seq))
+		return SL_EINPUT;
+	{
+		/* the sizes that make the model: without them it is not this model */
+		static const char *const *const need[] = { k_hidden, k_layers,
+		    k_heads };
+		for (size_t i = 0; i < SL_ARRAY_LEN(need); i++)
+			if (!hf_has(h, need[i]))
+				return sl_error_set(h->err, SL_EINPUT, h->path,
+				    jp_root(doc)->line, jp_root(doc)->col,
+				    _("missing \"%s\": a config must give the hidden "
+				    "size, the number of layers and of attention "
+				    "heads"), need[i][0]);
+	}
+	if (layers > GEN_MAX_LAYERS)
+		return hf_fail(h, hf_key_of(h, "layers"),
+		    _("expected at most %d layers, got %lld"), GEN_MAX_LAYERS,
+		    (long long)layers);
+	if (layers > 0)
+		c->layers = (int)layers;
+	c->kv_heads = kv > 0 ? kv : c->heads;
+	c->ffn = ffn > 0 ? ffn : sl_gen_ffn(c->family, c->hidden);
+	/* Train at the model's longest sequence, but no longer than
+	 * SL_HF_MAX_SEQ (32k-position models are trained shorter). */
+	c->max_positions = 0;
+	if (c->seq > SL_HF_MAX_SEQ) {
+		c->max_positions = c->seq;
+		c->seq = SL_HF_MAX_SEQ;
+	}
+	return SL_OK;
+}
+
+/*
+ * What the type's blocks are beyond the sizes: head width, tied
+ * embeddings, biases, norms, sinks, token types (the defaults of the
+ * type's transformers configuration class for keys left out).
+ */
+static int
+hf_blocks(hf_ctx *h, const struct hf_type *t, sl_gen_config *c)
+{
+	int64_t hd = 0;
+	bool b, tied;
+
+	/* the width of a head, where the type takes one (transformers:
+	 * getattr(config, "head_dim", hidden_size // num_attention_heads);
+	 * GptOssConfig's default is 64) */
+	if (t->fam == SL_FAM_LLAMA || t->fam == SL_FAM_MOE) {
+		if (t->kind == HF_GPT_OSS)
+			hd = 64;
+		if (hf_one(h, "head_dim", false, &hd))
+			return SL_EINPUT;
+		if (hd > 0 && hd * c->heads != c->hidden)
+			c->head_dim = hd;
+	}
+	/* tie_word_embeddings: the config class's default when absent
+	 * (PretrainedConfig's true for GPT-2 and BERT, false for the others) */
+	tied = t->fam == SL_FAM_GPT || t->fam == SL_FAM_BERT;
+	if (hf_bool(h, "tie_word_embeddings", &tied))
+		return SL_EINPUT;
+	if (tied != (t->fam == SL_FAM_GPT || t->fam == SL_FAM_BERT))
+		c->tie = tied ? SL_TIE_YES : SL_TIE_NO;
+	/* biases: Qwen2's q, k and v always (Qwen2Attention); attention_bias
+	 * gives q, k, v and o (Llama, Qwen3, DeepSeek, GPT-OSS: default true) */
+	if (t->kind == HF_QWEN2 || t->kind == HF_QWEN2_MOE)
+		c->qkv_bias = true;
+	if (t->kind == HF_LLAMA || t->kind == HF_QWEN3 || t->kind == HF_QWEN3_MOE ||
+	    t->kind == HF_DEEPSEEK_V2 || t->kind == HF_DEEPSEEK_V3 ||
+	    t->kind == HF_GPT_OSS) {
+		b = t->kind == HF_GPT_OSS;
+		if (hf_bool(h, "attention_bias", &b))
+			return SL_EINPUT;
+		if (b && (t->kind == HF_DEEPSEEK_V2 || t->kind == HF_DEEPSEEK_V3))
+			return hf_fail(h, "attention_bias", _("\"attention_bias\": "
+			    "biases of latent attention are not modelled"));
+		c->qkv_bias = c->out_bias = b;
+	}
+	if (t->kind == HF_LLAMA && hf_bool(h, "mlp_bias", &c->mlp_bias))
+		return SL_EINPUT;
+	/* Qwen3's RMSNorm of each query and key head; GPT-OSS's sinks */
+	c->qk_norm = t->kind == HF_QWEN3 || t->kind == HF_QWEN3_MOE;
+	c->sinks = t->kind == HF_GPT_OSS;
+	if (t->fam == SL_FAM_BERT) {
+		int64_t tv = 2;
+		if (hf_one(h, "type_vocab_size", true, &tv))
+			return SL_EINPUT;
+		c->type_vocab = tv;
+	}
+	return SL_OK;
+}
+
+/* The model's name: "_name_or_path"'s last part, else the file's. */
+static void
+hf_model_name(const hf_ctx *h, const char *type, sl_gen_config *c)
+{
+	json_t *np = json_object_get(h->root, "_name_or_path");
+
+	if (json_is_string(np) && json_string_length(np) > 0) {
+		const char *s = json_string_value(np), *slash = strrchr(s, '/');
+		snprintf(c->name, sizeof c->name, "%s", slash && slash[1] ? slash + 1 : s);
+	} else {
+		hf_name_from_path(h->path, type, c->name, sizeof c->name);
+	}
+}
+
+/* sl_gen_check of what was read, its error at the key the bad size came
+ * from. */
+static int
+hf_check(hf_ctx *h, const sl_gen_config *c)
+{
+	const char *field = NULL;
+	const jp_node *p;
+	sl_error e2;
+
+	sl_error_clear(&e2);
+	if (sl_gen_check(c, &field, &e2) == SL_OK)
+		return SL_OK;
+	p = hf_at(h, field ? hf_key_of(h, field) : NULL);
+	return sl_error_set(h->err, SL_EINPUT, h->path, p->line, p->col, "%s",
+	    e2.msg);
+}
+
 int
 sl_gen_from_hf_config(const char *path, sl_gen_config *c, sl_error *err)
 {
-	static const char *const k_hidden[] = { "hidden_size", "n_embd", NULL };
-	static const char *const k_layers[] = { "num_hidden_layers", "n_layer", NULL };
-	static const char *const k_heads[] = { "num_attention_heads", "n_head", NULL };
-	static const char *const k_kv[] = { "num_key_value_heads", NULL };
-	static const char *const k_ffn[] = { "intermediate_size", "n_inner", NULL };
-	static const char *const k_vocab[] = { "vocab_size", NULL };
-	static const char *const k_seq[] = { "max_position_embeddings",
-	    "n_positions", "n_ctx", NULL };
 	hf_ctx h = { path, NULL, NULL, err, NULL };
 	char *text;
 	size_t len;
 	sl_json j = { 0 };
-	const jp_doc *doc;
-	json_t *mt, *np;
-	const jp_node *mtp;
-	const struct hf_type *t = NULL;
-	int64_t layers = -1, kv = 0, ffn = 0, hd = 0;
-	bool b, tied;
+	const struct hf_type *t;
 	int rc = SL_EINPUT;
 	char *dirpath = NULL;
 
@@ -1581,158 +1739,37 @@ sl_gen_from_hf_config(const char *path, sl_gen_config *c, sl_error *err)
 	}
 	if (sl_json_read(&j, path, text, len, 0, SL_EINPUT, err) != SL_OK)
 		goto out;
-	h.doc = doc = j.pos;
+	h.doc = j.pos;
 	h.root = j.root;
 	if (!json_is_object(h.root)) {
 		sl_error_set(err, SL_EINPUT, path, 1, 1,
 		    _("expected a JSON object (a Hugging Face config.json)"));
 		goto out;
 	}
-	mt = json_object_get(h.root, "model_type");
-	mtp = jp_member(jp_root(doc), "model_type");
-	if (mt == NULL) {
-		sl_error_set(err, SL_EINPUT, path, jp_root(doc)->line,
-		    jp_root(doc)->col, _("missing \"model_type\" (expected one of "
-		    HF_TYPE_LIST ")"));
+	if ((t = hf_type(&h)) == NULL)
 		goto out;
-	}
-	if (!json_is_string(mt)) {
-		sl_error_set(err, SL_EINPUT, path, mtp->line, mtp->col,
-		    _("\"model_type\" must be a string such as \"llama\""));
-		goto out;
-	}
-	for (size_t ti = 0; ti < SL_ARRAY_LEN(hf_types) && t == NULL; ti++)
-		if (strcmp(json_string_value(mt), hf_types[ti].type) == 0)
-			t = &hf_types[ti];
-	if (t == NULL) {
-		sl_error_set(err, SL_EINPUT, path, mtp->line, mtp->col,
-		    _("model_type \"%.40s\" is not supported (expected one of "
-		    HF_TYPE_LIST ")"), json_string_value(mt));
-		goto out;
-	}
 	h.type = t->type;
 	sl_gen_family_defaults(t->fam, c);
-	c->kv_heads = 0;
-	c->ffn = 0;
 	if (t->fam == SL_FAM_MOE) {
 		c->experts = c->topk = 0;
 		c->moe_ffn = 0;
 	}
-	if (hf_refuse_unmodelled(&h, t))
-		goto out;
-	if (hf_int(&h, k_hidden, &c->hidden) || hf_int(&h, k_layers, &layers) ||
-	    hf_int(&h, k_heads, &c->heads) || hf_int(&h, k_kv, &kv) ||
-	    hf_int(&h, k_ffn, &ffn) || hf_int(&h, k_vocab, &c->vocab) ||
-	    hf_int(&h, k_seq, &c->seq))
-		goto out;
-	{
-		/* the sizes that make the model: without them it is not this model */
-		static const char *const *const need[] = { k_hidden, k_layers,
-		    k_heads };
-		for (size_t i = 0; i < SL_ARRAY_LEN(need); i++)
-			if (!hf_has(&h, need[i])) {
-				sl_error_set(err, SL_EINPUT, path, jp_root(doc)->line,
-				    jp_root(doc)->col, _("missing \"%s\": a config "
-				    "must give the hidden size, the number of layers "
-				    "and of attention heads"), need[i][0]);
-				goto out;
-			}
-	}
-	if (layers > GEN_MAX_LAYERS) {
-		sl_error_set(err, SL_EINPUT, path, hf_at(&h, hf_key_of(&h, "layers"))->line,
-		    hf_at(&h, hf_key_of(&h, "layers"))->col,
-		    _("expected at most %d layers, got %lld"), GEN_MAX_LAYERS,
-		    (long long)layers);
-		goto out;
-	}
-	if (layers > 0)
-		c->layers = (int)layers;
-	c->kv_heads = kv > 0 ? kv : c->heads;
-	c->ffn = ffn > 0 ? ffn : sl_gen_ffn(c->family, c->hidden);
-	/* the width of a head, where the type takes one (transformers:
-	 * getattr(config, "head_dim", hidden_size // num_attention_heads);
-	 * GptOssConfig's default is 64) */
-	if (t->fam == SL_FAM_LLAMA || t->fam == SL_FAM_MOE) {
-		if (t->kind == HF_GPT_OSS)
-			hd = 64;
-		if (hf_one(&h, "head_dim", false, &hd))
-			goto out;
-		if (hd > 0 && hd * c->heads != c->hidden)
-			c->head_dim = hd;
-	}
-	/* tie_word_embeddings: the config class's default when absent
-	 * (PretrainedConfig's true for GPT-2 and BERT, false for the others) */
-	tied = t->fam == SL_FAM_GPT || t->fam == SL_FAM_BERT;
-	if (hf_bool(&h, "tie_word_embeddings", &tied))
-		goto out;
-	if (tied != (t->fam == SL_FAM_GPT || t->fam == SL_FAM_BERT))
-		c->tie = tied ? SL_TIE_YES : SL_TIE_NO;
-	/* biases: Qwen2's q, k and v always (Qwen2Attention); attention_bias
-	 * gives q, k, v and o (Llama, Qwen3, DeepSeek, GPT-OSS: default true) */
-	if (t->kind == HF_QWEN2 || t->kind == HF_QWEN2_MOE)
-		c->qkv_bias = true;
-	if (t->kind == HF_LLAMA || t->kind == HF_QWEN3 || t->kind == HF_QWEN3_MOE ||
-	    t->kind == HF_DEEPSEEK_V2 || t->kind == HF_DEEPSEEK_V3 ||
-	    t->kind == HF_GPT_OSS) {
-		b = t->kind == HF_GPT_OSS;
-		if (hf_bool(&h, "attention_bias", &b))
-			goto out;
-		if (b && (t->kind == HF_DEEPSEEK_V2 || t->kind == HF_DEEPSEEK_V3)) {
-			hf_fail(&h, "attention_bias", _("\"attention_bias\": biases "
-			    "of latent attention are not modelled"));
-			goto out;
-		}
-		c->qkv_bias = c->out_bias = b;
-	}
-	if (t->kind == HF_LLAMA && hf_bool(&h, "mlp_bias", &c->mlp_bias))
-		goto out;
-	/* Qwen3's RMSNorm of each query and key head; GPT-OSS's sinks */
-	c->qk_norm = t->kind == HF_QWEN3 || t->kind == HF_QWEN3_MOE;
-	c->sinks = t->kind == HF_GPT_OSS;
-	if (t->fam == SL_FAM_BERT) {
-		int64_t tv = 2;
-		if (hf_one(&h, "type_vocab_size", true, &tv))
-			goto out;
-		c->type_vocab = tv;
-	}
-	if (hf_window(&h, t, c, c->layers))
+	if (hf_refuse_unmodelled(&h, t) != SL_OK || hf_sizes(&h, c) != SL_OK ||
+	    hf_blocks(&h, t, c) != SL_OK || hf_window(&h, t, c, c->layers) != SL_OK)
 		goto out;
 	if (t->fam == SL_FAM_MOE) {
-		if (hf_moe(&h, t, c))
+		if (hf_moe(&h, t, c) != SL_OK)
 			goto out;
 		if (c->moe_ffn == c->ffn && t->kind != HF_DEEPSEEK_V2 &&
 		    t->kind != HF_DEEPSEEK_V3)
 			c->moe_ffn = 0;
 	}
-	if ((t->kind == HF_DEEPSEEK_V2 || t->kind == HF_DEEPSEEK_V3) && hf_mla(&h, c))
+	if ((t->kind == HF_DEEPSEEK_V2 || t->kind == HF_DEEPSEEK_V3) &&
+	    hf_mla(&h, c) != SL_OK)
 		goto out;
-	/* Train at the model's longest sequence, but no longer than
-	 * SL_HF_MAX_SEQ (32k-position models are trained shorter). */
-	c->max_positions = 0;
-	if (c->seq > SL_HF_MAX_SEQ) {
-		c->max_positions = c->seq;
-		c->seq = SL_HF_MAX_SEQ;
-	}
-	np = json_object_get(h.root, "_name_or_path");
-	if (json_is_string(np) && json_string_length(np) > 0) {
-		const char *s = json_string_value(np), *slash = strrchr(s, '/');
-		snprintf(c->name, sizeof c->name, "%s", slash && slash[1] ? slash + 1 : s);
-	} else {
-		hf_name_from_path(path, t->type, c->name, sizeof c->name);
-	}
-	{
-		const char *field = NULL;
-		sl_error e2;
-
-		sl_error_clear(&e2);
-		if (sl_gen_check(c, &field, &e2) != SL_OK) {
-			/* point at the key the bad size came from */
-			const jp_node *p = hf_at(&h, field ? hf_key_of(&h, field) : NULL);
-			sl_error_set(err, SL_EINPUT, path, p->line, p->col, "%s",
-			    e2.msg);
-			goto out;
-		}
-	}
+	hf_model_name(&h, t->type, c);
+	if (hf_check(&h, c) != SL_OK)
+		goto out;
 	rc = SL_OK;
 out:
 	sl_json_free(&j);
