@@ -123,12 +123,6 @@ axes_str(uint8_t axes, char *buf, size_t len)
 
 
 
-static bool
-needs_grad(const sl_tensor *t)
-{
-	return t->role != SL_ROLE_INPUT && t->dtype != SL_DT_I32 &&
-	    t->dtype != SL_DT_I64 && t->dtype != SL_DT_U8;
-}
 
 /* Axes (of size > 1) along which a tensor of spec sp is replicated. */
 static uint8_t
@@ -659,11 +653,13 @@ explain_comm(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *st)
 		part = sl_grad_axes(bd, st, i, op->n_in);
 		if (part == 0)
 			continue;
-		if (!needs_grad(t)) {
+		if (!sl_slot_needs_grad(s->g, op, i)) {
 			sb_printf(b, _("    %s is %s with no gradient: the partial sum of "
 			    "its gradient over %s is never formed\n"), t->name,
 			    t->role == SL_ROLE_INPUT ? _("data fed to the step") :
-			    _("an integer tensor"), axes_str(part, ax, sizeof ax));
+			    t->role == SL_ROLE_ACTIVATION && sl_kinds[op->kind].nograd_in ?
+			    _("read for its indices") : _("an integer tensor"),
+			    axes_str(part, ax, sizeof ax));
 			bwd = true;
 			continue;
 		}

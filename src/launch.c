@@ -370,12 +370,6 @@ launch_gemm_shape(const launch_ctx *c, int op, const int *coord, int64_t *batch,
 	}
 }
 
-static bool
-launch_needs_grad(const sl_tensor *t)
-{
-	return t->role != SL_ROLE_INPUT && t->dtype != SL_DT_I32 &&
-	    t->dtype != SL_DT_I64 && t->dtype != SL_DT_U8;
-}
 
 /* Forward (ph FWD) or backward kernels of one operator. */
 static void
@@ -390,7 +384,7 @@ launch_op_kernels(launch_ctx *c, int op, sl_phase ph, const int *coord)
 		int64_t b = launch_slot_bytes(s, op, st, i, coord);
 
 		in_b += b;
-		if (launch_needs_grad(launch_slot_tensor(s, op, i)))
+		if (sl_slot_needs_grad(s->g, o, i))
 			grad_in_b += b;
 	}
 	for (int j = 0; j < o->n_out; j++)
@@ -408,9 +402,9 @@ launch_op_kernels(launch_ctx *c, int op, sl_phase ph, const int *coord)
 		} else {
 			if (o->n_in > 2)	/* bias gradient: a reduction of dy */
 				launch_memory(c, ph, op, "dbias", out_b);
-			if (launch_needs_grad(launch_slot_tensor(s, op, 0)))
+			if (sl_slot_needs_grad(s->g, o, 0))
 				launch_gemm(c, ph, op, "dgrad", bt, m, k, n);
-			if (launch_needs_grad(launch_slot_tensor(s, op, 1)))
+			if (sl_slot_needs_grad(s->g, o, 1))
 				launch_gemm(c, ph, op, "wgrad", bt, k, n, m);
 		}
 		break;

@@ -182,9 +182,13 @@ sl_grad_axes(const sl_binding *b, const sl_strategy *st, int slot, int out_slot)
 	return axes;
 }
 
-static bool
-needs_grad(const sl_tensor *t)
+bool
+sl_slot_needs_grad(const sl_graph *g, const sl_op *op, int slot)
 {
+	const sl_tensor *t = &g->tensors[sl_op_slot_tensor(op, slot)];
+
+	if (slot < op->n_in && (sl_kinds[op->kind].nograd_in & (1u << slot)))
+		return false;
 	return t->role != SL_ROLE_INPUT && t->dtype != SL_DT_I32 &&
 	    t->dtype != SL_DT_I64 && t->dtype != SL_DT_U8;
 }
@@ -720,7 +724,7 @@ sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 		uint8_t part;
 		int64_t bytes;
 
-		if (!needs_grad(t))
+		if (!sl_slot_needs_grad(g, op, i))
 			continue;
 		/* The input's gradient is a partial sum over these axes. */
 		part = sl_grad_axes(so->bind, st, i, op->n_in);
