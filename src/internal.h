@@ -80,6 +80,7 @@ typedef enum sl_attr_type {
 	SL_ATTR_PROB,		/* a probability in [0, 1) (double) */
 	SL_ATTR_BOOL,		/* true or false (bool) */
 	SL_ATTR_PERM,		/* a permutation of the input's dimensions (int[]) */
+	SL_ATTR_REAL,		/* a number of at least 0 (double); 0 absent */
 	SL_ATTR_TYPE_COUNT
 } sl_attr_type;
 

@@ -925,6 +925,7 @@ const sl_kind_info sl_kinds[SL_OP_KIND_COUNT] = {
 	[SL_OP_DISPATCH] = { .name = "dispatch", .min_in = 2, .max_in = 2, .n_out = 1,
 	    .check = check_dispatch, .bind = bind_dispatch, .extra_saved = extra_dispatch,
 	    .nograd_in = 1u << 1,
+	    .attrs = { ATTR("capacity", SL_ATTR_REAL, capacity) },
 	    .summary = N_("tokens[b,s,h], weights[b,s,k] -> [b,E,c,h] in expert order; keeps an int32 index per routed token"),
 	    .kernel = SL_KERNEL_GATHER, .tp_rule = SL_TP_FOLLOW },
 	[SL_OP_EXPERTS] = { .name = "experts", .min_in = 3, .max_in = 5, .n_out = 1,

@@ -414,6 +414,14 @@ mj_attr(mj *m, sl_op *o, const sl_attr *at, json_t *v, const jp_node *p,
 			    mj_describe(v, got, sizeof got));
 		memcpy(field, &(double){ json_number_value(v) }, sizeof(double));
 		return SL_OK;
+	case SL_ATTR_REAL:
+		if (!json_is_number(v) || json_number_value(v) < 0 ||
+		    json_number_value(v) > 1e6)
+			return mj_fail(m, p, _("%s: attribute \"%s\" must be a number "
+			    "from 0 to 1e6, got %s"), what, at->name,
+			    mj_describe(v, got, sizeof got));
+		memcpy(field, &(double){ json_number_value(v) }, sizeof(double));
+		return SL_OK;
 	case SL_ATTR_BOOL:
 		if (!json_is_boolean(v))
 			return mj_fail(m, p, _("%s: attribute \"%s\" must be true or "
@@ -1056,6 +1064,11 @@ mj_attrs_json(const sl_graph *g, const sl_op *o)
 		case SL_ATTR_PROB:
 			memcpy(&p, field, sizeof p);
 			json_object_set_new(attrs, at->name, sl_json_real(p));
+			break;
+		case SL_ATTR_REAL:
+			memcpy(&p, field, sizeof p);
+			if (p > 0)
+				json_object_set_new(attrs, at->name, sl_json_real(p));
 			break;
 		case SL_ATTR_PERM:
 			perm = json_array();

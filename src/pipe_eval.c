@@ -308,16 +308,25 @@ pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
 		pl->launch_tp = 1;
 		pl->launch_cp = 1;
 		pl->cp_axes = 0;
+		sl_moe_layout_init(&pl->moe);
 		for (int j = 0; j < pl->n_stages; j++) {
 			const sl_pipe_stage *st = &pl->stage[j];
 			for (int u = 0; u < st->n_ops; u++) {
 				int v = st->first_op + u;
 				int si = sl_space_find_strategy(sp, v, st->strategy[u]);
 				const sl_binding *b = sp->ops[v].bind;
+				sl_op_kind k = sp->g->ops[v].kind;
 				if (sp->g->ops[v].layer < 0 || si < 0)
 					continue;
-				if (sp->g->ops[v].kind == SL_OP_ATTENTION)
+				if (k == SL_OP_ATTENTION)
 					pl->cp_axes |= sp->ops[v].strat[si].loop_axes[1];
+				/* the experts' own degrees (moe.c); they say
+				 * nothing of tensor parallelism */
+				if (k == SL_OP_EXPERTS || k == SL_OP_DISPATCH ||
+				    k == SL_OP_COMBINE || k == SL_OP_ROUTER) {
+					sl_moe_layout_add(sp, v, si, &pl->moe);
+					continue;
+				}
 				for (int l = 0; l < b->n_loop; l++)
 					if ((sp->ops[v].strat[si].loop_axes[l] & (1u << inner)) &&
 					    b->role[l] != SL_LOOP_NONE && b->role[l] != SL_LOOP_DP)
@@ -329,6 +338,7 @@ pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
 				pl->launch_cp *= sp->mesh.axes[a].size;
 		if (tp && !(pl->cp_axes & (1u << inner)))
 			pl->launch_tp = sp->mesh.axes[inner].size;
+		sl_moe_layout_finish(&sp->mesh, &pl->moe);
 	}
 	mc = sl_xmalloc(se->sp->g->n_ops * sizeof *mc);
 	ok = megatron_choice(se->sp, pl->launch_tp > 1, mc, NULL) == SL_OK;

@@ -187,6 +187,21 @@ sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
 				sb_printf(&b, "--recompute-method uniform \\\n"
 				    "--recompute-num-layers %d \\\n", ls.recompute_layers);
 		}
+		if (pl->moe.n_experts > 0 || o->model != NULL) {
+			/* the mixture's arguments (moe.c), and latent
+			 * attention's */
+			sl_graph *g = o->model != NULL ?
+			    o->model(o->model_ctx, pl->graph_batch, 0, NULL) : NULL;
+			if (g != NULL) {
+				sl_moe_arch a;
+				char *args;
+				sl_moe_arch_of(g, &a);
+				args = sl_moe_megatron_args(&a, &pl->moe);
+				sb_printf(&b, "%s", args);
+				free(args);
+				sl_graph_free(g);
+			}
+		}
 		sb_printf(&b, "--micro-batch-size %lld \\\n", (long long)ls.mbs);
 		sb_printf(&b, "--global-batch-size %lld \\\n", (long long)ls.gbs);
 		sb_printf(&b, "--use-distributed-optimizer\n");

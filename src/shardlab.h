@@ -239,6 +239,8 @@ typedef struct sl_op {
 	bool transpose_w;	/* matmul: weight stored [n,k] (tied embeddings) */
 	int topk;		/* experts: experts each token is routed to */
 	bool gated;		/* experts: gated (SwiGLU) first matmul of 2f columns */
+	double capacity;	/* dispatch: the capacity factor its [b,E,c,h] was
+				 * sized by; 0 dropless */
 	/* where the operator was defined, for error messages */
 	int src_line, src_col;
 } sl_op;
@@ -452,6 +454,23 @@ int sl_gen_field_set(sl_gen_config *c, const sl_gen_field *f, const char *text,
     sl_error *err);
 /* The field named key, or NULL. */
 const sl_gen_field *sl_gen_field_find(const char *key);
+
+/*
+ * A graph's mixtures of experts as the frameworks describe them (moe.c):
+ * experts 0 for a model without.  layer_freq is Megatron-LM's
+ * --moe-layer-freq: "1" when every layer is a mixture, else a pattern such
+ * as "([0]*3+[1]*58)".  The sizes of latent attention come along (kv_lora
+ * 0: none), as Megatron-LM's MLA arguments.
+ */
+typedef struct sl_moe_arch {
+	int64_t experts, topk, moe_ffn, shared_ffn;
+	int layers, moe_layers;
+	char layer_freq[128];
+	double capacity;
+	bool gated, shared_gate, router_bias, score_bias, expert_bias;
+	int64_t q_lora, kv_lora, qk_nope, qk_rope, v_head;
+} sl_moe_arch;
+int sl_moe_arch_of(const sl_graph *g, sl_moe_arch *a);
 
 /* Parameters a token's forward pass reads: every parameter but the routed
  * experts', of which top-k of E (sl_graph_active_params).  embedding (may
@@ -1554,6 +1573,17 @@ typedef struct sl_pipeline {
 	 * its sequence (K and V passed round a ring), their devices; 1 none */
 	int launch_cp;
 	unsigned cp_axes;
+	/* the experts of a mixture: their layout over the sub-mesh (moe.c;
+	 * ep = etp = 1 without experts) */
+	struct sl_moe_layout {
+		int ep, etp;		/* expert parallel, expert tensor parallel */
+		uint8_t ep_axes, etp_axes;
+		bool allgather;		/* the dispatcher splits experts, not tokens */
+		int n_experts, n_dispatch;	/* operators seen */
+		bool uniform;		/* every MoE layer alike */
+		bool megatron;		/* ranks as Megatron-LM orders them */
+		char why[200];		/* why not, when not */
+	} moe;
 } sl_pipeline;
 void sl_pipeline_free(sl_pipeline *pl);
 
@@ -1658,6 +1688,25 @@ typedef struct sl_fit_change {
  * evaluated). */
 int sl_hybrid_suggest(const sl_hybrid_opts *o, sl_fit_change **out, int *n,
     sl_error *err);
+
+/*
+ * The layout of a plan's experts (moe.c): sl_moe_layout_add takes each
+ * dispatch, experts and combine operator with its strategy, finish checks
+ * that they agree and are ranked as Megatron-LM ranks experts.
+ */
+typedef struct sl_moe_layout sl_moe_layout;
+void sl_moe_layout_init(sl_moe_layout *l);
+void sl_moe_layout_add(const sl_space *sp, int op, int strat,
+    sl_moe_layout *l);
+void sl_moe_layout_finish(const sl_mesh *m, sl_moe_layout *l);
+/* Megatron-LM's rules for the experts (moe.c names each file); why gets
+ * the rule broken. */
+bool sl_moe_megatron_check(const sl_moe_arch *a, const sl_moe_layout *l,
+    int world, int pp, int tp, bool sp, sl_precision prec, char *why,
+    size_t len);
+/* Megatron-LM's MoE and latent-attention arguments, a line each ending in
+ * a backslash (malloc'd; "" for a dense model). */
+char *sl_moe_megatron_args(const sl_moe_arch *a, const sl_moe_layout *l);
 
 /* Launch descriptions of a pipeline: malloc'd text, NULL with err. */
 typedef enum sl_export_kind {

@@ -934,6 +934,7 @@ ops_alike(const sl_space *sp, int u, int v)
 	    a->heads != b->heads || a->kv_heads != b->kv_heads || a->p != b->p ||
 	    a->window != b->window || a->qk_norm != b->qk_norm ||
 	    a->sinks != b->sinks || a->topk != b->topk || a->gated != b->gated ||
+	    a->capacity != b->capacity ||
 	    a->transpose_w != b->transpose_w ||
 	    memcmp(a->perm, b->perm, sizeof a->perm) != 0 ||
 	    (a->layer < 0) != (b->layer < 0) ||
