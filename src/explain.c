@@ -657,8 +657,7 @@ explain_comm(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *st)
 			sb_printf(b, _("    %s is %s with no gradient: the partial sum of "
 			    "its gradient over %s is never formed\n"), t->name,
 			    t->role == SL_ROLE_INPUT ? _("data fed to the step") :
-			    t->role == SL_ROLE_ACTIVATION && sl_kinds[op->kind].nograd_in ?
-			    _("read for its indices") : _("an integer tensor"),
+			    _("an integer tensor"),
 			    axes_str(part, ax, sizeof ax));
 			bwd = true;
 			continue;

@@ -798,11 +798,12 @@ gen_moe(gen_b *gb, const sl_gen_config *c, int t)
 	w = gen_act(gb, "router", k);
 	gen_op(gb, "router", SL_OP_ROUTER, c->score_bias ? 2 : 1, in, w);
 	in[0] = t;
-	in[1] = w;
 	d = gen_tensor4(gb, "dispatch", "out", SL_ROLE_ACTIVATION, SL_DT_BF16, 4,
 	    gb->b, E, cap, h);
-	if ((o = gen_op(gb, "dispatch", SL_OP_DISPATCH, 2, in, d)) != NULL)
+	if ((o = gen_op(gb, "dispatch", SL_OP_DISPATCH, 1, in, d)) != NULL) {
+		o->topk = (int)k;
 		o->capacity = c->capacity;
+	}
 	in[0] = d;
 	in[1] = gen_tensor(gb, "experts", "w1", SL_ROLE_PARAMETER, SL_DT_BF16, 3,
 	    E, h, 2 * f);

@@ -118,9 +118,6 @@ typedef struct sl_kind_info {
 	void (*bind)(const sl_graph *g, const sl_op *op, sl_binding *b);
 	int saved_in[SL_MAX_OP_TENSORS];
 	int saved_out[2];
-	/* inputs it reads without passing them a gradient (bit i: input i;
-	 * dispatch reads the routing weights for their indices only) */
-	unsigned nograd_in;
 	int64_t (*extra_saved)(const sl_space *sp, const sl_op *op,
 	    const sl_binding *b, const int64_t *local_loop);
 	bool elementwise;	/* output follows the inputs dimension by dimension */
@@ -194,8 +191,7 @@ void sl_node_items(const sl_space *sp, int opi, int si, const int *coord,
 void sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
     sl_recompute rc, item_fn fn, void *ctx);
 /* Whether operator op passes a gradient to its input slot (space.c): not
- * to data fed to the step, integer tensors, nor inputs its kind reads
- * without one (sl_kind_info.nograd_in). */
+ * to data fed to the step nor to integer tensors. */
 bool sl_slot_needs_grad(const sl_graph *g, const sl_op *op, int slot);
 /* Axes over which an input's gradient is a partial sum (space.c). */
 uint8_t sl_grad_axes(const sl_binding *b, const sl_strategy *st, int slot,

@@ -603,14 +603,15 @@ bind_xent(const sl_graph *g, const sl_op *op, sl_binding *b)
  * summed with the router's weights).  The expert dimension is a loop
  * dimension of dispatch, experts and combine: splitting it is expert
  * parallelism, and the resharding of [b, E, c, h] from a batch split to an
- * expert split is the all-to-all of the token dispatcher.
+ * expert split is the all-to-all of the token dispatcher.  The router's
+ * weights go to combine; dispatch knows top-k as an attribute.
  */
 
 /* Shape rules shared by dispatch and combine: tokens [b,s,h] on one side,
- * [b,E,c,h] on the other, routing weights [b,s,k] with k <= E. */
+ * [b,E,c,h] on the other; k (top-k) at most E. */
 static int
 check_routed(const sl_graph *g, const sl_op *op, const sl_tensor *tok,
-    const sl_tensor *ex, const sl_tensor *w, char *why, size_t len)
+    const sl_tensor *ex, int64_t k, char *why, size_t len)
 {
 	const char *kn = sl_op_kind_name(op->kind);
 
@@ -620,17 +621,15 @@ check_routed(const sl_graph *g, const sl_op *op, const sl_tensor *tok,
 	if (ex->rank != 4 || ex->dims[0] != tok->dims[0] || ex->dims[3] != tok->dims[2])
 		return fail(why, len, _("%s: '%s' must be [%lld, experts, capacity, %lld]"),
 		    kn, ex->name, (long long)tok->dims[0], (long long)tok->dims[2]);
-	if (w->rank != 3 || w->dims[0] != tok->dims[0] || w->dims[1] != tok->dims[1])
-		return fail(why, len, _("%s: routing weights '%s' must be [%lld, %lld, top-k]"),
-		    kn, w->name, (long long)tok->dims[0], (long long)tok->dims[1]);
-	if (w->dims[2] > ex->dims[1])
-		return fail(why, len, _("%s: top-k %lld is above the expert count %lld"),
-		    kn, (long long)w->dims[2], (long long)ex->dims[1]);
+	if (k < 1 || k > ex->dims[1])
+		return fail(why, len, _("%s: top-k %lld must be between 1 and the "
+		    "expert count %lld"), kn, (long long)k, (long long)ex->dims[1]);
 	return 0;
 }
 
 /* Loops of dispatch and combine: b, s (the capacity dimension of the
- * expert side), E, h (not split: a token moves whole), k (not split). */
+ * expert side), E, h (not split: a token moves whole); combine's weights
+ * add k (not split). */
 static void
 bind_routed(sl_binding *b, const sl_tensor *tok, const sl_tensor *ex,
     const sl_tensor *w, int tok_slot, int ex_slot, int w_slot)
@@ -642,11 +641,13 @@ bind_routed(sl_binding *b, const sl_tensor *tok, const sl_tensor *ex,
 	ls = bind_loop(b, tok->dims[1], true, SL_LOOP_SEQ);
 	le = bind_loop(b, ex->dims[1], true, SL_LOOP_EXPERT);
 	lh = bind_loop(b, tok->dims[2], false, SL_LOOP_HIDDEN);
-	lk = bind_loop(b, w->dims[2], false, SL_LOOP_NONE);
 	b->map[tok_slot][0] = lb, b->map[tok_slot][1] = ls, b->map[tok_slot][2] = lh;
 	b->map[ex_slot][0] = lb, b->map[ex_slot][1] = le;
 	b->map[ex_slot][2] = ls, b->map[ex_slot][3] = lh;
-	b->map[w_slot][0] = lb, b->map[w_slot][1] = ls, b->map[w_slot][2] = lk;
+	if (w != NULL) {
+		lk = bind_loop(b, w->dims[2], false, SL_LOOP_NONE);
+		b->map[w_slot][0] = lb, b->map[w_slot][1] = ls, b->map[w_slot][2] = lk;
+	}
 }
 
 static int
@@ -702,17 +703,25 @@ extra_router(const sl_space *sp, const sl_op *op, const sl_binding *b,
 	return sl_mul_sat(sl_mul_sat(4, loc[0]), sl_mul_sat(loc[1], b->size[2]));
 }
 
+/*
+ * Dispatch reads the tokens alone: which experts each token goes to is
+ * the router's decision, an index per routed token that costs what it
+ * keeps (below) and no communication worth a term.  Reading the router's
+ * output too would close a cycle through combine and the shared experts
+ * that makes a layer's strategy graph treewidth 3 (general elimination
+ * instead of the folded series-parallel DP).
+ */
 static int
 check_dispatch(const sl_graph *g, const sl_op *op, char *why, size_t len)
 {
-	return check_routed(g, op, T(g, op->in[0]), T(g, op->out[0]),
-	    T(g, op->in[1]), why, len);
+	return check_routed(g, op, T(g, op->in[0]), T(g, op->out[0]), op->topk,
+	    why, len);
 }
 
 static void
 bind_dispatch(const sl_graph *g, const sl_op *op, sl_binding *b)
 {
-	bind_routed(b, T(g, op->in[0]), T(g, op->out[0]), T(g, op->in[1]), 0, 2, 1);
+	bind_routed(b, T(g, op->in[0]), T(g, op->out[0]), NULL, 0, 1, -1);
 }
 
 /* The permutation's map: an int32 index per routed token, for the
@@ -722,19 +731,21 @@ static int64_t
 extra_dispatch(const sl_space *sp, const sl_op *op, const sl_binding *b,
     const int64_t *loc)
 {
-	(void)sp, (void)op;
-	return sl_mul_sat(sl_mul_sat(4, loc[0]), sl_mul_sat(loc[1], b->size[4]));
+	(void)sp, (void)b;
+	return sl_mul_sat(sl_mul_sat(4, loc[0]), sl_mul_sat(loc[1], op->topk));
 }
 
 static int
 check_combine(const sl_graph *g, const sl_op *op, char *why, size_t len)
 {
-	const sl_tensor *y = T(g, op->out[0]);
-	int rc = check_routed(g, op, y, T(g, op->in[0]), T(g, op->in[1]), why, len);
+	const sl_tensor *y = T(g, op->out[0]), *w = T(g, op->in[1]);
+	int rc;
 
-	if (rc == 0 && y->dims[1] != T(g, op->in[1])->dims[1])
-		return fail(why, len, _("combine: output '%s' must have the routing "
-		    "weights' sequence"), y->name);
+	if (w->rank != 3 || w->dims[0] != y->dims[0] || w->dims[1] != y->dims[1])
+		return fail(why, len, _("combine: routing weights '%s' must be "
+		    "[%lld, %lld, top-k]"), w->name, (long long)y->dims[0],
+		    (long long)y->dims[1]);
+	rc = check_routed(g, op, y, T(g, op->in[0]), w->dims[2], why, len);
 	return rc;
 }
 
@@ -922,11 +933,11 @@ const sl_kind_info sl_kinds[SL_OP_KIND_COUNT] = {
 	    .check = check_router, .bind = bind_router, .extra_saved = extra_router,
 	    .summary = N_("logits[b,s,E] (+ selection bias[E]) -> top-k weights[b,s,k]; score function, top-k, auxiliary loss; keeps fp32 scores"),
 	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_FOLLOW },
-	[SL_OP_DISPATCH] = { .name = "dispatch", .min_in = 2, .max_in = 2, .n_out = 1,
+	[SL_OP_DISPATCH] = { .name = "dispatch", .min_in = 1, .max_in = 1, .n_out = 1,
 	    .check = check_dispatch, .bind = bind_dispatch, .extra_saved = extra_dispatch,
-	    .nograd_in = 1u << 1,
-	    .attrs = { ATTR("capacity", SL_ATTR_REAL, capacity) },
-	    .summary = N_("tokens[b,s,h], weights[b,s,k] -> [b,E,c,h] in expert order; keeps an int32 index per routed token"),
+	    .attrs = { ATTR("topk", SL_ATTR_COUNT_INT, topk, .required = true),
+		ATTR("capacity", SL_ATTR_REAL, capacity) },
+	    .summary = N_("tokens[b,s,h] -> [b,E,c,h] in expert order, top-k experts a token; keeps an int32 index per routed token"),
 	    .kernel = SL_KERNEL_GATHER, .tp_rule = SL_TP_FOLLOW },
 	[SL_OP_EXPERTS] = { .name = "experts", .min_in = 3, .max_in = 5, .n_out = 1,
 	    .check = check_experts, .bind = bind_experts, .saved_in = { -1 },

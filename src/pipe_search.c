@@ -596,9 +596,9 @@ fastest_of(hyb *h, cfg *c, int n, int r, int64_t *out, sl_error *err)
  * step is at least m v t(ceil) + (p - 1) t(fewest).
  */
 static int
-cfg_bound(hyb *h, cfg *c, int64_t *lb, sl_error *err)
+cfg_bound(hyb *h, cfg *c, bool fit, int64_t *lb, sl_error *err)
 {
-	int n1 = (int)sl_ceil_div(c->L, c->ns), nlo;
+	int n1 = (int)sl_ceil_div(c->L, c->ns), nlo, nhi;
 	int64_t t1, tlo;
 	int r = h->o->space.recipe.recompute == SL_RECOMP_AUTO ? 0 :
 	    recomp_index(h->o->space.recipe.recompute);
@@ -613,6 +613,35 @@ cfg_bound(hyb *h, cfg *c, int64_t *lb, sl_error *err)
 	if ((rc = fastest_of(h, c, n1, r, &t1, err)) != SL_OK ||
 	    (rc = fastest_of(h, c, nlo, r, &tlo, err)) != SL_OK)
 		return rc;
+	/*
+	 * With fit (one chunk per device), the last device's stage too: no
+	 * faster than its fastest item that fits (cfg_item, over the layer
+	 * counts search_cfg tries), which cfg_items computes anyway when the
+	 * configuration is searched.  When a stage's memory forces slower
+	 * plans than its fastest (a mixture's expert states), this is the
+	 * bound that sets the configuration aside.
+	 */
+	if (fit && c->ns > 1 && c->v == 1) {
+		int64_t tl = INT64_MAX;
+		nhi = h->o->slack < 0 ? c->L - (c->ns - 1) :
+		    (int)sl_ceil_div(c->L, c->ns) + h->o->slack;
+		if (nhi > c->L - (c->ns - 1))
+			nhi = c->L - (c->ns - 1);
+		for (int n = nlo; n <= nhi; n++) {
+			item it;
+			if ((rc = cfg_item(h, c, c->ns - 1, c->L - n, n, &it, err)) != SL_OK)
+				return rc;
+			if (it.ok && it.t < tl)
+				tl = it.t;
+		}
+		if (tl == INT64_MAX) {
+			/* the last stage fits under no plan: no partition does */
+			*lb = INT64_MAX;
+			return SL_OK;
+		}
+		if (tl > t1)
+			t1 = tl;
+	}
 	*lb = sl_add_sat(sl_mul_sat(sl_mul_sat(c->m, t1), c->v),
 	    sl_mul_sat(c->p - 1, tlo));
 	return SL_OK;
@@ -768,7 +797,7 @@ sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 			    "and the degrees asked for (--pp, --tp)"), N, L);
 	}
 	for (int i = 0; i < nc && rc == SL_OK; i++) {
-		rc = cfg_bound(&h, &cs[i], &cs[i].lb, err);
+		rc = cfg_bound(&h, &cs[i], false, &cs[i].lb, err);
 		hyb_drop_solvers(&h);
 	}
 	if (rc == SL_OK && nc > 1)
@@ -784,7 +813,14 @@ sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 
 		if (best->found && cs[i].lb >= best->step)
 			r->pruned_bound++;
-		else {
+		else if (best->found && cs[i].v == 1 && !o->no_stage_bound &&
+		    (rc = cfg_bound(&h, &cs[i], true, &cs[i].lb, err)) == SL_OK &&
+		    cs[i].lb >= best->step) {
+			/* the bound again, over plans that fit: a configuration
+			 * whose memory forces slower plans than its fastest */
+			r->pruned_bound++;
+			hyb_drop_solvers(&h);
+		} else if (rc == SL_OK) {
 			rc = search_cfg(&h, &cs[i], r, best, err);
 			hyb_drop_solvers(&h);
 		}

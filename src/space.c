@@ -187,8 +187,6 @@ sl_slot_needs_grad(const sl_graph *g, const sl_op *op, int slot)
 {
 	const sl_tensor *t = &g->tensors[sl_op_slot_tensor(op, slot)];
 
-	if (slot < op->n_in && (sl_kinds[op->kind].nograd_in & (1u << slot)))
-		return false;
 	return t->role != SL_ROLE_INPUT && t->dtype != SL_DT_I32 &&
 	    t->dtype != SL_DT_I64 && t->dtype != SL_DT_U8;
 }
