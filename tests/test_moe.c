@@ -13,6 +13,8 @@
 #include "internal.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define H 64
 #define E 4
@@ -285,6 +287,91 @@ test_moe_flops(void **state)
 	sl_graph_free(g);
 }
 
+/*
+ * The launch list the GPU runner replays: its buffers sum to the
+ * evaluator's figures on every device, the experts run as grouped gemms of
+ * their local experts, and the dispatcher's all-to-all is there forward
+ * and backward, of the tensor the group holds (the runner sends each peer
+ * B / n^2 of it with NCCL).
+ */
+static void
+test_moe_launch(void **state)
+{
+	sl_graph *g = moe_graph(0);
+	sl_space *s = moe_space(g, 1, 4, 1);
+	int *choice = calloc(g->n_ops, sizeof *choice);
+	int x = op_of(s, "layer0.experts");
+	int n_a2a[2] = { 0, 0 }, fc1 = 0;
+	sl_launch l;
+	sl_eval ev;
+	sl_error err;
+
+	for (int v = 0; v < g->n_ops; v++)
+		choice[v] = strat_of(s, v, v == x ? "exp" : "dp");
+	sl_error_clear(&err);
+	assert_int_equal(sl_launch_build(s, choice, &l, &err), SL_OK);
+	assert_int_equal(sl_evaluate(s, choice, 0, &ev, &err), SL_OK);
+	for (int d = 0; d < l.n_devices; d++)
+		for (int c = 0; c < SL_CAT_COUNT; c++)
+			assert_int_equal(sl_mem_get(&l.dev[d].alloc_sum, c),
+			    sl_mem_get(&ev.dev[d], c));
+	for (int i = 0; i < l.dev[0].n_items; i++) {
+		const sl_launch_item *it = &l.dev[0].item[i];
+		if (it->kind == SL_ITEM_COLL && it->coll == SL_COLL_ALL_TO_ALL) {
+			assert_int_equal(it->bytes, (int64_t)B * E * C * H * 2);
+			assert_int_equal(it->group, 4);
+			n_a2a[it->phase]++;
+		}
+		if (it->kind == SL_ITEM_GEMM && it->op == x &&
+		    strcmp(strrchr(it->name, '.') + 1, "fc1") == 0) {
+			/* one local expert: every sample's c tokens, h -> 2f */
+			assert_int_equal(it->batch, 1);
+			assert_int_equal(it->m, (int64_t)B * C);
+			assert_int_equal(it->n, 2 * F);
+			assert_int_equal(it->k, H);
+			fc1++;
+		}
+	}
+	/* dispatch -> experts and experts -> combine, each way */
+	assert_int_equal(n_a2a[SL_PHASE_FWD], 2);
+	assert_int_equal(n_a2a[SL_PHASE_BWD], 2);
+	assert_int_equal(fc1, 1);
+	sl_eval_free(&ev);
+	sl_launch_free(&l);
+	free(choice);
+	sl_space_free(s);
+	sl_graph_free(g);
+}
+
+/* explain teaches the all-to-all with the arithmetic it shows for an
+ * all-reduce, and says which experts each device holds. */
+static void
+test_moe_explain(void **state)
+{
+	sl_graph *g = moe_graph(0);
+	sl_space *s = moe_space(g, 1, 4, 1);
+	int x = op_of(s, "layer0.experts");
+	int *choice = calloc(g->n_ops, sizeof *choice);
+	char *text, want[160];
+	sl_error err;
+
+	for (int v = 0; v < g->n_ops; v++)
+		choice[v] = strat_of(s, v, v == x ? "exp" : "dp");
+	sl_error_clear(&err);
+	text = sl_explain(s, choice, x, choice[x], &err);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "device 2: expert 2\n"));
+	assert_non_null(strstr(text, "each keeps 1/4 of its piece and sends 1/4 to "
+	    "each of the 3 others"));
+	snprintf(want, sizeof want, "forward all-to-all over axis 0 (4 devices) of "
+	    "32,768 bytes (32.00 KiB): 3/4^2 x 32,768 B / ");
+	assert_non_null(strstr(text, want));
+	free(text);
+	free(choice);
+	sl_space_free(s);
+	sl_graph_free(g);
+}
+
 int
 main(void)
 {
@@ -294,6 +381,8 @@ main(void)
 		cmocka_unit_test(test_moe_all_to_all),
 		cmocka_unit_test(test_moe_divides),
 		cmocka_unit_test(test_moe_flops),
+		cmocka_unit_test(test_moe_launch),
+		cmocka_unit_test(test_moe_explain),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
