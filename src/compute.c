@@ -21,48 +21,6 @@
 #define DEFAULT_MEM_BW 2.0e12
 #define DEFAULT_EFFICIENCY 0.7
 
-/*
- * Kernels an operator runs, forward and backward, as eager frameworks issue
- * them: a matmul's backward is two gemms (input and weight gradient); a
- * norm's backward a kernel for the input and one for its scale and shift;
- * fused attention's backward the pre-pass over dO.O, the main kernel, the
- * conversion of dQ and the packing of dQ, dK and dV into one tensor; an
- * elementwise operator one kernel each way (for a residual add, the
- * accumulation of the gradient of its shared input).  Every parameter adds
- * one more in backward: its gradient reduced (a bias) or accumulated into
- * the gradient buffer across micro-steps.
- */
-static const struct {
-	uint8_t fwd, bwd;
-} kernels[SL_OP_KIND_COUNT] = {
-	[SL_OP_EMBEDDING] = { 1, 4 },
-	[SL_OP_MATMUL] = { 1, 2 },
-	[SL_OP_BMM] = { 1, 2 },
-	[SL_OP_LAYERNORM] = { 1, 3 },
-	[SL_OP_RMSNORM] = { 1, 3 },
-	[SL_OP_SOFTMAX] = { 1, 1 },
-	[SL_OP_GELU] = { 1, 1 },
-	[SL_OP_SILU] = { 1, 1 },
-	[SL_OP_RELU] = { 1, 1 },
-	[SL_OP_MUL] = { 1, 2 },
-	[SL_OP_ADD] = { 1, 1 },
-	[SL_OP_DROPOUT] = { 1, 1 },
-	[SL_OP_RESHAPE] = { 1, 1 },
-	[SL_OP_TRANSPOSE] = { 1, 1 },
-	[SL_OP_ATTENTION] = { 1, 4 },
-	[SL_OP_CROSS_ENTROPY] = { 3, 3 },
-	[SL_OP_SIGMOID] = { 1, 1 },
-	/* score function, top-k, auxiliary loss; their backward */
-	[SL_OP_ROUTER] = { 3, 3 },
-	/* the permutation; its backward un-permutes the gradient */
-	[SL_OP_DISPATCH] = { 1, 1 },
-	/* fc1, the activation, fc2 as grouped gemms; backward fc2's input and
-	 * weight gradients, the activation's, fc1's two */
-	[SL_OP_EXPERTS] = { 3, 5 },
-	/* the weighed sum; backward the gradients of y and of the weights */
-	[SL_OP_COMBINE] = { 1, 2 },
-};
-
 /* Measured points, interpolated in log(flops), flat beyond both ends. */
 static double
 points_rate(const sl_gemm_point *p, int n, double f)
@@ -208,7 +166,7 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 	int64_t loc[SL_MAX_LOOP];
 	double bytes = slot_bytes(sp, opi, si, coord);
 	double ff = 0, fb = 0, rate = 0, xb_f = 0, xb_b = 0;
-	int kf = kernels[op->kind].fwd, kb = kernels[op->kind].bwd;
+	int kf = sl_kinds[op->kind].kernels[0], kb = sl_kinds[op->kind].kernels[1];
 
 	memset(out, 0, sizeof *out);
 	if (hw->flops <= 0)
@@ -286,14 +244,77 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 }
 
 bool
+sl_recomputes(const sl_recipe *r, const sl_op *op, sl_recompute mode)
+{
+	if (op->layer < 0)
+		return false;
+	return mode == SL_RECOMP_FULL || (mode == SL_RECOMP_SELECTIVE &&
+	    op->kind == SL_OP_ATTENTION && r->attention == SL_ATTN_NAIVE);
+}
+
+bool
 sl_op_recomputed(const sl_space *sp, int v)
 {
 	const sl_op *op = &sp->g->ops[v];
-	sl_recompute r;
 
 	if (op->layer < 0 || sp->layer_recompute == NULL)
 		return false;
-	r = sp->layer_recompute[op->layer];
-	return r == SL_RECOMP_FULL || (r == SL_RECOMP_SELECTIVE &&
-	    op->kind == SL_OP_ATTENTION && sp->opts.recipe.attention == SL_ATTN_NAIVE);
+	return sl_recomputes(&sp->opts.recipe, op,
+	    (sl_recompute)sp->layer_recompute[op->layer]);
+}
+
+/*
+ * Model FLOPs of one operator's forward pass, as Megatron-LM counts them
+ * (megatron/training/training.py, num_floating_point_operations; Narayanan
+ * et al. SC21 and Korthikanti et al. 2022, appendix) and PaLM (Chowdhery et
+ * al. 2022, appendix B): 2 m n k for every matrix product over the whole
+ * tensors, and for attention its two products over the whole s x s score
+ * matrix, 4 b h s^2 d, although a causal kernel computes half of it.
+ * A mixture's experts: the products of the tokens routed to them, k a
+ * token (Megatron-LM counts its MoE layers the same way: top-k times an
+ * expert's MLP).  Nothing for normalisation, activations, the loss or the
+ * embedding's lookup.  In double precision: a trillion-parameter step is 5e19.
+ */
+double
+sl_op_model_flops(const sl_graph *g, const sl_op *op)
+{
+	const sl_tensor *x, *y;
+
+	switch (op->kind) {
+	case SL_OP_MATMUL:
+	case SL_OP_BMM:
+		/* every output element is a dot product over x's last dimension */
+		x = &g->tensors[op->in[0]];
+		y = &g->tensors[op->out[0]];
+		return 2.0 * (double)sl_tensor_elems(y) * (double)x->dims[x->rank - 1];
+	case SL_OP_ATTENTION:
+		return 2.0 * sl_attention_flops(g, op, 0, 0);
+	case SL_OP_EXPERTS: {
+		/* the tokens routed (b s k; its dispatch's input gives s),
+		 * not the capacity they are padded to: fc1 (h -> f') and fc2
+		 * (f -> h) */
+		const sl_tensor *d = &g->tensors[op->in[0]];
+		const sl_tensor *w2 = &g->tensors[op->in[2]];
+		double tokens = (double)d->dims[0] * (double)d->dims[1] *
+		    (double)d->dims[2], f = (double)w2->dims[1];
+		if (d->producer >= 0 && g->ops[d->producer].kind == SL_OP_DISPATCH) {
+			const sl_tensor *t = &g->tensors[g->ops[d->producer].in[0]];
+			tokens = (double)t->dims[0] * (double)t->dims[1] * op->topk;
+		}
+		return 2.0 * tokens * (double)d->dims[3] * ((op->gated ? 2 * f : f) + f);
+	}
+	default:
+		return 0;
+	}
+}
+
+double
+sl_model_flops(const sl_graph *g)
+{
+	double f = 0;
+
+	for (int v = 0; v < g->n_ops; v++)
+		f += sl_op_model_flops(g, &g->ops[v]);
+	/* forward, and backward twice the forward (input and weight gradients) */
+	return 3.0 * f;
 }

@@ -78,22 +78,8 @@ sl_evaluate(const sl_space *s, const int *choice, double alpha, sl_eval *ev,
 		struct dev_acc acc = { &ev->dev[d], &ev->dev_redundant[d], n };
 
 		sl_mesh_coords(m, d, coord);
-		for (int v = 0; v < g->n_ops; v++)
-			sl_node_items(s, v, choice[v], coord, acc_item, &acc);
-		for (int e = 0; e < s->n_edges; e++) {
-			const sl_space_edge *se = &s->edges[e];
-			const sl_tensor *t = &g->tensors[se->tensor];
-			sl_mem mem;
-
-			sl_edge_cost(s, e, choice[se->src], choice[se->dst], coord,
-			    &mem, NULL);
-			if (mem.buffers > 0) {
-				sl_mem_item it = { .cat = CAT_BUFFERS,
-				    .local = mem.buffers, .full = sl_mul_sat(
-				    sl_tensor_elems(t), sl_elem_bytes(s, t)) };
-				acc_item(&acc, &it);
-			}
-		}
+		/* the sum: the items of the step's stream it counts */
+		sl_step_items(s, choice, coord, true, acc_item, &acc);
 	}
 
 	/* Device 0 holds the largest shard of everything: the objective's memory. */
@@ -179,7 +165,7 @@ eval_time(const sl_space *s, const int *choice, sl_eval *ev)
 	const sl_graph *g = s->g;
 	const sl_mesh *m = &s->mesh;
 	int64_t param_ns = 0, t_bwd = 0, comm_end = 0, samples, tokens;
-	double step_s, attn = 0;
+	double step_s, recomputed = 0;
 
 	ev->dev_compute_ns = sl_xcalloc(m->n_devices, sizeof *ev->dev_compute_ns);
 	for (int d = 0; d < m->n_devices; d++) {
@@ -208,8 +194,8 @@ eval_time(const sl_space *s, const int *choice, sl_eval *ev)
 		param_ns = sl_add_sat(param_ns, p);
 		if (p > 0)
 			comm_end = sl_add_sat(comm_end > t_bwd ? comm_end : t_bwd, p);
-		if (g->ops[v].kind == SL_OP_ATTENTION)
-			attn += 3.0 * sl_attention_flops(g, &g->ops[v], 0, 0);
+		if (sl_op_recomputed(s, v))
+			recomputed += sl_op_model_flops(g, &g->ops[v]);
 	}
 	ev->exposed_comm_ns = ev->comm_ns - param_ns +
 	    (comm_end > t_bwd ? comm_end - t_bwd : 0);
@@ -222,17 +208,19 @@ eval_time(const sl_space *s, const int *choice, sl_eval *ev)
 	ev->step_ns = sl_mul_sat(ev->accum_steps,
 	    sl_add_sat(ev->compute_ns, ev->exposed_comm_ns));
 	ev->tokens = sl_mul_sat(ev->accum_steps, tokens);
-	/* Model FLOPs (Chowdhery et al. 2022, appendix B): 6 per parameter
-	 * a token reads (of a mixture's experts, its top-k) and token, and
-	 * the attention scores' 3 x forward, whatever the plan recomputes. */
-	ev->model_flops = ((double)6 * (double)sl_graph_active_params(g, NULL) *
-	    (double)tokens + attn) * (double)ev->accum_steps;
+	/* Model FLOPs (compute.c, sl_model_flops), whatever the plan
+	 * recomputes; the hardware's add the forward passes re-run. */
+	ev->model_flops = sl_model_flops(g) * (double)ev->accum_steps;
+	ev->hw_flops = ev->model_flops + recomputed * (double)ev->accum_steps;
 	step_s = (double)ev->step_ns / 1e9;
 	if (step_s > 0) {
 		ev->tokens_per_s = (double)ev->tokens / step_s;
-		if (m->hw.flops > 0)
+		if (m->hw.flops > 0) {
 			ev->mfu = ev->model_flops /
 			    ((double)m->n_devices * m->hw.flops * step_s);
+			ev->hfu = ev->hw_flops /
+			    ((double)m->n_devices * m->hw.flops * step_s);
+		}
 	}
 }
 

@@ -1735,7 +1735,7 @@ sl_gen_from_hf_config(const char *path, sl_gen_config *c, sl_error *err)
 			h.path = path;
 		}
 	}
-	if ((text = sl_read_file(path, &len, false, err)) == NULL) {
+	if ((text = sl_read_file(path, &len, err)) == NULL) {
 		free(dirpath);
 		return err != NULL ? err->code : SL_EINPUT;
 	}

@@ -16,8 +16,9 @@
 #define SL_MAX_DEVICES 65536
 
 static const char *const bundled_hw[] = {
-	"h100-nvlink", "h100-2node-ib", "h200-nvlink", "a100-pcie", "a100-sxm",
-	"v100-nvlink", NULL
+	"h100-nvlink", "h100-2node-ib", "h200-nvlink", "h100-pcie",
+	"b200-nvlink", "a100-pcie", "a100-sxm", "a100-40gb-sxm", "l40s-pcie",
+	"l4-pcie", "rtx4090-pcie", "v100-nvlink", NULL
 };
 
 const char *const *
@@ -259,6 +260,7 @@ static const char *const attn_known[] = { "batch", "heads", "seq", "dim", "flops
 static const hw_table hw_tables[] = {
 	{ "gemm", gemm_dims, 2.0, gemm_known },
 	{ "attention", attn_dims, 7.0, attn_known },
+	{ "gemm_fp8", gemm_dims, 2.0, gemm_known },
 };
 
 /*
@@ -345,10 +347,48 @@ hw_compute(const hw_ctx *c, json_t *dev, sl_hw *hw)
 	    1e-9, 1e-2, &hw->launch_overhead)) != SL_OK)
 		return rc;
 	if ((rc = hw_points(c, dev, &hw_tables[0], hw->gemm, &hw->n_gemm,
-	    hw->flops)) != SL_OK)
+	    hw->flops)) != SL_OK ||
+	    (rc = hw_points(c, dev, &hw_tables[1], hw->attention,
+	    &hw->n_attention, hw->flops)) != SL_OK)
 		return rc;
-	return hw_points(c, dev, &hw_tables[1], hw->attention, &hw->n_attention,
-	    hw->flops);
+	/* FP8 tensor cores: a peak, and optionally its measured points */
+	if ((rc = hw_opt_number(c, dev, "device", "fp8_flops", false,
+	    HW_MIN_FLOPS, HW_MAX_FLOPS, &hw->fp8_flops)) != SL_OK)
+		return rc;
+	if (json_object_get(dev, "gemm_fp8") != NULL && hw->fp8_flops <= 0)
+		return hw_fail(c, "device.gemm_fp8", "%s", _("\"gemm_fp8\" needs "
+		    "the device's FP8 peak, \"fp8_flops\""));
+	return hw_points(c, dev, &hw_tables[2], hw->gemm_fp8, &hw->n_gemm_fp8,
+	    hw->fp8_flops);
+}
+
+/*
+ * device.memory_bytes is the device's memory as the driver reports it;
+ * device.reserve_bytes (or the default reserve) is what plans leave to the
+ * runtime: at least 0 and under the device's memory.
+ */
+static int
+hw_memory(const hw_ctx *c, json_t *dev, sl_hw *hw)
+{
+	double r;
+	int rc;
+
+	if ((rc = hw_count(c, dev, "device", "memory_bytes", HW_MIN_MEMORY,
+	    HW_MAX_MEMORY, &hw->capacity_bytes)) != SL_OK)
+		return rc;
+	hw->reserve_bytes = sl_hw_default_reserve(hw->capacity_bytes);
+	if (json_object_get(dev, "reserve_bytes") != NULL) {
+		if ((rc = hw_number(c, dev, "device", "reserve_bytes", true, 0,
+		    HW_MAX_MEMORY, &r)) != SL_OK)
+			return rc;
+		if (r != floor(r) || r >= (double)hw->capacity_bytes)
+			return hw_fail(c, "device.reserve_bytes", _("\"reserve_bytes\" "
+			    "must be a whole number under the device's memory "
+			    "(%lld bytes)"), (long long)hw->capacity_bytes);
+		hw->reserve_bytes = (int64_t)r;
+	}
+	hw->memory_bytes = hw->capacity_bytes - hw->reserve_bytes;
+	return SL_OK;
 }
 
 static int
@@ -356,10 +396,11 @@ hw_parse(const hw_ctx *c, sl_hw *hw)
 {
 	static const char *const known[] = { "format", "version", "name",
 	    "description", "device", "devices_per_node", "intra_node",
-	    "inter_node", NULL };
+	    "inter_node", "host_link", "host_adam", NULL };
 	static const char *const dev_known[] = { "name", "memory_bytes",
-	    "flops", "memory_bandwidth", "matmul_efficiency", "attention_flops",
-	    "launch_overhead", "gemm", "attention", NULL };
+	    "reserve_bytes", "flops", "fp8_flops", "memory_bandwidth",
+	    "matmul_efficiency", "attention_flops", "launch_overhead", "gemm",
+	    "attention", "gemm_fp8", NULL };
 	json_t *root = c->j->root, *v;
 	int64_t n;
 	int rc = SL_OK;
@@ -399,8 +440,7 @@ hw_parse(const hw_ctx *c, sl_hw *hw)
 	if ((rc = hw_check_keys(c, v, "device", dev_known)) != SL_OK ||
 	    (rc = hw_string(c, v, "device", "name", true, hw->device,
 	    sizeof hw->device)) != SL_OK ||
-	    (rc = hw_count(c, v, "device", "memory_bytes", HW_MIN_MEMORY, HW_MAX_MEMORY,
-	    &hw->memory_bytes)) != SL_OK ||
+	    (rc = hw_memory(c, v, hw)) != SL_OK ||
 	    (rc = hw_number(c, v, "device", "flops", false, HW_MIN_FLOPS, HW_MAX_FLOPS,
 	    &hw->flops)) != SL_OK ||
 	    (rc = hw_compute(c, v, hw)) != SL_OK)
@@ -410,7 +450,10 @@ hw_parse(const hw_ctx *c, sl_hw *hw)
 		goto out;
 	hw->devices_per_node = (int)n;
 	if ((rc = hw_link(c, root, "intra_node", true, &hw->intra)) != SL_OK ||
-	    (rc = hw_link(c, root, "inter_node", false, &hw->inter)) != SL_OK)
+	    (rc = hw_link(c, root, "inter_node", false, &hw->inter)) != SL_OK ||
+	    (rc = hw_link(c, root, "host_link", false, &hw->host)) != SL_OK ||
+	    (rc = hw_opt_number(c, root, NULL, "host_adam", false, 1e3, 1e13,
+	    &hw->host_adam)) != SL_OK)
 		goto out;
 out:
 	return rc;
@@ -461,7 +504,7 @@ sl_hw_load(const char *name_or_path, sl_hw *hw, sl_error *err)
 		}
 	} else
 		path = sl_xstrdup(name_or_path);
-	text = sl_read_file(path, &len, false, err);
+	text = sl_read_file(path, &len, err);
 	if (text == NULL) {
 		free(path);
 		return err != NULL ? err->code : SL_EINPUT;
@@ -503,16 +546,58 @@ run_num(json_t *o, const char *key)
  * the caching allocator's rounding.  3 GiB: on an H200 the driver saw
  * 0.6-2.6 GiB more than the plan's peak (doc/validation.md: 0.6 GiB on one
  * device, 0.9-1.1 GiB with NCCL, 2.6 GiB with micro-batches of 4, the
- * allocator's rounding growing with the activations).  The bundled profiles need none: their capacities are the
- * marketed sizes in decimal bytes (80 GB, 74.5 GiB), 4.7 GiB under what an
- * H100 80GB offers (79.2 GiB).  Never more than a quarter of the device.
+ * allocator's rounding growing with the activations).  Every profile
+ * without a "reserve_bytes" of its own gets it, the bundled ones included
+ * (their capacities are what the driver reports: 79.18 GiB on an H100
+ * 80GB).  Never more than a quarter of the device.
  */
-static int64_t
-runtime_reserve(int64_t total)
+int64_t
+sl_hw_default_reserve(int64_t total)
 {
 	int64_t r = (int64_t)3 << 30;
 
 	return total / 4 < r ? total / 4 : r;
+}
+
+const char *
+sl_hw_memory_text(const sl_hw *hw, char *buf, size_t len)
+{
+	char u[32], c[32], r[32];
+
+	snprintf(buf, len, _("usable %s of %s (reserve %s)"),
+	    sl_format_bytes(hw->memory_bytes, u, sizeof u),
+	    sl_format_bytes(hw->capacity_bytes > 0 ? hw->capacity_bytes :
+	    hw->memory_bytes, c, sizeof c),
+	    sl_format_bytes(hw->reserve_bytes, r, sizeof r));
+	return buf;
+}
+
+/*
+ * Without figures of its own, a profile's host is a PCIe 4.0 x16 link
+ * per device (32 GB/s a direction on paper; 25 GB/s is what pinned
+ * copies reach, as cudaMemcpy bandwidth tests show) and a host whose
+ * memory moves 300 GB/s shared by 8 devices (two 8-channel DDR4-3200
+ * sockets, 410 GB/s on paper, as a DGX A100's): CPU Adam is memory-bound,
+ * about 28 bytes a parameter (fp32 master, m and v read and written, the
+ * 2-byte gradient read, the 2-byte weight written), so 37.5 GB/s per
+ * device updates 1.34e9 parameters a second.
+ */
+#define HOST_LINK_BW 25e9
+#define HOST_LINK_LATENCY 10e-6
+#define HOST_ADAM (300e9 / 8 / 28)
+
+sl_link
+sl_hw_host_link(const sl_hw *hw)
+{
+	sl_link l = { HOST_LINK_BW, HOST_LINK_LATENCY };
+
+	return hw->host.bandwidth > 0 ? hw->host : l;
+}
+
+double
+sl_hw_host_adam(const sl_hw *hw)
+{
+	return hw->host_adam > 0 ? hw->host_adam : HOST_ADAM;
 }
 
 int
@@ -549,9 +634,9 @@ sl_hw_apply_measured(sl_hw *hw, const char *path, int64_t *reserve,
 		goto out;
 	}
 	snprintf(out.device, sizeof out.device, "%s", name);
-	out.memory_bytes = (int64_t)run_num(gpu, "memory_bytes");
-	*reserve = runtime_reserve(out.memory_bytes);
-	out.memory_bytes -= *reserve;
+	out.capacity_bytes = (int64_t)run_num(gpu, "memory_bytes");
+	*reserve = out.reserve_bytes = sl_hw_default_reserve(out.capacity_bytes);
+	out.memory_bytes = out.capacity_bytes - out.reserve_bytes;
 	/* copy: bytes read plus bytes written */
 	out.mem_bandwidth = 2 * run_num(copy, "bytes") / run_num(copy, "s");
 	ls = run_num(root, "launch_s");
@@ -576,8 +661,9 @@ sl_hw_apply_measured(sl_hw *hw, const char *path, int64_t *reserve,
 			rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 			    _("a %.0f x %.0f x %.0f gemm ran at %.1f TFLOP/s, above "
 			    "the peak of %.1f TFLOP/s of the base profile \"%s\": "
-			    "name a profile of this GPU with --hw"), m, n, k,
+			    "this GPU needs a profile of its own"), m, n, k,
 			    f / s / 1e12, out.flops / 1e12, hw->name);
+			sl_error_fix(err, SL_SET_HW, NULL);
 			goto out;
 		}
 		out.gemm[out.n_gemm].flops = f;
@@ -633,8 +719,12 @@ sl_hw_write(const sl_hw *hw, const char *path, sl_error *err)
 {
 	json_t *root, *dev, *g;
 
-	dev = json_pack("{s:s, s:I, s:o}", "name", hw->device,
-	    "memory_bytes", (json_int_t)hw->memory_bytes, "flops", R(hw->flops));
+	dev = json_pack("{s:s, s:I, s:I, s:o}", "name", hw->device,
+	    "memory_bytes", (json_int_t)(hw->capacity_bytes > 0 ?
+	    hw->capacity_bytes : hw->memory_bytes),
+	    "reserve_bytes", (json_int_t)hw->reserve_bytes, "flops", R(hw->flops));
+	if (hw->fp8_flops > 0)
+		json_object_set_new(dev, "fp8_flops", R(hw->fp8_flops));
 	if (hw->mem_bandwidth > 0)
 		json_object_set_new(dev, "memory_bandwidth",
 		    R(hw->mem_bandwidth));
@@ -663,6 +753,14 @@ sl_hw_write(const sl_hw *hw, const char *path, sl_error *err)
 			    "tflops", R(hw->attention[i].achieved / 1e12)));
 		json_object_set_new(dev, "attention", g);
 	}
+	if (hw->n_gemm_fp8 > 0) {
+		g = json_array();
+		for (int i = 0; i < hw->n_gemm_fp8; i++)
+			json_array_append_new(g, json_pack("{s:o, s:o}",
+			    "flops", R(hw->gemm_fp8[i].flops),
+			    "tflops", R(hw->gemm_fp8[i].achieved / 1e12)));
+		json_object_set_new(dev, "gemm_fp8", g);
+	}
 	root = json_pack("{s:s, s:i, s:s, s:s, s:o, s:i, s:o}",
 	    "format", "shardlab-hardware", "version", 1, "name", hw->name,
 	    "description", hw->description, "device", dev,
@@ -670,6 +768,10 @@ sl_hw_write(const sl_hw *hw, const char *path, sl_error *err)
 	    "intra_node", link_json(&hw->intra));
 	if (hw->inter.bandwidth > 0)
 		json_object_set_new(root, "inter_node", link_json(&hw->inter));
+	if (hw->host.bandwidth > 0)
+		json_object_set_new(root, "host_link", link_json(&hw->host));
+	if (hw->host_adam > 0)
+		json_object_set_new(root, "host_adam", R(hw->host_adam));
 	return sl_json_write(root, path,
 	    _("cannot write the hardware profile"), err);
 }
@@ -838,7 +940,8 @@ sl_coll_name(sl_coll c)
 }
 
 /*
- * Ring collectives (design.md, doc/cost-model.md; Thakur et al. 2005):
+ * Ring collectives (doc/cost-model.md, "Communication per step"; Thakur
+ * et al. 2005):
  * all-reduce 2(n-1)/n B/beta + 2(n-1) lambda, all-gather and
  * reduce-scatter (n-1)/n B/beta + (n-1) lambda, all-to-all
  * (n-1)/n^2 B/beta + (n-1) lambda.  Nothing to move costs nothing.
@@ -914,10 +1017,12 @@ sl_topo_parse(const char *shape, const char *axes, int *n_axes,
 	if (axes == NULL) {
 		/* inner to outer: tp, dp, pp */
 		static const sl_axis_role def[3] = { SL_AXIS_TP, SL_AXIS_DP, SL_AXIS_PP };
-		if (n > 3)
-			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-			    _("mesh \"%s\": name its %d axes with --axes, e.g. pp,dp,tp"),
+		if (n > 3) {
+			sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("mesh \"%s\": its %d axes need names"),
 			    shape, n);
+			return sl_error_fix(err, SL_SET_AXES, NULL);
+		}
 		for (int a = 0; a < n; a++)
 			role[a] = def[n - 1 - a];
 		if (n == 1)
@@ -936,12 +1041,12 @@ sl_topo_parse(const char *shape, const char *axes, int *n_axes,
 			    strncmp(p, axis_role_names[k], q - p) == 0)
 				r = k;
 		if (r < 0)
-			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-			    _("--axes \"%s\": expected names pp, dp or tp joined by commas, "
+			return sl_error_about(err, SL_EINPUT, SL_SET_AXES,
+			    _("\"%s\": expected names pp, dp or tp joined by commas, "
 			    "one per mesh axis"), axes);
 		if (na == SL_MAX_TOPO_AXES)
-			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-			    _("--axes \"%s\": more names than mesh axes"), axes);
+			return sl_error_about(err, SL_EINPUT, SL_SET_AXES,
+			    _("\"%s\": more names than mesh axes"), axes);
 		role[na++] = (sl_axis_role)r;
 		if (r == SL_AXIS_PP)
 			npp++;
@@ -950,15 +1055,15 @@ sl_topo_parse(const char *shape, const char *axes, int *n_axes,
 		p = q + 1;
 	}
 	if (na != n)
-		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-		    _("--axes \"%s\" names %d axes but mesh \"%s\" has %d"), axes, na,
+		return sl_error_about(err, SL_EINPUT, SL_SET_AXES,
+		    _("\"%s\" names %d axes but mesh \"%s\" has %d"), axes, na,
 		    shape, n);
 	if (npp > 1)
-		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-		    _("--axes \"%s\": at most one pp axis"), axes);
+		return sl_error_about(err, SL_EINPUT, SL_SET_AXES,
+		    _("\"%s\": at most one pp axis"), axes);
 	if (n - npp > SL_MAX_AXES)
-		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-		    _("--axes \"%s\": at most %d axes besides pp"), axes, SL_MAX_AXES);
+		return sl_error_about(err, SL_EINPUT, SL_SET_AXES,
+		    _("\"%s\": at most %d axes besides pp"), axes, SL_MAX_AXES);
 	*n_axes = n;
 	return SL_OK;
 }

@@ -2,10 +2,12 @@
  * moe.c: what a plan does with a model's mixtures of experts, as the
  * frameworks say it.  It reads a graph's mixtures back (experts, top-k,
  * their widths, shared experts, which layers, the capacity factor, latent
- * attention), the layout a plan gives its experts over the stage sub-mesh
- * (expert parallel and expert tensor parallel degrees, the token
- * dispatcher), Megatron-LM's rules for both and its arguments.  The search
- * and the cost model never read this file: it describes plans.
+ * attention) and the layout a plan gives its experts over the stage
+ * sub-mesh (expert parallel and expert tensor parallel degrees, the token
+ * dispatcher, whether the ranks are ordered as Megatron-LM orders them).
+ * The search and the cost model never read this file: it describes plans.
+ * Megatron-LM's MoE arguments and its checks of them, which name its
+ * options, are written by pipe_export.c from these.
  *
  * Megatron-LM's rules, and where each is written:
  *   megatron/training/arguments.py, validate_args: num_experts a multiple
@@ -238,125 +240,3 @@ sl_moe_layout_finish(const sl_mesh *m, sl_moe_layout *l)
 	}
 }
 
-/* --------------------------------------------------------- Megatron-LM */
-
-static bool
-no(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static bool
-no(char *why, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why != NULL && len > 0) {
-		va_start(ap, fmt);
-		vsnprintf(why, len, fmt, ap);
-		va_end(ap);
-	}
-	return false;
-}
-
-bool
-sl_moe_megatron_check(const sl_moe_arch *a, const sl_moe_layout *l, int world,
-    int pp, int tp, bool sp, sl_precision prec, char *why, size_t len)
-{
-	if (a->experts == 0)
-		return l->ep == 1 ? true : no(why, len, "%s",
-		    _("num_experts must be non None to use expert model parallelism "
-		    "(megatron/training/arguments.py)"));
-	if (!l->megatron)
-		return no(why, len, "%s", l->why);
-	/* arguments.py, validate_args */
-	if (a->experts % l->ep != 0)
-		return no(why, len, _("--num-experts %lld is not a multiple of "
-		    "--expert-model-parallel-size %d (megatron/training/arguments.py)"),
-		    (long long)a->experts, l->ep);
-	if (a->topk > a->experts)
-		return no(why, len, _("--moe-router-topk %lld is above --num-experts %lld"),
-		    (long long)a->topk, (long long)a->experts);
-	if (l->ep > 1 && prec == SL_PREC_FP32)
-		return no(why, len, "%s", _("--moe-grouped-gemm only with bf16 "
-		    "(megatron/training/arguments.py)"));
-	/* parallel_state.py: world / pp a multiple of ETP x EP */
-	if (pp < 1 || world % pp != 0 || (world / pp) % (l->etp * l->ep) != 0)
-		return no(why, len, _("the decoder world size %d is not a multiple of "
-		    "expert tensor parallel %d x expert parallel %d x pipeline %d "
-		    "(megatron/core/parallel_state.py)"), world, l->etp, l->ep, pp);
-	/* transformer_config.py */
-	if (l->ep > 1 && tp > 1 && !sp)
-		return no(why, len, "%s", _("expert and tensor parallelism together "
-		    "need sequence parallelism (megatron/core/transformer/"
-		    "transformer_config.py)"));
-	if (a->capacity > 0 && l->allgather)
-		return no(why, len, "%s", _("--moe-expert-capacity-factor only works "
-		    "with the alltoall token dispatcher (megatron/core/transformer/"
-		    "transformer_config.py)"));
-	return true;
-}
-
-/* Appends printf text to *buf. */
-static void
-cat(char **buf, size_t *n, size_t *cap, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void
-cat(char **buf, size_t *n, size_t *cap, const char *fmt, ...)
-{
-	va_list ap;
-	int k;
-
-	for (;;) {
-		va_start(ap, fmt);
-		k = vsnprintf(*buf ? *buf + *n : NULL, *buf ? *cap - *n : 0, fmt, ap);
-		va_end(ap);
-		if (k < 0)
-			return;
-		if (*buf != NULL && *n + (size_t)k < *cap) {
-			*n += (size_t)k;
-			return;
-		}
-		*cap = (*cap + (size_t)k + 1) * 2;
-		*buf = sl_xrealloc(*buf, *cap);
-	}
-}
-
-char *
-sl_moe_megatron_args(const sl_moe_arch *a, const sl_moe_layout *l)
-{
-	char *b = NULL;
-	size_t n = 0, cap = 0;
-
-	cat(&b, &n, &cap, "%s", "");
-	if (a->kv_lora > 0) {
-		/* _add_mla_args: qk-head-dim is the part without rope */
-		cat(&b, &n, &cap, "--multi-latent-attention \\\n");
-		if (a->q_lora > 0)
-			cat(&b, &n, &cap, "--q-lora-rank %lld \\\n", (long long)a->q_lora);
-		cat(&b, &n, &cap, "--kv-lora-rank %lld \\\n"
-		    "--qk-head-dim %lld \\\n--qk-pos-emb-head-dim %lld \\\n"
-		    "--v-head-dim %lld \\\n", (long long)a->kv_lora,
-		    (long long)a->qk_nope, (long long)a->qk_rope, (long long)a->v_head);
-	}
-	if (a->experts == 0)
-		return b;
-	/* _add_moe_args, as current Megatron-LM names them */
-	cat(&b, &n, &cap, "--num-experts %lld \\\n--moe-router-topk %lld \\\n"
-	    "--moe-ffn-hidden-size %lld \\\n", (long long)a->experts,
-	    (long long)a->topk, (long long)a->moe_ffn);
-	if (strcmp(a->layer_freq, "1") != 0)
-		cat(&b, &n, &cap, "--moe-layer-freq \"%s\" \\\n", a->layer_freq);
-	if (a->shared_ffn > 0)
-		cat(&b, &n, &cap, "--moe-shared-expert-intermediate-size %lld \\\n",
-		    (long long)a->shared_ffn);
-	if (a->score_bias)
-		/* aux-loss-free routing selects with a per-expert bias; its
-		 * score is the sigmoid (DeepSeek-V3) */
-		cat(&b, &n, &cap, "--moe-router-score-function sigmoid \\\n"
-		    "--moe-router-enable-expert-bias \\\n");
-	cat(&b, &n, &cap, "--expert-model-parallel-size %d \\\n"
-	    "--expert-tensor-parallel-size %d \\\n", l->ep, l->etp);
-	cat(&b, &n, &cap, "--moe-grouped-gemm \\\n--moe-token-dispatcher-type %s \\\n",
-	    l->allgather ? "allgather" : "alltoall");
-	if (a->capacity > 0)
-		cat(&b, &n, &cap, "--moe-expert-capacity-factor %g \\\n"
-		    "--moe-pad-expert-input-to-capacity \\\n", a->capacity);
-	return b;
-}

@@ -159,6 +159,307 @@ export_json(json_t *root, sl_error *err)
 	return text;
 }
 
+/* ------------------------------------------- a mixture's experts (moe.c) */
+
+static bool
+moe_no(char *why, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool
+moe_no(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why != NULL && len > 0) {
+		va_start(ap, fmt);
+		vsnprintf(why, len, fmt, ap);
+		va_end(ap);
+	}
+	return false;
+}
+
+/*
+ * Megatron-LM's rules for a mixture's experts (moe.c names each file):
+ * false with why when it would refuse them.
+ */
+static bool
+moe_megatron_check(const sl_moe_arch *a, const sl_moe_layout *l, int world,
+    int pp, int tp, bool sp, sl_precision prec, char *why, size_t len)
+{
+	if (a->experts == 0)
+		return l->ep == 1 ? true : moe_no(why, len, "%s",
+		    _("num_experts must be non None to use expert model parallelism "
+		    "(megatron/training/arguments.py)"));
+	if (!l->megatron)
+		return moe_no(why, len, "%s", l->why);
+	/* arguments.py, validate_args */
+	if (a->experts % l->ep != 0)
+		return moe_no(why, len, _("--num-experts %lld is not a multiple of "
+		    "--expert-model-parallel-size %d (megatron/training/arguments.py)"),
+		    (long long)a->experts, l->ep);
+	if (a->topk > a->experts)
+		return moe_no(why, len, _("--moe-router-topk %lld is above --num-experts %lld"),
+		    (long long)a->topk, (long long)a->experts);
+	if (l->ep > 1 && prec == SL_PREC_FP32)
+		return moe_no(why, len, "%s", _("--moe-grouped-gemm only with bf16 "
+		    "(megatron/training/arguments.py)"));
+	/* parallel_state.py: world / pp a multiple of ETP x EP */
+	if (pp < 1 || world % pp != 0 || (world / pp) % (l->etp * l->ep) != 0)
+		return moe_no(why, len, _("the decoder world size %d is not a multiple of "
+		    "expert tensor parallel %d x expert parallel %d x pipeline %d "
+		    "(megatron/core/parallel_state.py)"), world, l->etp, l->ep, pp);
+	/* transformer_config.py */
+	if (l->ep > 1 && tp > 1 && !sp)
+		return moe_no(why, len, "%s", _("expert and tensor parallelism together "
+		    "need sequence parallelism (megatron/core/transformer/"
+		    "transformer_config.py)"));
+	if (a->capacity > 0 && l->allgather)
+		return moe_no(why, len, "%s", _("--moe-expert-capacity-factor only works "
+		    "with the alltoall token dispatcher (megatron/core/transformer/"
+		    "transformer_config.py)"));
+	return true;
+}
+
+/* Appends printf text to *buf. */
+static void
+cat(char **buf, size_t *n, size_t *cap, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void
+cat(char **buf, size_t *n, size_t *cap, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	for (;;) {
+		va_start(ap, fmt);
+		k = vsnprintf(*buf ? *buf + *n : NULL, *buf ? *cap - *n : 0, fmt, ap);
+		va_end(ap);
+		if (k < 0)
+			return;
+		if (*buf != NULL && *n + (size_t)k < *cap) {
+			*n += (size_t)k;
+			return;
+		}
+		*cap = (*cap + (size_t)k + 1) * 2;
+		*buf = sl_xrealloc(*buf, *cap);
+	}
+}
+
+/* Megatron-LM's MoE and latent-attention arguments (megatron/training/
+ * arguments.py, _add_moe_args and _add_mla_args, as current Megatron-LM
+ * names them), a line each; malloc'd, "" for a dense model. */
+static char *
+moe_megatron_args(const sl_moe_arch *a, const sl_moe_layout *l)
+{
+	char *b = NULL;
+	size_t n = 0, cap = 0;
+
+	cat(&b, &n, &cap, "%s", "");
+	if (a->kv_lora > 0) {
+		/* _add_mla_args: qk-head-dim is the part without rope */
+		cat(&b, &n, &cap, "--multi-latent-attention \\\n");
+		if (a->q_lora > 0)
+			cat(&b, &n, &cap, "--q-lora-rank %lld \\\n", (long long)a->q_lora);
+		cat(&b, &n, &cap, "--kv-lora-rank %lld \\\n"
+		    "--qk-head-dim %lld \\\n--qk-pos-emb-head-dim %lld \\\n"
+		    "--v-head-dim %lld \\\n", (long long)a->kv_lora,
+		    (long long)a->qk_nope, (long long)a->qk_rope, (long long)a->v_head);
+	}
+	if (a->experts == 0)
+		return b;
+	/* _add_moe_args, as current Megatron-LM names them */
+	cat(&b, &n, &cap, "--num-experts %lld \\\n--moe-router-topk %lld \\\n"
+	    "--moe-ffn-hidden-size %lld \\\n", (long long)a->experts,
+	    (long long)a->topk, (long long)a->moe_ffn);
+	if (strcmp(a->layer_freq, "1") != 0)
+		cat(&b, &n, &cap, "--moe-layer-freq \"%s\" \\\n", a->layer_freq);
+	if (a->shared_ffn > 0)
+		cat(&b, &n, &cap, "--moe-shared-expert-intermediate-size %lld \\\n",
+		    (long long)a->shared_ffn);
+	if (a->score_bias)
+		/* aux-loss-free routing selects with a per-expert bias; its
+		 * score is the sigmoid (DeepSeek-V3) */
+		cat(&b, &n, &cap, "--moe-router-score-function sigmoid \\\n"
+		    "--moe-router-enable-expert-bias \\\n");
+	cat(&b, &n, &cap, "--expert-model-parallel-size %d \\\n"
+	    "--expert-tensor-parallel-size %d \\\n", l->ep, l->etp);
+	cat(&b, &n, &cap, "--moe-grouped-gemm \\\n--moe-token-dispatcher-type %s \\\n",
+	    l->allgather ? "allgather" : "alltoall");
+	if (a->capacity > 0)
+		cat(&b, &n, &cap, "--moe-expert-capacity-factor %g \\\n"
+		    "--moe-pad-expert-input-to-capacity \\\n", a->capacity);
+	return b;
+}
+
+/* Megatron-LM's arguments (megatron/training/arguments.py). */
+static void
+export_megatron(sbuf *b, const sl_pipeline *pl, const sl_hybrid_opts *o,
+    const launch_shape *ls)
+{
+	notes(b, pl, ls, "#");
+	sb_printf(b, "--tensor-model-parallel-size %d \\\n", ls->tp);
+	sb_printf(b, "--pipeline-model-parallel-size %d \\\n", ls->pp);
+	if (ls->vpp > 0)
+		sb_printf(b, "--num-layers-per-virtual-pipeline-stage %d \\\n", ls->vpp);
+	if (ls->sp)
+		sb_printf(b, "--sequence-parallel \\\n");
+	sb_printf(b, "--context-parallel-size %d \\\n", ls->cp);
+	if (ls->granularity != NULL) {
+		sb_printf(b, "--recompute-granularity %s \\\n", ls->granularity);
+		if (ls->recompute_layers > 0)
+			sb_printf(b, "--recompute-method uniform \\\n"
+			    "--recompute-num-layers %d \\\n", ls->recompute_layers);
+	}
+	if (o->model != NULL) {
+		/* a mixture's arguments and latent attention's (moe.c) */
+		sl_graph *g = o->model(o->model_ctx, pl->graph_batch, 0, NULL);
+		if (g != NULL) {
+			sl_moe_arch a;
+			char *args;
+			sl_moe_arch_of(g, &a);
+			char why[256];
+			args = moe_megatron_args(&a, &pl->moe);
+			if (!moe_megatron_check(&a, &pl->moe, pl->pp * pl->mesh.n_devices,
+			    pl->pp, ls->tp, ls->sp, o->space.recipe.precision, why,
+			    sizeof why))
+				sb_printf(b, "# %s %s\n", _("Megatron-LM would refuse "
+				    "these experts:"), why);
+			sb_printf(b, "%s", args);
+			free(args);
+			sl_graph_free(g);
+		}
+	}
+	sb_printf(b, "--micro-batch-size %lld \\\n", (long long)ls->mbs);
+	sb_printf(b, "--global-batch-size %lld \\\n", (long long)ls->gbs);
+	sb_printf(b, "--use-distributed-optimizer\n");
+}
+
+/*
+ * DeepSpeed's configuration file; the stages themselves are given to
+ * PipelineModule(num_stages=pp) in code (man shardlab(1)).
+ */
+static char *
+export_deepspeed(const sl_pipeline *pl, const sl_hybrid_opts *o,
+    const launch_shape *ls, sl_error *err)
+{
+	int zero = ls->dp > 1 || o->offload_optimizer ? 1 : 0;
+	json_t *root, *z;
+
+	z = json_pack("{s:i}", "stage", zero);
+	if (o->offload_optimizer)
+		json_object_set_new(z, "offload_optimizer", json_pack(
+		    "{s:s, s:b}", "device", "cpu", "pin_memory", 1));
+	root = json_pack("{s:I, s:I, s:I, s:{s:b}, s:o}",
+	    "train_batch_size", (json_int_t)ls->gbs,
+	    "train_micro_batch_size_per_gpu", (json_int_t)ls->mbs,
+	    "gradient_accumulation_steps", (json_int_t)ls->accum,
+	    "bf16", "enabled",
+	    (int)(o->space.recipe.precision != SL_PREC_FP32),
+	    "zero_optimization", z);
+	if (pl->stage[0].recompute == SL_RECOMP_FULL)
+		json_object_set_new(root, "activation_checkpointing",
+		    json_pack("{s:b, s:b, s:b}", "partition_activations",
+		    (int)(ls->tp > 1), "contiguous_memory_optimization", 0,
+		    "cpu_checkpointing", 0));
+	json_object_set_new(root, "pipeline", json_pack("{s:b, s:b}",
+	    "pipe_partitioned", (int)(ls->tp > 1),
+	    "grad_partitioned", (int)(ls->tp > 1)));
+	return export_json(root, err);
+}
+
+/* A PyTorch DTensor / FSDP2 script. */
+static void
+export_dtensor(sbuf *b, const sl_pipeline *pl, const launch_shape *ls)
+{
+	notes(b, pl, ls, "#");
+	if (ls->cp > 1)
+		sb_printf(b, "# PyTorch DTensor / FSDP2 plan: %d pipeline stages of a "
+		    "%d x %d x %d (dp x cp x tp) mesh\n", ls->pp, ls->dp, ls->cp, ls->tp);
+	else
+		sb_printf(b, "# PyTorch DTensor / FSDP2 plan: %d pipeline stages of a "
+		    "%d x %d (dp x tp) mesh\n", ls->pp, ls->dp, ls->tp);
+	sb_printf(b, "from torch.distributed.device_mesh import init_device_mesh\n"
+	    "from torch.distributed.tensor.parallel import (\n"
+	    "    ColwiseParallel, RowwiseParallel, parallelize_module)\n"
+	    "from torch.distributed.fsdp import fully_shard\n\n");
+	if (ls->cp > 1)
+		sb_printf(b, "from torch.distributed.tensor.experimental "
+		    "import context_parallel\n");
+	if (ls->cp > 1)
+		sb_printf(b, "mesh = init_device_mesh(\"cuda\", (%d, %d, %d, %d), "
+		    "mesh_dim_names=(\"pp\", \"dp\", \"cp\", \"tp\"))\n",
+		    ls->pp, ls->dp, ls->cp, ls->tp);
+	else
+		sb_printf(b, "mesh = init_device_mesh(\"cuda\", (%d, %d, %d), "
+		    "mesh_dim_names=(\"pp\", \"dp\", \"tp\"))\n", ls->pp, ls->dp, ls->tp);
+	sb_printf(b, "STAGE_LAYERS = [");
+	for (int j = 0; j < pl->n_stages; j++)
+		sb_printf(b, "%s%d", j ? ", " : "", pl->stage[j].n_layers);
+	sb_printf(b, "]\nMICRO_BATCHES = %lld\n\n", (long long)pl->micro_batches);
+	sb_printf(b, "def parallelize_layer(layer):\n");
+	if (ls->tp > 1)
+		sb_printf(b, "    parallelize_module(layer, mesh[\"tp\"], {\n"
+		    "        \"attn.qkv\": ColwiseParallel(),\n"
+		    "        \"attn.proj\": RowwiseParallel(),\n"
+		    "        \"mlp.fc1\": ColwiseParallel(),\n"
+		    "        \"mlp.fc2\": RowwiseParallel(),\n"
+		    "    })\n");
+	/* gradients are summed over the data- and context-parallel
+	 * ranks together (torchtitan flattens the two the same way) */
+	sb_printf(b, "    fully_shard(layer, mesh=%s, "
+	    "reshard_after_forward=False)\n", ls->cp > 1 ?
+	    "mesh[\"dp\", \"cp\"]._flatten(\"dp_cp\")" : "mesh[\"dp\"]");
+	sb_printf(b, "    return layer\n");
+	if (ls->cp > 1)
+		sb_printf(b, "\n# each step: the sequence dimension (1) of the inputs and\n"
+		    "# labels split over mesh[\"cp\"] while the step runs\n"
+		    "def step_context(tokens, labels):\n"
+		    "    return context_parallel(mesh[\"cp\"], buffers=[tokens, labels],\n"
+		    "                            buffer_seq_dims=[1, 1])\n");
+}
+
+/* shardlab's own pipeline plan ("format": "shardlab-pipeline"). */
+static char *
+export_pipeline_json(const sl_pipeline *pl, const sl_hybrid_opts *o,
+    sl_error *err)
+{
+	json_t *root, *stages = json_array(), *shape = json_array();
+
+	for (int i = 0; i < pl->mesh.n_axes; i++)
+		json_array_append_new(shape,
+		    json_integer(pl->mesh.axes[i].size));
+	for (int j = 0; j < pl->n_stages; j++) {
+		const sl_pipe_stage *st = &pl->stage[j];
+		const sl_pipe_dev *dv = &pl->dev[st->device];
+		json_t *ops = json_array();
+
+		for (int u = 0; u < st->n_strat_ops; u++)
+			json_array_append_new(ops,
+			    sl_json_str(st->strategy[u]));
+		json_array_append_new(stages, json_pack(
+		    "{s:i, s:i, s:i, s:s, s:I, s:I, s:I, s:o}",
+		    "device", st->device, "first_layer", st->first_layer,
+		    "layers", st->n_layers,
+		    "recompute", sl_recompute_name(st->recompute),
+		    "in_flight", (json_int_t)dv->in_flight,
+		    "memory_bytes", (json_int_t)dv->mem,
+		    "micro_batch_time_ns", (json_int_t)st->micro_ns,
+		    "ops", ops));
+	}
+	root = json_pack("{s:s, s:i, s:s, s:i, s:i, s:{s:o}, s:I, s:I, "
+	    "s:I, s:I, s:I, s:b, s:o}",
+	    "format", "shardlab-pipeline", "version", 1,
+	    "schedule", sl_schedule_name(pl->schedule), "pp", pl->pp,
+	    "virtual_stages", pl->virt, "mesh", "shape", shape,
+	    "micro_batches", (json_int_t)pl->micro_batches,
+	    "graph_batch", (json_int_t)pl->graph_batch,
+	    "step_time_ns", (json_int_t)pl->step_ns,
+	    "bubble_ns", (json_int_t)pl->bubble_ns,
+	    "max_memory_bytes", (json_int_t)pl->max_mem,
+	    "fits", (int)pl->fits, "stages", stages);
+	json_object_set_new(root, "recipe",
+	    sl_plan_recipe_json(&o->space.recipe, NULL, 0));
+	return export_json(root, err);
+}
+
 char *
 sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
     sl_export_kind k, sl_error *err)
@@ -173,158 +474,17 @@ sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
 	shape_of(pl, o, &ls);
 	switch (k) {
 	case SL_EXPORT_MEGATRON:
-		notes(&b, pl, &ls, "#");
-		sb_printf(&b, "--tensor-model-parallel-size %d \\\n", ls.tp);
-		sb_printf(&b, "--pipeline-model-parallel-size %d \\\n", ls.pp);
-		if (ls.vpp > 0)
-			sb_printf(&b, "--num-layers-per-virtual-pipeline-stage %d \\\n", ls.vpp);
-		if (ls.sp)
-			sb_printf(&b, "--sequence-parallel \\\n");
-		sb_printf(&b, "--context-parallel-size %d \\\n", ls.cp);
-		if (ls.granularity != NULL) {
-			sb_printf(&b, "--recompute-granularity %s \\\n", ls.granularity);
-			if (ls.recompute_layers > 0)
-				sb_printf(&b, "--recompute-method uniform \\\n"
-				    "--recompute-num-layers %d \\\n", ls.recompute_layers);
-		}
-		if (pl->moe.n_experts > 0 || o->model != NULL) {
-			/* the mixture's arguments (moe.c), and latent
-			 * attention's */
-			sl_graph *g = o->model != NULL ?
-			    o->model(o->model_ctx, pl->graph_batch, 0, NULL) : NULL;
-			if (g != NULL) {
-				sl_moe_arch a;
-				char *args;
-				sl_moe_arch_of(g, &a);
-				args = sl_moe_megatron_args(&a, &pl->moe);
-				sb_printf(&b, "%s", args);
-				free(args);
-				sl_graph_free(g);
-			}
-		}
-		sb_printf(&b, "--micro-batch-size %lld \\\n", (long long)ls.mbs);
-		sb_printf(&b, "--global-batch-size %lld \\\n", (long long)ls.gbs);
-		sb_printf(&b, "--use-distributed-optimizer\n");
-		break;
-	case SL_EXPORT_DEEPSPEED: {
-		/*
-		 * The configuration file; the stages themselves are given to
-		 * PipelineModule(num_stages=pp) in code (man shardlab(1)).
-		 */
-		int zero = ls.dp > 1 || o->offload_optimizer ? 1 : 0;
-		json_t *root, *z;
-
-		z = json_pack("{s:i}", "stage", zero);
-		if (o->offload_optimizer)
-			json_object_set_new(z, "offload_optimizer", json_pack(
-			    "{s:s, s:b}", "device", "cpu", "pin_memory", 1));
-		root = json_pack("{s:I, s:I, s:I, s:{s:b}, s:o}",
-		    "train_batch_size", (json_int_t)ls.gbs,
-		    "train_micro_batch_size_per_gpu", (json_int_t)ls.mbs,
-		    "gradient_accumulation_steps", (json_int_t)ls.accum,
-		    "bf16", "enabled",
-		    (int)(o->space.recipe.precision != SL_PREC_FP32),
-		    "zero_optimization", z);
-		if (pl->stage[0].recompute == SL_RECOMP_FULL)
-			json_object_set_new(root, "activation_checkpointing",
-			    json_pack("{s:b, s:b, s:b}", "partition_activations",
-			    (int)(ls.tp > 1), "contiguous_memory_optimization", 0,
-			    "cpu_checkpointing", 0));
-		json_object_set_new(root, "pipeline", json_pack("{s:b, s:b}",
-		    "pipe_partitioned", (int)(ls.tp > 1),
-		    "grad_partitioned", (int)(ls.tp > 1)));
-		return export_json(root, err);
-	}
+		export_megatron(&b, pl, o, &ls);
+		return b.s;
+	case SL_EXPORT_DEEPSPEED:
+		return export_deepspeed(pl, o, &ls, err);
 	case SL_EXPORT_DTENSOR:
-		notes(&b, pl, &ls, "#");
-		if (ls.cp > 1)
-			sb_printf(&b, "# PyTorch DTensor / FSDP2 plan: %d pipeline stages of a "
-			    "%d x %d x %d (dp x cp x tp) mesh\n", ls.pp, ls.dp, ls.cp, ls.tp);
-		else
-			sb_printf(&b, "# PyTorch DTensor / FSDP2 plan: %d pipeline stages of a "
-			    "%d x %d (dp x tp) mesh\n", ls.pp, ls.dp, ls.tp);
-		sb_printf(&b, "from torch.distributed.device_mesh import init_device_mesh\n"
-		    "from torch.distributed.tensor.parallel import (\n"
-		    "    ColwiseParallel, RowwiseParallel, parallelize_module)\n"
-		    "from torch.distributed.fsdp import fully_shard\n\n");
-		if (ls.cp > 1)
-			sb_printf(&b, "from torch.distributed.tensor.experimental "
-			    "import context_parallel\n");
-		if (ls.cp > 1)
-			sb_printf(&b, "mesh = init_device_mesh(\"cuda\", (%d, %d, %d, %d), "
-			    "mesh_dim_names=(\"pp\", \"dp\", \"cp\", \"tp\"))\n",
-			    ls.pp, ls.dp, ls.cp, ls.tp);
-		else
-			sb_printf(&b, "mesh = init_device_mesh(\"cuda\", (%d, %d, %d), "
-			    "mesh_dim_names=(\"pp\", \"dp\", \"tp\"))\n", ls.pp, ls.dp, ls.tp);
-		sb_printf(&b, "STAGE_LAYERS = [");
-		for (int j = 0; j < pl->n_stages; j++)
-			sb_printf(&b, "%s%d", j ? ", " : "", pl->stage[j].n_layers);
-		sb_printf(&b, "]\nMICRO_BATCHES = %lld\n\n", (long long)pl->micro_batches);
-		sb_printf(&b, "def parallelize_layer(layer):\n");
-		if (ls.tp > 1)
-			sb_printf(&b, "    parallelize_module(layer, mesh[\"tp\"], {\n"
-			    "        \"attn.qkv\": ColwiseParallel(),\n"
-			    "        \"attn.proj\": RowwiseParallel(),\n"
-			    "        \"mlp.fc1\": ColwiseParallel(),\n"
-			    "        \"mlp.fc2\": RowwiseParallel(),\n"
-			    "    })\n");
-		/* gradients are summed over the data- and context-parallel
-		 * ranks together (torchtitan flattens the two the same way) */
-		sb_printf(&b, "    fully_shard(layer, mesh=%s, "
-		    "reshard_after_forward=False)\n", ls.cp > 1 ?
-		    "mesh[\"dp\", \"cp\"]._flatten(\"dp_cp\")" : "mesh[\"dp\"]");
-		sb_printf(&b, "    return layer\n");
-		if (ls.cp > 1)
-			sb_printf(&b, "\n# each step: the sequence dimension (1) of the inputs and\n"
-			    "# labels split over mesh[\"cp\"] while the step runs\n"
-			    "def step_context(tokens, labels):\n"
-			    "    return context_parallel(mesh[\"cp\"], buffers=[tokens, labels],\n"
-			    "                            buffer_seq_dims=[1, 1])\n");
-		break;
-	case SL_EXPORT_JSON: {
-		json_t *root, *stages = json_array(), *shape = json_array();
-
-		for (int i = 0; i < pl->mesh.n_axes; i++)
-			json_array_append_new(shape,
-			    json_integer(pl->mesh.axes[i].size));
-		for (int j = 0; j < pl->n_stages; j++) {
-			const sl_pipe_stage *st = &pl->stage[j];
-			const sl_pipe_dev *dv = &pl->dev[st->device];
-			json_t *ops = json_array();
-
-			for (int u = 0; u < st->n_strat_ops; u++)
-				json_array_append_new(ops,
-				    sl_json_str(st->strategy[u]));
-			json_array_append_new(stages, json_pack(
-			    "{s:i, s:i, s:i, s:s, s:I, s:I, s:I, s:o}",
-			    "device", st->device, "first_layer", st->first_layer,
-			    "layers", st->n_layers,
-			    "recompute", sl_recompute_name(st->recompute),
-			    "in_flight", (json_int_t)dv->in_flight,
-			    "memory_bytes", (json_int_t)dv->mem,
-			    "micro_batch_time_ns", (json_int_t)st->micro_ns,
-			    "ops", ops));
-		}
-		root = json_pack("{s:s, s:i, s:s, s:i, s:i, s:{s:o}, s:I, s:I, "
-		    "s:I, s:I, s:I, s:b, s:o}",
-		    "format", "shardlab-pipeline", "version", 1,
-		    "schedule", sl_schedule_name(pl->schedule), "pp", pl->pp,
-		    "virtual_stages", pl->virt, "mesh", "shape", shape,
-		    "micro_batches", (json_int_t)pl->micro_batches,
-		    "graph_batch", (json_int_t)pl->graph_batch,
-		    "step_time_ns", (json_int_t)pl->step_ns,
-		    "bubble_ns", (json_int_t)pl->bubble_ns,
-		    "max_memory_bytes", (json_int_t)pl->max_mem,
-		    "fits", (int)pl->fits, "stages", stages);
-		json_object_set_new(root, "recipe",
-		    sl_plan_recipe_json(&o->space.recipe, NULL, 0));
-		return export_json(root, err);
-	}
+		export_dtensor(&b, pl, &ls);
+		return b.s;
+	case SL_EXPORT_JSON:
+		return export_pipeline_json(pl, o, err);
 	default:
 		sl_error_set(err, SL_EINPUT, NULL, 0, 0, "%s", _("unknown export kind"));
-		free(b.s);
 		return NULL;
 	}
-	return b.s;
 }

@@ -181,7 +181,7 @@ add_header(json_t *root, const sl_space *s, const sl_eval *ev,
 		    "bytes", (json_int_t)ev->comm.bytes[k]));
 	json_object_set_new(root, "comm", o);
 	json_object_set_new(root, "step", json_pack(
-	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
+	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o}",
 	    "time_ns", (json_int_t)ev->step_ns,
 	    "compute_ns", (json_int_t)ev->compute_ns,
 	    "recompute_ns", (json_int_t)ev->recompute_ns,
@@ -190,7 +190,9 @@ add_header(json_t *root, const sl_space *s, const sl_eval *ev,
 	    "tokens", (json_int_t)ev->tokens,
 	    "tokens_per_s", sl_json_real(ev->tokens_per_s),
 	    "model_flops", sl_json_real(ev->model_flops),
-	    "mfu", sl_json_real(ev->mfu)));
+	    "hardware_flops", sl_json_real(ev->hw_flops),
+	    "mfu", sl_json_real(ev->mfu),
+	    "hfu", sl_json_real(ev->hfu)));
 }
 
 static json_t *
@@ -791,7 +793,7 @@ sl_plan_read(const char *path, sl_plan_file *pf, sl_error *err)
 
 	memset(pf, 0, sizeof *pf);
 	pf->model_ops = -1;
-	text = sl_read_file(path, &len, false, err);
+	text = sl_read_file(path, &len, err);
 	if (text == NULL)
 		return err != NULL && err->code != SL_OK ? err->code : SL_EINPUT;
 	pf->path = sl_xstrdup(path);
@@ -855,11 +857,10 @@ sl_plan_whole(const sl_plan_file *pf, sl_error *err)
 {
 	if (pf->n_stages <= 0)
 		return SL_OK;
-	return sl_error_set(err, SL_EINPUT, pf->path, 0, 0, "%s",
+	sl_error_set(err, SL_EINPUT, pf->path, 0, 0, "%s",
 	    _("a pipeline plan (\"format\": \"shardlab-pipeline\") plans each "
-	    "stage, not the whole model on one mesh: open it with shardlab tui "
-	    "MODEL --plan FILE, or write a whole-model plan with shardlab solve "
-	    "MODEL --json FILE"));
+	    "stage, not the whole model on one mesh"));
+	return sl_error_fix(err, SL_SET_PLAN, NULL);
 }
 
 int
@@ -880,9 +881,9 @@ sl_plan_choice(const sl_space *s, const sl_plan_file *pf, int *choice,
 		char want[32], have[32];
 		shape_name(pf->n_axes, pf->shape, want, sizeof want);
 		shape_name(s->mesh.n_axes, mesh_shape, have, sizeof have);
-		return sl_error_set(err, SL_EINPUT, file, pf->mesh_line,
-		    pf->mesh_col, _("the plan was made for a mesh of %s, not %s (use "
-		    "--mesh %s)"), want, have, want);
+		sl_error_set(err, SL_EINPUT, file, pf->mesh_line, pf->mesh_col,
+		    _("the plan was made for a mesh of %s, not %s"), want, have);
+		return sl_error_fix(err, SL_SET_MESH, want);
 	}
 	if (pf->model_ops >= 0 && pf->model_ops != g->n_ops)
 		return sl_error_set(err, SL_EINPUT, file, pf->count_line,

@@ -5,11 +5,13 @@
  * graph, solves it for the plan with the least per-device memory traded
  * against communication time, and evaluates any plan.  It never prints and
  * never includes curses: errors come back as sl_error values, progress
- * through callbacks.  The command line (src/cli*.c) and the explorer (ui/)
+ * through callbacks.  The command line (src/cli/) and the explorer (ui/)
  * are front ends over this header alone.
  *
  *   graph.c        operators, tensors, validation, topological order
  *   kinds.c        the operator kind table: loop dimensions, saved tensors
+ *                  (with a mixture of experts' router, dispatch, experts
+ *                  and combine)
  *   model_json.c   JSON model format loader/saver (man shardlab-model.5)
  *   json.c         the one JSON reader (values with the line and column of
  *                  each) and writer (atomic files)
@@ -22,7 +24,15 @@
  *   solve_ilp.c    GLPK integer program (per-edge marginal formulation)
  *   solve_dp.c     exact elimination / folded-layer DP
  *   solve_brute.c  exhaustive enumeration (small problems, tests)
- *   solve.c        solver dispatch (auto|dp|ilp|brute)
+ *   solve_anytime.c  the anytime solver for graphs with a memory usage
+ *                  limit over liveness intervals (IOPDDL problems, graphs
+ *                  that do not fold): a plan early, improved until the
+ *                  time limit, with a lower bound (doc/anytime.md)
+ *   reduce.c       exact reductions before a search: dominated strategies,
+ *                  contracted leaves and chains, identical subgraphs
+ *   trws.c         tree-reweighted message passing (TRW-S): the anytime
+ *                  solver's lower bounds and priced plans
+ *   solve.c        solver dispatch (auto|dp|ilp|brute|anytime)
  *   iopddl.c       IOPDDL contest problems: load (plain or gzip), export
  *   eval.c         per-device evaluator of any assignment
  *   sweep.c        the alpha frontier (parametric search over exact solves)
@@ -30,17 +40,32 @@
  *   baseline.c     data parallel, ZeRO, Megatron-LM, Alpa, Colossal-Auto plans
  *   explain.c      one operator's strategy explained step by step (text)
  *   launch.c       a plan as per-device buffers and kernels for the GPU runner
+ *   memory.c       a step's memory as one stream of items with lifetimes
+ *                  (the sum, the timeline and pipeline stages fold it);
+ *                  memory and communication tallies
+ *   moe.c          a plan's mixtures of experts as frameworks say it: the
+ *                  model read back and the experts' layout
  *   recipe.c       the training recipe: attention kernel, precision,
  *                  recomputation, batches; bytes per element by recipe
  *   timeline.c     memory over time: a step's buffers in execution order,
  *                  the peak, the order that lowers it, a caching allocator
- *   pipe_*.c       pipeline stages (pipe_internal.h has their map):
- *                  schedules, the stages' spaces and plans, evaluation,
- *                  the hybrid search over pipeline degree, sub-mesh,
- *                  micro-batches, stage boundaries and recomputation,
- *                  what would make a model fit, launch arguments, and the
- *                  pipeline the explorer keeps
+ *   pipe_schedule.c  pipeline schedules (GPipe, 1F1B, interleaved):
+ *                  micro-batches in flight, peak, bubble, pipelined time
+ *   pipe_space.c   what a pipeline's stages share per micro-batch and
+ *                  sub-mesh: the space, classes of alike layers, tables
+ *   pipe_stage.c   stage types and their plans under a memory budget
+ *   pipe_eval.c    one pipeline evaluated; its Megatron-LM comparison
+ *   pipe_search.c  the hybrid search over pipeline degree, sub-mesh,
+ *                  micro-batches, stage boundaries and recomputation
+ *   pipe_suggest.c what single change would make a model fit
+ *   pipe_export.c  launch arguments and configurations for frameworks
+ *   pipe_ctx.c     a pipeline the explorer keeps and evaluates again
  *   util.c         errors, allocation, atomic files, size parsing
+ *
+ * Headers beside this one, for the engine's own files: internal.h (gettext,
+ * checked arithmetic, the kind table, what files share), json.h (the JSON
+ * reader and writer), pipe_internal.h (what the pipeline files share).
+ * doc/design.md describes the parts and how data flows through them.
  *
  * Units: memory in bytes, time in nanoseconds, both int64_t.
  */
@@ -66,10 +91,42 @@ enum sl_status {
 	SL_EINTERNAL = 3	/* internal or solver failure */
 };
 
+/*
+ * The settings of a run that the engine's words can be about.  The engine
+ * names them plainly ("mesh", "memory budget": sl_setting_name); each front
+ * end maps them to its own terms (the command line to its options, such as
+ * --mesh), so that no engine message names a command-line flag.
+ */
+typedef enum sl_setting {
+	SL_SET_NONE = 0,
+	SL_SET_MESH,		/* the shape of the device mesh */
+	SL_SET_AXES,		/* what each mesh axis carries: pp, dp or tp */
+	SL_SET_HW,		/* the hardware profile */
+	SL_SET_PIN,		/* OP=STRATEGY: the strategy an operator takes */
+	SL_SET_FORBID,		/* OP=STRATEGY: a strategy an operator does not take */
+	SL_SET_SOLVER,		/* the solver */
+	SL_SET_MEM_LIMIT,	/* a memory budget per device */
+	SL_SET_RECOMPUTE,	/* recomputation */
+	SL_SET_PP,		/* the pipeline degree */
+	SL_SET_PLAN,		/* a plan file to open */
+	SL_SET_COUNT
+} sl_setting;
+/* The plain (translated) name of a setting; "" for SL_SET_NONE. */
+const char *sl_setting_name(sl_setting s);
+
 typedef struct sl_error {
 	int code;		/* enum sl_status; SL_OK when unset */
 	char file[512];		/* "" when not about a file */
 	int line, column;	/* 1-based; 0 when unknown */
+	/*
+	 * about: msg is about this setting's value and opens with its plain
+	 * name and a space (sl_error_about), where a front end may put its own
+	 * name for it.  fix: a setting that would mend the error, and
+	 * fix_value the value to give it ("" when msg says or none applies):
+	 * a front end says how.  SL_SET_NONE when not known.
+	 */
+	sl_setting about, fix;
+	char fix_value[64];
 	char msg[1024];
 } sl_error;
 
@@ -77,6 +134,14 @@ void sl_error_clear(sl_error *e);
 /* Sets e (if non-NULL and not already set) and returns code. */
 int sl_error_set(sl_error *e, int code, const char *file, int line, int col,
     const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* sl_error_set of a message about setting s: its name, a space, then fmt. */
+int sl_error_about(sl_error *e, int code, sl_setting s, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/*
+ * Names the setting (and its value, or NULL) that would mend the error just
+ * set in e; returns e's code.  Does nothing when e already names one.
+ */
+int sl_error_fix(sl_error *e, sl_setting s, const char *value);
 /* "file:line:column: msg" (the parts that are known). */
 const char *sl_error_format(const sl_error *e, char *buf, size_t len);
 
@@ -138,11 +203,18 @@ const char *sl_atomic_tmp(const sl_atomic *a);
 void sl_atomic_unlink_all(void);
 
 /*
- * Largest input file, and largest text a gzip file may inflate to, in bytes:
- * SL_MAX_INPUT_DEFAULT or $SHARDLAB_MAX_INPUT (a size such as 64MiB).
+ * Largest input file, largest text a gzip file may inflate to, and most
+ * memory what is read from one may take (the values of a JSON document,
+ * an IOPDDL problem's tables), in bytes: SL_MAX_INPUT_DEFAULT or
+ * $SHARDLAB_MAX_INPUT (a size such as 64MiB, at most SL_MAX_INPUT_MAX).
+ * -1 when the variable holds anything else: sl_max_input_check says so,
+ * and no input is read (never another limit in its place).
  */
 #define SL_MAX_INPUT_DEFAULT ((int64_t)512 << 20)
+#define SL_MAX_INPUT_MAX ((int64_t)1 << 40)
 int64_t sl_max_input(void);
+/* SL_EINPUT naming $SHARDLAB_MAX_INPUT when sl_max_input is -1. */
+int sl_max_input_check(sl_error *err);
 
 /*
  * A name from a file or the command line, fit for a terminal: control
@@ -363,8 +435,29 @@ int sl_recompute_from_name(const char *s);
 /* One line for reports: "flash attention, bf16 mixed precision, ...". */
 const char *sl_recipe_describe(const sl_recipe *r, char *buf, size_t len);
 /*
+ * What each byte of a parameter's training state is: the parts a recipe
+ * keeps per element, each counted in one memory category (parameters:
+ * the weight; gradients: its gradient; optimizer: the fp32 master copy of
+ * a bf16 weight and Adam's two moments).
+ */
+typedef enum sl_state_part {
+	SL_PART_WEIGHT,		/* the weight compute reads */
+	SL_PART_GRAD,		/* its gradient (Megatron-LM's fp32 main gradient) */
+	SL_PART_MASTER,		/* fp32 master copy of a weight kept in bf16 */
+	SL_PART_ADAM_M,		/* Adam's first moment (exp_avg) */
+	SL_PART_ADAM_V,		/* Adam's second moment (exp_avg_sq) */
+	SL_PART_COUNT
+} sl_state_part;
+/* "weight", "grad", "master", "adam_m", "adam_v" */
+const char *sl_state_part_name(sl_state_part p);
+/* The memory category a part counts in (sl_mem_cat). */
+int sl_state_part_cat(sl_state_part p);
+/* Bytes per parameter element of part p under r; 0 when r keeps none. */
+int sl_recipe_part_bytes(const sl_recipe *r, sl_state_part p);
+/*
  * Bytes of training state per parameter element, by memory category
- * (sl_mem_cat: parameters, gradients, optimizer); 0 for other categories.
+ * (sl_mem_cat: parameters, gradients, optimizer): the parts counted in it;
+ * 0 for other categories.
  */
 int sl_recipe_state_bytes(const sl_recipe *r, int cat);
 /* Bytes per element of an activation the step keeps in floating point:
@@ -543,8 +636,18 @@ typedef struct sl_hw {
 	char description[256];
 	char device[64];
 	int devices_per_node;
-	int64_t memory_bytes;	/* per device */
+	/*
+	 * Memory per device: what plans may use (memory_bytes) is the
+	 * device's (capacity_bytes, the profile's "memory_bytes": what the
+	 * CUDA driver reports) less what the runtime holds beyond any plan
+	 * (reserve_bytes: the CUDA context, library workspaces, communication
+	 * buffers, the caching allocator's rounding).
+	 */
+	int64_t memory_bytes;
+	int64_t capacity_bytes;
+	int64_t reserve_bytes;
 	double flops;		/* dense bf16 peak per device */
+	double fp8_flops;	/* dense FP8 peak; 0: no FP8 tensor cores */
 	double mem_bandwidth;	/* bytes/s read plus written; 0: unknown (2.0e12 assumed) */
 	double matmul_efficiency; /* fraction of peak when no gemm table; 0: 0.7 */
 	double attention_flops;	/* fused attention FLOP/s without a table; 0: matmul rate */
@@ -553,7 +656,16 @@ typedef struct sl_hw {
 	sl_gemm_point gemm[SL_MAX_GEMM_POINTS];
 	int n_attention;	/* fused attention forward+backward, the same way */
 	sl_gemm_point attention[SL_MAX_GEMM_POINTS];
+	int n_gemm_fp8;		/* FP8 matmuls, the same way (0: the bf16
+				 * table scaled by fp8_flops / flops) */
+	sl_gemm_point gemm_fp8[SL_MAX_GEMM_POINTS];
 	sl_link intra, inter;
+	/* the host: each device's link to host memory (one direction), and
+	 * the parameters per second its share of the host's cores update
+	 * with CPU Adam while every device of the node does the same
+	 * (optimizer offload); 0 when the profile does not say */
+	sl_link host;
+	double host_adam;
 } sl_hw;
 
 typedef struct sl_axis {
@@ -569,6 +681,18 @@ typedef struct sl_mesh {
 } sl_mesh;
 
 int sl_hw_load(const char *name_or_path, sl_hw *hw, sl_error *err);
+/*
+ * The reserve a profile without "reserve_bytes" gets: 3 GiB, a quarter of
+ * a device under 12 GiB (hardware.c says why).
+ */
+int64_t sl_hw_default_reserve(int64_t capacity);
+/* "usable 76.18 GiB of 79.18 GiB (reserve 3.00 GiB)": what every report
+ * says of a device's memory. */
+const char *sl_hw_memory_text(const sl_hw *hw, char *buf, size_t len);
+/* The host link and CPU Adam rate of hw, or what is assumed when the
+ * profile does not say (doc/cost-model.md, "Optimizer offload"). */
+sl_link sl_hw_host_link(const sl_hw *hw);
+double sl_hw_host_adam(const sl_hw *hw);
 /* Writes hw as a profile file (atomically; "-" is stdout). */
 int sl_hw_write(const sl_hw *hw, const char *path, sl_error *err);
 /*
@@ -578,7 +702,7 @@ int sl_hw_write(const sl_hw *hw, const char *path, sl_error *err);
  * and node size.  The rest (peak, attention, inter-node link) stays.  The
  * memory plans may use is the device's less a reserve for the runtime
  * (the CUDA context, library workspaces, communication buffers, the
- * allocator's rounding), which *reserve is set to.
+ * allocator's rounding), which *reserve is set to (hw->reserve_bytes).
  */
 int sl_hw_apply_measured(sl_hw *hw, const char *path, int64_t *reserve,
     sl_error *err);
@@ -662,17 +786,31 @@ typedef struct sl_binding {
 	int8_t map[SL_MAX_OP_TENSORS][SL_MAX_RANK];
 } sl_binding;
 
-/* Communication one strategy or edge causes, by collective (ns, bytes moved). */
+/*
+ * Communication one strategy or edge causes, by collective (ns, bytes
+ * moved), and memory of one device by category (bytes), with their sums
+ * (memory.c).
+ */
 typedef struct sl_comm {
 	int64_t ns[SL_COLL_COUNT];
 	int64_t bytes[SL_COLL_COUNT];
 } sl_comm;
+int64_t sl_comm_total(const sl_comm *c);
+void sl_comm_add(sl_comm *to, const sl_comm *c);
 
-/* Memory of one device by category (bytes). */
+typedef enum sl_mem_cat {
+	SL_CAT_PARAMS, SL_CAT_GRADS, SL_CAT_OPTIM, SL_CAT_ACTS, SL_CAT_BUFFERS,
+	SL_CAT_COUNT
+} sl_mem_cat;
 typedef struct sl_mem {
 	int64_t params, grads, optim, acts, buffers;
 } sl_mem;
 int64_t sl_mem_total(const sl_mem *m);
+/* "parameters", "gradients", "optimizer", "activations", "buffers" (plan JSON keys). */
+const char *sl_mem_cat_name(int cat);
+int sl_mem_cat_from_name(const char *s);	/* -1 if unknown */
+int64_t sl_mem_get(const sl_mem *m, int cat);
+void sl_mem_add(sl_mem *m, int cat, int64_t bytes);
 
 typedef struct sl_space_op {
 	const sl_binding *bind;	/* shared as strat is (sl_space.strat_of) */
@@ -709,6 +847,9 @@ typedef struct sl_space {
 	int *saver;		/* per tensor: the first operator that keeps it for
 				 * backward (a tensor two operators keep is kept
 				 * once), or -1 */
+	bool grads_persist;	/* parameter gradients held through the step
+				 * (Megatron-LM's main gradients, or
+				 * accumulation over micro-steps) */
 	/* cost tables on device 0, filled by sl_space_build */
 	int64_t **node_mem, **node_ns;	/* [op][strategy] */
 	int64_t **edge_mem, **edge_ns;	/* [edge][s_src * k_dst + s_dst] */
@@ -771,6 +912,17 @@ void sl_node_compute(const sl_space *s, int op, int strat, const int *coord,
  * recomputation: every operator under full, the attention core under
  * selective with naive attention)? */
 bool sl_op_recomputed(const sl_space *s, int op);
+/* The same rule for an operator of a layer recomputed as mode. */
+bool sl_recomputes(const sl_recipe *r, const sl_op *op, sl_recompute mode);
+/*
+ * Model FLOPs (doc/cost-model.md, "Model FLOPs and MFU"): an operator's
+ * forward as Megatron-LM and PaLM count it (2 m n k per matrix product,
+ * 4 b h s^2 d for attention, whole score matrix; 0 for other kinds), and
+ * a whole forward and backward pass of the graph, three times its
+ * forward.  Recomputation is not model work.
+ */
+double sl_op_model_flops(const sl_graph *g, const sl_op *op);
+double sl_model_flops(const sl_graph *g);
 /* Forward FLOPs of causal attention op over batch samples and heads of its
  * query heads (0: the whole operator's). */
 double sl_attention_flops(const sl_graph *g, const sl_op *op, int64_t batch,
@@ -975,6 +1127,18 @@ typedef struct sl_dp_info {
 } sl_dp_info;
 void sl_dp_info_get(const sl_dp *d, sl_dp_info *info);
 
+/*
+ * The plan of space s at alpha: p is s's problem weighed at alpha with its
+ * constraints, solved by sl_solve (kind, o) or by the live DP d when given.
+ * At alpha 0, where memory alone is weighed and plans often tie on it, the
+ * plan is among those of least memory one of least communication (the
+ * first point of sl_sweep's frontier).  p is re-weighed on the way and left
+ * at alpha; d is left solved on it.
+ */
+int sl_space_solve(const sl_space *s, sl_problem *p, double alpha, sl_dp *d,
+    sl_solver_kind kind, const sl_solve_opts *o, sl_solution *sol,
+    sl_error *err);
+
 /* Alpha frontier: every distinct optimal plan over alpha in [0, inf). */
 typedef struct sl_frontier_point {
 	double alpha_lo, alpha_hi;	/* optimal for alpha in [lo, hi]; hi < 0 = inf */
@@ -1055,9 +1219,11 @@ typedef struct sl_eval {
 	int64_t accum_steps;	/* micro-steps per optimizer step */
 	int64_t step_ns;	/* accum_steps x (compute_ns + exposed_comm_ns) */
 	int64_t tokens;		/* per optimizer step */
-	double model_flops;	/* per optimizer step: 6 x params x tokens + attention */
+	double model_flops;	/* per optimizer step (sl_model_flops) */
+	double hw_flops;	/* model_flops + the forward passes recomputed */
 	double tokens_per_s;
 	double mfu;		/* model_flops / (devices x peak x step time) */
+	double hfu;		/* hw_flops / (devices x peak x step time) */
 } sl_eval;
 
 /* Scores any assignment (one strategy index per operator). */
@@ -1168,6 +1334,7 @@ typedef struct sl_scored_plan {
 	char title[64];
 	bool applicable;	/* false: note says why; nothing else is set */
 	char note[512];		/* how it was built; adjustments made */
+	sl_setting needs;	/* not applicable: the setting it lacks, if one */
 	int *choice;		/* strategy per operator */
 	sl_eval ev;		/* evaluator result (adjusted for ZeRO-1/2) */
 	int64_t max_mem, mean_mem;	/* per device, bytes */
@@ -1227,16 +1394,6 @@ char *sl_explain(const sl_space *s, const int *choice, int op, int strat,
  * memory-traffic kernels) and collectives of the forward and backward pass.
  * The GPU runner (src/runner) executes it; the engine only builds it.
  */
-typedef enum sl_mem_cat {
-	SL_CAT_PARAMS, SL_CAT_GRADS, SL_CAT_OPTIM, SL_CAT_ACTS, SL_CAT_BUFFERS,
-	SL_CAT_COUNT
-} sl_mem_cat;
-/* "parameters", "gradients", "optimizer", "activations", "buffers" (plan JSON keys). */
-const char *sl_mem_cat_name(int cat);
-int sl_mem_cat_from_name(const char *s);	/* -1 if unknown */
-int64_t sl_mem_get(const sl_mem *m, int cat);
-void sl_mem_add(sl_mem *m, int cat, int64_t bytes);
-
 typedef struct sl_alloc {
 	char name[96];		/* "fc1.w1.grad", "gelu:saved:h", "h:fc1->fc2" */
 	int cat;		/* sl_mem_cat */
@@ -1285,9 +1442,6 @@ typedef struct sl_launch_dev {
 	int64_t comm_ns;	/* cost model's communication per step (nodes + edges) */
 	int64_t items_comm_ns;	/* sum of the collective items' ns */
 	int64_t compute_ns;	/* roofline estimate: flops / hw peak */
-	/* operators whose itemized buffers disagreed with the cost model in a
-	 * category (then one buffer of the cost model's size replaces them) */
-	int n_mismatch;
 	/* the step's timeline in the default order (timeline.c): its buffers,
 	 * transients included, allocated and released around the items in
 	 * execution order; replaying the events peaks at tl_peak */
@@ -1680,12 +1834,18 @@ int sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r,
 /* A change that would make a model fit, with its numbers. */
 typedef struct sl_fit_change {
 	char what[160];			/* "pipeline degree 16" */
+	/* the setting changed, when the words leave it implicit (SL_SET_NONE
+	 * else), and its new value: "" when the change leaves it free */
+	sl_setting setting;
+	char value[32];
 	int64_t max_mem, step_ns;	/* after the change; 0 when unknown */
 	bool fits;
 	char why[256];			/* not evaluated: why; "" when evaluated */
 } sl_fit_change;
-/* Ranked (fitting first, by step time; then by memory; then those not
- * evaluated). */
+/* Ranks changes: fitting first, by step time; then by memory; then those
+ * not evaluated (stable). */
+void sl_fit_changes_rank(sl_fit_change *ch, int n);
+/* Ranked as sl_fit_changes_rank. */
 int sl_hybrid_suggest(const sl_hybrid_opts *o, sl_fit_change **out, int *n,
     sl_error *err);
 
@@ -1699,14 +1859,6 @@ void sl_moe_layout_init(sl_moe_layout *l);
 void sl_moe_layout_add(const sl_space *sp, int op, int strat,
     sl_moe_layout *l);
 void sl_moe_layout_finish(const sl_mesh *m, sl_moe_layout *l);
-/* Megatron-LM's rules for the experts (moe.c names each file); why gets
- * the rule broken. */
-bool sl_moe_megatron_check(const sl_moe_arch *a, const sl_moe_layout *l,
-    int world, int pp, int tp, bool sp, sl_precision prec, char *why,
-    size_t len);
-/* Megatron-LM's MoE and latent-attention arguments, a line each ending in
- * a backslash (malloc'd; "" for a dense model). */
-char *sl_moe_megatron_args(const sl_moe_arch *a, const sl_moe_layout *l);
 
 /* Launch descriptions of a pipeline: malloc'd text, NULL with err. */
 typedef enum sl_export_kind {

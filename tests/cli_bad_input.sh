@@ -125,7 +125,7 @@ done <"$D/cases.tsv"
 # Every numeric field of a hardware profile, with values of every wrong kind.
 for field in memory_bytes flops devices_per_node bandwidth latency; do
 	case $field in
-	memory_bytes) pat='"memory_bytes": 80000000000' ;;
+	memory_bytes) pat='"memory_bytes": 85018542080' ;;
 	flops) pat='"flops": 989e12' ;;
 	devices_per_node) pat='"devices_per_node": 8' ;;
 	bandwidth) pat='"bandwidth": 450e9' ;;

@@ -53,7 +53,8 @@ expect_in "$TMP/stand-in.json" '"name": "stand-in"'
 expect_in "$TMP/stand-in.json" '"name": "Stand-in GPU"'
 # its 80 GiB less the 3 GiB the runtime holds beyond a plan
 expect_in "$TMP/ok.out" "memory for plans: 77.00 GiB per device (80.00 GiB less 3.00 GiB for the CUDA context, libraries, communication buffers and the allocator)"
-expect_in "$TMP/stand-in.json" '"memory_bytes": 82678120448'
+# the device's memory, and the reserve plans leave
+expect_in "$TMP/stand-in.json" '"memory_bytes": 85899345920, "reserve_bytes": 3221225472,'
 expect_in "$TMP/stand-in.json" '"memory_bandwidth": 2e12,'
 expect_in "$TMP/stand-in.json" '"launch_overhead": 4e-6,'
 expect_in "$TMP/stand-in.json" '"tflops": 200.0'

@@ -375,6 +375,23 @@ predicted(const sl_graph *g, const sl_hw *hw, int tp, sl_eval *ev_out)
 	return predicted_with(g, hw, tp, NULL, ev_out);
 }
 
+/* Every kind's row says how many kernels it runs each way: a row without
+ * them would compute in no time at all. */
+static void
+test_every_kind_runs(void **state)
+{
+	for (int k = 0; k < SL_OP_KIND_COUNT; k++) {
+		if (sl_kinds[k].kernels[0] < 1 || sl_kinds[k].kernels[1] < 1)
+			fail_msg("kind %s runs %d forward and %d backward kernels",
+			    sl_kinds[k].name, sl_kinds[k].kernels[0],
+			    sl_kinds[k].kernels[1]);
+	}
+	/* the counts compute.c's formulas assume */
+	assert_int_equal(sl_kinds[SL_OP_MATMUL].kernels[1], 2);
+	assert_int_equal(sl_kinds[SL_OP_ATTENTION].kernels[1], 4);
+	assert_int_equal(sl_kinds[SL_OP_CROSS_ENTROPY].kernels[0], 3);
+}
+
 static void
 test_h100_gpt17(void **state)
 {
@@ -468,12 +485,14 @@ test_step_time(void **state)
 	assert_int_equal(ev.tokens, 2048);
 	assert_true(fabs(ev.tokens_per_s - 2048 / (ev.step_ns / 1e9)) < 1e-6);
 	/*
-	 * Model FLOPs: 6 x 1,652,230,656 x 2048 + 24 layers x 3 x (2 x 24
-	 * heads x 2048^2 x 96) = 20,302,610,301,  ... worked out:
-	 * 6 x 1652230656 x 2048 = 20,302,610,300,928; attention 24 x 3 x
-	 * 19,327,352,832 = 1,391,569,403,904; sum 21,694,179,704,832.
+	 * Model FLOPs as Megatron-LM counts them (Korthikanti et al. 2022):
+	 * 72 B s l h^2 (1 + s / 6h + V / 12 l h) with B 1, s 2048, l 24,
+	 * h 2304, V 51200: 72 B s l h^2 = 18,786,186,952,704, the attention
+	 * scores 12 B s^2 l h = 2,783,138,807,808, the logits 6 B s V h =
+	 * 1,449,551,462,400; sum 23,018,877,222,912.
 	 */
-	assert_true(ev.model_flops == 21694179704832.0);
+	assert_true(ev.model_flops == 23018877222912.0);
+	assert_true(ev.hw_flops == ev.model_flops);
 	assert_true(fabs(ev.mfu - ev.model_flops /
 	    (2 * 989e12 * ev.step_ns / 1e9)) < 1e-12);
 
@@ -508,6 +527,13 @@ test_step_time(void **state)
 		assert_int_equal(ef.compute_ns, ev.compute_ns + fwd_in_layers);
 		assert_true(ef.model_flops == ev.model_flops);
 		assert_true(ef.mfu < ev.mfu);
+		/*
+		 * The hardware does the layers' forward again: 24 B s l h^2
+		 * + 4 B s^2 l h = 7,189,775,253,504 (not the output layer's,
+		 * outside the layers).
+		 */
+		assert_true(ef.hw_flops == 23018877222912.0 + 7189775253504.0);
+		assert_true(fabs(ef.hfu / ef.mfu - ef.hw_flops / ef.model_flops) < 1e-12);
 		sl_scored_plan_free(&p);
 		sl_space_free(s);
 		sl_eval_free(&ef);
@@ -599,6 +625,7 @@ main(void)
 		cmocka_unit_test(test_profile_fields),
 		cmocka_unit_test(test_profile_bad),
 		cmocka_unit_test(test_kernels_by_hand),
+		cmocka_unit_test(test_every_kind_runs),
 		cmocka_unit_test(test_h100_gpt17),
 		cmocka_unit_test(test_h200_gpt17),
 		cmocka_unit_test(test_step_time),

@@ -989,7 +989,7 @@ ui_draw_mem(WINDOW *w, const ui *u)
 	int h = getmaxy(w), width = getmaxx(w), y, i, j, c, n, bw, x0, cap_x, xr;
 	bool vshow;
 	int first[64], cnt[64];
-	char buf[512], b1[32], b2[32], b3[32], lab[32];
+	char buf[512], b1[32], b3[32], lab[32];
 	int64_t v[5], cum, scale, cap, total;
 
 	werase(w);
@@ -1013,8 +1013,11 @@ ui_draw_mem(WINDOW *w, const ui *u)
 		snprintf(buf, sizeof buf, _("Memory: predicted, measured on %s"),
 		    u->m.vres.gpu);
 	else
-		snprintf(buf, sizeof buf, _("Memory per device (capacity %s)"),
-		    sl_format_bytes(cap, b2, sizeof b2));
+	{
+		char mt[128];
+		snprintf(buf, sizeof buf, _("Memory per device: %s"),
+		    sl_hw_memory_text(&u->m.space->mesh.hw, mt, sizeof mt));
+	}
 	ui_title_line(w, u, buf, false);
 	{
 		/* as much as fits whole: the throughput figures give way first */

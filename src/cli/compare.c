@@ -62,6 +62,8 @@ compare_json(const cli_session *s, const sl_comparison *c)
 				    json_integer(p->ev.comm.ns[k]));
 			json_object_set_new(r, "max_memory_bytes", json_integer(p->max_mem));
 			json_object_set_new(r, "mean_memory_bytes", json_integer(p->mean_mem));
+			json_object_set_new(r, "over_capacity",
+			    json_boolean(p->ev.n_over_capacity > 0));
 			json_object_set_new(r, "max_device", json_integer(dmax));
 			json_object_set_new(r, "memory_bytes", mem_json(&p->ev.dev[dmax]));
 			json_object_set_new(r, "redundant_bytes", json_integer(p->redundant));
@@ -98,21 +100,23 @@ static void
 print_compare(const cli_session *s, const sl_comparison *c)
 {
 	const sl_scored_plan *ours = &c->row[0];
-	char b[9][32];
+	char b[9][32], cap[128];
 
 	{
 		double np = (double)sl_graph_param_count(s->g);
+		char mn[256];
+		cli_model_str(s->g, mn, sizeof mn);
 		if (np >= 1e9)
-			printf(_("model %s: %.2f B parameters; mesh "), sl_esc(s->g->name), np / 1e9);
+			printf(_("model %s: %.2f B parameters; mesh "), mn, np / 1e9);
 		else
-			printf(_("model %s: %.2f M parameters; mesh "), sl_esc(s->g->name), np / 1e6);
+			printf(_("model %s: %.2f M parameters; mesh "), mn, np / 1e6);
 	}
 	if (s->mesh.n_axes == 1)
 		printf("%d", s->mesh.axes[0].size);
 	else
 		printf("%dx%d", s->mesh.axes[0].size, s->mesh.axes[1].size);
-	printf(_(" on %s (%s per device); ours at alpha %g\n\n"), sl_esc(s->mesh.hw.name),
-	    cli_bytes(s->mesh.hw.memory_bytes, b[0]), c->alpha);
+	printf(_(" on %s, per device %s; ours at alpha %g\n\n"), sl_esc(s->mesh.hw.name),
+	    sl_hw_memory_text(&s->mesh.hw, cap, sizeof cap), c->alpha);
 	cli_fprintf(stdout, "%-14s %12s %12s %12s %12s %9s %9s %9s %11s %9s %6s\n",
 	    _("method"), _("max mem/dev"), _("mean mem/dev"), _("redundant"),
 	    _("comm/step"), _("ours/thr"), _("thr/ours"), _("comm t/o"),
@@ -139,9 +143,15 @@ print_compare(const cli_session *s, const sl_comparison *c)
 	    "Table 2 ratio); thr/ours its inverse; comm t/o: their communication "
 	    "time over ours; step time, tokens/s and MFU: one optimizer step "
 	    "(doc/cost-model.md)."));
-	for (int i = 0; i < c->n; i++)
-		printf("  %-14s %s: %s\n", c->row[i].method, c->row[i].title,
-		    c->row[i].note);
+	for (int i = 0; i < c->n; i++) {
+		const sl_scored_plan *p = &c->row[i];
+
+		if (p->needs != SL_SET_NONE)
+			printf("  %-14s %s: %s (%s)\n", p->method, p->title, p->note,
+			    cli_setting_option(p->needs));
+		else
+			printf("  %-14s %s: %s\n", p->method, p->title, p->note);
+	}
 }
 
 static int
