@@ -77,6 +77,13 @@ typedef enum sl_tp_rule {
 	SL_TP_HEAD_OR_INPUT,	/* the heads if it has them, else its input's split */
 	SL_TP_VOCAB_OR_SEQ,	/* the vocabulary if its input is split so, else the sequence */
 	SL_TP_SEQ,		/* the sequence */
+	/* a mixture's (Megatron-LM's MoE layer, baseline.c megatron_role):
+	 * the router on the sequence, the matmul that feeds it whole; the
+	 * dispatcher on the sequence under expert parallelism, else on
+	 * gathered tokens; the experts by expert, else by their width */
+	SL_TP_ROUTER,
+	SL_TP_DISPATCH,
+	SL_TP_EXPERTS,
 	SL_TP_RULE_COUNT
 } sl_tp_rule;
 
@@ -166,6 +173,14 @@ sl_kind_is_heavy(sl_op_kind k)
 	return sl_kinds[k].kernel == SL_KERNEL_GEMM ||
 	    sl_kinds[k].kernel == SL_KERNEL_EXPERTS ||
 	    sl_kinds[k].kernel == SL_KERNEL_ATTENTION;
+}
+
+/* An operator of a mixture's routing and experts (kinds.c). */
+static inline bool
+sl_kind_is_moe(sl_op_kind k)
+{
+	return k == SL_OP_ROUTER || k == SL_OP_DISPATCH || k == SL_OP_EXPERTS ||
+	    k == SL_OP_COMBINE;
 }
 
 /* Largest shard of a loop dimension of size n split over parts. */

@@ -947,7 +947,7 @@ const sl_kind_info sl_kinds[SL_OP_KIND_COUNT] = {
 	[SL_OP_ROUTER] = { .name = "router", .min_in = 1, .max_in = 2, .n_out = 1,
 	    .check = check_router, .bind = bind_router, .extra_saved = extra_router,
 	    .summary = N_("logits[b,s,E] (+ selection bias[E]) -> top-k weights[b,s,k]; score function, top-k, auxiliary loss; keeps fp32 scores"),
-	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_FOLLOW,
+	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_ROUTER,
 	    .kernels = { 3, 3 } },
 	/* the permutation; its backward un-permutes the gradient */
 	[SL_OP_DISPATCH] = { .name = "dispatch", .min_in = 1, .max_in = 1, .n_out = 1,
@@ -955,7 +955,7 @@ const sl_kind_info sl_kinds[SL_OP_KIND_COUNT] = {
 	    .attrs = { ATTR("topk", SL_ATTR_COUNT_INT, topk, .required = true),
 		ATTR("capacity", SL_ATTR_REAL, capacity) },
 	    .summary = N_("tokens[b,s,h] -> [b,E,c,h] in expert order, top-k experts a token; keeps an int32 index per routed token"),
-	    .kernel = SL_KERNEL_GATHER, .tp_rule = SL_TP_FOLLOW,
+	    .kernel = SL_KERNEL_GATHER, .tp_rule = SL_TP_DISPATCH,
 	    .kernels = { 1, 1 } },
 	/* fc1, the activation, fc2 as grouped gemms; backward fc2's input and
 	 * weight gradients, the activation's, fc1's two */
@@ -965,13 +965,13 @@ const sl_kind_info sl_kinds[SL_OP_KIND_COUNT] = {
 	    .summary = N_("grouped MLPs x[b,E,c,h] w1[E,h,f'] w2[E,f,h] (+ biases) -> [b,E,c,h]; keeps x, fc1's output and the activation"),
 	    .attrs = { ATTR("topk", SL_ATTR_COUNT_INT, topk, .required = true),
 		ATTR("gated", SL_ATTR_BOOL, gated) },
-	    .kernel = SL_KERNEL_EXPERTS, .tp_rule = SL_TP_FOLLOW,
+	    .kernel = SL_KERNEL_EXPERTS, .tp_rule = SL_TP_EXPERTS,
 	    .kernels = { 3, 5 } },
 	/* the weighed sum; backward the gradients of y and of the weights */
 	[SL_OP_COMBINE] = { .name = "combine", .min_in = 2, .max_in = 2, .n_out = 1,
 	    .check = check_combine, .bind = bind_combine, .saved_in = { -1, -1 },
 	    .summary = N_("y[b,E,c,h], weights[b,s,k] -> [b,s,h] un-permuted and weighed; keeps both"),
-	    .kernel = SL_KERNEL_GATHER, .tp_rule = SL_TP_FOLLOW,
+	    .kernel = SL_KERNEL_GATHER, .tp_rule = SL_TP_SEQ,
 	    .kernels = { 1, 2 } },
 };
 

@@ -51,8 +51,7 @@ ctx_constrain_type(const sl_pipe_ctx *c, stage_type *t)
 	const sl_graph *g = sp->g;
 	sl_problem *p = t->prob;
 
-	for (int v = 0; v < p->n; v++)
-		memset(p->allowed[v], 1, (size_t)p->k[v]);
+	type_allow_roles(&c->h, t);
 	/* a constraint names one operator; a type whose layers a constraint
 	 * names serves only its own layers (sl_pipe_ctx_eval) */
 	for (int i = 0; i < c->cs.n; i++) {
@@ -150,9 +149,7 @@ sl_pipe_ctx_eval(sl_pipe_ctx *c, const sl_pipe_config *cfg, sl_pipeline *pl,
 	}
 	free(ty);
 	rc = pipeline_eval(&c->h, cfg, pl, err);
-	if (rc == SL_OK)
-		pipeline_megatron(&c->h, cfg, pl);
-	else
+	if (rc != SL_OK)
 		sl_pipeline_free(pl);
 	return rc;
 }

@@ -239,6 +239,7 @@ hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
 	t->prob->ecost = sl_xcalloc(ne ? ne : 1, sizeof *t->prob->ecost);
 	free(ends);
 	type_edges(t, h->o->plain);
+	type_allow_roles(h, t);
 	for (int v = a; v < b; v++) {
 		t->prob->layer[v - a] = g->ops[v].layer;
 		t->prob->pos[v - a] = g->ops[v].pos;
@@ -291,6 +292,63 @@ hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
 	t->snext = se->by_n[n];
 	se->by_n[n] = t;
 	return t;
+}
+
+void
+type_allow_roles(const hyb *h, stage_type *t)
+{
+	const sl_space *sp = t->se->sp;
+	sl_problem *p = t->prob;
+
+	for (int v = 0; v < p->n; v++) {
+		int any = 0;
+		for (int s = 0; s < p->k[v]; s++) {
+			p->allowed[v][s] = !roles_bind(h) || sl_strategy_roles_ok(sp,
+			    v + t->a, &sp->ops[v + t->a].strat[s], t->se->role);
+			any |= p->allowed[v][s];
+		}
+		/* an operator no strategy of which keeps the contract keeps
+		 * them all (the framework's plan says which it takes) */
+		if (!any)
+			memset(p->allowed[v], 1, (size_t)p->k[v]);
+	}
+}
+
+/*
+ * The stage's plan as its framework runs it: the framework's strategy for
+ * each operator (space_fw_choice), whatever the budget; ok when it fits.
+ */
+static const stage_plan *
+type_fw_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k,
+    int64_t cap, sl_error *err)
+{
+	const int *fc = space_fw_choice(h, t->se, err);
+	int n = t->b - t->a;
+	stage_plan p, *out;
+
+	if (fc == NULL)
+		return NULL;
+	memset(&p, 0, sizeof p);
+	p.choice = sl_xmalloc((n ? n : 1) * sizeof(int));
+	memcpy(p.choice, fc + t->a, n * sizeof(int));
+	type_extras(h, t, r);
+	plan_totals(t, space_tab(h, t->se, r), r, p.choice, &p);
+	p.ok = plan_mem(&p, ks, k) <= cap;
+	p.r = r;
+	p.ks = ks;
+	p.k = k;
+	p.cap = cap;
+	if (t->fast[r] == NULL) {
+		t->fast[r] = sl_xmalloc((n ? n : 1) * sizeof(int));
+		memcpy(t->fast[r], p.choice, n * sizeof(int));
+	}
+	if (t->n_plan == t->cap_plan) {
+		t->cap_plan = t->cap_plan ? 2 * t->cap_plan : 8;
+		t->plan = sl_xrealloc(t->plan, t->cap_plan * sizeof *t->plan);
+	}
+	out = &t->plan[t->n_plan++];
+	*out = p;
+	return out;
 }
 
 /* The extras of a stage under r: memory (foreign states) and p2p time. */
@@ -506,6 +564,8 @@ type_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k, int64_t m,
 			h->hits++;
 			return &t->plan[i];
 		}
+	if (h->o->space.recipe.framework != SL_FW_FREE)
+		return type_fw_plan(h, t, r, ks, k, cap, err);
 	tb = space_tab(h, t->se, r);
 	type_extras(h, t, r);
 	memset(&lo, 0, sizeof lo);

@@ -60,6 +60,9 @@
  *   pipe_suggest.c what single change would make a model fit
  *   pipe_export.c  launch arguments and configurations for frameworks
  *   pipe_ctx.c     a pipeline the explorer keeps and evaluates again
+ *   framework.c    what Megatron-LM, torchtitan and DeepSpeed can run: a
+ *                  model's architecture, a plan as each launches it, and
+ *                  their argument and configuration checks
  *   util.c         errors, allocation, atomic files, size parsing
  *
  * Headers beside this one, for the engine's own files: internal.h (gettext,
@@ -423,6 +426,10 @@ typedef struct sl_recipe {
 	int64_t micro_batch;	/* samples per device per micro-step (default 1) */
 	int64_t global_batch;	/* samples per optimizer step; 0: one micro-step */
 	int64_t seq;		/* training sequence length; 0: the model's */
+	/* states of a parameter that is not +z, divided over the ranks that
+	 * hold the same piece of it: 0 none, 1 optimizer states (ZeRO-1,
+	 * Megatron-LM's distributed optimizer), 2 and gradients (ZeRO-2) */
+	int shard_states;
 } sl_recipe;
 
 void sl_recipe_default(sl_recipe *r);
@@ -679,6 +686,23 @@ typedef struct sl_mesh {
 	int n_devices;
 	sl_hw hw;
 } sl_mesh;
+
+#define SL_MAX_TOPO_AXES 4
+
+/*
+ * What an axis carries, a contract on the strategies its operators take
+ * (sl_strategy_roles_ok): dp the batch and ZeRO's sharded states, tp
+ * tensor-parallel splits (anything but the batch), pp the stages, cp the
+ * sequence (attention's K and V passed round its ring).
+ */
+typedef enum sl_axis_role {
+	SL_AXIS_DP,		/* data (and sharded-data) parallel */
+	SL_AXIS_TP,		/* tensor parallel */
+	SL_AXIS_PP,		/* pipeline stages */
+	SL_AXIS_CP,		/* context parallel: the sequence */
+	SL_AXIS_ROLE_COUNT
+} sl_axis_role;
+const char *sl_axis_role_name(sl_axis_role r);	/* "dp", "tp", "pp", "cp" */
 
 int sl_hw_load(const char *name_or_path, sl_hw *hw, sl_error *err);
 /*
@@ -1278,6 +1302,22 @@ typedef struct sl_plan_file {
 	sl_recompute *stage_recompute;
 	char sha256[65];	/* of the model it was made for; "" unknown */
 	int model_ops;		/* operators of that model; -1 unknown */
+	/*
+	 * How a pipeline plan was made, when the file says (older files do
+	 * not: has_setup false): the hardware profile's figures, all the
+	 * devices, the stage sub-mesh as the search saw it (outer x inner)
+	 * with its axes' roles, the whole mesh when --axes named it, the
+	 * options and the global batch.
+	 */
+	bool has_setup;
+	bool has_hw, has_zero;		/* hw and zero are the file's */
+	sl_hw hw;
+	int devices, outer, inner;
+	sl_axis_role role[SL_MAX_AXES];
+	int n_topo, topo_shape[SL_MAX_TOPO_AXES];
+	sl_axis_role topo_role[SL_MAX_TOPO_AXES];
+	bool zero, offload_optimizer;
+	int64_t mem_limit, global_batch;
 	/* where the mesh shape, the ops array, the model's sha256 and operator
 	 * count are written, for messages */
 	int mesh_line, mesh_col, ops_line, ops_col;
@@ -1599,15 +1639,6 @@ char *sl_timeline_trace_json(const sl_space *s, const sl_timeline *tl,
  * other axes (at most SL_MAX_AXES of them) are the sub-mesh each stage's
  * operators are solved on, with the links they have in the whole mesh.
  */
-#define SL_MAX_TOPO_AXES 4
-
-typedef enum sl_axis_role {
-	SL_AXIS_DP,		/* data (and sharded-data) parallel */
-	SL_AXIS_TP,		/* tensor parallel */
-	SL_AXIS_PP,		/* pipeline stages */
-	SL_AXIS_ROLE_COUNT
-} sl_axis_role;
-const char *sl_axis_role_name(sl_axis_role r);	/* "dp", "tp", "pp" */
 
 typedef struct sl_topo {
 	int n_axes;
@@ -1688,12 +1719,6 @@ typedef struct sl_pipe_stage {
 	int64_t compute_ns, comm_ns;	/* parts of micro_ns (comm incl. p2p) */
 	int64_t p2p_ns;			/* sends to the neighbouring stages */
 	int64_t sync_ns;		/* gradient sync once per step */
-	/* the nearest plan a framework expresses at the launch's degrees
-	 * (Megatron-LM's layout when launch_tp > 1, plain data parallel
-	 * otherwise): its time, its device's memory, and whether it is ours */
-	int64_t megatron_ns;		/* -1 none */
-	int64_t megatron_mem;
-	bool expressible;
 } sl_pipe_stage;
 
 /* Per device (pipeline rank). */
@@ -1738,6 +1763,9 @@ typedef struct sl_pipeline {
 		bool megatron;		/* ranks as Megatron-LM orders them */
 		char why[200];		/* why not, when not */
 	} moe;
+	/* what each axis of the stage sub-mesh carries (its contract) */
+	sl_axis_role role[SL_MAX_AXES];
+	int outer, inner;		/* the configuration's sub-mesh (sl_pipe_config) */
 } sl_pipeline;
 void sl_pipeline_free(sl_pipeline *pl);
 
@@ -1765,10 +1793,18 @@ typedef struct sl_hybrid_opts {
 	int slack;			/* stage sizes searched: even split +- slack
 					 * layers; < 0: every partition */
 	int64_t offload_optimizer;	/* nonzero: optimizer states in host memory */
+	/* a mixture's experts under a framework: split by expert over the
+	 * data- and context-parallel axes (SL_EP_DATA), over the
+	 * tensor-parallel ones (SL_EP_TENSOR: expert tensor parallel 1), both
+	 * or neither; -1 (the default): each searched, the fastest kept */
+	int ep_axes;
 	int64_t model_seq;		/* the model's sequence (for suggestions) */
 	/* a fixed mesh (--mesh 4x2x8 --axes pp,dp,tp): its pp axis, sub-mesh
 	 * and links replace the searched ones; NULL: searched */
 	const sl_topo *topo;
+	/* what the user named, recorded in plan files (NULL: the model's
+	 * and the profile's names) */
+	const char *model_source, *hw_source;
 	/* true: every operator and layer of a stage costed and solved on its
 	 * own, nothing shared between equal layers, and every stage's problem
 	 * built at its own layers (the same answer, slower; for checks) */
@@ -1779,6 +1815,7 @@ typedef struct sl_hybrid_opts {
 	bool no_stage_bound;
 } sl_hybrid_opts;
 void sl_hybrid_opts_default(sl_hybrid_opts *o);
+enum { SL_EP_DATA = 1, SL_EP_TENSOR = 2 };
 
 /* One point of the memory / step-time frontier. */
 typedef struct sl_hybrid_point {
@@ -1802,6 +1839,9 @@ typedef struct sl_hybrid_result {
 	/* of those, set aside after the fitting plans of their first stages
 	 * (the others before any stage was planned) */
 	int64_t pruned_stages;
+	/* configurations the framework cannot run, and the first one's rule */
+	int64_t pruned_framework;
+	char framework_why[256];
 	/* the least memory any configuration reached (when nothing fits) */
 	sl_pipeline least;
 	bool have_least;
@@ -1860,15 +1900,6 @@ void sl_moe_layout_add(const sl_space *sp, int op, int strat,
     sl_moe_layout *l);
 void sl_moe_layout_finish(const sl_mesh *m, sl_moe_layout *l);
 
-/* Launch descriptions of a pipeline: malloc'd text, NULL with err. */
-typedef enum sl_export_kind {
-	SL_EXPORT_MEGATRON, SL_EXPORT_DEEPSPEED, SL_EXPORT_DTENSOR,
-	SL_EXPORT_JSON, SL_EXPORT_COUNT
-} sl_export_kind;
-int sl_export_from_name(const char *s);
-char *sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
-    sl_export_kind k, sl_error *err);
-
 /*
  * A pipeline evaluated again and again (the explorer): sl_pipeline_eval
  * with the graphs, spaces and stage plans of earlier calls kept, and pins
@@ -1882,6 +1913,140 @@ void sl_pipe_ctx_free(sl_pipe_ctx *c);
 void sl_pipe_ctx_constrain(sl_pipe_ctx *c, const sl_constraints *cs);
 int sl_pipe_ctx_eval(sl_pipe_ctx *c, const sl_pipe_config *cfg,
     sl_pipeline *pl, int *skipped, sl_error *err);
+
+/* ------------------------------------------------------------ frameworks */
+/* (framework.c) */
+
+/*
+ * A model as the frameworks' model arguments describe it, read back from
+ * the structure of a graph that shardlab gen builds (GPT pre-LN with tied
+ * embeddings, BERT post-LN, LLaMA with RMSNorm, SwiGLU, RoPE and untied
+ * output).
+ */
+typedef struct sl_arch {
+	sl_family family;
+	int layers;
+	int64_t hidden, heads, kv_heads, ffn, vocab;
+	int64_t seq;			/* the graph's sequence */
+	bool tied;			/* the output layer reads the embedding table */
+	bool bias;			/* the linear layers have biases */
+	double dropout;			/* attention and hidden dropout */
+	/* the mixture's experts and latent attention (experts 0, kv_lora
+	 * 0: none); ffn is a dense layer's, or the experts' when every
+	 * layer is a mixture */
+	sl_moe_arch moe;
+} sl_arch;
+/* SL_EINPUT (err says why) for a graph of another form. */
+int sl_arch_of(const sl_graph *g, sl_arch *a, sl_error *err);
+
+/*
+ * A plan as a framework launches it.  Stage j is chunk j / pp of pipeline
+ * rank j % pp, as in sl_pipeline.
+ */
+typedef struct sl_layout {
+	sl_framework framework;
+	int world;			/* devices */
+	int pp, vpp, dp, cp, tp;	/* vpp: chunks per pipeline rank (1 none) */
+	sl_schedule schedule;
+	int n_stages;			/* pp x vpp */
+	const int *stage_layers;	/* per stage; NULL: not yet known */
+	const sl_recompute *stage_recompute;	/* per stage; NULL: none */
+	int64_t micro_batch;		/* samples per data-parallel rank and micro-batch */
+	int64_t micro_batches;		/* per optimizer step */
+	int64_t global_batch;		/* micro_batch x dp x micro_batches */
+	int64_t seq;			/* 0: the model's */
+	sl_precision precision;
+	/* state sharding over data parallel: 0 none, 1 optimizer states
+	 * (Megatron-LM's distributed optimizer, ZeRO-1), 2 and gradients,
+	 * 3 and parameters (ZeRO-3, FSDP) */
+	int zero;
+	bool offload_optimizer;		/* optimizer states in host memory */
+	/* a mixture's experts: expert parallel (ranks of data x context
+	 * parallel, and of tensor parallel when etp is 1) and expert tensor
+	 * parallel degrees, 1 and 1 without; the token dispatcher gathers
+	 * every token of the group (allgather) or sends them all-to-all */
+	int ep, etp;
+	bool allgather;
+} sl_layout;
+/*
+ * Whether the layout's framework accepts it, by its own argument and
+ * configuration checks (framework.c names each file); why (may be NULL)
+ * gets the rule it breaks.  a may be NULL: the model's rules are skipped.
+ * The free framework accepts everything.
+ */
+bool sl_layout_check(const sl_layout *l, const sl_arch *a, char *why, size_t len);
+/*
+ * A pipeline as its framework launches it (pipe_export.c): layers and rec are
+ * pl->n_stages long and become l's stage arrays.  Tensor parallel is
+ * pl->launch_tp, context parallel pl->launch_cp, the rest of the stage
+ * sub-mesh data parallel; parameters sharded (+z) are ZeRO-3, else
+ * o->space.recipe.shard_states.
+ */
+int sl_pipeline_layout(const sl_pipeline *pl, const sl_hybrid_opts *o,
+    sl_layout *l, int *layers, sl_recompute *rec, sl_error *err);
+
+/* Launch descriptions of a pipeline (pipe_export.c): malloc'd text, NULL with
+ * err.  Each but json launches with one framework and refuses a plan
+ * made for another, or one its framework rejects. */
+typedef enum sl_export_kind {
+	SL_EXPORT_MEGATRON,	/* a torchrun ... pretrain_gpt.py command */
+	SL_EXPORT_DEEPSPEED,	/* a DeepSpeed configuration */
+	SL_EXPORT_DTENSOR,	/* a PyTorch DTensor / FSDP2 script */
+	SL_EXPORT_JSON,		/* the plan ("shardlab-pipeline") */
+	SL_EXPORT_TORCHTITAN,	/* a torchtitan job configuration (TOML) */
+	SL_EXPORT_COUNT
+} sl_export_kind;
+int sl_export_from_name(const char *s);
+const char *sl_export_name(sl_export_kind k);
+/* The framework an export launches with (free: json, any). */
+sl_framework sl_export_framework(sl_export_kind k);
+char *sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
+    sl_export_kind k, sl_error *err);
+
+/*
+ * Whether strategy st of operator op keeps the contract of the axes' roles
+ * (baseline.c): on a dp axis the batch or nothing, on a tp axis anything
+ * but the batch, on a cp axis the sequence or nothing (the experts of a
+ * mixture may split by expert on either: Megatron-LM's expert parallelism
+ * takes its ranks from data and context parallelism); ZeRO's sharded
+ * states (+z) over dp and cp axes only.
+ */
+bool sl_strategy_roles_ok(const sl_space *s, int op, const sl_strategy *st,
+    const sl_axis_role *role);
+/*
+ * The plan framework fw runs on the space (baseline.c), one strategy per
+ * operator: on a tp axis Megatron-LM's tensor parallelism with sequence
+ * parallelism (torchtitan's plan is the same split: column-parallel q, k,
+ * v and first feed-forward matmuls, row-parallel output projections,
+ * heads, vocabulary-parallel embedding, output and loss, norms on the
+ * sequence), on a dp axis the batch, on a cp axis the sequence; parameters
+ * sharded (+z) where shard_params.  A mixture's experts, as Megatron-LM
+ * runs them: the router and its gate on the sequence of a tp axis; on the
+ * axes of ep_axes (a bit per axis) the experts split by expert, the
+ * dispatcher and combine keeping their tokens' split (the all-to-all
+ * dispatcher); on a tp axis outside ep_axes the experts split by their
+ * width (expert tensor parallel), the tokens gathered before them and
+ * reduce-scattered after.  SL_EINPUT, why naming the operator, when an
+ * operator has no such strategy.
+ */
+int sl_framework_choice(const sl_space *s, const sl_axis_role *role,
+    unsigned ep_axes, bool shard_params, int *choice, char *why, size_t len);
+
+/*
+ * The search's options (plan.c) and the pipeline of a pipeline plan file that
+ * records how it was made (has_setup): hardware, devices, recipe, options,
+ * batch, and (when it was named) the whole mesh into *topo; then its
+ * stages into c, whose layers and recompute point into pf.  The model
+ * (o->model) is the caller's to set.  SL_EINPUT for a file that does not
+ * say.
+ */
+int sl_plan_pipe_setup(const sl_plan_file *pf, sl_hybrid_opts *o, sl_topo *topo,
+    sl_pipe_config *c, sl_error *err);
+
+/* The precision a framework trains in unless told: megatron for
+ * Megatron-LM (--bf16 with fp32 main gradients), amp for torchtitan (bf16
+ * compute over fp32 parameters), bf16 otherwise. */
+sl_precision sl_framework_precision(sl_framework f);
 
 #ifdef __cplusplus
 }

@@ -569,13 +569,14 @@ kept_item(sl_mem_item *it, int opi, sl_item_what what, sl_buf_kind kind,
 
 /*
  * A parameter's states, one item per category with what each byte of it
- * is (recipe.c).  The gradient is created by the first weight gradient that
+ * is (recipe.c), of e elements (gradients e_grads and optimizer states
+ * e_optim, where ZeRO-1 or 2 shards them).  The gradient is created by the first weight gradient that
  * reaches it (a shared weight has several) and held until the optimizer
  * step, unless the step keeps its gradients throughout (sp->grads_persist).
  */
 static void
 state_items(const sl_space *sp, int opi, int slot, int tensor, int64_t e,
-    int64_t full, item_fn fn, void *ctx)
+    int64_t e_grads, int64_t e_optim, int64_t full, item_fn fn, void *ctx)
 {
 	const sl_recipe *r = &sp->opts.recipe;
 	sl_mem_item it;
@@ -595,7 +596,8 @@ state_items(const sl_space *sp, int opi, int slot, int tensor, int64_t e,
 				it.parts[p] = (uint8_t)n;
 				bpe += n;
 			}
-		emit(fn, ctx, &it, bpe, e, full);
+		emit(fn, ctx, &it, bpe, c == SL_CAT_GRADS ? e_grads :
+		    c == SL_CAT_OPTIM ? e_optim : e, full);
 	}
 }
 
@@ -628,11 +630,23 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 
 		if (sp->owner[op->in[i]] == opi) {
 			/* Weight, gradient and optimizer states (recipe.c). */
+			uint8_t rep = st->spec[i].zero ? 0 :
+			    sl_grad_axes(so->bind, st, i, op->n_in);
 			e = sl_local_elems(m, &st->spec[i], t, coord);
 			if (st->spec[i].zero)
 				e = sl_piece(e, sl_axes_parts(m, st->spec[i].zero),
 				    sl_axes_index(m, st->spec[i].zero, coord));
-			state_items(sp, opi, i, op->in[i], e, full, fn, ctx);
+			{
+				/* ZeRO-1 and 2 (Megatron-LM's distributed
+				 * optimizer, DeepSpeed): the ranks that hold the
+				 * same piece keep a share each of its optimizer
+				 * states (and gradients) */
+				int64_t es = rep == 0 ? e : sl_piece(e,
+				    sl_axes_parts(m, rep), sl_axes_index(m, rep, coord));
+				int ss = sp->opts.recipe.shard_states;
+				state_items(sp, opi, i, op->in[i], e, ss >= 2 ? es : e,
+				    ss >= 1 ? es : e, full, fn, ctx);
+			}
 		}
 		if (t->role == SL_ROLE_PARAMETER) {
 			/* Autocast keeps the bf16 copy of a matmul's weight for

@@ -341,7 +341,7 @@ gcd(int a, int b)
  * The next pipeline degree in direction d that divides the devices and
  * leaves each stage a layer; the sub-mesh keeps its inner axis where it
  * divides, the batch stays, and there are at least as many micro-batches as
- * stages where the batch allows.
+ * stages where the batch allows, each splitting over the outer axis.
  */
 static bool
 st_degree(struct ui_st *t, int d)
@@ -367,7 +367,15 @@ st_degree(struct ui_st *t, int d)
 	free(prev);
 	if (t->micro_batches < p)
 		for (int64_t m = p; m <= total; m++)
-			if (total % m == 0) {
+			if (total % m == 0 && (total / m) % t->outer == 0) {
+				t->micro_batches = m;
+				t->graph_batch = total / m;
+				break;
+			}
+	/* a micro-batch splits over the data-parallel outer axis */
+	if (t->graph_batch % t->outer != 0)
+		for (int64_t m = t->micro_batches; m >= 1; m--)
+			if (total % m == 0 && (total / m) % t->outer == 0) {
 				t->micro_batches = m;
 				t->graph_batch = total / m;
 				break;

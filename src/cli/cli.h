@@ -66,6 +66,9 @@ typedef struct cli_opts {
 	int n_axes, shape[SL_MAX_AXES];	/* --mesh AxB | --devices N (default 4) */
 	const char *mesh_arg;		/* --mesh/--devices as given */
 	const char *hw;			/* --hw (default h100-nvlink) */
+	/* a plan file's hardware figures, used instead of loading hw
+	 * (cli_plan_apply); NULL: load it */
+	const sl_hw *hw_figures;
 	bool no_zero;			/* --no-zero: no ZeRO-3/OSDP variants */
 	/* what the solver is asked */
 	double alpha;			/* --alpha (default 0) */
@@ -87,7 +90,8 @@ typedef struct cli_opts {
 	sl_schedule schedule;		/* --schedule (default 1f1b) */
 	int virt, pp, tp, slack;	/* --virtual-stages, --pp, --tp, --slack */
 	bool offload;			/* --offload-optimizer */
-	const char *export_kind;	/* --export megatron|deepspeed|dtensor|json */
+	int expert_axes;		/* --expert-axes: SL_EP_* bits, -1 searched */
+	const char *export_kind;	/* --export megatron|deepspeed|torchtitan|dtensor|json */
 	/* outputs */
 	const char *json;		/* --json FILE|- */
 	const char *output;		/* -o FILE */
@@ -212,6 +216,11 @@ const char *cli_error_words(const sl_error *err, char *buf, size_t len);
 int cli_no_plan(const sl_solution *sol, double time_limit);
 /* Warns on stderr when the plan's model changed since it was made. */
 void cli_plan_warn(const sl_plan_file *pf, const sl_graph *g);
+
+/* ---- planfile.c: a plan reopened takes how it was made from its file
+ * (mesh, hardware, alpha, micro-batch, recipe, options) into o; a flag
+ * given that contradicts it is an error naming both. */
+int cli_plan_apply(cli_opts *o, const sl_plan_file *pf, sl_error *err);
 
 /* ---- tmpfile.c: an empty temporary file named shardlab-WHAT-XXXXXX in
  * $TMPDIR (or /tmp). */

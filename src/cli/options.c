@@ -62,10 +62,29 @@ parse_export(const struct cli_option *opt, const char *arg, cli_opts *o,
 	(void)opt;
 	if (sl_export_from_name(arg) < 0)
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-		    _("--export: expected megatron, deepspeed, dtensor or json, got '%s'"),
+		    _("--export: expected megatron, deepspeed, torchtitan, dtensor or json, got '%s'"),
 		    sl_esc(arg));
 	o->export_kind = arg;
 	return SL_OK;
+}
+
+/* --expert-axes none|dp|tp|dp,tp (SL_EP_* bits). */
+static int
+parse_expert_axes(const struct cli_option *opt, const char *arg, cli_opts *o,
+    sl_error *err)
+{
+	static const char *const names[] = { "none", "dp", "tp", "dp,tp" };
+
+	(void)opt;
+	for (int i = 0; i < 4; i++)
+		if (strcmp(arg, names[i]) == 0 ||
+		    (i == 3 && strcmp(arg, "tp,dp") == 0)) {
+			o->expert_axes = i;
+			return SL_OK;
+		}
+	return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+	    _("--expert-axes: expected none, dp, tp or dp,tp, got '%s'"),
+	    sl_esc(arg));
 }
 
 /*
@@ -204,7 +223,7 @@ const struct cli_option cli_options[] = {
 	{ .name = "precision", .arg = CLI_CHOICE, .choices = "bf16|megatron|amp|fp32",
 	  .from_name = sl_precision_from_name, CLI_FIELD(recipe.precision),
 	  .cmds = C_RECIPE,
-	  .help = N_("the mixed-precision recipe (default bf16)") },
+	  .help = N_("the mixed-precision recipe (default bf16; plan: the framework's)") },
 	{ .name = "recompute", .arg = CLI_CHOICE, .choices = "none|selective|full|auto",
 	  .from_name = sl_recompute_from_name, CLI_FIELD(recipe.recompute),
 	  .cmds = C_RECIPE,
@@ -213,11 +232,11 @@ const struct cli_option cli_options[] = {
 	  .choices = "megatron|torchtitan|deepspeed|free",
 	  .from_name = sl_framework_from_name, CLI_FIELD(recipe.framework),
 	  .cmds = CLI_C_PLAN,
-	  .help = N_("the framework the plan is for (default megatron; free: any per-operator plan)") },
+	  .help = N_("the framework that runs the plan (default megatron, or --export's; free: any per-operator plan)") },
 	/* the hybrid search (plan) */
 	{ .name = "axes", .arg = CLI_TEXT, .metavar = N_("pp,dp,tp"),
 	  CLI_FIELD(axes), .cmds = CLI_C_PLAN,
-	  .help = N_("what each axis of --mesh does, outer first") },
+	  .help = N_("what each axis of --mesh carries (pp, dp, tp, cp), outer first") },
 	{ .name = "pp", .arg = CLI_INT, .metavar = N_("P"),
 	  .lo = 1, .hi = 65536, CLI_FIELD(pp), .cmds = CLI_C_PLAN,
 	  .help = N_("fix the pipeline degree") },
@@ -236,10 +255,13 @@ const struct cli_option cli_options[] = {
 	{ .name = "offload-optimizer", .arg = CLI_FLAG, CLI_FIELD(offload),
 	  .cmds = CLI_C_PLAN,
 	  .help = N_("keep the optimizer states in host memory") },
+	{ .name = "expert-axes", .arg = CLI_CUSTOM, .metavar = "none|dp|tp|dp,tp",
+	  .parse = parse_expert_axes, CLI_FIELD(expert_axes), .cmds = CLI_C_PLAN,
+	  .help = N_("where a mixture's experts split by expert: the data- and context-parallel axes, the tensor-parallel ones (expert tensor parallel 1), both or none (default each searched)") },
 	{ .name = "export", .arg = CLI_CUSTOM,
-	  .metavar = "megatron|deepspeed|dtensor|json", .parse = parse_export,
+	  .metavar = "megatron|deepspeed|torchtitan|dtensor|json", .parse = parse_export,
 	  CLI_FIELD(export_kind), .cmds = CLI_C_PLAN,
-	  .help = N_("write the launch for a framework (to -o FILE, or standard output)") },
+	  .help = N_("write the launch of the plan for its framework (to -o FILE, or standard output)") },
 	/* outputs */
 	{ .name = "json", .arg = CLI_TEXT, .metavar = N_("FILE|-"), CLI_FIELD(json),
 	  .cmds = CLI_C_SOLVE | CLI_C_SWEEP | CLI_C_COMPARE | CLI_C_PLAN |
@@ -852,6 +874,7 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 	o->layer = -1;
 	o->slack = 1;
 	o->schedule = SL_SCHED_1F1B;
+	o->expert_axes = -1;
 	opts_build();
 	optind = 0;
 	opterr = 0;

@@ -56,7 +56,9 @@ cli_open(const cli_opts *o, bool allow_default, cli_session *s, sl_error *err)
 		s->prob = sl_iopddl_load(arg, err);
 		return s->prob ? SL_OK : err->code;
 	}
-	if ((rc = sl_hw_load(o->hw, &hw, err)) != SL_OK)
+	if (o->hw_figures != NULL)
+		hw = *o->hw_figures;
+	else if ((rc = sl_hw_load(o->hw, &hw, err)) != SL_OK)
 		return rc;
 	if (o->n_axes == 0)
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
