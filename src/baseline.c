@@ -424,25 +424,43 @@ has_role(const sl_space *s, int op, sl_loop_role role)
 }
 
 /*
- * Whether op's output is read by a mixture's router (tp rule SL_TP_ROUTER):
- * Megatron-LM keeps the router's weight whole on every tensor-parallel
- * rank, applied to the rank's tokens (megatron/core/transformer/moe/
- * router.py, TopKRouter's weight).
+ * Whether every reader of op's output takes it whole over a tensor-parallel
+ * axis: the router (tp rule SL_TP_ROUTER), a norm, or an attention input
+ * without heads (latent attention's shared rope key).  Megatron-LM keeps
+ * such a matmul's weight whole on every rank, applied to the rank's tokens
+ * (parallel_mode "duplicated"): the router's gate (megatron/core/
+ * transformer/moe/router.py, TopKRouter) and latent attention's down
+ * projections, whose latents it gathers before their norms
+ * (megatron/core/transformer/multi_latent_attention.py, linear_q_down_proj
+ * and linear_kv_down_proj).
  */
 static bool
-feeds_router(const sl_graph *g, int op)
+feeds_whole(const sl_space *s, int op)
 {
+	const sl_graph *g = s->g;
 	const sl_op *o = &g->ops[op];
+	int n = 0;
 
 	if (o->layer < 0 || o->n_out < 1)
 		return false;
 	for (int v = op + 1; v < g->layers[o->layer].first_op +
 	    g->layers[o->layer].n_ops && v < g->n_ops; v++)
-		for (int i = 0; i < g->ops[v].n_in; i++)
-			if (g->ops[v].in[i] == o->out[0] &&
-			    sl_kinds[g->ops[v].kind].tp_rule == SL_TP_ROUTER)
-				return true;
-	return false;
+		for (int i = 0; i < g->ops[v].n_in; i++) {
+			sl_tp_rule r = sl_kinds[g->ops[v].kind].tp_rule;
+			const sl_binding *b = s->ops[v].bind;
+			bool heads = false;
+
+			if (g->ops[v].in[i] != o->out[0])
+				continue;
+			for (int d = 0; d < g->tensors[o->out[0]].rank; d++)
+				heads |= b->map[i][d] >= 0 &&
+				    b->role[b->map[i][d]] == SL_LOOP_HEAD;
+			if (r != SL_TP_ROUTER && r != SL_TP_SEQ &&
+			    (r != SL_TP_HEAD || heads))
+				return false;
+			n++;
+		}
+	return n > 0;
 }
 
 /*
@@ -454,8 +472,9 @@ feeds_router(const sl_graph *g, int op)
  * input's split; norms, and anything fed by a replicated or partial tensor,
  * are replicated, or split on the sequence with sequence parallelism.
  *
- * A mixture's experts (megatron/core/transformer/moe/token_dispatcher.py,
- * MoEAlltoAllTokenDispatcher): the router and its gate on the rank's
+ * A matmul whose readers take its output whole keeps its weight whole
+ * (feeds_whole).  A mixture's experts (megatron/core/transformer/moe/
+ * token_dispatcher.py, MoEAlltoAllTokenDispatcher): the router and its gate on the rank's
  * tokens; with expert parallelism over the axis (ep), the tokens stay
  * split through dispatch and combine and the experts split by expert;
  * without (expert tensor parallel, the default of
@@ -485,7 +504,7 @@ megatron_role(const sl_space *s, const int *choice, int op, int tp, bool sp,
 	case SL_TP_HEAD:
 		return SL_LOOP_HEAD;
 	case SL_TP_ROW_OR_COL:
-		if (feeds_router(s->g, op))
+		if (feeds_whole(s, op))
 			return seq;
 		return in_role == SL_LOOP_ROW ? SL_LOOP_ROW : SL_LOOP_COL;
 	case SL_TP_HEAD_OR_INPUT:
