@@ -372,6 +372,87 @@ test_moe_explain(void **state)
 	sl_graph_free(g);
 }
 
+/*
+ * The experts as Megatron-LM runs them (sl_framework_choice), on a 4 x 2
+ * mesh of roles dp, tp: the router and its gate on the rank's tokens; with
+ * the experts' axes (ep_axes) they split by expert and the tokens keep
+ * their split (all-to-all), else by width over tp, the tokens gathered
+ * before dispatch and reduce-scattered by combine.  The layout read back
+ * (moe.c) gives the degrees Megatron-LM is told, and its rules refuse
+ * experts that do not divide.
+ */
+static void
+test_moe_framework(void **state)
+{
+	static const sl_axis_role role[2] = { SL_AXIS_DP, SL_AXIS_TP };
+	static const struct {
+		unsigned ep;
+		const char *dispatch, *experts;
+		int want_ep, want_etp;
+	} rows[] = {
+		{ 0, "dp0", "dp0.col1", 1, 2 },
+		{ 1, "dp0", "exp0.col1", 4, 2 },
+		{ 2, "dp0.seq1", "dp0.exp1", 2, 1 },
+	};
+	sl_graph *g = moe_graph(0);
+	sl_space *s = moe_space(g, 2, 4, 2);
+	int *c = calloc(g->n_ops, sizeof *c);
+	char why[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		sl_moe_layout l;
+		sl_layout lay;
+		sl_arch a;
+
+		assert_int_equal(sl_framework_choice(s, role, rows[i].ep, false, c,
+		    why, sizeof why), SL_OK);
+		assert_string_equal(s->ops[op_of(s, "layer0.moe_gate")].strat[
+		    c[op_of(s, "layer0.moe_gate")]].name, "dp0.seq1");
+		assert_string_equal(s->ops[op_of(s, "layer0.router")].strat[
+		    c[op_of(s, "layer0.router")]].name, "dp0.seq1");
+		assert_string_equal(s->ops[op_of(s, "layer0.dispatch")].strat[
+		    c[op_of(s, "layer0.dispatch")]].name, rows[i].dispatch);
+		assert_string_equal(s->ops[op_of(s, "layer0.experts")].strat[
+		    c[op_of(s, "layer0.experts")]].name, rows[i].experts);
+		assert_string_equal(s->ops[op_of(s, "layer0.combine")].strat[
+		    c[op_of(s, "layer0.combine")]].name, "dp0.seq1");
+		for (int v = 0; v < g->n_ops; v++)
+			assert_true(sl_strategy_roles_ok(s, v, &s->ops[v].strat[c[v]], role));
+		sl_moe_layout_init(&l);
+		for (int v = 0; v < g->n_ops; v++)
+			sl_moe_layout_add(s, v, c[v], &l);
+		sl_moe_layout_finish(&s->mesh, &l);
+		assert_int_equal(l.ep, rows[i].want_ep);
+		assert_int_equal(l.etp, rows[i].want_etp);
+		assert_false(l.allgather);
+		assert_true(l.megatron);
+		/* Megatron-LM accepts it, and refuses 4 experts over 3 */
+		assert_int_equal(sl_arch_of(g, &a, NULL), SL_OK);
+		assert_int_equal(a.moe.experts, 4);
+		memset(&lay, 0, sizeof lay);
+		lay.framework = SL_FW_MEGATRON;
+		lay.world = 8;
+		lay.pp = lay.vpp = lay.cp = 1;
+		lay.tp = 2;
+		lay.dp = 4;
+		lay.n_stages = 1;
+		lay.micro_batch = 1;
+		lay.micro_batches = 1;
+		lay.global_batch = 4;
+		lay.precision = SL_PREC_MEGATRON;
+		lay.ep = l.ep;
+		lay.etp = l.etp;
+		assert_true(sl_layout_check(&lay, &a, why, sizeof why));
+		lay.ep = 3;
+		assert_false(sl_layout_check(&lay, &a, why, sizeof why));
+		assert_string_equal(why, "4 experts are not a multiple of expert parallel 3");
+	}
+	free(c);
+	sl_space_free(s);
+	sl_graph_free(g);
+}
+
 int
 main(void)
 {
@@ -383,6 +464,7 @@ main(void)
 		cmocka_unit_test(test_moe_flops),
 		cmocka_unit_test(test_moe_launch),
 		cmocka_unit_test(test_moe_explain),
+		cmocka_unit_test(test_moe_framework),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
