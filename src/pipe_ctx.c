@@ -80,9 +80,7 @@ void
 sl_pipe_ctx_constrain(sl_pipe_ctx *c, const sl_constraints *cs)
 {
 	sl_constraints_free(&c->cs);
-	memset(&c->cs, 0, sizeof c->cs);
-	for (int i = 0; cs != NULL && i < cs->n; i++)
-		sl_constraints_add(&c->cs, cs->c[i].op, cs->c[i].strategy, cs->c[i].pin);
+	sl_constraints_copy(&c->cs, cs);
 	/* every type is constrained again when next used (a type constrained
 	 * before and not used now keeps stale allowed sets until then) */
 	c->n_done = 0;

@@ -268,7 +268,7 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 		st->compute_ns = sp->compute;
 		st->comm_ns = sl_add_sat(sp->comm, sp->p2p);
 		st->p2p_ns = sp->p2p;
-		st->micro_ns = plan_micro(sp);
+		st->micro_ns = stage_plan_micro(sp);
 		st->sync_ns = sp->sync;
 		pl->dev[d].states = sl_add_sat(pl->dev[d].states, sl_mem_total(&st->states));
 		pl->dev[d].micro_ns = sl_add_sat(pl->dev[d].micro_ns, st->micro_ns);

@@ -207,11 +207,11 @@ stage_type *hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
 void type_extras(const hyb *h, stage_type *t, int r);
 /* Allows the strategies the axes' roles admit (all when they bind none). */
 void type_allow_roles(const hyb *h, stage_type *t);
-void plan_totals(const stage_type *t, const stage_tab *tb, int r, const int *c,
-    stage_plan *sp);
+void stage_plan_totals(const stage_type *t, const stage_tab *tb, int r,
+    const int *c, stage_plan *sp);
 /* Memory with ks states and k acts; time of one micro-batch. */
-int64_t plan_mem(const stage_plan *p, int64_t ks, int64_t k);
-int64_t plan_micro(const stage_plan *p);
+int64_t stage_plan_mem(const stage_plan *p, int64_t ks, int64_t k);
+int64_t stage_plan_micro(const stage_plan *p);
 const stage_plan *type_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k,
     int64_t m, int64_t cap, sl_error *err);
 

@@ -94,23 +94,24 @@ cfg_item(hyb *h, cfg *c, int j, int u, int n, item *out, sl_error *err)
 			const stage_plan *f = type_plan(h, ty, r, 1, 1, c->m, INT64_MAX / 4, err);
 			if (f == NULL)
 				return err->code ? err->code : SL_EINTERNAL;
-			if (sl_add_sat(sl_mul_sat(c->m, plan_micro(f)), f->sync) >=
+			if (sl_add_sat(sl_mul_sat(c->m, stage_plan_micro(f)), f->sync) >=
 			    sl_add_sat(sl_mul_sat(c->m, out->t), out->sync))
 				continue;
 		}
 		sp = type_plan(h, ty, r, ks, k, c->m, cap, err);
 		if (sp == NULL)
 			return err->code ? err->code : SL_EINTERNAL;
-		t = plan_micro(sp);
+		t = stage_plan_micro(sp);
 		key = sl_add_sat(sl_mul_sat(c->m, t), sp->sync);
 		best = sl_add_sat(sl_mul_sat(c->m, out->t), out->sync);
 		if ((sp->ok && !out->ok) || (sp->ok == out->ok &&
-		    (r == r0 || (sp->ok ? key < best : plan_mem(sp, ks, k) < out->mem)))) {
+		    (r == r0 || (sp->ok ? key < best :
+		    stage_plan_mem(sp, ks, k) < out->mem)))) {
 			out->ok = sp->ok;
 			out->r = r;
 			out->t = t;
 			out->sync = sp->sync;
-			out->mem = plan_mem(sp, ks, k);
+			out->mem = stage_plan_mem(sp, ks, k);
 		}
 		/* the fastest plan fits: recomputing more cannot be faster */
 		if (sp->ok && sp->choice != NULL &&
@@ -675,8 +676,8 @@ fastest_of(hyb *h, cfg *c, int n, int r, int64_t *out, sl_error *err)
 			/* infinite memory: the fastest plan */
 			if ((sp = type_plan(h, ty, r, 1, 1, c->m, INT64_MAX / 4, err)) == NULL)
 				return err->code ? err->code : SL_EINTERNAL;
-			if (plan_micro(sp) < best)
-				best = plan_micro(sp);
+			if (stage_plan_micro(sp) < best)
+				best = stage_plan_micro(sp);
 		}
 	}
 	*out = best;
@@ -1061,7 +1062,9 @@ result_join(sl_hybrid_result *r, sl_hybrid_result *r1)
 	}
 	r->front = sl_xrealloc(r->front, (size_t)(r->n_front + r1->n_front + 1) *
 	    sizeof *r->front);
-	memcpy(r->front + r->n_front, r1->front, (size_t)r1->n_front * sizeof *r1->front);
+	if (r1->n_front > 0)
+		memcpy(r->front + r->n_front, r1->front,
+		    (size_t)r1->n_front * sizeof *r1->front);
 	r->n_front += r1->n_front;
 	front_prune(r);
 	r->configs += r1->configs;

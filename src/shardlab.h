@@ -20,6 +20,8 @@
  *   space.c        strategy enumeration and the cost model
  *   compute.c      compute time of an operator's shard (FLOPs, bytes, profile)
  *   recompute.c    recomputation chosen per layer (--recompute auto)
+ *   fit.c          plans under a memory limit: the one search every caller
+ *                  of "plan this under M bytes" runs
  *   problem.c      the solvers' pairwise min-sum problem, pins and forbids
  *   solve_ilp.c    GLPK integer program (per-edge marginal formulation)
  *   solve_dp.c     exact elimination / folded-layer DP
@@ -27,12 +29,20 @@
  *   solve_anytime.c  the anytime solver for graphs with a memory usage
  *                  limit over liveness intervals (IOPDDL problems, graphs
  *                  that do not fold): a plan early, improved until the
- *                  time limit, with a lower bound (doc/anytime.md)
- *   reduce.c       exact reductions before a search: dominated strategies,
- *                  contracted leaves and chains, identical subgraphs
+ *                  time limit, with a lower bound (doc/anytime.md); its
+ *                  parts (anytime.h has their map):
+ *   anytime_state.c  the search's state: the load over time, a move's cost
+ *   anytime_moves.c  moves under the limit, the repair, exchanges
+ *   anytime_windows.c  windows re-solved exactly, forest moves, the tree DP
+ *   anytime_price.c  the limit priced: Lagrangian bound, rounds, TRW-S
+ *   anytime_portfolio.c  searches side by side
+ *   reduce.c       exact reductions before a search: one-to-one edges
+ *                  merged, dominated strategies, contracted leaves and
+ *                  chains, identical subgraphs
  *   trws.c         tree-reweighted message passing (TRW-S): the anytime
  *                  solver's lower bounds and priced plans
- *   solve.c        solver dispatch (auto|dp|ilp|brute|anytime)
+ *   solve.c        the solver run (one clock, deadline and cancel for
+ *                  every solver) and dispatch (auto|dp|ilp|brute|anytime)
  *   iopddl.c       IOPDDL contest problems: load (plain or gzip), export
  *   eval.c         per-device evaluator of any assignment
  *   sweep.c        the alpha frontier (parametric search over exact solves)
@@ -998,9 +1008,16 @@ int64_t sl_problem_score(const sl_problem *p, const int *choice);
 int64_t sl_problem_peak_usage(const sl_problem *p, const int *choice);
 bool sl_problem_feasible(const sl_problem *p, const int *choice);
 
-/* Pins and forbids by operator and strategy name. */
+/*
+ * Pins and forbids.  The command line gives them by operator and strategy
+ * name (opi, sti -1), resolved against the space when applied; a front end
+ * that holds the space gives them by index (sl_constraints_add_index),
+ * applied as they are, the names kept for plan files and for other spaces
+ * of the same model (a pipeline stage's).
+ */
 typedef struct sl_constraint {
 	char *op, *strategy;
+	int opi, sti;		/* operator and strategy index; -1 by name */
 	bool pin;		/* true pin, false forbid */
 } sl_constraint;
 
@@ -1012,6 +1029,8 @@ typedef struct sl_constraints {
 void sl_constraints_add(sl_constraints *cs, const char *op, const char *strat, bool pin);
 /* Parses "OP=STRATEGY". */
 int sl_constraints_parse(sl_constraints *cs, const char *arg, bool pin, sl_error *err);
+/* dst (empty) gets a copy of src. */
+void sl_constraints_copy(sl_constraints *dst, const sl_constraints *src);
 void sl_constraints_free(sl_constraints *cs);
 
 /*
@@ -1027,6 +1046,9 @@ void sl_space_reweigh(const sl_space *s, double alpha, sl_problem *p);
 /* Applies constraints to p->allowed (resets it first). */
 int sl_space_constrain(const sl_space *s, sl_problem *p,
     const sl_constraints *cs, sl_error *err);
+/* A pin (or forbid) of operator op on strategy st of s, by index. */
+void sl_constraints_add_index(sl_constraints *cs, const sl_space *s, int op,
+    int st, bool pin);
 
 /* ------------------------------------------------------------------ solvers */
 
@@ -1049,7 +1071,15 @@ int sl_solver_from_name(const char *s);
  * is given (the engine's callers that want a proof pass none).
  */
 #define SL_ILP_DEFAULT_TIME_LIMIT 60.0
+/* The anytime search's time limit in seconds when none is given. */
+#define SL_ANYTIME_DEFAULT_TIME_LIMIT 10.0
 
+/*
+ * How a solve runs.  Every solver takes its clock and its cancellation from
+ * these (one run: a start, a deadline, the cancel callback polled now and
+ * then), and the switches of each solver are fields here.  { 0 } is the
+ * default everywhere.
+ */
 typedef struct sl_solve_opts {
 	double time_limit;	/* seconds; <= 0 none */
 	/* polled now and then; returning true cancels the solve */
@@ -1063,6 +1093,20 @@ typedef struct sl_solve_opts {
 	/* anytime: searches side by side, the best plan kept; 0 one per
 	 * processor, at most 4 */
 	int threads;
+	/* anytime: the search alone, without the enumeration of small
+	 * problems or GLPK after it */
+	bool search_only;
+	/* dp: refuse a problem needing more than this many operations
+	 * (entries times strategies); 0 the default, 4e9 */
+	double work_cap;
+	/* dp (sl_dp_new): plain elimination, repeated layers not folded */
+	bool no_fold;
+	/* dp (sl_dp_resolve): only p->allowed changed since the last solve
+	 * (pins, forbids), so edge costs are not compared again */
+	bool allowed_only;
+	/* ilp: usage limits as a chain of levels over time whatever the
+	 * size (the form large problems get) */
+	bool usage_chain;
 } sl_solve_opts;
 
 typedef struct sl_solution {
@@ -1107,7 +1151,7 @@ int sl_solve_dp(const sl_problem *p, const sl_solve_opts *o,
 
 /* Kept-warm GLPK: built once, re-solved after allowed/cost changes. */
 typedef struct sl_ilp sl_ilp;
-sl_ilp *sl_ilp_new(const sl_problem *p, sl_error *err);
+sl_ilp *sl_ilp_new(const sl_problem *p, const sl_solve_opts *o, sl_error *err);
 /* Re-reads p (same structure: n, k, edges) and solves from the previous basis. */
 int sl_ilp_resolve(sl_ilp *w, const sl_problem *p, const sl_solve_opts *o,
     sl_solution *sol, sl_error *err);
@@ -1118,14 +1162,18 @@ void sl_ilp_free(sl_ilp *w);
 void sl_ilp_quiet(void);
 void sl_ilp_thread_end(void);
 
-/* Live DP: folded layers and incremental updates. */
+/*
+ * Live DP: folded layers and incremental updates.  sl_dp_new finds the
+ * elimination order (o: no_fold, work_cap, and the time and cancel it may
+ * take; NULL the defaults) and refuses a problem too wide for it.
+ */
 typedef struct sl_dp sl_dp;
-sl_dp *sl_dp_new(const sl_problem *p, sl_error *err);
-/* Re-solves after p's costs or allowed changed (same structure). */
-int sl_dp_resolve(sl_dp *d, const sl_problem *p, sl_solution *sol, sl_error *err);
+sl_dp *sl_dp_new(const sl_problem *p, const sl_solve_opts *o, sl_error *err);
+/* Re-solves after p's costs or allowed changed (same structure); o as for
+ * sl_solve_dp, allowed_only when only p->allowed changed. */
+int sl_dp_resolve(sl_dp *d, const sl_problem *p, const sl_solve_opts *o,
+    sl_solution *sol, sl_error *err);
 void sl_dp_free(sl_dp *d);
-/* sl_dp_new with folding of repeated layers on or off (off: plain elimination). */
-sl_dp *sl_dp_new_fold(const sl_problem *p, bool fold, sl_error *err);
 /*
  * A pool of folded layers shared by several live DPs (the stages of one
  * pipeline search): a layer whose content another solver of the pool
@@ -1136,10 +1184,6 @@ typedef struct sl_dp_pool sl_dp_pool;
 sl_dp_pool *sl_dp_pool_new(void);
 void sl_dp_pool_free(sl_dp_pool *pool);
 void sl_dp_set_pool(sl_dp *d, sl_dp_pool *pool);
-/* sl_dp_resolve when only p->allowed changed (pins, forbids): skips comparing
- * edge costs with the cached copy.  Node costs are still compared. */
-int sl_dp_resolve_allowed(sl_dp *d, const sl_problem *p, sl_solution *sol,
-    sl_error *err);
 typedef struct sl_dp_info {
 	int runs;		/* chains of folded layers */
 	int folded_layers;	/* layers reduced to transfer matrices */
@@ -1178,23 +1222,72 @@ typedef struct sl_frontier {
 	sl_frontier_point *pt;
 } sl_frontier;
 
+/*
+ * The frontier of space s under constraints cs, by exact solves of the
+ * given kind.  o (NULL: none) may bound the time and cancel: its cancel is
+ * polled before every exact solve, and the deadline or a cancel stops the
+ * sweep with SL_EINTERNAL and no frontier.
+ */
 int sl_sweep(const sl_space *s, const sl_constraints *cs, sl_solver_kind kind,
-    sl_frontier *f, sl_error *err);
-/* The same; cancel (when not NULL) is polled before every exact solve, and
- * returning true stops the sweep with SL_EINTERNAL and no frontier. */
-int sl_sweep_cancellable(const sl_space *s, const sl_constraints *cs,
-    sl_solver_kind kind, bool (*cancel)(void *ctx), void *cancel_ctx,
-    sl_frontier *f, sl_error *err);
+    const sl_solve_opts *o, sl_frontier *f, sl_error *err);
 void sl_frontier_free(sl_frontier *f);
 
+/* ------------------------------------------- plans under a memory limit */
+/* (fit.c) */
+
 /*
- * --recompute auto (recompute.c): the fewest layers fully recomputed for the
- * plan of p (a problem of s: its alpha and pins) to fit capacity bytes per
- * device (the largest device; <= 0: no limit, nothing recomputed).  Leaves
- * the choice in s->layer_recompute and p re-weighed for it.  Exact over
- * which layers for models of at most SL_RECOMPUTE_EXHAUSTIVE layers, the
- * first layers otherwise.  One solve when nothing needs recomputing, else a
- * bisection of live re-solves.
+ * What a memory limit limits: the evaluator's sum of what a device holds
+ * (the solvers' memory term), or the peak of the step's timeline.
+ */
+typedef enum sl_fold { SL_FOLD_SUM, SL_FOLD_PEAK, SL_FOLD_COUNT } sl_fold;
+const char *sl_fold_name(sl_fold f);	/* "sum", "peak" */
+
+typedef struct sl_fit_opts {
+	double alpha;			/* the objective's weight */
+	int64_t limit;			/* bytes per device; <= 0: none */
+	sl_fold fold;
+	sl_solver_kind solver;
+	const sl_solve_opts *solve;	/* may be NULL */
+	/* also choose which layers recompute in full: the fewest that let a
+	 * plan fit, exact over which layers for models of at most
+	 * SL_RECOMPUTE_EXHAUSTIVE layers, the first layers otherwise */
+	bool recompute;
+	/* a live DP the caller keeps on p (the explorer's), or NULL */
+	struct sl_dp *live;
+} sl_fit_opts;
+
+typedef struct sl_fit {
+	/* the plan, scored on p at alpha; status INFEASIBLE when no plan fits
+	 * (then the least memory found: choice still set) */
+	sl_solution sol;
+	int64_t mem;			/* its memory under the fold, largest device */
+	bool fits;
+	bool exact;			/* no fitting plan has a lower objective */
+	bool searched;			/* the optimum at alpha did not fit */
+	int64_t bound;			/* no fitting plan scores less (INT64_MIN: none) */
+	int n_layers, n_recomputed;	/* with recompute: the layers chosen */
+	int solves;
+} sl_fit;
+
+/*
+ * The plan of least objective at alpha whose memory under the fold fits
+ * o->limit, for p (a problem of s: its pins and forbids): the optimum at
+ * alpha when it fits; otherwise the search of fit.c between it and the
+ * least-memory plan, exact among the plans of the convex frontier of
+ * memory and objective, and exact outright when its bound meets the plan
+ * (out->exact).  With o->recompute, the fewest fully recomputed layers
+ * that let a plan fit, left in s->layer_recompute.  p is left weighed at
+ * alpha.
+ */
+int sl_fit_plan(sl_space *s, sl_problem *p, const sl_fit_opts *o,
+    sl_fit *out, sl_error *err);
+void sl_fit_free(sl_fit *f);
+
+/*
+ * --recompute auto (recompute.c) on the evaluator's sum: sl_fit_plan with
+ * o->recompute for capacity bytes per device (the largest device; <= 0: no
+ * limit, nothing recomputed).  Leaves the choice in s->layer_recompute and
+ * p re-weighed for it.
  */
 #define SL_RECOMPUTE_EXHAUSTIVE 12
 typedef struct sl_recompute_choice {

@@ -1550,8 +1550,30 @@ sl_space_constrain(const sl_space *s, sl_problem *p, const sl_constraints *cs,
 	}
 	for (int i = 0; cs != NULL && i < cs->n && rc == SL_OK; i++) {
 		const sl_constraint *c = &cs->c[i];
-		int v = sl_graph_find_op(g, c->op), st;
+		int v, st;
 
+		if (c->opi >= 0) {
+			/* by index, from a front end holding this space */
+			if (c->opi >= p->n || c->sti < 0 || c->sti >= p->k[c->opi]) {
+				rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+				    _("a constraint names operator %d, strategy %d, which this model does not have"),
+				    c->opi, c->sti);
+				break;
+			}
+			if (c->pin && pin_of[c->opi] >= 0 &&
+			    pin_of[c->opi] != c->sti) {
+				rc = sl_error_set(err, SL_EINFEASIBLE, NULL, 0, 0,
+				    _("conflicting pins: operator '%s' is pinned to both '%s' and '%s'"),
+				    g->ops[c->opi].name,
+				    s->ops[c->opi].strat[pin_of[c->opi]].name,
+				    s->ops[c->opi].strat[c->sti].name);
+				break;
+			}
+			if (c->pin)
+				pin_of[c->opi] = c->sti;
+			continue;
+		}
+		v = sl_graph_find_op(g, c->op);
 		if (v < 0) {
 			rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 			    _("--%s %s=%s: no operator named '%s'"),
@@ -1584,8 +1606,9 @@ sl_space_constrain(const sl_space *s, sl_problem *p, const sl_constraints *cs,
 	}
 	for (int i = 0; cs != NULL && i < cs->n && rc == SL_OK; i++) {
 		const sl_constraint *c = &cs->c[i];
-		int v = sl_graph_find_op(g, c->op);
-		int st = sl_space_find_strategy(s, v, c->strategy);
+		int v = c->opi >= 0 ? c->opi : sl_graph_find_op(g, c->op);
+		int st = c->opi >= 0 ? c->sti :
+		    sl_space_find_strategy(s, v, c->strategy);
 		if (c->pin) {
 			for (int j = 0; j < p->k[v]; j++)
 				if (j != st)
@@ -1612,6 +1635,16 @@ sl_space_constrain(const sl_space *s, sl_problem *p, const sl_constraints *cs,
 	}
 	free(pin_of);
 	return rc;
+}
+
+void
+sl_constraints_add_index(sl_constraints *cs, const sl_space *s, int op,
+    int st, bool pin)
+{
+	sl_constraints_add(cs, s->g->ops[op].name, s->ops[op].strat[st].name,
+	    pin);
+	cs->c[cs->n - 1].opi = op;
+	cs->c[cs->n - 1].sti = st;
 }
 
 sl_problem *

@@ -87,7 +87,8 @@ enum ui_win {
 #define UI_MIN_COLS 60
 #define UI_MIN_LINES 18
 
-enum ui_prompt_kind { UI_P_NONE, UI_P_SEARCH, UI_P_EXPORT, UI_P_SVG, UI_P_QUIT };
+enum ui_prompt_kind { UI_P_NONE, UI_P_SEARCH, UI_P_EXPORT, UI_P_SVG, UI_P_QUIT,
+	UI_P_MEMLIMIT };
 
 struct ui_event {
 	int key;		/* character, or KEY_* code when fn */

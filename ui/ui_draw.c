@@ -1012,11 +1012,16 @@ ui_draw_mem(WINDOW *w, const ui *u)
 	if (vshow)
 		snprintf(buf, sizeof buf, _("Memory: predicted, measured on %s"),
 		    u->m.vres.gpu);
-	else
-	{
+	else {
 		char mt[128];
-		snprintf(buf, sizeof buf, _("Memory per device: %s"),
-		    sl_hw_memory_text(&u->m.space->mesh.hw, mt, sizeof mt));
+		if (u->m.mem_limit > 0)
+			snprintf(buf, sizeof buf, _("Memory per device (limit %s%s): %s"),
+			    sl_format_bytes(u->m.mem_limit, b1, sizeof b1),
+			    u->m.fit_none ? _(", none fits") : "",
+			    sl_hw_memory_text(&u->m.space->mesh.hw, mt, sizeof mt));
+		else
+			snprintf(buf, sizeof buf, _("Memory per device: %s"),
+			    sl_hw_memory_text(&u->m.space->mesh.hw, mt, sizeof mt));
 	}
 	ui_title_line(w, u, buf, false);
 	{
@@ -1287,6 +1292,9 @@ ui_draw_msg(WINDOW *w, const ui *u)
 		break;
 	case UI_P_QUIT:
 		label = _("The plan changed since the last export. Quit anyway? (y/n) ");
+		break;
+	case UI_P_MEMLIMIT:
+		label = _("Memory limit per device (empty: none): ");
 		break;
 	default:
 		break;

@@ -38,6 +38,16 @@ def blocks(model):
     return model.model.layers if kind == "llama" else model.transformer.h
 
 
+def _has(model, path):
+    """Whether model holds a module at path (a stage may hold None there)."""
+    m = model
+    for part in path.split("."):
+        m = getattr(m, part, None)
+        if m is None:
+            return False
+    return True
+
+
 def _block_items(model):
     bl = blocks(model)
     return list(bl.items()) if isinstance(bl, torch.nn.ModuleDict) \
@@ -61,11 +71,11 @@ def _apply_tp(model, tp):
                       else ("model.embed_tokens", "model.norm", "lm_head"))
     top = {norm: SequenceParallel(),
            out: ColwiseParallel(input_layouts=Shard(1), output_layouts=Shard(-1),
-                                use_local_output=False)}
-    if getattr(model, emb.split(".")[-1], None) is not None or kind == "llama":
-        top[emb] = RowwiseParallel(input_layouts=Replicate(), output_layouts=Shard(1))
-    parallelize_module(model, tp, {k: v for k, v in top.items()
-                                   if model.get_submodule(k) is not None})
+                                use_local_output=False),
+           emb: RowwiseParallel(input_layouts=Replicate(), output_layouts=Shard(1))}
+    # a pipeline stage holds the embedding, the final norm and the output
+    # layer only where they are
+    parallelize_module(model, tp, {k: v for k, v in top.items() if _has(model, k)})
     for _, block in _block_items(model):
         if kind == "torchtitan":
             plan = {

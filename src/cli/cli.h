@@ -196,10 +196,21 @@ typedef struct cli_session {
 	const char *source;		/* what the user named */
 	bool recompute_auto;		/* --recompute auto chose s->recompute */
 	sl_recompute_choice recompute;
+	bool fitted;			/* fit holds the plan under the limit */
+	sl_fit fit;
 } cli_session;
 
 /* Opens o->args[0] (or the default model when there is none and allow_default). */
 int cli_open(const cli_opts *o, bool allow_default, cli_session *s, sl_error *err);
+/* The memory limit the options set: --mem-limit, else, for what must fit
+ * the device (recompute auto), the profile's memory; <= 0 none. */
+int64_t cli_mem_limit(const cli_opts *o, const cli_session *s, bool device);
+/*
+ * The plan of s->prob under limit (sl_fit_plan with the options' alpha,
+ * solver and time limit); recompute: also the fewest recomputed layers.
+ */
+int cli_fit(const cli_opts *o, cli_session *s, int64_t limit, bool recompute,
+    sl_fit *f, sl_error *err);
 void cli_close(cli_session *s);
 
 /* Prints "shardlab: file:line:col: message" to stderr; returns err->code. */

@@ -192,7 +192,7 @@ const struct cli_option cli_options[] = {
 	  .help = N_("the solver (default auto)") },
 	{ .name = "mem-limit", .arg = CLI_SIZE, .metavar = N_("SIZE"),
 	  .lo = 1, .hi = 9e18, CLI_FIELD(mem_limit),
-	  .cmds = CLI_C_SOLVE | CLI_C_COMPARE | CLI_C_PLAN,
+	  .cmds = CLI_C_TUI | CLI_C_SOLVE | CLI_C_COMPARE | CLI_C_PLAN,
 	  .help = N_("memory per device a plan may use, with its unit: 40GiB, 80GB") },
 	{ .name = "allow-over-capacity", .arg = CLI_FLAG,
 	  CLI_FIELD(allow_over_capacity), .cmds = CLI_C_SOLVE,

@@ -55,7 +55,7 @@ cmd_sweep(int argc, char **argv)
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
-	if ((rc = sl_sweep(s.space, &o.cs, o.solver, &f, &err)) != SL_OK) {
+	if ((rc = sl_sweep(s.space, &o.cs, o.solver, NULL, &f, &err)) != SL_OK) {
 		rc = cli_report(&err);
 		goto out;
 	}
