@@ -2,8 +2,9 @@
  * bench_plan.c: how long the hybrid search (pipeline degree, sub-mesh,
  * micro-batches, stage boundaries, recomputation, and the exact plan of
  * every stage) takes for GPT-3 175B, LLaMA-2-70B and a DeepSeek-V3-sized
- * mixture of experts (61 layers, 256 experts, top-8, latent attention)
- * over 64, 512 and 1024 devices (`make bench-plan`).  Runs each row three times in a process
+ * mixture of experts (61 layers, 256 experts, top-8, latent attention),
+ * per operator and under Megatron-LM, over 64, 512 and 1024 devices
+ * (`make bench-plan`).  Runs each row three times in a process
  * of its own and prints the first run's CPU time (what `shardlab plan`
  * takes, paying for the memory the search touches first; of_1s is its
  * ratio to the goal of one second), the process's peak resident memory
@@ -17,7 +18,8 @@
  *
  * Arguments select rows, for profiling one: `bench_plan gpt3 64` runs
  * GPT-3 175B on 64 devices alone, `bench_plan llama` LLaMA-2-70B's three,
- * `bench_plan moe 1024` the mixture on 1024 devices.
+ * `bench_plan moe 1024` the mixture on 1024 devices, `bench_plan moe-mg
+ * 1024` the same under Megatron-LM (plan's default framework).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -125,10 +127,15 @@ plan_digest(const sl_pipeline *pl)
 	return h;
 }
 
-#define N_MODELS 3
+#define N_MODELS 4
 static sl_gen_config cfg[N_MODELS];
-static const char *const row_name[N_MODELS] = { "gpt3", "llama", "moe" };
-static const int64_t row_batch[N_MODELS] = { 1536, 1024, 4096 };
+static const char *const row_name[N_MODELS] = { "gpt3", "llama", "moe", "moe-mg" };
+static const int64_t row_batch[N_MODELS] = { 1536, 1024, 4096, 4096 };
+/* the per-operator search, and the mixture as `shardlab plan` plans it by
+ * default: under Megatron-LM (its distributed optimizer), each choice of
+ * the experts' axes searched */
+static const sl_framework row_fw[N_MODELS] = { SL_FW_FREE, SL_FW_FREE,
+    SL_FW_FREE, SL_FW_MEGATRON };
 static sl_hw hw;
 static double ref;
 static const int devices[] = { 64, 512, 1024 };
@@ -162,6 +169,9 @@ run_row(int mi, int di)
 		o.global_batch = row_batch[mi];
 		o.space.recipe.precision = SL_PREC_MEGATRON;
 		o.space.recipe.recompute = SL_RECOMP_AUTO;
+		o.space.recipe.framework = row_fw[mi];
+		if (row_fw[mi] == SL_FW_MEGATRON)
+			o.space.recipe.shard_states = 1;
 		sl_error_clear(&err);
 		c0 = cpu_ms();
 		if (sl_hybrid_search(&o, &r, &err) != SL_OK) {
@@ -239,6 +249,8 @@ main(int argc, char **argv)
 	cfg[2].qk_nope = 128;
 	cfg[2].qk_rope = 64;
 	cfg[2].v_head = 128;
+	cfg[3] = cfg[2];
+	snprintf(cfg[3].name, sizeof cfg[3].name, "dsv3-megatron");
 	ref = reference_ms();
 	printf("hybrid search, three runs per row in a process of its own; reference "
 	    "(%dx%dx%d min-plus product): %.1f CPU ms\n", REF_N, REF_N, REF_N, ref);

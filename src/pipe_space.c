@@ -333,9 +333,26 @@ space_tab(const hyb *h, space_entry *e, int r)
 	const sl_space *sp = e->sp;
 	int n = sp->g->n_ops;
 
+	/* under a framework only its plan's entries are read (type_fw_plan):
+	 * the other strategies' stay zero */
+	const int *fc = h->o->space.recipe.framework != SL_FW_FREE ?
+	    space_fw_choice(h, e, NULL) : NULL;
+	bool **need = NULL;
+
 	if (tb->ready)
 		return tb;
 	space_recompute(e, r);
+	if (fc != NULL) {
+		need = sl_xcalloc(n ? n : 1, sizeof *need);
+		for (int v = 0; v < n; v++) {
+			int u = sp->like[v] != v && !h->o->plain ? sp->like[v] : v;
+			while (sp->like[u] != u && !h->o->plain)
+				u = sp->like[u];
+			if (need[u] == NULL)
+				need[u] = sl_xcalloc(sp->ops[u].n_strat, sizeof **need);
+			need[u][fc[v]] = true;
+		}
+	}
 	tb->mem = sl_xcalloc(n, sizeof *tb->mem);
 	tb->compute = sl_xcalloc(n, sizeof *tb->compute);
 	tb->comm = sl_xcalloc(n, sizeof *tb->comm);
@@ -363,6 +380,11 @@ space_tab(const hyb *h, space_entry *e, int r)
 			sl_comm c;
 			sl_compute cp;
 
+			if (need != NULL && !need[v][s]) {
+				memset(&tb->mem[v][s], 0, sizeof tb->mem[v][s]);
+				tb->compute[v][s] = tb->comm[v][s] = tb->sync[v][s] = 0;
+				continue;
+			}
 			/* the stage's fold of the operator's items */
 			sl_node_stage_mem(sp, v, s, NULL, &tb->mem[v][s]);
 			sl_node_cost(sp, v, s, NULL, NULL, &c);
@@ -374,6 +396,9 @@ space_tab(const hyb *h, space_entry *e, int r)
 			tb->comm[v][s] = sl_comm_total(&c) - tb->sync[v][s];
 		}
 	}
+	for (int v = 0; need != NULL && v < n; v++)
+		free(need[v]);
+	free(need);
 	tb->rep = sl_xmalloc((n ? n : 1) * sizeof *tb->rep);
 	for (int v = 0; v < n; v++) {
 		int u = e->cand[v], k = sp->ops[v].n_strat;
