@@ -381,7 +381,7 @@ fit_live_dp(fit_ctx *c)
 		sl_error e2;
 		sl_error_clear(&e2);
 		c->tried_dp = true;
-		c->dp = sl_dp_new(c->p, NULL, &e2);	/* NULL: not exact cheaply */
+		c->dp = sl_dp_new(c->p, o->solve, &e2);	/* NULL: not exact cheaply */
 		c->own_dp = c->dp != NULL;
 	}
 }
@@ -397,7 +397,7 @@ fit_solve_now(fit_ctx *c, sl_solution *sol, sl_error *err)
 	sl_solution_free(sol);
 	sl_solution_init(sol, c->p->n);
 	c->solves++;
-	rc = c->dp != NULL ? sl_dp_resolve(c->dp, c->p, NULL, sol, err) :
+	rc = c->dp != NULL ? sl_dp_resolve(c->dp, c->p, o->solve, sol, err) :
 	    sl_solve(c->p, o->solver, o->solve, sol, err);
 	return rc;
 }

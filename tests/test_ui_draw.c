@@ -1314,9 +1314,23 @@ read_stages(WINDOW *hw, struct shown_stages *s)
 	assert_null(strstr(row(hw, 4), "stage 3"));
 	assert_int_equal(sscanf(plain(row(hw, 5)), " %d layers %d layers", &s->layers[0],
 	    &s->layers[1]), 2);
-	assert_int_equal(sscanf(plain(row(hw, h - 2)), " dev %d x%" SCNd64 " %15s dev %d x%" SCNd64 " %15s",
-	    &s->dev[0], &s->in_flight[0], s->rec[0], &s->dev[1], &s->in_flight[1],
-	    s->rec[1]), 6);
+	/* per stage "dN xK" and its recomputation when it has one */
+	{
+		char copy[512];
+		int j = -1;
+		snprintf(copy, sizeof copy, "%s", plain(row(hw, h - 2)));
+		for (char *tok = strtok(copy, " "); tok != NULL; tok = strtok(NULL, " ")) {
+			if (tok[0] == 'd' && tok[1] >= '0' && tok[1] <= '9' && j < 1) {
+				j++;
+				s->dev[j] = atoi(tok + 1);
+				snprintf(s->rec[j], sizeof s->rec[j], "none");
+			} else if (tok[0] == 'x' && j >= 0)
+				s->in_flight[j] = strtoll(tok + 1, NULL, 10);
+			else if (j >= 0)
+				snprintf(s->rec[j], sizeof s->rec[j], "%s", tok);
+		}
+		assert_int_equal(j, 1);
+	}
 }
 
 /* sl_pipeline_eval of what the panel shows: the memory in each column is

@@ -202,7 +202,7 @@ ui_export_svg(ui *u, const char *path, sl_error *err)
 	if (op < 0)
 		op = 0;
 	g = cli_sgraph_build(u->m.space, u->m.sol.choice, &op, 1, 1, CLI_SG_RENDER,
-	    true);
+	    false, CLI_SG_ALTS);
 	rc = cli_sgraph_render(g, "svg", a.fp, err);
 	cli_sgraph_free(g);
 	if (rc != SL_OK) {

@@ -97,6 +97,7 @@ typedef struct cli_opts {
 	const char *output;		/* -o FILE */
 	const char *export_problem;	/* --export-problem FILE (solve) */
 	const char *format;		/* --format (render) */
+	bool all_strategies;		/* --all-strategies (render) */
 	bool quiet;			/* -q */
 	/* one subcommand's */
 	const char *plan;		/* --plan FILE (tui, timeline) */
