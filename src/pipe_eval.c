@@ -27,6 +27,7 @@ sl_hybrid_opts_default(sl_hybrid_opts *o)
 	sl_space_opts_default(&o->space);
 	o->schedule = SL_SCHED_1F1B;
 	o->slack = 1;
+	o->ep_axes = -1;
 }
 
 static int64_t
@@ -122,7 +123,8 @@ dev_peak_acts(const sl_pipeline *pl, int d, int j, int64_t acts_j)
  * context parallel the axes over which a layer's attention splits the
  * sequence (its loop 1, space.c ring_colls); tensor parallel the inner
  * axis, when it is no such axis and some layer operator uses it for more
- * than the batch.
+ * than the batch (the experts of a mixture aside).  The experts' layout
+ * from the plan (moe.c).
  */
 static void
 pipeline_degrees(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
@@ -135,10 +137,22 @@ pipeline_degrees(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
 	pl->launch_tp = 1;
 	pl->launch_cp = 1;
 	pl->cp_axes = 0;
+	sl_moe_layout_init(&pl->moe);
 	if (se == NULL)
 		return;
 	sp = se->sp;
 	memcpy(pl->role, se->role, sizeof pl->role);
+	/* the experts' own layout (moe.c) */
+	for (int j = 0; j < pl->n_stages; j++) {
+		const sl_pipe_stage *st = &pl->stage[j];
+		for (int u = 0; u < st->n_ops; u++) {
+			int v = st->first_op + u;
+			int si = sl_space_find_strategy(sp, v, st->strategy[u]);
+			if (si >= 0)
+				sl_moe_layout_add(sp, v, si, &pl->moe);
+		}
+	}
+	sl_moe_layout_finish(&sp->mesh, &pl->moe);
 	if (roles_bind(h)) {
 		for (int a = 0; a < sp->mesh.n_axes; a++) {
 			if (se->role[a] == SL_AXIS_TP)
@@ -161,6 +175,10 @@ pipeline_degrees(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
 				continue;
 			if (sp->g->ops[v].kind == SL_OP_ATTENTION)
 				pl->cp_axes |= sp->ops[v].strat[si].loop_axes[1];
+			/* the experts' degrees say nothing of tensor
+			 * parallelism (sl_moe_layout_add) */
+			if (sl_kind_is_moe(sp->g->ops[v].kind))
+				continue;
 			for (int l = 0; l < b->n_loop; l++)
 				if ((sp->ops[v].strat[si].loop_axes[l] & (1u << inner)) &&
 				    b->role[l] != SL_LOOP_NONE && b->role[l] != SL_LOOP_DP)

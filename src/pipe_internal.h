@@ -190,6 +190,9 @@ bool roles_bind(const hyb *h);
 /* The framework's plan of the whole graph on the space; NULL (err set)
  * when it has none. */
 const int *space_fw_choice(const hyb *h, space_entry *e, sl_error *err);
+/* The axes of mesh m over which a framework's experts split by expert
+ * (sl_hybrid_opts.ep_axes), a bit each, by the axes' roles. */
+unsigned space_ep_axes(const hyb *h, const sl_axis_role *role, const sl_mesh *m);
 bool tab_same_prev(const hyb *h, space_entry *e, int r, int a, int b);
 
 /* ------------------------------------------------------ pipe_stage.c */

@@ -141,10 +141,12 @@ type_serves(const stage_type *t, int l0, int n, bool plain)
 
 /*
  * The edge rows of stage t: an edge whose tables equal an earlier edge's of
- * the stage (erep) shares its row; eprim lists the rows that stay.
+ * the stage (erep) shares its row; eprim lists the rows that stay.  Under a
+ * framework (fw) nothing is solved: the stage takes the framework's plan
+ * (type_fw_plan), and no row is allocated.
  */
 static void
-type_edges(stage_type *t, bool plain)
+type_edges(stage_type *t, bool plain, bool fw)
 {
 	space_entry *se = t->se;
 	sl_problem *p = t->prob;
@@ -161,6 +163,10 @@ type_edges(stage_type *t, bool plain)
 	t->eprim = sl_xmalloc((m ? m : 1) * sizeof *t->eprim);
 	for (int e = 0; e < m; e++) {
 		int key = plain ? t->edge[e] : se->erep[t->edge[e]];
+		if (fw) {
+			t->view_ecost[e] = NULL;
+			continue;
+		}
 		if (first[key] < 0) {
 			first[key] = e;
 			t->eprim[t->neprim++] = e;
@@ -238,7 +244,7 @@ hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
 	memcpy(t->prob->edge, ends, ne * sizeof *ends);
 	t->prob->ecost = sl_xcalloc(ne ? ne : 1, sizeof *t->prob->ecost);
 	free(ends);
-	type_edges(t, h->o->plain);
+	type_edges(t, h->o->plain, h->o->space.recipe.framework != SL_FW_FREE);
 	type_allow_roles(h, t);
 	for (int v = a; v < b; v++) {
 		t->prob->layer[v - a] = g->ops[v].layer;

@@ -10,6 +10,8 @@
  *
  *   graph.c        operators, tensors, validation, topological order
  *   kinds.c        the operator kind table: loop dimensions, saved tensors
+ *                  (with a mixture of experts' router, dispatch, experts
+ *                  and combine)
  *   model_json.c   JSON model format loader/saver (man shardlab-model.5)
  *   json.c         the one JSON reader (values with the line and column of
  *                  each) and writer (atomic files)
@@ -52,6 +54,8 @@
  *   memory.c       a step's memory as one stream of items with lifetimes
  *                  (the sum, the timeline and pipeline stages fold it);
  *                  memory and communication tallies
+ *   moe.c          a plan's mixtures of experts as frameworks say it: the
+ *                  model read back and the experts' layout
  *   recipe.c       the training recipe: attention kernel, precision,
  *                  recomputation, batches; bytes per element by recipe
  *   timeline.c     memory over time: a step's buffers in execution order,
@@ -306,6 +310,12 @@ typedef enum sl_op_kind {
 	SL_OP_TRANSPOSE,	/* attribute perm */
 	SL_OP_ATTENTION,	/* fused core attention: qkv[b,s,(q+2kv)*d] -> [b,s,q*d] */
 	SL_OP_CROSS_ENTROPY,	/* logits[b,s,V], labels[b,s] -> loss[b,s] */
+	SL_OP_SIGMOID,		/* elementwise (a shared expert's gate) */
+	/* mixture of experts (doc/cost-model.md, "Mixture of experts") */
+	SL_OP_ROUTER,		/* logits[b,s,E] (, bias[E]) -> top-k weights[b,s,k] */
+	SL_OP_DISPATCH,		/* x[b,s,h], weights[b,s,k] -> tokens by expert [b,E,c,h] */
+	SL_OP_EXPERTS,		/* [b,E,c,h], w1[E,h,f'], w2[E,f,h] (, biases) -> [b,E,c,h] */
+	SL_OP_COMBINE,		/* y[b,E,c,h], weights[b,s,k] -> [b,s,h] */
 	SL_OP_KIND_COUNT
 } sl_op_kind;
 
@@ -328,9 +338,16 @@ typedef struct sl_op {
 	int pos;		/* position within its layer (0-based), -1 if none */
 	/* attributes */
 	int heads, kv_heads;	/* attention */
+	int window;		/* attention: keys a query sees (sliding window); 0 all */
+	bool qk_norm;		/* attention: RMSNorm of each query and key head */
+	bool sinks;		/* attention: a learned logit per head in the softmax */
 	int perm[SL_MAX_RANK];	/* transpose */
 	double p;		/* dropout probability */
 	bool transpose_w;	/* matmul: weight stored [n,k] (tied embeddings) */
+	int topk;		/* experts: experts each token is routed to */
+	bool gated;		/* experts: gated (SwiGLU) first matmul of 2f columns */
+	double capacity;	/* dispatch: the capacity factor its [b,E,c,h] was
+				 * sized by; 0 dropless */
 	/* where the operator was defined, for error messages */
 	int src_line, src_col;
 } sl_op;
@@ -494,8 +511,21 @@ int64_t sl_recipe_accum_steps(const sl_recipe *r, int64_t graph_batch);
 
 /* ------------------------------------------------------------------ models */
 
-typedef enum sl_family { SL_FAM_GPT, SL_FAM_BERT, SL_FAM_LLAMA } sl_family;
+typedef enum sl_family {
+	SL_FAM_GPT, SL_FAM_BERT, SL_FAM_LLAMA,
+	SL_FAM_MOE,		/* LLaMA-style blocks whose MLPs are mixtures of experts */
+	SL_FAM_COUNT
+} sl_family;
 
+/* Tied input and output embeddings: the family's habit, or said. */
+typedef enum sl_tie { SL_TIE_DEFAULT, SL_TIE_YES, SL_TIE_NO } sl_tie;
+
+/*
+ * The sizes of a generated transformer.  Every member past max_positions is
+ * 0 (or false) for "the family's way": GPT and BERT tie their embeddings
+ * and have every bias, LLaMA and MoE have none.  sl_gen_fields lists them
+ * with their names in model files and on the command line.
+ */
 typedef struct sl_gen_config {
 	sl_family family;
 	char name[64];
@@ -504,7 +534,82 @@ typedef struct sl_gen_config {
 	int64_t batch;		/* batch dimension of the graph */
 	int64_t max_positions;	/* Hugging Face config: the model's longest
 				 * sequence, when seq was capped below it (else 0) */
+	/* what a Hugging Face config may change of a family's blocks */
+	int64_t head_dim;	/* 0: hidden / heads */
+	sl_tie tie;
+	bool qkv_bias;		/* LLaMA/MoE: biases of q, k and v (Qwen2) */
+	bool out_bias;		/* LLaMA/MoE: bias of the attention's output */
+	bool mlp_bias;		/* LLaMA/MoE: biases of gate, up and down */
+	bool qk_norm;		/* RMSNorm of every query and key head (Qwen3) */
+	bool sinks;		/* a learned softmax logit per head (GPT-OSS) */
+	int64_t window;		/* sliding-window attention: keys per query; 0 none */
+	int window_first;	/* the first layer that slides ... */
+	int window_every;	/* ... and every this many after it (0: 1) */
+	int64_t type_vocab;	/* BERT token types (0: none) */
+	/* mixture of experts (family moe) */
+	int64_t experts;	/* routed experts per MoE layer */
+	int64_t topk;		/* experts each token is routed to */
+	int64_t moe_ffn;	/* hidden size of one expert (0: ffn) */
+	int64_t shared_ffn;	/* hidden size of the shared experts together; 0 none */
+	bool shared_gate;	/* a sigmoid gate on the shared experts (Qwen2-MoE) */
+	bool router_bias;	/* a bias on the router's logits (GPT-OSS) */
+	bool score_bias;	/* a bias that only selects experts (DeepSeek-V3) */
+	bool expert_bias;	/* biases inside the experts (GPT-OSS) */
+	int first_dense;	/* the first layers have a dense MLP of ffn */
+	int moe_every;		/* from there, layer l is MoE when l % moe_every
+				 * == moe_phase (0: every layer) */
+	int moe_phase;
+	double capacity;	/* capacity factor; 0: dropless (balanced mean) */
+	/* multi-head latent attention (DeepSeek-V2/V3); kv_lora 0: none */
+	int64_t q_lora;		/* query compression; 0: a plain query matmul */
+	int64_t kv_lora, qk_nope, qk_rope, v_head;
 } sl_gen_config;
+
+/* A member of sl_gen_config as model files and the command line name it. */
+typedef enum sl_gen_ftype {
+	SL_GEN_INT, SL_GEN_COUNT,	/* int64_t member; int member */
+	SL_GEN_BOOL, SL_GEN_REAL, SL_GEN_TIE
+} sl_gen_ftype;
+typedef struct sl_gen_field {
+	const char *key;	/* "experts": the generator's key; flag --experts */
+	sl_gen_ftype type;
+	size_t off;		/* offsetof(sl_gen_config, ...) */
+	int64_t min, max;	/* integers: 0 is always "the family's" */
+	unsigned families;	/* 1u << sl_family where it applies */
+	const char *help;	/* N_(), for gen --help */
+} sl_gen_field;
+/* The table, ended by a row whose key is NULL. */
+extern const sl_gen_field sl_gen_fields[];
+/* Sets field f of c from text ("8", "true", "1.25"); SL_EINPUT with a
+ * message naming the field when the value is not of its type and bounds. */
+int sl_gen_field_set(sl_gen_config *c, const sl_gen_field *f, const char *text,
+    sl_error *err);
+/* The field named key, or NULL. */
+const sl_gen_field *sl_gen_field_find(const char *key);
+
+/*
+ * A graph's mixtures of experts as the frameworks describe them (moe.c):
+ * experts 0 for a model without.  layer_freq is Megatron-LM's
+ * --moe-layer-freq: "1" when every layer is a mixture, else a pattern such
+ * as "([0]*3+[1]*58)".  The sizes of latent attention come along (kv_lora
+ * 0: none), as Megatron-LM's MLA arguments.
+ */
+typedef struct sl_moe_arch {
+	int64_t experts, topk, moe_ffn, shared_ffn;
+	int layers, moe_layers;
+	char layer_freq[128];
+	double capacity;
+	bool gated, shared_gate, router_bias, score_bias, expert_bias;
+	int64_t q_lora, kv_lora, qk_nope, qk_rope, v_head;
+} sl_moe_arch;
+int sl_moe_arch_of(const sl_graph *g, sl_moe_arch *a);
+
+/* Parameters a token's forward pass reads: every parameter but the routed
+ * experts', of which top-k of E (sl_graph_active_params).  embedding (may
+ * be NULL) gets the elements of tables read only by lookups (a token reads
+ * one row of them): publishers count active parameters with them (Mistral,
+ * Qwen) or without (DeepSeek, OpenAI). */
+int64_t sl_graph_active_params(const sl_graph *g, int64_t *embedding);
 
 /* The 2-layer toy sizes of a family (tests); then override fields. */
 void sl_gen_defaults(sl_family fam, sl_gen_config *c);
@@ -523,6 +628,10 @@ int64_t sl_gen_ffn(sl_family fam, int64_t hidden);
  * bundled models'.  Atomically; path "-" = stdout. */
 int sl_gen_save(const sl_gen_config *c, const char *path, sl_error *err);
 int sl_family_from_name(const char *s);
+const char *sl_family_name(sl_family fam);	/* "gpt", ..., "moe" */
+/* Checks c as sl_gen does; *field (may be NULL) gets the key of the member
+ * the error is about (sl_gen_fields), or "family" or "batch". */
+int sl_gen_check(const sl_gen_config *c, const char **field, sl_error *err);
 /* Fills c from a Hugging Face config.json (err names the file/line). */
 int sl_gen_from_hf_config(const char *path, sl_gen_config *c, sl_error *err);
 sl_graph *sl_gen(const sl_gen_config *c, sl_error *err);
@@ -722,10 +831,11 @@ typedef enum sl_loop_role {
 	SL_LOOP_HIDDEN,		/* a normalised (unsplittable) last dimension */
 	SL_LOOP_BATCH,		/* a further leading dimension */
 	SL_LOOP_D2, SL_LOOP_D3,	/* a reshape's kept third and fourth dimensions */
+	SL_LOOP_EXPERT,		/* experts of a mixture: expert parallelism */
 	SL_LOOP_ROLE_COUNT
 } sl_loop_role;
-/* "dp", "seq", "head", "row", "col", "vocab", "h", "b", "d2", "d3"; NULL
- * for none. */
+/* "dp", "seq", "head", "row", "col", "vocab", "h", "b", "d2", "d3", "exp";
+ * NULL for none. */
 const char *sl_loop_role_name(sl_loop_role r);
 
 /* Loop-dimension binding of one operator (from the kind table). */
@@ -1779,6 +1889,17 @@ typedef struct sl_pipeline {
 	 * its sequence (K and V passed round a ring), their devices; 1 none */
 	int launch_cp;
 	unsigned cp_axes;
+	/* the experts of a mixture: their layout over the sub-mesh (moe.c;
+	 * ep = etp = 1 without experts) */
+	struct sl_moe_layout {
+		int ep, etp;		/* expert parallel, expert tensor parallel */
+		uint8_t ep_axes, etp_axes;
+		bool allgather;		/* the dispatcher splits experts, not tokens */
+		int n_experts, n_dispatch;	/* operators seen */
+		bool uniform;		/* every MoE layer alike */
+		bool megatron;		/* ranks as Megatron-LM orders them */
+		char why[200];		/* why not, when not */
+	} moe;
 	/* what each axis of the stage sub-mesh carries (its contract) */
 	sl_axis_role role[SL_MAX_AXES];
 	int outer, inner;		/* the configuration's sub-mesh (sl_pipe_config) */
@@ -1809,6 +1930,11 @@ typedef struct sl_hybrid_opts {
 	int slack;			/* stage sizes searched: even split +- slack
 					 * layers; < 0: every partition */
 	int64_t offload_optimizer;	/* nonzero: optimizer states in host memory */
+	/* a mixture's experts under a framework: split by expert over the
+	 * data- and context-parallel axes (SL_EP_DATA), over the
+	 * tensor-parallel ones (SL_EP_TENSOR: expert tensor parallel 1), both
+	 * or neither; -1 (the default): each searched, the fastest kept */
+	int ep_axes;
 	int64_t model_seq;		/* the model's sequence (for suggestions) */
 	/* a fixed mesh (--mesh 4x2x8 --axes pp,dp,tp): its pp axis, sub-mesh
 	 * and links replace the searched ones; NULL: searched */
@@ -1826,6 +1952,7 @@ typedef struct sl_hybrid_opts {
 	bool no_stage_bound;
 } sl_hybrid_opts;
 void sl_hybrid_opts_default(sl_hybrid_opts *o);
+enum { SL_EP_DATA = 1, SL_EP_TENSOR = 2 };
 
 /* One point of the memory / step-time frontier. */
 typedef struct sl_hybrid_point {
@@ -1899,6 +2026,16 @@ void sl_fit_changes_rank(sl_fit_change *ch, int n);
 int sl_hybrid_suggest(const sl_hybrid_opts *o, sl_fit_change **out, int *n,
     sl_error *err);
 
+/*
+ * The layout of a plan's experts (moe.c): sl_moe_layout_add takes each
+ * dispatch, experts and combine operator with its strategy, finish checks
+ * that they agree and are ranked as Megatron-LM ranks experts.
+ */
+typedef struct sl_moe_layout sl_moe_layout;
+void sl_moe_layout_init(sl_moe_layout *l);
+void sl_moe_layout_add(const sl_space *sp, int op, int strat,
+    sl_moe_layout *l);
+void sl_moe_layout_finish(const sl_mesh *m, sl_moe_layout *l);
 
 /*
  * A pipeline evaluated again and again (the explorer): sl_pipeline_eval
@@ -1931,6 +2068,10 @@ typedef struct sl_arch {
 	bool tied;			/* the output layer reads the embedding table */
 	bool bias;			/* the linear layers have biases */
 	double dropout;			/* attention and hidden dropout */
+	/* the mixture's experts and latent attention (experts 0, kv_lora
+	 * 0: none); ffn is a dense layer's, or the experts' when every
+	 * layer is a mixture */
+	sl_moe_arch moe;
 } sl_arch;
 /* SL_EINPUT (err says why) for a graph of another form. */
 int sl_arch_of(const sl_graph *g, sl_arch *a, sl_error *err);
@@ -1957,6 +2098,12 @@ typedef struct sl_layout {
 	 * 3 and parameters (ZeRO-3, FSDP) */
 	int zero;
 	bool offload_optimizer;		/* optimizer states in host memory */
+	/* a mixture's experts: expert parallel (ranks of data x context
+	 * parallel, and of tensor parallel when etp is 1) and expert tensor
+	 * parallel degrees, 1 and 1 without; the token dispatcher gathers
+	 * every token of the group (allgather) or sends them all-to-all */
+	int ep, etp;
+	bool allgather;
 } sl_layout;
 /*
  * Whether the layout's framework accepts it, by its own argument and
@@ -2019,7 +2166,9 @@ char *sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
 /*
  * Whether strategy st of operator op keeps the contract of the axes' roles
  * (baseline.c): on a dp axis the batch or nothing, on a tp axis anything
- * but the batch, on a cp axis the sequence or nothing; ZeRO's sharded
+ * but the batch, on a cp axis the sequence or nothing (the experts of a
+ * mixture may split by expert on either: Megatron-LM's expert parallelism
+ * takes its ranks from data and context parallelism); ZeRO's sharded
  * states (+z) over dp and cp axes only.
  */
 bool sl_strategy_roles_ok(const sl_space *s, int op, const sl_strategy *st,
@@ -2031,11 +2180,17 @@ bool sl_strategy_roles_ok(const sl_space *s, int op, const sl_strategy *st,
  * v and first feed-forward matmuls, row-parallel output projections,
  * heads, vocabulary-parallel embedding, output and loss, norms on the
  * sequence), on a dp axis the batch, on a cp axis the sequence; parameters
- * sharded (+z) where shard_params.  SL_EINPUT, why naming the operator,
- * when an operator has no such strategy.
+ * sharded (+z) where shard_params.  A mixture's experts, as Megatron-LM
+ * runs them: the router and its gate on the sequence of a tp axis; on the
+ * axes of ep_axes (a bit per axis) the experts split by expert, the
+ * dispatcher and combine keeping their tokens' split (the all-to-all
+ * dispatcher); on a tp axis outside ep_axes the experts split by their
+ * width (expert tensor parallel), the tokens gathered before them and
+ * reduce-scattered after.  SL_EINPUT, why naming the operator, when an
+ * operator has no such strategy.
  */
 int sl_framework_choice(const sl_space *s, const sl_axis_role *role,
-    bool shard_params, int *choice, char *why, size_t len);
+    unsigned ep_axes, bool shard_params, int *choice, char *why, size_t len);
 
 /*
  * The search's options (plan.c) and the pipeline of a pipeline plan file that

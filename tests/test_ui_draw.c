@@ -1243,6 +1243,40 @@ test_fresh_tab_explain(void **state)
 	close_model(&f);
 }
 
+/*
+ * A mixture's experts on screen: the strategies panel of an experts
+ * operator says how many experts there are and how many a device holds
+ * under the plan, and x explains where each lives.
+ */
+static void
+test_moe_experts(void **state)
+{
+	struct fixture f;
+	char path[512];
+	const char *dir = getenv("TESTS_SRCDIR");
+	int op;
+
+	snprintf(path, sizeof path, "%s/data/moe-tiny.json", dir ? dir : "tests");
+	assert_int_equal(open_model(&f, path, 4), 0);
+	term_open(&f, 48, 160, true);
+	op = sl_graph_find_op(f.s.g, "layer0.experts");
+	assert_true(op >= 0);
+	snprintf(f.u.search, sizeof f.u.search, "layer0.experts");
+	key(&f, 'n');
+	assert_int_equal(ui_row_op(&f.u), op);
+	assert_true(win_has(f.u.win[UI_W_STRATS], "8 experts, top-2;"));
+	/* the exp strategy: each of the 4 devices holds 2 experts */
+	key(&f, '\t');
+	f.u.strat_cur = sl_space_find_strategy(f.s.space, op, "exp");
+	assert_true(f.u.strat_cur >= 0);
+	key(&f, 'x');
+	assert_non_null(f.u.text);
+	assert_non_null(strstr(f.u.text, "Experts on each device"));
+	assert_non_null(strstr(f.u.text, "device 3: experts 6-7"));
+	term_close(&f);
+	close_model(&f);
+}
+
 /* Waits for the background sweep, as the main loop would, up to 60 s. */
 static void
 wait_frontier(struct fixture *f)
@@ -1624,6 +1658,7 @@ main(void)
 		cmocka_unit_test(test_names_distinguishable),
 		cmocka_unit_test(test_graph_edge_labels),
 		cmocka_unit_test(test_fresh_tab_explain),
+		cmocka_unit_test(test_moe_experts),
 		cmocka_unit_test(test_alpha_frontier_steps),
 		cmocka_unit_test(test_clear_count_and_mixed),
 		cmocka_unit_test(test_zh_CN_80x24),

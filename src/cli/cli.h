@@ -90,6 +90,7 @@ typedef struct cli_opts {
 	sl_schedule schedule;		/* --schedule (default 1f1b) */
 	int virt, pp, tp, slack;	/* --virtual-stages, --pp, --tp, --slack */
 	bool offload;			/* --offload-optimizer */
+	int expert_axes;		/* --expert-axes: SL_EP_* bits, -1 searched */
 	const char *export_kind;	/* --export megatron|deepspeed|torchtitan|dtensor|json */
 	/* outputs */
 	const char *json;		/* --json FILE|- */
@@ -114,6 +115,13 @@ typedef struct cli_opts {
 	int layers;
 	int64_t hidden, heads, kv_heads, ffn, vocab, batch;
 	const char *name;
+	/* the generator's other fields (sl_gen_fields: --experts 8, --tie
+	 * false, --qkv-bias), in the order given, applied by gen */
+	int n_gen;
+	struct {
+		const sl_gen_field *field;
+		const char *value;
+	} gen[64];
 } cli_opts;
 
 /*

@@ -68,6 +68,66 @@ parse_export(const struct cli_option *opt, const char *arg, cli_opts *o,
 	return SL_OK;
 }
 
+/* --expert-axes none|dp|tp|dp,tp (SL_EP_* bits). */
+static int
+parse_expert_axes(const struct cli_option *opt, const char *arg, cli_opts *o,
+    sl_error *err)
+{
+	static const char *const names[] = { "none", "dp", "tp", "dp,tp" };
+
+	(void)opt;
+	for (int i = 0; i < 4; i++)
+		if (strcmp(arg, names[i]) == 0 ||
+		    (i == 3 && strcmp(arg, "tp,dp") == 0)) {
+			o->expert_axes = i;
+			return SL_OK;
+		}
+	return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+	    _("--expert-axes: expected none, dp, tp or dp,tp, got '%s'"),
+	    sl_esc(arg));
+}
+
+/*
+ * A field of the generator (gen.c, sl_gen_fields) named as the option is,
+ * '-' for '_': kept with its value ("true" for a flag) for gen to set after
+ * the family's defaults and the Hugging Face config; its bounds and its
+ * type are the generator's.
+ */
+static int
+parse_gen_field(const struct cli_option *opt, const char *arg, cli_opts *o,
+    sl_error *err)
+{
+	char key[32];
+	const sl_gen_field *f;
+	sl_gen_config probe;
+
+	snprintf(key, sizeof key, "%s", opt->name);
+	for (char *p = key; *p != '\0'; p++)
+		if (*p == '-')
+			*p = '_';
+	if ((f = sl_gen_field_find(key)) == NULL)
+		return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+		    _("--%s: no generator field %s"), opt->name, key);
+	if (arg == NULL)
+		arg = "true";
+	memset(&probe, 0, sizeof probe);
+	if (sl_gen_field_set(&probe, f, arg, err) != SL_OK) {
+		/* the message names the field; say it as the option */
+		const char *rest = strchr(err->msg, ':');
+		char msg[sizeof err->msg];
+		snprintf(msg, sizeof msg, "--%s%.900s", opt->name, rest ? rest : "");
+		memcpy(err->msg, msg, sizeof msg);
+		return SL_EINPUT;
+	}
+	if (o->n_gen >= (int)SL_ARRAY_LEN(o->gen))
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("--%s: too many generator options"), opt->name);
+	o->gen[o->n_gen].field = f;
+	o->gen[o->n_gen].value = arg;
+	o->n_gen++;
+	return SL_OK;
+}
+
 /* The bundled hardware profiles under --hw in --help, with what each is. */
 static void
 help_hw(FILE *fp)
@@ -196,6 +256,9 @@ const struct cli_option cli_options[] = {
 	{ .name = "offload-optimizer", .arg = CLI_FLAG, CLI_FIELD(offload),
 	  .cmds = CLI_C_PLAN,
 	  .help = N_("keep the optimizer states in host memory") },
+	{ .name = "expert-axes", .arg = CLI_CUSTOM, .metavar = "none|dp|tp|dp,tp",
+	  .parse = parse_expert_axes, CLI_FIELD(expert_axes), .cmds = CLI_C_PLAN,
+	  .help = N_("where a mixture's experts split by expert: the data- and context-parallel axes, the tensor-parallel ones (expert tensor parallel 1), both or none (default each searched)") },
 	{ .name = "export", .arg = CLI_CUSTOM,
 	  .metavar = "megatron|deepspeed|torchtitan|dtensor|json", .parse = parse_export,
 	  CLI_FIELD(export_kind), .cmds = CLI_C_PLAN,
@@ -283,6 +346,41 @@ const struct cli_option cli_options[] = {
 	{ .name = "name", .arg = CLI_TEXT, .metavar = N_("NAME"), CLI_FIELD(name),
 	  .cmds = CLI_C_GEN,
 	  .help = N_("the model's name (default FAMILY-LAYERSxHIDDEN, or the config's)") },
+	/* the generator's fields beyond the sizes above (gen.c sl_gen_fields) */
+#define GEN_OPT(nm, mv, h) { .name = nm, .arg = CLI_CUSTOM, .metavar = mv, \
+	  .parse = parse_gen_field, .cmds = CLI_C_GEN, .help = h }
+#define GEN_FLAG(nm, h) { .name = nm, .arg = CLI_FLAG, \
+	  .parse = parse_gen_field, .cmds = CLI_C_GEN, .help = h }
+	GEN_OPT("head-dim", N_("D"), N_("width of an attention head (default hidden / heads)")),
+	GEN_OPT("tie", N_("true|false"), N_("the head reads the embedding table (default: gpt, bert)")),
+	GEN_FLAG("qkv-bias", N_("biases of the query, key and value matmuls (llama, moe)")),
+	GEN_FLAG("out-bias", N_("bias of the attention's output matmul")),
+	GEN_FLAG("mlp-bias", N_("biases of the MLP's gate, up and down")),
+	GEN_FLAG("qk-norm", N_("RMSNorm of every query and key head")),
+	GEN_FLAG("sinks", N_("a learned softmax logit per head")),
+	GEN_OPT("window", N_("W"), N_("sliding-window attention: keys each query sees")),
+	GEN_OPT("window-first", N_("L"), N_("the first layer that slides (default 0)")),
+	GEN_OPT("window-every", N_("N"), N_("then every N-th layer slides (default 1)")),
+	GEN_OPT("type-vocab", N_("T"), N_("bert: token types (default 2)")),
+	GEN_OPT("experts", N_("E"), N_("moe: routed experts per MoE layer (default 8)")),
+	GEN_OPT("topk", N_("K"), N_("moe: experts each token is routed to (default 2)")),
+	GEN_OPT("moe-ffn", N_("F"), N_("moe: hidden size of one expert (default --ffn)")),
+	GEN_OPT("shared-ffn", N_("F"), N_("moe: hidden size of the shared experts together")),
+	GEN_FLAG("shared-gate", N_("moe: a sigmoid gate on the shared experts")),
+	GEN_FLAG("router-bias", N_("moe: a bias on the router's logits")),
+	GEN_FLAG("score-bias", N_("moe: a per-expert bias that only selects experts")),
+	GEN_FLAG("expert-bias", N_("moe: biases inside every expert")),
+	GEN_OPT("first-dense", N_("L"), N_("moe: the first L layers have a dense MLP of --ffn")),
+	GEN_OPT("moe-every", N_("N"), N_("moe: then layer l is MoE when l % N == --moe-phase")),
+	GEN_OPT("moe-phase", N_("P"), N_("moe: see --moe-every (default 0)")),
+	GEN_OPT("capacity", N_("F"), N_("moe: capacity factor (default 0: dropless)")),
+	GEN_OPT("kv-lora", N_("R"), N_("latent attention: key/value compression rank")),
+	GEN_OPT("q-lora", N_("R"), N_("latent attention: query compression rank (0 none)")),
+	GEN_OPT("qk-nope", N_("D"), N_("latent attention: query/key width without rope")),
+	GEN_OPT("qk-rope", N_("D"), N_("latent attention: rotary width (one key, all heads)")),
+	GEN_OPT("v-head", N_("D"), N_("latent attention: value width per head")),
+#undef GEN_OPT
+#undef GEN_FLAG
 	/* every subcommand's */
 	{ .name = "quiet", .short_name = 'q', .arg = CLI_FLAG, CLI_FIELD(quiet),
 	  .cmds = CLI_C_SOLVE | CLI_C_COMPARE | CLI_C_GEN | CLI_C_RENDER |
@@ -375,7 +473,9 @@ cli_tables_check(char *buf, size_t size)
 		size_t want = 0;
 
 		switch (r->arg) {
-		case CLI_FLAG: want = strcmp(r->name, "help") ? sizeof(bool) : 0; break;
+		/* a flag sets a bool, or its parse function sets what it sets */
+		case CLI_FLAG: want = strcmp(r->name, "help") && r->parse == NULL ?
+		    sizeof(bool) : 0; break;
 		case CLI_TEXT: want = sizeof(const char *); break;
 		case CLI_INT: want = r->hi <= INT_MAX && r->lo >= INT_MIN ?
 		    r->size : sizeof(int64_t); break;
@@ -658,7 +758,9 @@ opts_set(const struct cli_option *r, const char *arg, cli_opts *o, sl_error *err
 
 	switch (r->arg) {
 	case CLI_FLAG:
-		if (r->size == sizeof(bool))
+		if (r->parse != NULL)
+			rc = r->parse(r, NULL, o, err);
+		else if (r->size == sizeof(bool))
 			*(bool *)field = true;
 		break;
 	case CLI_TEXT:
@@ -819,6 +921,7 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 	o->layer = -1;
 	o->slack = 1;
 	o->schedule = SL_SCHED_1F1B;
+	o->expert_axes = -1;
 	opts_build();
 	optind = 0;
 	opterr = 0;

@@ -62,6 +62,40 @@ mesh_str(int outer, int inner, char *buf, size_t len)
 		snprintf(buf, len, "%dx%d", outer, inner);
 }
 
+/* The experts' layout: expert parallel and expert tensor parallel degrees,
+ * the axes of the sub-mesh they take, the dispatcher. */
+static void
+print_experts(const sl_pipeline *pl, const sl_graph *g)
+{
+	sl_moe_arch a;
+	const sl_moe_layout *l = &pl->moe;
+	char ax[2][32];
+
+	sl_moe_arch_of(g, &a);
+	for (int k = 0; k < 2; k++) {
+		uint8_t m = k == 0 ? l->ep_axes : l->etp_axes;
+		size_t o = 0;
+		ax[k][0] = '\0';
+		for (int i = 0; i < pl->mesh.n_axes && m; i++)
+			if (m & (1u << i))
+				o += (size_t)snprintf(ax[k] + o, sizeof ax[k] - o, "%s%s",
+				    o ? "," : "", i == pl->mesh.n_axes - 1 &&
+				    pl->mesh.n_axes > 1 ? _("inner") : _("outer"));
+	}
+	printf(ngettext("experts: %lld per MoE layer, top-%lld; expert parallel %d",
+	    "experts: %lld per MoE layer, top-%lld; expert parallel %d",
+	    a.experts), (long long)a.experts, (long long)a.topk, l->ep);
+	if (l->ep > 1)
+		printf(_(" (%s axis), %lld per device"), ax[0],
+		    (long long)(a.experts / l->ep));
+	printf(_(", expert tensor parallel %d"), l->etp);
+	if (l->etp > 1)
+		printf(" (%s)", ax[1]);
+	printf(_(", %s dispatcher\n"), l->allgather ? "allgather" : "alltoall");
+	if (!l->megatron)
+		printf(_("  (Megatron-LM cannot lay the experts out so: %s)\n"), l->why);
+}
+
 static void
 print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g)
 {
@@ -117,6 +151,8 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 			printf(_("memory per device: at most %s, %s\n"),
 			    cli_bytes(pl->max_mem, b[0]), cap);
 	}
+	if (g != NULL && pl->moe.n_experts > 0)
+		print_experts(pl, g);
 	cli_fprintf(stdout, "\n%-6s %-7s %-10s %-10s %8s %11s %11s %11s %11s\n", _("stage"),
 	    _("pp rank"), _("layers"), _("recompute"), _("mb kept"), _("states"),
 	    _("acts/mb"), _("rank peak"), _("time/mb"));
@@ -360,6 +396,7 @@ cli_hybrid_opts(const cli_opts *o, cli_plan_model *pm, sl_hybrid_opts *ho,
 	ho->tp = o->tp;
 	ho->slack = o->slack;
 	ho->offload_optimizer = o->offload;
+	ho->ep_axes = o->expert_axes;
 	ho->mem_limit = o->mem_limit;
 	ho->micro_batch = o->micro_batch_set ? o->micro_batch : 0;
 	if (o->axes != NULL || (o->mesh_arg != NULL && o->n_axes != 1)) {
