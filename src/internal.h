@@ -346,9 +346,19 @@ void sl_node_stage_mem(const sl_space *s, int v, int strat, const int *coord,
  * activation's, at the gradient width); 0 for a tensor without one. */
 int64_t sl_act_grad_bytes(const sl_space *s, int t, const sl_spec *sp,
     const int *coord);
+/* What attention keeps beyond its inputs, and the bytes a score element
+ * takes (kinds.c, beside the attention kind). */
 int64_t sl_attention_saved(const sl_space *sp, const sl_op *op,
     const sl_binding *b, const int64_t *local_loop);
 int sl_attention_score_bytes(const sl_space *sp, const sl_op *op);
+/* The layer's recomputation mode for an operator (none outside layers). */
+static inline sl_recompute
+sl_layer_recompute_of(const sl_space *sp, const sl_op *op)
+{
+	if (op->layer < 0 || sp->layer_recompute == NULL)
+		return SL_RECOMP_NONE;
+	return (sl_recompute)sp->layer_recompute[op->layer];
+}
 /*
  * The collectives of a node or an edge, each once, in the order a step runs
  * them (space.c), each with its cause: sl_node_cost and sl_edge_cost sum

@@ -11,12 +11,13 @@
  *   graph.c        operators, tensors, validation, topological order
  *   kinds.c        the operator kind table: loop dimensions, saved tensors
  *                  (with a mixture of experts' router, dispatch, experts
- *                  and combine)
+ *                  and combine; attention's saved scores by recipe)
  *   model_json.c   JSON model format loader/saver (man shardlab-model.5)
  *   json.c         the one JSON reader (values with the line and column of
  *                  each) and writer (atomic files)
  *   gen.c          GPT / BERT / LLaMA generators, Hugging Face config.json
  *   hardware.c     hardware profiles and device meshes
+ *   local.c        local sizes: a device's piece of a tensor or a loop
  *   space.c        strategy enumeration and the cost model
  *   compute.c      compute time of an operator's shard (FLOPs, bytes, profile)
  *   recompute.c    recomputation chosen per layer (--recompute auto)
@@ -52,8 +53,8 @@
  *   explain.c      one operator's strategy explained step by step (text)
  *   launch.c       a plan as per-device buffers and kernels for the GPU runner
  *   memory.c       a step's memory as one stream of items with lifetimes
- *                  (the sum, the timeline and pipeline stages fold it);
- *                  memory and communication tallies
+ *                  (the sum, the timeline and pipeline stages fold it)
+ *   tally.c        memory and communication tallies the folds add into
  *   moe.c          a plan's mixtures of experts as frameworks say it: the
  *                  model read back and the experts' layout
  *   recipe.c       the training recipe: attention kernel, precision,
@@ -1320,10 +1321,10 @@ int sl_fit_plan(sl_space *s, sl_problem *p, const sl_fit_opts *o,
 void sl_fit_free(sl_fit *f);
 
 /*
- * --recompute auto (recompute.c) on the evaluator's sum: sl_fit_plan with
- * o->recompute for capacity bytes per device (the largest device; <= 0: no
- * limit, nothing recomputed).  Leaves the choice in s->layer_recompute and
- * p re-weighed for it.
+ * --recompute auto (fit.c, over recompute.c's choice) on the evaluator's
+ * sum: sl_fit_plan with o->recompute for capacity bytes per device (the
+ * largest device; <= 0: no limit, nothing recomputed).  Leaves the choice
+ * in s->layer_recompute and p re-weighed for it.
  */
 #define SL_RECOMPUTE_EXHAUSTIVE 12
 typedef struct sl_recompute_choice {

@@ -13,110 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* ------------------------------------------------------------ local sizes */
-
-int
-sl_axes_parts(const sl_mesh *m, uint8_t axes)
-{
-	int p = 1;
-
-	for (int a = 0; a < m->n_axes; a++)
-		if (axes & (1u << a))
-			p *= m->axes[a].size;
-	return p;
-}
-
-/* Index of a device within the group that splits over axes (axis 0 outer). */
-int
-sl_axes_index(const sl_mesh *m, uint8_t axes, const int *coord)
-{
-	int idx = 0;
-
-	if (coord == NULL)
-		return 0;
-	for (int a = 0; a < m->n_axes; a++)
-		if (axes & (1u << a))
-			idx = idx * m->axes[a].size + coord[a];
-	return idx;
-}
-
-/* Piece i of n split into parts, lower indices taking the remainder. */
-int64_t
-sl_piece(int64_t n, int parts, int i)
-{
-	return n / parts + (i < n % parts ? 1 : 0);
-}
-
-void
-sl_local_loop(const sl_space *sp, int opi, int si, const int *coord,
-    int64_t *loc)
-{
-	const sl_binding *b = sp->ops[opi].bind;
-	const sl_strategy *st = &sp->ops[opi].strat[si];
-
-	for (int l = 0; l < b->n_loop; l++)
-		loc[l] = st->loop_axes[l] ? sl_piece(b->size[l],
-		    sl_axes_parts(&sp->mesh, st->loop_axes[l]),
-		    sl_axes_index(&sp->mesh, st->loop_axes[l], coord)) : b->size[l];
-}
-
-int64_t
-sl_local_dim(const sl_mesh *m, const sl_spec *sp, int d, int64_t size,
-    const int *coord)
-{
-	uint8_t axes = sp->split[d];
-
-	if (axes == 0)
-		return size;
-	return sl_piece(size, sl_axes_parts(m, axes), sl_axes_index(m, axes, coord));
-}
-
-int64_t
-sl_local_elems(const sl_mesh *m, const sl_spec *sp, const sl_tensor *t,
-    const int *coord)
-{
-	int64_t n = 1;
-
-	for (int d = 0; d < t->rank; d++)
-		n = sl_mul_sat(n, sl_local_dim(m, sp, d, t->dims[d], coord));
-	return n;
-}
-
-const char *
-sl_spec_format(const sl_spec *s, int rank, char *buf, size_t len)
-{
-	size_t o = 0;
-
-	buf[0] = '\0';
-#define PUT(...) do { if (o < len) o += snprintf(buf + o, len - o, __VA_ARGS__); } while (0)
-	for (int d = 0; d < rank; d++) {
-		PUT("%s", d ? "," : "");
-		if (s->split[d] == 0)
-			PUT("R");
-		else {
-			PUT("S");
-			for (int a = 0; a < SL_MAX_AXES; a++)
-				if (s->split[d] & (1u << a))
-					PUT("%d", a);
-		}
-	}
-	if (rank == 0)
-		PUT("R");
-	if (s->partial) {
-		PUT("|P");
-		for (int a = 0; a < SL_MAX_AXES; a++)
-			if (s->partial & (1u << a))
-				PUT("%d", a);
-	}
-	if (s->zero) {
-		PUT("|Z");
-		for (int a = 0; a < SL_MAX_AXES; a++)
-			if (s->zero & (1u << a))
-				PUT("%d", a);
-	}
-#undef PUT
-	return buf;
-}
+/* ---------------------------------------------------------------- weighing */
 
 /* Cap of one weighed term: 2^53, exact in a double, and sums of many stay in int64. */
 #define SL_TERM_MAX ((int64_t)1 << 53)
@@ -436,15 +333,6 @@ saved_width(const sl_space *sp, const sl_op *op, const sl_tensor *t, int f)
 	return sl_max_int(sl_recipe_act_bytes(r), sl_dtype_size(t->dtype));
 }
 
-/* The layer's recomputation mode for an operator (none outside layers). */
-static sl_recompute
-op_recompute(const sl_space *sp, const sl_op *op)
-{
-	if (op->layer < 0 || sp->layer_recompute == NULL)
-		return SL_RECOMP_NONE;
-	return (sl_recompute)sp->layer_recompute[op->layer];
-}
-
 /*
  * Under full recomputation a layer keeps only its input: a tensor read by
  * the layer but produced outside it, counted by the layer's first reader.
@@ -468,66 +356,6 @@ keeps_layer_input(const sl_graph *g, int opi, int slot)
 		if (op->in[i] == t)
 			return false;
 	return true;
-}
-
-/*
- * Bytes per (batch x head x s^2) score element that naive attention keeps:
- * the softmax output, and with dropout its 1-byte mask and the dropped
- * copy that P.V reads.  Under autocast the softmax runs in fp32 and P.V
- * keeps a bf16 cast of it.  (Korthikanti et al. 2022 count 5 for bf16.)
- */
-int
-sl_attention_score_bytes(const sl_space *sp, const sl_op *op)
-{
-	const sl_recipe *r = &sp->opts.recipe;
-	bool drop = op->p > 0;
-
-	switch (r->precision) {
-	case SL_PREC_AMP:
-		return drop ? 4 + 1 + 2 : 4 + 2;
-	case SL_PREC_FP32:
-		return drop ? 4 + 1 + 4 : 4;
-	default:
-		return drop ? 2 + 1 + 2 : 2;
-	}
-}
-
-/*
- * What attention keeps beyond its inputs, on local loop sizes loc (b,
- * seq, heads): naive the s^2 scores (unless recomputed), flash the fp32
- * log-sum-exp per row.  A sliding window changes neither: the fused
- * kernel keeps one log-sum-exp per row, and eager attention materialises
- * the masked s x s scores.  Its output is kept by its consumer (the
- * projection).  With qk_norm it keeps the normalised queries and keys
- * beside its input (the norms keep the input); latent attention keeps the
- * keys it assembles, each head's no-rope part with the shared rotary key
- * (Megatron-LM megatron/core/transformer/multi_latent_attention.py), for
- * the fused kernel that reads them.
- */
-int64_t
-sl_attention_saved(const sl_space *sp, const sl_op *op, const sl_binding *b,
-    const int64_t *loc)
-{
-	int64_t s = b->size[1], rows = sl_mul_sat(loc[0], loc[2]), r, tok;
-	sl_attn_dims ad;
-
-	sl_attention_dims(sp->g, op, &ad);
-	if (sp->opts.recipe.attention == SL_ATTN_FLASH)
-		r = sl_mul_sat(sl_mul_sat(4, rows), loc[1]);
-	else if (op_recompute(sp, op) == SL_RECOMP_SELECTIVE)
-		r = 0;
-	else
-		r = sl_mul_sat(sl_mul_sat(sl_attention_score_bytes(sp, op), rows),
-		    sl_mul_sat(loc[1], s));
-	/* rows of one head: batch x local sequence, at the activation width */
-	tok = sl_mul_sat(sl_mul_sat(loc[0], loc[1]),
-	    sl_recipe_act_bytes(&sp->opts.recipe));
-	if (op->qk_norm)
-		r = sl_add_sat(r, sl_mul_sat(tok, sl_mul_sat(loc[2] + loc[2] *
-		    ad.kv_heads / ad.heads, ad.dqk)));
-	if (ad.n_act == 3)
-		r = sl_add_sat(r, sl_mul_sat(tok, sl_mul_sat(loc[2], ad.dqk)));
-	return r;
 }
 
 /*
@@ -605,8 +433,8 @@ void
 sl_node_items(const sl_space *sp, int opi, int si, const int *coord, item_fn fn,
     void *ctx)
 {
-	sl_node_items_as(sp, opi, si, coord, op_recompute(sp, &sp->g->ops[opi]),
-	    fn, ctx);
+	sl_node_items_as(sp, opi, si, coord,
+	    sl_layer_recompute_of(sp, &sp->g->ops[opi]), fn, ctx);
 }
 
 void
@@ -1295,7 +1123,8 @@ node_tables(sl_space *sp, int i)
 	}
 	node_own(sp, i, false);
 	/* only a recomputed layer has forward time in the objective */
-	bool recomputes = op_recompute(sp, &sp->g->ops[i]) != SL_RECOMP_NONE;
+	bool recomputes =
+	    sl_layer_recompute_of(sp, &sp->g->ops[i]) != SL_RECOMP_NONE;
 
 	for (int s = 0; s < sp->ops[i].n_strat; s++) {
 		sl_mem mem;
