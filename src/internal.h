@@ -538,7 +538,7 @@ int sl_recompute_choose(sl_space *s, const sl_rc_probe *pr, int64_t limit,
     sl_fit *out, sl_error *err);
 
 /*
- * One solver run (solve.c): its start, its deadline and the caller's
+ * One solver run (run.c): its start, its deadline and the caller's
  * cancel callback, in one place for every solver.  A solver that calls
  * another hands it a run within its own (sl_run_within), so that the
  * deadline holds for the whole solve.  Times are monotonic milliseconds.

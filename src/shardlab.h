@@ -33,6 +33,7 @@
  *                  that do not fold): a plan early, improved until the
  *                  time limit, with a lower bound (doc/anytime.md); its
  *                  parts (anytime.h has their map):
+ *   anytime_search.c  the schedule of one search
  *   anytime_state.c  the search's state: the load over time, a move's cost
  *   anytime_moves.c  moves under the limit, the repair, exchanges
  *   anytime_windows.c  windows re-solved exactly, forest moves, the tree DP
@@ -43,8 +44,9 @@
  *                  chains, identical subgraphs
  *   trws.c         tree-reweighted message passing (TRW-S): the anytime
  *                  solver's lower bounds and priced plans
- *   solve.c        the solver run (one clock, deadline and cancel for
- *                  every solver) and dispatch (auto|dp|ilp|brute|anytime)
+ *   run.c          the solver run: one clock, deadline and cancel for
+ *                  every solver
+ *   solve.c        solver dispatch (auto|dp|ilp|brute|anytime)
  *   iopddl.c       IOPDDL contest problems: load (plain or gzip), export
  *   eval.c         per-device evaluator of any assignment
  *   sweep.c        the alpha frontier (parametric search over exact solves)
