@@ -155,20 +155,52 @@ sl_gemm_ns(const sl_hw *hw, int64_t m, int64_t n, int64_t k, int64_t batch)
 	return ns_of(kernels_s(hw, 1, f1 * nb, sl_gemm_rate(hw, f1 * nb), bytes));
 }
 
-/* Local bytes of every tensor slot of the operator (read plus written once). */
+/*
+ * Local bytes of every tensor slot of the operator (read plus written
+ * once), at the widths the step moves them (sl_recipe_widths).  A matmul
+ * or attention under autocast reads the bf16 copy of an fp32 input: the
+ * copy is made by a cast kernel forward (4 bytes read, 2 written per
+ * element) and the gradient cast back to fp32 backward (2 read, 4
+ * written), in *cast_elems and *casts (torch autocast's cast of each
+ * fp32 argument of a lower-precision op; of a weight once per forward).
+ */
 static double
-slot_bytes(const sl_space *sp, int opi, int si, const int *coord)
+slot_bytes(const sl_space *sp, int opi, int si, const int *coord,
+    double *cast_elems, int *casts)
 {
 	const sl_op *op = &sp->g->ops[opi];
 	const sl_strategy *st = &sp->ops[opi].strat[si];
+	bool lowp = sp->opts.recipe.precision == SL_PREC_AMP &&
+	    (op->kind == SL_OP_MATMUL || op->kind == SL_OP_BMM ||
+	    op->kind == SL_OP_ATTENTION);
 	double b = 0;
 
+	*cast_elems = 0;
+	*casts = 0;
 	for (int i = 0; i < sl_op_nslots(op); i++) {
-		const sl_tensor *t = &sp->g->tensors[sl_op_slot_tensor(op, i)];
-		b += (double)sl_local_elems(&sp->mesh, &st->spec[i], t, coord) *
-		    sl_dtype_size(t->dtype);
+		int ti = sl_op_slot_tensor(op, i);
+		const sl_tensor *t = &sp->g->tensors[ti];
+		double e = (double)sl_local_elems(&sp->mesh, &st->spec[i], t, coord);
+		int w = sp->width[ti];
+
+		if (lowp && i < op->n_in && w == 4 && (t->dtype == SL_DT_F32 ||
+		    t->dtype == SL_DT_F16 || t->dtype == SL_DT_BF16)) {
+			*cast_elems += e;
+			(*casts)++;
+			w = 2;
+		}
+		b += e * w;
 	}
 	return b;
+}
+
+/* The parameter elements of an operator's states on a device: its state
+ * items (space.c, sl_node_items: the ZeRO shard), one per parameter. */
+static void
+param_item(void *ctx, const sl_mem_item *it)
+{
+	if (it->what == SL_WHAT_STATE && it->cat == CAT_PARAMS)
+		*(int64_t *)ctx += it->elems;
 }
 
 void
@@ -179,13 +211,16 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 	const sl_binding *b = sp->ops[opi].bind;
 	const sl_hw *hw = &sp->mesh.hw;
 	int64_t loc[SL_MAX_LOOP];
-	double bytes = slot_bytes(sp, opi, si, coord);
-	double ff = 0, fb = 0, rate = 0, xb_f = 0, xb_b = 0;
-	int kf = kernels[op->kind].fwd, kb = kernels[op->kind].bwd;
+	double cast_e, bytes, ff = 0, fb = 0, rate = 0, xb_f = 0, xb_b = 0;
+	int kf = kernels[op->kind].fwd, kb = kernels[op->kind].bwd, casts;
 
 	memset(out, 0, sizeof *out);
+	sl_node_items(sp, opi, si, coord, param_item, &out->param_elems);
+	out->optim_ns = ns_of((double)out->param_elems *
+	    sl_recipe_optim_bytes(&sp->opts.recipe) / mem_bw(hw));
 	if (hw->flops <= 0)
 		return;
+	bytes = slot_bytes(sp, opi, si, coord, &cast_e, &casts);
 	for (int i = 0; i < op->n_in; i++)
 		kb += sp->g->tensors[op->in[i]].role == SL_ROLE_PARAMETER;
 	sl_local_loop(sp, opi, si, coord, loc);
@@ -209,24 +244,39 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 		if (sp->opts.recipe.attention == SL_ATTN_NAIVE) {
 			/*
 			 * Batched gemms that compute the masked half too, and
-			 * the s^2 scores through memory (in units of one
-			 * score tensor): QK^T writes them, the scale, mask and
-			 * softmax kernels read and write them, P.V reads them
-			 * (8 forward); backward writes dP, reads P for dV, the
-			 * softmax, mask and scale gradients read and write,
-			 * and dQ, dK read dS twice (11).  Dropout adds a read
-			 * and a write each way and its 1-byte mask.
+			 * the s^2 scores through memory, bytes per score
+			 * element with q the scores' width (the matmuls') and
+			 * p the probabilities' (the softmax's: fp32 under
+			 * autocast, whose softmax casts its input to fp32 and
+			 * returns fp32).  Forward: QK^T writes them (q), the
+			 * scale and mask kernels read and write them (4q),
+			 * softmax reads q and writes p, autocast casts P back
+			 * to q for P.V (p + q, a kernel) and P.V reads it (q).
+			 * Backward: dP written (q) and P read for dV (q), the
+			 * cast's backward (q + p), softmax's backward reads
+			 * dP and P and writes dS (3p), dS cast back (p + q),
+			 * the mask and scale gradients (4q), and dQ, dK read
+			 * dS twice (2q).  Dropout of P adds a read and a
+			 * write each way (2p) and its 1-byte mask.  With p =
+			 * q = e: 8e forward, 11e backward.
 			 */
-			double e = sl_recipe_act_bytes(&sp->opts.recipe);
+			double q = sl_recipe_act_bytes(&sp->opts.recipe);
+			double pw = sp->opts.recipe.precision == SL_PREC_AMP ? 4 : q;
 			double n = (double)loc[0] * (double)loc[2] * (double)loc[1] * s;
 			rate = sl_gemm_rate(hw, ff) / 2;
-			xb_f = 8 * e * n;
-			xb_b = 11 * e * n;
+			xb_f = (7 * q + pw) * n;
+			xb_b = (8 * q + 3 * pw) * n;
 			kf = 5;
 			kb = 7;
+			if (pw != q) {
+				xb_f += (pw + q) * n;
+				xb_b += 2 * (pw + q) * n;
+				kf += 1;
+				kb += 2;
+			}
 			if (op->p > 0) {
-				xb_f += (2 * e + 1) * n;
-				xb_b += (2 * e + 1) * n;
+				xb_f += (2 * pw + 1) * n;
+				xb_b += (2 * pw + 1) * n;
 				kf++;
 				kb++;
 			}
@@ -238,8 +288,10 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 	}
 	out->flops_fwd = (int64_t)ff;
 	out->flops_bwd = (int64_t)fb;
-	out->fwd_ns = ns_of(kernels_s(hw, kf, ff, rate, bytes + xb_f));
-	out->bwd_ns = ns_of(kernels_s(hw, kb, fb, rate, 2 * bytes + xb_b));
+	out->fwd_ns = ns_of(kernels_s(hw, kf, ff, rate, bytes + xb_f) +
+	    kernels_s(hw, casts, 0, 0, 6 * cast_e));
+	out->bwd_ns = ns_of(kernels_s(hw, kb, fb, rate, 2 * bytes + xb_b) +
+	    kernels_s(hw, casts, 0, 0, 6 * cast_e));
 	if (sl_op_recomputed(sp, opi))
 		out->recompute_ns = out->fwd_ns;
 }

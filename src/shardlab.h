@@ -330,6 +330,20 @@ int sl_framework_from_name(const char *s);		/* -1 if unknown */
 /* "Megatron-LM", "torchtitan", "DeepSpeed", "per-operator (free)" */
 const char *sl_framework_title(sl_framework f);
 
+/*
+ * The optimizer's implementation (recipe.c, sl_recipe_optim_bytes): one
+ * fused AdamW kernel that reads and writes each parameter's states once
+ * (apex and Transformer Engine FusedAdam, torch.optim.AdamW(fused=True)),
+ * or PyTorch's foreach AdamW, eight passes over them.
+ */
+typedef enum sl_optimizer {
+	SL_OPTIM_FUSED,
+	SL_OPTIM_FOREACH,
+	SL_OPTIM_COUNT
+} sl_optimizer;
+const char *sl_optimizer_name(sl_optimizer o);		/* "fused" */
+int sl_optimizer_from_name(const char *s);		/* -1 if unknown */
+
 typedef struct sl_recipe {
 	sl_framework framework;	/* who runs the step (default free) */
 	sl_attention attention;
@@ -338,6 +352,14 @@ typedef struct sl_recipe {
 	int64_t micro_batch;	/* samples per device per micro-step (default 1) */
 	int64_t global_batch;	/* samples per optimizer step; 0: one micro-step */
 	int64_t seq;		/* training sequence length; 0: the model's */
+	sl_optimizer optimizer;	/* default fused */
+	/* the data-parallel gradient reduction waits for the end of the
+	 * backward pass (Megatron-LM without --overlap-grad-reduce, its local
+	 * DDP of 2021); default false: reduced in buckets during it */
+	bool no_grad_overlap;
+	/* no gradient-norm clipping (every framework clips at 1.0 unless told
+	 * otherwise: Megatron-LM --clip-grad 0) */
+	bool no_clip_grad;
 } sl_recipe;
 
 void sl_recipe_default(sl_recipe *r);
@@ -363,6 +385,29 @@ int sl_recipe_act_bytes(const sl_recipe *r);
  * global batch is given.  -1 when it does not divide.
  */
 int64_t sl_recipe_accum_steps(const sl_recipe *r, int64_t graph_batch);
+/*
+ * Bytes per element each tensor of g is read and written at by the step's
+ * kernels (width[t]): the recipe's activation width, parameters in their
+ * weight precision, integers as stored, and under autocast (amp) 4 for
+ * the tensors autocast leaves in fp32 (embedding outputs, norms, softmax,
+ * the loss, and elementwise results of an fp32 input).
+ */
+void sl_recipe_widths(const sl_recipe *r, const sl_graph *g, uint8_t *width);
+/*
+ * The optimizer step's bytes read plus written per parameter element a
+ * device updates (doc/cost-model.md, "The optimizer step"): AdamW over the
+ * fp32 states, the copy to the model's weights where there are fp32
+ * master weights, gradient-norm clipping, and the gradient buffer cleared
+ * for the next step, as the recipe's framework does each.
+ */
+double sl_recipe_optim_bytes(const sl_recipe *r);
+/*
+ * Bytes of gradient per bucket of the data-parallel reduction that runs
+ * during the backward pass, for gradients of grad_bytes per element
+ * reduced over dp devices, as the recipe's framework buckets them
+ * (recipe.c); INT64_MAX when it waits for the end of the backward pass.
+ */
+int64_t sl_recipe_grad_bucket(const sl_recipe *r, int dp, int grad_bytes);
 
 /* ------------------------------------------------------------------ models */
 
@@ -634,6 +679,8 @@ typedef struct sl_space {
 	int *saver;		/* per tensor: the first operator that keeps it for
 				 * backward (a tensor two operators keep is kept
 				 * once), or -1 */
+	uint8_t *width;		/* per tensor: bytes per element the step's
+				 * kernels move it at (sl_recipe_widths) */
 	/* cost tables on device 0, filled by sl_space_build */
 	int64_t **node_mem, **node_ns;	/* [op][strategy] */
 	int64_t **edge_mem, **edge_ns;	/* [edge][s_src * k_dst + s_dst] */
@@ -687,8 +734,14 @@ int64_t sl_local_elems(const sl_mesh *m, const sl_spec *sp, const sl_tensor *t,
  */
 typedef struct sl_compute {
 	int64_t flops_fwd, flops_bwd;	/* useful FLOPs of this shard */
-	int64_t fwd_ns, bwd_ns;		/* kernel time */
+	int64_t fwd_ns, bwd_ns;		/* kernel time, autocast's casts included */
 	int64_t recompute_ns;		/* forward re-run in backward (0: kept) */
+	/* once per optimizer step: the parameter elements whose states this
+	 * operator holds on the device (its ZeRO shard), and the time the
+	 * optimizer step takes over them on the device
+	 * (sl_recipe_optim_bytes at the memory bandwidth) */
+	int64_t param_elems;
+	int64_t optim_ns;
 } sl_compute;
 void sl_node_compute(const sl_space *s, int op, int strat, const int *coord,
     sl_compute *out);
@@ -987,9 +1040,14 @@ typedef struct sl_eval {
 	 */
 	int64_t *dev_compute_ns;	/* per device, one micro-step */
 	int64_t compute_ns;	/* the slowest device's */
-	int64_t exposed_comm_ns;	/* per micro-step: comm_ns less what overlaps */
+	int64_t exposed_comm_ns;	/* the last micro-step's (with the gradient
+				 * reduction): comm_ns less what overlaps */
+	int64_t exposed_accum_ns;	/* the same of each micro-step before it
+				 * (gradients accumulate, ZeRO-3 still reduces) */
 	int64_t accum_steps;	/* micro-steps per optimizer step */
-	int64_t step_ns;	/* accum_steps x (compute_ns + exposed_comm_ns) */
+	int64_t optim_ns;	/* the optimizer step (the slowest device) */
+	int64_t step_ns;	/* (accum_steps - 1) x (compute_ns + exposed_accum_ns)
+				 * + compute_ns + exposed_comm_ns + optim_ns */
 	int64_t tokens;		/* per optimizer step */
 	double model_flops;	/* per optimizer step (sl_model_flops) */
 	double hw_flops;	/* model_flops + the forward passes recomputed */

@@ -912,6 +912,7 @@ ops_alike(const sl_space *sp, int u, int v)
 		const sl_tensor *x = &g->tensors[ta], *y = &g->tensors[tb];
 
 		if (x->rank != y->rank || x->dtype != y->dtype || x->role != y->role ||
+		    sp->width[ta] != sp->width[tb] ||
 		    memcmp(x->dims, y->dims, x->rank * sizeof *x->dims) != 0)
 			return false;
 		for (int j = 0; j < i; j++)
@@ -1244,6 +1245,8 @@ sl_space_build(const sl_graph *g, const sl_mesh *m, const sl_space_opts *o,
 			if (sl_kinds[g->ops[o2].kind].saved_in[i] != 0 && sp->saver[t] < 0)
 				sp->saver[t] = o2;
 		}
+	sp->width = sl_xmalloc(g->n_tensors ? g->n_tensors : 1);
+	sl_recipe_widths(&sp->opts.recipe, g, sp->width);
 	find_alike(sp);
 	sp->strat_of = sl_xmalloc((g->n_ops ? g->n_ops : 1) * sizeof *sp->strat_of);
 	for (int i = 0; i < g->n_ops; i++) {
@@ -1310,6 +1313,7 @@ sl_space_free(sl_space *s)
 		return;
 	free(s->layer_recompute);
 	free(s->saver);
+	free(s->width);
 	free(s->like);
 	for (int i = 0; i < s->g->n_ops; i++) {
 		if (s->strat_of == NULL || s->strat_of[i] == i) {

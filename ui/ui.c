@@ -554,6 +554,12 @@ ui_main(int argc, char **argv)
 				o.recipe.global_batch = pf.recipe.global_batch;
 			if (!cli_given(&o, "seq") && pf.recipe.seq > 0)
 				o.seq = o.recipe.seq = pf.recipe.seq;
+			if (!cli_given(&o, "optimizer"))
+				o.recipe.optimizer = pf.recipe.optimizer;
+			if (!cli_given(&o, "no-clip-grad"))
+				o.recipe.no_clip_grad = pf.recipe.no_clip_grad;
+			if (!cli_given(&o, "no-overlap-grad-reduce"))
+				o.recipe.no_grad_overlap = pf.recipe.no_grad_overlap;
 		}
 		for (i = 0; i < pf.cs.n; i++)
 			sl_constraints_add(&o.cs, pf.cs.c[i].op,
