@@ -355,3 +355,26 @@ sl_model_flops(const sl_graph *g)
 	/* forward, and backward twice the forward (input and weight gradients) */
 	return 3.0 * f;
 }
+
+/*
+ * ZeRO-Offload (Ren et al., USENIX ATC 2021; deepspeed/runtime/zero/
+ * stage_1_and_2.py with offload_optimizer): the reduced gradients are
+ * copied to pinned host memory as backward produces them (G bytes an
+ * element), the host's CPU Adam updates the fp32 states there, and the
+ * updated weights come back (W bytes an element) before the next step.
+ */
+void
+sl_offload_ns(const sl_hw *hw, const sl_recipe *r, int64_t elems,
+    int64_t *d2h, int64_t *host)
+{
+	sl_link l = sl_hw_host_link(hw);
+	double e = (double)elems;
+
+	*d2h = *host = 0;
+	if (elems <= 0)
+		return;
+	*d2h = ns_of(e * sl_recipe_state_bytes(r, SL_CAT_GRADS) / l.bandwidth +
+	    l.latency);
+	*host = ns_of(e / sl_hw_host_adam(hw) +
+	    e * sl_recipe_state_bytes(r, SL_CAT_PARAMS) / l.bandwidth + l.latency);
+}

@@ -146,22 +146,26 @@ sl_evaluate(const sl_space *s, const int *choice, double alpha, sl_eval *ev,
  * ...]; token ids (integers) count every element, features all but the
  * last dimension.
  */
-static void
-graph_batch(const sl_graph *g, int64_t *samples, int64_t *tokens)
+int64_t
+sl_graph_tokens(const sl_graph *g, int64_t *samples)
 {
-	*samples = 1;
-	*tokens = 1;
+	int64_t tokens = 1;
+
+	if (samples != NULL)
+		*samples = 1;
 	for (int i = 0; i < g->n_tensors; i++) {
 		const sl_tensor *t = &g->tensors[i];
 		bool ids = t->dtype == SL_DT_I32 || t->dtype == SL_DT_I64;
 
 		if (t->role != SL_ROLE_INPUT || t->rank < 1)
 			continue;
-		*samples = t->dims[0];
+		if (samples != NULL)
+			*samples = t->dims[0];
 		for (int d = 0; d < t->rank - (ids || t->rank == 1 ? 0 : 1); d++)
-			*tokens = sl_mul_sat(*tokens, t->dims[d]);
-		return;
+			tokens = sl_mul_sat(tokens, t->dims[d]);
+		break;
 	}
+	return tokens;
 }
 
 /* A node's parameter collectives by when they run (space.c, sl_node_colls). */
@@ -324,7 +328,7 @@ eval_time(const sl_space *s, const int *choice, sl_eval *ev)
 	other = ev->comm_ns - param_ns;
 	ev->exposed_comm_ns = sl_add_sat(other, micro_exposed(s, choice, true));
 
-	graph_batch(g, &samples, &tokens);
+	tokens = sl_graph_tokens(g, &samples);
 	ev->accum_steps = sl_recipe_accum_steps(&s->opts.recipe, samples);
 	if (ev->accum_steps < 1)	/* global batch not a multiple: round up */
 		ev->accum_steps = s->opts.recipe.global_batch > 0 && samples > 0 ?

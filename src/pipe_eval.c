@@ -116,6 +116,44 @@ dev_peak_acts(const sl_pipeline *pl, int d, int j, int64_t acts_j)
 	return peak;
 }
 
+/*
+ * The gradient sync and optimizer of pipeline pl, from each device's sums
+ * over its chunks (bwd, sync, optim, pelems: of one micro-batch, once per
+ * step): the sync's share per bucket (sl_recipe_grad_bucket) and what is
+ * left of it after the pipelined time (sl_pipe_sync_exposed); the slowest
+ * device's optimizer.  Megatron-LM buckets the first pipeline rank's
+ * gradients alone; the others reduce theirs in one piece once their
+ * backward is done, while the ranks before them drain
+ * (megatron/core/distributed/distributed_data_parallel.py: bucket_size
+ * None when the pipeline rank is not 0).
+ */
+void
+pipe_sync(const hyb *h, sl_pipeline *pl, int p, int v, const dev_sums *dt)
+{
+	const sl_recipe *r = &h->o->space.recipe;
+	int gb = sl_recipe_state_bytes(r, SL_CAT_GRADS);
+	int64_t *sync = sl_xmalloc(p * sizeof *sync), *bwd = sl_xmalloc(p * sizeof *bwd);
+	double *q = sl_xmalloc(p * sizeof *q);
+
+	pl->optim_ns = 0;
+	for (int d = 0; d < p; d++) {
+		int64_t bucket = sl_recipe_grad_bucket(r, pl->mesh.n_devices, gb);
+		double bytes = (double)dt[d].pelems * gb;
+
+		sync[d] = dt[d].sync;
+		bwd[d] = dt[d].bwd;
+		q[d] = bytes > 0 && bucket < INT64_MAX ? (double)bucket / bytes : 1;
+		if (r->framework == SL_FW_MEGATRON && d > 0)
+			q[d] = 1;
+		if (dt[d].optim > pl->optim_ns)
+			pl->optim_ns = dt[d].optim;
+	}
+	pl->sync_ns = sl_pipe_sync_exposed(p, v, sync, bwd, q);
+	free(sync);
+	free(bwd);
+	free(q);
+}
+
 int
 pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 {
@@ -124,6 +162,8 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 	int64_t cap = mem_cap(o), m = c->micro_batches;
 	const sl_graph *g;
 	int64_t *t;
+	dev_sums *dt;
+	double recomputed = 0;
 
 	memset(pl, 0, sizeof *pl);
 	if ((g = hyb_graph(h, c->graph_batch, err)) == NULL)
@@ -149,14 +189,17 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 		pl->pp_link = sl_topo_pp_link(o->topo);
 	for (int d = 0; d < p; d++)
 		pl->dev[d].in_flight = sl_pipe_in_flight(pl->schedule, p, v, m, d);
+	dt = sl_xcalloc(p, sizeof *dt);
 	pl->fits = true;
 	pl->launch_tp = pl->mesh.axes[pl->mesh.n_axes - 1].size;
 	pl->launch_cp = 1;
 	for (int j = 0, tot = 0; j < ns; j++) {
-		if (c->layers[j] < 1 || (tot += c->layers[j]) > g->n_layers)
+		if (c->layers[j] < 1 || (tot += c->layers[j]) > g->n_layers) {
+			free(dt);
 			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 			    _("stage %d: %d layers do not fit the model's %d"), j,
 			    c->layers[j], g->n_layers);
+		}
 	}
 	for (int j = 0; j < ns; j++) {
 		sl_pipe_stage *st = &pl->stage[j];
@@ -167,14 +210,18 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 		int a, b;
 
 		ty = hyb_type(h, c->graph_batch, c->outer, c->inner, l0, n, err);
-		if (ty == NULL)
+		if (ty == NULL) {
+			free(dt);
 			return err->code ? err->code : SL_EINTERNAL;
+		}
 		chunk_budget(h, v, pl->dev[d].in_flight,
 		    device_alike(h, ty->se, p, v, d, c->layers, 0), &ks, &kc, &ccap);
 		sp = type_plan(h, ty, recomp_index(c->recompute[j]), ks, kc, m,
 		    ccap, err);
-		if (sp == NULL)
+		if (sp == NULL) {
+			free(dt);
 			return err->code ? err->code : SL_EINTERNAL;
+		}
 		stage_ops(g, l0, n, &a, &b);
 		st->first_layer = l0;
 		st->n_layers = n;
@@ -190,31 +237,34 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 		st->states = sp->states;
 		st->acts = sp->acts;
 		st->compute_ns = sp->compute;
+		st->bwd_ns = sp->bwd;
 		st->comm_ns = sl_add_sat(sp->comm, sp->p2p);
 		st->p2p_ns = sp->p2p;
 		st->micro_ns = plan_micro(sp);
 		st->sync_ns = sp->sync;
+		st->optim_ns = sp->optim;
 		st->megatron_ns = st->micro_ns;
 		st->megatron_mem = -1;
 		st->expressible = true;
 		pl->dev[d].states = sl_add_sat(pl->dev[d].states, sl_mem_total(&st->states));
 		pl->dev[d].micro_ns = sl_add_sat(pl->dev[d].micro_ns, st->micro_ns);
-		if (st->sync_ns > pl->sync_ns)
-			pl->sync_ns = st->sync_ns;
+		dt[d].bwd = sl_add_sat(dt[d].bwd, sp->bwd);
+		dt[d].sync = sl_add_sat(dt[d].sync, sp->sync);
+		dt[d].optim = sl_add_sat(dt[d].optim, sp->optim);
+		dt[d].pelems = sl_add_sat(dt[d].pelems, sp->pelems);
 		if (!sp->ok)
 			pl->fits = false;
-		/* FLOPs: the stage's useful work per micro-batch, all devices */
-		for (int u = 0; u < b - a; u++) {
-			sl_compute cp;
-			sl_node_compute(ty->se->sp, u + a, sp->choice[u], NULL, &cp);
-			pl->flops = sl_add_sat(pl->flops, sl_mul_sat(sl_mul_sat(
-			    cp.flops_fwd + cp.flops_bwd, m), pl->mesh.n_devices));
-		}
+		/* the forward passes its layers run again in backward */
+		for (int u = 0; u < b - a; u++)
+			if (sl_recomputes(&o->space.recipe, &g->ops[u + a], st->recompute))
+				recomputed += sl_op_model_flops(g, &g->ops[u + a]);
 		l0 += n;
 	}
-	if (l0 != g->n_layers)
+	if (l0 != g->n_layers) {
+		free(dt);
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 		    _("the stages hold %d layers; the model has %d"), l0, g->n_layers);
+	}
 	t = sl_xmalloc(p * sizeof *t);
 	for (int d = 0; d < p; d++) {
 		sl_pipe_dev *dv = &pl->dev[d];
@@ -234,8 +284,24 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 				mx = t[d];
 		pl->bubble_ns = pl->pipe_ns - sl_mul_sat(m, mx);
 	}
-	pl->step_ns = sl_add_sat(pl->pipe_ns, pl->sync_ns);
+	pipe_sync(h, pl, p, v, dt);
+	free(dt);
+	pl->step_ns = sl_add_sat(sl_add_sat(pl->pipe_ns, pl->sync_ns), pl->optim_ns);
 	free(t);
+	/* Model FLOPs of m micro-batches of the graph (compute.c), whatever
+	 * the stages recompute; the hardware's add the forward passes re-run */
+	pl->model_flops = sl_model_flops(g) * (double)m;
+	pl->hw_flops = pl->model_flops + recomputed * (double)m;
+	pl->tokens = sl_mul_sat(sl_graph_tokens(g, NULL), m);
+	if (pl->step_ns > 0) {
+		double s = (double)pl->step_ns / 1e9;
+		double peak = o->hw.flops * (double)p * (double)pl->mesh.n_devices;
+		pl->tokens_per_s = (double)pl->tokens / s;
+		if (peak > 0) {
+			pl->mfu = pl->model_flops / (peak * s);
+			pl->hfu = pl->hw_flops / (peak * s);
+		}
+	}
 	return SL_OK;
 }
 

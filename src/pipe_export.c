@@ -189,7 +189,14 @@ sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
 		}
 		sb_printf(&b, "--micro-batch-size %lld \\\n", (long long)ls.mbs);
 		sb_printf(&b, "--global-batch-size %lld \\\n", (long long)ls.gbs);
-		sb_printf(&b, "--use-distributed-optimizer\n");
+		/* the step as it was costed: gradients reduced during backward
+		 * (doc/cost-model.md, "Step time"), clipping as the recipe says */
+		if (o->space.recipe.no_clip_grad)
+			sb_printf(&b, "--clip-grad 0.0 \\\n");
+		sb_printf(&b, "--use-distributed-optimizer%s\n",
+		    o->space.recipe.no_grad_overlap ? "" : " \\");
+		if (!o->space.recipe.no_grad_overlap)
+			sb_printf(&b, "--overlap-grad-reduce\n");
 		break;
 	case SL_EXPORT_DEEPSPEED: {
 		/*
@@ -304,6 +311,17 @@ sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
 		    "fits", (int)pl->fits, "stages", stages);
 		json_object_set_new(root, "recipe",
 		    sl_plan_recipe_json(&o->space.recipe, NULL, 0));
+		/* the step's parts and what it achieves (doc/cost-model.md) */
+		json_object_set_new(root, "step", json_pack(
+		    "{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o}",
+		    "pipeline_ns", (json_int_t)pl->pipe_ns,
+		    "sync_ns", (json_int_t)pl->sync_ns,
+		    "optimizer_ns", (json_int_t)pl->optim_ns,
+		    "tokens", (json_int_t)pl->tokens,
+		    "tokens_per_s", sl_json_real(pl->tokens_per_s),
+		    "model_flops", sl_json_real(pl->model_flops),
+		    "hardware_flops", sl_json_real(pl->hw_flops),
+		    "mfu", sl_json_real(pl->mfu), "hfu", sl_json_real(pl->hfu)));
 		return export_json(root, err);
 	}
 	default:

@@ -49,10 +49,24 @@ int recomp_index(sl_recompute r);
  * rep[v]: an operator whose rows are v's, value for value (the operator at
  * the same position of layer 1, when checked equal; else v itself).
  */
+/*
+ * The time terms of one operator under one strategy (pipe_space.c): per
+ * micro-batch its compute (forward, backward and recomputed forward, of
+ * which bwd is the backward and the recomputation) and communication
+ * besides the gradient sync; once per step the data-parallel gradient
+ * all-reduce (sync; with optimizer offload, the gradients' copy to the
+ * host as well), the optimizer step (optim: on the device, or the host's
+ * and the weights' copy back) and the parameter elements it updates.
+ */
+typedef struct op_time {
+	int64_t compute, comm, bwd;
+	int64_t sync, optim, pelems;
+} op_time;
+
 typedef struct stage_tab {
 	bool ready;
 	sl_mem **mem;
-	int64_t **compute, **comm, **sync;
+	op_time **time;
 	int *rep;
 	int *of;		/* the operator whose rows v points at (v: its own) */
 	/*
@@ -105,7 +119,8 @@ typedef struct stage_plan {
 	bool ok;		/* some plan fits cap */
 	int *choice;		/* per operator of the stage */
 	sl_mem states;		/* params, grads, optim, buffers (acts 0) */
-	int64_t acts, compute, comm, p2p, sync;
+	int64_t acts, compute, comm, p2p, bwd;
+	int64_t sync, optim, pelems;	/* once per step (op_time) */
 } stage_plan;
 
 /* An operator slot of the stage that costs extra: a boundary transfer or
@@ -185,13 +200,24 @@ stage_type *hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
 void type_extras(const hyb *h, stage_type *t, int r);
 void plan_totals(const stage_type *t, const stage_tab *tb, int r, const int *c,
     stage_plan *sp);
-/* Memory with ks states and k acts; time of one micro-batch. */
+/* Memory with ks states and k acts; time of one micro-batch; the time it
+ * adds once per step (its gradient sync and optimizer). */
 int64_t plan_mem(const stage_plan *p, int64_t ks, int64_t k);
 int64_t plan_micro(const stage_plan *p);
+int64_t plan_once(const stage_plan *p);
 const stage_plan *type_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k,
     int64_t m, int64_t cap, sl_error *err);
 
 /* ------------------------------------------------------ pipe_eval.c */
+
+/* A device's sums over its chunks: one micro-batch's backward, and once
+ * per step its gradient sync, optimizer and parameter elements. */
+typedef struct dev_sums {
+	int64_t bwd, sync, optim, pelems;
+} dev_sums;
+/* The step's sync and optimizer (pl->sync_ns, pl->optim_ns) of p devices
+ * of v chunks from their sums. */
+void pipe_sync(const hyb *h, sl_pipeline *pl, int p, int v, const dev_sums *dt);
 
 bool device_alike(const hyb *h, const space_entry *se, int p, int v, int d,
     const int *layers, int n);

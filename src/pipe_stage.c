@@ -353,7 +353,8 @@ plan_totals(const stage_type *t, const stage_tab *tb, int r, const int *c,
 	const sl_space *s = t->se->sp;
 
 	memset(&sp->states, 0, sizeof sp->states);
-	sp->acts = sp->compute = sp->comm = sp->p2p = sp->sync = 0;
+	sp->acts = sp->compute = sp->comm = sp->p2p = sp->bwd = 0;
+	sp->sync = sp->optim = sp->pelems = 0;
 	for (int v = 0; v < t->b - t->a; v++) {
 		int o = v + t->a;
 		const sl_mem *m = &tb->mem[o][c[v]];
@@ -362,9 +363,13 @@ plan_totals(const stage_type *t, const stage_tab *tb, int r, const int *c,
 		sp->states.optim += m->optim + x_at(t->xmem[r], v, c[v]);
 		sp->states.buffers += m->buffers;
 		sp->acts += m->acts;
-		sp->compute += tb->compute[o][c[v]];
-		sp->comm += tb->comm[o][c[v]];
-		sp->sync += tb->sync[o][c[v]];
+		const op_time *ot = &tb->time[o][c[v]];
+		sp->compute += ot->compute;
+		sp->comm += ot->comm;
+		sp->bwd += ot->bwd;
+		sp->sync += ot->sync;
+		sp->optim += ot->optim;
+		sp->pelems += ot->pelems;
 		sp->p2p += x_at(t->xp2p, v, c[v]);
 	}
 	for (int e = 0; e < t->prob->m; e++) {
@@ -387,6 +392,12 @@ int64_t
 plan_micro(const stage_plan *p)
 {
 	return sl_add_sat(sl_add_sat(p->compute, p->comm), p->p2p);
+}
+
+int64_t
+plan_once(const stage_plan *p)
+{
+	return sl_add_sat(p->sync, p->optim);
 }
 
 /*
@@ -444,9 +455,10 @@ type_solve(hyb *h, stage_type *t, const stage_tab *tb, int r, int64_t ks,
 			const sl_mem *mm = &tb->mem[o][s];
 			double mem = (double)ks * (double)(sl_mem_total(mm) - mm->acts +
 			    x_at(t->xmem[r], v, s)) + (double)k * (double)mm->acts;
-			double ns = (double)m * (double)(tb->compute[o][s] +
-			    tb->comm[o][s] + x_at(t->xp2p, v, s)) +
-			    (double)tb->sync[o][s];
+			const op_time *ot = &tb->time[o][s];
+			double ns = (double)m * (double)(ot->compute +
+			    ot->comm + x_at(t->xp2p, v, s)) +
+			    (double)(ot->sync + ot->optim);
 			p->cost[v][s] = (int64_t)(wm * mem + wt * ns + 0.5);
 		}
 	}
@@ -482,7 +494,7 @@ line(const stage_plan *p, int64_t ks, int64_t k, int64_t m, double wm,
     double wt)
 {
 	return wm * (double)plan_mem(p, ks, k) +
-	    wt * ((double)m * (double)plan_micro(p) + (double)p->sync);
+	    wt * ((double)m * (double)plan_micro(p) + (double)plan_once(p));
 }
 
 /*
@@ -568,8 +580,8 @@ type_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k, int64_t m,
 		double lam_lo = 1e-9, lam_hi = 1e9;
 		for (iter = 0; iter < 60; iter++) {
 			double dm = (double)(plan_mem(&hi, ks, k) - plan_mem(&lo, ks, k));
-			double dt = ((double)m * (double)plan_micro(&lo) + (double)lo.sync) -
-			    ((double)m * (double)plan_micro(&hi) + (double)hi.sync);
+			double dt = ((double)m * (double)plan_micro(&lo) + (double)plan_once(&lo)) -
+			    ((double)m * (double)plan_micro(&hi) + (double)plan_once(&hi));
 			double wm, wt, lam;
 			bool cross = iter % 8 != 7;
 

@@ -764,6 +764,15 @@ double sl_model_flops(const sl_graph *g);
  * query heads (0: the whole operator's). */
 double sl_attention_flops(const sl_graph *g, const sl_op *op, int64_t batch,
     int64_t heads);
+/*
+ * Optimizer offload (DeepSpeed ZeRO-Offload) of elems parameter elements a
+ * device holds: *d2h the gradients' copy to host memory (on the stream of
+ * the gradient reduction, during backward), *host the CPU Adam step over
+ * them and the updated weights' copy back (after it): the profile's host
+ * link and CPU Adam rate (sl_hw_host_link, sl_hw_host_adam).
+ */
+void sl_offload_ns(const sl_hw *hw, const sl_recipe *r, int64_t elems,
+    int64_t *d2h, int64_t *host);
 /* Achieved matmul FLOP/s for one problem of f FLOPs (the profile's table). */
 double sl_gemm_rate(const sl_hw *hw, double f);
 /* Time of batch gemms of 2mnk FLOPs each as one kernel at the profile's
@@ -1056,6 +1065,10 @@ typedef struct sl_eval {
 	double hfu;		/* hw_flops / (devices x peak x step time) */
 } sl_eval;
 
+/* Tokens of one micro-step of g: the elements of its first input when it
+ * holds token ids, else all but its last dimension; *samples (may be NULL)
+ * its first dimension. */
+int64_t sl_graph_tokens(const sl_graph *g, int64_t *samples);
 /* Scores any assignment (one strategy index per operator). */
 int sl_evaluate(const sl_space *s, const int *choice, double alpha,
     sl_eval *ev, sl_error *err);
@@ -1515,6 +1528,17 @@ double sl_pipe_bubble(int p, int v, int64_t m);
  * t[d] (each device's chunks summed): m max(t) + (sum(t) - max(t)) / v.
  */
 int64_t sl_pipe_time(int p, int v, int64_t m, const int64_t *t);
+/*
+ * What device d's gradient sync sync[d] (once per step) adds after the
+ * pipelined time, the largest over the devices (doc/cost-model.md,
+ * "Pipelines"): it runs in buckets, each a share q[d] of it, during the
+ * last micro-batch's backward of the device's chunks bwd[d] (q[d] = 1: one
+ * bucket, after it), and goes on while the devices before it drain,
+ * a chunk's backward each (bwd[e] / v for e < d); the optimizer steps wait
+ * for every device's (the gradient norm is taken over all of them).
+ */
+int64_t sl_pipe_sync_exposed(int p, int v, const int64_t *sync,
+    const int64_t *bwd, const double *q);
 
 /* One stage (one chunk of a device under interleaving). */
 typedef struct sl_pipe_stage {
@@ -1529,7 +1553,9 @@ typedef struct sl_pipe_stage {
 	int64_t micro_ns;		/* compute + comm of one micro-batch, fwd+bwd */
 	int64_t compute_ns, comm_ns;	/* parts of micro_ns (comm incl. p2p) */
 	int64_t p2p_ns;			/* sends to the neighbouring stages */
+	int64_t bwd_ns;			/* of compute_ns, the backward */
 	int64_t sync_ns;		/* gradient sync once per step */
+	int64_t optim_ns;		/* optimizer step once per step */
 	/* the nearest plan a framework expresses at the launch's degrees
 	 * (Megatron-LM's layout when launch_tp > 1, plain data parallel
 	 * otherwise): its time, its device's memory, and whether it is ours */
@@ -1557,9 +1583,15 @@ typedef struct sl_pipeline {
 	int n_stages;			/* pp * virt */
 	sl_pipe_stage *stage;
 	sl_pipe_dev *dev;		/* pp */
-	int64_t step_ns, pipe_ns, bubble_ns, sync_ns;
+	/* step = pipelined time + the gradient sync left after it (the
+	 * largest device's, sl_pipe_sync_exposed) + the slowest optimizer */
+	int64_t step_ns, pipe_ns, bubble_ns, sync_ns, optim_ns;
 	int64_t max_mem;
-	int64_t flops;			/* useful FLOPs of one step, all devices */
+	/* per step, all devices: model and hardware FLOPs (sl_model_flops),
+	 * tokens; what they achieve */
+	double model_flops, hw_flops;
+	int64_t tokens;
+	double tokens_per_s, mfu, hfu;
 	bool fits;			/* every device under the profile's memory */
 	/* the launch: tensor parallel over the inner axis when some layer
 	 * operator splits a dimension other than the batch over it, else 1

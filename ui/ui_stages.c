@@ -517,8 +517,8 @@ ui_draw_stages(WINDOW *w, const ui *u)
 	ui_put(w, 0, 1, width - 2, line, u->attr[UI_R_HEADER] | A_REVERSE);
 	cap = t->ho.mem_limit > 0 ? t->ho.mem_limit : t->ho.hw.memory_bytes;
 	snprintf(line, sizeof line,
-	    _("step %s, bubble %.1f%%, peak %s of %s%s, reserve %s; re-solved in %.1f ms"),
-	    sl_format_ns(pl->step_ns, b1, sizeof b1), bubble,
+	    _("step %s, MFU %.0f%%, bubble %.1f%%, peak %s of %s%s, reserve %s; re-solved in %.1f ms"),
+	    sl_format_ns(pl->step_ns, b1, sizeof b1), 100 * pl->mfu, bubble,
 	    sl_format_bytes(pl->max_mem, b2, sizeof b2),
 	    sl_format_bytes(cap, b3, sizeof b3),
 	    pl->fits ? "" : _(" (does not fit)"),

@@ -70,7 +70,6 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 	char b[6][32], ms[32];
 	int outer = pl->mesh.n_axes == 2 ? pl->mesh.axes[0].size : 1;
 	int inner = pl->mesh.axes[pl->mesh.n_axes - 1].size;
-	double tokens = 0;
 
 	mesh_str(outer, inner, ms, sizeof ms);
 	printf(_("\nchosen plan: %d pipeline stages (%s"), pl->pp, sl_schedule_name(pl->schedule));
@@ -78,23 +77,19 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 		printf(_(", %d chunks per device"), pl->virt);
 	printf(_("), each on a %s sub-mesh; %lld micro-batches of %lld samples\n"), ms,
 	    (long long)pl->micro_batches, (long long)pl->graph_batch);
-	printf(_("step time %s: pipeline %s (bubble %s, %.1f%%), gradient sync %s\n"),
+	printf(_("step time %s: pipeline %s (bubble %s, %.1f%%), gradient sync %s "
+	    "exposed, optimizer %s\n"),
 	    cli_ns(pl->step_ns, b[0]), cli_ns(pl->pipe_ns, b[1]), cli_ns(pl->bubble_ns, b[2]),
 	    pl->pipe_ns > 0 ? 100.0 * (double)pl->bubble_ns / (double)pl->pipe_ns : 0.0,
-	    cli_ns(pl->sync_ns, b[3]));
-	if (g != NULL && pl->step_ns > 0) {
-		for (int t = 0; t < g->n_tensors; t++)
-			if (g->tensors[t].role == SL_ROLE_INPUT && g->tensors[t].rank == 2) {
-				tokens = (double)sl_tensor_elems(&g->tensors[t]);
-				break;
-			}
-		/* g is one micro-batch: its tokens times the micro-batches */
-		tokens *= (double)pl->micro_batches;
-		if (o->hw.flops > 0)
-			printf(_("%.0f tokens/s; %.1f%% of the devices' peak FLOP/s (MFU)\n"),
-			    tokens / ((double)pl->step_ns / 1e9),
-			    100.0 * (double)pl->flops / ((double)pl->step_ns / 1e9) /
-			    (o->hw.flops * (double)pl->pp * pl->mesh.n_devices));
+	    cli_ns(pl->sync_ns, b[3]), cli_ns(pl->optim_ns, b[4]));
+	if (pl->step_ns > 0 && o->hw.flops > 0) {
+		printf(_("%s tokens/s; MFU %.1f%%"),
+		    sl_format_rate(pl->tokens_per_s, b[0], sizeof b[0]), 100 * pl->mfu);
+		/* recomputed forward passes are work the hardware does */
+		if (pl->hw_flops > pl->model_flops)
+			printf(_(", HFU %.1f%% (with the recomputed forward passes)"),
+			    100 * pl->hfu);
+		printf("\n");
 	}
 	{
 		char cap[128];
