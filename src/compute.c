@@ -274,6 +274,22 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 				kf += 1;
 				kb += 2;
 			}
+			/*
+			 * Megatron-LM fuses scale, mask and softmax into one
+			 * kernel each way (megatron/core/fusions/fused_softmax.py,
+			 * FusedScaleMaskSoftmax; --masked-softmax-fusion, on
+			 * by default): forward QK^T writes q, the fused kernel
+			 * reads q and writes q, P.V reads q (4q); backward dP
+			 * written and P read for dV (2q), the fused backward
+			 * reads dP and P and writes dS (3q), dQ and dK read
+			 * dS (2q): 7q.
+			 */
+			if (sp->opts.recipe.framework == SL_FW_MEGATRON) {
+				xb_f = 4 * q * n;
+				xb_b = 7 * q * n;
+				kf = 3;
+				kb = 5;
+			}
 			if (op->p > 0) {
 				xb_f += (2 * pw + 1) * n;
 				xb_b += (2 * pw + 1) * n;

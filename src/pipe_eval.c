@@ -154,6 +154,52 @@ pipe_sync(const hyb *h, sl_pipeline *pl, int p, int v, const dev_sums *dt)
 	free(q);
 }
 
+static int megatron_choice(const sl_space *sp, bool tp, bool seq, int *choice,
+    sl_error *err);
+
+/*
+ * Stage j of c in Megatron-LM's layout (c->layout) instead of a planned
+ * one: its operators take mc, the Megatron-LM plan of the whole graph
+ * (layout_choice), costed by the same tables; it fits when its memory with
+ * ks states and k micro-batches in flight is within cap.  *out holds it.
+ */
+static const stage_plan *
+layout_plan(hyb *h, stage_type *ty, const sl_pipe_config *c, int j,
+    const int *mc, int64_t ks, int64_t k, int64_t cap, stage_plan *out)
+{
+	int r = recomp_index(c->recompute[j]);
+
+	type_extras(h, ty, r);
+	memset(out, 0, sizeof *out);
+	plan_totals(ty, space_tab(h, ty->se, r), r, mc + ty->a, out);
+	out->choice = (int *)(mc + ty->a);
+	out->r = r;
+	out->ks = ks;
+	out->k = k;
+	out->cap = cap;
+	out->ok = plan_mem(out, ks, k) <= cap;
+	return out;
+}
+
+/* Megatron-LM's plan of the graph of c (tensor parallel on the inner axis
+ * when it has more than one device), for layout_plan; NULL with err. */
+static int *
+layout_choice(hyb *h, const sl_pipe_config *c, sl_error *err)
+{
+	space_entry *se = hyb_space(h, c->graph_batch, c->outer, c->inner, err);
+	int *mc;
+
+	if (se == NULL)
+		return NULL;
+	mc = sl_xmalloc((se->sp->g->n_ops ? se->sp->g->n_ops : 1) * sizeof *mc);
+	if (megatron_choice(se->sp, c->inner > 1, c->layout == SL_LAYOUT_MEGATRON_SP,
+	    mc, err) != SL_OK) {
+		free(mc);
+		return NULL;
+	}
+	return mc;
+}
+
 int
 pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 {
@@ -164,6 +210,8 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 	int64_t *t;
 	dev_sums *dt;
 	double recomputed = 0;
+	stage_plan fixed;
+	int *mc = NULL;
 
 	memset(pl, 0, sizeof *pl);
 	if ((g = hyb_graph(h, c->graph_batch, err)) == NULL)
@@ -190,12 +238,18 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 	for (int d = 0; d < p; d++)
 		pl->dev[d].in_flight = sl_pipe_in_flight(pl->schedule, p, v, m, d);
 	dt = sl_xcalloc(p, sizeof *dt);
+	if (c->layout != SL_LAYOUT_PLANNED &&
+	    (mc = layout_choice(h, c, err)) == NULL) {
+		free(dt);
+		return err->code ? err->code : SL_EINTERNAL;
+	}
 	pl->fits = true;
 	pl->launch_tp = pl->mesh.axes[pl->mesh.n_axes - 1].size;
 	pl->launch_cp = 1;
 	for (int j = 0, tot = 0; j < ns; j++) {
 		if (c->layers[j] < 1 || (tot += c->layers[j]) > g->n_layers) {
 			free(dt);
+			free(mc);
 			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 			    _("stage %d: %d layers do not fit the model's %d"), j,
 			    c->layers[j], g->n_layers);
@@ -212,14 +266,19 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 		ty = hyb_type(h, c->graph_batch, c->outer, c->inner, l0, n, err);
 		if (ty == NULL) {
 			free(dt);
+			free(mc);
 			return err->code ? err->code : SL_EINTERNAL;
 		}
 		chunk_budget(h, v, pl->dev[d].in_flight,
 		    device_alike(h, ty->se, p, v, d, c->layers, 0), &ks, &kc, &ccap);
-		sp = type_plan(h, ty, recomp_index(c->recompute[j]), ks, kc, m,
-		    ccap, err);
+		if (mc != NULL)
+			sp = layout_plan(h, ty, c, j, mc, ks, kc, ccap, &fixed);
+		else
+			sp = type_plan(h, ty, recomp_index(c->recompute[j]), ks, kc, m,
+			    ccap, err);
 		if (sp == NULL) {
 			free(dt);
+			free(mc);
 			return err->code ? err->code : SL_EINTERNAL;
 		}
 		stage_ops(g, l0, n, &a, &b);
@@ -262,6 +321,7 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 	}
 	if (l0 != g->n_layers) {
 		free(dt);
+		free(mc);
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 		    _("the stages hold %d layers; the model has %d"), l0, g->n_layers);
 	}
@@ -286,6 +346,7 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 	}
 	pipe_sync(h, pl, p, v, dt);
 	free(dt);
+	free(mc);
 	pl->step_ns = sl_add_sat(sl_add_sat(pl->pipe_ns, pl->sync_ns), pl->optim_ns);
 	free(t);
 	/* Model FLOPs of m micro-batches of the graph (compute.c), whatever
@@ -323,9 +384,11 @@ sl_pipeline_eval(const sl_hybrid_opts *o, const sl_pipe_config *c,
 	return rc;
 }
 
-/* The Megatron-LM plan of a stage (baseline.c), or an error. */
+/* The Megatron-LM plan of a stage (baseline.c), with sequence parallelism
+ * when seq, or an error. */
 static int
-megatron_choice(const sl_space *sp, bool tp, int *choice, sl_error *err)
+megatron_choice(const sl_space *sp, bool tp, bool seq, int *choice,
+    sl_error *err)
 {
 	sl_scored_plan sc;
 	sl_baseline_opts bo;
@@ -335,9 +398,8 @@ megatron_choice(const sl_space *sp, bool tp, int *choice, sl_error *err)
 	bo.mem_budget = -1;
 	bo.solver = SL_SOLVER_AUTO;
 	memset(&sc, 0, sizeof sc);
-	/* Megatron-LM runs tensor parallelism with sequence parallelism */
-	rc = sl_baseline_plan(sp, !tp ? SL_BASE_DP : SL_BASE_MEGATRON_SP, &bo,
-	    NULL, &sc, err);
+	rc = sl_baseline_plan(sp, !tp ? SL_BASE_DP : seq ? SL_BASE_MEGATRON_SP :
+	    SL_BASE_MEGATRON, &bo, NULL, &sc, err);
 	if (rc == SL_OK && sc.applicable && sc.choice != NULL)
 		memcpy(choice, sc.choice, sp->g->n_ops * sizeof *choice);
 	else if (rc == SL_OK)
@@ -397,7 +459,8 @@ pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
 			pl->launch_tp = sp->mesh.axes[inner].size;
 	}
 	mc = sl_xmalloc(se->sp->g->n_ops * sizeof *mc);
-	ok = megatron_choice(se->sp, pl->launch_tp > 1, mc, NULL) == SL_OK;
+	/* Megatron-LM runs tensor parallelism with sequence parallelism */
+	ok = megatron_choice(se->sp, pl->launch_tp > 1, true, mc, NULL) == SL_OK;
 	for (int j = 0; j < pl->n_stages; j++) {
 		sl_pipe_stage *st = &pl->stage[j];
 		stage_type *ty = hyb_type(h, c->graph_batch, c->outer, c->inner,

@@ -27,6 +27,39 @@ p2p_ns(int64_t bytes, const sl_link *l)
 	return (int64_t)llround(s * 1e9);
 }
 
+/*
+ * One transfer between stages of a tensor a device holds bytes of under
+ * spec.  Where the sub-mesh's devices along an axis hold the same shard
+ * (a tensor-parallel group without sequence parallelism), each sends a
+ * share and the receivers all-gather it over that axis: Megatron-LM's
+ * scatter-gather (Narayanan et al. SC21, section 4.1;
+ * --scatter-gather-tensors-in-pipeline, on by default) and DeepSpeed's
+ * pipe_partitioned; torchtitan's pipeline sends the tensor whole.
+ */
+static int64_t
+stage_send_ns(const hyb *h, const sl_space *sp, const sl_spec *spec,
+    const sl_tensor *ts, int64_t bytes, const sl_link *pl)
+{
+	const sl_mesh *m = &sp->mesh;
+	uint8_t split = 0;
+	int parts = 1;
+	int64_t t;
+
+	if (h->o->space.recipe.framework == SL_FW_TORCHTITAN)
+		return p2p_ns(bytes, pl);
+	for (int d = 0; d < ts->rank; d++)
+		split |= spec->split[d];
+	for (int a = 0; a < m->n_axes; a++)
+		if (!(split & (1u << a)) && m->axes[a].size > 1)
+			parts *= m->axes[a].size;
+	t = p2p_ns(sl_ceil_div(bytes, parts), pl);
+	for (int a = 0; a < m->n_axes; a++)
+		if (!(split & (1u << a)) && m->axes[a].size > 1)
+			t = sl_add_sat(t, sl_coll_time(SL_COLL_ALL_GATHER,
+			    m->axes[a].size, bytes, &m->axes[a].link));
+	return t;
+}
+
 static void
 free_rows(int64_t **x, int n)
 {
@@ -324,7 +357,8 @@ type_extras(const hyb *h, stage_type *t, int r)
 			int64_t el = sl_local_elems(&sp->mesh, spec, ts, NULL);
 			if (need_p2p) {
 				if (r == 0)
-					t->xp2p[v][s] += 2 * p2p_ns(sl_mul_sat(el,
+					t->xp2p[v][s] += 2 * stage_send_ns(h, sp,
+					    spec, ts, sl_mul_sat(el,
 					    sl_elem_bytes(sp, ts)), &pl);
 			} else {
 				int64_t per = 0;

@@ -1681,11 +1681,25 @@ void sl_hybrid_result_free(sl_hybrid_result *r);
  * operators get the exact intra-operator plan that is fastest under the
  * memory its device has, over the frontier of that stage.
  */
+/*
+ * How a stage's operators are laid out: the fastest plan that fits
+ * (planned), or Megatron-LM's per-operator layout taken as it is, tensor
+ * parallel on the inner axis without or with sequence parallelism, data
+ * parallel on the outer (baseline.c), as published runs were made.
+ */
+typedef enum sl_stage_layout {
+	SL_LAYOUT_PLANNED,
+	SL_LAYOUT_MEGATRON,
+	SL_LAYOUT_MEGATRON_SP,
+	SL_LAYOUT_COUNT
+} sl_stage_layout;
+
 typedef struct sl_pipe_config {
 	int pp, virt, outer, inner;
 	int64_t graph_batch, micro_batches;
 	const int *layers;		/* per stage */
 	const sl_recompute *recompute;	/* per stage */
+	sl_stage_layout layout;		/* default planned */
 } sl_pipe_config;
 int sl_pipeline_eval(const sl_hybrid_opts *o, const sl_pipe_config *c,
     sl_pipeline *pl, sl_error *err);

@@ -727,6 +727,131 @@ test_step_terms_by_hand(void **state)
 	assert_true(sl_recipe_optim_bytes(&r) == 38);
 }
 
+/* One measured step's prediction (tests/data/fidelity/torch_step.py's row
+ * o) on the profile hw; < 0 when the row names what shardlab cannot. */
+static double
+predict_row(json_t *o, const sl_hw *hw)
+{
+	sl_gen_config gc;
+	sl_recipe r;
+	sl_space *s;
+	sl_graph *g;
+	sl_error err;
+	sl_eval ev;
+	int fam, prec, *choice;
+	double got = -1;
+	const char *att = json_string_value(json_object_get(o, "attention"));
+
+	fam = sl_family_from_name(json_string_value(json_object_get(o, "family")));
+	prec = sl_precision_from_name(json_string_value(json_object_get(o, "precision")));
+	if (fam < 0 || prec < 0 || att == NULL)
+		return -1;
+	sl_gen_defaults((sl_family)fam, &gc);
+	gc.layers = (int)json_integer_value(json_object_get(o, "layers"));
+	gc.hidden = json_integer_value(json_object_get(o, "hidden"));
+	gc.heads = json_integer_value(json_object_get(o, "heads"));
+	gc.kv_heads = json_integer_value(json_object_get(o, "kv_heads"));
+	gc.ffn = json_integer_value(json_object_get(o, "ffn"));
+	gc.seq = json_integer_value(json_object_get(o, "seq"));
+	gc.vocab = json_integer_value(json_object_get(o, "vocab"));
+	gc.batch = json_integer_value(json_object_get(o, "micro_batch"));
+	sl_error_clear(&err);
+	if ((g = sl_gen(&gc, &err)) == NULL)
+		return -1;
+	sl_recipe_default(&r);
+	r.precision = (sl_precision)prec;
+	r.attention = strcmp(att, "naive") == 0 ? SL_ATTN_NAIVE : SL_ATTN_FLASH;
+	r.optimizer = (sl_optimizer)sl_optimizer_from_name(
+	    json_string_value(json_object_get(o, "optimizer")));
+	r.no_clip_grad = !json_is_true(json_object_get(o, "clip_grad"));
+	s = space(g, hw, 1, (int[]){ 1 }, &r);
+	choice = sl_xcalloc(g->n_ops, sizeof *choice);
+	if (sl_evaluate(s, choice, 0, &ev, &err) == SL_OK) {
+		got = ev.step_ns / 1e9;
+		sl_eval_free(&ev);
+	}
+	free(choice);
+	sl_space_free(s);
+	sl_graph_free(g);
+	return got;
+}
+
+/*
+ * Whole training steps with their optimizer, measured by
+ * tests/data/fidelity/torch_step.py on a GPU whose profile is bundled
+ * (steps-*.jsonl here or in the shared fidelity folder): each within 10%.
+ * Skipped until such a file has been measured.
+ */
+static void
+test_whole_steps(void **state)
+{
+	static const struct { const char *gpu, *hw; } gpus[] = {
+		{ "H100", "h100-nvlink" }, { "H200", "h200-nvlink" },
+	};
+	const char *dirs[2] = { getenv("SHARED_DIR"), getenv("TESTS_SRCDIR") };
+	int rows = 0, bad = 0;
+
+	(void)state;
+	for (int di = 0; di < 2; di++) {
+		char path[1024], line[8192];
+		const char *hwname = NULL;
+		FILE *f;
+		sl_hw hw;
+
+		if (dirs[di] == NULL)
+			continue;
+		for (int k = 0; k < 3; k++) {
+			static const char *const names[] = { "steps-h100.jsonl",
+			    "steps-h200.jsonl", "steps.jsonl" };
+			snprintf(path, sizeof path, di == 0 ? "%s/fidelity/%s" :
+			    "%s/data/fidelity/%s", dirs[di], names[k]);
+			if ((f = fopen(path, "r")) == NULL)
+				continue;
+			hwname = NULL;
+			while (fgets(line, sizeof line, f) != NULL) {
+				json_t *o = json_loads(line, 0, NULL);
+				const char *gpu = json_string_value(json_object_get(o, "gpu"));
+				double want, got;
+
+				if (gpu != NULL) {
+					hwname = NULL;
+					for (size_t i = 0; i < SL_ARRAY_LEN(gpus); i++)
+						if (strstr(gpu, gpus[i].gpu) != NULL)
+							hwname = gpus[i].hw;
+					if (hwname != NULL)
+						load(hwname, &hw);
+				}
+				if (hwname == NULL || !json_is_string(json_object_get(o, "kind")) ||
+				    strcmp(json_string_value(json_object_get(o, "kind")),
+				    "train_step") != 0) {
+					json_decref(o);
+					continue;
+				}
+				want = json_number_value(json_object_get(o, "step_s"));
+				got = predict_row(o, &hw);
+				if (got > 0 && want > 0) {
+					rows++;
+					print_message("%s: %s %s %s mbs %lld %s%s: predicted "
+					    "%.1f ms, measured %.1f ms (%+.1f%%)\n", path,
+					    json_string_value(json_object_get(o, "family")),
+					    json_string_value(json_object_get(o, "precision")),
+					    json_string_value(json_object_get(o, "attention")),
+					    (long long)json_integer_value(json_object_get(o, "micro_batch")),
+					    json_string_value(json_object_get(o, "optimizer")),
+					    json_is_true(json_object_get(o, "clip_grad")) ? " clip" : "",
+					    got * 1e3, want * 1e3, 100 * (got / want - 1));
+					bad += fabs(got / want - 1) > 0.10;
+				}
+				json_decref(o);
+			}
+			fclose(f);
+		}
+	}
+	if (rows == 0)
+		skip();
+	assert_int_equal(bad, 0);
+}
+
 static int
 setup(void **state)
 {
@@ -756,6 +881,7 @@ main(void)
 		cmocka_unit_test(test_step_time),
 		cmocka_unit_test(test_overlap_and_accumulation),
 		cmocka_unit_test(test_step_terms_by_hand),
+		cmocka_unit_test(test_whole_steps),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
