@@ -332,13 +332,186 @@ next:
 	}
 }
 
+/*
+ * GLPK cold (build + first solve of the kept object), then warm after a
+ * pin: *gc and *gw in ms (-1 when not reached); returns the note for the
+ * row.  obj is the DP's objective, which GLPK must equal.
+ */
+static const char *
+bench_glpk(const struct bcase *c, sl_problem *p, double time_limit,
+    int64_t obj, double *gc, double *gw)
+{
+	sl_solve_opts o = { .time_limit = time_limit };
+	sl_solution gs;
+	sl_ilp *w;
+	sl_error err;
+	const char *gnote = "";
+	double t;
+
+	sl_error_clear(&err);
+	sl_solution_init(&gs, p->n);
+	t = now_ms();
+	w = sl_ilp_new(p, &err);
+	if (w != NULL && sl_ilp_resolve(w, p, &o, &gs, &err) == SL_OK &&
+	    gs.status == SL_SOLVE_OPTIMAL) {
+		*gc = now_ms() - t;
+		if (gs.objective != obj)
+			printf("%-14s MISMATCH glpk %lld dp %lld\n",
+			    c->label, (long long)gs.objective,
+			    (long long)obj);
+		int v = rnd(p->n), s0 = rnd(p->k[v]);
+		uint8_t *save = malloc((size_t)p->k[v]);
+		memcpy(save, p->allowed[v], (size_t)p->k[v]);
+		for (int j = 0; j < p->k[v]; j++)
+			p->allowed[v][j] = j == s0;
+		t = now_ms();
+		if (sl_ilp_resolve(w, p, &o, &gs, &err) == SL_OK &&
+		    gs.status == SL_SOLVE_OPTIMAL)
+			*gw = now_ms() - t;
+		else
+			gnote = "glpk warm: limit";
+		memcpy(p->allowed[v], save, (size_t)p->k[v]);
+		free(save);
+	} else
+		gnote = "glpk: limit";
+	sl_ilp_free(w);
+	sl_solution_free(&gs);
+	return gnote;
+}
+
+/* One row of the table: the DP's times on case c, then GLPK's. */
+static void
+bench_case(const struct bcase *c, double alpha, double time_limit, bool glpk,
+    int npins)
+{
+	sl_space *s;
+	sl_problem *p;
+	sl_solution sol;
+	sl_dp *d;
+	sl_dp_info info;
+	sl_error err;
+	double t, cold, unf, pin, pina, alch, sw = -1, gc = -1, gw = -1;
+	double rss_space, rss_dp;
+	double *tv;
+	int kmax = 0, nplans = 0;
+	int64_t obj;
+	const char *gnote = "";
+	char b[12][32];
+
+	sl_error_clear(&err);
+	s = open_case(c, &err);
+	if (s == NULL) {
+		printf("%-14s cannot open: %s\n", c->label, err.msg);
+		return;
+	}
+	p = sl_space_problem(s, alpha, NULL, &err);
+	if (p == NULL) {
+		printf("%-14s problem: %s\n", c->label, err.msg);
+		return;
+	}
+	rss_space = peak_rss_mib();
+	for (int v = 0; v < p->n; v++)
+		if (p->k[v] > kmax)
+			kmax = p->k[v];
+	sl_solution_init(&sol, p->n);
+
+	/* cold: structure, every layer class, trees, outer problem */
+	tv = malloc((size_t)(npins * 2 + 16) * sizeof *tv);
+	for (int r = 0; r < 5; r++) {
+		t = now_ms();
+		d = sl_dp_new(p, &err);
+		if (d == NULL || sl_dp_resolve(d, p, &sol, &err) != SL_OK) {
+			printf("%-14s dp: %s\n", c->label, err.msg);
+			goto next;
+		}
+		tv[r] = now_ms() - t;
+		sl_dp_free(d);
+	}
+	cold = median(tv, 5);
+	obj = sol.objective;
+	for (int r = 0; r < 3; r++) {
+		t = now_ms();
+		d = sl_dp_new_fold(p, false, &err);
+		sl_dp_resolve(d, p, &sol, &err);
+		tv[r] = now_ms() - t;
+		if (sol.objective != obj)
+			printf("%-14s MISMATCH unfolded %lld folded %lld\n",
+			    c->label, (long long)sol.objective,
+			    (long long)obj);
+		sl_dp_free(d);
+	}
+	unf = median(tv, 3);
+
+	d = sl_dp_new(p, &err);
+	sl_dp_resolve(d, p, &sol, &err);
+	rss_dp = peak_rss_mib();
+	sl_dp_info_get(d, &info);
+	/* pin re-solves: pin a random strategy, re-solve, release, re-solve */
+	pin = pin_resolves(d, p, &sol, sl_dp_resolve, npins, tv);
+	pina = pin_resolves(d, p, &sol, sl_dp_resolve_allowed, npins, tv);
+	/* alpha change: re-weigh and re-solve */
+	for (int r = 0; r < 9; r++) {
+		double a = r % 2 ? alpha : alpha * 10;
+		t = now_ms();
+		sl_space_reweigh(s, a, p);
+		sl_dp_resolve(d, p, &sol, &err);
+		tv[r] = now_ms() - t;
+	}
+	alch = median(tv, 9);
+	sl_space_reweigh(s, alpha, p);
+	sl_dp_resolve(d, p, &sol, &err);
+	sl_dp_free(d);
+	{
+		sl_frontier f;
+		t = now_ms();
+		if (sl_sweep(s, NULL, SL_SOLVER_DP, &f, &err) == SL_OK) {
+			sw = now_ms() - t;
+			nplans = f.n;
+			sl_frontier_free(&f);
+		} else
+			printf("%-14s sweep: %s\n", c->label, err.msg);
+	}
+
+	if (glpk && c->glpk)
+		gnote = bench_glpk(c, p, time_limit, obj, &gc, &gw);
+	else
+		gnote = glpk ? "glpk: skipped (size)" : "glpk: off";
+
+	fmt_ms(cold, b[0], 32);
+	fmt_ms(unf, b[1], 32);
+	fmt_ms(pin, b[2], 32);
+	fmt_ms(pina, b[3], 32);
+	fmt_ms(alch, b[4], 32);
+	fmt_ms(sw, b[5], 32);
+	fmt_ms(gc, b[6], 32);
+	fmt_ms(gw, b[7], 32);
+	fmt_ratio(gc, cold, 0, b[8], 32);
+	fmt_ratio(gw, pin, 0, b[9], 32);
+	printf("%-14s %5d %5d %4d | %9s %9s %9s %9s %9s %9s %5d | %9s %9s %9lld | %8s %8s | %6.0fM %6.0fM %s\n",
+	    c->label, p->n, p->m, kmax, b[0], b[1], b[2], b[3], b[4], b[5],
+	    nplans, b[6], b[7], (long long)obj, b[8], b[9],
+	    rss_space, rss_dp, gnote);
+	printf("%-14s   folded %d layers in %d chains, %d classes, "
+	    "%d outer nodes, width %d\n", "", info.folded_layers,
+	    info.runs, info.classes, info.outer_nodes, info.width);
+	fflush(stdout);
+next:
+	free(tv);
+	sl_solution_free(&sol);
+	sl_problem_free(p);
+	{
+		sl_graph *g = (sl_graph *)s->g;
+		sl_space_free(s);
+		sl_graph_free(g);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
 	double time_limit = 60, alpha = 100;
 	bool glpk = true, quick = false;
 	int npins = 200;
-	sl_error err;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--time-limit") == 0 && i + 1 < argc)
@@ -367,159 +540,10 @@ main(int argc, char **argv)
 	    "cold x", "warm x", "RSS sp", "RSS dp");
 
 	for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
-		const struct bcase *c = &cases[ci];
-		sl_space *s;
-		sl_problem *p;
-		sl_solution sol;
-		sl_dp *d;
-		sl_dp_info info;
-		double t, cold, unf, pin, pina, alch, sw = -1, gc = -1, gw = -1;
-		double rss_space, rss_dp;
-		double *tv;
-		int kmax = 0, nplans = 0;
-		int64_t obj;
-		const char *gnote = "";
-		char b[12][32];
-
 		if (quick && ci > 0 && ci < sizeof cases / sizeof cases[0] - 1 &&
 		    ci != 4)
 			continue;
-		sl_error_clear(&err);
-		s = open_case(c, &err);
-		if (s == NULL) {
-			printf("%-14s cannot open: %s\n", c->label, err.msg);
-			continue;
-		}
-		p = sl_space_problem(s, alpha, NULL, &err);
-		if (p == NULL) {
-			printf("%-14s problem: %s\n", c->label, err.msg);
-			continue;
-		}
-		rss_space = peak_rss_mib();
-		for (int v = 0; v < p->n; v++)
-			if (p->k[v] > kmax)
-				kmax = p->k[v];
-		sl_solution_init(&sol, p->n);
-
-		/* cold: structure, every layer class, trees, outer problem */
-		tv = malloc((size_t)(npins * 2 + 16) * sizeof *tv);
-		for (int r = 0; r < 5; r++) {
-			t = now_ms();
-			d = sl_dp_new(p, &err);
-			if (d == NULL || sl_dp_resolve(d, p, &sol, &err) != SL_OK) {
-				printf("%-14s dp: %s\n", c->label, err.msg);
-				goto next;
-			}
-			tv[r] = now_ms() - t;
-			sl_dp_free(d);
-		}
-		cold = median(tv, 5);
-		obj = sol.objective;
-		for (int r = 0; r < 3; r++) {
-			t = now_ms();
-			d = sl_dp_new_fold(p, false, &err);
-			sl_dp_resolve(d, p, &sol, &err);
-			tv[r] = now_ms() - t;
-			if (sol.objective != obj)
-				printf("%-14s MISMATCH unfolded %lld folded %lld\n",
-				    c->label, (long long)sol.objective,
-				    (long long)obj);
-			sl_dp_free(d);
-		}
-		unf = median(tv, 3);
-
-		d = sl_dp_new(p, &err);
-		sl_dp_resolve(d, p, &sol, &err);
-		rss_dp = peak_rss_mib();
-		sl_dp_info_get(d, &info);
-		/* pin re-solves: pin a random strategy, re-solve, release, re-solve */
-		pin = pin_resolves(d, p, &sol, sl_dp_resolve, npins, tv);
-		pina = pin_resolves(d, p, &sol, sl_dp_resolve_allowed, npins, tv);
-		/* alpha change: re-weigh and re-solve */
-		for (int r = 0; r < 9; r++) {
-			double a = r % 2 ? alpha : alpha * 10;
-			t = now_ms();
-			sl_space_reweigh(s, a, p);
-			sl_dp_resolve(d, p, &sol, &err);
-			tv[r] = now_ms() - t;
-		}
-		alch = median(tv, 9);
-		sl_space_reweigh(s, alpha, p);
-		sl_dp_resolve(d, p, &sol, &err);
-		sl_dp_free(d);
-		{
-			sl_frontier f;
-			t = now_ms();
-			if (sl_sweep(s, NULL, SL_SOLVER_DP, &f, &err) == SL_OK) {
-				sw = now_ms() - t;
-				nplans = f.n;
-				sl_frontier_free(&f);
-			} else
-				printf("%-14s sweep: %s\n", c->label, err.msg);
-		}
-
-		/* GLPK cold (build + first solve of the kept object), then warm after a pin */
-		if (glpk && c->glpk) {
-			sl_solve_opts o = { .time_limit = time_limit };
-			sl_solution gs;
-			sl_ilp *w;
-			sl_solution_init(&gs, p->n);
-			t = now_ms();
-			w = sl_ilp_new(p, &err);
-			if (w != NULL && sl_ilp_resolve(w, p, &o, &gs, &err) == SL_OK &&
-			    gs.status == SL_SOLVE_OPTIMAL) {
-				gc = now_ms() - t;
-				if (gs.objective != obj)
-					printf("%-14s MISMATCH glpk %lld dp %lld\n",
-					    c->label, (long long)gs.objective,
-					    (long long)obj);
-				int v = rnd(p->n), s0 = rnd(p->k[v]);
-				uint8_t *save = malloc((size_t)p->k[v]);
-				memcpy(save, p->allowed[v], (size_t)p->k[v]);
-				for (int j = 0; j < p->k[v]; j++)
-					p->allowed[v][j] = j == s0;
-				t = now_ms();
-				if (sl_ilp_resolve(w, p, &o, &gs, &err) == SL_OK &&
-				    gs.status == SL_SOLVE_OPTIMAL)
-					gw = now_ms() - t;
-				else
-					gnote = "glpk warm: limit";
-				memcpy(p->allowed[v], save, (size_t)p->k[v]);
-				free(save);
-			} else
-				gnote = "glpk: limit";
-			sl_ilp_free(w);
-			sl_solution_free(&gs);
-		} else
-			gnote = glpk ? "glpk: skipped (size)" : "glpk: off";
-
-		fmt_ms(cold, b[0], 32);
-		fmt_ms(unf, b[1], 32);
-		fmt_ms(pin, b[2], 32);
-		fmt_ms(pina, b[3], 32);
-		fmt_ms(alch, b[4], 32);
-		fmt_ms(sw, b[5], 32);
-		fmt_ms(gc, b[6], 32);
-		fmt_ms(gw, b[7], 32);
-		fmt_ratio(gc, cold, 0, b[8], 32);
-		fmt_ratio(gw, pin, 0, b[9], 32);
-		printf("%-14s %5d %5d %4d | %9s %9s %9s %9s %9s %9s %5d | %9s %9s %9lld | %8s %8s | %6.0fM %6.0fM %s\n",
-		    c->label, p->n, p->m, kmax, b[0], b[1], b[2], b[3], b[4], b[5],
-		    nplans, b[6], b[7], (long long)obj, b[8], b[9],
-		    rss_space, rss_dp, gnote);
-		printf("%-14s   folded %d layers in %d chains, %d classes, "
-		    "%d outer nodes, width %d\n", "", info.folded_layers,
-		    info.runs, info.classes, info.outer_nodes, info.width);
-		fflush(stdout);
-next:
-		free(tv);
-		sl_solution_free(&sol);
-		sl_problem_free(p);
-		{
-			sl_graph *g = (sl_graph *)s->g;
-			sl_space_free(s);
-			sl_graph_free(g);
-		}
+		bench_case(&cases[ci], alpha, time_limit, glpk, npins);
 	}
 	{
 		static const struct bcase rcases[] = {

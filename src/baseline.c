@@ -98,17 +98,24 @@ note_add(sl_scored_plan *out, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Totals of an evaluation: max, mean over devices, device-0 redundancy. */
+/*
+ * Totals of an evaluation: max, mean over devices, device-0 redundancy, and
+ * the devices over capacity counted again as the evaluator counts them (a
+ * ZeRO-1/2 plan holds less than the data-parallel plan it was scored as).
+ */
 static void
-plan_totals(sl_scored_plan *p)
+plan_totals(const sl_space *s, sl_scored_plan *p)
 {
-	int64_t sum = 0, mx = 0;
+	int64_t sum = 0, mx = 0, cap = s->mesh.hw.memory_bytes;
 
+	p->ev.n_over_capacity = 0;
 	for (int d = 0; d < p->ev.n_devices; d++) {
 		int64_t t = sl_mem_total(&p->ev.dev[d]);
 		sum = sl_add_sat(sum, t);
 		if (t > mx)
 			mx = t;
+		if (cap > 0 && t > cap)
+			p->ev.n_over_capacity++;
 	}
 	p->ev.max_total = mx;
 	p->max_mem = mx;
@@ -129,7 +136,7 @@ sl_score_plan(const sl_space *s, const int *choice, double alpha,
 	out->applicable = true;
 	out->choice = sl_xcalloc(n > 0 ? n : 1, sizeof *out->choice);
 	memcpy(out->choice, choice, n * sizeof *choice);
-	plan_totals(out);
+	plan_totals(s, out);
 	return SL_OK;
 }
 
@@ -324,7 +331,8 @@ zero_adjust(const sl_space *s, const int *choice, bool grads, sl_scored_plan *p)
 		int own, slot = -1;
 		const sl_op *o;
 		const sl_spec *sp;
-		int groups = 1;
+		uint8_t rep;
+		int groups;
 
 		if (tt->role != SL_ROLE_PARAMETER)
 			continue;
@@ -340,31 +348,20 @@ zero_adjust(const sl_space *s, const int *choice, bool grads, sl_scored_plan *p)
 		sp = &s->ops[own].strat[choice[own]].spec[slot];
 		if (sp->zero != 0)
 			continue;
-		/* devices holding the same piece of t: axes that do not split it */
-		for (int a = 0; a < s->mesh.n_axes; a++) {
-			bool split = false;
-			for (int d = 0; d < tt->rank; d++)
-				if (sp->split[d] & (1u << a))
-					split = true;
-			if (!split)
-				groups *= s->mesh.axes[a].size;
-		}
+		/* devices holding the same piece of t: the axes that do not
+		 * split it, and a device's rank among them */
+		rep = 0;
+		for (int a = 0; a < s->mesh.n_axes; a++)
+			if (sl_placement(sp, tt->rank, a) == -1)
+				rep |= (uint8_t)(1u << a);
+		groups = sl_axes_parts(&s->mesh, rep);
 		for (int d = 0; d < nd; d++) {
-			int coord[SL_MAX_AXES] = { 0, 0 }, r = 0;
+			int coord[SL_MAX_AXES] = { 0, 0 };
 			int64_t e, part, drop;
 
 			sl_mesh_coords(&s->mesh, d, coord);
-			/* rank within the replicating group, row-major over its axes */
-			for (int a = 0; a < s->mesh.n_axes; a++) {
-				bool split = false;
-				for (int k = 0; k < tt->rank; k++)
-					if (sp->split[k] & (1u << a))
-						split = true;
-				if (!split)
-					r = r * s->mesh.axes[a].size + coord[a];
-			}
 			e = sl_local_elems(&s->mesh, sp, tt, coord);
-			part = sl_piece(e, groups, r);
+			part = sl_piece(e, groups, sl_axes_index(&s->mesh, rep, coord));
 			drop = ob * (e - part);
 			p->ev.dev[d].optim -= ob * (e - part);
 			if (grads) {
@@ -377,7 +374,7 @@ zero_adjust(const sl_space *s, const int *choice, bool grads, sl_scored_plan *p)
 				p->ev.redundant -= drop;
 		}
 	}
-	plan_totals(p);
+	plan_totals(s, p);
 }
 
 /* ------------------------------------------------------------ Megatron-LM */
@@ -793,16 +790,21 @@ sl_baseline_plan(const sl_space *s, sl_baseline_kind k,
 		break;
 	}
 	if (nrep > 0)
-		note_add(out, _("%d operators cannot take their tensor-parallel split "
+		note_add(out, ngettext("%d operator cannot take its tensor-parallel "
+		    "split (%s, e.g. fewer heads than devices) and is replicated over "
+		    "that axis", "%d operators cannot take their tensor-parallel split "
 		    "(first: %s, e.g. fewer heads than devices) and are replicated "
-		    "over that axis"), nrep, rep_op);
+		    "over that axis", nrep), nrep, rep_op);
 	if (nfb > 0) {
 		if (fb_op[0] != '\0')
-			note_add(out, _("%d operators without the preset strategy "
-			    "(first: %s) follow their inputs"), nfb, fb_op);
+			note_add(out, ngettext("%d operator without the preset "
+			    "strategy (%s) follows its inputs", "%d operators without "
+			    "the preset strategy (first: %s) follow their inputs", nfb),
+			    nfb, fb_op);
 		else
-			note_add(out, _("%d operators without the preset strategy "
-			    "follow their inputs"), nfb);
+			note_add(out, ngettext("%d operator without the preset "
+			    "strategy follows its inputs", "%d operators without the "
+			    "preset strategy follow their inputs", nfb), nfb);
 	}
 	return SL_OK;
 }
@@ -832,7 +834,7 @@ solve_ours(const sl_space *s, double alpha, const sl_constraints *cs,
 	if (p == NULL)
 		return err != NULL && err->code ? err->code : SL_EINTERNAL;
 	sl_solution_init(&sol, p->n);
-	rc = sl_solve(p, kind, NULL, &sol, err);
+	rc = sl_space_solve(s, p, alpha, NULL, kind, NULL, &sol, err);
 	sl_problem_free(p);
 	if (rc == SL_OK && sol.status != SL_SOLVE_OPTIMAL &&
 	    sol.status != SL_SOLVE_FEASIBLE)
@@ -847,8 +849,9 @@ solve_ours(const sl_space *s, double alpha, const sl_constraints *cs,
 			if (sol.note[0] != '\0')
 				note_add(out, "%s", sol.note);
 			if (cs != NULL && cs->n > 0)
-				note_add(out, _("%d pins and forbids (the baselines ignore them)"),
-				    cs->n);
+				note_add(out, ngettext("%d pin or forbid (the baselines "
+				    "ignore it)", "%d pins and forbids (the baselines "
+				    "ignore them)", cs->n), cs->n);
 		}
 	}
 	sl_solution_free(&sol);

@@ -21,38 +21,6 @@
 #define DEFAULT_MEM_BW 2.0e12
 #define DEFAULT_EFFICIENCY 0.7
 
-/*
- * Kernels an operator runs, forward and backward, as eager frameworks issue
- * them: a matmul's backward is two gemms (input and weight gradient); a
- * norm's backward a kernel for the input and one for its scale and shift;
- * fused attention's backward the pre-pass over dO.O, the main kernel, the
- * conversion of dQ and the packing of dQ, dK and dV into one tensor; an
- * elementwise operator one kernel each way (for a residual add, the
- * accumulation of the gradient of its shared input).  Every parameter adds
- * one more in backward: its gradient reduced (a bias) or accumulated into
- * the gradient buffer across micro-steps.
- */
-static const struct {
-	uint8_t fwd, bwd;
-} kernels[SL_OP_KIND_COUNT] = {
-	[SL_OP_EMBEDDING] = { 1, 4 },
-	[SL_OP_MATMUL] = { 1, 2 },
-	[SL_OP_BMM] = { 1, 2 },
-	[SL_OP_LAYERNORM] = { 1, 3 },
-	[SL_OP_RMSNORM] = { 1, 3 },
-	[SL_OP_SOFTMAX] = { 1, 1 },
-	[SL_OP_GELU] = { 1, 1 },
-	[SL_OP_SILU] = { 1, 1 },
-	[SL_OP_RELU] = { 1, 1 },
-	[SL_OP_MUL] = { 1, 2 },
-	[SL_OP_ADD] = { 1, 1 },
-	[SL_OP_DROPOUT] = { 1, 1 },
-	[SL_OP_RESHAPE] = { 1, 1 },
-	[SL_OP_TRANSPOSE] = { 1, 1 },
-	[SL_OP_ATTENTION] = { 1, 4 },
-	[SL_OP_CROSS_ENTROPY] = { 3, 3 },
-};
-
 /* Measured points, interpolated in log(flops), flat beyond both ends. */
 static double
 points_rate(const sl_gemm_point *p, int n, double f)
@@ -199,7 +167,7 @@ slot_bytes(const sl_space *sp, int opi, int si, const int *coord,
 static void
 param_item(void *ctx, const sl_mem_item *it)
 {
-	if (it->what == SL_WHAT_STATE && it->cat == CAT_PARAMS)
+	if (it->what == SL_WHAT_STATE && it->cat == SL_CAT_PARAMS)
 		*(int64_t *)ctx += it->elems;
 }
 
@@ -212,7 +180,8 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 	const sl_hw *hw = &sp->mesh.hw;
 	int64_t loc[SL_MAX_LOOP];
 	double cast_e, bytes, ff = 0, fb = 0, rate = 0, xb_f = 0, xb_b = 0;
-	int kf = kernels[op->kind].fwd, kb = kernels[op->kind].bwd, casts;
+	int kf = sl_kinds[op->kind].kernels[0], kb = sl_kinds[op->kind].kernels[1];
+	int casts;
 
 	memset(out, 0, sizeof *out);
 	sl_node_items(sp, opi, si, coord, param_item, &out->param_elems);

@@ -78,22 +78,8 @@ sl_evaluate(const sl_space *s, const int *choice, double alpha, sl_eval *ev,
 		struct dev_acc acc = { &ev->dev[d], &ev->dev_redundant[d], n };
 
 		sl_mesh_coords(m, d, coord);
-		for (int v = 0; v < g->n_ops; v++)
-			sl_node_items(s, v, choice[v], coord, acc_item, &acc);
-		for (int e = 0; e < s->n_edges; e++) {
-			const sl_space_edge *se = &s->edges[e];
-			const sl_tensor *t = &g->tensors[se->tensor];
-			sl_mem mem;
-
-			sl_edge_cost(s, e, choice[se->src], choice[se->dst], coord,
-			    &mem, NULL);
-			if (mem.buffers > 0) {
-				sl_mem_item it = { .cat = CAT_BUFFERS,
-				    .local = mem.buffers, .full = sl_mul_sat(
-				    sl_tensor_elems(t), sl_elem_bytes(s, t)) };
-				acc_item(&acc, &it);
-			}
-		}
+		/* the sum: the items of the step's stream it counts */
+		sl_step_items(s, choice, coord, true, acc_item, &acc);
 	}
 
 	/* Device 0 holds the largest shard of everything: the objective's memory. */

@@ -120,16 +120,6 @@ axes_str(uint8_t axes, char *buf, size_t len)
 	return buf;
 }
 
-
-
-
-static bool
-needs_grad(const sl_tensor *t)
-{
-	return t->role != SL_ROLE_INPUT && t->dtype != SL_DT_I32 &&
-	    t->dtype != SL_DT_I64 && t->dtype != SL_DT_U8;
-}
-
 /* Axes (of size > 1) along which a tensor of spec sp is replicated. */
 static uint8_t
 replicated_axes(const sl_mesh *m, const sl_spec *sp, int rank)
@@ -218,12 +208,16 @@ explain_header(sbuf *b, const sl_space *s, int opi, const sl_strategy *st)
 	    sl_op_kind_name(op->kind), st->name);
 	sb_printf(b, "  %s\n", _(sl_kinds[op->kind].summary));
 	if (m->n_axes == 1)
-		sb_printf(b, _("Mesh: 1-D, %d devices (%s)\n"), m->n_devices, m->hw.name);
+		sb_printf(b, ngettext("Mesh: 1-D, %d device (%s)\n",
+		    "Mesh: 1-D, %d devices (%s)\n", m->n_devices), m->n_devices,
+		    m->hw.name);
 	else
 		sb_printf(b, _("Mesh: %d x %d = %d devices (%s), axis 0 outer\n"),
 		    m->axes[0].size, m->axes[1].size, m->n_devices, m->hw.name);
 	for (int a = 0; a < m->n_axes; a++)
-		sb_printf(b, _("  axis %d: %d devices, %g GB/s per direction, %g us latency\n"),
+		sb_printf(b, ngettext("  axis %d: %d device, %g GB/s per direction, "
+		    "%g us latency\n", "  axis %d: %d devices, %g GB/s per direction, "
+		    "%g us latency\n", m->axes[a].size),
 		    a, m->axes[a].size, m->axes[a].link.bandwidth / 1e9,
 		    m->axes[a].link.latency * 1e6);
 
@@ -318,13 +312,17 @@ explain_shards(sbuf *b, const sl_space *s, int opi, const sl_strategy *st)
 	free(in);
 }
 
-/* Memory items of one tensor slot on device 0, written out; returns bytes. */
+/*
+ * Memory items of one tensor slot on device 0 written out (the items' own
+ * elements, bytes and unsharded bytes); returns the bytes.
+ */
 static int64_t
 mem_line(sbuf *b, const sl_space *s, const sl_tensor *t, const sl_spec *sp,
-    int64_t bpe, const char *what, const char *why_bpe, int64_t *redundant)
+    int64_t elems, int bpe, int64_t bytes, int64_t full, const char *what,
+    const char *why_bpe, int64_t *redundant)
 {
 	const sl_mesh *m = &s->mesh;
-	int64_t ld[SL_MAX_RANK], e, full = sl_tensor_elems(t), bytes, fair, red;
+	int64_t ld[SL_MAX_RANK], e, fair, red;
 	char p[96], n1[32], n2[32], n3[32], h[32], ax[32];
 	int nd = m->n_devices;
 	uint8_t rep = replicated_axes(m, sp, t->rank);
@@ -334,8 +332,6 @@ mem_line(sbuf *b, const sl_space *s, const sl_tensor *t, const sl_spec *sp,
 	e = sl_local_elems(m, sp, t, NULL);
 	product_str(t->rank, ld, p, sizeof p);
 	if (sp->zero) {
-		int zp = sl_axes_parts(m, sp->zero);
-		int64_t z = sl_piece(e, zp, 0);
 		if (t->rank > 1)
 			sb_printf(b, _("  %s %s: %s = %s local elements"), what, t->name, p,
 			    num(e, n1, sizeof n1));
@@ -344,23 +340,20 @@ mem_line(sbuf *b, const sl_space *s, const sl_tensor *t, const sl_spec *sp,
 			    num(e, n1, sizeof n1));
 		sb_printf(b, _(", states sharded over %s: "
 		    "%s / %d -> %s elements x %lld bytes (%s) = %s bytes (%s)\n"),
-		    axes_str(sp->zero, ax, sizeof ax), n1, zp, num(z, n2, sizeof n2),
-		    (long long)bpe, why_bpe, num(z * bpe, n3, sizeof n3),
-		    bytes_h(z * bpe, h, sizeof h));
-		e = z;
+		    axes_str(sp->zero, ax, sizeof ax), n1, sl_axes_parts(m, sp->zero),
+		    num(elems, n2, sizeof n2), (long long)bpe, why_bpe,
+		    num(bytes, n3, sizeof n3), bytes_h(bytes, h, sizeof h));
 	} else {
 		sb_printf(b, _("  %s %s: %s local elements x %lld bytes (%s) = %s bytes (%s)\n"),
 		    what, t->name, p, (long long)bpe, why_bpe,
-		    num(sl_mul_sat(e, bpe), n1, sizeof n1),
-		    bytes_h(sl_mul_sat(e, bpe), h, sizeof h));
+		    num(bytes, n1, sizeof n1), bytes_h(bytes, h, sizeof h));
 	}
-	bytes = sl_mul_sat(e, bpe);
-	fair = sl_mul_sat(full, bpe) / nd;
+	fair = full / nd;
 	red = bytes - fair;
 	*redundant += red;
 	if (red > 0) {
 		sb_printf(b, _("      redundant: %s - %s total / %d devices = %s bytes"),
-		    num(bytes, n1, sizeof n1), num(sl_mul_sat(full, bpe), n2, sizeof n2),
+		    num(bytes, n1, sizeof n1), num(full, n2, sizeof n2),
 		    nd, num(red, n3, sizeof n3));
 		if (rep != 0 && !sp->zero)
 			sb_printf(b, _(": the same values are kept on every device along %s\n"),
@@ -387,6 +380,9 @@ collect_item(void *ctx, const sl_mem_item *it)
 {
 	item_list *l = ctx;
 
+	/* what the device keeps; the loss's moments of fp32 are the timeline's */
+	if (!it->summed)
+		return;
 	if (l->n < (int)SL_ARRAY_LEN(l->it))
 		l->it[l->n++] = *it;
 }
@@ -432,21 +428,27 @@ explain_memory(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *s
 		case SL_WHAT_STATE: {
 			/* weight, gradient and optimizer come in a row: one line */
 			int w = it->bpe, gr = 0, o = 0;
+			int64_t bytes = it->local, full = it->full;
 			if (i + 2 < l.n && l.it[i + 1].what == SL_WHAT_STATE &&
 			    l.it[i + 2].what == SL_WHAT_STATE) {
 				gr = l.it[i + 1].bpe;
 				o = l.it[i + 2].bpe;
+				bytes = sl_add_sat(bytes, sl_add_sat(l.it[i + 1].local,
+				    l.it[i + 2].local));
+				full = sl_add_sat(full, sl_add_sat(l.it[i + 1].full,
+				    l.it[i + 2].full));
 				i += 2;
 			}
-			total += mem_line(b, s, t, &st->spec[it->slot], w + gr + o,
-			    _("parameter"), state_why(s, w, gr, o, why, sizeof why),
-			    &redundant);
+			total += mem_line(b, s, t, &st->spec[it->slot], it->elems,
+			    w + gr + o, bytes, full, _("parameter"),
+			    state_why(s, w, gr, o, why, sizeof why), &redundant);
 			break;
 		}
 		case SL_WHAT_AUTOCAST:
 			sp = st->spec[it->slot];
 			sp.zero = 0;
-			total += mem_line(b, s, t, &sp, it->bpe, _("autocast copy of"),
+			total += mem_line(b, s, t, &sp, it->elems, it->bpe, it->local,
+			    it->full, _("autocast copy of"),
 			    _("bf16 copy of the fp32 weight, kept for backward"), &redundant);
 			break;
 		case SL_WHAT_SAVED:
@@ -459,8 +461,8 @@ explain_memory(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *s
 				snprintf(why, sizeof why, "%s", sl_dtype_name(t->dtype));
 			else
 				snprintf(why, sizeof why, _("kept as %d-byte values"), it->bpe);
-			total += mem_line(b, s, t, &sp, it->bpe,
-			    it->what == SL_WHAT_LAYER_INPUT ? _("layer input (the layer is recomputed)") :
+			total += mem_line(b, s, t, &sp, it->elems, it->bpe, it->local,
+			    it->full, it->what == SL_WHAT_LAYER_INPUT ? _("layer input (the layer is recomputed)") :
 			    it->slot < op->n_in ? _("saved input") : _("saved output"), why,
 			    &redundant);
 			break;
@@ -495,6 +497,8 @@ explain_memory(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *s
 			total += it->local;
 			break;
 		}
+		case SL_WHAT_TRANSIENT:
+			break;
 		}
 	}
 	if (l.n == 0)
@@ -502,13 +506,6 @@ explain_memory(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *s
 	sb_printf(b, _("  total: %s bytes (%s), of which %s bytes redundant\n"),
 	    num(total, n1, sizeof n1), bytes_h(total, h, sizeof h),
 	    num(redundant, n2, sizeof n2));
-	{
-		sl_mem mem;
-		sl_node_cost(s, opi, si, NULL, &mem, NULL);
-		if (sl_mem_total(&mem) != total)
-			sb_printf(b, _("  (the cost model counts %s bytes)\n"),
-			    num(sl_mem_total(&mem), n1, sizeof n1));
-	}
 	return total;
 }
 
@@ -554,59 +551,68 @@ coll_line(sbuf *b, const sl_mesh *m, sl_coll c, int a, int64_t bytes,
 	}
 	return ns;
 }
-/* Context parallelism's ring exchange, written out (sl_node_colls). */
-struct ring_lines {
-	sbuf *b;
-	const sl_mesh *m;
-	sl_phase want;
-	int64_t *total;
-	bool any;
-};
+/* The cost model's collectives of a node or an edge, collected in order. */
+typedef struct coll_list {
+	int n, cap;
+	sl_coll_item *it;
+} coll_list;
 
 static void
-ring_line(void *ctx, const sl_coll_item *it)
+collect_coll(void *ctx, const sl_coll_item *c)
 {
-	struct ring_lines *r = ctx;
+	coll_list *l = ctx;
 
-	if (it->phase != r->want || strcmp(it->what, "ring") != 0)
-		return;
-	if (!r->any)
-		sb_printf(r->b, "%s\n", it->phase == SL_PHASE_FWD ?
-		    _("    the sequence is split (context parallelism): K and V go round the ring") :
-		    _("    the ring again for K and V, and their gradients reduced to their owners"));
-	r->any = true;
-	*r->total += coll_line(r->b, r->m, it->coll, it->axis, it->bytes, "      ");
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 16;
+		l->it = sl_xrealloc(l->it, l->cap * sizeof *l->it);
+	}
+	l->it[l->n++] = *c;
 }
 
-
+/* The ring's collectives of one phase, with a line saying why first. */
 static int64_t
-explain_comm(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *st)
+ring_lines(sbuf *b, const sl_mesh *m, const coll_list *l, sl_phase ph,
+    bool *any)
+{
+	int64_t total = 0;
+	bool said = false;
+
+	for (int i = 0; i < l->n; i++) {
+		const sl_coll_item *it = &l->it[i];
+		if (it->phase != ph || it->cause != SL_CAUSE_RING)
+			continue;
+		if (!said)
+			sb_printf(b, "%s\n", ph == SL_PHASE_FWD ?
+			    _("    the sequence is split (context parallelism): K and V go round the ring") :
+			    _("    the ring again for K and V, and their gradients reduced to their owners"));
+		said = true;
+		total += coll_line(b, m, it->coll, it->axis, it->bytes, "      ");
+	}
+	*any = *any || said;
+	return total;
+}
+
+/* Forward: ZeRO gathers, outputs left as partial sums, the ring. */
+static int64_t
+comm_forward(sbuf *b, const sl_space *s, int opi, const sl_strategy *st,
+    const coll_list *l)
 {
 	const sl_graph *g = s->g;
 	const sl_op *op = &g->ops[opi];
-	const sl_binding *bd = s->ops[opi].bind;
 	const sl_mesh *m = &s->mesh;
 	int64_t total = 0;
-	bool fwd = false, bwd = false;
-	char n1[32], h[32], ld[64], ax[32];
+	bool any = false;
+	char ax[32];
 
-	sb_printf(b, "\n%s\n", _("4. Communication of the operator itself, per step"));
 	sb_printf(b, "%s\n", _("  forward:"));
-	for (int i = 0; i < op->n_in; i++) {
-		const sl_tensor *t = &g->tensors[op->in[i]];
-		const sl_spec *sp = &st->spec[i];
-		int64_t bytes = sl_mul_sat(sl_local_elems(m, sp, t, NULL),
-		    sl_elem_bytes(s, t));
-
-		for (int a = 0; a < m->n_axes; a++) {
-			if (!(sp->zero & (1u << a)))
-				continue;
-			sb_printf(b, _("    %s is stored sharded (+z): gather it before use\n"),
-			    t->name);
-			total += coll_line(b, m, SL_COLL_ALL_GATHER, a, bytes, "      ");
-			bytes = sl_ceil_div(bytes, m->axes[a].size);
-			fwd = true;
-		}
+	for (int i = 0; i < l->n; i++) {
+		const sl_coll_item *it = &l->it[i];
+		if (it->phase != SL_PHASE_FWD || it->cause != SL_CAUSE_ZERO_GATHER)
+			continue;
+		sb_printf(b, _("    %s is stored sharded (+z): gather it before use\n"),
+		    g->tensors[it->tensor].name);
+		total += coll_line(b, m, it->coll, it->axis, it->bytes, "      ");
+		any = true;
 	}
 	for (int j = 0; j < op->n_out; j++) {
 		const sl_spec *sp = &st->spec[op->n_in + j];
@@ -614,7 +620,7 @@ explain_comm(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *st)
 
 		if (sp->partial == 0)
 			continue;
-		fwd = true;
+		any = true;
 		if (s->consumed == NULL || s->consumed[op->out[j]]) {
 			sb_printf(b, _("    %s leaves as a partial sum over %s: it is reduced "
 			    "on the way to its consumers (section 5)\n"),
@@ -624,104 +630,131 @@ explain_comm(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *st)
 		sb_printf(b, _("    %s is a partial sum over %s and an output of the "
 		    "model: it is summed where it is made\n"), t->name,
 		    axes_str(sp->partial, ax, sizeof ax));
-		for (int a = 0; a < m->n_axes; a++) {
-			sl_spec other = *sp;
-			if (!(sp->partial & (1u << a)))
-				continue;
-			for (int d = 0; d < t->rank; d++)
-				other.split[d] &= (uint8_t)~(1u << a);
-			total += coll_line(b, m, SL_COLL_ALL_REDUCE, a,
-			    sl_mul_sat(sl_local_elems(m, &other, t, NULL),
-			    sl_elem_bytes(s, t)), "      ");
-		}
+		for (int i = 0; i < l->n; i++)
+			if (l->it[i].cause == SL_CAUSE_OUT && l->it[i].slot == op->n_in + j)
+				total += coll_line(b, m, l->it[i].coll, l->it[i].axis,
+				    l->it[i].bytes, "      ");
 	}
-	{
-		struct ring_lines rl = { b, m, SL_PHASE_FWD, &total, false };
-		sl_node_colls(s, opi, si, ring_line, &rl);
-		fwd = fwd || rl.any;
-	}
-	if (!fwd)
+	total += ring_lines(b, m, l, SL_PHASE_FWD, &any);
+	if (!any)
 		sb_printf(b, "%s\n", _("    none: every device computes its part from what it holds"));
-	sb_printf(b, "%s\n", _("  backward:"));
-	{
-		struct ring_lines rl = { b, m, SL_PHASE_BWD, &total, false };
-		sl_node_colls(s, opi, si, ring_line, &rl);
-		bwd = bwd || rl.any;
+	return total;
+}
+
+/* elems elements of a tensor of spec sp: as the product of its local
+ * dimensions when they hold that many, else the count. */
+static void
+elems_str(const sl_mesh *m, const sl_spec *sp, const sl_tensor *t,
+    int64_t elems, char *buf, size_t len)
+{
+	int64_t ld[SL_MAX_RANK];
+
+	if (sl_local_elems(m, sp, t, NULL) != elems) {
+		num(elems, buf, len);
+		return;
 	}
+	for (int k = 0; k < t->rank; k++)
+		ld[k] = sl_local_dim(m, sp, k, t->dims[k], NULL);
+	product_str(t->rank, ld, buf, len);
+}
+
+/* Backward: the ring, then each input's gradient reduced axis by axis. */
+static int64_t
+comm_backward(sbuf *b, const sl_space *s, int opi, const sl_strategy *st,
+    const coll_list *l)
+{
+	const sl_graph *g = s->g;
+	const sl_op *op = &g->ops[opi];
+	const sl_binding *bd = s->ops[opi].bind;
+	const sl_mesh *m = &s->mesh;
+	int64_t total = 0;
+	bool any = false;
+	char n1[32], n2[96], h[32], ld[64], ax[32];
+
+	sb_printf(b, "%s\n", _("  backward:"));
+	total += ring_lines(b, m, l, SL_PHASE_BWD, &any);
 	for (int i = 0; i < op->n_in; i++) {
 		const sl_tensor *t = &g->tensors[op->in[i]];
-		const sl_spec *sp = &st->spec[i];
-		uint8_t part;
-		int64_t bytes;
-		char p[96];
-		int64_t l0[SL_MAX_RANK];
+		uint8_t part = sl_grad_axes(bd, st, i, op->n_in);
 
-		part = sl_grad_axes(bd, st, i, op->n_in);
-		if (part == 0)
-			continue;
-		if (!needs_grad(t)) {
+		if (part != 0 && !sl_needs_grad(t)) {
 			sb_printf(b, _("    %s is %s with no gradient: the partial sum of "
 			    "its gradient over %s is never formed\n"), t->name,
 			    t->role == SL_ROLE_INPUT ? _("data fed to the step") :
 			    _("an integer tensor"), axes_str(part, ax, sizeof ax));
-			bwd = true;
+			any = true;
 			continue;
 		}
-		bytes = sl_mul_sat(sl_local_elems(m, sp, t, NULL), sl_grad_elem_bytes(s, t));
-		for (int k = 0; k < t->rank; k++)
-			l0[k] = sl_local_dim(m, sp, k, t->dims[k], NULL);
-		product_str(t->rank, l0, p, sizeof p);
-		for (int a = 0; a < m->n_axes; a++) {
-			int l;
-			if (!(part & (1u << a)))
+		for (int k = 0; k < l->n; k++) {
+			const sl_coll_item *it = &l->it[k];
+			bool first = true;
+			if (it->phase != SL_PHASE_BWD || it->slot != i ||
+			    (it->cause != SL_CAUSE_GRAD && it->cause != SL_CAUSE_ZERO_GATHER))
 				continue;
-			for (l = 0; l < bd->n_loop; l++)
-				if (st->loop_axes[l] & (1u << a))
-					break;
-			sb_printf(b, _("    gradient of %s: axis %d splits %s, a dimension %s "
-			    "does not have, so each device holds a partial sum of it; "
-			    "%s local elements x %d bytes = %s bytes (%s)\n"),
-			    t->name, a, l < bd->n_loop ? loop_desc(bd, l, ld, sizeof ld) : "?",
-			    t->name, p, sl_grad_elem_bytes(s, t), num(bytes, n1, sizeof n1),
-			    bytes_h(bytes, h, sizeof h));
-			if (sp->zero & (1u << a)) {
-				sb_printf(b, "%s\n", _("      +z: gather the weight again for backward, then "
-				    "reduce-scatter the gradient so each device keeps its shard"));
-				total += coll_line(b, m, SL_COLL_ALL_GATHER, a, bytes, "      ");
-				total += coll_line(b, m, SL_COLL_REDUCE_SCATTER, a, bytes, "      ");
-				bytes = sl_ceil_div(bytes, m->axes[a].size);
-			} else {
-				total += coll_line(b, m, SL_COLL_ALL_REDUCE, a, bytes, "      ");
+			/* the first of this axis's collectives says why */
+			for (int j = 0; j < k && first; j++)
+				first = !(l->it[j].phase == SL_PHASE_BWD &&
+				    l->it[j].slot == i && l->it[j].axis == it->axis &&
+				    (l->it[j].cause == SL_CAUSE_GRAD ||
+				    l->it[j].cause == SL_CAUSE_ZERO_GATHER));
+			if (first) {
+				elems_str(m, &st->spec[i], t, it->bpe > 0 ?
+				    it->bytes / it->bpe : 0, n2, sizeof n2);
+				sb_printf(b, _("    gradient of %s: axis %d splits %s, a dimension %s "
+				    "does not have, so each device holds a partial sum of it; "
+				    "%s local elements x %d bytes = %s bytes (%s)\n"),
+				    t->name, it->axis, it->loop >= 0 ?
+				    loop_desc(bd, it->loop, ld, sizeof ld) : "?", t->name,
+				    n2, it->bpe, num(it->bytes, n1, sizeof n1),
+				    bytes_h(it->bytes, h, sizeof h));
+				if (it->cause == SL_CAUSE_ZERO_GATHER)
+					sb_printf(b, "%s\n", _("      +z: gather the weight again for backward, then "
+					    "reduce-scatter the gradient so each device keeps its shard"));
 			}
-			bwd = true;
+			total += coll_line(b, m, it->coll, it->axis, it->bytes, "      ");
+			any = true;
 		}
 	}
-	if (!bwd)
+	if (!any)
 		sb_printf(b, "%s\n", _("    none: every input gradient is complete on its "
 		    "device (no axis splits a dimension an input lacks)"));
-	{
-		sl_comm c;
-		char n2[32];
-		sl_node_cost(s, opi, si, NULL, NULL, &c);
-		sb_printf(b, _("  total: %s ns (%s)\n"), num(sl_comm_total(&c), n1, sizeof n1),
-		    sl_format_ns(sl_comm_total(&c), h, sizeof h));
-		if (sl_comm_total(&c) != total)
-			sb_printf(b, _("  (the lines above add up to %s ns)\n"),
-			    num(total, n2, sizeof n2));
-	}
 	return total;
 }
 
-/* Placement along axis a: -2 partial, -1 replicated, else the split dimension. */
-static int
-placement(const sl_spec *sp, int rank, int a)
+static int64_t
+explain_comm(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *st)
 {
-	if (sp->partial & (1u << a))
-		return -2;
-	for (int d = 0; d < rank; d++)
-		if (sp->split[d] & (1u << a))
-			return d;
-	return -1;
+	coll_list l = { 0 };
+	int64_t total;
+	char n1[32], h[32];
+
+	sb_printf(b, "\n%s\n", _("4. Communication of the operator itself, per step"));
+	sl_node_colls(s, opi, si, collect_coll, &l);
+	total = comm_forward(b, s, opi, st, &l);
+	total += comm_backward(b, s, opi, st, &l);
+	sb_printf(b, _("  total: %s ns (%s)\n"), num(total, n1, sizeof n1),
+	    sl_format_ns(total, h, sizeof h));
+	free(l.it);
+	return total;
+}
+
+/* What resharding along an axis does, from the producer's placement p to
+ * the consumer's q (sl_placement). */
+static void
+reshard_why(sbuf *b, int a, int p, int q)
+{
+	if (p == -1)
+		sb_printf(b, _("    axis %d: replicated -> split: forward slices "
+		    "locally; backward gathers the gradient\n"), a);
+	else if (p == -2 && q == -1)
+		sb_printf(b, _("    axis %d: partial sum -> replicated\n"), a);
+	else if (p == -2)
+		sb_printf(b, _("    axis %d: partial sum -> split\n"), a);
+	else if (q == -1)
+		sb_printf(b, _("    axis %d: split -> replicated\n"), a);
+	else
+		sb_printf(b, _("    axis %d: split on dimension %d -> split on "
+		    "dimension %d\n"), a, p, q);
 }
 
 static void
@@ -734,9 +767,9 @@ edge_text(sbuf *b, const sl_space *s, int e, int s_src, int s_dst, bool incoming
 	sl_spec src = s->ops[ed->src].strat[s_src].spec[ed->src_slot];
 	const sl_spec *dst = &s->ops[ed->dst].strat[s_dst].spec[ed->dst_slot];
 	char a1[48], a2[48], n1[32], h[32], ind_fwd[64], ind_bwd[64];
+	coll_list l = { 0 };
 	sl_mem mem;
-	sl_comm c;
-	bool any = false;
+	int64_t total = 0;
 
 	snprintf(ind_fwd, sizeof ind_fwd, "      %s ", _("forward"));
 	snprintf(ind_bwd, sizeof ind_bwd, "      %s ", _("backward"));
@@ -749,45 +782,22 @@ edge_text(sbuf *b, const sl_space *s, int e, int s_src, int s_dst, bool incoming
 	else
 		sb_printf(b, _("  %s to %s (%s): %s -> %s\n"), t->name,
 		    g->ops[ed->dst].name, s->ops[ed->dst].strat[s_dst].name, a1, a2);
-	for (int a = 0; a < m->n_axes; a++) {
-		int p = placement(&src, t->rank, a), q = placement(dst, t->rank, a);
-		sl_spec other = src;
-		int64_t gb;
-
-		if (p == q || m->axes[a].size <= 1)
-			continue;
-		for (int d = 0; d < t->rank; d++)
-			other.split[d] &= (uint8_t)~(1u << a);
-		gb = sl_mul_sat(sl_local_elems(m, &other, t, NULL), sl_elem_bytes(s, t));
-		any = true;
-		if (p == -1) {
-			sb_printf(b, _("    axis %d: replicated -> split: forward slices "
-			    "locally; backward gathers the gradient\n"), a);
-			coll_line(b, m, SL_COLL_ALL_GATHER, a, gb, NULL);
-		} else if (p == -2 && q == -1) {
-			sb_printf(b, _("    axis %d: partial sum -> replicated\n"), a);
-			coll_line(b, m, SL_COLL_ALL_REDUCE, a, gb, NULL);
-		} else if (p == -2) {
-			sb_printf(b, _("    axis %d: partial sum -> split\n"), a);
-			coll_line(b, m, SL_COLL_REDUCE_SCATTER, a, gb, NULL);
-			coll_line(b, m, SL_COLL_ALL_GATHER, a, gb, NULL);
-		} else if (q == -1) {
-			sb_printf(b, _("    axis %d: split -> replicated\n"), a);
-			coll_line(b, m, SL_COLL_ALL_GATHER, a, gb, NULL);
-		} else {
-			sb_printf(b, _("    axis %d: split on dimension %d -> split on "
-			    "dimension %d\n"), a, p, q);
-			coll_line(b, m, SL_COLL_ALL_TO_ALL, a, gb, NULL);
-			coll_line(b, m, SL_COLL_ALL_TO_ALL, a, gb, NULL);
-		}
+	sl_edge_colls(s, e, s_src, s_dst, collect_coll, &l);
+	for (int i = 0; i < l.n; i++) {
+		const sl_coll_item *it = &l.it[i];
+		if (i == 0 || l.it[i - 1].axis != it->axis)
+			reshard_why(b, it->axis, it->from, it->to);
+		total += coll_line(b, m, it->coll, it->axis, it->bytes,
+		    it->phase == SL_PHASE_FWD ? ind_fwd : ind_bwd);
 	}
-	sl_edge_cost(s, e, s_src, s_dst, NULL, &mem, &c);
-	if (!any)
+	sl_edge_cost(s, e, s_src, s_dst, NULL, &mem, NULL);
+	if (l.n == 0)
 		sb_printf(b, "%s\n", _("    same layout: nothing moves"));
 	else
 		sb_printf(b, _("    edge total: %s ns; transient buffer %s bytes (%s)\n"),
-		    num(sl_comm_total(&c), n1, sizeof n1), num(mem.buffers, a1, sizeof a1),
+		    num(total, n1, sizeof n1), num(mem.buffers, a1, sizeof a1),
 		    bytes_h(mem.buffers, h, sizeof h));
+	free(l.it);
 }
 
 static void

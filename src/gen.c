@@ -593,35 +593,156 @@ hf_has(const hf_ctx *h, const char *const *keys)
 	return false;
 }
 
+/* The model types read, and the family each is generated as. */
+static const struct {
+	const char *type;
+	sl_family fam;
+} hf_types[] = {
+	{ "llama", SL_FAM_LLAMA }, { "mistral", SL_FAM_LLAMA },
+	{ "qwen2", SL_FAM_LLAMA }, { "gpt2", SL_FAM_GPT },
+	{ "bert", SL_FAM_BERT },
+};
+
+/* The keys of each size, synonyms after the Hugging Face name. */
+static const char *const k_hidden[] = { "hidden_size", "n_embd", NULL };
+static const char *const k_layers[] = { "num_hidden_layers", "n_layer", NULL };
+static const char *const k_heads[] = { "num_attention_heads", "n_head", NULL };
+static const char *const k_kv[] = { "num_key_value_heads", NULL };
+static const char *const k_ffn[] = { "intermediate_size", "n_inner", NULL };
+static const char *const k_vocab[] = { "vocab_size", NULL };
+static const char *const k_seq[] = { "max_position_embeddings",
+    "n_positions", "n_ctx", NULL };
+
+/* The config's "model_type": its index in hf_types, or -1 with the error. */
+static int
+hf_type(hf_ctx *h)
+{
+	const jp_doc *doc = h->doc;
+	json_t *mt = json_object_get(h->root, "model_type");
+	const jp_node *mtp = jp_member(jp_root(doc), "model_type");
+	size_t ti;
+
+	if (mt == NULL) {
+		sl_error_set(h->err, SL_EINPUT, h->path, jp_root(doc)->line,
+		    jp_root(doc)->col, _("missing \"model_type\" (expected one of "
+		    "llama, mistral, qwen2, gpt2, bert)"));
+		return -1;
+	}
+	if (!json_is_string(mt)) {
+		sl_error_set(h->err, SL_EINPUT, h->path, mtp->line, mtp->col,
+		    _("\"model_type\" must be a string such as \"llama\""));
+		return -1;
+	}
+	for (ti = 0; ti < SL_ARRAY_LEN(hf_types); ti++)
+		if (json_is_string(mt) &&
+		    strcmp(json_string_value(mt), hf_types[ti].type) == 0)
+			break;
+	if (ti == SL_ARRAY_LEN(hf_types)) {
+		sl_error_set(h->err, SL_EINPUT, h->path, mtp->line, mtp->col,
+		    _("model_type \"%.40s\" is not supported (expected one of "
+		    "llama, mistral, qwen2, gpt2, bert)"), json_string_value(mt));
+		return -1;
+	}
+	return (int)ti;
+}
+
+/* The sizes of the model into c (its family's defaults already there). */
+static int
+hf_sizes(hf_ctx *h, sl_gen_config *c)
+{
+	const jp_doc *doc = h->doc;
+	int64_t layers = -1, kv = 0, ffn = 0;
+
+	c->kv_heads = 0;
+	c->ffn = 0;
+	if (hf_int(h, k_hidden, &c->hidden) || hf_int(h, k_layers, &layers) ||
+	    hf_int(h, k_heads, &c->heads) || hf_int(h, k_kv, &kv) ||
+	    hf_int(h, k_ffn, &ffn) || hf_int(h, k_vocab, &c->vocab) ||
+	    hf_int(h, k_seq, &c->seq))
+		return SL_EINPUT;
+	{
+		/* the sizes that make the model: without them it is not this model */
+		static const char *const *const need[] = { k_hidden, k_layers,
+		    k_heads };
+		for (size_t i = 0; i < SL_ARRAY_LEN(need); i++)
+			if (!hf_has(h, need[i]))
+				return sl_error_set(h->err, SL_EINPUT, h->path,
+				    jp_root(doc)->line, jp_root(doc)->col,
+				    _("missing \"%s\": a config must give the hidden "
+				    "size, the number of layers and of attention "
+				    "heads"), need[i][0]);
+	}
+	if (layers > GEN_MAX_LAYERS) {
+		const jp_node *p = jp_member(jp_root(doc), "num_hidden_layers");
+		if (p == NULL)
+			p = jp_member(jp_root(doc), "n_layer");
+		return sl_error_set(h->err, SL_EINPUT, h->path, p ? p->line : 0,
+		    p ? p->col : 0, _("expected at most %d layers, got %lld"),
+		    GEN_MAX_LAYERS, (long long)layers);
+	}
+	if (layers > 0)
+		c->layers = (int)layers;
+	c->kv_heads = kv > 0 ? kv : c->heads;
+	c->ffn = ffn > 0 ? ffn : sl_gen_ffn(c->family, c->hidden);
+	/* Train at the model's longest sequence, but no longer than
+	 * SL_HF_MAX_SEQ (32k-position models are trained shorter). */
+	c->max_positions = 0;
+	if (c->seq > SL_HF_MAX_SEQ) {
+		c->max_positions = c->seq;
+		c->seq = SL_HF_MAX_SEQ;
+	}
+	return SL_OK;
+}
+
+/* The model's name: "_name_or_path"'s last part, else the file's. */
+static void
+hf_model_name(const hf_ctx *h, const char *type, sl_gen_config *c)
+{
+	json_t *np = json_object_get(h->root, "_name_or_path");
+
+	if (json_is_string(np) && json_string_length(np) > 0) {
+		const char *s = json_string_value(np), *slash = strrchr(s, '/');
+		snprintf(c->name, sizeof c->name, "%s", slash && slash[1] ? slash + 1 : s);
+	} else {
+		hf_name_from_path(h->path, type, c->name, sizeof c->name);
+	}
+}
+
+/* gen_check of what was read, its error at the key the bad size came from. */
+static int
+hf_check(hf_ctx *h, const sl_gen_config *c)
+{
+	static const struct { const char *f; const char *const *k; } m[] = {
+		{ "hidden", k_hidden }, { "heads", k_heads },
+		{ "kv_heads", k_kv }, { "ffn", k_ffn },
+		{ "vocab", k_vocab }, { "seq", k_seq },
+		{ "layers", k_layers },
+	};
+	const char *field = NULL;
+	const jp_node *p = NULL;
+	sl_error e2;
+
+	sl_error_clear(&e2);
+	if (gen_check(c, &field, &e2) == SL_OK)
+		return SL_OK;
+	for (size_t i = 0; i < SL_ARRAY_LEN(m) && p == NULL; i++)
+		if (strcmp(m[i].f, field) == 0)
+			for (const char *const *k = m[i].k; *k && !p; k++)
+				p = jp_member(jp_root(h->doc), *k);
+	if (p == NULL)
+		p = jp_root(h->doc);
+	return sl_error_set(h->err, SL_EINPUT, h->path, p->line, p->col, "%s",
+	    e2.msg);
+}
+
 int
 sl_gen_from_hf_config(const char *path, sl_gen_config *c, sl_error *err)
 {
-	static const struct {
-		const char *type;
-		sl_family fam;
-	} types[] = {
-		{ "llama", SL_FAM_LLAMA }, { "mistral", SL_FAM_LLAMA },
-		{ "qwen2", SL_FAM_LLAMA }, { "gpt2", SL_FAM_GPT },
-		{ "bert", SL_FAM_BERT },
-	};
-	static const char *const k_hidden[] = { "hidden_size", "n_embd", NULL };
-	static const char *const k_layers[] = { "num_hidden_layers", "n_layer", NULL };
-	static const char *const k_heads[] = { "num_attention_heads", "n_head", NULL };
-	static const char *const k_kv[] = { "num_key_value_heads", NULL };
-	static const char *const k_ffn[] = { "intermediate_size", "n_inner", NULL };
-	static const char *const k_vocab[] = { "vocab_size", NULL };
-	static const char *const k_seq[] = { "max_position_embeddings",
-	    "n_positions", "n_ctx", NULL };
 	hf_ctx h = { path, NULL, NULL, err };
 	char *text;
 	size_t len;
 	sl_json j = { 0 };
-	const jp_doc *doc;
-	json_t *mt, *np;
-	const jp_node *mtp;
-	int64_t layers = -1, kv = 0, ffn = 0;
-	int rc = SL_EINPUT;
-	size_t ti;
+	int rc = SL_EINPUT, ti;
 	char *dirpath = NULL;
 
 	{
@@ -636,116 +757,27 @@ sl_gen_from_hf_config(const char *path, sl_gen_config *c, sl_error *err)
 			h.path = path;
 		}
 	}
-	if ((text = sl_read_file(path, &len, false, err)) == NULL) {
+	if ((text = sl_read_file(path, &len, err)) == NULL) {
 		free(dirpath);
 		return err != NULL ? err->code : SL_EINPUT;
 	}
 	if (sl_json_read(&j, path, text, len, 0, SL_EINPUT, err) != SL_OK)
 		goto out;
-	h.doc = doc = j.pos;
+	h.doc = j.pos;
 	h.root = j.root;
 	if (!json_is_object(h.root)) {
 		sl_error_set(err, SL_EINPUT, path, 1, 1,
 		    _("expected a JSON object (a Hugging Face config.json)"));
 		goto out;
 	}
-	mt = json_object_get(h.root, "model_type");
-	mtp = jp_member(jp_root(doc), "model_type");
-	if (mt == NULL) {
-		sl_error_set(err, SL_EINPUT, path, jp_root(doc)->line,
-		    jp_root(doc)->col, _("missing \"model_type\" (expected one of "
-		    "llama, mistral, qwen2, gpt2, bert)"));
+	if ((ti = hf_type(&h)) < 0)
 		goto out;
-	}
-	if (!json_is_string(mt)) {
-		sl_error_set(err, SL_EINPUT, path, mtp->line, mtp->col,
-		    _("\"model_type\" must be a string such as \"llama\""));
+	sl_gen_family_defaults(hf_types[ti].fam, c);
+	if (hf_sizes(&h, c) != SL_OK)
 		goto out;
-	}
-	for (ti = 0; ti < SL_ARRAY_LEN(types); ti++)
-		if (json_is_string(mt) &&
-		    strcmp(json_string_value(mt), types[ti].type) == 0)
-			break;
-	if (ti == SL_ARRAY_LEN(types)) {
-		sl_error_set(err, SL_EINPUT, path, mtp->line, mtp->col,
-		    _("model_type \"%.40s\" is not supported (expected one of "
-		    "llama, mistral, qwen2, gpt2, bert)"), json_string_value(mt));
+	hf_model_name(&h, hf_types[ti].type, c);
+	if (hf_check(&h, c) != SL_OK)
 		goto out;
-	}
-	sl_gen_family_defaults(types[ti].fam, c);
-	c->kv_heads = 0;
-	c->ffn = 0;
-	if (hf_int(&h, k_hidden, &c->hidden) || hf_int(&h, k_layers, &layers) ||
-	    hf_int(&h, k_heads, &c->heads) || hf_int(&h, k_kv, &kv) ||
-	    hf_int(&h, k_ffn, &ffn) || hf_int(&h, k_vocab, &c->vocab) ||
-	    hf_int(&h, k_seq, &c->seq))
-		goto out;
-	{
-		/* the sizes that make the model: without them it is not this model */
-		static const char *const *const need[] = { k_hidden, k_layers,
-		    k_heads };
-		for (size_t i = 0; i < SL_ARRAY_LEN(need); i++)
-			if (!hf_has(&h, need[i])) {
-				sl_error_set(err, SL_EINPUT, path, jp_root(doc)->line,
-				    jp_root(doc)->col, _("missing \"%s\": a config "
-				    "must give the hidden size, the number of layers "
-				    "and of attention heads"), need[i][0]);
-				goto out;
-			}
-	}
-	if (layers > GEN_MAX_LAYERS) {
-		const jp_node *p = jp_member(jp_root(doc), "num_hidden_layers");
-		if (p == NULL)
-			p = jp_member(jp_root(doc), "n_layer");
-		sl_error_set(err, SL_EINPUT, path, p ? p->line : 0, p ? p->col : 0,
-		    _("expected at most %d layers, got %lld"), GEN_MAX_LAYERS,
-		    (long long)layers);
-		goto out;
-	}
-	if (layers > 0)
-		c->layers = (int)layers;
-	c->kv_heads = kv > 0 ? kv : c->heads;
-	c->ffn = ffn > 0 ? ffn : sl_gen_ffn(c->family, c->hidden);
-	/* Train at the model's longest sequence, but no longer than
-	 * SL_HF_MAX_SEQ (32k-position models are trained shorter). */
-	c->max_positions = 0;
-	if (c->seq > SL_HF_MAX_SEQ) {
-		c->max_positions = c->seq;
-		c->seq = SL_HF_MAX_SEQ;
-	}
-	np = json_object_get(h.root, "_name_or_path");
-	if (json_is_string(np) && json_string_length(np) > 0) {
-		const char *s = json_string_value(np), *slash = strrchr(s, '/');
-		snprintf(c->name, sizeof c->name, "%s", slash && slash[1] ? slash + 1 : s);
-	} else {
-		hf_name_from_path(path, types[ti].type, c->name, sizeof c->name);
-	}
-	{
-		const char *field = NULL;
-		sl_error e2;
-
-		sl_error_clear(&e2);
-		if (gen_check(c, &field, &e2) != SL_OK) {
-			/* point at the key the bad size came from */
-			static const struct { const char *f; const char *const *k; } m[] = {
-				{ "hidden", k_hidden }, { "heads", k_heads },
-				{ "kv_heads", k_kv }, { "ffn", k_ffn },
-				{ "vocab", k_vocab }, { "seq", k_seq },
-				{ "layers", k_layers },
-			};
-			const jp_node *p = NULL;
-
-			for (size_t i = 0; i < SL_ARRAY_LEN(m) && p == NULL; i++)
-				if (strcmp(m[i].f, field) == 0)
-					for (const char *const *k = m[i].k; *k && !p; k++)
-						p = jp_member(jp_root(doc), *k);
-			if (p == NULL)
-				p = jp_root(doc);
-			sl_error_set(err, SL_EINPUT, path, p->line, p->col, "%s",
-			    e2.msg);
-			goto out;
-		}
-	}
 	rc = SL_OK;
 out:
 	sl_json_free(&j);

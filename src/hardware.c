@@ -16,8 +16,9 @@
 #define SL_MAX_DEVICES 65536
 
 static const char *const bundled_hw[] = {
-	"h100-nvlink", "h100-2node-ib", "h200-nvlink", "a100-pcie", "a100-sxm",
-	"v100-nvlink", NULL
+	"h100-nvlink", "h100-2node-ib", "h200-nvlink", "h100-pcie",
+	"b200-nvlink", "a100-pcie", "a100-sxm", "a100-40gb-sxm", "l40s-pcie",
+	"l4-pcie", "rtx4090-pcie", "v100-nvlink", NULL
 };
 
 const char *const *
@@ -503,7 +504,7 @@ sl_hw_load(const char *name_or_path, sl_hw *hw, sl_error *err)
 		}
 	} else
 		path = sl_xstrdup(name_or_path);
-	text = sl_read_file(path, &len, false, err);
+	text = sl_read_file(path, &len, err);
 	if (text == NULL) {
 		free(path);
 		return err != NULL ? err->code : SL_EINPUT;

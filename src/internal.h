@@ -108,6 +108,17 @@ typedef struct sl_attr {
  * scores), on the given device.  attrs are the attributes it takes (name
  * NULL ends them), kernel what the GPU runner launches for it, tp_rule how
  * Megatron-LM splits it.
+ *
+ * kernels are how many kernels it runs forward and backward, as eager
+ * frameworks issue them (compute.c): a matmul's backward is two gemms
+ * (input and weight gradient); a norm's backward a kernel for the input
+ * and one for its scale and shift; fused attention's backward the pre-pass
+ * over dO.O, the main kernel, the conversion of dQ and the packing of dQ,
+ * dK and dV into one tensor; an elementwise operator one kernel each way
+ * (for a residual add, the accumulation of the gradient of its shared
+ * input).  Every parameter adds one more in backward (compute.c): its
+ * gradient reduced (a bias) or accumulated into the gradient buffer across
+ * micro-steps.
  */
 typedef struct sl_kind_info {
 	const char *name;
@@ -123,6 +134,7 @@ typedef struct sl_kind_info {
 	sl_attr attrs[SL_MAX_ATTRS + 1];
 	sl_kernel kernel;
 	sl_tp_rule tp_rule;
+	uint8_t kernels[2];	/* forward, backward */
 } sl_kind_info;
 
 extern const sl_kind_info sl_kinds[SL_OP_KIND_COUNT];
@@ -146,31 +158,94 @@ static inline int sl_op_slot_tensor(const sl_op *op, int slot)
 }
 
 /*
- * Memory items of a node (space.c): each with its category, its local bytes
- * on coord and its full (unsharded) bytes.  sl_node_cost sums the local
- * bytes; the evaluator also uses the full ones for redundancy.
+ * The step's memory as one stream of items: every buffer a training step
+ * holds on a device, what it is and when it is held.  The evaluator's sum
+ * (eval.c) adds the items it counts, the timeline (timeline.c) turns each
+ * item's lifetime into the tasks that allocate and free it and takes the
+ * peak, and a pipeline stage keeps its resident items once and the
+ * activations alive at the loss once per micro-batch in flight: three
+ * folds of one stream.
+ *
+ * A lifetime is given in the tasks of the step's timeline (sl_task_kind):
+ * an item is allocated before the first task of its alloc point and
+ * released after the last task of its free point; "the operator" is the
+ * item's op, "its tensor" the item's tensor.
  */
-enum { CAT_PARAMS, CAT_GRADS, CAT_OPTIM, CAT_ACTS, CAT_BUFFERS, CAT_COUNT };
-/* What an item is, for launch lists and explain. */
+typedef enum sl_alloc_at {
+	SL_AT_START,		/* held from before the step */
+	SL_AT_PRODUCER,		/* its tensor's producer's forward (the same memory; the start for none) */
+	SL_AT_FWD,		/* the operator's forward */
+	SL_AT_PREV_LAYER_FWD,	/* the first forward of the layer before the operator's, or its own */
+	SL_AT_BWD,		/* the operator's input gradient */
+	SL_AT_NEXT_LAYER_BWD,	/* the first backward task of the layer after, or its own */
+	SL_AT_LAYER_BWD,	/* the first backward task of the operator's layer */
+	SL_AT_WGRAD,		/* the operator's weight gradient */
+	SL_AT_READERS_BWD,	/* the first backward of a reader of its tensor (the operator's when none) */
+	SL_AT_READERS_WGRAD,	/* the first weight gradient of a reader of its tensor */
+	SL_AT_OPTIM		/* the optimizer step */
+} sl_alloc_at;
+typedef enum sl_free_at {
+	SL_UNTIL_END,		/* kept past the step */
+	SL_UNTIL_FWD,		/* the operator's forward */
+	SL_UNTIL_READERS_FWD,	/* the last forward reading its tensor (the operator's input gradient when none does) */
+	SL_UNTIL_FWD_END,	/* the forward of the graph's last operator */
+	SL_UNTIL_DGRAD,		/* the operator's input gradient */
+	SL_UNTIL_WGRAD,		/* its weight gradient (its input gradient when it has none) */
+	SL_UNTIL_BWD,		/* all of its backward */
+	SL_UNTIL_OPTIM		/* the optimizer step */
+} sl_free_at;
+
+/* What a node's item is, for launch lists and explain. */
 typedef enum sl_item_what {
 	SL_WHAT_STATE,		/* weight, gradient or optimizer state of a parameter */
 	SL_WHAT_SAVED,		/* a tensor slot kept for backward */
 	SL_WHAT_LAYER_INPUT,	/* the layer input a fully recomputed layer keeps */
 	SL_WHAT_AUTOCAST,	/* autocast's bf16 copy of a weight */
-	SL_WHAT_EXTRA		/* what no slot describes (attention scores, LSE) */
+	SL_WHAT_EXTRA,		/* what no slot describes (attention scores, LSE) */
+	SL_WHAT_TRANSIENT	/* held for a task or a few (sl_mem_item.kind says which) */
 } sl_item_what;
 typedef struct sl_mem_item {
-	int cat;		/* CAT_* */
+	int cat;		/* sl_mem_cat */
 	int64_t local, full;	/* bytes on the device, bytes unsharded */
 	sl_item_what what;
-	int slot;		/* tensor slot (inputs then outputs), -1 for extra */
-	int tensor;		/* tensor index, -1 for extra */
-	int bpe;		/* bytes per element, 0 for extra */
-	int64_t elems;		/* local elements (0 for extra) */
+	sl_buf_kind kind;	/* as the timeline tells buffers apart */
+	int op;			/* the operator its lifetime names; -1 none */
+	int slot;		/* tensor slot (inputs then outputs), -1 none */
+	int tensor;		/* tensor index, -1 none */
+	int edge;		/* a resharding copy's edge, -1 none */
+	int bpe;		/* bytes per element, 0 when not per element */
+	int64_t elems;		/* local elements (0 when not per element) */
+	sl_alloc_at alloc;
+	sl_free_at free;
+	/* counted in the evaluator's sum (the solvers' memory term): what a
+	 * device keeps across the step, and the FITEE model's resharding
+	 * copy of each edge; the other transients are the timeline's alone */
+	bool summed;
+	/* a parameter's state: bytes per element of each part (recipe.c), the
+	 * parts of the item's category summing to bpe */
+	uint8_t parts[SL_PART_COUNT];
 } sl_mem_item;
 typedef void (*item_fn)(void *ctx, const sl_mem_item *it);
+/*
+ * A node's items (space.c): its parameters' states, what it keeps for
+ * backward, and the loss's fp32 buffers around its forward and backward.
+ */
 void sl_node_items(const sl_space *sp, int opi, int si, const int *coord,
     item_fn fn, void *ctx);
+/* An edge's items (space.c): the resharding copy the consumer holds when
+ * data moves, forward (summed), and its gradient's in backward. */
+void sl_edge_items(const sl_space *sp, int e, int s_src, int s_dst,
+    const int *coord, item_fn fn, void *ctx);
+/*
+ * The whole step's stream on device coord under a plan (memory.c): every
+ * node's items (with, in a fully recomputed layer, what it re-materialises
+ * in backward), the transients (tensors between producer and readers,
+ * activation gradients, ZeRO-3 gathers and whole gradients), every edge's
+ * items and the optimizer's work buffer, in that order.  summed_only:
+ * only the items the sum counts.
+ */
+void sl_step_items(const sl_space *s, const int *choice, const int *coord,
+    bool summed_only, item_fn fn, void *ctx);
 /* The same under recomputation mode rc instead of the layer's (the timeline
  * asks what a fully recomputed layer re-materialises in backward). */
 void sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
@@ -193,26 +268,60 @@ int sl_elem_bytes(const sl_space *sp, const sl_tensor *t);
 int sl_grad_elem_bytes(const sl_space *sp, const sl_tensor *t);
 /*
  * What the loss's backward pass holds for a moment on device coord beyond
- * what the step keeps (timeline.c): its fp32 gradient of the logits, the
- * size of the fp32 copy it keeps, and the logits' gradient it passes back;
- * 0 for any other operator.  The timeline allocates these two around the
- * loss's backward; a pipeline stage that holds the loss counts them once.
+ * what the step keeps (memory.c): the items of its own it allocates there
+ * (its fp32 gradient of the logits) and the logits' gradient it passes
+ * back; 0 for any other operator.  A pipeline stage that holds the loss
+ * counts them once.
  */
 int64_t sl_loss_bwd_bytes(const sl_space *s, int v, int strat, const int *coord);
+/*
+ * How long a step holds an item, read from its lifetime (memory.c): the
+ * whole step (a parameter's states and gradient: once a device, however
+ * many micro-batches run), from a micro-batch's forward to its backward
+ * (once per micro-batch in flight), or a moment (within a task or a few).
+ */
+typedef enum sl_span {
+	SL_SPAN_STEP, SL_SPAN_MICRO, SL_SPAN_MOMENT
+} sl_span;
+sl_span sl_item_span(const sl_mem_item *it);
+/*
+ * A pipeline stage's fold of an operator's items on coord: held, what it
+ * keeps once whatever the micro-batches (the summed items held through the
+ * step, by category, and, as buffers, what the loss's backward adds for a
+ * moment: sl_loss_bwd_bytes), with acts the summed items held per
+ * micro-batch in flight.
+ */
+void sl_node_stage_mem(const sl_space *s, int v, int strat, const int *coord,
+    sl_mem *held);
+/* Bytes of the gradient of tensor t held in spec sp on coord (an
+ * activation's, at the gradient width); 0 for a tensor without one. */
+int64_t sl_act_grad_bytes(const sl_space *s, int t, const sl_spec *sp,
+    const int *coord);
 int64_t sl_attention_saved(const sl_space *sp, const sl_op *op,
     const sl_binding *b, const int64_t *local_loop);
 int sl_attention_score_bytes(const sl_space *sp, const sl_op *op);
 /*
  * The collectives of a node or an edge, each once, in the order a step runs
- * them (space.c): sl_node_cost and sl_edge_cost sum their times, the launch
- * lists run them, explain writes them out.  A node's: ZeRO gathers of its
- * parameters (forward, and again in backward), its input gradients' partial
- * sums reduced after the backward kernels, graph outputs left partial reduced
- * after the forward kernels, and context parallelism's ring: attention whose
- * sequence is split passes K and V round that axis (an all-gather's worth
- * forward, again backward, plus a reduce-scatter of their gradients).  An
- * edge's: the resharding between producer and consumer, forward and backward.
+ * them (space.c), each with its cause: sl_node_cost and sl_edge_cost sum
+ * their times, the launch lists run them, explain and the graph's edge
+ * labels put them into words.  A node's: ZeRO gathers of its parameters
+ * (forward, and again in backward), its input gradients' partial sums
+ * reduced after the backward kernels (a reduce-scatter where the states
+ * are sharded, else an all-reduce), graph outputs left partial reduced
+ * after the forward kernels, and context parallelism's ring: attention
+ * whose sequence is split passes K and V round that axis (an all-gather's
+ * worth forward, again backward, plus a reduce-scatter of their
+ * gradients).  An edge's: the resharding from the producer's placement
+ * along an axis to the consumer's, forward and backward.
  */
+typedef enum sl_coll_cause {
+	SL_CAUSE_ZERO_GATHER,	/* a parameter stored sharded, gathered for compute */
+	SL_CAUSE_GRAD,		/* an input's gradient is a partial sum over the axis */
+	SL_CAUSE_OUT,		/* a graph output left as a partial sum */
+	SL_CAUSE_RING,		/* context parallelism: K and V round the ring */
+	SL_CAUSE_RESHARD,	/* an edge: from the producer's spec to the consumer's */
+	SL_CAUSE_COUNT
+} sl_coll_cause;
 typedef struct sl_coll_item {
 	sl_phase phase;
 	bool after;		/* after the operator's kernels */
@@ -220,31 +329,40 @@ typedef struct sl_coll_item {
 	int axis;
 	int64_t bytes;		/* of the tensor the group holds together */
 	int tensor;
-	const char *what;	/* "gather", "grad", "out", "ring" (nodes); "fwd", "bwd" (edges) */
+	sl_coll_cause cause;
+	int slot;		/* the tensor's slot in the operator (an edge: the consumer's) */
+	int bpe;		/* bytes per element as moved */
+	int loop;		/* node: the loop dimension the axis splits, -1 none */
+	int from, to;		/* an edge: sl_placement of producer and consumer */
 } sl_coll_item;
 typedef void (*coll_item_fn)(void *ctx, const sl_coll_item *c);
 void sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx);
 /* Returns whether the edge moves data (the consumer then holds a copy). */
 bool sl_edge_colls(const sl_space *sp, int e, int s_src, int s_dst,
     coll_item_fn fn, void *ctx);
+/* A collective's short tag in launch names: "gather", "grad", "out", "ring";
+ * an edge's "fwd" or "bwd". */
+const char *sl_coll_tag(const sl_coll_item *c);
+/* Placement of a tensor of spec sp along mesh axis a: -2 a partial sum, -1
+ * replicated, else the dimension split over it. */
+int sl_placement(const sl_spec *sp, int rank, int a);
+/* Does a tensor have a gradient (floating point, not data fed to the step)? */
+bool sl_needs_grad(const sl_tensor *t);
 /* sl_problem_new; without cost rows (all NULL, the caller's to fill)
  * unless cost_rows. */
 sl_problem *sl_problem_new_rows(int n, const int *k, int m,
     const int (*edge)[2], bool cost_rows);
 /* sl_space_reweigh of the node costs alone (recomputation changes no edge). */
 void sl_space_reweigh_nodes(const sl_space *s, double alpha, sl_problem *p);
-/* Adds v to the category cat of m. */
-void sl_mem_add(sl_mem *m, int cat, int64_t v);
-int64_t sl_comm_total(const sl_comm *c);
-void sl_comm_add(sl_comm *to, const sl_comm *c);
 
 /* sha256 of a byte buffer as 64 hex characters (util.c). */
 void sl_sha256_hex(const void *data, size_t len, char out[65]);
 /*
- * Reads a whole file (gzip transparently when gz is true); NULL + err.  Only
- * regular files, of at most sl_max_input() bytes (inflated, for gzip).
+ * Reads a whole file, inflated when it starts with gzip's magic bytes
+ * (whatever its name); NULL + err.  Only regular files, of at most
+ * sl_max_input() bytes (inflated, for gzip).
  */
-char *sl_read_file(const char *path, size_t *len, bool gz, sl_error *err);
+char *sl_read_file(const char *path, size_t *len, sl_error *err);
 /*
  * Opens an input for reading: a regular file within sl_max_input(), never
  * waiting on a FIFO.  Returns the descriptor, or -1 with err set.
@@ -321,6 +439,14 @@ typedef struct sl_trws sl_trws;
 sl_trws *sl_trws_new(const sl_problem *p, uint8_t *const *ok);
 long double sl_trws_iterate(sl_trws *t, int64_t *const *unary, int *x);
 void sl_trws_free(sl_trws *t);
+
+/*
+ * The greedy order of a timeline's tasks (timeline.c), for graphs too large
+ * for the exact search: dflt is the default order (its positions break
+ * ties).  O(n log n) in the tasks, plus the sizes of the buffers' alloc and
+ * free sets.
+ */
+void sl_timeline_greedy(const sl_timeline *tl, const int *dflt, int *order);
 
 /* solve_anytime.c: non-zero skips the exact shortcut (tests). */
 extern int sl_anytime_search_only;

@@ -25,8 +25,13 @@ typedef struct jp_scanner {
 	int line, col;		/* of the byte at pos */
 	jp_error *e;
 	int failed;
-	bool prune;		/* keep children only on the path (jp_scan_path) */
+	bool prune;		/* keep only the nodes on the path (jp_scan_path) */
 	bool dups;		/* repeated members allowed */
+	/* values the tree may still take (< 0: no bound; jp_scan_budget) */
+	int64_t values_left;
+	/* the last number scanned: where its text is, an integer or not */
+	size_t num_start, num_len;
+	bool num_int;
 } jp_scanner;
 
 static int jp_value(jp_scanner *sc, jp_node *n, int depth, const char *on);
@@ -165,17 +170,6 @@ jp_step(const jp_scanner *sc, const char *on, const char *key, int idx)
 			return NULL;
 		return end + 1;
 	}
-}
-
-/* Drops the children of a node off the path. */
-static void
-jp_prune(jp_node *n)
-{
-	for (int i = 0; i < n->n; i++)
-		jp_node_free(n->kids[i]);
-	free(n->kids);
-	n->kids = NULL;
-	n->n = 0;
 }
 
 static void
@@ -414,6 +408,19 @@ bad:
 	return -1;
 }
 
+/* The number from start to the scanner, as a message shows it. */
+static const char *
+jp_shown(const jp_scanner *sc, size_t start, char *buf, size_t len)
+{
+	size_t n = sc->pos - start;
+
+	if (n < 40)
+		snprintf(buf, len, "%.*s", (int)n, sc->s + start);
+	else
+		snprintf(buf, len, "%.20s... (%zu digits)", sc->s + start, n);
+	return buf;
+}
+
 static int
 jp_number(jp_scanner *sc)
 {
@@ -465,21 +472,17 @@ jp_number(jp_scanner *sc)
 			jp_next(sc);
 	}
 
-	{
-		size_t n = sc->pos - start;
-		if (n < 40)
-			snprintf(shown, sizeof shown, "%.*s", (int)n, sc->s + start);
-		else
-			snprintf(shown, sizeof shown, "%.20s... (%zu digits)",
-			    sc->s + start, n);
-	}
+	sc->num_start = start;
+	sc->num_len = sc->pos - start;
+	sc->num_int = is_int;
 	if (is_int) {
 		const char *lim = neg ? "9223372036854775808" : "9223372036854775807";
 		const char *d = (const char *)sc->s + start + (neg ? 1 : 0);
 
 		if (ndig > 19 || (ndig == 19 && strncmp(d, lim, 19) > 0)) {
 			jp_fail_at(sc, line, col, _("integer %s is too large: "
-			    "integers must fit in 64 bits (at most %s)"), shown,
+			    "integers must fit in 64 bits (at most %s)"),
+			    jp_shown(sc, start, shown, sizeof shown),
 			    neg ? "-9223372036854775808" : "9223372036854775807");
 			return -1;
 		}
@@ -495,7 +498,8 @@ jp_number(jp_scanner *sc)
 		free(tmp);
 		if (isinf(v)) {
 			jp_fail_at(sc, line, col,
-			    _("number %s is out of range of a double"), shown);
+			    _("number %s is out of range of a double"),
+			    jp_shown(sc, start, shown, sizeof shown));
 			return -1;
 		}
 	}
@@ -522,7 +526,8 @@ jp_literal(jp_scanner *sc, const char *word)
 static int
 jp_object(jp_scanner *sc, jp_node *n, int depth, const char *on)
 {
-	char got[96];
+	char got[96], last[128] = "";
+	int count = 0;
 
 	jp_next(sc);		/* '{' */
 	jp_skip_ws(sc);
@@ -538,7 +543,7 @@ jp_object(jp_scanner *sc, jp_node *n, int depth, const char *on)
 
 		jp_skip_ws(sc);
 		if (jp_peek(sc) != '"') {
-			if (n->n > 0 && jp_peek(sc) == '}')
+			if (count > 0 && jp_peek(sc) == '}')
 				jp_fail(sc, _("expected a member name in double quotes "
 				    "after ',', got '}' (remove the trailing comma)"));
 			else if (jp_peek(sc) < 0)
@@ -546,7 +551,7 @@ jp_object(jp_scanner *sc, jp_node *n, int depth, const char *on)
 				    "starts at line %d, column %d"), n->line, n->col);
 			else
 				jp_fail(sc, _("expected a member name in double "
-				    "quotes%s, got %s"), n->n > 0 ? "" : _(" or '}'"),
+				    "quotes%s, got %s"), count > 0 ? "" : _(" or '}'"),
 				    jp_got(sc, got, sizeof got));
 			return -1;
 		}
@@ -555,7 +560,7 @@ jp_object(jp_scanner *sc, jp_node *n, int depth, const char *on)
 		if (jp_string(sc, &key) != 0)
 			return -1;
 		/* duplicate keys: jansson would refuse them too, less precisely */
-		if (n->n <= 1024 && !sc->dups)
+		if (n->n <= 1024 && !sc->dups && !sc->prune)
 			for (int i = 0; i < n->n; i++)
 				if (strcmp(n->kids[i]->key, key) == 0) {
 					jp_fail_at(sc, kline, kcol, _("duplicate member "
@@ -573,16 +578,27 @@ jp_object(jp_scanner *sc, jp_node *n, int depth, const char *on)
 		}
 		jp_next(sc);
 		jp_skip_ws(sc);
-		kid = jp_node_new(sc, JP_NULL);
-		kid->key = key;
-		kid->key_line = kline;
-		kid->key_col = kcol;
-		jp_add_kid(n, kid);
 		kon = jp_step(sc, on, key, -1);
-		if (jp_value(sc, kid, depth + 1, kon) != 0)
-			return -1;
-		if (kon == NULL)
-			jp_prune(kid);
+		count++;
+		if (kon == NULL && sc->prune) {
+			/* off the path: scanned, nothing of it kept */
+			jp_node off = { .type = JP_NULL };
+
+			snprintf(last, sizeof last, "%s", key);
+			free(key);
+			kid = NULL;
+			if (jp_value(sc, &off, depth + 1, NULL) != 0)
+				return -1;
+		} else {
+			kid = jp_node_new(sc, JP_NULL);
+			kid->key = key;
+			kid->key_line = kline;
+			kid->key_col = kcol;
+			kid->idx = count - 1;
+			jp_add_kid(n, kid);
+			if (jp_value(sc, kid, depth + 1, kon) != 0)
+				return -1;
+		}
 		jp_skip_ws(sc);
 		if (jp_peek(sc) == ',') {
 			jp_next(sc);
@@ -597,7 +613,7 @@ jp_object(jp_scanner *sc, jp_node *n, int depth, const char *on)
 			    "line %d, column %d: expected ',' or '}'"), n->line, n->col);
 		else
 			jp_fail(sc, _("expected ',' or '}' after the member \"%s\", got %s"),
-			    kid->key, jp_got(sc, got, sizeof got));
+			    kid != NULL ? kid->key : last, jp_got(sc, got, sizeof got));
 		return -1;
 	}
 }
@@ -606,6 +622,7 @@ static int
 jp_array(jp_scanner *sc, jp_node *n, int depth, const char *on)
 {
 	char got[96];
+	int count = 0;
 
 	jp_next(sc);		/* '[' */
 	jp_skip_ws(sc);
@@ -618,7 +635,7 @@ jp_array(jp_scanner *sc, jp_node *n, int depth, const char *on)
 		const char *kon;
 
 		jp_skip_ws(sc);
-		if (n->n > 0 && jp_peek(sc) == ']') {
+		if (count > 0 && jp_peek(sc) == ']') {
 			jp_fail(sc, _("expected a value after ',', got ']' "
 			    "(remove the trailing comma)"));
 			return -1;
@@ -628,13 +645,20 @@ jp_array(jp_scanner *sc, jp_node *n, int depth, const char *on)
 			    "line %d, column %d"), n->line, n->col);
 			return -1;
 		}
-		kid = jp_node_new(sc, JP_NULL);
-		jp_add_kid(n, kid);
-		kon = jp_step(sc, on, NULL, n->n - 1);
-		if (jp_value(sc, kid, depth + 1, kon) != 0)
-			return -1;
-		if (kon == NULL)
-			jp_prune(kid);
+		kon = jp_step(sc, on, NULL, count++);
+		if (kon == NULL && sc->prune) {
+			/* off the path: scanned, nothing of it kept */
+			jp_node off = { .type = JP_NULL };
+
+			if (jp_value(sc, &off, depth + 1, NULL) != 0)
+				return -1;
+		} else {
+			kid = jp_node_new(sc, JP_NULL);
+			kid->idx = count - 1;
+			jp_add_kid(n, kid);
+			if (jp_value(sc, kid, depth + 1, kon) != 0)
+				return -1;
+		}
 		jp_skip_ws(sc);
 		if (jp_peek(sc) == ',') {
 			jp_next(sc);
@@ -649,7 +673,7 @@ jp_array(jp_scanner *sc, jp_node *n, int depth, const char *on)
 			    "line %d, column %d: expected ',' or ']'"), n->line, n->col);
 		else
 			jp_fail(sc, _("expected ',' or ']' after element %d of the "
-			    "array, got %s"), n->n - 1, jp_got(sc, got, sizeof got));
+			    "array, got %s"), count - 1, jp_got(sc, got, sizeof got));
 		return -1;
 	}
 }
@@ -663,6 +687,18 @@ jp_value(jp_scanner *sc, jp_node *n, int depth, const char *on)
 
 	n->line = sc->line;
 	n->col = sc->col;
+	if (sc->values_left == 0 && c >= 0) {
+		char b[32];
+
+		jp_fail(sc, _("too many values: the document would take more "
+		    "than %s of memory to hold (SHARDLAB_MAX_INPUT)"),
+		    sl_format_bytes(sl_max_input(), b, sizeof b));
+		if (sc->e != NULL)
+			sc->e->limit = true;
+		return -1;
+	}
+	if (sc->values_left > 0)
+		sc->values_left--;
 	if ((c == '{' || c == '[') && depth >= JP_MAX_DEPTH) {
 		jp_fail(sc, _("arrays and objects nested deeper than %d levels"),
 		    JP_MAX_DEPTH);
@@ -699,12 +735,34 @@ jp_value(jp_scanner *sc, jp_node *n, int depth, const char *on)
 	}
 }
 
+/*
+ * What one value costs held in memory: its position node here (48 bytes
+ * and its slot in its parent's array, from the allocator's 64-byte chunks)
+ * and jansson's value (an integer is 32 bytes, a real 32, an array or an
+ * object more, its slot in its container 8 to 16): 128 bytes measured on
+ * long arrays of small numbers, against 2 bytes of text for "0,".  A
+ * document may hold sl_max_input() / JP_VALUE_BYTES values, so that what
+ * it takes in memory is bounded by the same limit as its text.
+ */
+#define JP_VALUE_BYTES 128
+
+static int64_t
+jp_max_values(void)
+{
+	int64_t m = sl_max_input();
+
+	return (m > 0 ? m : SL_MAX_INPUT_DEFAULT) / JP_VALUE_BYTES;
+}
+
 static jp_doc *
 jp_scan_on(const char *text, size_t len, const char *path, bool dups,
-    jp_error *e)
+    int64_t max_values, jp_error *e)
 {
-	jp_scanner sc = { (const unsigned char *)text, len, 0, 1, 1, e, 0,
-	    path != NULL, dups };
+	jp_scanner sc = {
+		.s = (const unsigned char *)text, .len = len, .pos = 0,
+		.line = 1, .col = 1, .e = e, .prune = path != NULL,
+		.dups = dups, .values_left = max_values,
+	};
 	jp_doc *d;
 	jp_node *root;
 	char got[96];
@@ -739,13 +797,286 @@ jp_scan_on(const char *text, size_t len, const char *path, bool dups,
 jp_doc *
 jp_scan(const char *text, size_t len, jp_error *e)
 {
-	return jp_scan_on(text, len, NULL, false, e);
+	return jp_scan_on(text, len, NULL, false, -1, e);
 }
 
 jp_doc *
 jp_scan_path(const char *text, size_t len, const char *path, jp_error *e)
 {
-	return jp_scan_on(text, len, path, false, e);
+	return jp_scan_on(text, len, path, false, -1, e);
+}
+
+/* ------------------------------------------------------------ pull reader */
+
+struct jp_pull {
+	jp_scanner sc;
+	jp_error e;
+	int depth;
+	char stack[JP_MAX_DEPTH + 1];	/* '{' or '[' of each open container */
+	int count[JP_MAX_DEPTH + 1];	/* members or elements read so far */
+	int open_line[JP_MAX_DEPTH + 1], open_col[JP_MAX_DEPTH + 1];
+	char *member[JP_MAX_DEPTH + 1];	/* the last member name of each object */
+	bool started, ended;
+	char *key, *str;		/* of the last token */
+	int line, col;			/* of the last token */
+};
+
+jp_pull *
+jp_pull_new(const char *text, size_t len)
+{
+	jp_pull *p = sl_xcalloc(1, sizeof *p);
+
+	p->sc.s = (const unsigned char *)text;
+	p->sc.len = len;
+	p->sc.line = p->sc.col = 1;
+	p->sc.e = &p->e;
+	p->sc.values_left = -1;
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		p->sc.pos = 3;	/* byte order mark: not a character of the text */
+	return p;
+}
+
+void
+jp_pull_free(jp_pull *p)
+{
+	if (p == NULL)
+		return;
+	free(p->key);
+	free(p->str);
+	for (int i = 0; i <= JP_MAX_DEPTH; i++)
+		free(p->member[i]);
+	free(p);
+}
+
+/* The value at the scanner: a scalar whole, a container opened. */
+static jp_tok
+jp_pull_value(jp_pull *p)
+{
+	jp_scanner *sc = &p->sc;
+	int c = jp_peek(sc), rc;
+	char got[96];
+
+	p->line = sc->line;
+	p->col = sc->col;
+	switch (c) {
+	case '{':
+	case '[':
+		if (p->depth >= JP_MAX_DEPTH) {
+			jp_fail(sc, _("arrays and objects nested deeper than %d levels"),
+			    JP_MAX_DEPTH);
+			return JP_T_ERROR;
+		}
+		p->stack[p->depth] = (char)c;
+		p->count[p->depth] = 0;
+		p->open_line[p->depth] = sc->line;
+		p->open_col[p->depth] = sc->col;
+		free(p->member[p->depth]);
+		p->member[p->depth] = NULL;
+		p->depth++;
+		jp_next(sc);
+		return c == '{' ? JP_T_OBJECT : JP_T_ARRAY;
+	case '"':
+		rc = jp_string(sc, &p->str);
+		return rc == 0 ? JP_T_STRING : JP_T_ERROR;
+	case 't':
+		return jp_literal(sc, "true") == 0 ? JP_T_TRUE : JP_T_ERROR;
+	case 'f':
+		return jp_literal(sc, "false") == 0 ? JP_T_FALSE : JP_T_ERROR;
+	case 'n':
+		return jp_literal(sc, "null") == 0 ? JP_T_NULL : JP_T_ERROR;
+	default:
+		if (c == '-' || (c >= '0' && c <= '9'))
+			return jp_number(sc) == 0 ? JP_T_NUMBER : JP_T_ERROR;
+		jp_fail(sc, _("expected a JSON value (object, array, string, "
+		    "number, true, false or null), got %s"),
+		    jp_got(sc, got, sizeof got));
+		return JP_T_ERROR;
+	}
+}
+
+/* Closes the innermost container (the scanner is at its bracket). */
+static jp_tok
+jp_pull_close(jp_pull *p)
+{
+	p->line = p->sc.line;
+	p->col = p->sc.col;
+	jp_next(&p->sc);
+	p->depth--;
+	return JP_T_END;
+}
+
+jp_tok
+jp_pull_next(jp_pull *p)
+{
+	jp_scanner *sc = &p->sc;
+	char got[96];
+	int top, c;
+
+	free(p->key);
+	free(p->str);
+	p->key = p->str = NULL;
+	if (sc->failed)
+		return JP_T_ERROR;
+	jp_skip_ws(sc);
+	if (p->depth == 0) {
+		if (!p->started) {
+			p->started = true;
+			if (jp_peek(sc) < 0) {
+				jp_fail(sc, _("expected a JSON value, got end of file"));
+				return JP_T_ERROR;
+			}
+			return jp_pull_value(p);
+		}
+		if (jp_peek(sc) >= 0) {
+			jp_fail(sc, _("unexpected %s after the end of the JSON value "
+			    "that starts at line %d, column %d"), jp_got(sc, got,
+			    sizeof got), p->open_line[0], p->open_col[0]);
+			return JP_T_ERROR;
+		}
+		p->ended = true;
+		return JP_T_EOF;
+	}
+	top = p->depth - 1;
+	c = jp_peek(sc);
+	if (p->count[top] == 0) {
+		if (c == (p->stack[top] == '{' ? '}' : ']'))
+			return jp_pull_close(p);
+	} else if (c == ',') {
+		jp_next(sc);
+		jp_skip_ws(sc);
+		c = jp_peek(sc);
+		if (c == (p->stack[top] == '{' ? '}' : ']')) {
+			if (p->stack[top] == '{')
+				jp_fail(sc, _("expected a member name in double quotes "
+				    "after ',', got '}' (remove the trailing comma)"));
+			else
+				jp_fail(sc, _("expected a value after ',', got ']' "
+				    "(remove the trailing comma)"));
+			return JP_T_ERROR;
+		}
+	} else if (c == (p->stack[top] == '{' ? '}' : ']')) {
+		return jp_pull_close(p);
+	} else {
+		if (c < 0)
+			jp_fail(sc, p->stack[top] == '{' ?
+			    _("end of file inside the object that starts at "
+			    "line %d, column %d: expected ',' or '}'") :
+			    _("end of file inside the array that starts at "
+			    "line %d, column %d: expected ',' or ']'"),
+			    p->open_line[top], p->open_col[top]);
+		else if (p->stack[top] == '{')
+			jp_fail(sc, _("expected ',' or '}' after the member \"%s\", got %s"),
+			    p->member[top] != NULL ? p->member[top] : "",
+			    jp_got(sc, got, sizeof got));
+		else
+			jp_fail(sc, _("expected ',' or ']' after element %d of the "
+			    "array, got %s"), p->count[top] - 1, jp_got(sc, got, sizeof got));
+		return JP_T_ERROR;
+	}
+	if (c < 0) {
+		jp_fail(sc, p->stack[top] == '{' ? _("end of file inside the object "
+		    "that starts at line %d, column %d") : _("end of file inside "
+		    "the array that starts at line %d, column %d"),
+		    p->open_line[top], p->open_col[top]);
+		return JP_T_ERROR;
+	}
+	p->count[top]++;
+	if (p->stack[top] == '{') {
+		if (c != '"') {
+			jp_fail(sc, _("expected a member name in double "
+			    "quotes%s, got %s"), p->count[top] > 1 ? "" : _(" or '}'"),
+			    jp_got(sc, got, sizeof got));
+			return JP_T_ERROR;
+		}
+		if (jp_string(sc, &p->key) != 0)
+			return JP_T_ERROR;
+		free(p->member[top]);
+		p->member[top] = sl_xstrdup(p->key);
+		jp_skip_ws(sc);
+		if (jp_peek(sc) != ':') {
+			jp_fail(sc, _("expected ':' after the member name \"%s\", got %s"),
+			    p->key, jp_got(sc, got, sizeof got));
+			return JP_T_ERROR;
+		}
+		jp_next(sc);
+		jp_skip_ws(sc);
+	}
+	return jp_pull_value(p);
+}
+
+jp_tok
+jp_pull_skip(jp_pull *p, jp_tok t)
+{
+	int depth = p->depth;
+
+	if (t != JP_T_OBJECT && t != JP_T_ARRAY)
+		return t;
+	while (p->depth >= depth)
+		if ((t = jp_pull_next(p)) == JP_T_ERROR)
+			return t;
+	return JP_T_END;
+}
+
+const char *
+jp_pull_key(const jp_pull *p)
+{
+	return p->key;
+}
+
+const char *
+jp_pull_string(const jp_pull *p)
+{
+	return p->str;
+}
+
+void
+jp_pull_where(const jp_pull *p, int *line, int *col)
+{
+	*line = p->line;
+	*col = p->col;
+}
+
+int
+jp_pull_depth(const jp_pull *p)
+{
+	return p->depth;
+}
+
+bool
+jp_pull_int64(const jp_pull *p, int64_t *out)
+{
+	const jp_scanner *sc = &p->sc;
+	char small[64], *buf = small;
+	bool ok = false;
+	double d;
+
+	if (sc->num_len == 0)
+		return false;
+	if (sc->num_len >= sizeof small)
+		buf = sl_xmalloc(sc->num_len + 1);
+	memcpy(buf, sc->s + sc->num_start, sc->num_len);
+	buf[sc->num_len] = '\0';
+	if (sc->num_int) {
+		/* jp_number checked that it fits */
+		*out = (int64_t)strtoll(buf, NULL, 10);
+		ok = true;
+	} else {
+		/* an integral real that fits, as jansson's reals are read */
+		d = strtod(buf, NULL);
+		if (d >= -9.2e18 && d <= 9.2e18 && d == (double)(int64_t)d) {
+			*out = (int64_t)d;
+			ok = true;
+		}
+	}
+	if (buf != small)
+		free(buf);
+	return ok;
+}
+
+const jp_error *
+jp_pull_error(const jp_pull *p)
+{
+	return &p->e;
 }
 
 void
@@ -777,9 +1108,15 @@ jp_member(const jp_node *n, const char *key)
 const jp_node *
 jp_index(const jp_node *n, int i)
 {
-	if (n == NULL || n->type != JP_ARRAY || i < 0 || i >= n->n)
+	if (n == NULL || n->type != JP_ARRAY || i < 0)
 		return NULL;
-	return n->kids[i];
+	if (i < n->n && n->kids[i]->idx == i)
+		return n->kids[i];
+	/* a scan along a path keeps the element on it alone */
+	for (int k = 0; k < n->n; k++)
+		if (n->kids[k]->idx == i)
+			return n->kids[k];
+	return NULL;
 }
 
 const jp_node *
@@ -819,7 +1156,6 @@ int
 sl_json_read(sl_json *j, const char *file, const char *text, size_t len,
     unsigned flags, int code, sl_error *err)
 {
-	bool lazy = (flags & SL_JSON_LAZY) != 0;
 	json_error_t je;
 	jp_error e;
 	size_t bom;
@@ -828,37 +1164,34 @@ sl_json_read(sl_json *j, const char *file, const char *text, size_t len,
 	j->file = file;
 	/*
 	 * The positions first: the scanner's message about a syntax error is
-	 * more precise than jansson's.  A lazy document is large: it is
-	 * scanned only when jansson refuses it, to say where and why.
+	 * more precise than jansson's, and it stops a document of more values
+	 * than memory allows before jansson builds anything.
 	 */
-	if (!lazy && (j->pos = jp_scan_on(text, len, NULL,
-	    (flags & SL_JSON_DUPLICATES) != 0, &e)) == NULL)
+	if ((j->pos = jp_scan_on(text, len, NULL,
+	    (flags & SL_JSON_DUPLICATES) != 0, jp_max_values(), &e)) == NULL)
 		return sl_error_set(err, code, file, e.line, e.col,
-		    _("not valid JSON: %s"), e.msg);
+		    e.limit ? "%s" : _("not valid JSON: %s"), e.msg);
 	/* jansson refuses a byte order mark; the scanner skips it */
 	bom = len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
 	j->root = json_loadb(text + bom, len - bom,
 	    (flags & SL_JSON_DUPLICATES) ? 0 : JSON_REJECT_DUPLICATES, &je);
 	if (j->root == NULL) {
-		jp_doc *d = NULL;
-
 		jp_free(j->pos);
 		j->pos = NULL;
-		/* the root's members only: the check keeps no large tree */
-		if (lazy && (d = jp_scan_on(text, len, "",
-		    (flags & SL_JSON_DUPLICATES) != 0, &e)) == NULL)
-			return sl_error_set(err, code, file, e.line, e.col,
-			    _("not valid JSON: %s"), e.msg);
-		jp_free(d);
 		/* the scanner accepts a little more than jansson */
 		return sl_error_set(err, code, file, je.line, je.column,
 		    _("not valid JSON: %s"), je.text);
 	}
-	if (lazy) {
-		j->text = text;
-		j->len = len;
-	}
 	return SL_OK;
+}
+
+void
+sl_json_text(sl_json *j, const char *file, const char *text, size_t len)
+{
+	memset(j, 0, sizeof *j);
+	j->file = file;
+	j->text = text;
+	j->len = len;
 }
 
 int
@@ -866,13 +1199,13 @@ sl_json_read_file(sl_json *j, const char *file, unsigned flags, int code,
     sl_error *err)
 {
 	size_t len;
-	char *text = sl_read_file(file, &len, false, err);
+	char *text = sl_read_file(file, &len, err);
 	int rc;
 
 	memset(j, 0, sizeof *j);
 	if (text == NULL)
 		return err != NULL && err->code != SL_OK ? err->code : code;
-	rc = sl_json_read(j, file, text, len, flags & ~SL_JSON_LAZY, code, err);
+	rc = sl_json_read(j, file, text, len, flags, code, err);
 	free(text);
 	return rc;
 }
@@ -932,7 +1265,7 @@ sl_json_where(const sl_json *j, const char *path, int *line, int *col)
 	if (j->pos != NULL)
 		n = jp_deepest(j->pos, p);
 	else if (j->text != NULL &&
-	    (d = jp_scan_on(j->text, j->len, p, true, NULL)) != NULL)
+	    (d = jp_scan_on(j->text, j->len, p, true, -1, NULL)) != NULL)
 		n = jp_deepest(d, p);
 	else
 		n = NULL;

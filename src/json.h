@@ -1,11 +1,13 @@
 /*
  * json.h: the engine's one JSON reader and writer.
  *
- * Every JSON file shardlab reads (models, plans, hardware profiles, IOPDDL
- * problems, Hugging Face configs, the GPU runner's results) goes through
+ * Every JSON file shardlab reads (models, plans, hardware profiles,
+ * Hugging Face configs, the GPU runner's results) goes through
  * sl_json_read: jansson gives the values, and a strict scanner of the same
  * text gives where each value starts, so that an error about any value, an
- * element of an array included, names its line and column.  Readers name
+ * element of an array included, names its line and column.  IOPDDL
+ * problems, whose trees would take tens of times their text, are read by
+ * the same scanner one value at a time (the pull reader, jp_pull_*).  Readers name
  * the value an error is about by its path ("device.gemm[3].tflops",
  * "ops[2].shape[1]"), never by parsing their own message.  The scanner is a
  * strict JSON checker too: the first syntax error comes back with the exact
@@ -21,7 +23,9 @@
 #ifndef SL_JSON_H
 #define SL_JSON_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -37,6 +41,7 @@ struct jp_node {
 	int line, col;		/* first character of the value */
 	char *key;		/* member of an object: its decoded key, else NULL */
 	int key_line, key_col;	/* member of an object: the key's opening quote */
+	int idx;		/* its place among its parent's members or elements */
 	int n;			/* children (members or elements) */
 	jp_node **kids;
 };
@@ -46,6 +51,7 @@ typedef struct jp_doc jp_doc;
 typedef struct jp_error {
 	int line, col;
 	char msg[256];
+	bool limit;		/* valid so far, but more than memory allows */
 } jp_error;
 
 /* Deepest nesting of arrays and objects accepted. */
@@ -58,9 +64,9 @@ typedef struct jp_error {
  */
 jp_doc *jp_scan(const char *text, size_t len, jp_error *e);
 /*
- * The same, keeping children only along path (as for jp_find): positions of
- * the nodes on the path and of their immediate children, in memory that
- * stays small on large documents.  For pointing at a value in an error.
+ * The same, keeping only the nodes along path (as for jp_find): positions
+ * of the nodes on the path, in memory bounded by its length however large
+ * the document.  For pointing at a value in an error.
  */
 jp_doc *jp_scan_path(const char *text, size_t len, const char *path,
     jp_error *e);
@@ -78,36 +84,79 @@ const jp_node *jp_index(const jp_node *n, int i);
 const jp_node *jp_find(const jp_doc *d, const char *path);
 
 
+/* ------------------------------------------------------------ pull reader */
+
+/*
+ * A document read one value at a time, for inputs whose tree would not fit
+ * in memory (IOPDDL problems): the same strict checks as jp_scan, in memory
+ * bounded by the nesting depth; the caller keeps what it needs as it goes,
+ * and bounds that by what it has read (the problem's own dimensions).
+ * Repeated members are not checked for.
+ */
+typedef enum jp_tok {
+	JP_T_OBJECT,		/* '{' opened (its members follow) */
+	JP_T_ARRAY,		/* '[' opened (its elements follow) */
+	JP_T_END,		/* the innermost open object or array closed */
+	JP_T_STRING, JP_T_NUMBER, JP_T_TRUE, JP_T_FALSE, JP_T_NULL,
+	JP_T_EOF,		/* after the root value, nothing but space */
+	JP_T_ERROR		/* jp_pull_error says where and why */
+} jp_tok;
+
+typedef struct jp_pull jp_pull;
+/* text must stay valid until jp_pull_free. */
+jp_pull *jp_pull_new(const char *text, size_t len);
+void jp_pull_free(jp_pull *p);
+jp_tok jp_pull_next(jp_pull *p);
+/* After an OBJECT or ARRAY token, reads past its end (JP_T_END); other
+ * tokens are returned as they are. */
+jp_tok jp_pull_skip(jp_pull *p, jp_tok t);
+/* The member name of the last value in an object, NULL in an array; valid
+ * until the next call. */
+const char *jp_pull_key(const jp_pull *p);
+/* The decoded text of the last STRING token, until the next call. */
+const char *jp_pull_string(const jp_pull *p);
+/* The last NUMBER token as an int64: an integer, or an integral real that
+ * fits; false otherwise. */
+bool jp_pull_int64(const jp_pull *p, int64_t *out);
+/* Where the last token starts (for END: its bracket). */
+void jp_pull_where(const jp_pull *p, int *line, int *col);
+/* Objects and arrays open around the scanner. */
+int jp_pull_depth(const jp_pull *p);
+const jp_error *jp_pull_error(const jp_pull *p);
+
 /* ------------------------------------------------------------- documents */
 
 /* A document read by sl_json_read: its values and where each one is. */
 typedef struct sl_json {
 	const char *file;	/* for messages */
-	json_t *root;		/* the values (owned) */
-	jp_doc *pos;		/* every value's position; NULL when lazy */
-	const char *text;	/* lazy: the text, scanned again for a position */
+	json_t *root;		/* the values (owned); NULL for sl_json_text */
+	jp_doc *pos;		/* every value's position; NULL for sl_json_text */
+	const char *text;	/* sl_json_text: scanned again for a position */
 	size_t len;
 } sl_json;
 
-/*
- * Keep no positions, for inputs too large to hold them (IOPDDL problems):
- * the text is scanned only when jansson refuses it (for the message) or
- * when a position is asked for, and must stay valid until sl_json_free.
- */
-#define SL_JSON_LAZY 0x1
-/* Accept repeated members, the last one winning (IOPDDL contest files). */
+/* Accept repeated members, the last one winning. */
 #define SL_JSON_DUPLICATES 0x2
 
 /*
  * Reads the JSON text (len bytes) of file into j.  On a syntax error returns
  * code (SL_EINPUT for a user's input, SL_EINTERNAL for the output of another
  * program) with err naming file, line and column: "not valid JSON: ...".
+ * What the document's values take in memory is bounded as the text is: a
+ * document of more values than sl_max_input() / 128 is refused at the
+ * first value past them, before any tree of them is built.
  */
 int sl_json_read(sl_json *j, const char *file, const char *text, size_t len,
     unsigned flags, int code, sl_error *err);
-/* Reads file (plain text) with sl_json_read. */
+/* Reads file (plain or gzip text) with sl_json_read. */
 int sl_json_read_file(sl_json *j, const char *file, unsigned flags, int code,
     sl_error *err);
+/*
+ * A document of positions alone, for a text read by the pull reader: the
+ * text is scanned again when a position is asked for (sl_json_where,
+ * sl_json_fail), and must stay valid while j is used.  Nothing to free.
+ */
+void sl_json_text(sl_json *j, const char *file, const char *text, size_t len);
 void sl_json_free(sl_json *j);
 
 /*
@@ -116,7 +165,7 @@ void sl_json_free(sl_json *j);
  * member is reported at its object.  0, 0 when nothing is known.
  */
 void sl_json_where(const sl_json *j, const char *path, int *line, int *col);
-/* The position node of path as sl_json_where finds it (not lazy documents). */
+/* The position node of path as sl_json_where finds it (not sl_json_text's). */
 const jp_node *sl_json_node(const sl_json *j, const char *path);
 /* Sets err (SL_EINPUT) at the value of path, as sl_json_where finds it. */
 int sl_json_fail(const sl_json *j, sl_error *err, const char *path,

@@ -462,10 +462,11 @@ bind_xent(const sl_graph *g, const sl_op *op, sl_binding *b)
 
 /* -------------------------------------------------------------------- table */
 
-#define ELEM(nm, nin, sm, ...) { .name = nm, .min_in = nin, .max_in = nin, .n_out = 1, \
-	.check = check_elementwise, .bind = bind_elementwise, .saved_in = { __VA_ARGS__ }, \
-	.elementwise = true, .summary = sm, .kernel = SL_KERNEL_MEMORY, \
-	.tp_rule = SL_TP_FOLLOW }
+/* An elementwise kind of nin inputs: one kernel forward, bwd backward */
+#define ELEM(nm, nin, bwd, sm, ...) { .name = nm, .min_in = nin, .max_in = nin, \
+	.n_out = 1, .check = check_elementwise, .bind = bind_elementwise, \
+	.saved_in = { __VA_ARGS__ }, .elementwise = true, .summary = sm, \
+	.kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_FOLLOW, .kernels = { 1, bwd } }
 
 #define ATTR(nm, ty, fld, ...) { .name = nm, .type = ty, \
 	.field = offsetof(sl_op, fld), __VA_ARGS__ }
@@ -474,48 +475,57 @@ const sl_kind_info sl_kinds[SL_OP_KIND_COUNT] = {
 	[SL_OP_EMBEDDING] = { .name = "embedding", .min_in = 2, .max_in = 3, .n_out = 1,
 	    .check = check_embedding, .bind = bind_embedding,
 	    .summary = N_("token (and position) lookup: tokens[b,s], table[V,h] (, pos[s,h]) -> [b,s,h]"),
-	    .kernel = SL_KERNEL_GATHER, .tp_rule = SL_TP_VOCAB },
+	    .kernel = SL_KERNEL_GATHER, .tp_rule = SL_TP_VOCAB,
+	    .kernels = { 1, 4 } },
 	[SL_OP_MATMUL] = { .name = "matmul", .min_in = 2, .max_in = 3, .n_out = 1,
 	    .check = check_matmul, .bind = bind_matmul, .saved_in = { -1 },
 	    .summary = N_("x[...,k] w[k,n] (+ bias[n]) -> [...,n]; keeps x"),
 	    .attrs = { ATTR("transpose_w", SL_ATTR_BOOL, transpose_w) },
-	    .kernel = SL_KERNEL_GEMM, .tp_rule = SL_TP_ROW_OR_COL },
+	    .kernel = SL_KERNEL_GEMM, .tp_rule = SL_TP_ROW_OR_COL,
+	    .kernels = { 1, 2 } },
 	[SL_OP_BMM] = { .name = "bmm", .min_in = 2, .max_in = 2, .n_out = 1,
 	    .check = check_bmm, .bind = bind_bmm, .saved_in = { -1, -1 },
 	    .summary = N_("batched a[...,m,k] b[...,k,n] -> [...,m,n]; keeps both"),
-	    .kernel = SL_KERNEL_GEMM, .tp_rule = SL_TP_HEAD_OR_INPUT },
+	    .kernel = SL_KERNEL_GEMM, .tp_rule = SL_TP_HEAD_OR_INPUT,
+	    .kernels = { 1, 2 } },
 	[SL_OP_LAYERNORM] = { .name = "layernorm", .min_in = 1, .max_in = 3, .n_out = 1,
 	    .check = check_norm, .bind = bind_lastfixed, .saved_in = { -1 },
 	    .summary = N_("normalises the last dimension; keeps its input"),
-	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_SEQ },
+	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_SEQ,
+	    .kernels = { 1, 3 } },
 	[SL_OP_RMSNORM] = { .name = "rmsnorm", .min_in = 1, .max_in = 2, .n_out = 1,
 	    .check = check_norm, .bind = bind_lastfixed, .saved_in = { -1 },
 	    .summary = N_("RMS-normalises the last dimension; keeps its input"),
-	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_SEQ },
+	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_SEQ,
+	    .kernels = { 1, 3 } },
 	[SL_OP_SOFTMAX] = { .name = "softmax", .min_in = 1, .max_in = 1, .n_out = 1,
 	    .check = check_elementwise, .bind = bind_lastfixed, .saved_out = { -1 },
 	    .summary = N_("softmax over the last dimension; keeps its output"),
-	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_HEAD_OR_INPUT },
-	[SL_OP_GELU] = ELEM("gelu", 1, N_("elementwise; keeps its input"), -1),
-	[SL_OP_SILU] = ELEM("silu", 1, N_("elementwise; keeps its input"), -1),
-	[SL_OP_RELU] = ELEM("relu", 1, N_("elementwise; keeps its input"), -1),
-	[SL_OP_MUL] = ELEM("mul", 2, N_("elementwise product; keeps both inputs"), -1, -1),
-	[SL_OP_ADD] = ELEM("add", 2, N_("elementwise sum (residual); keeps nothing"), 0),
+	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_HEAD_OR_INPUT,
+	    .kernels = { 1, 1 } },
+	[SL_OP_GELU] = ELEM("gelu", 1, 1, N_("elementwise; keeps its input"), -1),
+	[SL_OP_SILU] = ELEM("silu", 1, 1, N_("elementwise; keeps its input"), -1),
+	[SL_OP_RELU] = ELEM("relu", 1, 1, N_("elementwise; keeps its input"), -1),
+	[SL_OP_MUL] = ELEM("mul", 2, 2, N_("elementwise product; keeps both inputs"), -1, -1),
+	[SL_OP_ADD] = ELEM("add", 2, 1, N_("elementwise sum (residual); keeps nothing"), 0),
 	[SL_OP_DROPOUT] = { .name = "dropout", .min_in = 1, .max_in = 1, .n_out = 1,
 	    .check = check_elementwise, .bind = bind_elementwise, .saved_out = { 1 },
 	    .elementwise = true,
 	    .summary = N_("elementwise; keeps a 1-byte mask per element"),
 	    .attrs = { ATTR("p", SL_ATTR_PROB, p, .absent = 0.1) },
-	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_FOLLOW },
+	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_FOLLOW,
+	    .kernels = { 1, 1 } },
 	[SL_OP_RESHAPE] = { .name = "reshape", .min_in = 1, .max_in = 1, .n_out = 1,
 	    .check = check_reshape, .bind = bind_reshape,
 	    .summary = N_("same elements, new shape; common leading dimensions may be split"),
-	    .kernel = SL_KERNEL_VIEW, .tp_rule = SL_TP_FOLLOW },
+	    .kernel = SL_KERNEL_VIEW, .tp_rule = SL_TP_FOLLOW,
+	    .kernels = { 1, 1 } },
 	[SL_OP_TRANSPOSE] = { .name = "transpose", .min_in = 1, .max_in = 1, .n_out = 1,
 	    .check = check_transpose, .bind = bind_transpose,
 	    .summary = N_("permutes dimensions (attribute perm)"),
 	    .attrs = { ATTR("perm", SL_ATTR_PERM, perm, .required = true) },
-	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_FOLLOW },
+	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_FOLLOW,
+	    .kernels = { 1, 1 } },
 	[SL_OP_ATTENTION] = { .name = "attention", .min_in = 1, .max_in = 1, .n_out = 1,
 	    .check = check_attention, .bind = bind_attention, .saved_in = { -1 },
 	    .extra_saved = extra_attention,
@@ -524,11 +534,13 @@ const sl_kind_info sl_kinds[SL_OP_KIND_COUNT] = {
 	    .attrs = { ATTR("heads", SL_ATTR_COUNT_INT, heads, .required = true),
 		ATTR("kv_heads", SL_ATTR_COUNT_INT, kv_heads, .divides = "heads"),
 		ATTR("dropout", SL_ATTR_PROB, p, .absent = -1) },
-	    .kernel = SL_KERNEL_ATTENTION, .tp_rule = SL_TP_HEAD },
+	    .kernel = SL_KERNEL_ATTENTION, .tp_rule = SL_TP_HEAD,
+	    .kernels = { 1, 4 } },
 	[SL_OP_CROSS_ENTROPY] = { .name = "cross_entropy", .min_in = 2, .max_in = 2, .n_out = 1,
 	    .check = check_xent, .bind = bind_xent, .saved_in = { 4 },
 	    .summary = N_("logits[b,s,V], labels[b,s] -> loss[b,s]; keeps fp32 softmax"),
-	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_VOCAB_OR_SEQ },
+	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_VOCAB_OR_SEQ,
+	    .kernels = { 3, 3 } },
 };
 
 static const char *const loop_role_names[SL_LOOP_ROLE_COUNT] = {

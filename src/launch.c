@@ -2,55 +2,17 @@
  * launch.c: turns a plan (a strategy per operator) into what one training
  * step does on each device: the buffers it holds and, in order, the kernels
  * and collectives it runs.  The GPU runner executes this list; here it is only
- * built, from the same cost rules as space.c (doc/cost-model.md), and checked
- * against the evaluator so that the runner allocates exactly what was
- * predicted.
- *
- * Buffers are itemized from the strategy specs (parameter states, saved
- * tensors, resharding copies).  Where an operator's itemization disagrees
- * with sl_node_cost in a category, the cost model wins: one buffer of its
- * size replaces the items and n_mismatch counts it, so the runner still
- * measures the prediction and the tests can insist on agreement.
+ * built, from the cost model's own items (doc/cost-model.md): the buffers
+ * are the items the evaluator sums (sl_step_items), each parameter's states
+ * split into the parts the recipe says they are, so the runner allocates
+ * exactly what was predicted; the collectives are sl_node_colls' and
+ * sl_edge_colls'.
  */
 #include "internal.h"
 #include "json.h"
 
 #include <jansson.h>
 #include <stdlib.h>
-
-static const char *const launch_cat_names[SL_CAT_COUNT] = {
-	"parameters", "gradients", "optimizer", "activations", "buffers"
-};
-
-const char *
-sl_mem_cat_name(int cat)
-{
-	if (cat < 0 || cat >= SL_CAT_COUNT)
-		return "?";
-	return launch_cat_names[cat];
-}
-
-int
-sl_mem_cat_from_name(const char *s)
-{
-	for (int c = 0; c < SL_CAT_COUNT; c++)
-		if (strcmp(s, launch_cat_names[c]) == 0)
-			return c;
-	return -1;
-}
-
-int64_t
-sl_mem_get(const sl_mem *m, int cat)
-{
-	switch (cat) {
-	case SL_CAT_PARAMS: return m->params;
-	case SL_CAT_GRADS: return m->grads;
-	case SL_CAT_OPTIM: return m->optim;
-	case SL_CAT_ACTS: return m->acts;
-	case SL_CAT_BUFFERS: return m->buffers;
-	}
-	return 0;
-}
 
 /* ------------------------------------------------------------ building */
 
@@ -59,7 +21,6 @@ typedef struct launch_ctx {
 	const int *choice;
 	sl_launch_dev *d;
 	int cap_alloc, cap_items;
-	int item_op;		/* operator whose items launch_mem_item names */
 	int *wgrad_item;	/* per operator: its wgrad gemm's item, -1 none */
 	bool recompute;		/* launching a forward re-run in backward */
 } launch_ctx;
@@ -232,105 +193,44 @@ launch_slot_has_loop(const sl_binding *b, const sl_tensor *t, int slot, int l)
 	return false;
 }
 
-/* One memory item of the cost model as named buffers. */
+/* One memory item of the cost model as named buffers: a parameter's states
+ * as their parts (weight, gradient, fp32 master, Adam's moments). */
 static void
 launch_mem_item(void *ctx, const sl_mem_item *it)
 {
 	launch_ctx *c = ctx;
 	const sl_graph *g = c->s->g;
-	const sl_op *o = &g->ops[c->item_op];
+	const char *on = it->op >= 0 ? g->ops[it->op].name : "";
 	const char *tn = it->tensor >= 0 ? g->tensors[it->tensor].name : "extra";
 
 	switch (it->what) {
 	case SL_WHAT_STATE:
-		if (it->cat == SL_CAT_PARAMS) {
-			launch_alloc(c, c->item_op, it->cat, it->local, "%s", tn);
-		} else if (it->cat == SL_CAT_GRADS) {
-			launch_alloc(c, c->item_op, it->cat, it->local, "%s.grad", tn);
-		} else if (it->bpe == 12 || it->bpe == 8) {
-			/* fp32 master weight (12 only), Adam m and v */
-			static const char *const nm[] = { "master", "adam_m", "adam_v" };
-			for (int i = it->bpe == 12 ? 0 : 1; i < 3; i++)
-				launch_alloc(c, c->item_op, it->cat,
-				    sl_mul_sat(4, it->elems), "%s.%s", tn, nm[i]);
-		} else {
-			launch_alloc(c, c->item_op, it->cat, it->local, "%s.optim", tn);
+		for (int p = 0; p < SL_PART_COUNT; p++) {
+			if (it->parts[p] == 0)
+				continue;
+			if (p == SL_PART_WEIGHT)
+				launch_alloc(c, it->op, it->cat, sl_mul_sat(it->parts[p],
+				    it->elems), "%s", tn);
+			else
+				launch_alloc(c, it->op, it->cat, sl_mul_sat(it->parts[p],
+				    it->elems), "%s.%s", tn,
+				    sl_state_part_name((sl_state_part)p));
 		}
 		break;
 	case SL_WHAT_AUTOCAST:
-		launch_alloc(c, c->item_op, it->cat, it->local, "%s:autocast:%s",
-		    o->name, tn);
+		launch_alloc(c, it->op, it->cat, it->local, "%s:autocast:%s", on, tn);
 		break;
+	case SL_WHAT_TRANSIENT: {
+		/* the resharding copy the consumer holds */
+		const sl_space_edge *ed = &c->s->edges[it->edge];
+		launch_alloc(c, ed->dst, it->cat, it->local, "%s:%s->%s", tn,
+		    g->ops[ed->src].name, g->ops[ed->dst].name);
+		break;
+	}
 	default:
-		launch_alloc(c, c->item_op, it->cat, it->local, "%s:saved:%s",
-		    o->name, tn);
+		launch_alloc(c, it->op, it->cat, it->local, "%s:saved:%s", on, tn);
 		break;
 	}
-}
-
-/*
- * The buffers of one operator on the device (node share), itemized; then
- * checked per category against sl_node_cost.
- */
-static void
-launch_node_buffers(launch_ctx *c, int op, const int *coord)
-{
-	const sl_space *s = c->s;
-	const sl_graph *g = s->g;
-	const sl_op *o = &g->ops[op];
-	int st = c->choice[op];
-	int first = c->d->n_alloc;
-	sl_mem item, cost;
-	sl_comm comm;
-
-	memset(&item, 0, sizeof(item));
-	/* the cost model's own items (sl_node_items), named for the runner */
-	c->item_op = op;
-	sl_node_items(s, op, st, coord, launch_mem_item, c);
-	for (int i = first; i < c->d->n_alloc; i++)
-		sl_mem_add(&item, c->d->alloc[i].cat, c->d->alloc[i].bytes);
-
-	sl_node_cost(s, op, st, coord, &cost, &comm);
-	for (int cat = 0; cat < SL_CAT_COUNT; cat++) {
-		int64_t want = sl_mem_get(&cost, cat);
-
-		if (sl_mem_get(&item, cat) == want)
-			continue;
-		/* the cost model wins: replace this category's items */
-		c->d->n_mismatch++;
-		int w = first;
-		for (int i = first; i < c->d->n_alloc; i++) {
-			if (c->d->alloc[i].cat == cat) {
-				sl_mem_add(&c->d->alloc_sum, cat, -c->d->alloc[i].bytes);
-				continue;
-			}
-			c->d->alloc[w++] = c->d->alloc[i];
-		}
-		c->d->n_alloc = w;
-		launch_alloc(c, op, cat, want, "%s:%s", o->name, sl_mem_cat_name(cat));
-	}
-	for (int k = 0; k < SL_COLL_COUNT; k++)
-		c->d->comm_ns = sl_add_sat(c->d->comm_ns, comm.ns[k]);
-}
-
-static void
-launch_edge_buffers(launch_ctx *c, int e, const int *coord)
-{
-	const sl_space *s = c->s;
-	const sl_space_edge *ed = &s->edges[e];
-	sl_mem cost;
-	sl_comm comm;
-
-	sl_edge_cost(s, e, c->choice[ed->src], c->choice[ed->dst], coord,
-	    &cost, &comm);
-	for (int cat = 0; cat < SL_CAT_COUNT; cat++)
-		launch_alloc(c, ed->dst, cat, sl_mem_get(&cost, cat),
-		    "%s:%s->%s%s%s", s->g->tensors[ed->tensor].name,
-		    s->g->ops[ed->src].name, s->g->ops[ed->dst].name,
-		    cat == SL_CAT_BUFFERS ? "" : ":",
-		    cat == SL_CAT_BUFFERS ? "" : sl_mem_cat_name(cat));
-	for (int k = 0; k < SL_COLL_COUNT; k++)
-		c->d->comm_ns = sl_add_sat(c->d->comm_ns, comm.ns[k]);
 }
 
 /* ------------------------------------------------------------- kernels */
@@ -370,13 +270,6 @@ launch_gemm_shape(const launch_ctx *c, int op, const int *coord, int64_t *batch,
 	}
 }
 
-static bool
-launch_needs_grad(const sl_tensor *t)
-{
-	return t->role != SL_ROLE_INPUT && t->dtype != SL_DT_I32 &&
-	    t->dtype != SL_DT_I64 && t->dtype != SL_DT_U8;
-}
-
 /* Forward (ph FWD) or backward kernels of one operator. */
 static void
 launch_op_kernels(launch_ctx *c, int op, sl_phase ph, const int *coord)
@@ -390,7 +283,7 @@ launch_op_kernels(launch_ctx *c, int op, sl_phase ph, const int *coord)
 		int64_t b = launch_slot_bytes(s, op, st, i, coord);
 
 		in_b += b;
-		if (launch_needs_grad(launch_slot_tensor(s, op, i)))
+		if (sl_needs_grad(launch_slot_tensor(s, op, i)))
 			grad_in_b += b;
 	}
 	for (int j = 0; j < o->n_out; j++)
@@ -408,9 +301,9 @@ launch_op_kernels(launch_ctx *c, int op, sl_phase ph, const int *coord)
 		} else {
 			if (o->n_in > 2)	/* bias gradient: a reduction of dy */
 				launch_memory(c, ph, op, "dbias", out_b);
-			if (launch_needs_grad(launch_slot_tensor(s, op, 0)))
+			if (sl_needs_grad(launch_slot_tensor(s, op, 0)))
 				launch_gemm(c, ph, op, "dgrad", bt, m, k, n);
-			if (launch_needs_grad(launch_slot_tensor(s, op, 1)))
+			if (sl_needs_grad(launch_slot_tensor(s, op, 1)))
 				launch_gemm(c, ph, op, "wgrad", bt, k, n, m);
 		}
 		break;
@@ -486,11 +379,11 @@ launch_coll_item(void *ctx, const sl_coll_item *it)
 		return;
 	if (l->label != NULL)
 		launch_coll(l->c, it->phase, l->op, it->coll, it->axis, it->bytes,
-		    "%s.%s%d", l->label, it->what, it->axis);
+		    "%s.%s%d", l->label, sl_coll_tag(it), it->axis);
 	else
 		launch_coll(l->c, it->phase, l->op, it->coll, it->axis, it->bytes,
 		    "%s.%s.%s%d", g->ops[l->op].name, g->tensors[it->tensor].name,
-		    it->what, it->axis);
+		    sl_coll_tag(it), it->axis);
 }
 
 static void
@@ -614,7 +507,7 @@ launch_build_dev(const sl_space *s, const int *choice, int dev, sl_launch_dev *d
     sl_error *err)
 {
 	const sl_graph *g = s->g;
-	launch_ctx c = { s, choice, d, 0, 0, -1, NULL, false };
+	launch_ctx c = { s, choice, d, 0, 0, NULL, false };
 	int coord[SL_MAX_AXES] = { 0 };
 	int rc;
 
@@ -626,10 +519,20 @@ launch_build_dev(const sl_space *s, const int *choice, int dev, sl_launch_dev *d
 	sl_mesh_coords(&s->mesh, dev, coord);
 	memcpy(d->coord, coord, sizeof(d->coord));
 
-	for (int op = 0; op < g->n_ops; op++)
-		launch_node_buffers(&c, op, coord);
-	for (int e = 0; e < s->n_edges; e++)
-		launch_edge_buffers(&c, e, coord);
+	/* the buffers the evaluator sums, and the communication it counts */
+	sl_step_items(s, choice, coord, true, launch_mem_item, &c);
+	for (int op = 0; op < g->n_ops; op++) {
+		sl_comm comm;
+		sl_node_cost(s, op, choice[op], coord, NULL, &comm);
+		d->comm_ns = sl_add_sat(d->comm_ns, sl_comm_total(&comm));
+	}
+	for (int e = 0; e < s->n_edges; e++) {
+		const sl_space_edge *ed = &s->edges[e];
+		sl_comm comm;
+		sl_edge_cost(s, e, choice[ed->src], choice[ed->dst], coord, NULL,
+		    &comm);
+		d->comm_ns = sl_add_sat(d->comm_ns, sl_comm_total(&comm));
+	}
 
 	/* forward in graph order: incoming resharding, ZeRO gathers, kernels */
 	for (int op = 0; op < g->n_ops; op++) {
@@ -811,7 +714,6 @@ launch_json(const sl_launch *l)
 		json_object_set_new(jd, "allocated_bytes", launch_mem_json(&dv->alloc_sum));
 		json_object_set_new(jd, "flops", json_integer(dv->flops));
 		json_object_set_new(jd, "traffic_bytes", json_integer(dv->traffic));
-		json_object_set_new(jd, "mismatches", json_integer(dv->n_mismatch));
 		for (int i = 0; i < dv->n_alloc; i++)
 			json_array_append_new(allocs, json_pack("{s:s, s:s, s:I}",
 			    "name", dv->alloc[i].name,

@@ -945,7 +945,7 @@ static sl_graph *
 mj_load(const char *path, const sl_model_opts *o, sl_error *err)
 {
 	size_t len;
-	char *text = sl_read_file(path, &len, false, err);
+	char *text = sl_read_file(path, &len, err);
 	sl_graph *g;
 
 	if (text == NULL)

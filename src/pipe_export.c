@@ -159,6 +159,176 @@ export_json(json_t *root, sl_error *err)
 	return text;
 }
 
+/* Megatron-LM's arguments (megatron/training/arguments.py). */
+static void
+export_megatron(sbuf *b, const sl_pipeline *pl, const sl_hybrid_opts *o,
+    const launch_shape *ls)
+{
+	notes(b, pl, ls, "#");
+	sb_printf(b, "--tensor-model-parallel-size %d \\\n", ls->tp);
+	sb_printf(b, "--pipeline-model-parallel-size %d \\\n", ls->pp);
+	if (ls->vpp > 0)
+		sb_printf(b, "--num-layers-per-virtual-pipeline-stage %d \\\n", ls->vpp);
+	if (ls->sp)
+		sb_printf(b, "--sequence-parallel \\\n");
+	sb_printf(b, "--context-parallel-size %d \\\n", ls->cp);
+	if (ls->granularity != NULL) {
+		sb_printf(b, "--recompute-granularity %s \\\n", ls->granularity);
+		if (ls->recompute_layers > 0)
+			sb_printf(b, "--recompute-method uniform \\\n"
+			    "--recompute-num-layers %d \\\n", ls->recompute_layers);
+	}
+	sb_printf(b, "--micro-batch-size %lld \\\n", (long long)ls->mbs);
+	sb_printf(b, "--global-batch-size %lld \\\n", (long long)ls->gbs);
+	/* the step as it was costed: gradients reduced during backward
+	 * (doc/cost-model.md, "Step time"), clipping as the recipe says */
+	if (o->space.recipe.no_clip_grad)
+		sb_printf(b, "--clip-grad 0.0 \\\n");
+	sb_printf(b, "--use-distributed-optimizer%s\n",
+	    o->space.recipe.no_grad_overlap ? "" : " \\");
+	if (!o->space.recipe.no_grad_overlap)
+		sb_printf(b, "--overlap-grad-reduce\n");
+}
+
+/*
+ * DeepSpeed's configuration file; the stages themselves are given to
+ * PipelineModule(num_stages=pp) in code (man shardlab(1)).
+ */
+static char *
+export_deepspeed(const sl_pipeline *pl, const sl_hybrid_opts *o,
+    const launch_shape *ls, sl_error *err)
+{
+	int zero = ls->dp > 1 || o->offload_optimizer ? 1 : 0;
+	json_t *root, *z;
+
+	z = json_pack("{s:i}", "stage", zero);
+	if (o->offload_optimizer)
+		json_object_set_new(z, "offload_optimizer", json_pack(
+		    "{s:s, s:b}", "device", "cpu", "pin_memory", 1));
+	root = json_pack("{s:I, s:I, s:I, s:{s:b}, s:o}",
+	    "train_batch_size", (json_int_t)ls->gbs,
+	    "train_micro_batch_size_per_gpu", (json_int_t)ls->mbs,
+	    "gradient_accumulation_steps", (json_int_t)ls->accum,
+	    "bf16", "enabled",
+	    (int)(o->space.recipe.precision != SL_PREC_FP32),
+	    "zero_optimization", z);
+	if (pl->stage[0].recompute == SL_RECOMP_FULL)
+		json_object_set_new(root, "activation_checkpointing",
+		    json_pack("{s:b, s:b, s:b}", "partition_activations",
+		    (int)(ls->tp > 1), "contiguous_memory_optimization", 0,
+		    "cpu_checkpointing", 0));
+	json_object_set_new(root, "pipeline", json_pack("{s:b, s:b}",
+	    "pipe_partitioned", (int)(ls->tp > 1),
+	    "grad_partitioned", (int)(ls->tp > 1)));
+	return export_json(root, err);
+}
+
+/* A PyTorch DTensor / FSDP2 script. */
+static void
+export_dtensor(sbuf *b, const sl_pipeline *pl, const launch_shape *ls)
+{
+	notes(b, pl, ls, "#");
+	if (ls->cp > 1)
+		sb_printf(b, "# PyTorch DTensor / FSDP2 plan: %d pipeline stages of a "
+		    "%d x %d x %d (dp x cp x tp) mesh\n", ls->pp, ls->dp, ls->cp, ls->tp);
+	else
+		sb_printf(b, "# PyTorch DTensor / FSDP2 plan: %d pipeline stages of a "
+		    "%d x %d (dp x tp) mesh\n", ls->pp, ls->dp, ls->tp);
+	sb_printf(b, "from torch.distributed.device_mesh import init_device_mesh\n"
+	    "from torch.distributed.tensor.parallel import (\n"
+	    "    ColwiseParallel, RowwiseParallel, parallelize_module)\n"
+	    "from torch.distributed.fsdp import fully_shard\n\n");
+	if (ls->cp > 1)
+		sb_printf(b, "from torch.distributed.tensor.experimental "
+		    "import context_parallel\n");
+	if (ls->cp > 1)
+		sb_printf(b, "mesh = init_device_mesh(\"cuda\", (%d, %d, %d, %d), "
+		    "mesh_dim_names=(\"pp\", \"dp\", \"cp\", \"tp\"))\n",
+		    ls->pp, ls->dp, ls->cp, ls->tp);
+	else
+		sb_printf(b, "mesh = init_device_mesh(\"cuda\", (%d, %d, %d), "
+		    "mesh_dim_names=(\"pp\", \"dp\", \"tp\"))\n", ls->pp, ls->dp, ls->tp);
+	sb_printf(b, "STAGE_LAYERS = [");
+	for (int j = 0; j < pl->n_stages; j++)
+		sb_printf(b, "%s%d", j ? ", " : "", pl->stage[j].n_layers);
+	sb_printf(b, "]\nMICRO_BATCHES = %lld\n\n", (long long)pl->micro_batches);
+	sb_printf(b, "def parallelize_layer(layer):\n");
+	if (ls->tp > 1)
+		sb_printf(b, "    parallelize_module(layer, mesh[\"tp\"], {\n"
+		    "        \"attn.qkv\": ColwiseParallel(),\n"
+		    "        \"attn.proj\": RowwiseParallel(),\n"
+		    "        \"mlp.fc1\": ColwiseParallel(),\n"
+		    "        \"mlp.fc2\": RowwiseParallel(),\n"
+		    "    })\n");
+	/* gradients are summed over the data- and context-parallel
+	 * ranks together (torchtitan flattens the two the same way) */
+	sb_printf(b, "    fully_shard(layer, mesh=%s, "
+	    "reshard_after_forward=False)\n", ls->cp > 1 ?
+	    "mesh[\"dp\", \"cp\"]._flatten(\"dp_cp\")" : "mesh[\"dp\"]");
+	sb_printf(b, "    return layer\n");
+	if (ls->cp > 1)
+		sb_printf(b, "\n# each step: the sequence dimension (1) of the inputs and\n"
+		    "# labels split over mesh[\"cp\"] while the step runs\n"
+		    "def step_context(tokens, labels):\n"
+		    "    return context_parallel(mesh[\"cp\"], buffers=[tokens, labels],\n"
+		    "                            buffer_seq_dims=[1, 1])\n");
+}
+
+/* shardlab's own pipeline plan ("format": "shardlab-pipeline"). */
+static char *
+export_pipeline_json(const sl_pipeline *pl, const sl_hybrid_opts *o,
+    sl_error *err)
+{
+	json_t *root, *stages = json_array(), *shape = json_array();
+
+	for (int i = 0; i < pl->mesh.n_axes; i++)
+		json_array_append_new(shape,
+		    json_integer(pl->mesh.axes[i].size));
+	for (int j = 0; j < pl->n_stages; j++) {
+		const sl_pipe_stage *st = &pl->stage[j];
+		const sl_pipe_dev *dv = &pl->dev[st->device];
+		json_t *ops = json_array();
+
+		for (int u = 0; u < st->n_strat_ops; u++)
+			json_array_append_new(ops,
+			    sl_json_str(st->strategy[u]));
+		json_array_append_new(stages, json_pack(
+		    "{s:i, s:i, s:i, s:s, s:I, s:I, s:I, s:o}",
+		    "device", st->device, "first_layer", st->first_layer,
+		    "layers", st->n_layers,
+		    "recompute", sl_recompute_name(st->recompute),
+		    "in_flight", (json_int_t)dv->in_flight,
+		    "memory_bytes", (json_int_t)dv->mem,
+		    "micro_batch_time_ns", (json_int_t)st->micro_ns,
+		    "ops", ops));
+	}
+	root = json_pack("{s:s, s:i, s:s, s:i, s:i, s:{s:o}, s:I, s:I, "
+	    "s:I, s:I, s:I, s:b, s:o}",
+	    "format", "shardlab-pipeline", "version", 1,
+	    "schedule", sl_schedule_name(pl->schedule), "pp", pl->pp,
+	    "virtual_stages", pl->virt, "mesh", "shape", shape,
+	    "micro_batches", (json_int_t)pl->micro_batches,
+	    "graph_batch", (json_int_t)pl->graph_batch,
+	    "step_time_ns", (json_int_t)pl->step_ns,
+	    "bubble_ns", (json_int_t)pl->bubble_ns,
+	    "max_memory_bytes", (json_int_t)pl->max_mem,
+	    "fits", (int)pl->fits, "stages", stages);
+	json_object_set_new(root, "recipe",
+	    sl_plan_recipe_json(&o->space.recipe, NULL, 0));
+	/* the step's parts and what it achieves (doc/cost-model.md) */
+	json_object_set_new(root, "step", json_pack(
+	    "{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o}",
+	    "pipeline_ns", (json_int_t)pl->pipe_ns,
+	    "sync_ns", (json_int_t)pl->sync_ns,
+	    "optimizer_ns", (json_int_t)pl->optim_ns,
+	    "tokens", (json_int_t)pl->tokens,
+	    "tokens_per_s", sl_json_real(pl->tokens_per_s),
+	    "model_flops", sl_json_real(pl->model_flops),
+	    "hardware_flops", sl_json_real(pl->hw_flops),
+	    "mfu", sl_json_real(pl->mfu), "hfu", sl_json_real(pl->hfu)));
+	return export_json(root, err);
+}
+
 char *
 sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
     sl_export_kind k, sl_error *err)
@@ -173,161 +343,17 @@ sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
 	shape_of(pl, o, &ls);
 	switch (k) {
 	case SL_EXPORT_MEGATRON:
-		notes(&b, pl, &ls, "#");
-		sb_printf(&b, "--tensor-model-parallel-size %d \\\n", ls.tp);
-		sb_printf(&b, "--pipeline-model-parallel-size %d \\\n", ls.pp);
-		if (ls.vpp > 0)
-			sb_printf(&b, "--num-layers-per-virtual-pipeline-stage %d \\\n", ls.vpp);
-		if (ls.sp)
-			sb_printf(&b, "--sequence-parallel \\\n");
-		sb_printf(&b, "--context-parallel-size %d \\\n", ls.cp);
-		if (ls.granularity != NULL) {
-			sb_printf(&b, "--recompute-granularity %s \\\n", ls.granularity);
-			if (ls.recompute_layers > 0)
-				sb_printf(&b, "--recompute-method uniform \\\n"
-				    "--recompute-num-layers %d \\\n", ls.recompute_layers);
-		}
-		sb_printf(&b, "--micro-batch-size %lld \\\n", (long long)ls.mbs);
-		sb_printf(&b, "--global-batch-size %lld \\\n", (long long)ls.gbs);
-		/* the step as it was costed: gradients reduced during backward
-		 * (doc/cost-model.md, "Step time"), clipping as the recipe says */
-		if (o->space.recipe.no_clip_grad)
-			sb_printf(&b, "--clip-grad 0.0 \\\n");
-		sb_printf(&b, "--use-distributed-optimizer%s\n",
-		    o->space.recipe.no_grad_overlap ? "" : " \\");
-		if (!o->space.recipe.no_grad_overlap)
-			sb_printf(&b, "--overlap-grad-reduce\n");
-		break;
-	case SL_EXPORT_DEEPSPEED: {
-		/*
-		 * The configuration file; the stages themselves are given to
-		 * PipelineModule(num_stages=pp) in code (man shardlab(1)).
-		 */
-		int zero = ls.dp > 1 || o->offload_optimizer ? 1 : 0;
-		json_t *root, *z;
-
-		z = json_pack("{s:i}", "stage", zero);
-		if (o->offload_optimizer)
-			json_object_set_new(z, "offload_optimizer", json_pack(
-			    "{s:s, s:b}", "device", "cpu", "pin_memory", 1));
-		root = json_pack("{s:I, s:I, s:I, s:{s:b}, s:o}",
-		    "train_batch_size", (json_int_t)ls.gbs,
-		    "train_micro_batch_size_per_gpu", (json_int_t)ls.mbs,
-		    "gradient_accumulation_steps", (json_int_t)ls.accum,
-		    "bf16", "enabled",
-		    (int)(o->space.recipe.precision != SL_PREC_FP32),
-		    "zero_optimization", z);
-		if (pl->stage[0].recompute == SL_RECOMP_FULL)
-			json_object_set_new(root, "activation_checkpointing",
-			    json_pack("{s:b, s:b, s:b}", "partition_activations",
-			    (int)(ls.tp > 1), "contiguous_memory_optimization", 0,
-			    "cpu_checkpointing", 0));
-		json_object_set_new(root, "pipeline", json_pack("{s:b, s:b}",
-		    "pipe_partitioned", (int)(ls.tp > 1),
-		    "grad_partitioned", (int)(ls.tp > 1)));
-		return export_json(root, err);
-	}
+		export_megatron(&b, pl, o, &ls);
+		return b.s;
+	case SL_EXPORT_DEEPSPEED:
+		return export_deepspeed(pl, o, &ls, err);
 	case SL_EXPORT_DTENSOR:
-		notes(&b, pl, &ls, "#");
-		if (ls.cp > 1)
-			sb_printf(&b, "# PyTorch DTensor / FSDP2 plan: %d pipeline stages of a "
-			    "%d x %d x %d (dp x cp x tp) mesh\n", ls.pp, ls.dp, ls.cp, ls.tp);
-		else
-			sb_printf(&b, "# PyTorch DTensor / FSDP2 plan: %d pipeline stages of a "
-			    "%d x %d (dp x tp) mesh\n", ls.pp, ls.dp, ls.tp);
-		sb_printf(&b, "from torch.distributed.device_mesh import init_device_mesh\n"
-		    "from torch.distributed.tensor.parallel import (\n"
-		    "    ColwiseParallel, RowwiseParallel, parallelize_module)\n"
-		    "from torch.distributed.fsdp import fully_shard\n\n");
-		if (ls.cp > 1)
-			sb_printf(&b, "from torch.distributed.tensor.experimental "
-			    "import context_parallel\n");
-		if (ls.cp > 1)
-			sb_printf(&b, "mesh = init_device_mesh(\"cuda\", (%d, %d, %d, %d), "
-			    "mesh_dim_names=(\"pp\", \"dp\", \"cp\", \"tp\"))\n",
-			    ls.pp, ls.dp, ls.cp, ls.tp);
-		else
-			sb_printf(&b, "mesh = init_device_mesh(\"cuda\", (%d, %d, %d), "
-			    "mesh_dim_names=(\"pp\", \"dp\", \"tp\"))\n", ls.pp, ls.dp, ls.tp);
-		sb_printf(&b, "STAGE_LAYERS = [");
-		for (int j = 0; j < pl->n_stages; j++)
-			sb_printf(&b, "%s%d", j ? ", " : "", pl->stage[j].n_layers);
-		sb_printf(&b, "]\nMICRO_BATCHES = %lld\n\n", (long long)pl->micro_batches);
-		sb_printf(&b, "def parallelize_layer(layer):\n");
-		if (ls.tp > 1)
-			sb_printf(&b, "    parallelize_module(layer, mesh[\"tp\"], {\n"
-			    "        \"attn.qkv\": ColwiseParallel(),\n"
-			    "        \"attn.proj\": RowwiseParallel(),\n"
-			    "        \"mlp.fc1\": ColwiseParallel(),\n"
-			    "        \"mlp.fc2\": RowwiseParallel(),\n"
-			    "    })\n");
-		/* gradients are summed over the data- and context-parallel
-		 * ranks together (torchtitan flattens the two the same way) */
-		sb_printf(&b, "    fully_shard(layer, mesh=%s, "
-		    "reshard_after_forward=False)\n", ls.cp > 1 ?
-		    "mesh[\"dp\", \"cp\"]._flatten(\"dp_cp\")" : "mesh[\"dp\"]");
-		sb_printf(&b, "    return layer\n");
-		if (ls.cp > 1)
-			sb_printf(&b, "\n# each step: the sequence dimension (1) of the inputs and\n"
-			    "# labels split over mesh[\"cp\"] while the step runs\n"
-			    "def step_context(tokens, labels):\n"
-			    "    return context_parallel(mesh[\"cp\"], buffers=[tokens, labels],\n"
-			    "                            buffer_seq_dims=[1, 1])\n");
-		break;
-	case SL_EXPORT_JSON: {
-		json_t *root, *stages = json_array(), *shape = json_array();
-
-		for (int i = 0; i < pl->mesh.n_axes; i++)
-			json_array_append_new(shape,
-			    json_integer(pl->mesh.axes[i].size));
-		for (int j = 0; j < pl->n_stages; j++) {
-			const sl_pipe_stage *st = &pl->stage[j];
-			const sl_pipe_dev *dv = &pl->dev[st->device];
-			json_t *ops = json_array();
-
-			for (int u = 0; u < st->n_strat_ops; u++)
-				json_array_append_new(ops,
-				    sl_json_str(st->strategy[u]));
-			json_array_append_new(stages, json_pack(
-			    "{s:i, s:i, s:i, s:s, s:I, s:I, s:I, s:o}",
-			    "device", st->device, "first_layer", st->first_layer,
-			    "layers", st->n_layers,
-			    "recompute", sl_recompute_name(st->recompute),
-			    "in_flight", (json_int_t)dv->in_flight,
-			    "memory_bytes", (json_int_t)dv->mem,
-			    "micro_batch_time_ns", (json_int_t)st->micro_ns,
-			    "ops", ops));
-		}
-		root = json_pack("{s:s, s:i, s:s, s:i, s:i, s:{s:o}, s:I, s:I, "
-		    "s:I, s:I, s:I, s:b, s:o}",
-		    "format", "shardlab-pipeline", "version", 1,
-		    "schedule", sl_schedule_name(pl->schedule), "pp", pl->pp,
-		    "virtual_stages", pl->virt, "mesh", "shape", shape,
-		    "micro_batches", (json_int_t)pl->micro_batches,
-		    "graph_batch", (json_int_t)pl->graph_batch,
-		    "step_time_ns", (json_int_t)pl->step_ns,
-		    "bubble_ns", (json_int_t)pl->bubble_ns,
-		    "max_memory_bytes", (json_int_t)pl->max_mem,
-		    "fits", (int)pl->fits, "stages", stages);
-		json_object_set_new(root, "recipe",
-		    sl_plan_recipe_json(&o->space.recipe, NULL, 0));
-		/* the step's parts and what it achieves (doc/cost-model.md) */
-		json_object_set_new(root, "step", json_pack(
-		    "{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o}",
-		    "pipeline_ns", (json_int_t)pl->pipe_ns,
-		    "sync_ns", (json_int_t)pl->sync_ns,
-		    "optimizer_ns", (json_int_t)pl->optim_ns,
-		    "tokens", (json_int_t)pl->tokens,
-		    "tokens_per_s", sl_json_real(pl->tokens_per_s),
-		    "model_flops", sl_json_real(pl->model_flops),
-		    "hardware_flops", sl_json_real(pl->hw_flops),
-		    "mfu", sl_json_real(pl->mfu), "hfu", sl_json_real(pl->hfu)));
-		return export_json(root, err);
-	}
+		export_dtensor(&b, pl, &ls);
+		return b.s;
+	case SL_EXPORT_JSON:
+		return export_pipeline_json(pl, o, err);
 	default:
 		sl_error_set(err, SL_EINPUT, NULL, 0, 0, "%s", _("unknown export kind"));
-		free(b.s);
 		return NULL;
 	}
-	return b.s;
 }

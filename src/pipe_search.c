@@ -650,64 +650,65 @@ cfg_cmp(const void *a, const void *b)
 	return (x->lb > y->lb) - (x->lb < y->lb);
 }
 
-int
-sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
-{
-	hyb h;
-	best_t *best = sl_xcalloc(1, sizeof *best);
-	const sl_graph *g0;
-	int N = o->devices, L, dpn = o->hw.devices_per_node > 0 ? o->hw.devices_per_node : 1;
-	int64_t B;
-	double t0 = now_ms();
-	int rc = SL_OK, nc = 0, capc = 0;
-	cfg *cs = NULL;
-	int fix_pp = o->pp, fix_tp = o->tp, fix_outer = 0;
+/*
+ * What the search may vary: the devices, and the degrees fixed by the
+ * options or by a topology (--axes), 0 where free.  fix_tp is the inner
+ * sub-mesh axis, fix_outer the outer one.
+ */
+typedef struct search_space {
+	int N;
+	int fix_pp, fix_tp, fix_outer;
+} search_space;
 
-	memset(r, 0, sizeof *r);
-	memset(&h, 0, sizeof h);
-	h.o = o;
+static int
+search_space_of(const sl_hybrid_opts *o, search_space *s, sl_error *err)
+{
+	s->N = o->devices;
+	s->fix_pp = o->pp;
+	s->fix_tp = o->tp;
+	s->fix_outer = 0;
 	if (o->topo != NULL) {
 		sl_mesh sm;
-		if ((rc = sl_topo_stage_mesh(o->topo, &sm, err)) != SL_OK) {
-			free(best);
+		int rc;
+		if ((rc = sl_topo_stage_mesh(o->topo, &sm, err)) != SL_OK)
 			return rc;
-		}
-		N = o->topo->n_devices;
-		fix_pp = sl_topo_pp(o->topo);
+		s->N = o->topo->n_devices;
+		s->fix_pp = sl_topo_pp(o->topo);
 		if (sm.n_axes == 2) {
-			fix_outer = sm.axes[0].size;
-			fix_tp = sm.axes[1].size;
+			s->fix_outer = sm.axes[0].size;
+			s->fix_tp = sm.axes[1].size;
 		} else {
 			bool tp = false;
 			for (int a = 0; a < o->topo->n_axes; a++)
 				if (o->topo->role[a] == SL_AXIS_TP)
 					tp = true;
-			fix_tp = tp ? sm.axes[0].size : 1;
-			fix_outer = tp ? 1 : sm.axes[0].size;
+			s->fix_tp = tp ? sm.axes[0].size : 1;
+			s->fix_outer = tp ? 1 : sm.axes[0].size;
 		}
 	}
-	if (N < 1) {
-		free(best);
+	if (s->N < 1)
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 		    _("the search needs a number of devices, at least 1"));
-	}
-	B = o->global_batch > 0 ? o->global_batch : N;
-	if ((g0 = hyb_graph(&h, 1, err)) == NULL) {
-		free(best);
-		hyb_free(&h);
-		return err->code ? err->code : SL_EINPUT;
-	}
-	L = g0->n_layers;
-	if (L < 1) {
-		free(best);
-		hyb_free(&h);
-		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-		    _("model '%s' has no layers to split into pipeline stages"), g0->name);
-	}
-	/* the configurations: pipeline degree, chunks, sub-mesh, micro-batch */
+	return SL_OK;
+}
+
+/*
+ * The configurations of L layers on the devices of s with global batch
+ * B: pipeline degree, chunks, sub-mesh, micro-batch.  Those set aside are
+ * counted in r; when none is left, r->why_none says why.  Returns how
+ * many, in *out (the caller frees it).
+ */
+static int
+search_cfgs(const sl_hybrid_opts *o, const search_space *s, int L, int64_t B,
+    sl_hybrid_result *r, cfg **out)
+{
+	int N = s->N, dpn = o->hw.devices_per_node > 0 ? o->hw.devices_per_node : 1;
+	int nc = 0, capc = 0;
+	cfg *cs = NULL;
+
 	for (int p = 1; p <= N; p++) {
 		int vs[3] = { 1, 0, 0 }, nv = 1;
-		if (N % p != 0 || p > L || (fix_pp > 0 && p != fix_pp))
+		if (N % p != 0 || p > L || (s->fix_pp > 0 && p != s->fix_pp))
 			continue;
 		if (o->schedule == SL_SCHED_INTERLEAVED && p > 1) {
 			nv = 0;
@@ -726,8 +727,8 @@ sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 			}
 			for (int inner = 1; inner <= D; inner++) {
 				static const int bs[] = { 1, 2, 4, 8 };
-				if (D % inner != 0 || (fix_tp > 0 && inner != fix_tp) ||
-				    (fix_outer > 0 && D / inner != fix_outer))
+				if (D % inner != 0 || (s->fix_tp > 0 && inner != s->fix_tp) ||
+				    (s->fix_outer > 0 && D / inner != s->fix_outer))
 					continue;
 				if (inner > dpn && o->topo == NULL) {
 					/* tensor parallelism beyond a node */
@@ -778,17 +779,28 @@ sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 			    _("no pipeline degree and sub-mesh match %d devices, %d layers "
 			    "and the degrees asked for (--pp, --tp)"), N, L);
 	}
+	*out = cs;
+	return nc;
+}
+
+/*
+ * The nc configurations searched, best bound first; a configuration whose
+ * bound is no better than the best step found is skipped.  Once no
+ * configuration left needs a space (nor the best found, which is
+ * evaluated again at the end), it is freed.
+ */
+static int
+search_best_first(hyb *h, cfg *cs, int nc, sl_hybrid_result *r, best_t *best,
+    sl_error *err)
+{
+	int rc = SL_OK;
+
 	for (int i = 0; i < nc && rc == SL_OK; i++) {
-		rc = cfg_bound(&h, &cs[i], &cs[i].lb, err);
-		hyb_drop_solvers(&h);
+		rc = cfg_bound(h, &cs[i], &cs[i].lb, err);
+		hyb_drop_solvers(h);
 	}
 	if (rc == SL_OK && nc > 1)
 		qsort(cs, nc, sizeof *cs, cfg_cmp);
-	/*
-	 * Best first; a configuration whose bound is no better is skipped.
-	 * Once no configuration left needs a space (nor the best found, which
-	 * is evaluated again at the end), it is freed.
-	 */
 	for (int i = 0; i < nc && rc == SL_OK; i++) {
 		sl_pipe_config was = best->c;
 		bool had = best->found;
@@ -796,16 +808,51 @@ sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 		if (best->found && cs[i].lb >= best->step)
 			r->pruned_bound++;
 		else {
-			rc = search_cfg(&h, &cs[i], r, best, err);
-			hyb_drop_solvers(&h);
+			rc = search_cfg(h, &cs[i], r, best, err);
+			hyb_drop_solvers(h);
 		}
 		if (!space_needed(cs + i + 1, nc - i - 1, best, cs[i].G, cs[i].outer,
 		    cs[i].inner))
-			hyb_drop_space(&h, cs[i].G, cs[i].outer, cs[i].inner);
+			hyb_drop_space(h, cs[i].G, cs[i].outer, cs[i].inner);
 		if (had && !space_needed(cs + i + 1, nc - i - 1, best, was.graph_batch,
 		    was.outer, was.inner))
-			hyb_drop_space(&h, was.graph_batch, was.outer, was.inner);
+			hyb_drop_space(h, was.graph_batch, was.outer, was.inner);
 	}
+	return rc;
+}
+
+int
+sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
+{
+	hyb h;
+	best_t *best;
+	const sl_graph *g0;
+	search_space s;
+	int L, nc;
+	int64_t B;
+	double t0 = now_ms();
+	int rc;
+	cfg *cs;
+
+	memset(r, 0, sizeof *r);
+	if ((rc = search_space_of(o, &s, err)) != SL_OK)
+		return rc;
+	memset(&h, 0, sizeof h);
+	h.o = o;
+	B = o->global_batch > 0 ? o->global_batch : s.N;
+	if ((g0 = hyb_graph(&h, 1, err)) == NULL) {
+		hyb_free(&h);
+		return err->code ? err->code : SL_EINPUT;
+	}
+	L = g0->n_layers;
+	if (L < 1) {
+		hyb_free(&h);
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("model '%s' has no layers to split into pipeline stages"), g0->name);
+	}
+	nc = search_cfgs(o, &s, L, B, r, &cs);
+	best = sl_xcalloc(1, sizeof *best);
+	rc = search_best_first(&h, cs, nc, r, best, err);
 	if (rc == SL_OK && best->found) {
 		rc = pipeline_eval(&h, &best->c, &r->best, err);
 		if (rc == SL_OK) {

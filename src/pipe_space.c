@@ -351,10 +351,9 @@ space_tab(const hyb *h, space_entry *e, int r)
 			sl_comm c;
 			sl_compute cp;
 
-			sl_node_cost(sp, v, s, NULL, &tb->mem[v][s], &c);
-			/* the loss's backward buffers, once per chunk */
-			tb->mem[v][s].buffers = sl_add_sat(tb->mem[v][s].buffers,
-			    sl_loss_bwd_bytes(sp, v, s, NULL));
+			/* the stage's fold of the operator's items */
+			sl_node_stage_mem(sp, v, s, NULL, &tb->mem[v][s]);
+			sl_node_cost(sp, v, s, NULL, NULL, &c);
 			sl_node_compute(sp, v, s, NULL, &cp);
 			ot->compute = cp.fwd_ns + cp.bwd_ns + cp.recompute_ns;
 			ot->bwd = cp.bwd_ns + cp.recompute_ns;

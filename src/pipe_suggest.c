@@ -53,6 +53,18 @@ change_cmp(const void *a, const void *b)
 	return (x->max_mem > y->max_mem) - (x->max_mem < y->max_mem);
 }
 
+void
+sl_fit_changes_rank(sl_fit_change *ch, int n)
+{
+	/* stable, so that equals keep the order tried */
+	for (int i = 1; i < n; i++)
+		for (int q = i; q > 0 && change_cmp(&ch[q - 1], &ch[q]) > 0; q--) {
+			sl_fit_change x = ch[q];
+			ch[q] = ch[q - 1];
+			ch[q - 1] = x;
+		}
+}
+
 int
 sl_hybrid_suggest(const sl_hybrid_opts *o, sl_fit_change **out, int *n,
     sl_error *err)
@@ -120,13 +132,7 @@ sl_hybrid_suggest(const sl_hybrid_opts *o, sl_fit_change **out, int *n,
 		if ((rc = suggest_one(o, &t, &ch[k++], err)) != SL_OK)
 			goto out;
 	}
-	/* stable, so that equals keep the order tried */
-	for (int i = 1; i < k; i++)
-		for (int q = i; q > 0 && change_cmp(&ch[q - 1], &ch[q]) > 0; q--) {
-			sl_fit_change x = ch[q];
-			ch[q] = ch[q - 1];
-			ch[q - 1] = x;
-		}
+	sl_fit_changes_rank(ch, k);
 out:
 	if (rc != SL_OK) {
 		free(ch);

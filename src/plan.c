@@ -819,7 +819,7 @@ sl_plan_read(const char *path, sl_plan_file *pf, sl_error *err)
 
 	memset(pf, 0, sizeof *pf);
 	pf->model_ops = -1;
-	text = sl_read_file(path, &len, false, err);
+	text = sl_read_file(path, &len, err);
 	if (text == NULL)
 		return err != NULL && err->code != SL_OK ? err->code : SL_EINPUT;
 	pf->path = sl_xstrdup(path);

@@ -22,17 +22,25 @@ static const char *const framework_names[SL_FW_COUNT] = {
 };
 
 /*
- * Bytes per parameter element: weight, gradient, optimizer states.
+ * Bytes per parameter element of each part of its state:
  *   bf16      2 + 2 + 12  fp32 master weight, Adam m and v (ZeRO's 16 Psi)
  *   megatron  2 + 4 + 12  fp32 main gradients (Megatron-LM's grad buffer)
  *   amp       4 + 4 + 8   fp32 weights and gradients, Adam m and v
  *   fp32      4 + 4 + 8
+ * Adam keeps exp_avg and exp_avg_sq in the master's type, fp32
+ * (torch/optim/adamw.py; Megatron-LM's distributed optimizer likewise).
  */
-static const int state_bytes[SL_PREC_COUNT][3] = {
-	[SL_PREC_BF16] = { 2, 2, 12 },
-	[SL_PREC_MEGATRON] = { 2, 4, 12 },
-	[SL_PREC_AMP] = { 4, 4, 8 },
-	[SL_PREC_FP32] = { 4, 4, 8 },
+static const uint8_t part_bytes[SL_PREC_COUNT][SL_PART_COUNT] = {
+	[SL_PREC_BF16] = { 2, 2, 4, 4, 4 },
+	[SL_PREC_MEGATRON] = { 2, 4, 4, 4, 4 },
+	[SL_PREC_AMP] = { 4, 4, 0, 4, 4 },
+	[SL_PREC_FP32] = { 4, 4, 0, 4, 4 },
+};
+static const char *const part_names[SL_PART_COUNT] = {
+	"weight", "grad", "master", "adam_m", "adam_v"
+};
+static const int part_cat[SL_PART_COUNT] = {
+	SL_CAT_PARAMS, SL_CAT_GRADS, SL_CAT_OPTIM, SL_CAT_OPTIM, SL_CAT_OPTIM
 };
 
 void
@@ -114,14 +122,37 @@ sl_recipe_describe(const sl_recipe *r, char *buf, size_t len)
 	return buf;
 }
 
+const char *
+sl_state_part_name(sl_state_part p)
+{
+	return (unsigned)p < SL_PART_COUNT ? part_names[p] : "?";
+}
+
+int
+sl_state_part_cat(sl_state_part p)
+{
+	return (unsigned)p < SL_PART_COUNT ? part_cat[p] : -1;
+}
+
+int
+sl_recipe_part_bytes(const sl_recipe *r, sl_state_part p)
+{
+	sl_precision prec = r != NULL ? r->precision : SL_PREC_BF16;
+
+	if ((unsigned)prec >= SL_PREC_COUNT || (unsigned)p >= SL_PART_COUNT)
+		return 0;
+	return part_bytes[prec][p];
+}
+
 int
 sl_recipe_state_bytes(const sl_recipe *r, int cat)
 {
-	sl_precision p = r != NULL ? r->precision : SL_PREC_BF16;
+	int n = 0;
 
-	if ((unsigned)p >= SL_PREC_COUNT || cat < SL_CAT_PARAMS || cat > SL_CAT_OPTIM)
-		return 0;
-	return state_bytes[p][cat - SL_CAT_PARAMS];
+	for (int p = 0; p < SL_PART_COUNT; p++)
+		if (part_cat[p] == cat)
+			n += sl_recipe_part_bytes(r, (sl_state_part)p);
+	return n;
 }
 
 int

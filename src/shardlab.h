@@ -30,6 +30,9 @@
  *   baseline.c     data parallel, ZeRO, Megatron-LM, Alpa, Colossal-Auto plans
  *   explain.c      one operator's strategy explained step by step (text)
  *   launch.c       a plan as per-device buffers and kernels for the GPU runner
+ *   memory.c       a step's memory as one stream of items with lifetimes
+ *                  (the sum, the timeline and pipeline stages fold it);
+ *                  memory and communication tallies
  *   recipe.c       the training recipe: attention kernel, precision,
  *                  recomputation, batches; bytes per element by recipe
  *   timeline.c     memory over time: a step's buffers in execution order,
@@ -138,11 +141,18 @@ const char *sl_atomic_tmp(const sl_atomic *a);
 void sl_atomic_unlink_all(void);
 
 /*
- * Largest input file, and largest text a gzip file may inflate to, in bytes:
- * SL_MAX_INPUT_DEFAULT or $SHARDLAB_MAX_INPUT (a size such as 64MiB).
+ * Largest input file, largest text a gzip file may inflate to, and most
+ * memory what is read from one may take (the values of a JSON document,
+ * an IOPDDL problem's tables), in bytes: SL_MAX_INPUT_DEFAULT or
+ * $SHARDLAB_MAX_INPUT (a size such as 64MiB, at most SL_MAX_INPUT_MAX).
+ * -1 when the variable holds anything else: sl_max_input_check says so,
+ * and no input is read (never another limit in its place).
  */
 #define SL_MAX_INPUT_DEFAULT ((int64_t)512 << 20)
+#define SL_MAX_INPUT_MAX ((int64_t)1 << 40)
 int64_t sl_max_input(void);
+/* SL_EINPUT naming $SHARDLAB_MAX_INPUT when sl_max_input is -1. */
+int sl_max_input_check(sl_error *err);
 
 /*
  * A name from a file or the command line, fit for a terminal: control
@@ -372,8 +382,29 @@ int sl_recompute_from_name(const char *s);
 /* One line for reports: "flash attention, bf16 mixed precision, ...". */
 const char *sl_recipe_describe(const sl_recipe *r, char *buf, size_t len);
 /*
+ * What each byte of a parameter's training state is: the parts a recipe
+ * keeps per element, each counted in one memory category (parameters:
+ * the weight; gradients: its gradient; optimizer: the fp32 master copy of
+ * a bf16 weight and Adam's two moments).
+ */
+typedef enum sl_state_part {
+	SL_PART_WEIGHT,		/* the weight compute reads */
+	SL_PART_GRAD,		/* its gradient (Megatron-LM's fp32 main gradient) */
+	SL_PART_MASTER,		/* fp32 master copy of a weight kept in bf16 */
+	SL_PART_ADAM_M,		/* Adam's first moment (exp_avg) */
+	SL_PART_ADAM_V,		/* Adam's second moment (exp_avg_sq) */
+	SL_PART_COUNT
+} sl_state_part;
+/* "weight", "grad", "master", "adam_m", "adam_v" */
+const char *sl_state_part_name(sl_state_part p);
+/* The memory category a part counts in (sl_mem_cat). */
+int sl_state_part_cat(sl_state_part p);
+/* Bytes per parameter element of part p under r; 0 when r keeps none. */
+int sl_recipe_part_bytes(const sl_recipe *r, sl_state_part p);
+/*
  * Bytes of training state per parameter element, by memory category
- * (sl_mem_cat: parameters, gradients, optimizer); 0 for other categories.
+ * (sl_mem_cat: parameters, gradients, optimizer): the parts counted in it;
+ * 0 for other categories.
  */
 int sl_recipe_state_bytes(const sl_recipe *r, int cat);
 /* Bytes per element of an activation the step keeps in floating point:
@@ -632,17 +663,31 @@ typedef struct sl_binding {
 	int8_t map[SL_MAX_OP_TENSORS][SL_MAX_RANK];
 } sl_binding;
 
-/* Communication one strategy or edge causes, by collective (ns, bytes moved). */
+/*
+ * Communication one strategy or edge causes, by collective (ns, bytes
+ * moved), and memory of one device by category (bytes), with their sums
+ * (memory.c).
+ */
 typedef struct sl_comm {
 	int64_t ns[SL_COLL_COUNT];
 	int64_t bytes[SL_COLL_COUNT];
 } sl_comm;
+int64_t sl_comm_total(const sl_comm *c);
+void sl_comm_add(sl_comm *to, const sl_comm *c);
 
-/* Memory of one device by category (bytes). */
+typedef enum sl_mem_cat {
+	SL_CAT_PARAMS, SL_CAT_GRADS, SL_CAT_OPTIM, SL_CAT_ACTS, SL_CAT_BUFFERS,
+	SL_CAT_COUNT
+} sl_mem_cat;
 typedef struct sl_mem {
 	int64_t params, grads, optim, acts, buffers;
 } sl_mem;
 int64_t sl_mem_total(const sl_mem *m);
+/* "parameters", "gradients", "optimizer", "activations", "buffers" (plan JSON keys). */
+const char *sl_mem_cat_name(int cat);
+int sl_mem_cat_from_name(const char *s);	/* -1 if unknown */
+int64_t sl_mem_get(const sl_mem *m, int cat);
+void sl_mem_add(sl_mem *m, int cat, int64_t bytes);
 
 typedef struct sl_space_op {
 	const sl_binding *bind;	/* shared as strat is (sl_space.strat_of) */
@@ -681,6 +726,9 @@ typedef struct sl_space {
 				 * once), or -1 */
 	uint8_t *width;		/* per tensor: bytes per element the step's
 				 * kernels move it at (sl_recipe_widths) */
+	bool grads_persist;	/* parameter gradients held through the step
+				 * (Megatron-LM's main gradients, or
+				 * accumulation over micro-steps) */
 	/* cost tables on device 0, filled by sl_space_build */
 	int64_t **node_mem, **node_ns;	/* [op][strategy] */
 	int64_t **edge_mem, **edge_ns;	/* [edge][s_src * k_dst + s_dst] */
@@ -973,6 +1021,18 @@ typedef struct sl_dp_info {
 } sl_dp_info;
 void sl_dp_info_get(const sl_dp *d, sl_dp_info *info);
 
+/*
+ * The plan of space s at alpha: p is s's problem weighed at alpha with its
+ * constraints, solved by sl_solve (kind, o) or by the live DP d when given.
+ * At alpha 0, where memory alone is weighed and plans often tie on it, the
+ * plan is among those of least memory one of least communication (the
+ * first point of sl_sweep's frontier).  p is re-weighed on the way and left
+ * at alpha; d is left solved on it.
+ */
+int sl_space_solve(const sl_space *s, sl_problem *p, double alpha, sl_dp *d,
+    sl_solver_kind kind, const sl_solve_opts *o, sl_solution *sol,
+    sl_error *err);
+
 /* Alpha frontier: every distinct optimal plan over alpha in [0, inf). */
 typedef struct sl_frontier_point {
 	double alpha_lo, alpha_hi;	/* optimal for alpha in [lo, hi]; hi < 0 = inf */
@@ -1236,16 +1296,6 @@ char *sl_explain(const sl_space *s, const int *choice, int op, int strat,
  * memory-traffic kernels) and collectives of the forward and backward pass.
  * The GPU runner (src/runner) executes it; the engine only builds it.
  */
-typedef enum sl_mem_cat {
-	SL_CAT_PARAMS, SL_CAT_GRADS, SL_CAT_OPTIM, SL_CAT_ACTS, SL_CAT_BUFFERS,
-	SL_CAT_COUNT
-} sl_mem_cat;
-/* "parameters", "gradients", "optimizer", "activations", "buffers" (plan JSON keys). */
-const char *sl_mem_cat_name(int cat);
-int sl_mem_cat_from_name(const char *s);	/* -1 if unknown */
-int64_t sl_mem_get(const sl_mem *m, int cat);
-void sl_mem_add(sl_mem *m, int cat, int64_t bytes);
-
 typedef struct sl_alloc {
 	char name[96];		/* "fc1.w1.grad", "gelu:saved:h", "h:fc1->fc2" */
 	int cat;		/* sl_mem_cat */
@@ -1294,9 +1344,6 @@ typedef struct sl_launch_dev {
 	int64_t comm_ns;	/* cost model's communication per step (nodes + edges) */
 	int64_t items_comm_ns;	/* sum of the collective items' ns */
 	int64_t compute_ns;	/* roofline estimate: flops / hw peak */
-	/* operators whose itemized buffers disagreed with the cost model in a
-	 * category (then one buffer of the cost model's size replaces them) */
-	int n_mismatch;
 	/* the step's timeline in the default order (timeline.c): its buffers,
 	 * transients included, allocated and released around the items in
 	 * execution order; replaying the events peaks at tl_peak */
@@ -1715,8 +1762,10 @@ typedef struct sl_fit_change {
 	bool fits;
 	char why[256];			/* not evaluated: why; "" when evaluated */
 } sl_fit_change;
-/* Ranked (fitting first, by step time; then by memory; then those not
- * evaluated). */
+/* Ranks changes: fitting first, by step time; then by memory; then those
+ * not evaluated (stable). */
+void sl_fit_changes_rank(sl_fit_change *ch, int n);
+/* Ranked as sl_fit_changes_rank. */
 int sl_hybrid_suggest(const sl_hybrid_opts *o, sl_fit_change **out, int *n,
     sl_error *err);
 

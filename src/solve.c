@@ -235,3 +235,172 @@ sl_solve(const sl_problem *p, sl_solver_kind kind, const sl_solve_opts *o,
 		sol->first_ms = sol->time_ms;
 	return rc;
 }
+
+/* ------------------------------------------------------ ties at alpha 0 */
+
+/* Most solves the tie-break of alpha 0 may spend. */
+#define SOLVE_TIE_MAX_SOLVES 64
+/* As sweep.c: "communication only", kept well below each term's cap. */
+#define SOLVE_TIE_ALPHA_MAX 1e12
+#define SOLVE_TIE_TERM_LIMIT 1e15
+
+/* A plan's memory and time as the objective sums them (space tables). */
+typedef struct solve_point {
+	int64_t mem, ns;
+} solve_point;
+
+static solve_point
+solve_point_of(const sl_space *s, const sl_problem *p, const int *choice)
+{
+	solve_point pt = { 0, 0 };
+
+	for (int v = 0; v < p->n; v++) {
+		pt.mem = sl_add_sat(pt.mem, s->node_mem[v][choice[v]]);
+		pt.ns = sl_add_sat(pt.ns, s->node_ns[v][choice[v]]);
+	}
+	for (int e = 0; e < p->m; e++) {
+		int u = p->edge[e][0], v = p->edge[e][1];
+		size_t i = (size_t)choice[u] * p->k[v] + choice[v];
+		pt.mem = sl_add_sat(pt.mem, s->edge_mem[e][i]);
+		pt.ns = sl_add_sat(pt.ns, s->edge_ns[e][i]);
+	}
+	return pt;
+}
+
+/* Whether c lies strictly below the segment from a to b (a.mem < b.mem,
+ * a.ns > b.ns), in exact integer arithmetic. */
+static bool
+solve_point_below(solve_point a, solve_point b, solve_point c)
+{
+	/* (c - a) x (b - a) > 0 in the (ns, mem) plane */
+	__int128 l = (__int128)(c.mem - a.mem) * (a.ns - b.ns);
+	__int128 r = (__int128)(b.mem - a.mem) * (a.ns - c.ns);
+
+	return l < r;
+}
+
+/* One exact solve of p at its present weights: the DP when there is one. */
+static int
+solve_tie_once(sl_dp *d, const sl_problem *p, sl_solver_kind kind,
+    const sl_solve_opts *o, sl_solution *sol, sl_error *err)
+{
+	int rc = d != NULL ? sl_dp_resolve(d, p, sol, err) :
+	    sl_solve(p, kind, o, sol, err);
+
+	if (rc == SL_OK && sol->status != SL_SOLVE_OPTIMAL)
+		rc = SL_EINTERNAL;	/* not proven: keep what is proven */
+	return rc;
+}
+
+/*
+ * At alpha 0 the objective is memory alone, and plans of equal memory are
+ * common (an operator whose strategies hold the same bytes and move
+ * different ones); the solvers return any of them.  Among the plans of
+ * least memory this finds one of least communication, i.e. the optimum of
+ * memory + alpha * time for every alpha in (0, a1), a1 the frontier's first
+ * breakpoint: the first vertex of the lower envelope, which sl_sweep lists
+ * first.  A lexicographic weight (memory x 2^k + time) would be exact in
+ * one solve, but memory x 2^k + time does not fit the 2^53 that every term
+ * and GLPK's sums are exact in.  So the same parametric search as the
+ * sweep's (Eisner and Severance 1976) runs on the first segment only: a
+ * plan A of least memory, B of least time; at the alpha where their lines
+ * cross, a plan below both either has A's memory and less time (it becomes
+ * A) or more memory (it becomes B); when none is below, A is the answer.
+ * Each solve is exact in integer units; only plans of A's memory replace
+ * it, so the memory stays optimal whatever the search does.  Every step
+ * either lowers A's time or cuts the segment, so it ends.
+ */
+static int
+solve_tie_break(const sl_space *s, sl_problem *p, sl_dp *d, sl_solver_kind kind,
+    const sl_solve_opts *o, sl_solution *sol, sl_error *err)
+{
+	sl_solution t;
+	sl_error e2;
+	sl_dp *own = NULL;
+	solve_point a, b, c;
+	double amax = SOLVE_TIE_ALPHA_MAX, tmax = 0;
+	int solves = 0, rc = SL_OK;
+
+	a = solve_point_of(s, p, sol->choice);
+	if (a.ns == 0)
+		return SL_OK;
+	for (int v = 0; v < p->n; v++)
+		for (int i = 0; i < p->k[v]; i++)
+			if ((double)s->node_ns[v][i] > tmax)
+				tmax = (double)s->node_ns[v][i];
+	for (int e = 0; e < p->m; e++) {
+		size_t n = (size_t)p->k[p->edge[e][0]] * p->k[p->edge[e][1]];
+		for (size_t i = 0; i < n; i++)
+			if ((double)s->edge_ns[e][i] > tmax)
+				tmax = (double)s->edge_ns[e][i];
+	}
+	if (tmax > 0 && amax * tmax / 1000.0 > SOLVE_TIE_TERM_LIMIT)
+		amax = SOLVE_TIE_TERM_LIMIT * 1000.0 / tmax;
+	sl_error_clear(&e2);
+	if (d == NULL && (kind == SL_SOLVER_AUTO || kind == SL_SOLVER_DP))
+		d = own = sl_dp_new(p, &e2);
+	sl_solution_init(&t, p->n);
+
+	sl_space_reweigh(s, amax, p);
+	if (solve_tie_once(d, p, kind, o, &t, &e2) != SL_OK)
+		goto out;
+	solves++;
+	b = solve_point_of(s, p, t.choice);
+	if (b.mem == a.mem && b.ns < a.ns) {
+		/* the plan of least time has the least memory too */
+		memcpy(sol->choice, t.choice, (size_t)p->n * sizeof *t.choice);
+		a = b;
+	}
+	while (a.ns > b.ns && a.mem < b.mem && solves < SOLVE_TIE_MAX_SOLVES) {
+		double alpha = 1000.0 * (double)(b.mem - a.mem) /
+		    (double)(a.ns - b.ns);
+
+		sl_space_reweigh(s, alpha, p);
+		if (solve_tie_once(d, p, kind, o, &t, &e2) != SL_OK)
+			break;
+		solves++;
+		c = solve_point_of(s, p, t.choice);
+		if (c.mem == a.mem && c.ns < a.ns) {
+			memcpy(sol->choice, t.choice,
+			    (size_t)p->n * sizeof *t.choice);
+			a = c;
+		} else if (c.mem > a.mem && solve_point_below(a, b, c)) {
+			b = c;
+		} else {
+			break;
+		}
+	}
+out:
+	/* back to alpha 0, and the live DP in step with it */
+	sl_space_reweigh(s, 0, p);
+	if (d != NULL && own == NULL)
+		rc = sl_dp_resolve(d, p, &t, err);
+	sl_solution_free(&t);
+	sl_dp_free(own);
+	sol->objective = sl_problem_score(p, sol->choice);
+	if (sol->status == SL_SOLVE_OPTIMAL)
+		sol->bound = sol->objective;
+	return rc;
+}
+
+int
+sl_space_solve(const sl_space *s, sl_problem *p, double alpha, sl_dp *d,
+    sl_solver_kind kind, const sl_solve_opts *o, sl_solution *sol,
+    sl_error *err)
+{
+	struct timespec t0;
+	double first_ms;
+	int rc;
+
+	rc = d != NULL ? sl_dp_resolve(d, p, sol, err) :
+	    sl_solve(p, kind, o, sol, err);
+	if (rc != SL_OK || s == NULL || alpha > 0 || sol->status != SL_SOLVE_OPTIMAL ||
+	    p->usage_limit >= 0)
+		return rc;
+	/* the solver's time, and the tie-break's (not a confirmation's) */
+	first_ms = sol->time_ms;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = solve_tie_break(s, p, d, kind, o, sol, err);
+	sol->time_ms = first_ms + solve_ms_since(&t0);
+	return rc;
+}

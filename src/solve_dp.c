@@ -2301,10 +2301,21 @@ dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_solution *sol,
 		    (long long)best, (long long)sol->objective);
 	}
 	sol->status = SL_SOLVE_OPTIMAL;
-	if (d->nrun > 0)
-		snprintf(sol->note, sizeof sol->note,
-		    _("dp: %d layers folded in %d chains, %d recomputed"),
-		    d->nlayer, d->nrun, d->recomputed);
+	if (d->nrun > 0) {
+		/* recomputed: layer classes whose min-plus matrices this
+		 * resolve built; the others were kept from before */
+		char ly[64], ch[64], mx[96];
+		snprintf(ly, sizeof ly, ngettext("%d layer", "%d layers", d->nlayer),
+		    d->nlayer);
+		snprintf(ch, sizeof ch, ngettext("%d chain", "%d chains", d->nrun),
+		    d->nrun);
+		snprintf(mx, sizeof mx, ngettext("%d layer matrix built",
+		    "%d layer matrices built", d->recomputed), d->recomputed);
+		/* TRANSLATORS: "dp: 36 layers folded in 1 chain, 2 layer
+		 * matrices built" */
+		snprintf(sol->note, sizeof sol->note, _("dp: %s folded in %s, %s"),
+		    ly, ch, mx);
+	}
 	return SL_OK;
 }
 

@@ -118,13 +118,6 @@ sl_spec_format(const sl_spec *s, int rank, char *buf, size_t len)
 	return buf;
 }
 
-int64_t
-sl_mem_total(const sl_mem *m)
-{
-	return sl_add_sat(sl_add_sat(sl_add_sat(m->params, m->grads),
-	    sl_add_sat(m->optim, m->acts)), m->buffers);
-}
-
 /* Cap of one weighed term: 2^53, exact in a double, and sums of many stay in int64. */
 #define SL_TERM_MAX ((int64_t)1 << 53)
 
@@ -182,8 +175,8 @@ sl_grad_axes(const sl_binding *b, const sl_strategy *st, int slot, int out_slot)
 	return axes;
 }
 
-static bool
-needs_grad(const sl_tensor *t)
+bool
+sl_needs_grad(const sl_tensor *t)
 {
 	return t->role != SL_ROLE_INPUT && t->dtype != SL_DT_I32 &&
 	    t->dtype != SL_DT_I64 && t->dtype != SL_DT_U8;
@@ -513,20 +506,71 @@ sl_attention_saved(const sl_space *sp, const sl_op *op, const sl_binding *b,
 
 /*
  * Memory items of a node, each with its local bytes on coord and its full
- * (unsharded) bytes, passed to fn; the evaluator uses the full bytes for
- * redundancy, sl_node_cost only the local ones.  Every memory rule of the
- * recipe is applied here and nowhere else.
+ * (unsharded) bytes, what it is and when the step holds it, passed to fn;
+ * the evaluator uses the full bytes for redundancy, sl_node_cost only the
+ * local ones of the items it sums.  Every memory rule of the recipe is
+ * applied here and nowhere else.
  */
 static void
-emit(item_fn fn, void *ctx, int cat, sl_item_what what, int slot, int tensor,
-    int bpe, int64_t elems, int64_t full_elems)
+emit(item_fn fn, void *ctx, sl_mem_item *it, int bpe, int64_t elems,
+    int64_t full_elems)
 {
-	sl_mem_item it = {
-		.cat = cat, .what = what, .slot = slot, .tensor = tensor, .bpe = bpe,
-		.elems = elems, .local = sl_mul_sat(bpe, elems),
-		.full = sl_mul_sat(bpe, full_elems)
-	};
-	fn(ctx, &it);
+	it->bpe = bpe;
+	it->elems = elems;
+	it->local = sl_mul_sat(bpe, elems);
+	it->full = sl_mul_sat(bpe, full_elems);
+	fn(ctx, it);
+}
+
+/* An item of operator opi kept for backward, summed. */
+static sl_mem_item *
+kept_item(sl_mem_item *it, int opi, sl_item_what what, sl_buf_kind kind,
+    int slot, int tensor, sl_alloc_at at, sl_free_at until)
+{
+	memset(it, 0, sizeof *it);
+	it->cat = SL_CAT_ACTS;
+	it->what = what;
+	it->kind = kind;
+	it->op = opi;
+	it->slot = slot;
+	it->tensor = tensor;
+	it->edge = -1;
+	it->alloc = at;
+	it->free = until;
+	it->summed = true;
+	return it;
+}
+
+/*
+ * A parameter's states, one item per category with what each byte of it
+ * is (recipe.c).  The gradient is created by the first weight gradient that
+ * reaches it (a shared weight has several) and held until the optimizer
+ * step, unless the step keeps its gradients throughout (sp->grads_persist).
+ */
+static void
+state_items(const sl_space *sp, int opi, int slot, int tensor, int64_t e,
+    int64_t full, item_fn fn, void *ctx)
+{
+	const sl_recipe *r = &sp->opts.recipe;
+	sl_mem_item it;
+
+	for (int c = SL_CAT_PARAMS; c <= SL_CAT_OPTIM; c++) {
+		int bpe = 0;
+		kept_item(&it, opi, SL_WHAT_STATE, c == SL_CAT_GRADS ? SL_BUF_GRAD :
+		    SL_BUF_STATE, slot, tensor, SL_AT_START, SL_UNTIL_END);
+		it.cat = c;
+		if (c == SL_CAT_GRADS && !sp->grads_persist) {
+			it.alloc = SL_AT_READERS_WGRAD;
+			it.free = SL_UNTIL_OPTIM;
+		}
+		for (int p = 0; p < SL_PART_COUNT; p++)
+			if (sl_state_part_cat((sl_state_part)p) == c) {
+				int n = sl_recipe_part_bytes(r, (sl_state_part)p);
+				it.parts[p] = (uint8_t)n;
+				bpe += n;
+			}
+		emit(fn, ctx, &it, bpe, e, full);
+	}
 }
 
 void
@@ -548,11 +592,13 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 	const sl_kind_info *k = &sl_kinds[op->kind];
 	const sl_mesh *m = &sp->mesh;
 	const sl_recipe *r = &sp->opts.recipe;
+	sl_mem_item it;
 
 	for (int i = 0; i < op->n_in; i++) {
 		const sl_tensor *t = &g->tensors[op->in[i]];
 		int64_t e, full = sl_tensor_elems(t);
 		int f;
+		bool matmul_x;
 
 		if (sp->owner[op->in[i]] == opi) {
 			/* Weight, gradient and optimizer states (recipe.c). */
@@ -560,16 +606,17 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 			if (st->spec[i].zero)
 				e = sl_piece(e, sl_axes_parts(m, st->spec[i].zero),
 				    sl_axes_index(m, st->spec[i].zero, coord));
-			for (int c = SL_CAT_PARAMS; c <= SL_CAT_OPTIM; c++)
-				emit(fn, ctx, c, SL_WHAT_STATE, i, op->in[i],
-				    sl_recipe_state_bytes(r, c), e, full);
+			state_items(sp, opi, i, op->in[i], e, full, fn, ctx);
 		}
 		if (t->role == SL_ROLE_PARAMETER) {
 			/* Autocast keeps the bf16 copy of a matmul's weight for
-			 * backward (not when the layer is recomputed). */
+			 * backward (not when the layer is recomputed): dX = dY W^T
+			 * reads it. */
 			if (r->precision == SL_PREC_AMP && op->kind == SL_OP_MATMUL &&
 			    i == 1 && rc != SL_RECOMP_FULL)
-				emit(fn, ctx, CAT_ACTS, SL_WHAT_AUTOCAST, i, op->in[i], 2,
+				emit(fn, ctx, kept_item(&it, opi, SL_WHAT_AUTOCAST,
+				    SL_BUF_AUTOCAST, i, op->in[i], SL_AT_FWD,
+				    SL_UNTIL_DGRAD), 2,
 				    sl_local_elems(m, &st->spec[i], t, coord), full);
 			continue;
 		}
@@ -584,9 +631,29 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 		} else if (f == 0) {
 			continue;
 		}
-		emit(fn, ctx, CAT_ACTS, rc == SL_RECOMP_FULL ? SL_WHAT_LAYER_INPUT :
-		    SL_WHAT_SAVED, i, op->in[i], saved_width(sp, op, t, f),
-		    sl_local_elems(m, &st->spec[i], t, coord), full);
+		/* Held from the tensor's production (it is the same memory) to
+		 * the backward that reads it: a matmul's input only feeds its
+		 * weight gradient (dW = X^T dY). */
+		matmul_x = op->kind == SL_OP_MATMUL && i == 0;
+		e = sl_local_elems(m, &st->spec[i], t, coord);
+		emit(fn, ctx, kept_item(&it, opi, rc == SL_RECOMP_FULL ?
+		    SL_WHAT_LAYER_INPUT : SL_WHAT_SAVED, SL_BUF_SAVED, i, op->in[i],
+		    SL_AT_PRODUCER, matmul_x ? SL_UNTIL_WGRAD : SL_UNTIL_BWD),
+		    saved_width(sp, op, t, f), e, full);
+		if (op->kind == SL_OP_CROSS_ENTROPY && i == 0) {
+			/* The loss upcasts its logits to fp32 in forward and
+			 * forms their fp32 gradient in backward: each the size
+			 * of the fp32 copy it keeps, each for its task alone. */
+			int w = saved_width(sp, op, t, f);
+			kept_item(&it, opi, SL_WHAT_TRANSIENT, SL_BUF_LOSS, i,
+			    op->in[i], SL_AT_FWD, SL_UNTIL_FWD);
+			it.cat = SL_CAT_BUFFERS;
+			it.summed = false;
+			emit(fn, ctx, &it, w, e, full);
+			it.alloc = SL_AT_BWD;
+			it.free = SL_UNTIL_DGRAD;
+			emit(fn, ctx, &it, w, e, full);
+		}
 	}
 	if (rc == SL_RECOMP_FULL)
 		return;
@@ -594,7 +661,8 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 		const sl_tensor *t = &g->tensors[op->out[j]];
 		int f = k->saved_out[j];
 		if (f != 0)
-			emit(fn, ctx, CAT_ACTS, SL_WHAT_SAVED, op->n_in + j, op->out[j],
+			emit(fn, ctx, kept_item(&it, opi, SL_WHAT_SAVED, SL_BUF_SAVED,
+			    op->n_in + j, op->out[j], SL_AT_FWD, SL_UNTIL_BWD),
 			    saved_width(sp, op, t, f),
 			    sl_local_elems(m, &st->spec[op->n_in + j], t, coord),
 			    sl_tensor_elems(t));
@@ -602,8 +670,8 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 	if (k->extra_saved != NULL) {
 		int64_t loc[SL_MAX_LOOP];
 		const sl_binding *b = so->bind;
-		sl_mem_item it = { .cat = CAT_ACTS, .what = SL_WHAT_EXTRA, .slot = -1,
-		    .tensor = -1 };
+		kept_item(&it, opi, SL_WHAT_EXTRA, SL_BUF_EXTRA, -1, -1, SL_AT_FWD,
+		    SL_UNTIL_DGRAD);
 		sl_local_loop(sp, opi, si, coord, loc);
 		it.local = k->extra_saved(sp, op, b, loc);
 		it.full = k->extra_saved(sp, op, b, b->size);
@@ -611,17 +679,11 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 	}
 }
 
-void
-sl_mem_add(sl_mem *mem, int cat, int64_t v)
-{
-	int64_t *f[] = { &mem->params, &mem->grads, &mem->optim, &mem->acts, &mem->buffers };
-	*f[cat] = sl_add_sat(*f[cat], v);
-}
-
 static void
 item_to_mem(void *ctx, const sl_mem_item *it)
 {
-	sl_mem_add(ctx, it->cat, it->local);
+	if (it->summed)
+		sl_mem_add(ctx, it->cat, it->local);
 }
 
 /* Bytes the group of axis a holds together of a tensor of spec sp (device 0). */
@@ -636,12 +698,31 @@ group_bytes(const sl_mesh *m, const sl_spec *sp, const sl_tensor *t, int a,
 	return sl_mul_sat(sl_local_elems(m, &other, t, NULL), bpe);
 }
 
-static void
-emit_coll(coll_item_fn fn, void *ctx, sl_phase ph, bool after, sl_coll c, int a,
-    int64_t bytes, int tensor, const char *what)
-{
-	sl_coll_item it = { ph, after, c, a, bytes, tensor, what };
+static const char *const cause_tags[SL_CAUSE_COUNT] = {
+	[SL_CAUSE_ZERO_GATHER] = "gather", [SL_CAUSE_GRAD] = "grad",
+	[SL_CAUSE_OUT] = "out", [SL_CAUSE_RING] = "ring",
+};
 
+const char *
+sl_coll_tag(const sl_coll_item *c)
+{
+	if (c->cause == SL_CAUSE_RESHARD)
+		return c->phase == SL_PHASE_FWD ? "fwd" : "bwd";
+	if ((unsigned)c->cause >= SL_CAUSE_COUNT || cause_tags[c->cause] == NULL)
+		return "?";
+	return cause_tags[c->cause];
+}
+
+/* A collective of the cost model, its cause filled in by the caller. */
+static void
+emit_coll(coll_item_fn fn, void *ctx, sl_coll_item it, sl_phase ph, bool after,
+    sl_coll c, int a, int64_t bytes)
+{
+	it.phase = ph;
+	it.after = after;
+	it.coll = c;
+	it.axis = a;
+	it.bytes = bytes;
 	fn(ctx, &it);
 }
 
@@ -664,19 +745,29 @@ ring_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 	kv = op->kv_heads > 0 ? op->kv_heads : op->heads;
 	for (int a = 0; a < m->n_axes; a++) {
 		sl_spec other = st->spec[0];
+		sl_coll_item it = { .cause = SL_CAUSE_RING, .tensor = op->in[0],
+		    .slot = 0, .bpe = sl_elem_bytes(sp, x), .loop = 1 };
 		if (!(seq & (1u << a)) || m->axes[a].size <= 1)
 			continue;
 		other.split[1] &= (uint8_t)~(1u << a);
 		/* K and V are 2 kv of the q + 2 kv heads of the fused input */
-		bytes = sl_mul_sat(sl_local_elems(m, &other, x, NULL), sl_elem_bytes(sp, x));
+		bytes = sl_mul_sat(sl_local_elems(m, &other, x, NULL), it.bpe);
 		bytes = bytes / (q + 2 * kv) * (2 * kv);
-		emit_coll(fn, ctx, SL_PHASE_FWD, false, SL_COLL_ALL_GATHER, a, bytes,
-		    op->in[0], "ring");
-		emit_coll(fn, ctx, SL_PHASE_BWD, false, SL_COLL_ALL_GATHER, a, bytes,
-		    op->in[0], "ring");
-		emit_coll(fn, ctx, SL_PHASE_BWD, true, SL_COLL_REDUCE_SCATTER, a, bytes,
-		    op->in[0], "ring");
+		emit_coll(fn, ctx, it, SL_PHASE_FWD, false, SL_COLL_ALL_GATHER, a, bytes);
+		emit_coll(fn, ctx, it, SL_PHASE_BWD, false, SL_COLL_ALL_GATHER, a, bytes);
+		emit_coll(fn, ctx, it, SL_PHASE_BWD, true, SL_COLL_REDUCE_SCATTER, a,
+		    bytes);
 	}
+}
+
+/* The loop dimension axis a splits in st (-1 none). */
+static int
+axis_loop(const sl_binding *b, const sl_strategy *st, int a)
+{
+	for (int l = 0; l < b->n_loop; l++)
+		if (st->loop_axes[l] & (1u << a))
+			return l;
+	return -1;
 }
 
 void
@@ -690,32 +781,37 @@ sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 
 	for (int i = 0; i < op->n_in; i++) {
 		const sl_tensor *t = &g->tensors[op->in[i]];
+		sl_coll_item it = { .tensor = op->in[i], .slot = i };
 		uint8_t part;
 		int64_t bytes;
 
-		if (!needs_grad(t))
+		if (!sl_needs_grad(t))
 			continue;
 		/* The input's gradient is a partial sum over these axes. */
 		part = sl_grad_axes(so->bind, st, i, op->n_in);
 		if (part == 0)
 			continue;
-		bytes = sl_mul_sat(sl_local_elems(m, &st->spec[i], t, NULL),
-		    sl_grad_elem_bytes(sp, t));
+		it.bpe = sl_grad_elem_bytes(sp, t);
+		bytes = sl_mul_sat(sl_local_elems(m, &st->spec[i], t, NULL), it.bpe);
 		for (int a = 0; a < m->n_axes; a++) {
 			if (!(part & (1u << a)) || m->axes[a].size <= 1 || bytes <= 0)
 				continue;
+			it.loop = axis_loop(so->bind, st, a);
 			if (st->spec[i].zero & (1u << a)) {
 				/* ZeRO-3: gather for forward and backward, scatter the gradient. */
-				emit_coll(fn, ctx, SL_PHASE_FWD, false, SL_COLL_ALL_GATHER, a,
-				    bytes, op->in[i], "gather");
-				emit_coll(fn, ctx, SL_PHASE_BWD, false, SL_COLL_ALL_GATHER, a,
-				    bytes, op->in[i], "gather");
-				emit_coll(fn, ctx, SL_PHASE_BWD, true, SL_COLL_REDUCE_SCATTER, a,
-				    bytes, op->in[i], "grad");
+				it.cause = SL_CAUSE_ZERO_GATHER;
+				emit_coll(fn, ctx, it, SL_PHASE_FWD, false,
+				    SL_COLL_ALL_GATHER, a, bytes);
+				emit_coll(fn, ctx, it, SL_PHASE_BWD, false,
+				    SL_COLL_ALL_GATHER, a, bytes);
+				it.cause = SL_CAUSE_GRAD;
+				emit_coll(fn, ctx, it, SL_PHASE_BWD, true,
+				    SL_COLL_REDUCE_SCATTER, a, bytes);
 				bytes = sl_ceil_div(bytes, m->axes[a].size);
 			} else {
-				emit_coll(fn, ctx, SL_PHASE_BWD, true, SL_COLL_ALL_REDUCE, a,
-				    bytes, op->in[i], "grad");
+				it.cause = SL_CAUSE_GRAD;
+				emit_coll(fn, ctx, it, SL_PHASE_BWD, true,
+				    SL_COLL_ALL_REDUCE, a, bytes);
 			}
 		}
 	}
@@ -724,13 +820,17 @@ sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 	for (int j = 0; j < op->n_out; j++) {
 		const sl_spec *sp2 = &st->spec[op->n_in + j];
 		const sl_tensor *t = &g->tensors[op->out[j]];
+		sl_coll_item it = { .cause = SL_CAUSE_OUT, .tensor = op->out[j],
+		    .slot = op->n_in + j, .bpe = sl_elem_bytes(sp, t) };
 		if (sp->consumed[op->out[j]] || sp2->partial == 0)
 			continue;
 		for (int a = 0; a < m->n_axes; a++)
-			if ((sp2->partial & (1u << a)) && m->axes[a].size > 1)
-				emit_coll(fn, ctx, SL_PHASE_FWD, true, SL_COLL_ALL_REDUCE, a,
-				    group_bytes(m, sp2, t, a, sl_elem_bytes(sp, t)),
-				    op->out[j], "out");
+			if ((sp2->partial & (1u << a)) && m->axes[a].size > 1) {
+				it.loop = axis_loop(so->bind, st, a);
+				emit_coll(fn, ctx, it, SL_PHASE_FWD, true,
+				    SL_COLL_ALL_REDUCE, a,
+				    group_bytes(m, sp2, t, a, it.bpe));
+			}
 	}
 }
 
@@ -769,9 +869,8 @@ sl_node_cost(const sl_space *s, int op, int strat, const int *coord,
 	}
 }
 
-/* Placement of a tensor along axis a: -2 partial, -1 replicated, else split dim. */
-static int
-placement(const sl_spec *sp, int rank, int a)
+int
+sl_placement(const sl_spec *sp, int rank, int a)
 {
 	if (sp->partial & (1u << a))
 		return -2;
@@ -811,9 +910,11 @@ sl_edge_colls(const sl_space *s, int edge, int s_src, int s_dst,
 	bool moved = false;
 
 	for (int a = 0; a < m->n_axes; a++) {
-		int p = placement(src, t->rank, a), c = placement(dst, t->rank, a);
+		int p = sl_placement(src, t->rank, a), c = sl_placement(dst, t->rank, a);
 		int64_t b;
 		sl_coll fw = SL_COLL_COUNT, bw = SL_COLL_COUNT;
+		sl_coll_item it = { .cause = SL_CAUSE_RESHARD, .tensor = e->tensor,
+		    .slot = e->dst_slot, .bpe = bpe, .loop = -1, .from = p, .to = c };
 
 		if (p == c || m->axes[a].size <= 1)
 			continue;
@@ -832,53 +933,57 @@ sl_edge_colls(const sl_space *s, int edge, int s_src, int s_dst,
 		}
 		moved = moved || p != -1;
 		if (fn != NULL && fw != SL_COLL_COUNT)
-			emit_coll(fn, ctx, SL_PHASE_FWD, false, fw, a, b, e->tensor, "fwd");
+			emit_coll(fn, ctx, it, SL_PHASE_FWD, false, fw, a, b);
 		if (fn != NULL && bw != SL_COLL_COUNT)
-			emit_coll(fn, ctx, SL_PHASE_BWD, false, bw, a, b, e->tensor, "bwd");
+			emit_coll(fn, ctx, it, SL_PHASE_BWD, false, bw, a, b);
 	}
 	return moved;
+}
+
+void
+sl_edge_items(const sl_space *s, int edge, int s_src, int s_dst,
+    const int *coord, item_fn fn, void *ctx)
+{
+	const sl_space_edge *e = &s->edges[edge];
+	const sl_tensor *t = &s->g->tensors[e->tensor];
+	const sl_spec *dst = &s->ops[e->dst].strat[s_dst].spec[e->dst_slot];
+	sl_mem_item it = { .cat = SL_CAT_BUFFERS, .what = SL_WHAT_TRANSIENT,
+	    .kind = SL_BUF_RESHARD, .op = e->dst, .slot = e->dst_slot,
+	    .tensor = e->tensor, .edge = edge, .alloc = SL_AT_FWD,
+	    .free = SL_UNTIL_FWD, .summed = true };
+
+	if (!sl_edge_colls(s, edge, s_src, s_dst, NULL, NULL))
+		return;
+	/* The consumer's copy around its forward, and its gradient's around
+	 * its backward; the sum counts the copy once (FITEE's M_ij). */
+	it.bpe = sl_elem_bytes(s, t);
+	it.elems = sl_local_elems(&s->mesh, dst, t, coord);
+	it.local = sl_mul_sat(it.elems, it.bpe);
+	it.full = sl_mul_sat(sl_tensor_elems(t), it.bpe);
+	fn(ctx, &it);
+	if (!sl_needs_grad(t))
+		return;
+	it.alloc = SL_AT_BWD;
+	it.free = SL_UNTIL_DGRAD;
+	it.summed = false;
+	fn(ctx, &it);
 }
 
 void
 sl_edge_cost(const sl_space *s, int edge, int s_src, int s_dst,
     const int *coord, sl_mem *mem, sl_comm *comm)
 {
-	const sl_space_edge *e = &s->edges[edge];
-	const sl_tensor *t = &s->g->tensors[e->tensor];
-	const sl_spec *dst = &s->ops[e->dst].strat[s_dst].spec[e->dst_slot];
 	sl_comm c;
 	struct coll_acc acc = { &s->mesh, &c };
-	bool moved;
 
 	memset(&c, 0, sizeof c);
-	moved = sl_edge_colls(s, edge, s_src, s_dst, coll_to_comm, &acc);
+	sl_edge_colls(s, edge, s_src, s_dst, coll_to_comm, &acc);
 	if (comm != NULL)
 		*comm = c;
 	if (mem != NULL) {
 		memset(mem, 0, sizeof *mem);
-		if (moved)
-			mem->buffers = sl_mul_sat(sl_local_elems(&s->mesh, dst, t, coord),
-			    sl_elem_bytes(s, t));
+		sl_edge_items(s, edge, s_src, s_dst, coord, item_to_mem, mem);
 	}
-}
-
-void
-sl_comm_add(sl_comm *to, const sl_comm *c)
-{
-	for (int i = 0; i < SL_COLL_COUNT; i++) {
-		to->ns[i] = sl_add_sat(to->ns[i], c->ns[i]);
-		to->bytes[i] = sl_add_sat(to->bytes[i], c->bytes[i]);
-	}
-}
-
-int64_t
-sl_comm_total(const sl_comm *c)
-{
-	int64_t n = 0;
-
-	for (int i = 0; i < SL_COLL_COUNT; i++)
-		n = sl_add_sat(n, c->ns[i]);
-	return n;
 }
 
 /* ------------------------------------------------------------ build, free */
@@ -1206,6 +1311,26 @@ sl_space_set_layers_recompute(sl_space *sp, const uint8_t *modes)
 			node_tables(sp, i);
 }
 
+/*
+ * Whether parameter gradients are held through the whole step: Megatron-LM
+ * keeps them in its contiguous main-gradient buffer
+ * (megatron/core/distributed/param_and_grad_buffer.py), and gradients
+ * accumulated over micro-steps live from the first to the optimizer step.
+ * The graph's batch is the first dimension of its first input.
+ */
+static bool
+grads_persist(const sl_graph *g, const sl_recipe *r)
+{
+	int64_t batch = 0;
+
+	if (r->precision == SL_PREC_MEGATRON)
+		return true;
+	for (int t = 0; t < g->n_tensors && batch == 0; t++)
+		if (g->tensors[t].role == SL_ROLE_INPUT && g->tensors[t].rank > 0)
+			batch = g->tensors[t].dims[0];
+	return sl_recipe_accum_steps(r, batch) > 1;
+}
+
 sl_space *
 sl_space_build(const sl_graph *g, const sl_mesh *m, const sl_space_opts *o,
     sl_error *err)
@@ -1220,6 +1345,7 @@ sl_space_build(const sl_graph *g, const sl_mesh *m, const sl_space_opts *o,
 		sl_space_opts_default(&sp->opts);
 	if (sp->opts.recipe.micro_batch <= 0)
 		sp->opts.recipe.micro_batch = 1;
+	sp->grads_persist = grads_persist(g, &sp->opts.recipe);
 	sp->layer_recompute = sl_xcalloc(g->n_layers ? g->n_layers : 1, 1);
 	for (int l = 0; l < g->n_layers; l++)
 		sp->layer_recompute[l] = sp->opts.recipe.recompute == SL_RECOMP_AUTO ?

@@ -47,15 +47,6 @@ typedef struct tl_build {
 	int n_ops;
 	int *wgrad;		/* per operator: its weight-gradient task, -1 none */
 	int loss, optim;
-	/* item callback state */
-	int cur_op;
-	bool remat;		/* collecting a recomputed layer's items */
-	bool *kept;		/* per tensor: an item keeps it (no working buffer) */
-	int64_t max_grad;	/* largest parameter gradient on this device */
-	bool persistent_grads;
-	/* items of the kept (recomputed-layer) set, for subtraction */
-	int n_keep, cap_keep;
-	int (*keep)[3];		/* tensor, what, category */
 	int *rd_start, *rd;	/* readers of each tensor (CSR, duplicates kept) */
 	int64_t sum;		/* what the evaluator counts on this device */
 } tl_build;
@@ -173,206 +164,178 @@ buf_a_layer_backward(tl_build *b, int ly)
 	}
 }
 
-static bool
-tl_is_float(const sl_tensor *t)
-{
-	return t->dtype == SL_DT_F32 || t->dtype == SL_DT_F16 ||
-	    t->dtype == SL_DT_BF16;
-}
-
-/* Bytes of tensor t on this device in the spec of operator v's slot. */
-static int64_t
-slot_elems(const tl_build *b, int v, int slot, const sl_spec *override)
-{
-	const sl_space *s = b->s;
-	const sl_op *op = &s->g->ops[v];
-	const sl_tensor *t = &s->g->tensors[sl_op_slot_tensor(op, slot)];
-	const sl_spec *sp = override ? override :
-	    &s->ops[v].strat[b->choice[v]].spec[slot];
-
-	return sl_local_elems(&s->mesh, sp, t, b->coord);
-}
-
-static bool
-matmul_x(const sl_space *s, int v, int t)
-{
-	const sl_op *op = &s->g->ops[v];
-
-	return op->kind == SL_OP_MATMUL && op->in[0] == t;
-}
-
+/* Alloc set of an item: the tasks before the first of which it is held. */
 static void
-remember_keep(tl_build *b, int tensor, int what, int cat)
+item_alloc_set(tl_build *b, const sl_mem_item *it)
 {
-	if (b->n_keep == b->cap_keep) {
-		b->cap_keep = b->cap_keep ? 2 * b->cap_keep : 16;
-		b->keep = sl_xrealloc(b->keep, b->cap_keep * sizeof *b->keep);
-	}
-	b->keep[b->n_keep][0] = tensor;
-	b->keep[b->n_keep][1] = what;
-	b->keep[b->n_keep][2] = cat;
-	b->n_keep++;
-}
+	const sl_graph *g = b->s->g;
+	int v = it->op, ly = v >= 0 ? g->ops[v].layer : -1, p;
 
-static bool
-was_kept(const tl_build *b, int tensor, int what, int cat)
-{
-	for (int i = 0; i < b->n_keep; i++)
-		if (b->keep[i][0] == tensor && b->keep[i][1] == what &&
-		    b->keep[i][2] == cat)
-			return true;
-	return false;
-}
-
-/* What an item is, as the timeline tells them apart: a saved slot is an
- * input or an output; the layer input full recomputation keeps is an
- * input kept like any other. */
-enum { KEEP_STATE, KEEP_SAVED_IN, KEEP_SAVED_OUT, KEEP_AUTOCAST, KEEP_EXTRA };
-
-static int
-keep_kind(const sl_op *op, const sl_mem_item *it)
-{
-	switch (it->what) {
-	case SL_WHAT_STATE: return KEEP_STATE;
-	case SL_WHAT_SAVED: return it->slot < op->n_in ? KEEP_SAVED_IN : KEEP_SAVED_OUT;
-	case SL_WHAT_LAYER_INPUT: return KEEP_SAVED_IN;
-	case SL_WHAT_AUTOCAST: return KEEP_AUTOCAST;
-	default: return KEEP_EXTRA;
+	switch (it->alloc) {
+	case SL_AT_START:
+		break;
+	case SL_AT_PRODUCER:
+		if ((p = g->tensors[it->tensor].producer) >= 0)
+			buf_a(b, FWD(p));
+		break;
+	case SL_AT_FWD:
+		buf_a(b, FWD(v));
+		break;
+	case SL_AT_PREV_LAYER_FWD:
+		if (ly > 0) {
+			const sl_layer *l = &g->layers[ly - 1];
+			for (int u = l->first_op; u < l->first_op + l->n_ops; u++)
+				buf_a(b, FWD(u));
+		}
+		buf_a(b, FWD(v));
+		break;
+	case SL_AT_BWD:
+		buf_a(b, BWD(b, v));
+		break;
+	case SL_AT_NEXT_LAYER_BWD:
+		if (ly >= 0 && ly + 1 < g->n_layers)
+			buf_a_layer_backward(b, ly + 1);
+		buf_a(b, BWD(b, v));
+		buf_a(b, b->wgrad[v]);
+		break;
+	case SL_AT_LAYER_BWD:
+		buf_a_layer_backward(b, ly);
+		break;
+	case SL_AT_WGRAD:
+		buf_a(b, b->wgrad[v]);
+		break;
+	case SL_AT_READERS_BWD:
+		if (!b->s->consumed[it->tensor])
+			buf_a(b, BWD(b, v));
+		READERS(b, it->tensor, k)
+			buf_a(b, BWD(b, b->rd[k]));
+		break;
+	case SL_AT_READERS_WGRAD:
+		READERS(b, it->tensor, k)
+			buf_a(b, b->wgrad[b->rd[k]]);
+		break;
+	case SL_AT_OPTIM:
+		buf_a(b, b->optim);
+		break;
 	}
 }
 
-/* The fp32 copy of its logits the loss keeps (an item of sl_node_items). */
-struct loss_find { const sl_op *op; int64_t fp32; };
-
+/* Free set of an item: the tasks after the last of which it is released. */
 static void
-loss_item(void *ctx, const sl_mem_item *it)
+item_free_set(tl_build *b, const sl_mem_item *it)
 {
-	struct loss_find *f = ctx;
+	int v = it->op;
 
-	if (keep_kind(f->op, it) == KEEP_SAVED_IN && it->tensor == f->op->in[0])
-		f->fp32 = it->local;
+	switch (it->free) {
+	case SL_UNTIL_END:
+		break;
+	case SL_UNTIL_FWD:
+		buf_f(b, FWD(v));
+		break;
+	case SL_UNTIL_READERS_FWD:
+		if (!b->s->consumed[it->tensor])
+			buf_f(b, BWD(b, v));
+		READERS(b, it->tensor, k)
+			buf_f(b, FWD(b->rd[k]));
+		break;
+	case SL_UNTIL_FWD_END:
+		buf_f(b, FWD(b->n_ops - 1));
+		break;
+	case SL_UNTIL_DGRAD:
+		buf_f(b, BWD(b, v));
+		break;
+	case SL_UNTIL_WGRAD:
+		buf_f_backward(b, v, true);
+		break;
+	case SL_UNTIL_BWD:
+		buf_f_backward(b, v, false);
+		break;
+	case SL_UNTIL_OPTIM:
+		buf_f(b, b->optim);
+		break;
+	}
 }
 
-int64_t
-sl_loss_bwd_bytes(const sl_space *s, int v, int strat, const int *coord)
+/* A buffer's name: "fc1:saved:x", "h1.grad", "w1.gather". */
+static void
+item_name(const tl_build *b, const sl_mem_item *it, int tensor, char *buf,
+    size_t len)
 {
-	const sl_op *op = &s->g->ops[v];
-	const sl_tensor *t;
-	struct loss_find f = { op, 0 };
-	int64_t grad = 0;
+	const sl_graph *g = b->s->g;
+	const char *on = it->op >= 0 ? g->ops[it->op].name : "";
+	const char *tn = tensor >= 0 ? g->tensors[tensor].name : "";
 
-	if (op->kind != SL_OP_CROSS_ENTROPY || op->n_in < 1)
-		return 0;
-	sl_node_items(s, v, strat, coord, loss_item, &f);
-	t = &s->g->tensors[op->in[0]];
-	if (tl_is_float(t) && t->role == SL_ROLE_ACTIVATION)
-		grad = sl_mul_sat(sl_local_elems(&s->mesh,
-		    &s->ops[v].strat[strat].spec[0], t, coord),
-		    sl_grad_elem_bytes(s, t));
-	return sl_add_sat(f.fp32, grad);
+	switch (it->kind) {
+	case SL_BUF_STATE:
+		snprintf(buf, len, "%s.%s", tn, it->cat == SL_CAT_PARAMS ?
+		    "weight" : "optimizer");
+		break;
+	case SL_BUF_GRAD:
+	case SL_BUF_ACT_GRAD:
+		snprintf(buf, len, "%s.grad", tn);
+		break;
+	case SL_BUF_SAVED:
+		snprintf(buf, len, "%s:saved:%s", on, tn);
+		break;
+	case SL_BUF_AUTOCAST:
+		snprintf(buf, len, "%s:bf16:%s", on, tn);
+		break;
+	case SL_BUF_EXTRA:
+		snprintf(buf, len, "%s:%s", on,
+		    b->s->opts.recipe.attention == SL_ATTN_FLASH ? "lse" : "scores");
+		break;
+	case SL_BUF_REMAT:
+		snprintf(buf, len, "%s:recomputed:%s", on, tn);
+		break;
+	case SL_BUF_WORKING:
+		snprintf(buf, len, "%s", tn);
+		break;
+	case SL_BUF_GATHER:
+		snprintf(buf, len, "%s.gather%s", tn,
+		    it->alloc == SL_AT_NEXT_LAYER_BWD ? ".bwd" : "");
+		break;
+	case SL_BUF_GRAD_FULL:
+		snprintf(buf, len, "%s.grad.full", tn);
+		break;
+	case SL_BUF_RESHARD: {
+		const sl_space_edge *se = &b->s->edges[it->edge];
+		if (it->alloc == SL_AT_FWD)
+			snprintf(buf, len, "%s:%s->%s", tn, g->ops[se->src].name,
+			    g->ops[se->dst].name);
+		else
+			snprintf(buf, len, "%s.grad:%s->%s", tn, g->ops[se->dst].name,
+			    g->ops[se->src].name);
+		break;
+	}
+	case SL_BUF_LOSS:
+		snprintf(buf, len, "%s:fp32:%s%s", on, tn,
+		    it->alloc == SL_AT_BWD ? ".grad" : "");
+		break;
+	default:
+		snprintf(buf, len, "optimizer.work");
+		break;
+	}
 }
 
-/* One item of sl_node_items: when it lives. */
+/* One item of the step's stream (sl_step_items) as a buffer. */
 static void
 tl_item(void *ctx, const sl_mem_item *it)
 {
 	tl_build *b = ctx;
-	const sl_space *s = b->s;
-	const sl_graph *g = s->g;
-	int v = b->cur_op;
-	const sl_op *op = &g->ops[v];
-	int cat = it->cat, what = keep_kind(op, it);
-	int tensor = it->tensor >= 0 ? it->tensor : op->out[0];
-	int64_t local = it->local;
-	const sl_tensor *t = &g->tensors[tensor];
-	const char *tn = t->name;
+	int tensor = it->tensor;
+	char name[96];
 
-	if (!b->remat)
-		b->sum = sl_add_sat(b->sum, local);
-	if (local <= 0)
+	if (it->summed)
+		b->sum = sl_add_sat(b->sum, it->local);
+	if (it->local <= 0)
 		return;
-	if (b->remat) {
-		int ly = op->layer;
-		if (what == KEEP_STATE || was_kept(b, tensor, what, cat))
-			return;
-		if (what == KEEP_AUTOCAST) {
-			/* Autocast caches its bf16 copy of a weight until the
-			 * autocast region (the forward pass and the loss) ends,
-			 * though the layer keeps nothing for backward. */
-			buf_new(b, SL_BUF_AUTOCAST, cat, v, tensor, local,
-			    "%s:bf16:%s", op->name, tn);
-			buf_a(b, FWD(v));
-			buf_f(b, FWD(b->n_ops - 1));
-		}
-		buf_new(b, SL_BUF_REMAT, cat, v, tensor, local, "%s:recomputed:%s",
-		    op->name, tn);
-		buf_a_layer_backward(b, ly);
-		buf_f_backward(b, v, what == KEEP_SAVED_IN && matmul_x(s, v, tensor));
-		return;
-	}
-	if (s->layer_recompute != NULL && op->layer >= 0 &&
-	    s->layer_recompute[op->layer] == SL_RECOMP_FULL)
-		remember_keep(b, tensor, what, cat);
-	switch (what) {
-	case KEEP_STATE:
-		if (cat != CAT_GRADS) {
-			buf_new(b, SL_BUF_STATE, cat, v, tensor, local, "%s.%s", tn,
-			    cat == CAT_PARAMS ? "weight" : "optimizer");
-			return;
-		}
-		buf_new(b, SL_BUF_GRAD, cat, v, tensor, local, "%s.grad", tn);
-		if (local > b->max_grad)
-			b->max_grad = local;
-		if (b->persistent_grads)
-			return;
-		/* Created by the first weight gradient that reaches it (shared
-		 * weights have several), held until the optimizer step. */
-		READERS(b, tensor, k)
-			buf_a(b, b->wgrad[b->rd[k]]);
-		buf_f(b, b->optim);
-		return;
-	case KEEP_SAVED_IN:
-		b->kept[tensor] = true;
-		buf_new(b, SL_BUF_SAVED, cat, v, tensor, local, "%s:saved:%s",
-		    op->name, tn);
-		/* Held from the tensor's production (it is the same memory). */
-		if (t->producer >= 0)
-			buf_a(b, FWD(t->producer));
-		buf_f_backward(b, v, matmul_x(s, v, tensor));
-		if (op->kind == SL_OP_CROSS_ENTROPY && tensor == op->in[0]) {
-			/* The loss upcasts its logits to fp32 in forward and
-			 * forms their fp32 gradient in backward: each the size
-			 * of the fp32 copy it keeps. */
-			buf_new(b, SL_BUF_LOSS, CAT_BUFFERS, v, tensor, local,
-			    "%s:fp32:%s", op->name, tn);
-			buf_a(b, FWD(v));
-			buf_f(b, FWD(v));
-			buf_new(b, SL_BUF_LOSS, CAT_BUFFERS, v, tensor, local,
-			    "%s:fp32:%s.grad", op->name, tn);
-			buf_a(b, BWD(b, v));
-			buf_f(b, BWD(b, v));
-		}
-		return;
-	case KEEP_SAVED_OUT:
-		b->kept[tensor] = true;
-		buf_new(b, SL_BUF_SAVED, cat, v, tensor, local, "%s:saved:%s",
-		    op->name, tn);
-		buf_a(b, FWD(v));
-		buf_f_backward(b, v, false);
-		return;
-	case KEEP_AUTOCAST:
-		buf_new(b, SL_BUF_AUTOCAST, cat, v, tensor, local, "%s:bf16:%s",
-		    op->name, tn);
-		buf_a(b, FWD(v));
-		buf_f(b, BWD(b, v));	/* dX = dY W^T reads it */
-		return;
-	default:
-		buf_new(b, SL_BUF_EXTRA, cat, v, tensor, local, "%s:%s", op->name,
-		    s->opts.recipe.attention == SL_ATTN_FLASH ? "lse" : "scores");
-		buf_a(b, FWD(v));
-		buf_f(b, BWD(b, v));
-		return;
-	}
+	/* what no slot describes stands for the operator's output */
+	if (tensor < 0 && it->op >= 0 && it->kind != SL_BUF_OPTIM_TMP)
+		tensor = b->s->g->ops[it->op].out[0];
+	item_name(b, it, tensor, name, sizeof name);
+	buf_new(b, it->kind, it->cat, it->op, tensor, it->local, "%s", name);
+	item_alloc_set(b, it);
+	item_free_set(b, it);
 }
 
 /* Tasks and their dependencies. */
@@ -452,152 +415,6 @@ build_tasks(tl_build *b)
 	tl->dep_start[tl->n_tasks] = nd;
 }
 
-static int64_t
-graph_batch(const sl_graph *g)
-{
-	for (int t = 0; t < g->n_tensors; t++)
-		if (g->tensors[t].role == SL_ROLE_INPUT && g->tensors[t].rank > 0)
-			return g->tensors[t].dims[0];
-	return 0;
-}
-
-/* readers[t]: operators reading tensor t (CSR). */
-static void
-build_buffers(tl_build *b)
-{
-	const sl_space *s = b->s;
-	const sl_graph *g = s->g;
-	const sl_mesh *m = &s->mesh;
-	const sl_recipe *r = &s->opts.recipe;
-	int n = g->n_ops;
-
-	b->persistent_grads = r->precision == SL_PREC_MEGATRON ||
-	    sl_recipe_accum_steps(r, graph_batch(g)) > 1;
-	b->kept = sl_xcalloc(g->n_tensors ? g->n_tensors : 1, sizeof *b->kept);
-
-	/* What the cost model says each operator keeps. */
-	for (int v = 0; v < n; v++) {
-		const sl_op *op = &g->ops[v];
-		b->cur_op = v;
-		b->n_keep = 0;
-		sl_node_items(s, v, b->choice[v], b->coord, tl_item, b);
-		if (op->layer >= 0 && s->layer_recompute != NULL &&
-		    s->layer_recompute[op->layer] == SL_RECOMP_FULL) {
-			b->remat = true;
-			sl_node_items_as(s, v, b->choice[v], b->coord,
-			    SL_RECOMP_NONE, tl_item, b);
-			b->remat = false;
-		}
-	}
-
-	for (int v = 0; v < n; v++) {
-		const sl_op *op = &g->ops[v];
-		const sl_strategy *st = &s->ops[v].strat[b->choice[v]];
-
-		/* ZeRO-3: the compute copy is gathered one layer ahead and
-		 * released after use, in forward and again in backward; the
-		 * weight gradient is whole until its reduce-scatter. */
-		for (int i = 0; i < op->n_in; i++) {
-			const sl_tensor *t = &g->tensors[op->in[i]];
-			sl_spec sp = st->spec[i];
-			int64_t e;
-			if (s->owner[op->in[i]] != v || sp.zero == 0)
-				continue;
-			sp.zero = 0;
-			e = slot_elems(b, v, i, &sp);
-			buf_new(b, SL_BUF_GATHER, CAT_BUFFERS, v, op->in[i],
-			    sl_mul_sat(e, sl_elem_bytes(s, t)), "%s.gather", t->name);
-			if (op->layer > 0) {
-				const sl_layer *l = &g->layers[op->layer - 1];
-				for (int u = l->first_op; u < l->first_op + l->n_ops; u++)
-					buf_a(b, FWD(u));
-			}
-			buf_a(b, FWD(v));
-			buf_f(b, FWD(v));
-			buf_new(b, SL_BUF_GATHER, CAT_BUFFERS, v, op->in[i],
-			    sl_mul_sat(e, sl_elem_bytes(s, t)), "%s.gather.bwd", t->name);
-			if (op->layer >= 0 && op->layer + 1 < g->n_layers)
-				buf_a_layer_backward(b, op->layer + 1);
-			buf_f_backward(b, v, false);
-			buf_a(b, BWD(b, v));
-			buf_a(b, b->wgrad[v]);
-			buf_new(b, SL_BUF_GRAD_FULL, CAT_BUFFERS, v, op->in[i],
-			    sl_mul_sat(e, sl_grad_elem_bytes(s, t)), "%s.grad.full",
-			    t->name);
-			buf_a(b, b->wgrad[v]);
-			buf_f(b, b->wgrad[v]);
-		}
-
-		/* Tensors between their producer and their readers. */
-		for (int j = 0; j < op->n_out; j++) {
-			int ti = op->out[j], slot = op->n_in + j;
-			const sl_tensor *t = &g->tensors[ti];
-			int64_t e = slot_elems(b, v, slot, NULL);
-
-			if (!b->kept[ti]) {
-				buf_new(b, SL_BUF_WORKING, CAT_BUFFERS, v, ti,
-				    sl_mul_sat(e, sl_elem_bytes(s, t)), "%s", t->name);
-				buf_a(b, FWD(v));
-				if (s->consumed[ti]) {
-					READERS(b, ti, k)
-						buf_f(b, FWD(b->rd[k]));
-				} else {
-					buf_f(b, BWD(b, v));
-				}
-			}
-			if (!tl_is_float(t) || t->role != SL_ROLE_ACTIVATION)
-				continue;
-			/* Its gradient: from the first reader's backward to the
-			 * end of the producer's. */
-			buf_new(b, SL_BUF_ACT_GRAD, CAT_BUFFERS, v, ti,
-			    sl_mul_sat(e, sl_grad_elem_bytes(s, t)), "%s.grad", t->name);
-			if (s->consumed[ti]) {
-				READERS(b, ti, k)
-					buf_a(b, BWD(b, b->rd[k]));
-			} else {
-				buf_a(b, BWD(b, v));
-			}
-			buf_f_backward(b, v, false);
-		}
-	}
-
-	/* Resharding copies: around the reader's forward, and its gradient's
-	 * around the reader's backward. */
-	for (int e = 0; e < s->n_edges; e++) {
-		const sl_space_edge *se = &s->edges[e];
-		const sl_tensor *t = &g->tensors[se->tensor];
-		sl_mem mem;
-
-		sl_edge_cost(s, e, b->choice[se->src], b->choice[se->dst], b->coord,
-		    &mem, NULL);
-		if (mem.buffers <= 0)
-			continue;
-		b->sum = sl_add_sat(b->sum, mem.buffers);
-		buf_new(b, SL_BUF_RESHARD, CAT_BUFFERS, se->dst, se->tensor,
-		    mem.buffers, "%s:%s->%s", t->name, g->ops[se->src].name,
-		    g->ops[se->dst].name);
-		buf_a(b, FWD(se->dst));
-		buf_f(b, FWD(se->dst));
-		if (!tl_is_float(t))
-			continue;
-		buf_new(b, SL_BUF_RESHARD, CAT_BUFFERS, se->dst, se->tensor,
-		    mem.buffers, "%s.grad:%s->%s", t->name, g->ops[se->dst].name,
-		    g->ops[se->src].name);
-		buf_a(b, BWD(b, se->dst));
-		buf_f(b, BWD(b, se->dst));
-	}
-
-	/* The fused optimizer works through the parameters one tensor at a
-	 * time: one gradient-sized work buffer at a time. */
-	if (b->max_grad > 0) {
-		buf_new(b, SL_BUF_OPTIM_TMP, CAT_BUFFERS, -1, -1, b->max_grad,
-		    "optimizer.work");
-		buf_a(b, b->optim);
-		buf_f(b, b->optim);
-	}
-	(void)m;
-}
-
 /* Sorts and deduplicates each buffer's alloc and free sets in place. */
 static int
 int_cmp(const void *a, const void *b)
@@ -625,6 +442,48 @@ dedup_sets(int n, int *start, int *list)
 
 /* ------------------------------------------------------------ orders */
 
+/*
+ * A binary min-heap of task indices by a total order (int keys, smallest
+ * first), for the orders below: each pick is O(log n) where a scan of the
+ * ready set was O(n).
+ */
+typedef struct tl_heap {
+	int *v, n;
+} tl_heap;
+
+static void
+heap_push(tl_heap *h, int x)
+{
+	int i = h->n++;
+
+	while (i > 0 && h->v[(i - 1) / 2] > x) {
+		h->v[i] = h->v[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->v[i] = x;
+}
+
+static int
+heap_pop(tl_heap *h)
+{
+	int top = h->v[0], x = h->v[--h->n], i = 0;
+
+	for (;;) {
+		int c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && h->v[c + 1] < h->v[c])
+			c++;
+		if (h->v[c] >= x)
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n > 0)
+		h->v[i] = x;
+	return top;
+}
+
 /* The default order: forward in graph order (dependencies first), the
  * loss, backward in reverse with each input gradient before its weight
  * gradient, the optimizer. */
@@ -633,24 +492,45 @@ default_order(const tl_build *b, int *order)
 {
 	const sl_graph *g = b->s->g;
 	const sl_timeline *tl = b->tl;
-	int n = g->n_ops, k = 0, *fwd = sl_xmalloc((n ? n : 1) * sizeof *fwd);
-	bool *done = sl_xcalloc(n ? n : 1, sizeof *done);
-	int nf = 0;
+	int n = g->n_ops, k = 0, nf = 0, *fwd = sl_xmalloc((n ? n : 1) * sizeof *fwd);
+	int *indeg = sl_xcalloc(n + 1, sizeof *indeg);
+	int *rd_start = sl_xcalloc(n + 2, sizeof *rd_start), *rd, *fill;
+	tl_heap ready = { sl_xmalloc((n ? n : 1) * sizeof(int)), 0 };
 
-	/* Dependencies first, lowest index first (the graph need not list
-	 * operators in order). */
-	while (nf < n) {
-		for (int v = 0; v < n; v++) {
-			bool ready = !done[v];
-			for (int d = tl->dep_start[v]; ready && d < tl->dep_start[v + 1]; d++)
-				ready = done[tl->dep[d]];
-			if (ready) {
-				done[v] = true;
-				fwd[nf++] = v;
-				break;
-			}
+	/*
+	 * Dependencies first, lowest index first (the graph need not list
+	 * operators in order): Kahn's algorithm taking the least ready index,
+	 * which is the operator a scan from the first would find.  A forward
+	 * task waits on forward tasks alone (build_tasks).
+	 */
+	for (int v = 0; v < n; v++)
+		for (int d = tl->dep_start[v]; d < tl->dep_start[v + 1]; d++) {
+			indeg[v]++;
+			rd_start[tl->dep[d] + 1]++;
 		}
+	for (int v = 0; v < n; v++)
+		rd_start[v + 1] += rd_start[v];
+	rd = sl_xmalloc((rd_start[n] + 1) * sizeof *rd);
+	fill = sl_xcalloc(n + 1, sizeof *fill);
+	for (int v = 0; v < n; v++)
+		for (int d = tl->dep_start[v]; d < tl->dep_start[v + 1]; d++) {
+			int u = tl->dep[d];
+			rd[rd_start[u] + fill[u]++] = v;
+		}
+	for (int v = 0; v < n; v++)
+		if (indeg[v] == 0)
+			heap_push(&ready, v);
+	while (ready.n > 0) {
+		int u = heap_pop(&ready);
+		fwd[nf++] = u;
+		for (int r = rd_start[u]; r < rd_start[u + 1]; r++)
+			if (--indeg[rd[r]] == 0)
+				heap_push(&ready, rd[r]);
 	}
+	/* (a validated graph has no cycle: nothing is left waiting) */
+	for (int v = 0; nf < n && v < n; v++)
+		if (indeg[v] > 0)
+			fwd[nf++] = v;
 	for (int i = 0; i < n; i++)
 		order[k++] = FWD(fwd[i]);
 	order[k++] = b->loss;
@@ -661,7 +541,11 @@ default_order(const tl_build *b, int *order)
 	}
 	order[k++] = b->optim;
 	free(fwd);
-	free(done);
+	free(indeg);
+	free(rd_start);
+	free(rd);
+	free(fill);
+	free(ready.v);
 }
 
 /* pos[t] of an order; false when it is not a valid order. */
@@ -841,12 +725,155 @@ exact_order(const sl_timeline *tl, int *order, long max_states)
  * whose dependencies are done, run the one that raises the peak least,
  * then the one that frees most, then the one the default order runs
  * first.
+ *
+ * Raising the peak least is max(peak, live + inc) least, inc what the task
+ * would allocate: every task with inc <= peak - live ties at the peak, and
+ * among those the rule goes by (inc - dec, rank), dec what it would free;
+ * when none fits under the peak, by (inc, inc - dec, rank).  The ready
+ * tasks are kept in a treap ordered by (inc, inc - dec, rank) whose nodes
+ * also hold the least (inc - dec, rank) of their subtree, so that either
+ * answer is one walk down: O(log n) a pick, where a scan of the ready set
+ * made the schedule quadratic (37 s on a chain of 60,000 operators).  A
+ * ready task's keys change only when a buffer it would allocate is
+ * allocated by another task, or when a buffer it would free comes to wait
+ * on it alone; each buffer does either once, so the updates cost
+ * O(alloc and free sets) in all.
  */
-static void
-greedy_order(const sl_timeline *tl, const int *dflt, int *order)
+typedef struct tl_treap {
+	int *l, *r;		/* children, -1 none */
+	unsigned *pri;		/* heap priorities: a hash of the task */
+	int *best;		/* the least (k2, rank) of the subtree */
+	int64_t *inc, *k2;	/* the keys of each ready task; k2 = inc - dec */
+	const int *rank;	/* position in the default order */
+	int root;
+} tl_treap;
+
+/* (inc, k2, rank) of a before b's. */
+static bool
+tp_less(const tl_treap *q, int a, int b)
 {
-	int n = tl->n_tasks, nb = tl->n_bufs, k = 0, n_ready = 0;
-	int *rank = sl_xmalloc(n * sizeof *rank), *indeg = sl_xcalloc(n, sizeof *indeg);
+	if (q->inc[a] != q->inc[b])
+		return q->inc[a] < q->inc[b];
+	if (q->k2[a] != q->k2[b])
+		return q->k2[a] < q->k2[b];
+	return q->rank[a] < q->rank[b];
+}
+
+/* The better of a and b by (k2, rank); -1 is none. */
+static int
+tp_better(const tl_treap *q, int a, int b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	if (q->k2[a] != q->k2[b])
+		return q->k2[a] < q->k2[b] ? a : b;
+	return q->rank[a] < q->rank[b] ? a : b;
+}
+
+static void
+tp_pull(tl_treap *q, int x)
+{
+	int b = x;
+
+	if (q->l[x] >= 0)
+		b = tp_better(q, b, q->best[q->l[x]]);
+	if (q->r[x] >= 0)
+		b = tp_better(q, b, q->best[q->r[x]]);
+	q->best[x] = b;
+}
+
+/* Joins a and b, every key of a before every key of b. */
+static int
+tp_merge(tl_treap *q, int a, int b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	if (q->pri[a] > q->pri[b]) {
+		q->r[a] = tp_merge(q, q->r[a], b);
+		tp_pull(q, a);
+		return a;
+	}
+	q->l[b] = tp_merge(q, a, q->l[b]);
+	tp_pull(q, b);
+	return b;
+}
+
+/* Splits x into the keys before t's (*a) and the others (*b). */
+static void
+tp_split(tl_treap *q, int x, int t, int *a, int *b)
+{
+	if (x < 0) {
+		*a = *b = -1;
+		return;
+	}
+	if (tp_less(q, x, t)) {
+		tp_split(q, q->r[x], t, &q->r[x], b);
+		*a = x;
+	} else {
+		tp_split(q, q->l[x], t, a, &q->l[x]);
+		*b = x;
+	}
+	tp_pull(q, x);
+}
+
+static void
+tp_insert(tl_treap *q, int t)
+{
+	int a, b;
+
+	tp_split(q, q->root, t, &a, &b);
+	q->l[t] = q->r[t] = -1;
+	q->best[t] = t;
+	q->root = tp_merge(q, tp_merge(q, a, t), b);
+}
+
+/* Removes t, whose keys must not have changed since it was inserted. */
+static int
+tp_erase(tl_treap *q, int x, int t)
+{
+	if (x == t)
+		return tp_merge(q, q->l[x], q->r[x]);
+	if (tp_less(q, t, x))
+		q->l[x] = tp_erase(q, q->l[x], t);
+	else
+		q->r[x] = tp_erase(q, q->r[x], t);
+	tp_pull(q, x);
+	return x;
+}
+
+/* The task the rule runs next, room = peak - live. */
+static int
+tp_pick(const tl_treap *q, int64_t room)
+{
+	int best = -1, x = q->root;
+
+	while (x >= 0) {
+		if (q->inc[x] <= room) {
+			/* x and everything before it fit under the peak */
+			if (q->l[x] >= 0)
+				best = tp_better(q, best, q->best[q->l[x]]);
+			best = tp_better(q, best, x);
+			x = q->r[x];
+		} else
+			x = q->l[x];
+	}
+	if (best >= 0)
+		return best;
+	for (x = q->root; q->l[x] >= 0; x = q->l[x])
+		;
+	return x;
+}
+
+void
+sl_timeline_greedy(const sl_timeline *tl, const int *dflt, int *order)
+{
+	int n = tl->n_tasks, nb = tl->n_bufs, k = 0;
+	int *rank = sl_xmalloc((n ? n : 1) * sizeof *rank);
+	int *indeg = sl_xcalloc(n ? n : 1, sizeof *indeg);
 	int *ab_start = sl_xcalloc(n + 1, sizeof(int)), *fb_start = sl_xcalloc(n + 1, sizeof(int));
 	int *ab = sl_xmalloc((tl->a_start[nb] + 1) * sizeof(int));
 	int *fb = sl_xmalloc((tl->f_start[nb] + 1) * sizeof(int));
@@ -855,11 +882,30 @@ greedy_order(const sl_timeline *tl, const int *dflt, int *order)
 	int *fill = sl_xcalloc(n + 1, sizeof(int));
 	int *fremain = sl_xmalloc((nb ? nb : 1) * sizeof(int));
 	bool *alloc = sl_xcalloc(nb ? nb : 1, sizeof(bool));
-	int *ready = sl_xmalloc(n * sizeof(int));
+	/* per task: 0 waiting, 1 ready (in the treap), 2 done */
+	uint8_t *state = sl_xcalloc(n ? n : 1, 1);
+	tl_treap q = {
+		.l = sl_xmalloc((n ? n : 1) * sizeof(int)),
+		.r = sl_xmalloc((n ? n : 1) * sizeof(int)),
+		.pri = sl_xmalloc((n ? n : 1) * sizeof(unsigned)),
+		.best = sl_xmalloc((n ? n : 1) * sizeof(int)),
+		.inc = sl_xcalloc(n ? n : 1, sizeof(int64_t)),
+		.k2 = sl_xcalloc(n ? n : 1, sizeof(int64_t)),
+		.rank = rank,
+		.root = -1,
+	};
 	int64_t live = 0, peak = 0;
 
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		uint32_t h = (uint32_t)i * 0x9e3779b9u;
+
 		rank[dflt[i]] = i;
+		/* a fixed mix of the index: the same tree on every run */
+		h ^= h >> 16;
+		h *= 0x85ebca6bu;
+		h ^= h >> 13;
+		q.pri[i] = h;
+	}
 	/* Inverse maps: task -> buffers it allocates / may free; task ->
 	 * tasks waiting on it. */
 	for (int i = 0; i < nb; i++) {
@@ -903,49 +949,72 @@ greedy_order(const sl_timeline *tl, const int *dflt, int *order)
 			rd[rd_start[u] + fill[u]++] = t;
 		}
 	peak = live;
+/* A task becomes ready: its keys from the buffers' state now. */
+#define READY(t) do { \
+	int64_t inc_ = 0, dec_ = 0; \
+	for (int a_ = ab_start[t]; a_ < ab_start[(t) + 1]; a_++) \
+		if (!alloc[ab[a_]]) \
+			inc_ += tl->buf[ab[a_]].bytes; \
+	for (int f_ = fb_start[t]; f_ < fb_start[(t) + 1]; f_++) \
+		if (fremain[fb[f_]] == 1) \
+			dec_ += tl->buf[fb[f_]].bytes; \
+	q.inc[t] = inc_; \
+	q.k2[t] = inc_ - dec_; \
+	state[t] = 1; \
+	tp_insert(&q, (t)); \
+} while (0)
+/* A ready task's keys change by d_inc and d_k2. */
+#define REKEY(t, d_inc, d_k2) do { \
+	q.root = tp_erase(&q, q.root, (t)); \
+	q.inc[t] += (d_inc); \
+	q.k2[t] += (d_k2); \
+	tp_insert(&q, (t)); \
+} while (0)
 	for (int t = 0; t < n; t++)
 		if (indeg[t] == 0)
-			ready[n_ready++] = t;
-	while (n_ready > 0) {
-		int best = -1;
-		int64_t bkey1 = 0, bkey2 = 0;
-		for (int r = 0; r < n_ready; r++) {
-			int t = ready[r];
-			int64_t inc = 0, dec = 0, k1, k2;
-			for (int a = ab_start[t]; a < ab_start[t + 1]; a++)
-				if (!alloc[ab[a]])
-					inc += tl->buf[ab[a]].bytes;
-			for (int f = fb_start[t]; f < fb_start[t + 1]; f++)
-				if (fremain[fb[f]] == 1)
-					dec += tl->buf[fb[f]].bytes;
-			k1 = live + inc > peak ? live + inc : peak;
-			k2 = inc - dec;
-			if (best < 0 || k1 < bkey1 || (k1 == bkey1 && (k2 < bkey2 ||
-			    (k2 == bkey2 && rank[t] < rank[ready[best]])))) {
-				best = r;
-				bkey1 = k1;
-				bkey2 = k2;
-			}
+			READY(t);
+	while (q.root >= 0) {
+		int t = tp_pick(&q, peak - live);
+
+		q.root = tp_erase(&q, q.root, t);
+		state[t] = 2;
+		order[k++] = t;
+		for (int a = ab_start[t]; a < ab_start[t + 1]; a++) {
+			int i = ab[a];
+			int64_t by = tl->buf[i].bytes;
+
+			if (alloc[i])
+				continue;
+			alloc[i] = true;
+			live += by;
+			/* the others that would have allocated it no longer do */
+			for (int x = tl->a_start[i]; x < tl->a_start[i + 1]; x++)
+				if (state[tl->a_list[x]] == 1)
+					REKEY(tl->a_list[x], -by, -by);
 		}
-		{
-			int t = ready[best];
-			ready[best] = ready[--n_ready];
-			order[k++] = t;
-			for (int a = ab_start[t]; a < ab_start[t + 1]; a++)
-				if (!alloc[ab[a]]) {
-					alloc[ab[a]] = true;
-					live += tl->buf[ab[a]].bytes;
+		if (live > peak)
+			peak = live;
+		for (int f = fb_start[t]; f < fb_start[t + 1]; f++) {
+			int i = fb[f];
+
+			if (--fremain[i] == 0 && alloc[i])
+				live -= tl->buf[i].bytes;
+			if (fremain[i] != 1)
+				continue;
+			/* the one task it now waits on would free it */
+			for (int x = tl->f_start[i]; x < tl->f_start[i + 1]; x++)
+				if (state[tl->f_list[x]] != 2) {
+					if (state[tl->f_list[x]] == 1)
+						REKEY(tl->f_list[x], 0, -tl->buf[i].bytes);
+					break;
 				}
-			if (live > peak)
-				peak = live;
-			for (int f = fb_start[t]; f < fb_start[t + 1]; f++)
-				if (--fremain[fb[f]] == 0 && alloc[fb[f]])
-					live -= tl->buf[fb[f]].bytes;
-			for (int d = rd_start[t]; d < rd_start[t + 1]; d++)
-				if (--indeg[rd[d]] == 0)
-					ready[n_ready++] = rd[d];
 		}
+		for (int d = rd_start[t]; d < rd_start[t + 1]; d++)
+			if (--indeg[rd[d]] == 0)
+				READY(rd[d]);
 	}
+#undef READY
+#undef REKEY
 	free(rank);
 	free(indeg);
 	free(ab_start);
@@ -957,7 +1026,13 @@ greedy_order(const sl_timeline *tl, const int *dflt, int *order)
 	free(fill);
 	free(fremain);
 	free(alloc);
-	free(ready);
+	free(state);
+	free(q.l);
+	free(q.r);
+	free(q.pri);
+	free(q.best);
+	free(q.inc);
+	free(q.k2);
 }
 
 /* ------------------------------------------------- the caching allocator */
@@ -1234,7 +1309,7 @@ sl_timeline_build(const sl_space *s, const int *choice, int dev, bool optimise,
 	tl->buf = sl_xmalloc(b.cap_bufs * sizeof *tl->buf);
 	tl->a_start = sl_xcalloc(b.cap_bufs + 1, sizeof(int));
 	tl->f_start = sl_xcalloc(b.cap_bufs + 1, sizeof(int));
-	build_buffers(&b);
+	sl_step_items(s, choice, b.coord, false, tl_item, &b);
 	dedup_sets(tl->n_bufs, tl->a_start, tl->a_list ? tl->a_list : (int[1]){ 0 });
 	dedup_sets(tl->n_bufs, tl->f_start, tl->f_list ? tl->f_list : (int[1]){ 0 });
 
@@ -1252,7 +1327,7 @@ sl_timeline_build(const sl_space *s, const int *choice, int dev, bool optimise,
 		if (exact_order(tl, o, EXACT_MAX_STATES)) {
 			tl->exact = true;
 		} else {
-			greedy_order(tl, dflt, o);
+			sl_timeline_greedy(tl, dflt, o);
 		}
 		p = sl_timeline_peak_of(tl, o);
 		if (p >= 0 && p <= tl->peak_default) {
@@ -1266,8 +1341,6 @@ sl_timeline_build(const sl_space *s, const int *choice, int dev, bool optimise,
 	tl->sum = b.sum;
 	free(dflt);
 	free(b.wgrad);
-	free(b.kept);
-	free(b.keep);
 	free(b.rd_start);
 	free(b.rd);
 	return SL_OK;

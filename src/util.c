@@ -485,9 +485,25 @@ sl_max_input(void)
 	const char *e = getenv("SHARDLAB_MAX_INPUT");
 	int64_t v;
 
-	if (e != NULL && *e != '\0' && (v = sl_parse_size(e)) > 0)
-		return v;
-	return SL_MAX_INPUT_DEFAULT;
+	if (e == NULL || *e == '\0')
+		return SL_MAX_INPUT_DEFAULT;
+	/* a limit the user meant is never replaced by another one */
+	if ((v = sl_parse_size(e)) <= 0 || v > SL_MAX_INPUT_MAX)
+		return -1;
+	return v;
+}
+
+int
+sl_max_input_check(sl_error *err)
+{
+	char b[32];
+
+	if (sl_max_input() > 0)
+		return SL_OK;
+	return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+	    _("SHARDLAB_MAX_INPUT: expected a size from 1 byte to %s such as "
+	    "64MiB or 2GB, got '%s'"), sl_format_bytes(SL_MAX_INPUT_MAX, b,
+	    sizeof b), sl_esc(getenv("SHARDLAB_MAX_INPUT")));
 }
 
 int
@@ -496,6 +512,8 @@ sl_open_input(const char *path, sl_error *err)
 	struct stat st;
 	int fd, flags;
 
+	if (sl_max_input_check(err) != SL_OK)
+		return -1;
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
@@ -707,15 +725,19 @@ sl_sha256_hex(const void *data, size_t len, char out[65])
 }
 
 char *
-sl_read_file(const char *path, size_t *len, bool gz, sl_error *err)
+sl_read_file(const char *path, size_t *len, sl_error *err)
 {
 	size_t cap = 1 << 16, n = 0;
 	int64_t max = sl_max_input();
+	unsigned char magic[2];
+	bool gz;
 	char *buf;
 	int fd;
 
 	if ((fd = sl_open_input(path, err)) < 0)
 		return NULL;
+	/* gzip by its magic bytes (RFC 1952), whatever the file's name */
+	gz = pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
 	if (gz) {
 		gzFile f = gzdopen(fd, "rb");
 		if (f == NULL) {

@@ -28,8 +28,8 @@ expect_in "$TMP/ds.out" "chosen plan: 2 pipeline stages"
 # the stage table: 18 layers each, stage 0 keeps 2 micro-batches, stage 1 one
 run rep "$SHARDLAB" plan $TWO
 expect_status 0 rep
-expect_in "$TMP/rep.out" "0      0       0-17       full               2"
-expect_in "$TMP/rep.out" "1      1       18-35      full               1"
+expect_in "$TMP/rep.out" "0      0       0-17       full              2"
+expect_in "$TMP/rep.out" "1      1       18-35      full              1"
 
 # per-layer plan JSON with stages; DTensor source
 run js "$SHARDLAB" plan $TWO --export json -o "$TMP/p.json"

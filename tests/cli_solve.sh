@@ -97,4 +97,21 @@ if [ -n "$mo" ] && [ "$(printf '合计' | LC_ALL=C.UTF-8 wc -L)" = 4 ]; then
 	row_w=$(grep '^0-3 ' "$TMP/zh.out" | LC_ALL=C.UTF-8 wc -L)
 	expect_eq "$head_w" "$row_w" "display width of the zh_CN device header"
 fi
+# Alpha 0 weighs memory alone; among the plans of least memory, solve
+# takes one of least communication, the first plan the sweep lists (issue:
+# 130 ms of communication where 105 ms held the same memory).
+run a0 "$SHARDLAB" solve gpt-7.5b --mesh 2x4 --alpha 0 --json "$TMP/a0.json"
+expect_status 0 a0
+run a0s "$SHARDLAB" sweep gpt-7.5b --mesh 2x4 --json "$TMP/a0s.json"
+expect_status 0 a0s
+expect_eq "$(json_int "$TMP/a0.json" comm_time_ns)" \
+    "$(json_int "$TMP/a0s.json" comm_time_ns)" "alpha 0: communication of solve and of the sweep's first plan"
+expect_eq "$(json_int "$TMP/a0.json" objective)" \
+    "$(json_int "$TMP/a0s.json" memory_bytes)" "alpha 0: memory of solve and of the sweep's first plan"
+expect_eq "$(json_int "$TMP/a0.json" comm_time_ns)" 105174252 "alpha 0: communication of gpt-7.5b on 2x4"
+# compare's plan is the same one
+run a0c "$SHARDLAB" compare gpt-7.5b --mesh 2x4 --alpha 0 --json "$TMP/a0c.json"
+expect_status 0 a0c
+grep '"ours"' "$TMP/a0c.json" >"$TMP/a0c.ours" || fail "compare: no row of ours"
+expect_in "$TMP/a0c.ours" '"comm_time_ns": 105174252'
 done_ok

@@ -10,6 +10,8 @@
 #  - An operator kind is its row of the kind table (kinds.c): the model
 #    reader and writer, the launch lists and the baselines switch over no
 #    kind, and loop roles are compared as values, not as strings.
+#  - The cost model's rules are defined once, in space.c; explain puts its
+#    items into words without deriving their bytes again.
 . "$TESTS_SRCDIR/lib.sh"
 
 SRC="$TESTS_SRCDIR/../src"
@@ -71,5 +73,15 @@ done
 grep -rnE --include='*.c' 'strcmp\([^;]*role\[|strcmp\([^;,()]*, *"(dp|seq|head|row|col|vocab)"\)' \
     "$SRC" >"$TMP/role" &&
 	fail "loop roles compared as strings: $(cat "$TMP/role")"
-n_checks=7
+# The cost model's rules, each defined once (space.c): whether a tensor
+# has a gradient, a tensor's placement along an axis; and explain.c puts the
+# model's collectives into words rather than deriving them again.
+grep -nE '^[a-z_]*needs_grad\(const sl_tensor|^[a-z_]*placement\(const sl_spec' \
+    "$SRC"/*.c "$SRC"/cli/*.c "$SRC"/../ui/*.c | grep -v '/space\.c:' >"$TMP/rule" &&
+	fail "a rule of space.c defined again: $(cat "$TMP/rule")"
+grep -q '^sl_needs_grad(const sl_tensor' "$SRC/space.c" ||
+	fail "the scan does not see sl_needs_grad in space.c"
+grep -nE 'sl_grad_elem_bytes|sl_local_elems\(.*sl_elem_bytes' "$SRC/explain.c" >"$TMP/ex" &&
+	fail "explain.c derives the cost model's bytes again: $(cat "$TMP/ex")"
+n_checks=9
 done_ok

@@ -328,9 +328,31 @@ test_paper_rows(void **state)
 }
 
 /*
- * explain writes the cost model's arithmetic out line by line; where its
- * sums differ from sl_node_cost it says so.  Every operator and strategy of
- * a toy GPT and LLaMA on a 1-D and a 2-D mesh must add up.
+ * The number after the first occurrence of key at or after from ("total: "),
+ * its thousands separators dropped; -1 when there is none.
+ */
+static int64_t
+number_after(const char *text, const char *from, const char *key)
+{
+	const char *p = strstr(text, from);
+	char digits[32];
+	int n = 0;
+
+	if (p == NULL || (p = strstr(p, key)) == NULL)
+		return -1;
+	for (p += strlen(key); (*p >= '0' && *p <= '9') || *p == ','; p++)
+		if (*p != ',' && n < (int)sizeof digits - 1)
+			digits[n++] = *p;
+	digits[n] = '\0';
+	return n > 0 ? strtoll(digits, NULL, 10) : -1;
+}
+
+/*
+ * explain puts the cost model's items into words, each with its number, and
+ * sums what it wrote: its memory total and its communication total must be
+ * sl_node_cost's, and each resharding's total sl_edge_cost's, or an item of
+ * the model went unsaid.  Every operator and strategy of a toy GPT and
+ * LLaMA on a 1-D and a 2-D mesh.
  */
 static void
 check_explain(sl_family fam, int n_axes, int a0, int a1)
@@ -339,7 +361,7 @@ check_explain(sl_family fam, int n_axes, int a0, int a1)
 	sl_space *s = space_on(g, n_axes, a0, a1);
 	sl_scored_plan plan;
 	sl_error err;
-	int checked = 0;
+	int checked = 0, edges = 0;
 
 	sl_error_clear(&err);
 	assert_int_equal(sl_baseline_plan(s, SL_BASE_MEGATRON_SP, NULL, NULL, &plan,
@@ -347,17 +369,44 @@ check_explain(sl_family fam, int n_axes, int a0, int a1)
 	for (int v = 0; v < g->n_ops; v++) {
 		for (int i = 0; i < s->ops[v].n_strat; i++) {
 			char *t = sl_explain(s, plan.choice, v, i, &err);
+			sl_mem mem;
+			sl_comm comm;
+			const char *at;
+
 			assert_non_null(t);
-			if (strstr(t, "(the cost model counts") != NULL ||
-			    strstr(t, "(the lines above add up") != NULL)
-				fail_msg("explain %s %s does not add up:\n%s",
-				    g->ops[v].name, s->ops[v].strat[i].name, t);
+			sl_node_cost(s, v, i, NULL, &mem, &comm);
+			if (number_after(t, "\n3. ", "  total: ") != sl_mem_total(&mem) ||
+			    number_after(t, "\n4. ", "  total: ") != sl_comm_total(&comm))
+				fail_msg("explain %s %s: totals are not the cost model's "
+				    "(%lld bytes, %lld ns):\n%s", g->ops[v].name,
+				    s->ops[v].strat[i].name, (long long)sl_mem_total(&mem),
+				    (long long)sl_comm_total(&comm), t);
+			/* the edges in section 5's order: into it, then out of it */
+			at = strstr(t, "\n5. ");
+			for (int pass = 0; pass < 2 && i == plan.choice[v]; pass++)
+				for (int e = 0; e < s->n_edges; e++) {
+					const sl_space_edge *ed = &s->edges[e];
+					if (ed->src == ed->dst || (pass ? ed->src : ed->dst) != v)
+						continue;
+					do	/* the edge's first line: two spaces in */
+						at = at != NULL ? strstr(at + 1, "\n  ") : NULL;
+					while (at != NULL && at[3] == ' ');
+					assert_non_null(at);
+					sl_edge_cost(s, e, plan.choice[ed->src],
+					    plan.choice[ed->dst], NULL, NULL, &comm);
+					if (sl_comm_total(&comm) > 0) {
+						assert_int_equal(number_after(at, "", "edge total: "),
+						    sl_comm_total(&comm));
+						edges++;
+					}
+				}
 			assert_non_null(strstr(t, g->ops[v].name));
 			free(t);
 			checked++;
 		}
 	}
 	assert_true(checked > g->n_ops);
+	assert_true(edges > 0 || n_axes == 1);
 	assert_null(sl_explain(s, NULL, g->n_ops, 0, &err));
 	assert_int_equal(err.code, SL_EINPUT);
 	sl_scored_plan_free(&plan);

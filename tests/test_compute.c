@@ -376,6 +376,23 @@ predicted(const sl_graph *g, const sl_hw *hw, int tp, sl_eval *ev_out)
 	return predicted_with(g, hw, tp, NULL, ev_out);
 }
 
+/* Every kind's row says how many kernels it runs each way: a row without
+ * them would compute in no time at all. */
+static void
+test_every_kind_runs(void **state)
+{
+	for (int k = 0; k < SL_OP_KIND_COUNT; k++) {
+		if (sl_kinds[k].kernels[0] < 1 || sl_kinds[k].kernels[1] < 1)
+			fail_msg("kind %s runs %d forward and %d backward kernels",
+			    sl_kinds[k].name, sl_kinds[k].kernels[0],
+			    sl_kinds[k].kernels[1]);
+	}
+	/* the counts compute.c's formulas assume */
+	assert_int_equal(sl_kinds[SL_OP_MATMUL].kernels[1], 2);
+	assert_int_equal(sl_kinds[SL_OP_ATTENTION].kernels[1], 4);
+	assert_int_equal(sl_kinds[SL_OP_CROSS_ENTROPY].kernels[0], 3);
+}
+
 static void
 test_h100_gpt17(void **state)
 {
@@ -876,6 +893,7 @@ main(void)
 		cmocka_unit_test(test_profile_fields),
 		cmocka_unit_test(test_profile_bad),
 		cmocka_unit_test(test_kernels_by_hand),
+		cmocka_unit_test(test_every_kind_runs),
 		cmocka_unit_test(test_h100_gpt17),
 		cmocka_unit_test(test_h200_gpt17),
 		cmocka_unit_test(test_step_time),

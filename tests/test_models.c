@@ -381,7 +381,7 @@ slurp(const char *path, size_t *len)
 	char *t;
 
 	sl_error_clear(&err);
-	t = sl_read_file(path, len, false, &err);
+	t = sl_read_file(path, len, &err);
 	assert_non_null(t);
 	return t;
 }
@@ -1018,10 +1018,14 @@ test_json_reader(void **state)
 
 	for (int lazy = 0; lazy < 2; lazy++) {
 		sl_error_clear(&err);
-		assert_int_equal(sl_json_read(&j, "f.json", text, sizeof text - 1,
-		    lazy ? SL_JSON_LAZY : 0, SL_EINPUT, &err), SL_OK);
-		assert_true(json_is_true(json_array_get(json_array_get(
-		    json_object_get(j.root, "x"), 1), 1)));
+		if (lazy)
+			sl_json_text(&j, "f.json", text, sizeof text - 1);
+		else {
+			assert_int_equal(sl_json_read(&j, "f.json", text,
+			    sizeof text - 1, 0, SL_EINPUT, &err), SL_OK);
+			assert_true(json_is_true(json_array_get(json_array_get(
+			    json_object_get(j.root, "x"), 1), 1)));
+		}
 		for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
 			sl_json_where(&j, at[i].path, &line, &col);
 			if (line != at[i].line || col != at[i].col)
@@ -1051,7 +1055,7 @@ test_json_reader(void **state)
 	    0, SL_EINPUT, &err), SL_EINPUT);
 	assert_non_null(strstr(err.msg, "duplicate member"));
 	assert_int_equal(sl_json_read(&j, "h.json", "{\"a\": 1, \"a\": 2}", 16,
-	    SL_JSON_DUPLICATES | SL_JSON_LAZY, SL_EINPUT, NULL), SL_OK);
+	    SL_JSON_DUPLICATES, SL_EINPUT, NULL), SL_OK);
 	assert_int_equal(json_integer_value(json_object_get(j.root, "a")), 2);
 	sl_json_free(&j);
 
@@ -1079,6 +1083,147 @@ test_json_reader(void **state)
  * rest of a record on its line, more than 16 scalars wrapped after every
  * 16, strings escaped, reals in their shortest exact form and still reals.
  */
+/* Reads a whole document with the pull reader; its error (or a zero one). */
+static jp_tok
+pull_all(const char *text, size_t len, jp_error *e, int *values)
+{
+	jp_pull *p = jp_pull_new(text, len);
+	jp_tok t;
+
+	*values = 0;
+	while ((t = jp_pull_next(p)) != JP_T_EOF && t != JP_T_ERROR)
+		*values += t != JP_T_END;
+	*e = *jp_pull_error(p);
+	jp_pull_free(p);
+	return t;
+}
+
+/*
+ * The pull reader is as strict as the scanner: on good and bad texts alike
+ * it accepts what jp_scan accepts, and stops at the same line and column
+ * with the same message; its tokens, keys, strings and integers are the
+ * document's, and skipping a container reads past all of it.
+ */
+static void
+test_json_pull(void **state)
+{
+	static const char *const texts[] = {
+		"{\"a\": [1, 2.5e3, -3], \"b\": {\"c\": null, \"d\": [true, false]}}",
+		"\xef\xbb\xbf[1]", "[]", "{}", " \"x\" ", "[1,]", "{\"a\": 1,}",
+		"[1 2]", "{\"a\" 1}", "{\"a\": 1 \"b\": 2}", "{\"a\": 1", "[1, [2",
+		"{1: 2}", "[01]", "[1e999]", "[99999999999999999999]", "[\"a\n\"]",
+		"[\"\\ud800\"]", "[1] x", "[tru]", "", "   ", "{'a': 1}", "[-]",
+		"[\"\xff\"]", "{\"a\": {\"b\": [1, {\"c\": [}]}}", "[1.]",
+	};
+	jp_error e1, e2;
+	int values;
+
+	for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+		const char *s = texts[i];
+		jp_doc *d = jp_scan(s, strlen(s), &e1);
+		jp_tok t = pull_all(s, strlen(s), &e2, &values);
+
+		if ((d != NULL) != (t == JP_T_EOF))
+			fail_msg("'%s': the scanner %s it, the pull reader %s", s,
+			    d != NULL ? "accepts" : "refuses",
+			    t == JP_T_EOF ? "accepts" : "refuses");
+		if (d == NULL && (e1.line != e2.line || e1.col != e2.col ||
+		    strcmp(e1.msg, e2.msg) != 0))
+			fail_msg("'%s': scanner %d:%d %s; pull reader %d:%d %s", s,
+			    e1.line, e1.col, e1.msg, e2.line, e2.col, e2.msg);
+		jp_free(d);
+	}
+
+	/* the tokens of the first text */
+	{
+		const char *s = texts[0];
+		jp_pull *p = jp_pull_new(s, strlen(s));
+		int64_t v;
+		int line, col;
+
+		assert_int_equal(jp_pull_next(p), JP_T_OBJECT);
+		assert_null(jp_pull_key(p));
+		assert_int_equal(jp_pull_next(p), JP_T_ARRAY);
+		assert_string_equal(jp_pull_key(p), "a");
+		jp_pull_where(p, &line, &col);
+		assert_int_equal(col, 7);
+		assert_int_equal(jp_pull_next(p), JP_T_NUMBER);
+		assert_true(jp_pull_int64(p, &v));
+		assert_int_equal(v, 1);
+		assert_int_equal(jp_pull_next(p), JP_T_NUMBER);
+		/* an integral real, as jansson's reals are taken */
+		assert_true(jp_pull_int64(p, &v));
+		assert_int_equal(v, 2500);
+		assert_int_equal(jp_pull_next(p), JP_T_NUMBER);
+		assert_true(jp_pull_int64(p, &v));
+		assert_int_equal(v, -3);
+		assert_int_equal(jp_pull_next(p), JP_T_END);
+		assert_int_equal(jp_pull_depth(p), 1);
+		/* "b" skipped whole */
+		assert_int_equal(jp_pull_skip(p, jp_pull_next(p)), JP_T_END);
+		assert_int_equal(jp_pull_depth(p), 1);
+		assert_int_equal(jp_pull_next(p), JP_T_END);
+		assert_int_equal(jp_pull_next(p), JP_T_EOF);
+		jp_pull_free(p);
+	}
+	{
+		jp_pull *p = jp_pull_new("[\"a\\u00e9\", 1.5]", 16);
+
+		assert_int_equal(jp_pull_next(p), JP_T_ARRAY);
+		assert_int_equal(jp_pull_next(p), JP_T_STRING);
+		assert_string_equal(jp_pull_string(p), "a\xc3\xa9");
+		assert_int_equal(jp_pull_next(p), JP_T_NUMBER);
+		{
+			int64_t v;
+			assert_false(jp_pull_int64(p, &v));
+		}
+		jp_pull_free(p);
+	}
+}
+
+/*
+ * What a document's values would take is bounded by SHARDLAB_MAX_INPUT as
+ * its text is: past sl_max_input() / 128 values the reader stops at the
+ * first value too many, before jansson builds a tree, and says it is the
+ * limit, not bad JSON.  An invalid limit is an error, not the default.
+ */
+static void
+test_json_budget(void **state)
+{
+	char *text = malloc(4 + 2 * 10000);
+	size_t n = 0;
+	sl_error err;
+	sl_json j;
+
+	text[n++] = '[';
+	for (int i = 0; i < 10000; i++)
+		n += (size_t)sprintf(text + n, i ? ",0" : "0");
+	text[n++] = ']';
+	setenv("SHARDLAB_MAX_INPUT", "2MiB", 1);
+	sl_error_clear(&err);
+	assert_int_equal(sl_json_read(&j, "f.json", text, n, 0, SL_EINPUT, &err),
+	    SL_OK);
+	sl_json_free(&j);
+	/* 128 KiB: 1024 values, the array and 1023 of its elements */
+	setenv("SHARDLAB_MAX_INPUT", "128KiB", 1);
+	sl_error_clear(&err);
+	assert_int_equal(sl_json_read(&j, "f.json", text, n, 0, SL_EINPUT, &err),
+	    SL_EINPUT);
+	assert_null(j.root);
+	assert_int_equal(err.line, 1);
+	assert_int_equal(err.column, 2 + 2 * 1023);
+	assert_non_null(strstr(err.msg, "too many values"));
+	assert_null(strstr(err.msg, "not valid JSON"));
+	setenv("SHARDLAB_MAX_INPUT", "lots", 1);
+	assert_int_equal(sl_max_input(), -1);
+	sl_error_clear(&err);
+	assert_int_equal(sl_max_input_check(&err), SL_EINPUT);
+	assert_non_null(strstr(err.msg, "'lots'"));
+	unsetenv("SHARDLAB_MAX_INPUT");
+	assert_int_equal(sl_max_input(), SL_MAX_INPUT_DEFAULT);
+	free(text);
+}
+
 static void
 test_json_layout(void **state)
 {
@@ -1411,6 +1556,8 @@ main(void)
 		cmocka_unit_test(test_model_open_errors),
 		cmocka_unit_test(test_jsonpos),
 		cmocka_unit_test(test_json_reader),
+		cmocka_unit_test(test_json_pull),
+		cmocka_unit_test(test_json_budget),
 		cmocka_unit_test(test_json_layout),
 		cmocka_unit_test(test_json_reals),
 		cmocka_unit_test(test_kind_table),

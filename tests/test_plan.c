@@ -101,6 +101,53 @@ test_hw_bundled(void **state)
 	assert_true(hw.flops == 989e12);
 	assert_int_equal(hw.devices_per_node, 8);
 
+	/*
+	 * The cards people have, at their datasheets' figures: the memory the
+	 * driver reports (nvidia-smi's total in MiB where no GPU was measured;
+	 * the H100 PCIe reports the SXM's), dense bf16 peak (half the "with
+	 * sparsity" figure), the link between the devices of a node per
+	 * direction and the node size.
+	 */
+	static const struct {
+		const char *name, *source;
+		int64_t memory;
+		double flops, intra;
+		int per_node;
+	} cards[] = {
+		{ "rtx4090-pcie", "whitepaper", 24564LL << 20, 165.2e12, 12.5e9, 4 },
+		{ "l4-pcie", "L4 datasheet", 23034LL << 20, 121e12, 25e9, 8 },
+		{ "l40s-pcie", "L40S datasheet", 46068LL << 20, 362.05e12, 25e9, 8 },
+		{ "a100-40gb-sxm", "A100 datasheet", 40960LL << 20, 312e12, 300e9, 8 },
+		{ "h100-pcie", "H100 datasheet", 85018542080LL, 756e12, 50e9, 8 },
+		{ "h200-nvlink", "H200", 150109880320LL, 989e12, 450e9, 8 },
+		{ "b200-nvlink", "B200 datasheet", 183359LL << 20, 2250e12, 900e9, 8 },
+	};
+	for (size_t i = 0; i < sizeof cards / sizeof cards[0]; i++) {
+		bool listed = false;
+
+		sl_error_clear(&err);
+		assert_int_equal(sl_hw_load(cards[i].name, &hw, &err), SL_OK);
+		assert_true(hw.capacity_bytes == cards[i].memory);
+		assert_true(hw.memory_bytes == hw.capacity_bytes - hw.reserve_bytes);
+		assert_true(hw.flops == cards[i].flops);
+		assert_true(hw.intra.bandwidth == cards[i].intra);
+		assert_int_equal(hw.devices_per_node, cards[i].per_node);
+		/* estimated compute stays under the peaks it is derived from */
+		assert_true(hw.attention_flops <= hw.flops);
+		assert_true(hw.mem_bandwidth > 0);
+		if (strstr(hw.description, cards[i].source) == NULL)
+			fail_msg("%s: the description does not name its source "
+			    "(%s): %s", cards[i].name, cards[i].source,
+			    hw.description);
+		for (int k = 0; names[k] != NULL; k++)
+			listed |= strcmp(names[k], cards[i].name) == 0;
+		assert_true(listed);
+	}
+	/* consumer cards have no NVLink: PCIe peers, slower than any NVLink */
+	sl_error_clear(&err);
+	assert_int_equal(sl_hw_load("rtx4090-pcie", &hw, &err), SL_OK);
+	assert_non_null(strstr(hw.description, "no NVLink"));
+
 	/* by path as well as by name */
 	char path[1024];
 	snprintf(path, sizeof path, "%s/hardware/a100-pcie.json", sl_datadir());
@@ -596,6 +643,149 @@ jint(json_t *o, const char *key)
 	return json_integer_value(v);
 }
 
+/*
+ * The layout (json.c): a top-level member per line, a device, an
+ * operator and each of its tensors on a line of its own, alpha in its
+ * shortest exact form and the time to the microsecond.
+ */
+static void
+check_plan_layout(const char *path, const sl_graph *g)
+{
+	FILE *fp = fopen(path, "r");
+	char line[4096];
+	int n_ops = 0, n_tensors = 0, n_devices = 0, slots = 0;
+	bool alpha = false, time = false;
+
+	assert_non_null(fp);
+	while (fgets(line, sizeof line, fp) != NULL) {
+#define STARTS(l, p) (strncmp((l), (p), sizeof (p) - 1) == 0)
+		n_ops += STARTS(line, "    {\"name\": ");
+		n_tensors += STARTS(line, "      {\"name\": ");
+		n_devices += STARTS(line, "    {\"id\": ");
+#undef STARTS
+		alpha |= strcmp(line, "  \"alpha\": 0.1,\n") == 0;
+		time |= strstr(line, "\"time_ms\": 1.25, ") != NULL;
+	}
+	fclose(fp);
+	for (int i = 0; i < g->n_ops; i++)
+		slots += g->ops[i].n_in + g->ops[i].n_out;
+	assert_int_equal(n_ops, g->n_ops);
+	assert_int_equal(n_tensors, slots);
+	assert_int_equal(n_devices, 4);
+	assert_true(alpha);
+	assert_true(time);
+}
+
+/* The numbers in the file are the evaluator's; forbid is the one forbidden
+ * strategy of the last operator (NULL none). */
+static void
+check_plan_numbers(const char *path, const fixture *f, const char *forbid)
+{
+	const sl_graph *g = f->g;
+	json_error_t je;
+	json_t *root = json_load_file(path, 0, &je);
+
+	if (root == NULL)
+		fail_msg("plan is not JSON: %d:%d: %s", je.line, je.column, je.text);
+	assert_string_equal(json_string_value(json_object_get(root, "format")),
+	    "shardlab-plan");
+	assert_int_equal(jint(root, "version"), 1);
+	assert_true(json_real_value(json_object_get(root, "alpha")) == 0.1);
+	assert_true(jint(root, "objective") == f->ev.objective);
+	assert_true(jint(root, "redundant_bytes") == f->ev.redundant);
+	assert_true(jint(root, "comm_time_ns") == f->ev.comm_ns);
+	assert_true(jint(root, "max_memory_bytes") == f->ev.max_total);
+	json_t *model = json_object_get(root, "model");
+	assert_true(jint(model, "parameters") == sl_graph_param_count(g));
+	assert_int_equal(jint(model, "micro_batch"), 1);
+	if (g->sha256[0] != '\0')
+		assert_string_equal(json_string_value(json_object_get(model,
+		    "sha256")), g->sha256);
+	else
+		assert_true(json_is_null(json_object_get(model, "sha256")));
+	json_t *devs = json_object_get(root, "devices");
+	assert_int_equal(json_array_size(devs), 4);
+	for (int d = 0; d < 4; d++) {
+		json_t *dv = json_array_get(devs, (size_t)d);
+		json_t *mem = json_object_get(dv, "memory_bytes");
+		json_t *co = json_object_get(dv, "coords");
+		assert_int_equal(jint(dv, "id"), d);
+		assert_int_equal(json_integer_value(json_array_get(co, 0)), d / 2);
+		assert_int_equal(json_integer_value(json_array_get(co, 1)), d % 2);
+		assert_true(jint(mem, "total") == sl_mem_total(&f->ev.dev[d]));
+		assert_true(jint(mem, "parameters") == f->ev.dev[d].params);
+		assert_true(jint(mem, "optimizer") == f->ev.dev[d].optim);
+		assert_true(jint(mem, "activations") == f->ev.dev[d].acts);
+		assert_true(jint(mem, "parameters") + jint(mem, "gradients") +
+		    jint(mem, "optimizer") + jint(mem, "activations") +
+		    jint(mem, "buffers") == jint(mem, "total"));
+	}
+	json_t *comm = json_object_get(root, "comm");
+	int64_t sum = 0;
+	for (int k = 0; k < SL_COLL_COUNT; k++)
+		sum += jint(json_object_get(comm, sl_coll_name((sl_coll)k)),
+		    "time_ns");
+	assert_true(sum == f->ev.comm_ns);
+	json_t *ops = json_object_get(root, "ops");
+	assert_int_equal(json_array_size(ops), g->n_ops);
+	json_t *o0 = json_array_get(ops, 0);
+	assert_true(json_is_true(json_object_get(o0, "pinned")));
+	json_t *t0 = json_array_get(json_object_get(o0, "tensors"), 0);
+	int ti = g->ops[0].in[0];
+	assert_int_equal(json_array_size(json_object_get(t0, "shape")),
+	    g->tensors[ti].rank);
+	assert_int_equal(json_integer_value(json_array_get(json_object_get(t0,
+	    "shape"), 0)), g->tensors[ti].dims[0]);
+	if (forbid != NULL) {
+		json_t *fb = json_object_get(json_array_get(ops,
+		    (size_t)g->n_ops - 1), "forbidden");
+		assert_int_equal(json_array_size(fb), 1);
+		assert_string_equal(json_string_value(json_array_get(fb, 0)),
+		    forbid);
+	}
+	json_decref(root);
+}
+
+/* Read back, the plan maps onto the same space with the same objective. */
+static void
+check_plan_readback(const char *path, const fixture *f, const sl_constraints *cs,
+    const char *op0, const char *st0)
+{
+	const sl_graph *g = f->g;
+	sl_plan_file pf;
+	sl_error err;
+
+	sl_error_clear(&err);
+	assert_int_equal(sl_plan_read(path, &pf, &err), SL_OK);
+	assert_string_equal(pf.model, g->name);
+	assert_string_equal(pf.model_source, "mlp-2layer");
+	assert_string_equal(pf.hardware, "h100-nvlink");
+	assert_int_equal(pf.n_axes, 2);
+	assert_int_equal(pf.shape[0], 2);
+	assert_int_equal(pf.shape[1], 2);
+	assert_true(pf.alpha == 0.1);
+	assert_true(pf.micro_batch == 1);
+	assert_true(pf.has_recipe);
+	assert_int_equal(pf.recipe.framework, SL_FW_FREE);
+	assert_int_equal(pf.n_ops, g->n_ops);
+	assert_true(pf.pinned[0]);
+	assert_int_equal(pf.cs.n, cs->n);
+	assert_true(pf.cs.c[0].pin);
+	assert_string_equal(pf.cs.c[0].op, op0);
+	assert_string_equal(pf.cs.c[0].strategy, st0);
+	int *back = calloc((size_t)g->n_ops, sizeof *back);
+	assert_int_equal(sl_plan_choice(f->s, &pf, back, &err), SL_OK);
+	assert_memory_equal(back, f->choice, (size_t)g->n_ops * sizeof *back);
+
+	/* the same plan re-evaluated gives the same objective */
+	sl_eval ev2;
+	assert_int_equal(sl_evaluate(f->s, back, pf.alpha, &ev2, &err), SL_OK);
+	assert_true(ev2.objective == f->ev.objective);
+	sl_eval_free(&ev2);
+	free(back);
+	sl_plan_file_free(&pf);
+}
+
 static void
 test_plan_roundtrip(void **state)
 {
@@ -603,7 +793,6 @@ test_plan_roundtrip(void **state)
 	fixture f;
 	sl_constraints cs = { 0 };
 	sl_solution sol;
-	sl_plan_file pf;
 	sl_error err;
 	char dir[512], path[600];
 
@@ -635,130 +824,9 @@ test_plan_roundtrip(void **state)
 	    SL_OK);
 	assert_int_equal(count_entries(dir), 1);
 
-	/*
-	 * The layout (json.c): a top-level member per line, a device, an
-	 * operator and each of its tensors on a line of its own, alpha in its
-	 * shortest exact form and the time to the microsecond.
-	 */
-	{
-		FILE *fp = fopen(path, "r");
-		char line[4096];
-		int n_ops = 0, n_tensors = 0, n_devices = 0, slots = 0;
-		bool alpha = false, time = false;
-
-		assert_non_null(fp);
-		while (fgets(line, sizeof line, fp) != NULL) {
-#define STARTS(l, p) (strncmp((l), (p), sizeof (p) - 1) == 0)
-			n_ops += STARTS(line, "    {\"name\": ");
-			n_tensors += STARTS(line, "      {\"name\": ");
-			n_devices += STARTS(line, "    {\"id\": ");
-#undef STARTS
-			alpha |= strcmp(line, "  \"alpha\": 0.1,\n") == 0;
-			time |= strstr(line, "\"time_ms\": 1.25, ") != NULL;
-		}
-		fclose(fp);
-		for (int i = 0; i < g->n_ops; i++)
-			slots += g->ops[i].n_in + g->ops[i].n_out;
-		assert_int_equal(n_ops, g->n_ops);
-		assert_int_equal(n_tensors, slots);
-		assert_int_equal(n_devices, 4);
-		assert_true(alpha);
-		assert_true(time);
-	}
-
-	/* the numbers in the file are the evaluator's */
-	json_error_t je;
-	json_t *root = json_load_file(path, 0, &je);
-	if (root == NULL)
-		fail_msg("plan is not JSON: %d:%d: %s", je.line, je.column, je.text);
-	assert_string_equal(json_string_value(json_object_get(root, "format")),
-	    "shardlab-plan");
-	assert_int_equal(jint(root, "version"), 1);
-	assert_true(json_real_value(json_object_get(root, "alpha")) == 0.1);
-	assert_true(jint(root, "objective") == f.ev.objective);
-	assert_true(jint(root, "redundant_bytes") == f.ev.redundant);
-	assert_true(jint(root, "comm_time_ns") == f.ev.comm_ns);
-	assert_true(jint(root, "max_memory_bytes") == f.ev.max_total);
-	json_t *model = json_object_get(root, "model");
-	assert_true(jint(model, "parameters") == sl_graph_param_count(g));
-	assert_int_equal(jint(model, "micro_batch"), 1);
-	if (g->sha256[0] != '\0')
-		assert_string_equal(json_string_value(json_object_get(model,
-		    "sha256")), g->sha256);
-	else
-		assert_true(json_is_null(json_object_get(model, "sha256")));
-	json_t *devs = json_object_get(root, "devices");
-	assert_int_equal(json_array_size(devs), 4);
-	for (int d = 0; d < 4; d++) {
-		json_t *dv = json_array_get(devs, (size_t)d);
-		json_t *mem = json_object_get(dv, "memory_bytes");
-		json_t *co = json_object_get(dv, "coords");
-		assert_int_equal(jint(dv, "id"), d);
-		assert_int_equal(json_integer_value(json_array_get(co, 0)), d / 2);
-		assert_int_equal(json_integer_value(json_array_get(co, 1)), d % 2);
-		assert_true(jint(mem, "total") == sl_mem_total(&f.ev.dev[d]));
-		assert_true(jint(mem, "parameters") == f.ev.dev[d].params);
-		assert_true(jint(mem, "optimizer") == f.ev.dev[d].optim);
-		assert_true(jint(mem, "activations") == f.ev.dev[d].acts);
-		assert_true(jint(mem, "parameters") + jint(mem, "gradients") +
-		    jint(mem, "optimizer") + jint(mem, "activations") +
-		    jint(mem, "buffers") == jint(mem, "total"));
-	}
-	json_t *comm = json_object_get(root, "comm");
-	int64_t sum = 0;
-	for (int k = 0; k < SL_COLL_COUNT; k++)
-		sum += jint(json_object_get(comm, sl_coll_name((sl_coll)k)),
-		    "time_ns");
-	assert_true(sum == f.ev.comm_ns);
-	json_t *ops = json_object_get(root, "ops");
-	assert_int_equal(json_array_size(ops), g->n_ops);
-	json_t *o0 = json_array_get(ops, 0);
-	assert_true(json_is_true(json_object_get(o0, "pinned")));
-	json_t *t0 = json_array_get(json_object_get(o0, "tensors"), 0);
-	int ti = g->ops[0].in[0];
-	assert_int_equal(json_array_size(json_object_get(t0, "shape")),
-	    g->tensors[ti].rank);
-	assert_int_equal(json_integer_value(json_array_get(json_object_get(t0,
-	    "shape"), 0)), g->tensors[ti].dims[0]);
-	if (forbid != NULL) {
-		json_t *fb = json_object_get(json_array_get(ops,
-		    (size_t)g->n_ops - 1), "forbidden");
-		assert_int_equal(json_array_size(fb), 1);
-		assert_string_equal(json_string_value(json_array_get(fb, 0)),
-		    forbid);
-	}
-	json_decref(root);
-
-	/* read back and map onto the same space */
-	sl_error_clear(&err);
-	assert_int_equal(sl_plan_read(path, &pf, &err), SL_OK);
-	assert_string_equal(pf.model, g->name);
-	assert_string_equal(pf.model_source, "mlp-2layer");
-	assert_string_equal(pf.hardware, "h100-nvlink");
-	assert_int_equal(pf.n_axes, 2);
-	assert_int_equal(pf.shape[0], 2);
-	assert_int_equal(pf.shape[1], 2);
-	assert_true(pf.alpha == 0.1);
-	assert_true(pf.micro_batch == 1);
-	assert_true(pf.has_recipe);
-	assert_int_equal(pf.recipe.framework, SL_FW_FREE);
-	assert_int_equal(pf.n_ops, g->n_ops);
-	assert_true(pf.pinned[0]);
-	assert_int_equal(pf.cs.n, cs.n);
-	assert_true(pf.cs.c[0].pin);
-	assert_string_equal(pf.cs.c[0].op, op0);
-	assert_string_equal(pf.cs.c[0].strategy, st0);
-	int *back = calloc((size_t)g->n_ops, sizeof *back);
-	assert_int_equal(sl_plan_choice(f.s, &pf, back, &err), SL_OK);
-	assert_memory_equal(back, f.choice, (size_t)g->n_ops * sizeof *back);
-
-	/* the same plan re-evaluated gives the same objective */
-	sl_eval ev2;
-	assert_int_equal(sl_evaluate(f.s, back, pf.alpha, &ev2, &err), SL_OK);
-	assert_true(ev2.objective == f.ev.objective);
-	sl_eval_free(&ev2);
-	free(back);
-	sl_plan_file_free(&pf);
+	check_plan_layout(path, g);
+	check_plan_numbers(path, &f, forbid);
+	check_plan_readback(path, &f, &cs, op0, st0);
 
 	sl_solution_free(&sol);
 	sl_constraints_free(&cs);

@@ -359,6 +359,251 @@ test_orders_large(void **state)
 	sl_graph_free(g);
 }
 
+/*
+ * The greedy rule as first written, scanning the whole ready set at every
+ * step (quadratic): the reference the treap of sl_timeline_greedy must
+ * agree with, task for task.
+ */
+static void
+greedy_reference(const sl_timeline *tl, const int *dflt, int *order)
+{
+	int n = tl->n_tasks, nb = tl->n_bufs, k = 0, n_ready = 0;
+	int *rank = calloc(n, sizeof *rank), *indeg = calloc(n, sizeof *indeg);
+	bool *done = calloc(n, sizeof *done), *alloc = calloc(nb + 1, sizeof *alloc);
+	int *fremain = calloc(nb + 1, sizeof *fremain), *ready = calloc(n, sizeof *ready);
+	int64_t live = 0, peak;
+
+	for (int i = 0; i < n; i++)
+		rank[dflt[i]] = i;
+	for (int i = 0; i < nb; i++) {
+		fremain[i] = tl->f_start[i + 1] - tl->f_start[i];
+		if (tl->a_start[i] == tl->a_start[i + 1]) {
+			alloc[i] = true;
+			live += tl->buf[i].bytes;
+		}
+	}
+	peak = live;
+	for (int t = 0; t < n; t++) {
+		indeg[t] = tl->dep_start[t + 1] - tl->dep_start[t];
+		if (indeg[t] == 0)
+			ready[n_ready++] = t;
+	}
+	while (n_ready > 0) {
+		int best = -1, t;
+		int64_t bkey1 = 0, bkey2 = 0;
+
+		for (int r = 0; r < n_ready; r++) {
+			int64_t inc = 0, dec = 0, k1, k2;
+			t = ready[r];
+			for (int i = 0; i < nb; i++) {
+				for (int a = tl->a_start[i]; a < tl->a_start[i + 1]; a++)
+					if (tl->a_list[a] == t && !alloc[i])
+						inc += tl->buf[i].bytes;
+				for (int f = tl->f_start[i]; f < tl->f_start[i + 1]; f++)
+					if (tl->f_list[f] == t && fremain[i] == 1)
+						dec += tl->buf[i].bytes;
+			}
+			k1 = live + inc > peak ? live + inc : peak;
+			k2 = inc - dec;
+			if (best < 0 || k1 < bkey1 || (k1 == bkey1 && (k2 < bkey2 ||
+			    (k2 == bkey2 && rank[t] < rank[ready[best]])))) {
+				best = r;
+				bkey1 = k1;
+				bkey2 = k2;
+			}
+		}
+		t = ready[best];
+		ready[best] = ready[--n_ready];
+		order[k++] = t;
+		done[t] = true;
+		for (int i = 0; i < nb; i++) {
+			for (int a = tl->a_start[i]; a < tl->a_start[i + 1]; a++)
+				if (tl->a_list[a] == t && !alloc[i]) {
+					alloc[i] = true;
+					live += tl->buf[i].bytes;
+				}
+		}
+		if (live > peak)
+			peak = live;
+		for (int i = 0; i < nb; i++)
+			for (int f = tl->f_start[i]; f < tl->f_start[i + 1]; f++)
+				if (tl->f_list[f] == t && --fremain[i] == 0 && alloc[i])
+					live -= tl->buf[i].bytes;
+		for (int u = 0; u < n; u++)
+			for (int d = tl->dep_start[u]; !done[u] && d < tl->dep_start[u + 1]; d++)
+				if (tl->dep[d] == t && --indeg[u] == 0)
+					ready[n_ready++] = u;
+	}
+	assert_int_equal(k, n);
+	free(rank);
+	free(indeg);
+	free(done);
+	free(alloc);
+	free(fremain);
+	free(ready);
+}
+
+/* A deterministic pseudo-random sequence (xorshift). */
+static uint64_t
+rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Appends to a sorted set of distinct tasks (the sets are deduplicated). */
+static int
+rnd_set(uint64_t *s, int n, int max, int *out)
+{
+	int k = 0;
+
+	for (int t = 0; t < n && k < max; t++)
+		if (rnd(s) % (uint64_t)n < (uint64_t)max)
+			out[k++] = t;
+	return k;
+}
+
+/*
+ * Random timelines (dependencies on earlier tasks, buffers with random
+ * alloc and free sets, sizes drawn from a few values so that ties are
+ * common): the greedy order is the reference rule's, task for task.
+ */
+static void
+test_greedy_random(void **state)
+{
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+
+	for (int round = 0; round < 300; round++) {
+		int n = 2 + (int)(rnd(&seed) % 60), nb = (int)(rnd(&seed) % 80);
+		sl_timeline tl;
+		int *dflt = calloc(n, sizeof *dflt), *o1 = calloc(n, sizeof *o1),
+		    *o2 = calloc(n, sizeof *o2), nd = 0, na = 0, nf = 0;
+		static const int64_t sizes[] = { 0, 1, 2, 3, 5, 8, 100, 1000 };
+
+		memset(&tl, 0, sizeof tl);
+		tl.n_tasks = n;
+		tl.dep_start = calloc(n + 1, sizeof(int));
+		tl.dep = calloc(n * 4 + 1, sizeof(int));
+		for (int t = 0; t < n; t++) {
+			tl.dep_start[t] = nd;
+			for (int u = 0; u < t && nd < n * 4; u++)
+				if (rnd(&seed) % (uint64_t)(t + 2) == 0)
+					tl.dep[nd++] = u;
+		}
+		tl.dep_start[n] = nd;
+		tl.n_bufs = nb;
+		tl.buf = calloc(nb + 1, sizeof *tl.buf);
+		tl.a_start = calloc(nb + 1, sizeof(int));
+		tl.f_start = calloc(nb + 1, sizeof(int));
+		tl.a_list = calloc((size_t)nb * 4 + 1, sizeof(int));
+		tl.f_list = calloc((size_t)nb * 4 + 1, sizeof(int));
+		for (int i = 0; i < nb; i++) {
+			tl.buf[i].bytes = sizes[rnd(&seed) % 8];
+			tl.a_start[i] = na;
+			na += rnd_set(&seed, n, (int)(rnd(&seed) % 4), tl.a_list + na);
+			tl.f_start[i] = nf;
+			nf += rnd_set(&seed, n, (int)(rnd(&seed) % 4), tl.f_list + nf);
+		}
+		tl.a_start[nb] = na;
+		tl.f_start[nb] = nf;
+		/* the default order: a random valid one */
+		{
+			int *indeg = calloc(n, sizeof *indeg), k = 0;
+			bool *taken = calloc(n, sizeof *taken);
+			for (int t = 0; t < n; t++)
+				indeg[t] = tl.dep_start[t + 1] - tl.dep_start[t];
+			while (k < n) {
+				int pick = (int)(rnd(&seed) % (uint64_t)n);
+				while (taken[pick] || indeg[pick] > 0)
+					pick = (pick + 1) % n;
+				taken[pick] = true;
+				dflt[k++] = pick;
+				for (int u = 0; u < n; u++)
+					for (int d = tl.dep_start[u]; d < tl.dep_start[u + 1]; d++)
+						if (tl.dep[d] == pick)
+							indeg[u]--;
+			}
+			free(indeg);
+			free(taken);
+		}
+		greedy_reference(&tl, dflt, o1);
+		sl_timeline_greedy(&tl, dflt, o2);
+		for (int i = 0; i < n; i++)
+			if (o1[i] != o2[i])
+				fail_msg("round %d (%d tasks, %d buffers): position %d "
+				    "runs task %d, the reference rule task %d", round,
+				    n, nb, i, o2[i], o1[i]);
+		free(dflt);
+		free(o1);
+		free(o2);
+		free(tl.dep_start);
+		free(tl.dep);
+		free(tl.buf);
+		free(tl.a_start);
+		free(tl.f_start);
+		free(tl.a_list);
+		free(tl.f_list);
+	}
+}
+
+/*
+ * Whole steps of real plans (gpt-1.7b with and without recomputation, on
+ * 1 and 8 devices): the greedy order is the reference rule's, and the
+ * default order takes, at every step, the lowest operator whose producers
+ * have run.
+ */
+static void
+test_greedy_models(void **state)
+{
+	sl_model_opts mo = { .micro_batch = 1, .devices = 8 };
+	sl_error err;
+	sl_graph *g;
+
+	sl_error_clear(&err);
+	g = sl_model_open("gpt-1.7b", &mo, &err);
+	assert_non_null(g);
+	for (int n = 1; n <= 8; n *= 8) {
+		sl_space *s = space_on(g, 1, n, 1, NULL);
+		int *choice = calloc(g->n_ops, sizeof *choice);
+		sl_timeline tl;
+		int *o1, *o2;
+
+		assert_non_null(s);
+		solve_choice(s, choice);
+		assert_int_equal(sl_timeline_build(s, choice, n - 1, false, &tl, &err), SL_OK);
+		{
+			/* the default order's forward part, by a scan from the first */
+			bool *done = calloc(g->n_ops, sizeof *done);
+			for (int k = 0; k < g->n_ops; k++) {
+				int v = 0;
+				for (;; v++) {
+					bool ready = !done[v];
+					for (int d = tl.dep_start[v]; ready && d < tl.dep_start[v + 1]; d++)
+						ready = done[tl.dep[d]];
+					if (ready)
+						break;
+				}
+				assert_int_equal(tl.order[k], v);
+				done[v] = true;
+			}
+			free(done);
+		}
+		o1 = calloc(tl.n_tasks, sizeof *o1);
+		o2 = calloc(tl.n_tasks, sizeof *o2);
+		greedy_reference(&tl, tl.order, o1);
+		sl_timeline_greedy(&tl, tl.order, o2);
+		assert_memory_equal(o1, o2, tl.n_tasks * sizeof *o1);
+		free(o1);
+		free(o2);
+		sl_timeline_free(&tl);
+		free(choice);
+		sl_space_free(s);
+	}
+	sl_graph_free(g);
+}
+
 /* The trace parses back and its counters are the timeline's. */
 static void
 test_trace(void **state)
@@ -564,6 +809,8 @@ main(void)
 		cmocka_unit_test(test_gpt_layer_hand),
 		cmocka_unit_test(test_orders_brute),
 		cmocka_unit_test(test_orders_large),
+		cmocka_unit_test(test_greedy_random),
+		cmocka_unit_test(test_greedy_models),
 		cmocka_unit_test(test_trace),
 		cmocka_unit_test(test_gpt17_measured),
 		cmocka_unit_test(test_gpt17_recompute_measured),

@@ -1343,7 +1343,7 @@ test_stages_80x24(void **state)
 	key(&f, '+');
 	werase(hw);
 	ui_draw_stages(hw, &f.u);
-	assert_non_null(strstr(row(hw, 0), "Pipeline: 4 stages x 1 devices"));
+	assert_non_null(strstr(row(hw, 0), "Pipeline: 4 stages x 1 device"));
 	assert_non_null(strstr(row(hw, 4), "stage 4"));
 	key(&f, '-');
 	werase(hw);

@@ -316,6 +316,79 @@ test_background_search(void **state)
 	sl_problem_free(p);
 }
 
+/* Polls until the timeline asked for has come (at most a minute). */
+static unsigned
+wait_timeline(struct fixture *f)
+{
+	sl_error err;
+	unsigned what = 0;
+
+	sl_error_clear(&err);
+	for (int i = 0; i < 6000 && f->m.tl_busy; i++) {
+		what |= ui_model_poll(&f->m, &err);
+		if (f->m.tl_busy)
+			usleep(10000);
+	}
+	return what;
+}
+
+/*
+ * Memory over time is built off the caller's thread: asking returns before
+ * the timeline is there, polling brings the one sl_timeline_build makes for
+ * the plan and device, asking again for them builds nothing, another
+ * device or a change of the costs (recomputation) builds anew.
+ */
+static void
+test_timeline_background(void **state)
+{
+	struct fixture f;
+	sl_timeline want;
+	sl_error err;
+	unsigned gen;
+
+	assert_int_equal(open_model(&f, "gpt-1.7b", 8), 0);
+	assert_false(ui_model_timeline_current(&f.m, 3));
+	ui_model_request_timeline(&f.m, 3);
+	/* asked, not built here: the flag is up until a poll takes it */
+	assert_true(f.m.tl_busy);
+	assert_false(f.m.have_tl);
+	assert_true(wait_timeline(&f) & UI_M_TIMELINE);
+	assert_true(f.m.have_tl);
+	assert_true(ui_model_timeline_current(&f.m, 3));
+	sl_error_clear(&err);
+	assert_int_equal(sl_timeline_build(f.m.space, f.m.sol.choice, 3, true,
+	    &want, &err), SL_OK);
+	assert_int_equal(f.m.tl.dev, 3);
+	assert_int_equal(f.m.tl.peak, want.peak);
+	assert_int_equal(f.m.tl.peak_pos, want.peak_pos);
+	assert_int_equal(f.m.tl.n_tasks, want.n_tasks);
+	assert_memory_equal(f.m.tl.order, want.order, want.n_tasks * sizeof(int));
+	sl_timeline_free(&want);
+
+	gen = f.m.tl_gen;
+	ui_model_request_timeline(&f.m, 3);
+	assert_int_equal(f.m.tl_gen, gen);
+	assert_false(f.m.tl_busy);
+
+	/* another device, asked twice before it is built: the last one comes */
+	ui_model_request_timeline(&f.m, 5);
+	ui_model_request_timeline(&f.m, 0);
+	assert_true(wait_timeline(&f) & UI_M_TIMELINE);
+	assert_true(ui_model_timeline_current(&f.m, 0));
+	assert_int_equal(f.m.tl.dev, 0);
+
+	/* new costs: the timeline of the old ones is dropped */
+	assert_int_equal(ui_model_set_recompute(&f.m, SL_RECOMP_FULL, &err), SL_OK);
+	assert_false(ui_model_timeline_current(&f.m, 0));
+	ui_model_request_timeline(&f.m, 0);
+	assert_true(wait_timeline(&f) & UI_M_TIMELINE);
+	assert_int_equal(sl_timeline_build(f.m.space, f.m.sol.choice, 0, true,
+	    &want, &err), SL_OK);
+	assert_int_equal(f.m.tl.peak, want.peak);
+	sl_timeline_free(&want);
+	close_model(&f);
+}
+
 int
 main(void)
 {
@@ -325,6 +398,7 @@ main(void)
 		cmocka_unit_test(test_every_layer),
 		cmocka_unit_test(test_alpha_steps),
 		cmocka_unit_test(test_background_search),
+		cmocka_unit_test(test_timeline_background),
 	};
 	const char *dd = getenv("SHARDLAB_DATADIR");
 	char path[4096];

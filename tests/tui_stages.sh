@@ -29,7 +29,7 @@ keys Right
 wait_for "13 layers" || fail "Right: the boundary one layer on"
 screen | grep -q -E "13 layers .*11 layers" || fail "Right: expected 13 and 11 layers"
 keys +
-wait_for "Pipeline: 4 stages x 1 devices" || fail "+: 4 stages"
+wait_for "Pipeline: 4 stages x 1 device" || fail "+: 4 stages"
 keys -
 wait_for "Pipeline: 2 stages x 2 devices" || fail "-: back to 2 stages"
 keys S

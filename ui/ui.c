@@ -117,8 +117,10 @@ ui_constrain(ui *u, int op, int s, enum ui_act act, bool every_layer)
 		ui_message(u, false, act == UI_ACT_PIN ? _("pinned %s = %s") :
 		    _("forbade %s = %s"), ui_op_name(&u->m, op), sname);
 	} else {
+		/* n > 1 here; the plural forms of some languages differ still */
 		ui_message(u, false, act == UI_ACT_PIN ?
-		    _("pinned %s at %d operators") : _("forbade %s at %d operators"),
+		    ngettext("pinned %s at %d operator", "pinned %s at %d operators", n) :
+		    ngettext("forbade %s at %d operator", "forbade %s at %d operators", n),
 		    sname, n);
 	}
 	free(ops);
@@ -286,6 +288,7 @@ ui_poll_jobs(ui *u)
 
 	sl_error_clear(&err);
 	what = ui_model_poll(&u->m, &err);
+	ui_timeline_polled(u, what);
 	if (what & UI_M_CONFIRM)
 		u->dirty |= UI_D_STATUS;
 	if (what & UI_M_FRONT)
@@ -471,6 +474,142 @@ ui_run(ui *u)
 /* ------------------------------------------------------------ entry point */
 
 #ifndef UI_NO_MAIN
+/*
+ * What a plan file (--plan) says that the command line does not: the
+ * model, the mesh (every device of a pipeline plan), the hardware, alpha,
+ * the micro-batch, the recipe and the pins.  plan_args holds the model's
+ * name for o->args.
+ */
+static int
+ui_plan_options(cli_opts *o, const sl_plan_file *pf,
+    char **plan_args, sl_error *err)
+{
+	int i;
+
+	if (pf->n_stages > 0) {
+		/* a pipeline plan: the explorer's mesh is every device */
+		int sub = pf->shape[0] * (pf->n_axes == 2 ? pf->shape[1] : 1);
+		if (o->n_args == 0)
+			return sl_error_set(err, SL_EINPUT, o->plan, 0, 0, "%s",
+			    _("a pipeline plan does not name its model: "
+			    "give it, as in shardlab tui MODEL --plan FILE"));
+		if (!o->mesh_set) {
+			o->n_axes = 1;
+			o->shape[0] = pf->pp * sub;
+			o->mesh_set = true;
+		}
+	}
+	if (o->n_args == 0 && (pf->model_source != NULL || pf->model != NULL)) {
+		plan_args[0] = pf->model_source != NULL ?
+		    pf->model_source : pf->model;
+		o->args = plan_args;
+		o->n_args = 1;
+	}
+	if (!o->mesh_set && pf->n_axes > 0 && pf->n_stages == 0) {
+		o->n_axes = pf->n_axes;
+		for (i = 0; i < pf->n_axes; i++)
+			o->shape[i] = pf->shape[i];
+		o->mesh_set = true;
+	}
+	if (!cli_given(o, "hw") && pf->hardware != NULL)
+		o->hw = pf->hardware;
+	if (!cli_given(o, "alpha"))
+		o->alpha = pf->alpha;
+	if (!cli_given(o, "micro-batch") && pf->micro_batch > 0)
+		o->micro_batch = o->recipe.micro_batch = pf->micro_batch;
+	/* the plan's recipe, where the command line says nothing else */
+	if (pf->has_recipe) {
+		o->recipe.framework = pf->recipe.framework;
+		if (!cli_given(o, "attention"))
+			o->recipe.attention = pf->recipe.attention;
+		if (!cli_given(o, "precision"))
+			o->recipe.precision = pf->recipe.precision;
+		if (!cli_given(o, "recompute"))
+			o->recipe.recompute = pf->recipe.recompute;
+		if (!cli_given(o, "global-batch"))
+			o->recipe.global_batch = pf->recipe.global_batch;
+		if (!cli_given(o, "seq") && pf->recipe.seq > 0)
+			o->seq = o->recipe.seq = pf->recipe.seq;
+		if (!cli_given(o, "optimizer"))
+			o->recipe.optimizer = pf->recipe.optimizer;
+		if (!cli_given(o, "no-clip-grad"))
+			o->recipe.no_clip_grad = pf->recipe.no_clip_grad;
+		if (!cli_given(o, "no-overlap-grad-reduce"))
+			o->recipe.no_grad_overlap = pf->recipe.no_grad_overlap;
+	}
+	for (i = 0; i < pf->cs.n; i++)
+		sl_constraints_add(&o->cs, pf->cs.c[i].op,
+		    pf->cs.c[i].strategy, pf->cs.c[i].pin);
+	return SL_OK;
+}
+
+/*
+ * The session the explorer opens: a feasible problem, the plan file (pf,
+ * when one was given) mapped onto the model, and a terminal.
+ */
+static int
+ui_open_session(cli_opts *o, const sl_plan_file *pf, cli_session *s,
+    sl_error *err)
+{
+	int rc = cli_open(o, true, s, err);
+
+	if (rc == SL_OK && s->prob == NULL)
+		rc = sl_error_set(err, SL_EINFEASIBLE, NULL, 0, 0, "%s",
+		    _("the pins leave no feasible plan"));
+	if (rc == SL_OK && pf != NULL && s->space != NULL && pf->n_stages == 0) {
+		/* a plan that does not map onto the model is an error, not dropped
+		 * (a pipeline plan records stages, not operators) */
+		int *c = sl_xmalloc(s->g->n_ops * sizeof(int));
+		rc = sl_plan_choice(s->space, pf, c, err);
+		free(c);
+		if (rc == SL_OK)
+			cli_plan_warn(pf, s->g);
+	}
+	if (rc == SL_OK && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
+		rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0, "%s",
+		    _("the explorer needs a terminal (use `shardlab solve` in scripts)"));
+	return rc;
+}
+
+/*
+ * The plan file in the opened explorer: a pipeline plan reopens with its
+ * stages; a whole-model plan is the baseline for "changed".
+ */
+static int
+ui_plan_reopen(ui *u, const cli_opts *o, const sl_plan_file *pf, sl_error *err)
+{
+	if (pf->n_stages > 0) {
+		int sub = pf->shape[0] * (pf->n_axes == 2 ? pf->shape[1] : 1);
+		if (u->m.space == NULL || u->m.space->mesh.n_devices != pf->pp * sub ||
+		    ui_stages_set(u, pf->schedule, pf->pp, pf->virt,
+		    pf->n_axes == 2 ? pf->shape[0] : 1, pf->shape[pf->n_axes == 2 ? 1 : 0],
+		    pf->graph_batch, pf->micro_batches, pf->n_stages, pf->stage_layers,
+		    pf->stage_recompute) != SL_OK) {
+			int nd = u->m.space ? u->m.space->mesh.n_devices : 0;
+			char st[48], dv[48], op[48];
+			snprintf(st, sizeof st, ngettext("%d stage", "%d stages",
+			    pf->n_stages), pf->n_stages);
+			snprintf(dv, sizeof dv, ngettext("%d device", "%d devices", sub),
+			    sub);
+			snprintf(op, sizeof op, ngettext("%d device", "%d devices", nd), nd);
+			return sl_error_set(err, SL_EINPUT, o->plan, 0, 0,
+			    _("the plan's %s of %s do not fit the model's layers or "
+			    "the %s opened"), st, dv, op);
+		}
+		ui_stages_open(u);
+	} else if (u->m.space != NULL) {
+		int *c = sl_xmalloc(u->m.n * sizeof(int));
+		sl_error e2;
+		sl_error_clear(&e2);
+		if (sl_plan_choice(u->m.space, pf, c, &e2) == SL_OK) {
+			memcpy(u->m.export_choice, c, u->m.n * sizeof(int));
+			memcpy(u->m.prev_choice, c, u->m.n * sizeof(int));
+		}
+		free(c);
+	}
+	return SL_OK;
+}
+
 int
 ui_main(int argc, char **argv)
 {
@@ -481,7 +620,7 @@ ui_main(int argc, char **argv)
 	ui u;
 	char *empty[1] = { NULL };
 	char *plan_args[1];
-	int rc, i;
+	int rc;
 	bool have_pf = false;
 
 	setlocale(LC_ALL, "");
@@ -506,126 +645,27 @@ ui_main(int argc, char **argv)
 			return cli_report(&err);
 		}
 		have_pf = true;
-		if (pf.n_stages > 0) {
-			/* a pipeline plan: the explorer's mesh is every device */
-			int sub = pf.shape[0] * (pf.n_axes == 2 ? pf.shape[1] : 1);
-			if (o.n_args == 0) {
-				sl_error_set(&err, SL_EINPUT, o.plan, 0, 0, "%s",
-				    _("a pipeline plan does not name its model: "
-				    "give it, as in shardlab tui MODEL --plan FILE"));
-				sl_plan_file_free(&pf);
-				cli_opts_free(&o);
-				return cli_report(&err);
-			}
-			if (!o.mesh_set) {
-				o.n_axes = 1;
-				o.shape[0] = pf.pp * sub;
-				o.mesh_set = true;
-			}
+		if (ui_plan_options(&o, &pf, plan_args, &err) != SL_OK) {
+			sl_plan_file_free(&pf);
+			cli_opts_free(&o);
+			return cli_report(&err);
 		}
-		if (o.n_args == 0 && (pf.model_source != NULL || pf.model != NULL)) {
-			plan_args[0] = pf.model_source != NULL ?
-			    pf.model_source : pf.model;
-			o.args = plan_args;
-			o.n_args = 1;
-		}
-		if (!o.mesh_set && pf.n_axes > 0 && pf.n_stages == 0) {
-			o.n_axes = pf.n_axes;
-			for (i = 0; i < pf.n_axes; i++)
-				o.shape[i] = pf.shape[i];
-			o.mesh_set = true;
-		}
-		if (!cli_given(&o, "hw") && pf.hardware != NULL)
-			o.hw = pf.hardware;
-		if (!cli_given(&o, "alpha"))
-			o.alpha = pf.alpha;
-		if (!cli_given(&o, "micro-batch") && pf.micro_batch > 0)
-			o.micro_batch = o.recipe.micro_batch = pf.micro_batch;
-		/* the plan's recipe, where the command line says nothing else */
-		if (pf.has_recipe) {
-			o.recipe.framework = pf.recipe.framework;
-			if (!cli_given(&o, "attention"))
-				o.recipe.attention = pf.recipe.attention;
-			if (!cli_given(&o, "precision"))
-				o.recipe.precision = pf.recipe.precision;
-			if (!cli_given(&o, "recompute"))
-				o.recipe.recompute = pf.recipe.recompute;
-			if (!cli_given(&o, "global-batch"))
-				o.recipe.global_batch = pf.recipe.global_batch;
-			if (!cli_given(&o, "seq") && pf.recipe.seq > 0)
-				o.seq = o.recipe.seq = pf.recipe.seq;
-			if (!cli_given(&o, "optimizer"))
-				o.recipe.optimizer = pf.recipe.optimizer;
-			if (!cli_given(&o, "no-clip-grad"))
-				o.recipe.no_clip_grad = pf.recipe.no_clip_grad;
-			if (!cli_given(&o, "no-overlap-grad-reduce"))
-				o.recipe.no_grad_overlap = pf.recipe.no_grad_overlap;
-		}
-		for (i = 0; i < pf.cs.n; i++)
-			sl_constraints_add(&o.cs, pf.cs.c[i].op,
-			    pf.cs.c[i].strategy, pf.cs.c[i].pin);
 	}
-
-	rc = cli_open(&o, true, &s, &err);
-	if (rc == SL_OK && s.prob == NULL)
-		rc = sl_error_set(&err, SL_EINFEASIBLE, NULL, 0, 0, "%s",
-		    _("the pins leave no feasible plan"));
-	if (rc == SL_OK && have_pf && s.space != NULL && pf.n_stages == 0) {
-		/* a plan that does not map onto the model is an error, not dropped
-		 * (a pipeline plan records stages, not operators) */
-		int *c = sl_xmalloc(s.g->n_ops * sizeof(int));
-		rc = sl_plan_choice(s.space, &pf, c, &err);
-		free(c);
-		if (rc == SL_OK)
-			cli_plan_warn(&pf, s.g);
-	}
-	if (rc == SL_OK && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
-		rc = sl_error_set(&err, SL_EINPUT, NULL, 0, 0, "%s",
-		    _("the explorer needs a terminal (use `shardlab solve` in scripts)"));
-	if (rc != SL_OK) {
+	if (ui_open_session(&o, have_pf ? &pf : NULL, &s, &err) != SL_OK) {
 		cli_close(&s);
 		if (have_pf)
 			sl_plan_file_free(&pf);
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
-	if (ui_init(&u, &s, &o, &err) != SL_OK) {
+	if (ui_init(&u, &s, &o, &err) != SL_OK ||
+	    (have_pf && ui_plan_reopen(&u, &o, &pf, &err) != SL_OK)) {
 		ui_free(&u);
 		cli_close(&s);
 		if (have_pf)
 			sl_plan_file_free(&pf);
 		cli_opts_free(&o);
 		return cli_report(&err);
-	}
-	if (have_pf && pf.n_stages > 0) {
-		/* A pipeline plan reopens with its stages. */
-		int sub = pf.shape[0] * (pf.n_axes == 2 ? pf.shape[1] : 1);
-		if (u.m.space == NULL || u.m.space->mesh.n_devices != pf.pp * sub ||
-		    ui_stages_set(&u, pf.schedule, pf.pp, pf.virt,
-		    pf.n_axes == 2 ? pf.shape[0] : 1, pf.shape[pf.n_axes == 2 ? 1 : 0],
-		    pf.graph_batch, pf.micro_batches, pf.n_stages, pf.stage_layers,
-		    pf.stage_recompute) != SL_OK) {
-			sl_error_set(&err, SL_EINPUT, o.plan, 0, 0,
-			    _("the plan's %d stages of %d devices do not fit "
-			    "the model's layers or the %d devices opened"),
-			    pf.n_stages, sub, u.m.space ? u.m.space->mesh.n_devices : 0);
-			ui_free(&u);
-			cli_close(&s);
-			sl_plan_file_free(&pf);
-			cli_opts_free(&o);
-			return cli_report(&err);
-		}
-		ui_stages_open(&u);
-	} else if (have_pf && u.m.space != NULL) {
-		/* The reopened plan is the baseline for "changed". */
-		int *c = sl_xmalloc(u.m.n * sizeof(int));
-		sl_error e2;
-		sl_error_clear(&e2);
-		if (sl_plan_choice(u.m.space, &pf, c, &e2) == SL_OK) {
-			memcpy(u.m.export_choice, c, u.m.n * sizeof(int));
-			memcpy(u.m.prev_choice, c, u.m.n * sizeof(int));
-		}
-		free(c);
 	}
 	rc = ui_run(&u);
 	/* GLPK and the sweep stop at their next poll; ui_free waits for them. */

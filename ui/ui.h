@@ -237,6 +237,8 @@ bool ui_timeline_is_open(const ui *u);
 bool ui_timeline_key(ui *u, struct ui_event e);
 void ui_draw_timeline(WINDOW *w, const ui *u);
 void ui_timeline_free(ui *u);
+/* After ui_model_poll: takes a timeline that came (what: UI_M_* bits). */
+void ui_timeline_polled(ui *u, unsigned what);
 
 /* ---- ui_stages.c */
 /* Keeps what the command line said about the pipeline (--pp, --tp,

@@ -239,171 +239,233 @@ ui_draw_box(WINDOW *w, const ui *u, const struct ui_gdraw *d,
 #undef PUT
 }
 
-void
-ui_draw_graph(WINDOW *w, ui *u)
-{
-	int ww = getmaxx(w), wh = getmaxy(w), op = ui_row_op(u), i, j, ox, oy;
-	int *mask, *mid, x, y, x0, y0, x1, y1, sx, sy;
+/*
+ * A picture on a window of ww x wh cells, shifted by ox, oy: per cell the
+ * directions of the edge lines through it (mask) and whether something is
+ * drawn there (used); per edge the arrow's column, the middle row and
+ * whether it is drawn (mid, three ints each).
+ */
+struct ui_gcanvas {
+	WINDOW *w;
+	const ui *u;
+	const struct ui_gdraw *d;
+	int ww, wh, ox, oy;
+	int *mask, *mid;
 	char *used;
-	struct ui_gdraw *d;
-	char buf[256];
-	static const struct { bool compact, lr; } tries[2] = {
-		{ false, false }, { true, false }
-	};
+};
 
-	werase(w);
+/* The title row: "Strategy graph around OP" on the header colour. */
+static void
+ui_graph_title(WINDOW *w, const ui *u, int op, int ww)
+{
+	char buf[256];
+	attr_t a = u->attr[UI_R_HEADER];
+
 	snprintf(buf, sizeof buf, _("Strategy graph around %s"),
 	    op < 0 ? "" : ui_op_name(&u->m, op));
 	ui_put(w, 0, 0, ww, "", A_NORMAL);
-	{
-		attr_t a = u->attr[UI_R_HEADER];
-		wattr_on(w, a, NULL);
-		for (i = 0; i < ww; i++)
-			mvwaddch(w, 0, i, ' ');
-		wattr_off(w, a, NULL);
-		ui_put(w, 0, 1, ww - 2, buf, a);
+	wattr_on(w, a, NULL);
+	for (int i = 0; i < ww; i++)
+		mvwaddch(w, 0, i, ' ');
+	wattr_off(w, a, NULL);
+	ui_put(w, 0, 1, ww - 2, buf, a);
+}
+
+/*
+ * The picture around op for a window of ww x wh, laid out again only when
+ * either changed: the roomy layout, else the compact one when the roomy
+ * one does not fit.  NULL with the error drawn.
+ */
+static struct ui_gdraw *
+ui_graph_layout(WINDOW *w, ui *u, int op, int ww, int wh)
+{
+	static const struct { bool compact, lr; } tries[2] = {
+		{ false, false }, { true, false }
+	};
+	struct ui_gdraw *d = u->gdraw;
+
+	if (d != NULL && d->op == op && d->w == ww && d->h == wh)
+		return d;
+	ui_gdraw_free(d);
+	u->gdraw = d = NULL;
+	for (int i = 0; i < 2; i++) {
+		char err[128];
+		ui_gdraw_free(d);
+		d = ui_gdraw_make(u, op, tries[i].compact, tries[i].lr,
+		    err, sizeof err);
+		if (d == NULL) {
+			ui_put(w, 2, 1, ww - 2, err, u->attr[UI_R_ERROR]);
+			return NULL;
+		}
+		if (d->bw <= ww && d->bh <= wh - 1)
+			break;
 	}
+	d->w = ww;
+	d->h = wh;
+	u->gdraw = d;
+	return d;
+}
+
+/*
+ * Edge i into the mask: down from the tail's bottom border to a row
+ * halfway, across, and down into the head's top border.
+ */
+static void
+ui_graph_edge_mask(struct ui_gcanvas *c, int i)
+{
+	const struct ui_gdraw *d = c->d;
+	const struct ui_gedge *ge = &d->edges[i];
+	const struct ui_gnode *tn = &d->nodes[ge->src], *hn = &d->nodes[ge->dst];
+	int ww = c->ww, wh = c->wh, *mask = c->mask, *mid = c->mid;
+	int px[4], py[4], x, y, x0, y0, x1, y1, sx, sy;
+
+	mid[3 * i + 2] = 0;
+	if (ge->n < 1)
+		return;
+	x0 = ge->pt[0][0];
+	x1 = ge->pt[ge->n - 1][0];
+	x0 = x0 < tn->x + 1 ? tn->x + 1 : x0 > tn->x + tn->w - 2 ? tn->x + tn->w - 2 : x0;
+	x1 = x1 < hn->x + 1 ? hn->x + 1 : x1 > hn->x + hn->w - 2 ? hn->x + hn->w - 2 : x1;
+	y0 = tn->y + tn->h;
+	y1 = hn->y - 1;
+	if (y1 < y0)
+		return;
+	px[0] = x0 + c->ox; py[0] = y0 + c->oy;
+	px[1] = x0 + c->ox; py[1] = (y0 + y1) / 2 + c->oy;
+	px[2] = x1 + c->ox; py[2] = (y0 + y1) / 2 + c->oy;
+	px[3] = x1 + c->ox; py[3] = y1 + c->oy;
+	for (int j = 0; j < 3; j++) {
+		x = px[j];
+		y = py[j];
+		while (x != px[j + 1] || y != py[j + 1]) {
+			int nx = x, ny = y, m0, m1;
+			if (x != px[j + 1]) {
+				sx = px[j + 1] > x ? 1 : -1;
+				nx += sx;
+				m0 = sx > 0 ? UI_E : UI_W;
+				m1 = sx > 0 ? UI_W : UI_E;
+			} else {
+				sy = py[j + 1] > y ? 1 : -1;
+				ny += sy;
+				m0 = sy > 0 ? UI_S : UI_N;
+				m1 = sy > 0 ? UI_N : UI_S;
+			}
+			if (x >= 0 && x < ww && y >= 1 && y < wh)
+				mask[y * ww + x] |= m0;
+			if (nx >= 0 && nx < ww && ny >= 1 && ny < wh)
+				mask[ny * ww + nx] |= m1;
+			x = nx;
+			y = ny;
+		}
+	}
+	/* the line enters the head from above */
+	if (px[3] >= 0 && px[3] < ww && py[3] >= 1 && py[3] < wh)
+		mask[py[3] * ww + px[3]] |= UI_S;
+	if (px[0] >= 0 && px[0] < ww && py[0] >= 1 && py[0] < wh)
+		mask[py[0] * ww + px[0]] |= UI_N;
+	mid[3 * i] = px[3];
+	mid[3 * i + 1] = py[1];
+	mid[3 * i + 2] = 1;
+}
+
+/*
+ * Edge i's arrow, on the cell above the head's border, and its label right
+ * of the last vertical run, on the middle row or next to it, where it
+ * overlaps nothing.
+ */
+static void
+ui_graph_edge_label(struct ui_gcanvas *c, int i)
+{
+	const struct ui_gdraw *d = c->d;
+	const struct ui_gedge *ge = &d->edges[i];
+	const struct ui_gnode *hn = &d->nodes[ge->dst];
+	int ww = c->ww, wh = c->wh, *mid = c->mid;
+	int lw = cli_text_width(ge->label), dy, ok, x, y, j;
+
+	if (mid[3 * i + 2] == 0)
+		return;
+	x = mid[3 * i];
+	y = hn->y - 1 + c->oy;
+	if (x >= 0 && x < ww && y >= 1 && y < wh)
+		ui_put(c->w, y, x, 1, c->u->gl->arrow_d, c->u->attr[UI_R_EDGE]);
+	for (dy = 0; dy < 6 && lw > 0; dy++) {
+		int ly = mid[3 * i + 1] + (dy % 3 == 0 ? 0 : dy % 3 == 1 ? 1 : -1);
+		int lx = dy < 3 ? x + 2 : x - 1 - lw;
+		if (ly < 1 || ly >= wh || ly >= y)
+			continue;
+		if (lx + lw > ww)
+			lx = ww - lw;
+		for (ok = lx >= 0, j = -1; ok && j <= lw; j++) {
+			int cx = lx + j;
+			if (cx < 0 || cx >= ww)
+				continue;
+			if (c->used[ly * ww + cx] || ui_in_box(d, cx - c->ox, ly - c->oy))
+				ok = 0;
+		}
+		if (!ok)
+			continue;
+		ui_put(c->w, ly, lx, lw, ge->label, c->u->attr[UI_R_DIM]);
+		for (j = 0; j < lw; j++)
+			c->used[ly * ww + lx + j] = 1;
+		break;
+	}
+}
+
+void
+ui_draw_graph(WINDOW *w, ui *u)
+{
+	int ww = getmaxx(w), wh = getmaxy(w), op = ui_row_op(u), i, x, y;
+	struct ui_gcanvas c;
+	struct ui_gdraw *d;
+
+	werase(w);
+	ui_graph_title(w, u, op, ww);
 	if (u->m.space == NULL || op < 0 || !u->m.have_sol) {
 		ui_put(w, 2, 1, ww - 2, _("no strategy graph for this problem"),
 		    u->attr[UI_R_DIM]);
 		return;
 	}
-	d = u->gdraw;
-	if (d == NULL || d->op != op || d->w != ww || d->h != wh) {
-		ui_gdraw_free(d);
-		u->gdraw = d = NULL;
-		for (i = 0; i < 2; i++) {
-			char err[128];
-			ui_gdraw_free(d);
-			d = ui_gdraw_make(u, op, tries[i].compact, tries[i].lr,
-			    err, sizeof err);
-			if (d == NULL) {
-				ui_put(w, 2, 1, ww - 2, err, u->attr[UI_R_ERROR]);
-				return;
-			}
-			if (d->bw <= ww && d->bh <= wh - 1)
-				break;
-		}
-		d->w = ww;
-		d->h = wh;
-		u->gdraw = d;
-	}
+	if ((d = ui_graph_layout(w, u, op, ww, wh)) == NULL)
+		return;
+	memset(&c, 0, sizeof c);
+	c.w = w;
+	c.u = u;
+	c.d = d;
+	c.ww = ww;
+	c.wh = wh;
 	/* Centre the picture; when it does not fit, centre the selection. */
-	ox = (ww - d->bw) / 2;
-	oy = 1 + (wh - 1 - d->bh) / 2;
+	c.ox = (ww - d->bw) / 2;
+	c.oy = 1 + (wh - 1 - d->bh) / 2;
 	for (i = 0; i < d->n_nodes; i++)
 		if (d->nodes[i].op == op) {
 			if (d->bw > ww)
-				ox = ww / 2 - (d->nodes[i].x + d->nodes[i].w / 2);
+				c.ox = ww / 2 - (d->nodes[i].x + d->nodes[i].w / 2);
 			if (d->bh > wh - 1)
-				oy = 1 + (wh - 1) / 2 - (d->nodes[i].y + d->nodes[i].h / 2);
+				c.oy = 1 + (wh - 1) / 2 - (d->nodes[i].y + d->nodes[i].h / 2);
 		}
 
 	/*
-	 * Edges, top to bottom: down from the tail's bottom border to a row
-	 * halfway, across, and down into the head's top border with an arrow.
-	 * A direction mask per cell, then one glyph per cell; each label sits
-	 * beside its edge's middle row where it overlaps nothing.
+	 * Edges, top to bottom: a direction mask per cell, then one glyph per
+	 * cell; each label sits beside its edge's middle row where it
+	 * overlaps nothing.
 	 */
-	mask = sl_xcalloc((size_t)ww * wh, sizeof(int));
-	used = sl_xcalloc((size_t)ww * wh, 1);
-	mid = sl_xcalloc(d->n_edges > 0 ? d->n_edges : 1, 3 * sizeof(int));
-	for (i = 0; i < d->n_edges; i++) {
-		const struct ui_gedge *ge = &d->edges[i];
-		const struct ui_gnode *tn = &d->nodes[ge->src], *hn = &d->nodes[ge->dst];
-		int px[4], py[4];
-		mid[3 * i + 2] = 0;
-		if (ge->n < 1)
-			continue;
-		x0 = ge->pt[0][0];
-		x1 = ge->pt[ge->n - 1][0];
-		x0 = x0 < tn->x + 1 ? tn->x + 1 : x0 > tn->x + tn->w - 2 ? tn->x + tn->w - 2 : x0;
-		x1 = x1 < hn->x + 1 ? hn->x + 1 : x1 > hn->x + hn->w - 2 ? hn->x + hn->w - 2 : x1;
-		y0 = tn->y + tn->h;
-		y1 = hn->y - 1;
-		if (y1 < y0)
-			continue;
-		px[0] = x0 + ox; py[0] = y0 + oy;
-		px[1] = x0 + ox; py[1] = (y0 + y1) / 2 + oy;
-		px[2] = x1 + ox; py[2] = (y0 + y1) / 2 + oy;
-		px[3] = x1 + ox; py[3] = y1 + oy;
-		for (j = 0; j < 3; j++) {
-			x = px[j];
-			y = py[j];
-			while (x != px[j + 1] || y != py[j + 1]) {
-				int nx = x, ny = y, m0, m1;
-				if (x != px[j + 1]) {
-					sx = px[j + 1] > x ? 1 : -1;
-					nx += sx;
-					m0 = sx > 0 ? UI_E : UI_W;
-					m1 = sx > 0 ? UI_W : UI_E;
-				} else {
-					sy = py[j + 1] > y ? 1 : -1;
-					ny += sy;
-					m0 = sy > 0 ? UI_S : UI_N;
-					m1 = sy > 0 ? UI_N : UI_S;
-				}
-				if (x >= 0 && x < ww && y >= 1 && y < wh)
-					mask[y * ww + x] |= m0;
-				if (nx >= 0 && nx < ww && ny >= 1 && ny < wh)
-					mask[ny * ww + nx] |= m1;
-				x = nx;
-				y = ny;
-			}
-		}
-		/* the line enters the head from above */
-		if (px[3] >= 0 && px[3] < ww && py[3] >= 1 && py[3] < wh)
-			mask[py[3] * ww + px[3]] |= UI_S;
-		if (px[0] >= 0 && px[0] < ww && py[0] >= 1 && py[0] < wh)
-			mask[py[0] * ww + px[0]] |= UI_N;
-		mid[3 * i] = px[3];
-		mid[3 * i + 1] = py[1];
-		mid[3 * i + 2] = 1;
-	}
+	c.mask = sl_xcalloc((size_t)ww * wh, sizeof(int));
+	c.used = sl_xcalloc((size_t)ww * wh, 1);
+	c.mid = sl_xcalloc(d->n_edges > 0 ? d->n_edges : 1, 3 * sizeof(int));
+	for (i = 0; i < d->n_edges; i++)
+		ui_graph_edge_mask(&c, i);
 	for (y = 1; y < wh; y++)
 		for (x = 0; x < ww; x++)
-			if (mask[y * ww + x] != 0 && !ui_in_box(d, x - ox, y - oy)) {
-				ui_put(w, y, x, 1, ui_line_glyph(u, mask[y * ww + x]),
+			if (c.mask[y * ww + x] != 0 && !ui_in_box(d, x - c.ox, y - c.oy)) {
+				ui_put(w, y, x, 1, ui_line_glyph(u, c.mask[y * ww + x]),
 				    u->attr[UI_R_EDGE]);
-				used[y * ww + x] = 1;
+				c.used[y * ww + x] = 1;
 			}
-	for (i = 0; i < d->n_edges; i++) {
-		const struct ui_gedge *ge = &d->edges[i];
-		const struct ui_gnode *hn = &d->nodes[ge->dst];
-		int lw = cli_text_width(ge->label), dy, ok;
-		if (mid[3 * i + 2] == 0)
-			continue;
-		/* the arrow, on the cell above the head's border */
-		x = mid[3 * i];
-		y = hn->y - 1 + oy;
-		if (x >= 0 && x < ww && y >= 1 && y < wh)
-			ui_put(w, y, x, 1, u->gl->arrow_d, u->attr[UI_R_EDGE]);
-		/* the label right of the last vertical run, on the middle row or next to it */
-		for (dy = 0; dy < 6 && lw > 0; dy++) {
-			int ly = mid[3 * i + 1] + (dy % 3 == 0 ? 0 : dy % 3 == 1 ? 1 : -1);
-			int lx = dy < 3 ? x + 2 : x - 1 - lw;
-			if (ly < 1 || ly >= wh || ly >= y)
-				continue;
-			if (lx + lw > ww)
-				lx = ww - lw;
-			for (ok = lx >= 0, j = -1; ok && j <= lw; j++) {
-				int cx = lx + j;
-				if (cx < 0 || cx >= ww)
-					continue;
-				if (used[ly * ww + cx] || ui_in_box(d, cx - ox, ly - oy))
-					ok = 0;
-			}
-			if (!ok)
-				continue;
-			ui_put(w, ly, lx, lw, ge->label, u->attr[UI_R_DIM]);
-			for (j = 0; j < lw; j++)
-				used[ly * ww + lx + j] = 1;
-			break;
-		}
-	}
-	free(mid);
-	free(used);
-	free(mask);
+	for (i = 0; i < d->n_edges; i++)
+		ui_graph_edge_label(&c, i);
+	free(c.mid);
+	free(c.used);
+	free(c.mask);
 	for (i = 0; i < d->n_nodes; i++)
-		ui_draw_box(w, u, d, &d->nodes[i], ox, oy, ww, wh);
+		ui_draw_box(w, u, d, &d->nodes[i], c.ox, c.oy, ww, wh);
 }

@@ -275,7 +275,9 @@ ui_model_resolve(ui_model *m, sl_error *err)
 
 	sl_solution_init(&sol, m->n);
 	if (m->dp != NULL) {
-		rc = sl_dp_resolve(m->dp, m->prob, &sol, err);
+		/* at alpha 0, the least communication among equal memory */
+		rc = sl_space_solve(m->space, m->prob, m->alpha, m->dp, m->solver,
+		    NULL, &sol, err);
 	} else if (m->search_ok) {
 		/* the first plan now; the search goes on in the background */
 		memset(&so, 0, sizeof so);
@@ -285,7 +287,8 @@ ui_model_resolve(ui_model *m, sl_error *err)
 	} else {
 		memset(&so, 0, sizeof so);
 		so.time_limit = 30;
-		rc = sl_solve(m->prob, m->solver, &so, &sol, err);
+		rc = sl_space_solve(m->space, m->prob, m->alpha, NULL, m->solver,
+		    &so, &sol, err);
 	}
 	if (rc == SL_OK && sol.status != SL_SOLVE_OPTIMAL &&
 	    sol.status != SL_SOLVE_FEASIBLE)
@@ -390,6 +393,7 @@ ui_model_set_alpha(ui_model *m, double alpha, sl_error *err)
 }
 
 static void ui_job_stop(struct ui_job *j, bool join);
+static void ui_timeline_stop(ui_model *m);
 
 int
 ui_model_set_recompute(ui_model *m, sl_recompute r, sl_error *err)
@@ -403,8 +407,10 @@ ui_model_set_recompute(ui_model *m, sl_recompute r, sl_error *err)
 	if (r == SL_RECOMP_AUTO || m->space->g->n_layers == 0)
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0, "%s",
 		    _("this model has no layers to recompute"));
-	/* the sweep reads the space's tables: stop it before they change */
+	/* the sweep and the timeline read the space's tables: stop them
+	 * before they change */
 	ui_job_stop(j, true);
+	ui_timeline_stop(m);
 	pthread_mutex_lock(&j->mu);
 	j->quit = false;
 	j->have = 0;
@@ -710,6 +716,106 @@ ui_search_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * Memory over time: the timeline of the plan and device asked last.  The
+ * build cannot be stopped halfway, but it is O(n log n) in the operators
+ * (timeline.c); a request that comes meanwhile is built next, and what was
+ * built for an older one is dropped when it is taken (ui_model_poll).
+ */
+static void *
+ui_timeline_thread(void *arg)
+{
+	ui_model *m = arg;
+	struct ui_job *j = &m->tl_job;
+	sl_timeline tl;
+	sl_error err;
+	unsigned g;
+	int *choice, dev, rc;
+
+	while ((g = ui_job_take(j)) != 0) {
+		pthread_mutex_lock(&j->mu);
+		choice = j->choice;
+		j->choice = NULL;
+		dev = j->dev;
+		if (j->have != 0) {
+			g = j->have;
+			j->have = 0;
+		}
+		if (choice == NULL)
+			j->busy = false;
+		pthread_mutex_unlock(&j->mu);
+		if (choice == NULL)
+			continue;
+		sl_error_clear(&err);
+		rc = sl_timeline_build(m->space, choice, dev, true, &tl, &err);
+		free(choice);
+		pthread_mutex_lock(&j->mu);
+		if (j->have_tl)
+			sl_timeline_free(&j->tl);
+		j->have_tl = rc == SL_OK;
+		if (rc == SL_OK)
+			j->tl = tl;
+		j->done = g;
+		j->rc = rc;
+		sl_error_format(&err, j->msg, sizeof j->msg);
+		j->busy = false;
+		pthread_mutex_unlock(&j->mu);
+	}
+	return NULL;
+}
+
+bool
+ui_model_timeline_current(const ui_model *m, int dev)
+{
+	return m->have_tl && m->have_sol && m->tl_dev == dev &&
+	    memcmp(m->tl_choice, m->sol.choice, m->n * sizeof(int)) == 0;
+}
+
+void
+ui_model_request_timeline(ui_model *m, int dev)
+{
+	struct ui_job *j = &m->tl_job;
+	unsigned g;
+
+	if (m->space == NULL || !m->have_sol) {
+		snprintf(m->tl_err, sizeof m->tl_err, "%s",
+		    _("memory over time needs a model and a plan"));
+		return;
+	}
+	/* the one held or being built is for this plan and device */
+	if (m->tl_dev == dev && (m->have_tl || m->tl_busy) &&
+	    memcmp(m->tl_choice, m->sol.choice, m->n * sizeof(int)) == 0)
+		return;
+	if (m->tl_choice == NULL)
+		m->tl_choice = sl_xmalloc(m->n * sizeof(int));
+	memcpy(m->tl_choice, m->sol.choice, m->n * sizeof(int));
+	m->tl_dev = dev;
+	m->tl_err[0] = '\0';
+	if (m->have_tl)
+		sl_timeline_free(&m->tl);
+	m->have_tl = false;
+	pthread_mutex_lock(&j->mu);
+	g = atomic_load(&j->gen) + 1;
+	atomic_store(&j->gen, g);
+	free(j->choice);
+	j->choice = sl_xmalloc(m->n * sizeof(int));
+	memcpy(j->choice, m->sol.choice, m->n * sizeof(int));
+	j->dev = dev;
+	j->have = g;
+	m->tl_gen = g;
+	m->tl_busy = true;
+	pthread_cond_signal(&j->cv);
+	pthread_mutex_unlock(&j->mu);
+	if (!j->started)
+		j->started = pthread_create(&j->thread, NULL,
+		    ui_timeline_thread, m) == 0;
+	if (!j->started) {
+		m->tl_busy = false;
+		snprintf(m->tl_err, sizeof m->tl_err, "%s",
+		    _("cannot start a thread to build the timeline"));
+	}
+}
+
 static void
 ui_copy_constraints(sl_constraints *dst, const sl_constraints *src)
 {
@@ -869,6 +975,21 @@ ui_model_poll(ui_model *m, sl_error *err)
 		}
 		pthread_mutex_unlock(&j->mu);
 	}
+	j = &m->tl_job;
+	if (j->started && m->tl_busy) {
+		pthread_mutex_lock(&j->mu);
+		if (j->done == m->tl_gen && !j->busy) {
+			m->tl_busy = false;
+			if (j->have_tl) {
+				m->tl = j->tl;
+				m->have_tl = true;
+				j->have_tl = false;
+			} else
+				snprintf(m->tl_err, sizeof m->tl_err, "%s", j->msg);
+			what |= UI_M_TIMELINE;
+		}
+		pthread_mutex_unlock(&j->mu);
+	}
 	if (m->vrunning) {
 		rc = cli_validate_poll(&m->vjob, false, &res, err);
 		if (rc != 1) {
@@ -898,6 +1019,31 @@ ui_job_stop(struct ui_job *j, bool join)
 	else
 		pthread_detach(j->thread);
 	j->started = false;
+}
+
+/* Stops the timeline's thread and drops what it built or was asked; the
+ * next request starts it again. */
+static void
+ui_timeline_stop(ui_model *m)
+{
+	struct ui_job *j = &m->tl_job;
+
+	ui_job_stop(j, true);
+	pthread_mutex_lock(&j->mu);
+	j->quit = false;
+	j->have = 0;
+	j->busy = false;
+	free(j->choice);
+	j->choice = NULL;
+	if (j->have_tl)
+		sl_timeline_free(&j->tl);
+	j->have_tl = false;
+	pthread_mutex_unlock(&j->mu);
+	if (m->have_tl)
+		sl_timeline_free(&m->tl);
+	m->have_tl = false;
+	m->tl_busy = false;
+	m->tl_dev = -1;
 }
 
 /* ---------------------------------------------------------- GPU validation */
@@ -1007,6 +1153,8 @@ ui_model_init(ui_model *m, cli_session *s, const cli_opts *o, sl_error *err)
 	ui_job_init(&m->ilp_job);
 	ui_job_init(&m->sweep_job);
 	ui_job_init(&m->search_job);
+	ui_job_init(&m->tl_job);
+	m->tl_dev = -1;
 	m->search_limit = o->time_limit > 0 ? o->time_limit :
 	    UI_SEARCH_TIME_LIMIT;
 	m->search_threads = o->threads;
@@ -1071,6 +1219,8 @@ ui_model_free(ui_model *m)
 	ui_job_stop(&m->ilp_job, true);
 	ui_job_stop(&m->sweep_job, true);
 	ui_job_stop(&m->search_job, true);
+	ui_timeline_stop(m);
+	free(m->tl_choice);
 	if (m->search_job.prob != NULL)
 		sl_problem_free(m->search_job.prob);
 	free(m->search_job.choice);

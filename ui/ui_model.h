@@ -45,8 +45,12 @@ struct ui_job {
 	double time_ms;
 	sl_frontier front;
 	bool have_front;
-	int *choice;		/* search: the best plan found (malloc'd) */
+	int *choice;		/* search: the best plan found (malloc'd);
+				 * timeline: the plan asked for */
 	int64_t bound;		/* search: its lower bound (INT64_MIN: none) */
+	int dev;		/* timeline: the device asked for */
+	sl_timeline tl;		/* timeline: the one built */
+	bool have_tl;
 	char msg[256];
 };
 
@@ -110,6 +114,21 @@ typedef struct ui_model {
 	sl_frontier front;	/* Pareto points of the current pin set */
 	bool have_front, front_busy;
 
+	/*
+	 * Memory over time (m): the timeline of a plan on one device, built by
+	 * a thread of its own as the solver's work is, so that the keys stay
+	 * live while it is built.  tl_choice and tl_dev name the plan and
+	 * device of the latest request (tl_dev -1: none); tl is theirs when
+	 * have_tl, and tl_busy while it is being built.
+	 */
+	struct ui_job tl_job;
+	sl_timeline tl;
+	bool have_tl, tl_busy;
+	int *tl_choice;
+	int tl_dev;
+	unsigned tl_gen;
+	char tl_err[256];
+
 	/* GPU validation (v): the runner as a child process, polled each tick */
 	cli_vjob vjob;
 	bool vrunning, have_vres;
@@ -125,6 +144,7 @@ enum ui_act { UI_ACT_PIN, UI_ACT_FORBID, UI_ACT_CLEAR };
 #define UI_M_FRONT	0x2u	/* the frontier of the current pins */
 #define UI_M_VALIDATED	0x4u	/* a validation ended (ok or not: see vmsg) */
 #define UI_M_SEARCHED	0x8u	/* the background search ended (see search) */
+#define UI_M_TIMELINE	0x10u	/* the timeline asked for is built (or failed) */
 
 int ui_model_init(ui_model *m, cli_session *s, const cli_opts *o,
     sl_error *err);
@@ -155,6 +175,16 @@ int ui_front_index(const ui_model *m);
 double ui_alpha_at(int pos);
 int ui_alpha_nearest(double alpha);
 int ui_alpha_positions(void);
+
+/*
+ * Asks for the timeline of the current plan on device dev (optimised
+ * order), built in the background: nothing is done when the one held or
+ * being built is for them.  ui_model_poll says UI_M_TIMELINE when it is
+ * there (m->tl, or m->tl_err when it failed).
+ */
+void ui_model_request_timeline(ui_model *m, int dev);
+/* Whether m->tl is the timeline of the current plan on device dev. */
+bool ui_model_timeline_current(const ui_model *m, int dev);
 
 /* Starts GLPK and the sweep for the current plan and pins. */
 void ui_model_request_background(ui_model *m);

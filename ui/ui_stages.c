@@ -510,10 +510,21 @@ ui_draw_stages(WINDOW *w, const ui *u)
 		return;
 	}
 	bubble = pl->pipe_ns > 0 ? 100.0 * (double)pl->bubble_ns / (double)pl->pipe_ns : 0;
-	snprintf(line, sizeof line,
-	    _("Pipeline: %d stages x %d devices, %s, %lld micro-batches of %lld"),
-	    pl->n_stages, pl->mesh.n_devices, sl_schedule_name(pl->schedule),
-	    (long long)pl->micro_batches, (long long)pl->graph_batch);
+	{
+		char st[48], dv[48], mb[48], sm[48];
+		snprintf(st, sizeof st, ngettext("%d stage", "%d stages", pl->n_stages),
+		    pl->n_stages);
+		snprintf(dv, sizeof dv, ngettext("%d device", "%d devices",
+		    pl->mesh.n_devices), pl->mesh.n_devices);
+		snprintf(mb, sizeof mb, ngettext("%lld micro-batch", "%lld micro-batches",
+		    pl->micro_batches), (long long)pl->micro_batches);
+		snprintf(sm, sizeof sm, ngettext("%lld sample", "%lld samples",
+		    pl->graph_batch), (long long)pl->graph_batch);
+		/* TRANSLATORS: "Pipeline: 4 stages x 2 devices, 1f1b, 16
+		 * micro-batches of 4 samples" */
+		snprintf(line, sizeof line, _("Pipeline: %s x %s, %s, %s of %s"), st, dv,
+		    sl_schedule_name(pl->schedule), mb, sm);
+	}
 	ui_put(w, 0, 1, width - 2, line, u->attr[UI_R_HEADER] | A_REVERSE);
 	cap = t->ho.mem_limit > 0 ? t->ho.mem_limit : t->ho.hw.memory_bytes;
 	snprintf(line, sizeof line,

@@ -5,76 +5,75 @@
  * category per task, the peak marked, a cursor whose task and alive
  * buffers (largest first) are listed below the chart.  Keys inside: Left
  * and Right move the cursor, p jumps to the peak, < and > change the
- * device, any other key closes.  The timeline is rebuilt only when the
- * plan or the device changes, so redraws stay within a frame.
+ * device, any other key closes.  The model builds the timeline off the
+ * input thread (ui_model_request_timeline) when the plan or the device
+ * changes; until it is there the panel says so, and every key works.
  */
 #include "ui.h"
 
 #include <stdlib.h>
 
 struct ui_tl {
-	sl_timeline tl;
-	bool have, open;
+	bool open;
 	int dev;
-	int *choice;		/* the plan tl was built for */
 	int cur;		/* cursor position (task index in the order) */
-	int *idx;		/* scratch: alive buffers */
-	char err[256];
+	int *idx;		/* scratch: alive buffers (n_bufs of the model's) */
+	int n_idx;
+	const sl_timeline *shown;	/* the timeline cur belongs to */
 };
 
 static const int cat_role[SL_CAT_COUNT] = {
 	UI_R_PARAMS, UI_R_GRADS, UI_R_OPTIM, UI_R_ACTS, UI_R_BUFFERS
 };
 
-static void
-tl_release(struct ui_tl *t)
-{
-	if (t->have)
-		sl_timeline_free(&t->tl);
-	t->have = false;
-	free(t->idx);
-	t->idx = NULL;
-}
-
-/* (Re)builds the timeline when the plan or the device changed. */
+/* Asks the model for the timeline of the plan and device on screen, and
+ * puts the cursor at the peak of one that has come. */
 static void
 tl_refresh(ui *u)
 {
 	struct ui_tl *t = u->tl;
-	sl_error err;
+	const ui_model *m = &u->m;
 
-	if (u->m.space == NULL || !u->m.have_sol) {
-		snprintf(t->err, sizeof t->err, "%s", _("memory over time needs a model and a plan"));
-		tl_release(t);
+	if (!ui_model_timeline_current(m, t->dev)) {
+		ui_model_request_timeline(&u->m, t->dev);
+		t->shown = NULL;
 		return;
 	}
-	if (t->have && t->tl.dev == t->dev &&
-	    memcmp(t->choice, u->m.sol.choice, u->m.n * sizeof *t->choice) == 0)
+	if (t->shown == &m->tl)
 		return;
-	tl_release(t);
-	sl_error_clear(&err);
-	if (sl_timeline_build(u->m.space, u->m.sol.choice, t->dev, true, &t->tl, &err) != SL_OK) {
-		sl_error_format(&err, t->err, sizeof t->err);
-		return;
+	if (t->n_idx < m->tl.n_bufs || t->idx == NULL) {
+		free(t->idx);
+		t->n_idx = m->tl.n_bufs ? m->tl.n_bufs : 1;
+		t->idx = sl_xmalloc(t->n_idx * sizeof *t->idx);
 	}
-	t->have = true;
-	t->err[0] = '\0';
-	memcpy(t->choice, u->m.sol.choice, u->m.n * sizeof *t->choice);
-	t->idx = sl_xmalloc((t->tl.n_bufs ? t->tl.n_bufs : 1) * sizeof *t->idx);
-	t->cur = t->tl.peak_pos;
+	t->cur = m->tl.peak_pos;
+	t->shown = &m->tl;
 }
 
 void
 ui_timeline_open(ui *u)
 {
-	if (u->tl == NULL) {
+	if (u->tl == NULL)
 		u->tl = sl_xcalloc(1, sizeof *u->tl);
-		u->tl->choice = sl_xcalloc(u->m.n ? u->m.n : 1, sizeof *u->tl->choice);
-	}
 	u->tl->dev = 0;
 	u->tl->open = true;
+	u->tl->shown = NULL;
 	tl_refresh(u);
 	u->dirty |= UI_D_ALL;
+}
+
+void
+ui_timeline_polled(ui *u, unsigned what)
+{
+	if (!ui_timeline_is_open(u))
+		return;
+	/* a timeline came, or the plan changed under the open panel */
+	if ((what & UI_M_TIMELINE) || (u->tl->shown != NULL &&
+	    !ui_model_timeline_current(&u->m, u->tl->dev))) {
+		u->tl->shown = NULL;
+		tl_refresh(u);
+		u->dirty |= UI_D_ALL;
+	}
 }
 
 void
@@ -82,8 +81,7 @@ ui_timeline_free(ui *u)
 {
 	if (u->tl == NULL)
 		return;
-	tl_release(u->tl);
-	free(u->tl->choice);
+	free(u->tl->idx);
 	free(u->tl);
 	u->tl = NULL;
 }
@@ -98,25 +96,26 @@ bool
 ui_timeline_key(ui *u, struct ui_event e)
 {
 	struct ui_tl *t = u->tl;
+	const sl_timeline *tl = t != NULL && u->m.have_tl ? t->shown : NULL;
 
 	if (t == NULL || !t->open)
 		return false;
 	if (e.fn && e.key == KEY_RESIZE)
 		return false;
 	if (e.fn && (e.key == KEY_LEFT || e.key == KEY_RIGHT)) {
-		if (t->have) {
+		if (tl != NULL) {
 			t->cur += e.key == KEY_LEFT ? -1 : 1;
 			if (t->cur < 0)
 				t->cur = 0;
-			if (t->cur >= t->tl.n_tasks)
-				t->cur = t->tl.n_tasks - 1;
+			if (t->cur >= tl->n_tasks)
+				t->cur = tl->n_tasks - 1;
 		}
 	} else if (e.fn && (e.key == KEY_HOME || e.key == KEY_END)) {
-		if (t->have)
-			t->cur = e.key == KEY_HOME ? 0 : t->tl.n_tasks - 1;
+		if (tl != NULL)
+			t->cur = e.key == KEY_HOME ? 0 : tl->n_tasks - 1;
 	} else if (!e.fn && e.key == 'p') {
-		if (t->have)
-			t->cur = t->tl.peak_pos;
+		if (tl != NULL)
+			t->cur = tl->peak_pos;
 	} else if (!e.fn && (e.key == '<' || e.key == '>')) {
 		int n = u->m.space != NULL ? u->m.space->mesh.n_devices : 1;
 		t->dev = (t->dev + (e.key == '<' ? n - 1 : 1)) % n;
@@ -157,15 +156,22 @@ void
 ui_draw_timeline(WINDOW *w, const ui *u)
 {
 	const struct ui_tl *t = u->tl;
-	const sl_timeline *tl = &t->tl;
+	/* (the model drops its timeline when the plan's costs change) */
+	const sl_timeline *tl = u->m.have_tl ? t->shown : NULL;
 	int h = getmaxy(w), width = getmaxx(w);
 	int label = 11, cols, chart_h, y0, n_alive, peak_col, cur_col;
 	char b1[32], b2[32], b3[32], b4[32], title[512], name[128];
 
 	werase(w);
-	if (!t->have) {
+	if (tl == NULL) {
 		ui_put(w, 0, 1, width - 2, _("Memory over time"), u->attr[UI_R_HEADER]);
-		ui_put(w, 2, 1, width - 2, t->err, u->attr[UI_R_ERROR]);
+		if (u->m.tl_busy) {
+			snprintf(title, sizeof title, _("building the timeline of "
+			    "device %d (any key but Left, Right, p, < and > closes)"),
+			    t->dev);
+			ui_put(w, 2, 1, width - 2, title, u->attr[UI_R_DIM]);
+		} else
+			ui_put(w, 2, 1, width - 2, u->m.tl_err, u->attr[UI_R_ERROR]);
 		return;
 	}
 	snprintf(title, sizeof title,

@@ -76,6 +76,7 @@ typedef struct cli_opts {
 	sl_constraints cs;		/* --pin / --forbid */
 	sl_solver_kind solver;		/* --solver (default auto) */
 	int64_t mem_limit;		/* --mem-limit, -1 none */
+	bool allow_over_capacity;	/* --allow-over-capacity (solve) */
 	double time_limit;		/* --time-limit seconds, 0 none */
 	int threads;			/* --threads N: searches side by side,
 					 * 0 one per processor (at most 4) */
@@ -218,6 +219,13 @@ int cli_text_width(const char *s);
 /* sl_format_bytes and sl_format_ns into a buffer of 32 bytes. */
 const char *cli_bytes(int64_t v, char *buf);
 const char *cli_ns(int64_t v, char *buf);
+/* The model as every report names it: "gpt-1.7b (sequence 2048)", its
+ * name escaped, and the sequence a step trains on when it has one. */
+const char *cli_model_str(const sl_graph *g, char *buf, size_t len);
+/* Changes that would make a plan fit (ranked): a heading that says whether
+ * any fits, then one line each with its memory and step time or why it
+ * could not be evaluated. */
+void cli_print_changes(FILE *fp, const sl_fit_change *ch, int n);
 /* The mesh's shape on standard output: "8" or "4x2". */
 void cli_print_mesh(const sl_mesh *m);
 

@@ -62,6 +62,8 @@ compare_json(const cli_session *s, const sl_comparison *c)
 				    json_integer(p->ev.comm.ns[k]));
 			json_object_set_new(r, "max_memory_bytes", json_integer(p->max_mem));
 			json_object_set_new(r, "mean_memory_bytes", json_integer(p->mean_mem));
+			json_object_set_new(r, "over_capacity",
+			    json_boolean(p->ev.n_over_capacity > 0));
 			json_object_set_new(r, "max_device", json_integer(dmax));
 			json_object_set_new(r, "memory_bytes", mem_json(&p->ev.dev[dmax]));
 			json_object_set_new(r, "redundant_bytes", json_integer(p->redundant));
@@ -102,10 +104,12 @@ print_compare(const cli_session *s, const sl_comparison *c)
 
 	{
 		double np = (double)sl_graph_param_count(s->g);
+		char mn[256];
+		cli_model_str(s->g, mn, sizeof mn);
 		if (np >= 1e9)
-			printf(_("model %s: %.2f B parameters; mesh "), sl_esc(s->g->name), np / 1e9);
+			printf(_("model %s: %.2f B parameters; mesh "), mn, np / 1e9);
 		else
-			printf(_("model %s: %.2f M parameters; mesh "), sl_esc(s->g->name), np / 1e6);
+			printf(_("model %s: %.2f M parameters; mesh "), mn, np / 1e6);
 	}
 	if (s->mesh.n_axes == 1)
 		printf("%d", s->mesh.axes[0].size);

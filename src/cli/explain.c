@@ -65,7 +65,8 @@ cmd_explain(int argc, char **argv)
 	}
 	sl_solution_init(&sol, s.prob->n);
 	have_sol = true;
-	rc = sl_solve(prob != NULL ? prob : s.prob, o.solver, NULL, &sol, &err);
+	rc = sl_space_solve(s.space, prob != NULL ? prob : s.prob, o.alpha, NULL,
+	    o.solver, NULL, &sol, &err);
 	if (rc != SL_OK) {
 		rc = cli_report(&err);
 		goto out;
@@ -80,6 +81,10 @@ cmd_explain(int argc, char **argv)
 	if ((text = sl_explain(s.space, sol.choice, op, st, &err)) == NULL) {
 		rc = cli_report(&err);
 		goto out;
+	}
+	{
+		char mn[256];
+		printf(_("model %s\n"), cli_model_str(s.g, mn, sizeof mn));
 	}
 	/* line by line: the names inside are escaped, the newlines kept */
 	for (char *line = text, *nl; *line != '\0'; line = nl + 1) {

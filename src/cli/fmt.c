@@ -186,8 +186,10 @@ cli_print_step(FILE *fp, const sl_eval *ev)
 		    sl_format_ns(ev->exposed_comm_ns, b[3], sizeof b[3]),
 		    sl_format_ns(ev->optim_ns, b[4], sizeof b[4]));
 	else
-		fprintf(fp, _("step time: %s = %lld micro-step(s) x (compute %s + "
-		    "exposed communication %s) + optimizer %s\n"),
+		fprintf(fp, ngettext("step time: %s = %lld micro-step x (compute %s + "
+		    "exposed communication %s) + optimizer %s\n", "step time: %s = "
+		    "%lld micro-steps x (compute %s + exposed communication %s) + "
+		    "optimizer %s\n", ev->accum_steps),
 		    sl_format_ns(ev->step_ns, b[0], sizeof b[0]),
 		    (long long)ev->accum_steps,
 		    sl_format_ns(ev->compute_ns, b[1], sizeof b[1]),
@@ -222,4 +224,55 @@ cli_print_mesh(const sl_mesh *m)
 		printf("%d", m->axes[0].size);
 	else
 		printf("%dx%d", m->axes[0].size, m->axes[1].size);
+}
+
+void
+cli_print_changes(FILE *fp, const sl_fit_change *ch, int n)
+{
+	int fit = 0, known = 0;
+	char b[2][32];
+
+	for (int i = 0; i < n; i++) {
+		fit += ch[i].fits;
+		known += ch[i].why[0] == '\0';
+	}
+	fprintf(fp, "\n%s\n", fit > 0 ? _("changes that would make it fit, best first:") :
+	    known > 0 ? _("no single change tried makes it fit; the closest, "
+	    "least memory first:") : _("no change tried could be evaluated, so "
+	    "none is known to make it fit:"));
+	for (int i = 0; i < n; i++)
+		if (ch[i].why[0] != '\0')
+			fprintf(fp, _("  %s: not evaluated: %s\n"), ch[i].what,
+			    ch[i].why);
+		else
+			fprintf(fp, ch[i].fits ? _("  %s: fits; memory %s, step %s\n") :
+			    _("  %s: does not fit; memory %s, step %s\n"), ch[i].what,
+			    cli_bytes(ch[i].max_mem, b[0]), cli_ns(ch[i].step_ns, b[1]));
+}
+
+const char *
+cli_model_str(const sl_graph *g, char *buf, size_t len)
+{
+	int64_t seq = 0;
+	char name[160];
+
+	sl_esc_buf(g->name != NULL ? g->name : "?", name, sizeof name);
+	/* a sequence where the step's input has one: token ids [batch, seq],
+	 * or features [batch, seq, hidden]; [batch, features] has none (as
+	 * eval.c counts tokens) */
+	for (int i = 0; i < g->n_tensors; i++) {
+		const sl_tensor *t = &g->tensors[i];
+		bool ids = t->dtype == SL_DT_I32 || t->dtype == SL_DT_I64;
+
+		if (t->role != SL_ROLE_INPUT || t->rank < 1)
+			continue;
+		if (t->rank >= (ids ? 2 : 3))
+			seq = t->dims[1];
+		break;
+	}
+	if (seq > 0)
+		snprintf(buf, len, _("%s (sequence %lld)"), name, (long long)seq);
+	else
+		snprintf(buf, len, "%s", name);
+	return buf;
 }

@@ -80,7 +80,8 @@ help_hw(FILE *fp)
 
 		sl_error_clear(&err);
 		if (sl_hw_load(names[i], &hw, &err) == SL_OK)
-			cli_fprintf(fp, "%28s%-16s %s\n", "", names[i], hw.device);
+			cli_fprintf(fp, "%28s%-16s %d x %s\n", "", names[i],
+			    hw.devices_per_node, hw.device);
 		else
 			cli_fprintf(fp, "%28s%s\n", "", names[i]);
 	}
@@ -133,6 +134,9 @@ const struct cli_option cli_options[] = {
 	  .lo = 1, .hi = 9e18, CLI_FIELD(mem_limit),
 	  .cmds = CLI_C_SOLVE | CLI_C_COMPARE | CLI_C_PLAN,
 	  .help = N_("memory per device a plan may use, with its unit: 40GiB, 80GB") },
+	{ .name = "allow-over-capacity", .arg = CLI_FLAG,
+	  CLI_FIELD(allow_over_capacity), .cmds = CLI_C_SOLVE,
+	  .help = N_("a plan over the device's memory is still written, exit status 0") },
 	{ .name = "time-limit", .arg = CLI_NUMBER, .metavar = N_("SECONDS"),
 	  .lo = 0, .lo_open = true, .hi = CLI_MAX_TIME_LIMIT, .unit = N_("seconds"),
 	  CLI_FIELD(time_limit),

@@ -71,12 +71,25 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 	int outer = pl->mesh.n_axes == 2 ? pl->mesh.axes[0].size : 1;
 	int inner = pl->mesh.axes[pl->mesh.n_axes - 1].size;
 
+	char mb[64], sm[64], on[64];
+
 	mesh_str(outer, inner, ms, sizeof ms);
-	printf(_("\nchosen plan: %d pipeline stages (%s"), pl->pp, sl_schedule_name(pl->schedule));
+	printf(ngettext("\nchosen plan: %d pipeline stage (%s",
+	    "\nchosen plan: %d pipeline stages (%s", pl->pp), pl->pp,
+	    sl_schedule_name(pl->schedule));
 	if (pl->virt > 1)
 		printf(_(", %d chunks per device"), pl->virt);
-	printf(_("), each on a %s sub-mesh; %lld micro-batches of %lld samples\n"), ms,
-	    (long long)pl->micro_batches, (long long)pl->graph_batch);
+	if (outer == 1 || inner == 1)
+		snprintf(on, sizeof on, ngettext("%d device", "%d devices",
+		    outer * inner), outer * inner);
+	else
+		snprintf(on, sizeof on, _("a %s sub-mesh"), ms);
+	snprintf(mb, sizeof mb, ngettext("%lld micro-batch", "%lld micro-batches",
+	    pl->micro_batches), (long long)pl->micro_batches);
+	snprintf(sm, sizeof sm, ngettext("%lld sample", "%lld samples",
+	    pl->graph_batch), (long long)pl->graph_batch);
+	/* TRANSLATORS: "), each on 8 devices; 16 micro-batches of 4 samples" */
+	printf(_("), each on %s; %s of %s\n"), on, mb, sm);
 	printf(_("step time %s: pipeline %s (bubble %s, %.1f%%), gradient sync %s "
 	    "exposed, optimizer %s\n"),
 	    cli_ns(pl->step_ns, b[0]), cli_ns(pl->pipe_ns, b[1]), cli_ns(pl->bubble_ns, b[2]),
@@ -101,20 +114,25 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 			printf(_("memory per device: at most %s, %s\n"),
 			    cli_bytes(pl->max_mem, b[0]), cap);
 	}
-	cli_fprintf(stdout, "\n%-6s %-7s %-10s %-10s %9s %11s %11s %11s %11s\n", _("stage"),
-	    _("device"), _("layers"), _("recompute"), _("in flight"), _("states"),
-	    _("activation"), _("memory"), _("micro-batch"));
+	cli_fprintf(stdout, "\n%-6s %-7s %-10s %-10s %8s %11s %11s %11s %11s\n", _("stage"),
+	    _("pp rank"), _("layers"), _("recompute"), _("mb kept"), _("states"),
+	    _("acts/mb"), _("rank peak"), _("time/mb"));
 	for (int j = 0; j < pl->n_stages; j++) {
 		const sl_pipe_stage *st = &pl->stage[j];
 		const sl_pipe_dev *dv = &pl->dev[st->device];
 		char lr[32];
 		snprintf(lr, sizeof lr, "%d-%d", st->first_layer,
 		    st->first_layer + st->n_layers - 1);
-		printf("%-6d %-7d %-10s %-10s %9lld %11s %11s %11s %11s\n", j, st->device,
+		printf("%-6d %-7d %-10s %-10s %8lld %11s %11s %11s %11s\n", j, st->device,
 		    lr, sl_recompute_name(st->recompute), (long long)dv->in_flight,
 		    cli_bytes(sl_mem_total(&st->states), b[0]), cli_bytes(st->acts, b[1]),
 		    cli_bytes(dv->mem, b[2]), cli_ns(st->micro_ns, b[3]));
 	}
+	printf("%s\n", _("pp rank: the pipeline rank whose devices run the stage; mb kept:\n"
+	    "micro-batches whose activations the rank keeps at its peak; states: parameters,\n"
+	    "gradients, optimizer states and buffers per device; acts/mb: activations of one\n"
+	    "micro-batch; rank peak: the most a device of the rank holds; time/mb: forward\n"
+	    "and backward of one micro-batch."));
 	if (g == NULL)
 		return;
 	printf(_("\nper-stage operator plan (the first layer of each stage; its other layers choose alike unless listed):\n"));
@@ -168,6 +186,140 @@ write_export(const sl_pipeline *pl, const sl_hybrid_opts *ho, const cli_opts *o,
 	return sl_atomic_commit(&a, err);
 }
 
+/*
+ * The search's options from the command line's: the model, the hardware,
+ * the recipe (the framework Megatron-LM unless told), the degrees fixed,
+ * and the devices, from --devices or --mesh with --axes (into topo).
+ */
+static int
+plan_opts(const cli_opts *o, plan_model *pm, sl_hybrid_opts *ho, sl_topo *topo,
+    sl_error *err)
+{
+	int rc;
+
+	sl_hybrid_opts_default(ho);
+	pm->arg = o->args[0];
+	ho->model = plan_open;
+	ho->model_ctx = pm;
+	if ((rc = sl_hw_load(o->hw, &ho->hw, err)) != SL_OK ||
+	    (rc = check_batch(pm, &ho->model_seq, err)) != SL_OK)
+		return rc;
+	ho->space.zero = !o->no_zero;
+	ho->space.recipe = o->recipe;
+	ho->space.recipe.micro_batch = 1;
+	/* a plan is made for a framework to run: Megatron-LM unless told */
+	if (!cli_given(o, "framework"))
+		ho->space.recipe.framework = SL_FW_MEGATRON;
+	ho->global_batch = o->recipe.global_batch;
+	ho->schedule = o->schedule;
+	ho->virt = o->virt;
+	ho->pp = o->pp;
+	ho->tp = o->tp;
+	ho->slack = o->slack;
+	ho->offload_optimizer = o->offload;
+	ho->mem_limit = o->mem_limit;
+	ho->micro_batch = o->micro_batch_set ? o->micro_batch : 0;
+	if (o->axes != NULL || (o->mesh_arg != NULL && o->n_axes != 1)) {
+		int n, sh[SL_MAX_TOPO_AXES];
+		sl_axis_role ro[SL_MAX_TOPO_AXES];
+		if ((rc = sl_topo_parse(o->mesh_arg ? o->mesh_arg : "4", o->axes, &n,
+		    sh, ro, err)) != SL_OK ||
+		    (rc = sl_topo_make(&ho->hw, n, sh, ro, topo, err)) != SL_OK)
+			return rc;
+		ho->topo = topo;
+		ho->devices = topo->n_devices;
+	} else
+		ho->devices = o->n_axes == 1 ? o->shape[0] : o->shape[0] * o->shape[1];
+	return SL_OK;
+}
+
+/* What was searched and set aside, and the frontier of what fits. */
+static void
+print_search(const plan_model *pm, const sl_hybrid_opts *ho,
+    const sl_hybrid_result *r)
+{
+	char rd[256], cap[128], b[2][32], mn[256], nd[64];
+	char c1[64], c2[64], c3[64], c4[64], c5[64];
+	sl_error err;
+	sl_graph *g1;
+
+	/* the model's own name and the sequence trained, not the file */
+	sl_error_clear(&err);
+	if ((g1 = plan_open((void *)pm, 1, ho->space.recipe.seq, &err)) != NULL)
+		cli_model_str(g1, mn, sizeof mn);
+	else
+		sl_esc_buf(pm->arg, mn, sizeof mn);
+	sl_graph_free(g1);
+	snprintf(nd, sizeof nd, ngettext("%d device", "%d devices", ho->devices),
+	    ho->devices);
+	printf(_("model %s on %s of %s, each %s; global batch %lld\n"),
+	    mn, nd, ho->hw.name, sl_hw_memory_text(&ho->hw, cap, sizeof cap),
+	    (long long)(ho->global_batch > 0 ? ho->global_batch : ho->devices));
+	printf(_("training recipe: %s\n"), sl_recipe_describe(&ho->space.recipe, rd, sizeof rd));
+	printf(_("framework: %s\n"),
+	    sl_framework_title(ho->space.recipe.framework));
+	snprintf(c1, sizeof c1, ngettext("%lld configuration", "%lld configurations",
+	    r->configs), (long long)r->configs);
+	snprintf(c2, sizeof c2, ngettext("%lld partition", "%lld partitions",
+	    r->partitions), (long long)r->partitions);
+	snprintf(c3, sizeof c3, ngettext("%lld stage solve", "%lld stage solves",
+	    r->stage_solves), (long long)r->stage_solves);
+	printf(_("searched %s and %s with %s (%lld answered from the cache) in "
+	    "%.0f ms\n"), c1, c2, c3, (long long)r->cache_hits, r->time_ms);
+	snprintf(c1, sizeof c1, ngettext("%lld sub-mesh", "%lld sub-meshes",
+	    r->pruned_shapes), (long long)r->pruned_shapes);
+	snprintf(c2, sizeof c2, ngettext("%lld micro-batch size",
+	    "%lld micro-batch sizes", r->pruned_batches), (long long)r->pruned_batches);
+	snprintf(c4, sizeof c4, ngettext("%lld configuration", "%lld configurations",
+	    r->pruned_partitions), (long long)r->pruned_partitions);
+	snprintf(c5, sizeof c5, ngettext("%d layer", "%d layers", ho->slack),
+	    ho->slack);
+	printf(_("set aside: %lld by a lower bound on the step time, %s "
+	    "(tensor parallelism beyond a node, or chunks of unequal layers), "
+	    "%s that do not divide the global batch; "
+	    "%s searched stage sizes by bound instead of listing them "
+	    "(stages within %s of the even split)\n"),
+	    (long long)r->pruned_bound, c1, c2, c4, c5);
+	if (r->n_front > 0) {
+		cli_fprintf(stdout, "\n%s\n%-4s %-3s %-9s %7s %13s %13s\n",
+		    _("frontier of memory against step time (configurations that fit):"),
+		    "pp", "v", _("sub-mesh"), "m", _("memory/dev"), _("step time"));
+		for (int i = 0; i < r->n_front; i++) {
+			const sl_hybrid_point *pt = &r->front[i];
+			char ms[32];
+			mesh_str(pt->outer, pt->inner, ms, sizeof ms);
+			printf("%-4d %-3d %-9s %7lld %13s %13s\n", pt->pp, pt->virt, ms,
+			    (long long)pt->micro_batches, cli_bytes(pt->max_mem, b[0]),
+			    cli_ns(pt->step_ns, b[1]));
+		}
+	}
+}
+
+/* Nothing fits: the least memory reached, and the changes that would fit. */
+static void
+print_no_fit(const sl_hybrid_opts *ho, const sl_hybrid_result *r)
+{
+	sl_fit_change *ch;
+	sl_error err;
+	int n;
+	char b[2][32];
+
+	sl_error_clear(&err);
+	if (r->have_least)
+		fprintf(stderr, _("shardlab: no plan fits %s per device; the least memory "
+		    "any configuration reached is %s\n"),
+		    cli_bytes(ho->mem_limit > 0 ? ho->mem_limit : ho->hw.memory_bytes, b[0]),
+		    cli_bytes(r->least.max_mem, b[1]));
+	else
+		fprintf(stderr, _("shardlab: no plan found: %s\n"), r->why_none);
+	if (sl_hybrid_suggest(ho, &ch, &n, &err) != SL_OK) {
+		cli_report(&err);
+		return;
+	}
+	cli_print_changes(stdout, ch, n);
+	free(ch);
+}
+
 static int
 cmd_plan(int argc, char **argv)
 {
@@ -179,7 +331,6 @@ cmd_plan(int argc, char **argv)
 	plan_model pm;
 	bool report;
 	int rc;
-	char b[4][32];
 
 	sl_error_clear(&err);
 	if (cli_parse(argc, argv, &o, &err) != SL_OK)
@@ -191,43 +342,10 @@ cmd_plan(int argc, char **argv)
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
-	sl_hybrid_opts_default(&ho);
-	pm.arg = o.args[0];
-	ho.model = plan_open;
-	ho.model_ctx = &pm;
-	if ((rc = sl_hw_load(o.hw, &ho.hw, &err)) != SL_OK ||
-	    (rc = check_batch(&pm, &ho.model_seq, &err)) != SL_OK) {
+	if (plan_opts(&o, &pm, &ho, &topo, &err) != SL_OK) {
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
-	ho.space.zero = !o.no_zero;
-	ho.space.recipe = o.recipe;
-	ho.space.recipe.micro_batch = 1;
-	/* a plan is made for a framework to run: Megatron-LM unless told */
-	if (!cli_given(&o, "framework"))
-		ho.space.recipe.framework = SL_FW_MEGATRON;
-	ho.global_batch = o.recipe.global_batch;
-	ho.schedule = o.schedule;
-	ho.virt = o.virt;
-	ho.pp = o.pp;
-	ho.tp = o.tp;
-	ho.slack = o.slack;
-	ho.offload_optimizer = o.offload;
-	ho.mem_limit = o.mem_limit;
-	ho.micro_batch = o.micro_batch_set ? o.micro_batch : 0;
-	if (o.axes != NULL || (o.mesh_arg != NULL && o.n_axes != 1)) {
-		int n, sh[SL_MAX_TOPO_AXES];
-		sl_axis_role ro[SL_MAX_TOPO_AXES];
-		if ((rc = sl_topo_parse(o.mesh_arg ? o.mesh_arg : "4", o.axes, &n, sh, ro,
-		    &err)) != SL_OK ||
-		    (rc = sl_topo_make(&ho.hw, n, sh, ro, &topo, &err)) != SL_OK) {
-			cli_opts_free(&o);
-			return cli_report(&err);
-		}
-		ho.topo = &topo;
-		ho.devices = topo.n_devices;
-	} else
-		ho.devices = o.n_axes == 1 ? o.shape[0] : o.shape[0] * o.shape[1];
 	if (o.json != NULL && o.export_kind == NULL) {
 		/* --json FILE: the plan with its stages, as --export json -o FILE */
 		o.export_kind = "json";
@@ -241,90 +359,27 @@ cmd_plan(int argc, char **argv)
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
-	if (report) {
-		char rd[256], cap[128];
-		printf(_("model %s on %d devices of %s, each %s; global batch %lld\n"),
-		    pm.arg, ho.devices, ho.hw.name,
-		    sl_hw_memory_text(&ho.hw, cap, sizeof cap),
-		    (long long)(ho.global_batch > 0 ? ho.global_batch : ho.devices));
-		printf(_("training recipe: %s\n"), sl_recipe_describe(&ho.space.recipe, rd, sizeof rd));
-		printf(_("framework: %s\n"),
-		    sl_framework_title(ho.space.recipe.framework));
-		printf(_("searched %lld configurations and %lld partitions with %lld stage solves "
-		    "(%lld answered from the cache) in %.0f ms\n"),
-		    (long long)r.configs, (long long)r.partitions, (long long)r.stage_solves,
-		    (long long)r.cache_hits, r.time_ms);
-		printf(_("set aside: %lld by a lower bound on the step time, %lld sub-meshes "
-		    "(tensor parallelism beyond a node, or chunks of unequal layers), "
-		    "%lld micro-batch sizes that do not divide the global batch; "
-		    "%lld configurations searched stage sizes by bound instead of listing them "
-		    "(stages within %d layers of the even split)\n"),
-		    (long long)r.pruned_bound, (long long)r.pruned_shapes,
-		    (long long)r.pruned_batches, (long long)r.pruned_partitions, ho.slack);
-		if (r.n_front > 0) {
-			cli_fprintf(stdout, "\n%s\n%-4s %-3s %-9s %7s %13s %13s\n",
-			    _("frontier of memory against step time (configurations that fit):"),
-			    "pp", "v", _("sub-mesh"), "m", _("memory/dev"), _("step time"));
-			for (int i = 0; i < r.n_front; i++) {
-				const sl_hybrid_point *pt = &r.front[i];
-				char ms[32];
-				mesh_str(pt->outer, pt->inner, ms, sizeof ms);
-				printf("%-4d %-3d %-9s %7lld %13s %13s\n", pt->pp, pt->virt, ms,
-				    (long long)pt->micro_batches, cli_bytes(pt->max_mem, b[0]),
-				    cli_ns(pt->step_ns, b[1]));
-			}
-		}
-	}
-	if (r.found) {
-		if (report) {
-			sl_graph *g = plan_open(&pm, r.best.graph_batch, ho.space.recipe.seq, &err);
-			print_pipeline(&r.best, &ho, g);
-			sl_graph_free(g);
-		}
-		if (o.export_kind != NULL && (rc = write_export(&r.best, &ho, &o, &err)) != SL_OK) {
-			sl_hybrid_result_free(&r);
-			cli_opts_free(&o);
-			return cli_report(&err);
-		}
+	if (report)
+		print_search(&pm, &ho, &r);
+	if (!r.found) {
+		print_no_fit(&ho, &r);
 		sl_hybrid_result_free(&r);
 		cli_opts_free(&o);
-		return SL_OK;
+		return SL_EINFEASIBLE;
 	}
-	/* nothing fits: what would */
-	{
-		sl_fit_change *ch;
-		int n, fit = 0, known = 0;
-
-		if (r.have_least)
-			fprintf(stderr, _("shardlab: no plan fits %s per device; the least memory "
-			    "any configuration reached is %s\n"),
-			    cli_bytes(ho.mem_limit > 0 ? ho.mem_limit : ho.hw.memory_bytes, b[0]),
-			    cli_bytes(r.least.max_mem, b[1]));
-		else
-			fprintf(stderr, _("shardlab: no plan found: %s\n"), r.why_none);
-		if (sl_hybrid_suggest(&ho, &ch, &n, &err) == SL_OK) {
-			for (int i = 0; i < n; i++) {
-				fit += ch[i].fits;
-				known += ch[i].why[0] == '\0';
-			}
-			printf("\n%s\n", fit > 0 ? _("changes that would make it fit, best first:") :
-			    known > 0 ? _("no single change tried makes it fit; the closest, "
-			    "least memory first:") : _("no change tried could be evaluated, so "
-			    "none is known to make it fit:"));
-			for (int i = 0; i < n; i++)
-				if (ch[i].why[0] != '\0')
-					printf(_("  %s: not evaluated: %s\n"), ch[i].what, ch[i].why);
-				else
-					printf(ch[i].fits ? _("  %s: fits; memory %s, step %s\n") :
-					    _("  %s: does not fit; memory %s, step %s\n"), ch[i].what,
-					    cli_bytes(ch[i].max_mem, b[0]), cli_ns(ch[i].step_ns, b[1]));
-			free(ch);
-		} else
-			cli_report(&err);
+	if (report) {
+		sl_graph *g = plan_open(&pm, r.best.graph_batch, ho.space.recipe.seq, &err);
+		print_pipeline(&r.best, &ho, g);
+		sl_graph_free(g);
+	}
+	if (o.export_kind != NULL && (rc = write_export(&r.best, &ho, &o, &err)) != SL_OK) {
+		sl_hybrid_result_free(&r);
+		cli_opts_free(&o);
+		return cli_report(&err);
 	}
 	sl_hybrid_result_free(&r);
 	cli_opts_free(&o);
-	return SL_EINFEASIBLE;
+	return SL_OK;
 }
 
 const struct cli_cmd cli_cmd_plan = {

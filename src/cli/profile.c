@@ -156,7 +156,9 @@ cmd_profile(int argc, char **argv)
 		    hw.gemm[hw.n_gemm - 1].achieved / 1e12,
 		    hw.mem_bandwidth / 1e12,
 		    sl_format_ns((int64_t)(hw.launch_overhead * 1e9), b[0], sizeof b[0]));
-		printf(_("node: %d devices, link %.1f GB/s, latency %s\n"),
+		printf(ngettext("node: %d device, link %.1f GB/s, latency %s\n",
+		    "node: %d devices, link %.1f GB/s, latency %s\n",
+		    hw.devices_per_node),
 		    hw.devices_per_node, hw.intra.bandwidth / 1e9,
 		    sl_format_ns((int64_t)(hw.intra.latency * 1e9), b[1], sizeof b[1]));
 		printf(_("memory for plans: %s per device (%s less %s for the CUDA "

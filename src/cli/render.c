@@ -103,7 +103,8 @@ cmd_render(int argc, char **argv)
 	memset(&so, 0, sizeof so);
 	so.time_limit = o.time_limit;
 	sl_solution_init(&sol, s.prob->n);
-	rc = sl_solve(s.prob, o.solver, &so, &sol, &err);
+	rc = sl_space_solve(s.space, s.prob, o.alpha, NULL, o.solver, &so, &sol,
+	    &err);
 	if (rc == SL_OK && sol.status != SL_SOLVE_OPTIMAL &&
 	    sol.status != SL_SOLVE_FEASIBLE) {
 		rc = cli_no_plan(&sol, o.time_limit);

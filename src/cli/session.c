@@ -71,8 +71,11 @@ cli_open(const cli_opts *o, bool allow_default, cli_session *s, sl_error *err)
 		return err->code ? err->code : SL_EINPUT;
 	if (sl_recipe_accum_steps(&o->recipe, sl_graph_batch(s->g, NULL)) < 0)
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-		    _("--global-batch %lld is not a multiple of the %lld samples of one "
-		    "micro-step (micro-batch %lld x %d devices)"),
+		    ngettext("--global-batch %lld is not a multiple of the %lld samples "
+		    "of one micro-step (micro-batch %lld x %d device)",
+		    "--global-batch %lld is not a multiple of the %lld samples "
+		    "of one micro-step (micro-batch %lld x %d devices)",
+		    s->mesh.n_devices),
 		    (long long)o->recipe.global_batch,
 		    (long long)sl_graph_batch(s->g, NULL), (long long)o->micro_batch,
 		    s->mesh.n_devices);

@@ -58,7 +58,11 @@ cmd_show(int argc, char **argv)
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
-	printf(_("model %s (%s)\n"), sl_esc(g->name), sl_esc(g->source));
+	{
+		char mn[256];
+		printf(_("model %s, from %s\n"), cli_model_str(g, mn, sizeof mn),
+		    sl_esc(g->source));
+	}
 	{
 		int per = 0;
 		for (int c = SL_CAT_PARAMS; c <= SL_CAT_OPTIM; c++)

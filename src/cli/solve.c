@@ -16,12 +16,20 @@ print_recipe(const sl_space *sp)
 	int64_t seq, b = sl_graph_batch(sp->g, &seq), acc = sl_recipe_accum_steps(r, b);
 	char buf[256];
 
+	char ms[64], md[64], ma[64];
+
+	if (acc < 1)
+		acc = 1;
 	printf(_("recipe: %s\n"), sl_recipe_describe(r, buf, sizeof buf));
-	printf(_("batch: %lld samples per micro-step (micro-batch %lld x %d devices), "
-	    "global batch %lld = %lld accumulation steps; sequence %lld\n"),
-	    (long long)b, (long long)r->micro_batch, sp->mesh.n_devices,
-	    (long long)(b * (acc > 0 ? acc : 1)), (long long)(acc > 0 ? acc : 1),
-	    (long long)seq);
+	snprintf(ms, sizeof ms, ngettext("%lld sample per micro-step",
+	    "%lld samples per micro-step", b), (long long)b);
+	snprintf(md, sizeof md, ngettext("micro-batch %lld x %d device",
+	    "micro-batch %lld x %d devices", sp->mesh.n_devices),
+	    (long long)r->micro_batch, sp->mesh.n_devices);
+	snprintf(ma, sizeof ma, ngettext("%lld accumulation step",
+	    "%lld accumulation steps", acc), (long long)acc);
+	printf(_("batch: %s (%s), global batch %lld = %s; sequence %lld\n"),
+	    ms, md, (long long)(b * acc), ma, (long long)seq);
 }
 
 static void
@@ -30,12 +38,16 @@ print_recompute_auto(const sl_recompute_choice *c, int64_t cap)
 	char b1[32], b2[32];
 
 	if (c->fits)
-		printf(_("recompute auto: %d of %d layers recomputed, the fewest for "
-		    "%s per device to fit in %s\n"), c->n_recomputed, c->n_layers,
+		printf(ngettext("recompute auto: %d of %d layer recomputed, the fewest "
+		    "for %s per device to fit in %s\n", "recompute auto: %d of %d layers "
+		    "recomputed, the fewest for %s per device to fit in %s\n",
+		    c->n_layers), c->n_recomputed, c->n_layers,
 		    cli_bytes(c->max_total, b1), cli_bytes(cap, b2));
 	else
-		printf(_("recompute auto: even with all %d layers recomputed the plan "
-		    "needs %s per device, over %s\n"), c->n_layers, cli_bytes(c->max_total, b1),
+		printf(ngettext("recompute auto: even with its %d layer recomputed the "
+		    "plan needs %s per device, over %s\n", "recompute auto: even with all "
+		    "%d layers recomputed the plan needs %s per device, over %s\n",
+		    c->n_layers), c->n_layers, cli_bytes(c->max_total, b1),
 		    cli_bytes(cap, b2));
 }
 
@@ -108,7 +120,8 @@ mesh_coords_str(const sl_mesh *m, int d, char *buf, size_t len)
 }
 
 static void
-print_plan(const sl_space *s, const sl_eval *ev, const int *choice)
+print_plan(const sl_space *s, const sl_eval *ev, const int *choice,
+    bool allow_over)
 {
 	const sl_graph *g = s->g;
 	char b[6][32];
@@ -182,7 +195,10 @@ print_plan(const sl_space *s, const sl_eval *ev, const int *choice)
 		if (ev->comm.ns[c] > 0)
 			printf(" %s %s", sl_coll_name(c), cli_ns(ev->comm.ns[c], b[1]));
 	printf("\n");
-	cli_print_step(stdout, ev);
+	if (ev->n_over_capacity > 0 && !allow_over)
+		printf("%s\n", _("step time, throughput and MFU: none, the plan does not fit in a device's memory"));
+	else
+		cli_print_step(stdout, ev);
 }
 
 /* "lower bound: B (gap G%)" when the solver proved one short of optimal. */
@@ -273,7 +289,8 @@ solve_problem(const cli_opts *o, cli_session *s, sl_solution *sol)
 
 	sl_error_clear(&err);
 	sl_solution_init(sol, s->prob->n);
-	rc = sl_solve(s->prob, o->solver, &so, sol, &err);
+	rc = sl_space_solve(s->space, s->prob, o->alpha, NULL, o->solver, &so,
+	    sol, &err);
 	if (rc != SL_OK)
 		return cli_report(&err);
 	if (sol->status != SL_SOLVE_OPTIMAL && sol->status != SL_SOLVE_FEASIBLE)
@@ -342,6 +359,116 @@ print_peak(const sl_space *sp, const int *choice)
 	sl_timeline_free(&tl);
 }
 
+/*
+ * One change of the command line tried when the plan does not fit: the
+ * model opened and solved again with t, the plan's memory and step time.
+ */
+static void
+try_change(const cli_opts *t, sl_fit_change *out)
+{
+	cli_session s;
+	sl_solution sol;
+	sl_solve_opts so = { .time_limit = t->time_limit, .threads = t->threads };
+	sl_eval ev;
+	sl_error err;
+
+	sl_error_clear(&err);
+	if (cli_open(t, false, &s, &err) != SL_OK || s.prob == NULL) {
+		snprintf(out->why, sizeof out->why, "%.255s", err.msg[0] ? err.msg :
+		    _("the constraints leave no plan"));
+		cli_close(&s);
+		return;
+	}
+	sl_solution_init(&sol, s.prob->n);
+	if (sl_space_solve(s.space, s.prob, t->alpha, NULL, t->solver, &so, &sol,
+	    &err) != SL_OK || (sol.status != SL_SOLVE_OPTIMAL &&
+	    sol.status != SL_SOLVE_FEASIBLE))
+		snprintf(out->why, sizeof out->why, "%.255s", err.msg[0] ? err.msg :
+		    sl_solve_status_name(sol.status));
+	else if (sl_evaluate(s.space, sol.choice, t->alpha, &ev, &err) != SL_OK)
+		snprintf(out->why, sizeof out->why, "%.255s", err.msg);
+	else {
+		out->max_mem = ev.max_total;
+		out->step_ns = ev.step_ns;
+		out->fits = ev.n_over_capacity == 0;
+		sl_eval_free(&ev);
+	}
+	sl_solution_free(&sol);
+	cli_close(&s);
+}
+
+/*
+ * The plan needs more memory than a device has: single changes of the
+ * command line, each solved, ranked as `plan` ranks its own (fitting first,
+ * by step time).  The current setting is never among them.
+ */
+static void
+advise_fit(const cli_opts *o, const cli_session *s)
+{
+	const char *const *hw = sl_bundled_hardware();
+	sl_fit_change ch[8];
+	cli_opts t;
+	int n = 0;
+	int64_t best_mem = 0;
+	const char *bigger = NULL;
+
+	memset(ch, 0, sizeof ch);
+	if (o->recipe.recompute != SL_RECOMP_FULL &&
+	    o->recipe.recompute != SL_RECOMP_AUTO) {
+		t = *o;
+		t.recipe.recompute = SL_RECOMP_AUTO;
+		snprintf(ch[n].what, sizeof ch[n].what, "%s",
+		    _("--recompute auto (the fewest layers recomputed that fit)"));
+		try_change(&t, &ch[n++]);
+	}
+	if (o->micro_batch > 1) {
+		t = *o;
+		t.micro_batch = t.recipe.micro_batch = 1;
+		snprintf(ch[n].what, sizeof ch[n].what, "--micro-batch 1");
+		try_change(&t, &ch[n++]);
+	}
+	if (o->no_zero) {
+		t = *o;
+		t.no_zero = false;
+		snprintf(ch[n].what, sizeof ch[n].what, "%s",
+		    _("without --no-zero (ZeRO-3 sharded states)"));
+		try_change(&t, &ch[n++]);
+	}
+	/* more devices on the outer (data-parallel) axis */
+	for (int f = 2; f <= 4 && o->n_axes >= 1; f *= 2) {
+		t = *o;
+		t.shape[0] = o->shape[0] * f;
+		if (t.n_axes == 1)
+			snprintf(ch[n].what, sizeof ch[n].what, "--devices %d",
+			    t.shape[0]);
+		else
+			snprintf(ch[n].what, sizeof ch[n].what, "--mesh %dx%d",
+			    t.shape[0], t.shape[1]);
+		try_change(&t, &ch[n++]);
+	}
+	/* the bundled card with the least memory above this one's */
+	for (size_t i = 0; hw != NULL && hw[i] != NULL; i++) {
+		sl_hw h;
+		sl_error e;
+		sl_error_clear(&e);
+		if (sl_hw_load(hw[i], &h, &e) == SL_OK &&
+		    h.memory_bytes > s->mesh.hw.memory_bytes &&
+		    (bigger == NULL || h.memory_bytes < best_mem)) {
+			bigger = hw[i];
+			best_mem = h.memory_bytes;
+		}
+	}
+	if (bigger != NULL) {
+		t = *o;
+		t.hw = bigger;
+		snprintf(ch[n].what, sizeof ch[n].what, "--hw %s", bigger);
+		try_change(&t, &ch[n++]);
+	}
+	sl_fit_changes_rank(ch, n);
+	cli_print_changes(stdout, ch, n);
+	printf("%s\n", _("  (shardlab plan also tries pipeline stages and optimizer states in host memory)"));
+}
+
 static int
 cmd_solve(int argc, char **argv)
 {
@@ -351,6 +478,7 @@ cmd_solve(int argc, char **argv)
 	sl_eval ev;
 	sl_error err;
 	struct timespec t0;
+	bool over = false;
 	int rc;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -380,10 +508,12 @@ cmd_solve(int argc, char **argv)
 	}
 	if (rc == SL_OK && o.mem_limit > 0 && ev.max_total > o.mem_limit)
 		rc = fit_mem_limit(&o, &s, &sol, &ev);
-	if (rc == SL_OK && o.export_problem != NULL)
+	/* over the device's memory: no plan, unless asked for anyway */
+	over = rc == SL_OK && ev.n_over_capacity > 0 && !o.allow_over_capacity;
+	if (rc == SL_OK && !over && o.export_problem != NULL)
 		rc = sl_iopddl_save(s.prob, o.export_problem, &err) == SL_OK ? SL_OK :
 		    cli_report(&err);
-	if (rc == SL_OK && o.json != NULL) {
+	if (rc == SL_OK && !over && o.json != NULL) {
 		sl_plan_meta meta = { .model_source = s.source, .alpha = o.alpha,
 		    .sol = &sol, .cs = &o.cs, .micro_batch = o.micro_batch,
 		    .hw_source = o.hw };
@@ -392,8 +522,10 @@ cmd_solve(int argc, char **argv)
 	}
 	if (rc == SL_OK && !(o.json != NULL && strcmp(o.json, "-") == 0) && !o.quiet) {
 		char pc[32];
-		printf(_("model %s: %d operators, %s parameters; mesh "), sl_esc(s.g->name),
-		    s.g->n_ops, count_str(sl_graph_param_count(s.g), pc));
+		char mn[256];
+		printf(_("model %s: %d operators, %s parameters; mesh "),
+		    cli_model_str(s.g, mn, sizeof mn), s.g->n_ops,
+		    count_str(sl_graph_param_count(s.g), pc));
 		cli_print_mesh(&s.mesh);
 		printf(_(" on %s; alpha %g\n"), sl_esc(s.mesh.hw.name), o.alpha);
 		print_recipe(s.space);
@@ -402,10 +534,28 @@ cmd_solve(int argc, char **argv)
 			    s.mesh.hw.memory_bytes);
 		print_solution_line(&sol);
 		printf(_("objective: %lld\n"), (long long)sol.objective);
-		print_plan(s.space, &ev, sol.choice);
+		print_plan(s.space, &ev, sol.choice, o.allow_over_capacity);
 		print_peak(s.space, sol.choice);
-		if (o.json != NULL)
+		if (o.json != NULL && !over)
 			printf(_("plan written to %s\n"), o.json);
+	}
+	if (over) {
+		char b1[32], cap[128];
+		fprintf(stderr, _("shardlab: the plan needs %s per device; a device of %s (%s) has %s: %s (--allow-over-capacity writes it anyway)\n"),
+		    cli_bytes(ev.max_total, b1), sl_esc(s.mesh.hw.name),
+		    sl_esc(s.mesh.hw.device),
+		    sl_hw_memory_text(&s.mesh.hw, cap, sizeof cap),
+		    o.json != NULL || o.export_problem != NULL ?
+		    _("nothing written") : _("no plan"));
+		if (!o.quiet && !(o.json != NULL && strcmp(o.json, "-") == 0))
+			advise_fit(&o, &s);
+		rc = SL_EINFEASIBLE;
+	} else if (rc == SL_OK && ev.n_over_capacity > 0) {
+		char b1[32], cap[128];
+		fprintf(stderr, _("shardlab: warning: the plan needs %s per device; a device of %s (%s) has %s: kept as --allow-over-capacity asks\n"),
+		    cli_bytes(ev.max_total, b1), sl_esc(s.mesh.hw.name),
+		    sl_esc(s.mesh.hw.device),
+		    sl_hw_memory_text(&s.mesh.hw, cap, sizeof cap));
 	}
 	sl_eval_free(&ev);
 	sl_solution_free(&sol);

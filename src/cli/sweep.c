@@ -68,9 +68,13 @@ cmd_sweep(int argc, char **argv)
 		if (strcmp(o.json, "-") == 0)
 			goto out;
 	}
-	printf(_("alpha frontier of %s on "), sl_esc(s.g->name));
+	{
+		char mn[256];
+		printf(_("alpha frontier of %s on "), cli_model_str(s.g, mn, sizeof mn));
+	}
 	cli_print_mesh(&s.mesh);
-	printf(_(": %d distinct plans\n\n"), f.n);
+	printf(ngettext(": %d distinct plan\n\n", ": %d distinct plans\n\n", f.n),
+	    f.n);
 	cli_fprintf(stdout, "%-4s %-27s %14s %14s %12s %10s %6s\n", "#",
 	    _("alpha (bytes/us)"), _("memory/dev"), _("comm/step"), _("step time"),
 	    _("tokens/s"), _("MFU"));

@@ -36,7 +36,8 @@ timeline_choice(const cli_opts *o, cli_session *s, int *choice, sl_error *err)
 		sl_solution sol;
 		int rc;
 		sl_solution_init(&sol, s->prob->n);
-		rc = sl_solve(s->prob, o->solver, &so, &sol, err);
+		rc = sl_space_solve(s->space, s->prob, o->alpha, NULL, o->solver,
+		    &so, &sol, err);
 		if (rc == SL_OK && sol.status != SL_SOLVE_OPTIMAL &&
 		    sol.status != SL_SOLVE_FEASIBLE)
 			rc = sl_error_set(err, SL_EINFEASIBLE, NULL, 0, 0,
@@ -110,8 +111,11 @@ cmd_timeline(int argc, char **argv)
 	if (o.trace != NULL)
 		rc = sl_timeline_write_trace(s.space, &tl, o.trace, &err);
 	if (rc == SL_OK && !o.quiet && !(o.trace != NULL && strcmp(o.trace, "-") == 0)) {
-		printf(_("model %s: %d operators on %d devices\n"), s.g->name,
-		    s.g->n_ops, s.mesh.n_devices);
+		char mn[256], nd[64];
+		snprintf(nd, sizeof nd, ngettext("%d device", "%d devices",
+		    s.mesh.n_devices), s.mesh.n_devices);
+		printf(_("model %s: %d operators on %s\n"),
+		    cli_model_str(s.g, mn, sizeof mn), s.g->n_ops, nd);
 		print_timeline(s.space, &tl);
 		if (o.trace != NULL)
 			printf(_("trace written to %s\n"), o.trace);

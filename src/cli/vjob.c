@@ -246,8 +246,9 @@ cli_vresult_read(const char *path, int n_devices, const sl_mem *predicted,
 	if (!json_is_array(devs) || (int)json_array_size(devs) != job->n_devices) {
 		sl_json_free(&j);
 		return sl_error_set(err, SL_EINTERNAL, job->result_path, 0, 0,
-		    _("the GPU runner's result does not list the plan's %d devices"),
-		    job->n_devices);
+		    ngettext("the GPU runner's result does not list the plan's %d device",
+		    "the GPU runner's result does not list the plan's %d devices",
+		    job->n_devices), job->n_devices);
 	}
 	gpu = json_object_get(root, "gpu");
 	snprintf(res->gpu, sizeof(res->gpu), "%s",
@@ -416,7 +417,8 @@ cli_validate_print(FILE *fp, const char *plan, const sl_space *s,
 	else
 		fprintf(fp, "%dx%d", s->mesh.axes[0].size, s->mesh.axes[1].size);
 	fprintf(fp, _(", hardware %s\n"), sl_esc(s->mesh.hw.name));
-	fprintf(fp, _("GPU: %s x%d (%s), %d steps after %d warm-up\n"), res->gpu,
+	fprintf(fp, ngettext("GPU: %s x%d (%s), %d step after %d warm-up\n",
+	    "GPU: %s x%d (%s), %d steps after %d warm-up\n", res->steps), res->gpu,
 	    res->n_gpus, sl_format_bytes(res->gpu_memory, buf, sizeof(buf)),
 	    res->steps, res->warmup);
 	if (strcmp(res->mode, "nccl") == 0)

@@ -321,57 +321,78 @@ run_step(rank_ctx *c, cublasHandle_t h, cudaStream_t s, pool *p, bool nccl,
 	return true;
 }
 
-void *
-run_rank(void *arg)
+/* What a rank holds while it runs (run_rank). */
+struct rank_state {
+	cublasHandle_t h;
+	cudaStream_t s;
+	cudaEvent_t ev0, ev1;
+	pool p;
+	step_mem m;
+	cudaMemPool_t mpool;
+	std::vector<void *> bufs;	/* the plan's buffers, without events */
+	int64_t base;		/* cudaMemGetInfo before the rank's buffers */
+	bool nccl, replay;
+};
+
+/*
+ * The rank's device, stream and cuBLAS handle, and the memory in use before
+ * anything of the plan; with the list's events, the pool the step's buffers
+ * come from.  false with the error set.
+ */
+bool
+rank_start(rank_ctx *c, rank_state *st)
 {
-	rank_ctx *c = (rank_ctx *)arg;
 	const sl_launch_dev *d = &c->l->dev[c->rank];
 	rn_dev_result *r = c->res;
-	bool nccl = c->barrier != NULL;
-	std::vector<void *> bufs;
-	cublasHandle_t h = NULL;
-	cudaStream_t s = NULL;
-	cudaEvent_t ev0 = NULL, ev1 = NULL;
-	pool p = { NULL, 0, NULL, 0 };
-	int64_t base, peak, total_ns = 0, min_ns = INT64_MAX;
-	int steps = c->o->steps, warm = c->o->warmup;
-	bool ok = true, replay = d->n_event > 0;
-	step_mem m = { NULL, 0, 0, 0, 0, false, true };
-	cudaMemPool_t mpool = NULL;
+	bool ok = true;
 
 	r->id = c->rank;
 	r->gpu = c->gpu;
 	r->ok = true;
 	cudaSetDevice(c->gpu);
 	cudaFree(0);		/* create the context before the first reading */
-	if (cudaStreamCreate(&s) != cudaSuccess || cublasCreate(&h) !=
+	if (cudaStreamCreate(&st->s) != cudaSuccess || cublasCreate(&st->h) !=
 	    CUBLAS_STATUS_SUCCESS) {
 		set_error(r, "cannot start CUDA or cuBLAS", cudaGetErrorString(
 		    cudaGetLastError()));
 		ok = false;
 	}
 	if (ok)
-		cublasSetStream(h, s);
+		cublasSetStream(st->h, st->s);
 	cudaDeviceSynchronize();
-	base = used_bytes();
-	if (replay) {
+	st->base = used_bytes();
+	if (st->replay) {
 		int pools = 0;
 
 		r->replayed = true;
-		m.base = base;
-		m.ptr = (void **)calloc(d->n_tbuf + 1, sizeof(void *));
+		st->m.base = st->base;
+		st->m.ptr = (void **)calloc(d->n_tbuf + 1, sizeof(void *));
 		cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, c->gpu);
-		if (pools && cudaDeviceGetDefaultMemPool(&mpool, c->gpu) == cudaSuccess) {
+		if (pools && cudaDeviceGetDefaultMemPool(&st->mpool, c->gpu) ==
+		    cudaSuccess) {
 			uint64_t keep = UINT64_MAX;
-			cudaMemPoolSetAttribute(mpool, cudaMemPoolAttrReleaseThreshold,
-			    &keep);
-			m.async = true;
+			cudaMemPoolSetAttribute(st->mpool,
+			    cudaMemPoolAttrReleaseThreshold, &keep);
+			st->m.async = true;
 		}
 		cudaGetLastError();
 	}
+	return ok;
+}
 
-	/* without events, the plan's buffers exactly as listed, up front */
-	for (int i = 0; ok && !replay && i < d->n_alloc; i++) {
+/*
+ * Without events, the plan's buffers exactly as listed, up front; then
+ * scratch for operand sets larger than the largest plan buffer, and the
+ * events that time a step.  Returns ok, false with the error set.
+ */
+bool
+rank_alloc(rank_ctx *c, rank_state *st, bool ok)
+{
+	const sl_launch_dev *d = &c->l->dev[c->rank];
+	rn_dev_result *r = c->res;
+	pool *p = &st->p;
+
+	for (int i = 0; ok && !st->replay && i < d->n_alloc; i++) {
 		void *ptr = NULL;
 		cudaError_t e = cudaMalloc(&ptr, (size_t)d->alloc[i].bytes);
 
@@ -385,43 +406,58 @@ run_rank(void *arg)
 			break;
 		}
 		cudaMemset(ptr, 0, (size_t)d->alloc[i].bytes);
-		bufs.push_back(ptr);
+		st->bufs.push_back(ptr);
 		sl_mem_add(&r->alloc, d->alloc[i].cat, d->alloc[i].bytes);
 		r->n_alloc++;
-		if (d->alloc[i].bytes > p.big_bytes) {
-			p.big_bytes = d->alloc[i].bytes;
-			p.big = (char *)ptr;
+		if (d->alloc[i].bytes > p->big_bytes) {
+			p->big_bytes = d->alloc[i].bytes;
+			p->big = (char *)ptr;
 		}
 	}
 	cudaDeviceSynchronize();
-	r->meminfo_delta = used_bytes() - base;
+	r->meminfo_delta = used_bytes() - st->base;
 
-	/* scratch for operand sets larger than the largest plan buffer */
 	for (int i = 0; ok && i < d->n_items; i++) {
 		const sl_launch_item *it = &d->item[i];
-		int64_t need = item_need(it, nccl && it->kind == SL_ITEM_COLL ?
+		int64_t need = item_need(it, st->nccl && it->kind == SL_ITEM_COLL ?
 		    2 * (*c->coll_bytes)[i] : 0);
-		if (need > p.big_bytes)
-			p.scratch_bytes = std::max(p.scratch_bytes, need);
+		if (need > p->big_bytes)
+			p->scratch_bytes = std::max(p->scratch_bytes, need);
 	}
-	if (ok && p.scratch_bytes > 0) {
-		if (cudaMalloc((void **)&p.scratch, (size_t)p.scratch_bytes) !=
+	if (ok && p->scratch_bytes > 0) {
+		if (cudaMalloc((void **)&p->scratch, (size_t)p->scratch_bytes) !=
 		    cudaSuccess) {
 			cudaGetLastError();
 			set_error(r, "out of memory allocating", "matmul operands");
 			ok = false;
 		} else {
-			r->overhead_bytes = p.scratch_bytes;
+			r->overhead_bytes = p->scratch_bytes;
 		}
 	}
-	if (ok && (cudaEventCreate(&ev0) != cudaSuccess ||
-	    cudaEventCreate(&ev1) != cudaSuccess)) {
+	if (ok && (cudaEventCreate(&st->ev0) != cudaSuccess ||
+	    cudaEventCreate(&st->ev1) != cudaSuccess)) {
 		set_error(r, "cannot create CUDA events", cudaGetErrorString(
 		    cudaGetLastError()));
 		ok = false;
 	}
-	/* with NCCL, one rank that cannot run would leave the others waiting in
-	 * their collectives: then none runs */
+	return ok;
+}
+
+/*
+ * The warm-up steps, then the timed ones, and what they measured.  With
+ * NCCL, one rank that cannot run would leave the others waiting in their
+ * collectives: then none runs; every rank must reach every barrier, failed
+ * or not.
+ */
+void
+rank_steps(rank_ctx *c, rank_state *st, bool ok)
+{
+	const sl_launch_dev *d = &c->l->dev[c->rank];
+	rn_dev_result *r = c->res;
+	int64_t peak, total_ns = 0, min_ns = INT64_MAX;
+	int steps = c->o->steps, warm = c->o->warmup;
+	bool nccl = st->nccl;
+
 	if (nccl) {
 		if (!ok)
 			*c->any_failed = 1;
@@ -431,39 +467,37 @@ run_rank(void *arg)
 			ok = false;
 		}
 	}
-
-	/* every rank must reach every barrier, failed or not */
-	peak = used_bytes() - base;
+	peak = used_bytes() - st->base;
 	for (int step = 0; step < warm + steps; step++) {
 		if (nccl)
 			pthread_barrier_wait(c->barrier);
 		if (!ok)
 			continue;
-		cudaEventRecord(ev0, s);
-		ok = run_step(c, h, s, &p, nccl, replay ? &m : NULL);
-		cudaEventRecord(ev1, s);
-		cudaError_t e = cudaEventSynchronize(ev1);
+		cudaEventRecord(st->ev0, st->s);
+		ok = run_step(c, st->h, st->s, &st->p, nccl, st->replay ? &st->m : NULL);
+		cudaEventRecord(st->ev1, st->s);
+		cudaError_t e = cudaEventSynchronize(st->ev1);
 		if (ok && e != cudaSuccess) {
 			set_error(r, "step failed", cudaGetErrorString(e));
 			ok = false;
 		}
-		peak = std::max(peak, used_bytes() - base);
-		if (replay) {
-			peak = std::max(peak, m.used_peak);
-			if (m.first)	/* what the pool keeps after a step */
-				r->meminfo_delta = used_bytes() - base;
-			m.first = false;
+		peak = std::max(peak, used_bytes() - st->base);
+		if (st->replay) {
+			peak = std::max(peak, st->m.used_peak);
+			if (st->m.first)	/* what the pool keeps after a step */
+				r->meminfo_delta = used_bytes() - st->base;
+			st->m.first = false;
 		}
 		if (!ok || step < warm)
 			continue;
 		float ms = 0;
-		cudaEventElapsedTime(&ms, ev0, ev1);
+		cudaEventElapsedTime(&ms, st->ev0, st->ev1);
 		int64_t ns = (int64_t)(ms * 1e6);
 		total_ns += ns;
 		min_ns = std::min(min_ns, ns);
 	}
 	r->meminfo_peak = peak;
-	r->held_peak = m.peak;
+	r->held_peak = st->m.peak;
 	if (ok && steps > 0) {
 		r->step_ns = total_ns / steps;
 		r->step_min_ns = min_ns;
@@ -478,26 +512,50 @@ run_rank(void *arg)
 			r->step_min_ns += d->comm_ns;
 		}
 	}
-	if (ev0)
-		cudaEventDestroy(ev0);
-	if (ev1)
-		cudaEventDestroy(ev1);
-	for (void *b : bufs)
+}
+
+/* Gives back everything the rank took. */
+void
+rank_finish(rank_ctx *c, rank_state *st)
+{
+	const sl_launch_dev *d = &c->l->dev[c->rank];
+
+	if (st->ev0)
+		cudaEventDestroy(st->ev0);
+	if (st->ev1)
+		cudaEventDestroy(st->ev1);
+	for (void *b : st->bufs)
 		cudaFree(b);
-	if (replay) {
-		mem_release_all(d, s, &m);
-		if (s)
-			cudaStreamSynchronize(s);
-		if (mpool)	/* the next emulated rank starts from nothing */
-			cudaMemPoolTrimTo(mpool, 0);
-		free(m.ptr);
+	if (st->replay) {
+		mem_release_all(d, st->s, &st->m);
+		if (st->s)
+			cudaStreamSynchronize(st->s);
+		if (st->mpool)	/* the next emulated rank starts from nothing */
+			cudaMemPoolTrimTo(st->mpool, 0);
+		free(st->m.ptr);
 	}
-	if (p.scratch)
-		cudaFree(p.scratch);
-	if (h)
-		cublasDestroy(h);
-	if (s)
-		cudaStreamDestroy(s);
+	if (st->p.scratch)
+		cudaFree(st->p.scratch);
+	if (st->h)
+		cublasDestroy(st->h);
+	if (st->s)
+		cudaStreamDestroy(st->s);
+}
+
+void *
+run_rank(void *arg)
+{
+	rank_ctx *c = (rank_ctx *)arg;
+	rank_state st{};
+	bool ok;
+
+	st.nccl = c->barrier != NULL;
+	st.replay = c->l->dev[c->rank].n_event > 0;
+	st.m.first = true;
+	ok = rank_start(c, &st);
+	ok = rank_alloc(c, &st, ok);
+	rank_steps(c, &st, ok);
+	rank_finish(c, &st);
 	return NULL;
 }
 

@@ -171,13 +171,154 @@ rn_read_events(json_t *jd, sl_launch_dev *dv, const char *path, int d,
 	return 0;
 }
 
+/* The mesh: its shape, each axis's link, the hardware. */
+static int
+rn_read_mesh(json_t *mesh, sl_launch *l, const char *path, char *why, size_t len)
+{
+	json_t *shape = json_object_get(mesh, "shape");
+	json_t *axes = json_object_get(mesh, "axes");
+
+	l->mesh.n_axes = (int)json_array_size(shape);
+	if (l->mesh.n_axes < 1 || l->mesh.n_axes > SL_MAX_AXES) {
+		snprintf(why, len, "%s: bad mesh shape", path);
+		return -1;
+	}
+	l->mesh.n_devices = 1;
+	for (int a = 0; a < l->mesh.n_axes; a++) {
+		json_t *ax = json_array_get(axes, a);
+		l->mesh.axes[a].size = (int)json_integer_value(json_array_get(shape, a));
+		l->mesh.axes[a].link.bandwidth =
+		    json_number_value(json_object_get(ax, "bandwidth"));
+		l->mesh.axes[a].link.latency =
+		    json_number_value(json_object_get(ax, "latency"));
+		if (l->mesh.axes[a].size < 1 || l->mesh.axes[a].size > 4096) {
+			snprintf(why, len, "%s: bad mesh shape", path);
+			return -1;
+		}
+		l->mesh.n_devices *= l->mesh.axes[a].size;
+	}
+	rn_str(mesh, "hardware", l->hardware, sizeof(l->hardware));
+	rn_str(mesh, "device", l->mesh.hw.device, sizeof(l->mesh.hw.device));
+	l->mesh.hw.flops = json_number_value(json_object_get(mesh, "flops"));
+	return 0;
+}
+
+/* Device d's plan buffers ("allocations"). */
+static int
+rn_read_allocs(json_t *ja, sl_launch_dev *dv, const char *path, int d,
+    char *why, size_t len)
+{
+	dv->n_alloc = (int)json_array_size(ja);
+	dv->alloc = calloc(dv->n_alloc + 1, sizeof(*dv->alloc));
+	for (int i = 0; i < dv->n_alloc; i++) {
+		json_t *x = json_array_get(ja, i);
+		const char *cat = json_string_value(json_object_get(x, "category"));
+		sl_alloc *al = &dv->alloc[i];
+
+		rn_str(x, "name", al->name, sizeof(al->name));
+		al->cat = cat ? sl_mem_cat_from_name(cat) : -1;
+		al->bytes = rn_int(x, "bytes");
+		al->op = -1;
+		if (al->cat < 0 || al->bytes <= 0) {
+			snprintf(why, len, "%s: device %d: bad allocation %d",
+			    path, d, i);
+			return -1;
+		}
+		sl_mem_add(&dv->alloc_sum, al->cat, al->bytes);
+	}
+	return 0;
+}
+
+/* Item i of device d's launch list. */
+static int
+rn_read_item(json_t *x, const sl_launch *l, sl_launch_item *it,
+    const char *path, int d, int i, char *why, size_t len)
+{
+	const char *kind = json_string_value(json_object_get(x, "kind"));
+	const char *ph = json_string_value(json_object_get(x, "phase"));
+
+	rn_str(x, "name", it->name, sizeof(it->name));
+	it->op = (int)rn_int(x, "op");
+	it->phase = ph && strcmp(ph, "bwd") == 0 ? SL_PHASE_BWD : SL_PHASE_FWD;
+	it->batch = rn_int(x, "batch");
+	it->m = rn_int(x, "m");
+	it->n = rn_int(x, "n");
+	it->k = rn_int(x, "k");
+	it->flops = rn_int(x, "flops");
+	it->bytes = rn_int(x, "bytes");
+	it->ns = rn_int(x, "time_ns");
+	it->axis = (int)rn_int(x, "axis");
+	it->group = (int)rn_int(x, "group");
+	if (kind && strcmp(kind, "gemm") == 0) {
+		it->kind = SL_ITEM_GEMM;
+	} else if (kind && strcmp(kind, "memory") == 0) {
+		it->kind = SL_ITEM_MEMORY;
+	} else if (kind && strcmp(kind, "collective") == 0) {
+		int c = rn_coll_from_name(json_string_value(
+		    json_object_get(x, "collective")));
+		it->kind = SL_ITEM_COLL;
+		if (c < 0 || it->axis < 0 || it->axis >= l->mesh.n_axes) {
+			snprintf(why, len, "%s: device %d: bad collective %d",
+			    path, d, i);
+			return -1;
+		}
+		it->coll = (sl_coll)c;
+	} else {
+		snprintf(why, len, "%s: device %d: bad launch item %d",
+		    path, d, i);
+		return -1;
+	}
+	if (it->batch < 0 || it->m < 0 || it->n < 0 || it->k < 0 ||
+	    it->bytes < 0) {
+		snprintf(why, len, "%s: device %d: negative size in item %d",
+		    path, d, i);
+		return -1;
+	}
+	return 0;
+}
+
+/* Device d: coordinates, prediction, buffers, launch items, events. */
+static int
+rn_read_device(json_t *jd, const sl_launch *l, sl_launch_dev *dv,
+    const char *path, int d, char *why, size_t len)
+{
+	json_t *pred = json_object_get(jd, "predicted");
+	json_t *ji = json_object_get(jd, "launch");
+	json_t *coord = json_object_get(jd, "coord");
+
+	dv->id = (int)rn_int(jd, "id");
+	for (int a = 0; a < l->mesh.n_axes; a++) {
+		dv->coord[a] = (int)json_integer_value(json_array_get(coord, a));
+		if (dv->coord[a] < 0 || dv->coord[a] >= l->mesh.axes[a].size) {
+			snprintf(why, len, "%s: device %d: bad coordinates", path, d);
+			return -1;
+		}
+	}
+	if (rn_mem_read(json_object_get(pred, "memory_bytes"), &dv->predicted)) {
+		snprintf(why, len, "%s: device %d: no predicted memory", path, d);
+		return -1;
+	}
+	dv->comm_ns = rn_int(pred, "comm_time_ns");
+	dv->compute_ns = rn_int(pred, "compute_time_ns");
+	if (rn_read_allocs(json_object_get(jd, "allocations"), dv, path, d,
+	    why, len) != 0)
+		return -1;
+	dv->n_items = (int)json_array_size(ji);
+	dv->item = calloc(dv->n_items + 1, sizeof(*dv->item));
+	for (int i = 0; i < dv->n_items; i++)
+		if (rn_read_item(json_array_get(ji, i), l, &dv->item[i], path, d, i,
+		    why, len) != 0)
+			return -1;
+	return rn_read_events(jd, dv, path, d, why, len);
+}
+
 /* Reads the launch list; -1 with why on a malformed file. */
 static int
 rn_read_launch(const char *path, sl_launch *l, char *why, size_t len)
 {
 	sl_json j;
 	sl_error err;
-	json_t *root, *mesh, *devs, *shape, *axes;
+	json_t *root, *devs;
 
 	sl_error_clear(&err);
 	if (sl_json_read_file(&j, path, 0, SL_EINPUT, &err) != SL_OK) {
@@ -202,31 +343,8 @@ rn_read_launch(const char *path, sl_launch *l, char *why, size_t len)
 		goto bad;
 	}
 	rn_str(root, "model", l->model, sizeof(l->model));
-	mesh = json_object_get(root, "mesh");
-	shape = json_object_get(mesh, "shape");
-	axes = json_object_get(mesh, "axes");
-	l->mesh.n_axes = (int)json_array_size(shape);
-	if (l->mesh.n_axes < 1 || l->mesh.n_axes > SL_MAX_AXES) {
-		snprintf(why, len, "%s: bad mesh shape", path);
+	if (rn_read_mesh(json_object_get(root, "mesh"), l, path, why, len) != 0)
 		goto bad;
-	}
-	l->mesh.n_devices = 1;
-	for (int a = 0; a < l->mesh.n_axes; a++) {
-		json_t *ax = json_array_get(axes, a);
-		l->mesh.axes[a].size = (int)json_integer_value(json_array_get(shape, a));
-		l->mesh.axes[a].link.bandwidth =
-		    json_number_value(json_object_get(ax, "bandwidth"));
-		l->mesh.axes[a].link.latency =
-		    json_number_value(json_object_get(ax, "latency"));
-		if (l->mesh.axes[a].size < 1 || l->mesh.axes[a].size > 4096) {
-			snprintf(why, len, "%s: bad mesh shape", path);
-			goto bad;
-		}
-		l->mesh.n_devices *= l->mesh.axes[a].size;
-	}
-	rn_str(mesh, "hardware", l->hardware, sizeof(l->hardware));
-	rn_str(mesh, "device", l->mesh.hw.device, sizeof(l->mesh.hw.device));
-	l->mesh.hw.flops = json_number_value(json_object_get(mesh, "flops"));
 	l->eval_comm_ns = rn_int(root, "comm_time_ns");
 	devs = json_object_get(root, "devices");
 	l->n_devices = (int)json_array_size(devs);
@@ -236,94 +354,10 @@ rn_read_launch(const char *path, sl_launch *l, char *why, size_t len)
 		goto bad;
 	}
 	l->dev = calloc(l->n_devices, sizeof(*l->dev));
-	for (int d = 0; d < l->n_devices; d++) {
-		json_t *jd = json_array_get(devs, d), *pred = json_object_get(jd, "predicted");
-		json_t *ja = json_object_get(jd, "allocations");
-		json_t *ji = json_object_get(jd, "launch");
-		json_t *coord = json_object_get(jd, "coord");
-		sl_launch_dev *dv = &l->dev[d];
-
-		dv->id = (int)rn_int(jd, "id");
-		for (int a = 0; a < l->mesh.n_axes; a++) {
-			dv->coord[a] = (int)json_integer_value(json_array_get(coord, a));
-			if (dv->coord[a] < 0 || dv->coord[a] >= l->mesh.axes[a].size) {
-				snprintf(why, len, "%s: device %d: bad coordinates", path, d);
-				goto bad;
-			}
-		}
-		if (rn_mem_read(json_object_get(pred, "memory_bytes"), &dv->predicted)) {
-			snprintf(why, len, "%s: device %d: no predicted memory", path, d);
+	for (int d = 0; d < l->n_devices; d++)
+		if (rn_read_device(json_array_get(devs, d), l, &l->dev[d], path, d,
+		    why, len) != 0)
 			goto bad;
-		}
-		dv->comm_ns = rn_int(pred, "comm_time_ns");
-		dv->compute_ns = rn_int(pred, "compute_time_ns");
-		dv->n_alloc = (int)json_array_size(ja);
-		dv->alloc = calloc(dv->n_alloc + 1, sizeof(*dv->alloc));
-		for (int i = 0; i < dv->n_alloc; i++) {
-			json_t *x = json_array_get(ja, i);
-			const char *cat = json_string_value(json_object_get(x, "category"));
-			sl_alloc *al = &dv->alloc[i];
-
-			rn_str(x, "name", al->name, sizeof(al->name));
-			al->cat = cat ? sl_mem_cat_from_name(cat) : -1;
-			al->bytes = rn_int(x, "bytes");
-			al->op = -1;
-			if (al->cat < 0 || al->bytes <= 0) {
-				snprintf(why, len, "%s: device %d: bad allocation %d",
-				    path, d, i);
-				goto bad;
-			}
-			sl_mem_add(&dv->alloc_sum, al->cat, al->bytes);
-		}
-		dv->n_items = (int)json_array_size(ji);
-		dv->item = calloc(dv->n_items + 1, sizeof(*dv->item));
-		for (int i = 0; i < dv->n_items; i++) {
-			json_t *x = json_array_get(ji, i);
-			sl_launch_item *it = &dv->item[i];
-			const char *kind = json_string_value(json_object_get(x, "kind"));
-			const char *ph = json_string_value(json_object_get(x, "phase"));
-
-			rn_str(x, "name", it->name, sizeof(it->name));
-			it->op = (int)rn_int(x, "op");
-			it->phase = ph && strcmp(ph, "bwd") == 0 ? SL_PHASE_BWD : SL_PHASE_FWD;
-			it->batch = rn_int(x, "batch");
-			it->m = rn_int(x, "m");
-			it->n = rn_int(x, "n");
-			it->k = rn_int(x, "k");
-			it->flops = rn_int(x, "flops");
-			it->bytes = rn_int(x, "bytes");
-			it->ns = rn_int(x, "time_ns");
-			it->axis = (int)rn_int(x, "axis");
-			it->group = (int)rn_int(x, "group");
-			if (kind && strcmp(kind, "gemm") == 0) {
-				it->kind = SL_ITEM_GEMM;
-			} else if (kind && strcmp(kind, "memory") == 0) {
-				it->kind = SL_ITEM_MEMORY;
-			} else if (kind && strcmp(kind, "collective") == 0) {
-				int c = rn_coll_from_name(json_string_value(
-				    json_object_get(x, "collective")));
-				it->kind = SL_ITEM_COLL;
-				if (c < 0 || it->axis < 0 || it->axis >= l->mesh.n_axes) {
-					snprintf(why, len, "%s: device %d: bad collective %d",
-					    path, d, i);
-					goto bad;
-				}
-				it->coll = (sl_coll)c;
-			} else {
-				snprintf(why, len, "%s: device %d: bad launch item %d",
-				    path, d, i);
-				goto bad;
-			}
-			if (it->batch < 0 || it->m < 0 || it->n < 0 || it->k < 0 ||
-			    it->bytes < 0) {
-				snprintf(why, len, "%s: device %d: negative size in item %d",
-				    path, d, i);
-				goto bad;
-			}
-		}
-		if (rn_read_events(jd, dv, path, d, why, len) != 0)
-			goto bad;
-	}
 	json_decref(root);
 	return 0;
 bad:

@@ -1,0 +1,392 @@
+/*
+ * memory.c: a training step's memory on a device as one stream of items
+ * (sl_step_items), each with what it is and the tasks that allocate and
+ * free it: the nodes' and edges' own items (space.c) and the transients
+ * between them.  The evaluator's sum, the timeline's peak and a pipeline
+ * stage's memory fold this stream; the launch lists name its items.  Also
+ * the tallies every fold adds into, memory by category and communication
+ * by collective (sums saturate, internal.h, so a tally never wraps).
+ */
+#include "internal.h"
+
+#include <stdlib.h>
+
+static const char *const cat_names[SL_CAT_COUNT] = {
+	"parameters", "gradients", "optimizer", "activations", "buffers"
+};
+
+const char *
+sl_mem_cat_name(int cat)
+{
+	if (cat < 0 || cat >= SL_CAT_COUNT)
+		return "?";
+	return cat_names[cat];
+}
+
+int
+sl_mem_cat_from_name(const char *s)
+{
+	for (int c = 0; c < SL_CAT_COUNT; c++)
+		if (strcmp(s, cat_names[c]) == 0)
+			return c;
+	return -1;
+}
+
+/* The field of category cat (NULL for none). */
+static int64_t *
+mem_field(sl_mem *m, int cat)
+{
+	switch (cat) {
+	case SL_CAT_PARAMS: return &m->params;
+	case SL_CAT_GRADS: return &m->grads;
+	case SL_CAT_OPTIM: return &m->optim;
+	case SL_CAT_ACTS: return &m->acts;
+	case SL_CAT_BUFFERS: return &m->buffers;
+	}
+	return NULL;
+}
+
+int64_t
+sl_mem_get(const sl_mem *m, int cat)
+{
+	const int64_t *f = mem_field((sl_mem *)m, cat);
+
+	return f != NULL ? *f : 0;
+}
+
+void
+sl_mem_add(sl_mem *m, int cat, int64_t bytes)
+{
+	int64_t *f = mem_field(m, cat);
+
+	if (f != NULL)
+		*f = sl_add_sat(*f, bytes);
+}
+
+int64_t
+sl_mem_total(const sl_mem *m)
+{
+	int64_t t = 0;
+
+	for (int c = 0; c < SL_CAT_COUNT; c++)
+		t = sl_add_sat(t, sl_mem_get(m, c));
+	return t;
+}
+
+void
+sl_comm_add(sl_comm *to, const sl_comm *c)
+{
+	for (int i = 0; i < SL_COLL_COUNT; i++) {
+		to->ns[i] = sl_add_sat(to->ns[i], c->ns[i]);
+		to->bytes[i] = sl_add_sat(to->bytes[i], c->bytes[i]);
+	}
+}
+
+int64_t
+sl_comm_total(const sl_comm *c)
+{
+	int64_t n = 0;
+
+	for (int i = 0; i < SL_COLL_COUNT; i++)
+		n = sl_add_sat(n, c->ns[i]);
+	return n;
+}
+
+/* ------------------------------------------------------ the step's stream */
+
+typedef struct step_ctx {
+	const sl_space *s;
+	const int *choice;
+	const int *coord;
+	bool summed_only;
+	item_fn fn;
+	void *ctx;
+	int cur_op;
+	bool cur_full;		/* its layer is fully recomputed */
+	bool *kept;		/* per tensor: an item keeps it (no working buffer) */
+	int64_t max_grad;	/* largest parameter gradient on this device */
+	/* the items a fully recomputed layer's operator keeps, to tell what
+	 * it re-materialises: tensor, slot side (0 input, 1 output), what */
+	int n_keep, cap_keep;
+	int (*keep)[3];
+} step_ctx;
+
+static bool
+layer_full(const sl_space *s, const sl_op *op)
+{
+	return op->layer >= 0 && s->layer_recompute != NULL &&
+	    s->layer_recompute[op->layer] == SL_RECOMP_FULL;
+}
+
+/* The same memory kept twice is one item: (tensor, input or output, what). */
+static void
+keep_key(const sl_op *op, const sl_mem_item *it, int key[3])
+{
+	key[0] = it->tensor >= 0 ? it->tensor : op->out[0];
+	key[1] = it->what == SL_WHAT_STATE ? 0 : it->what == SL_WHAT_EXTRA ? 3 :
+	    it->what == SL_WHAT_AUTOCAST ? 2 : it->slot >= op->n_in ? 1 : 4;
+	key[2] = it->cat;
+}
+
+static bool
+was_kept(const step_ctx *c, const int key[3])
+{
+	for (int i = 0; i < c->n_keep; i++)
+		if (memcmp(c->keep[i], key, sizeof c->keep[i]) == 0)
+			return true;
+	return false;
+}
+
+/* An item on its way to the caller. */
+static void
+step_pass(void *ctx, const sl_mem_item *it)
+{
+	step_ctx *c = ctx;
+
+	if (!c->summed_only || it->summed)
+		c->fn(c->ctx, it);
+}
+
+/* A node's item on its way to the caller: what it keeps is noted. */
+static void
+step_node_item(void *ctx, const sl_mem_item *it)
+{
+	step_ctx *c = ctx;
+
+	if (c->summed_only && !it->summed)
+		return;
+	if (it->what == SL_WHAT_SAVED || it->what == SL_WHAT_LAYER_INPUT)
+		c->kept[it->tensor] = true;
+	if (it->kind == SL_BUF_GRAD && it->local > c->max_grad)
+		c->max_grad = it->local;
+	if (c->cur_full && it->local > 0) {
+		if (c->n_keep == c->cap_keep) {
+			c->cap_keep = c->cap_keep ? 2 * c->cap_keep : 16;
+			c->keep = sl_xrealloc(c->keep, c->cap_keep * sizeof *c->keep);
+		}
+		keep_key(&c->s->g->ops[c->cur_op], it, c->keep[c->n_keep++]);
+	}
+	c->fn(c->ctx, it);
+}
+
+/*
+ * What a fully recomputed layer re-materialises in backward: the items of
+ * its operator without recomputation, less what full recomputation keeps,
+ * each from the layer's first backward task to the backward that reads it.
+ * Autocast caches its bf16 copy of a weight until the autocast region (the
+ * forward pass and the loss) ends, though the layer keeps nothing for
+ * backward.
+ */
+static void
+step_remat_item(void *ctx, const sl_mem_item *it)
+{
+	step_ctx *c = ctx;
+	const sl_op *op = &c->s->g->ops[c->cur_op];
+	sl_mem_item r = *it;
+	int key[3];
+
+	if (it->local <= 0 || it->what == SL_WHAT_STATE ||
+	    it->what == SL_WHAT_TRANSIENT)
+		return;
+	keep_key(op, it, key);
+	if (was_kept(c, key))
+		return;
+	r.summed = false;
+	r.what = SL_WHAT_TRANSIENT;
+	if (it->what == SL_WHAT_AUTOCAST) {
+		r.kind = SL_BUF_AUTOCAST;
+		r.alloc = SL_AT_FWD;
+		r.free = SL_UNTIL_FWD_END;
+		c->fn(c->ctx, &r);
+	}
+	r.kind = SL_BUF_REMAT;
+	r.alloc = SL_AT_LAYER_BWD;
+	r.free = it->free == SL_UNTIL_WGRAD && it->what == SL_WHAT_SAVED ?
+	    SL_UNTIL_WGRAD : SL_UNTIL_BWD;
+	c->fn(c->ctx, &r);
+}
+
+/* An activation's gradient exists where backward flows into it. */
+static bool
+has_act_grad(const sl_tensor *t)
+{
+	return t->role == SL_ROLE_ACTIVATION && sl_needs_grad(t);
+}
+
+int64_t
+sl_act_grad_bytes(const sl_space *s, int t, const sl_spec *sp, const int *coord)
+{
+	const sl_tensor *x = &s->g->tensors[t];
+
+	if (!has_act_grad(x))
+		return 0;
+	return sl_mul_sat(sl_local_elems(&s->mesh, sp, x, coord),
+	    sl_grad_elem_bytes(s, x));
+}
+
+/* A transient of the step outside any node's own rules, not summed. */
+static void
+step_transient(step_ctx *c, sl_buf_kind kind, int op, int slot, int tensor,
+    int bpe, int64_t elems, sl_alloc_at at, sl_free_at until)
+{
+	const sl_tensor *t = tensor >= 0 ? &c->s->g->tensors[tensor] : NULL;
+	sl_mem_item it = { .cat = SL_CAT_BUFFERS, .what = SL_WHAT_TRANSIENT,
+	    .kind = kind, .op = op, .slot = slot, .tensor = tensor, .edge = -1,
+	    .bpe = bpe, .elems = elems, .local = sl_mul_sat(elems, bpe),
+	    .full = t != NULL ? sl_mul_sat(sl_tensor_elems(t), bpe) : 0,
+	    .alloc = at, .free = until };
+
+	c->fn(c->ctx, &it);
+}
+
+/*
+ * The transients of operator v: ZeRO-3's compute copy of a parameter,
+ * gathered one layer ahead and released after use, in forward and again in
+ * backward, and its whole gradient until the reduce-scatter; each output
+ * nobody keeps, from its producer to its last forward reader; and each
+ * activation's gradient, from the first backward of a reader to the end of
+ * the producer's.
+ */
+static void
+step_transients(step_ctx *c, int v)
+{
+	const sl_space *s = c->s;
+	const sl_graph *g = s->g;
+	const sl_op *op = &g->ops[v];
+	const sl_strategy *st = &s->ops[v].strat[c->choice[v]];
+
+	for (int i = 0; i < op->n_in; i++) {
+		const sl_tensor *t = &g->tensors[op->in[i]];
+		sl_spec sp = st->spec[i];
+		int64_t e;
+		if (s->owner[op->in[i]] != v || sp.zero == 0)
+			continue;
+		sp.zero = 0;
+		e = sl_local_elems(&s->mesh, &sp, t, c->coord);
+		step_transient(c, SL_BUF_GATHER, v, i, op->in[i], sl_elem_bytes(s, t),
+		    e, SL_AT_PREV_LAYER_FWD, SL_UNTIL_FWD);
+		step_transient(c, SL_BUF_GATHER, v, i, op->in[i], sl_elem_bytes(s, t),
+		    e, SL_AT_NEXT_LAYER_BWD, SL_UNTIL_BWD);
+		step_transient(c, SL_BUF_GRAD_FULL, v, i, op->in[i],
+		    sl_grad_elem_bytes(s, t), e, SL_AT_WGRAD, SL_UNTIL_WGRAD);
+	}
+	for (int j = 0; j < op->n_out; j++) {
+		int ti = op->out[j], slot = op->n_in + j;
+		const sl_tensor *t = &g->tensors[ti];
+		const sl_spec *sp = &st->spec[slot];
+		int64_t e = sl_local_elems(&s->mesh, sp, t, c->coord);
+
+		if (!c->kept[ti])
+			step_transient(c, SL_BUF_WORKING, v, slot, ti,
+			    sl_elem_bytes(s, t), e, SL_AT_FWD, SL_UNTIL_READERS_FWD);
+		if (!has_act_grad(t))
+			continue;
+		step_transient(c, SL_BUF_ACT_GRAD, v, slot, ti,
+		    sl_grad_elem_bytes(s, t), e, SL_AT_READERS_BWD, SL_UNTIL_BWD);
+	}
+}
+
+void
+sl_step_items(const sl_space *s, const int *choice, const int *coord,
+    bool summed_only, item_fn fn, void *ctx)
+{
+	const sl_graph *g = s->g;
+	step_ctx c = { .s = s, .choice = choice, .coord = coord,
+	    .summed_only = summed_only, .fn = fn, .ctx = ctx };
+
+	c.kept = sl_xcalloc(g->n_tensors ? g->n_tensors : 1, sizeof *c.kept);
+	for (int v = 0; v < g->n_ops; v++) {
+		c.cur_op = v;
+		c.cur_full = layer_full(s, &g->ops[v]);
+		c.n_keep = 0;
+		sl_node_items(s, v, choice[v], coord, step_node_item, &c);
+		if (!summed_only && c.cur_full)
+			sl_node_items_as(s, v, choice[v], coord, SL_RECOMP_NONE,
+			    step_remat_item, &c);
+	}
+	for (int v = 0; v < g->n_ops && !summed_only; v++)
+		step_transients(&c, v);
+	for (int e = 0; e < s->n_edges; e++) {
+		const sl_space_edge *se = &s->edges[e];
+		sl_edge_items(s, e, choice[se->src], choice[se->dst], coord,
+		    step_pass, &c);
+	}
+	/* The fused optimizer works through the parameters one tensor at a
+	 * time: one gradient-sized work buffer at a time. */
+	if (!summed_only && c.max_grad > 0)
+		step_transient(&c, SL_BUF_OPTIM_TMP, -1, -1, -1, 1, c.max_grad,
+		    SL_AT_OPTIM, SL_UNTIL_OPTIM);
+	free(c.kept);
+	free(c.keep);
+}
+
+/* The loss's own items allocated with its backward. */
+struct loss_acc {
+	int64_t bytes;
+};
+
+static void
+loss_item(void *ctx, const sl_mem_item *it)
+{
+	struct loss_acc *a = ctx;
+
+	if (!it->summed && it->alloc == SL_AT_BWD)
+		a->bytes = sl_add_sat(a->bytes, it->local);
+}
+
+int64_t
+sl_loss_bwd_bytes(const sl_space *s, int v, int strat, const int *coord)
+{
+	const sl_op *op = &s->g->ops[v];
+	struct loss_acc a = { 0 };
+
+	if (op->kind != SL_OP_CROSS_ENTROPY || op->n_in < 1)
+		return 0;
+	sl_node_items(s, v, strat, coord, loss_item, &a);
+	return sl_add_sat(a.bytes, sl_act_grad_bytes(s, op->in[0],
+	    &s->ops[v].strat[strat].spec[0], coord));
+}
+
+sl_span
+sl_item_span(const sl_mem_item *it)
+{
+	if (it->free == SL_UNTIL_END || it->free == SL_UNTIL_OPTIM)
+		return SL_SPAN_STEP;
+	if ((it->alloc == SL_AT_PRODUCER || it->alloc == SL_AT_FWD ||
+	    it->alloc == SL_AT_PREV_LAYER_FWD) && (it->free == SL_UNTIL_DGRAD ||
+	    it->free == SL_UNTIL_WGRAD || it->free == SL_UNTIL_BWD))
+		return SL_SPAN_MICRO;
+	return SL_SPAN_MOMENT;
+}
+
+/* The stage's fold: summed items held through the step by category, those
+ * held per micro-batch as activations. */
+static void
+stage_item(void *ctx, const sl_mem_item *it)
+{
+	sl_mem *m = ctx;
+
+	if (!it->summed)
+		return;
+	switch (sl_item_span(it)) {
+	case SL_SPAN_STEP:
+		sl_mem_add(m, it->cat, it->local);
+		break;
+	case SL_SPAN_MICRO:
+		sl_mem_add(m, SL_CAT_ACTS, it->local);
+		break;
+	default:
+		sl_mem_add(m, SL_CAT_BUFFERS, it->local);
+		break;
+	}
+}
+
+void
+sl_node_stage_mem(const sl_space *s, int v, int strat, const int *coord,
+    sl_mem *held)
+{
+	memset(held, 0, sizeof *held);
+	sl_node_items(s, v, strat, coord, stage_item, held);
+	/* the loss's backward buffers, once per chunk */
+	sl_mem_add(held, SL_CAT_BUFFERS, sl_loss_bwd_bytes(s, v, strat, coord));
+}
