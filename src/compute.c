@@ -77,6 +77,22 @@ sl_attention_flops(const sl_graph *g, const sl_op *op, int64_t batch,
 	return 4.0 * (double)batch * (double)heads * s * s * d * 0.5;
 }
 
+/*
+ * FP8 matmul FLOP/s for one problem of f FLOPs: the profile's FP8 points,
+ * else the bf16 rate at that size times the FP8 peak over the bf16 peak:
+ * the same fraction of the peak, as torchao's float8 roofline assumes of
+ * large GEMMs (torchao/testing/training/roofline_utils.py,
+ * pct_achievable_gemm_tops the same for both).
+ */
+static double
+fp8_rate(const sl_hw *hw, double f)
+{
+	if (hw->n_gemm_fp8 > 0)
+		return points_rate(hw->gemm_fp8, hw->n_gemm_fp8, f);
+	return sl_gemm_rate(hw, f) * (hw->fp8_flops > 0 && hw->flops > 0 ?
+	    hw->fp8_flops / hw->flops : 1);
+}
+
 static int64_t
 ns_of(double seconds)
 {
@@ -141,6 +157,7 @@ slot_bytes(const sl_space *sp, int opi, int si, const int *coord,
 	bool lowp = sp->opts.recipe.precision == SL_PREC_AMP &&
 	    (op->kind == SL_OP_MATMUL || op->kind == SL_OP_BMM ||
 	    op->kind == SL_OP_ATTENTION);
+	bool fp8 = sl_fp8_matmul(sp, op);
 	double b = 0;
 
 	*cast_elems = 0;
@@ -157,9 +174,49 @@ slot_bytes(const sl_space *sp, int opi, int si, const int *coord,
 			(*casts)++;
 			w = 2;
 		}
+		if (fp8 && i < 2)
+			w = 1;		/* the FP8 GEMM reads its FP8 operands */
 		b += e * w;
 	}
 	return b;
+}
+
+/*
+ * A linear layer under Transformer Engine's FP8 (--precision fp8), f FLOPs
+ * forward: its GEMMs run at the FP8 rate (fprop on E4M3 operands, dgrad
+ * and wgrad on E5M2 gradients, transformer_engine's HYBRID format) and
+ * read their FP8 operands (slot_bytes); casts with transpose write both
+ * layouts the GEMMs read, 2 bytes read and 1 + 1 written an element: the
+ * input's forward (unless a norm or an activation produced it: TE's
+ * LayerNormLinear and LayerNormMLP write their outputs in FP8), the
+ * output gradient's backward, and the weight's once per optimizer step
+ * (is_first_microbatch: the copy is kept for the step's other
+ * micro-batches), counted with the optimizer.  Returns the FP8 rate.
+ */
+static double
+fp8_matmul(const sl_space *sp, int opi, int si, const int *coord, double f,
+    double *xb_f, double *xb_b, int *kf, int *kb, sl_compute *out)
+{
+	const sl_op *op = &sp->g->ops[opi];
+	const sl_strategy *st = &sp->ops[opi].strat[si];
+	const sl_graph *g = sp->g;
+	const sl_tensor *x = &g->tensors[op->in[0]], *w = &g->tensors[op->in[1]];
+	const sl_tensor *y = &g->tensors[op->out[0]];
+	const sl_hw *hw = &sp->mesh.hw;
+	double xe = (double)sl_local_elems(&sp->mesh, &st->spec[0], x, coord);
+	double we = (double)sl_local_elems(&sp->mesh, &st->spec[1], w, coord);
+	double ye = (double)sl_local_elems(&sp->mesh, &st->spec[op->n_in], y, coord);
+	sl_op_kind pk = x->producer >= 0 ? g->ops[x->producer].kind : SL_OP_KIND_COUNT;
+
+	if (pk != SL_OP_LAYERNORM && pk != SL_OP_RMSNORM && pk != SL_OP_GELU &&
+	    pk != SL_OP_SILU) {
+		*xb_f += 4 * xe;
+		(*kf)++;
+	}
+	*xb_b += 4 * ye;
+	(*kb)++;
+	out->optim_ns = sl_add_sat(out->optim_ns, ns_of(4 * we / mem_bw(hw)));
+	return fp8_rate(hw, f);
 }
 
 /* The parameter elements of an operator's states on a device: its state
@@ -203,6 +260,9 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 		ff = 2 * prod;
 		fb = 2 * ff;
 		rate = sl_gemm_rate(hw, ff);
+		if (sl_fp8_matmul(sp, op))
+			rate = fp8_matmul(sp, opi, si, coord, ff, &xb_f, &xb_b,
+			    &kf, &kb, out);
 		break;
 	}
 	case SL_OP_ATTENTION: {
@@ -279,6 +339,14 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 	    kernels_s(hw, casts, 0, 0, 6 * cast_e));
 	if (sl_op_recomputed(sp, opi))
 		out->recompute_ns = out->fwd_ns;
+}
+
+bool
+sl_fp8_matmul(const sl_space *sp, const sl_op *op)
+{
+	return sp->opts.recipe.precision == SL_PREC_FP8 &&
+	    op->kind == SL_OP_MATMUL && op->layer >= 0 && op->n_in >= 2 &&
+	    sp->g->tensors[op->in[1]].role == SL_ROLE_PARAMETER;
 }
 
 bool

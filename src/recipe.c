@@ -11,7 +11,7 @@
 
 static const char *const attention_names[SL_ATTN_COUNT] = { "flash", "naive" };
 static const char *const precision_names[SL_PREC_COUNT] = {
-	"bf16", "megatron", "amp", "fp32"
+	"bf16", "megatron", "amp", "fp32", "fp8"
 };
 static const char *const recompute_names[SL_RECOMP_COUNT] = {
 	"none", "selective", "full", "auto"
@@ -27,6 +27,9 @@ static const char *const framework_names[SL_FW_COUNT] = {
  *   megatron  2 + 4 + 12  fp32 main gradients (Megatron-LM's grad buffer)
  *   amp       4 + 4 + 8   fp32 weights and gradients, Adam m and v
  *   fp32      4 + 4 + 8
+ *   fp8       2 + 4 + 12  as megatron: Transformer Engine under Megatron-LM
+ *             keeps bf16 weights with fp32 main gradients (its FP8 copies
+ *             of the weights are buffers, space.c)
  * Adam keeps exp_avg and exp_avg_sq in the master's type, fp32
  * (torch/optim/adamw.py; Megatron-LM's distributed optimizer likewise).
  */
@@ -35,6 +38,7 @@ static const uint8_t part_bytes[SL_PREC_COUNT][SL_PART_COUNT] = {
 	[SL_PREC_MEGATRON] = { 2, 4, 4, 4, 4 },
 	[SL_PREC_AMP] = { 4, 4, 0, 4, 4 },
 	[SL_PREC_FP32] = { 4, 4, 0, 4, 4 },
+	[SL_PREC_FP8] = { 2, 4, 4, 4, 4 },
 };
 static const char *const part_names[SL_PART_COUNT] = {
 	"weight", "grad", "master", "adam_m", "adam_v"
@@ -108,6 +112,7 @@ sl_recipe_describe(const sl_recipe *r, char *buf, size_t len)
 		N_("Megatron-LM bf16 with fp32 main gradients (18 B/param)"),
 		N_("fp32 weights under bf16 autocast (16 B/param + bf16 copies)"),
 		N_("fp32 (16 B/param, 4-byte activations)"),
+		N_("FP8 matmuls (Transformer Engine), bf16 weights with fp32 main gradients (18 B/param)"),
 	};
 	static const char *const att[SL_ATTN_COUNT] = {
 		N_("flash attention"), N_("naive attention"),
@@ -280,7 +285,7 @@ sl_recipe_optim_bytes(const sl_recipe *r)
 	int gb = sl_recipe_state_bytes(r, SL_CAT_GRADS);
 	int ob = sl_recipe_state_bytes(r, SL_CAT_OPTIM);
 	bool megatron = r->framework == SL_FW_MEGATRON ||
-	    r->precision == SL_PREC_MEGATRON;
+	    r->precision == SL_PREC_MEGATRON || r->precision == SL_PREC_FP8;
 	double b;
 
 	b = r->optimizer == SL_OPTIM_FOREACH ? 72.0 + 2.0 * gb : 24.0 + gb;

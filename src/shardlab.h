@@ -311,6 +311,9 @@ typedef enum sl_precision {
 	SL_PREC_MEGATRON,	/* bf16 weights, fp32 main grads, fp32 master + Adam: 18 B/param */
 	SL_PREC_AMP,		/* fp32 weights under bf16 autocast: 16 B/param + bf16 copies */
 	SL_PREC_FP32,		/* everything fp32: 16 B/param, 4-byte activations */
+	SL_PREC_FP8,		/* Transformer Engine: the layers' matmuls in FP8,
+				 * bf16 weights with fp32 main grads and master +
+				 * Adam (18 B/param) and an FP8 copy of each weight */
 	SL_PREC_COUNT
 } sl_precision;
 

@@ -727,6 +727,61 @@ test_step_terms_by_hand(void **state)
 		}
 		sl_graph_free(g);
 	}
+	{
+		/*
+		 * FP8 (Transformer Engine) on fc1 of the MLP, FP8 FLOPs free:
+		 * the GEMM reads x (8 x 512) and w1 (512 x 2048) at 1 byte and
+		 * writes h (8 x 2048) at 2: 4,096 + 1,048,576 + 32,768 bytes;
+		 * x, made by no norm or activation, is cast with its transpose
+		 * (2 read, 1 + 1 written: 16,384 bytes): 1,101,824 bytes, 551
+		 * ns.  Backward twice the GEMMs' bytes and the output
+		 * gradient's cast (4 x 16,384): 2,236,416 bytes, 1118 ns.
+		 * Once a step: w1's cast (4 x 1,048,576 bytes, 2097 ns) and
+		 * AdamW over fp32 master, m, v and main gradient with the copy
+		 * to the bf16 weight, the norm and the buffer cleared (42
+		 * bytes, 22,020 ns).  Memory: w1's FP8 copy and transpose (2
+		 * bytes an element) and its module's scaling history (5 x 1026
+		 * x 4 bytes) as buffers; x kept at 1 byte for the weight
+		 * gradient; 18 bytes of states an element.  fc2 reads g, made
+		 * by the GELU: no cast of its own.
+		 */
+		sl_graph *g = tu_mlp();
+		sl_mem mem;
+		sl_hw h8 = hw;
+
+		h8.fp8_flops = 2 * h8.flops;
+		sl_recipe_default(&r);
+		r.precision = SL_PREC_FP8;
+		s = space(g, &h8, 1, (int[]){ 1 }, &r);
+		assert_true(sl_fp8_matmul(s, &g->ops[0]) && sl_fp8_matmul(s, &g->ops[2]));
+		sl_node_compute(s, 0, 0, NULL, &c);
+		assert_int_equal(c.fwd_ns, 551);
+		assert_int_equal(c.bwd_ns, 1118);
+		assert_int_equal(c.optim_ns, 22020 + 2097);
+		sl_node_cost(s, 0, 0, NULL, &mem, NULL);
+		assert_int_equal(mem.buffers, 2 * 1048576 + 5 * 1026 * 4);
+		assert_int_equal(mem.acts, 8 * 512);
+		assert_int_equal(mem.params + mem.grads + mem.optim, 18 * 1048576);
+		sl_node_compute(s, 2, 0, NULL, &c);
+		/* g 8 x 2048 and w2 at 1 byte, y 8 x 512 at 2, no cast forward:
+		 * 1,073,152 bytes, 537 ns */
+		assert_int_equal(c.fwd_ns, 537);
+		sl_space_free(s);
+		/* without FP8 units the recipe is refused */
+		{
+			sl_mesh m;
+			sl_space_opts o;
+			sl_error err;
+			sl_space_opts_default(&o);
+			o.recipe = r;
+			sl_error_clear(&err);
+			assert_int_equal(sl_mesh_make(&hw, 1, (int[]){ 1 }, &m, &err), SL_OK);
+			assert_null(sl_space_build(g, &m, &o, &err));
+			assert_int_equal(err.code, SL_EINPUT);
+			assert_non_null(strstr(err.msg, "no FP8 matrix units"));
+		}
+		sl_graph_free(g);
+	}
 	/* the optimizer's bytes a parameter (doc/cost-model.md) */
 	sl_recipe_default(&r);
 	assert_true(sl_recipe_optim_bytes(&r) == 38);	/* 26 + 6 + 6 */
