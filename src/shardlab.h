@@ -1772,6 +1772,34 @@ void sl_fit_changes_rank(sl_fit_change *ch, int n);
 int sl_hybrid_suggest(const sl_hybrid_opts *o, sl_fit_change **out, int *n,
     sl_error *err);
 
+/*
+ * Where a plan's gain comes from (pipe_account.c): beside the chosen
+ * pipeline, the layout Megatron-LM recommends for the same devices and
+ * batch (standard: tensor parallel within a node over tp devices, the
+ * fewest pipeline stages that fit, sequence parallelism, the largest
+ * micro-batch that fits, the least recomputation that fits), and the
+ * difference as a chain of single changes from it to the plan, each
+ * evaluated in full: the plan's pipeline degree, chunks, sub-mesh and
+ * stages; its micro-batch; its recomputation; its per-operator choices
+ * (the last step is the chosen plan).
+ */
+typedef struct sl_pipe_account_item {
+	char what[128];
+	int64_t step_ns, pipe_ns, bubble_ns, max_mem;
+	bool fits;
+} sl_pipe_account_item;
+typedef struct sl_pipe_account {
+	sl_pipeline standard;
+	int tp, dp;
+	int64_t micro_batch;		/* samples per data-parallel rank */
+	sl_recompute recompute;
+	int n_items;
+	sl_pipe_account_item item[4];
+} sl_pipe_account;
+int sl_pipe_account_build(const sl_hybrid_opts *o, const sl_pipeline *chosen,
+    sl_pipe_account *a, sl_error *err);
+void sl_pipe_account_free(sl_pipe_account *a);
+
 /* Launch descriptions of a pipeline: malloc'd text, NULL with err. */
 typedef enum sl_export_kind {
 	SL_EXPORT_MEGATRON, SL_EXPORT_DEEPSPEED, SL_EXPORT_DTENSOR,

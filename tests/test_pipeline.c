@@ -422,6 +422,69 @@ test_pipeline_step_end(void **state)
 	}
 }
 
+/*
+ * Where the gain comes from: a GPT of 8 layers (hidden 1024, 16 heads) on
+ * 8 H100 at global batch 32.  Megatron-LM's recommended layout is tensor
+ * parallel over the node's 8 devices with sequence parallelism, the
+ * fewest stages that fit, the largest micro-batch that fits (twice it does
+ * not), and fits; the account's last step is the plan itself, its first
+ * steps each change one thing.
+ */
+static void
+test_account(void **state)
+{
+	sl_gen_config gc;
+	sl_hybrid_opts o;
+	sl_hybrid_result r;
+	sl_pipe_account a;
+	sl_error err;
+
+	(void)state;
+	sl_gen_defaults(SL_FAM_GPT, &gc);
+	gc.layers = 8;
+	gc.hidden = 1024;
+	gc.heads = gc.kv_heads = 16;
+	gc.ffn = 4096;
+	gc.seq = 1024;
+	gc.vocab = 32000;
+	opts_for(&o, "h100-nvlink", gen_model_fn, &gc);
+	o.devices = 8;
+	o.global_batch = 32;
+	o.mem_limit = (int64_t)6 << 30;
+	sl_error_clear(&err);
+	assert_int_equal(sl_hybrid_search(&o, &r, &err), SL_OK);
+	assert_true(r.found);
+	assert_int_equal(sl_pipe_account_build(&o, &r.best, &a, &err), SL_OK);
+	assert_int_equal(a.tp, 8);
+	assert_int_equal(a.standard.pp * a.dp * a.tp, 8);
+	assert_true(a.standard.fits);
+	assert_int_equal(a.standard.graph_batch, a.micro_batch * a.dp);
+	/* twice the micro-batch does not fit (or does not divide the batch) */
+	if (32 % (2 * a.micro_batch * a.dp) == 0) {
+		int layers[8];
+		sl_recompute rec[8];
+		sl_pipe_config c;
+		sl_pipeline q;
+		for (int j = 0; j < a.standard.pp; j++) {
+			layers[j] = a.standard.stage[j].n_layers;
+			rec[j] = a.recompute;
+		}
+		pipe_config(&c, a.standard.pp, 1, a.dp, a.tp, 2 * a.micro_batch * a.dp,
+		    32 / (2 * a.micro_batch * a.dp), layers, rec);
+		c.layout = SL_LAYOUT_MEGATRON_SP;
+		assert_int_equal(sl_pipeline_eval(&o, &c, &q, &err), SL_OK);
+		assert_false(q.fits);
+		sl_pipeline_free(&q);
+	}
+	assert_int_equal(a.n_items, 4);
+	assert_int_equal(a.item[3].step_ns, r.best.step_ns);
+	assert_int_equal(a.item[3].max_mem, r.best.max_mem);
+	/* the plan is no slower than the recommended layout */
+	assert_true(r.best.step_ns <= a.standard.step_ns);
+	sl_pipe_account_free(&a);
+	sl_hybrid_result_free(&r);
+}
+
 /* ------------------------------------- the explorer's kept pipeline */
 
 /*
@@ -1247,6 +1310,7 @@ main(void)
 		cmocka_unit_test(test_stage_memory),
 		cmocka_unit_test(test_interleaved_budget),
 		cmocka_unit_test(test_pipeline_step_end),
+		cmocka_unit_test(test_account),
 		cmocka_unit_test(test_ctx_pins),
 		cmocka_unit_test(test_topology),
 		cmocka_unit_test(test_search_exhaustive),

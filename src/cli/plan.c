@@ -295,6 +295,65 @@ print_search(const plan_model *pm, const sl_hybrid_opts *ho,
 	}
 }
 
+/* A step beside a reference: "1.50 s (-6.2%)". */
+static const char *
+step_vs(int64_t step, int64_t ref, char *buf, size_t len)
+{
+	char t[32];
+
+	snprintf(buf, len, "%s (%+.1f%%)", cli_ns(step, t),
+	    ref > 0 ? 100.0 * ((double)step / (double)ref - 1) : 0.0);
+	return buf;
+}
+
+/*
+ * Beside the chosen plan, the layout Megatron-LM recommends for the same
+ * devices and batch, and where the difference comes from: one change at
+ * a time from that layout to the plan (sl_pipe_account_build).
+ */
+static void
+print_account(const sl_pipeline *pl, const sl_hybrid_opts *ho)
+{
+	sl_pipe_account a;
+	sl_error err;
+	char b[4][64];
+	int64_t usable = ho->mem_limit > 0 ? ho->mem_limit : ho->hw.memory_bytes;
+	int64_t prev;
+
+	sl_error_clear(&err);
+	if (sl_pipe_account_build(ho, pl, &a, &err) != SL_OK) {
+		printf(_("\nMegatron-LM's recommended layout for these devices and batch: "
+		    "none to compare with (%s)\n"), err.msg);
+		return;
+	}
+	snprintf(b[3], sizeof b[3], ngettext("%d pipeline stage",
+	    "%d pipeline stages", a.standard.pp), a.standard.pp);
+	printf(_("\nbeside it, Megatron-LM's recommended layout for the same devices and "
+	    "batch: tensor parallel %d within a node%s, %s, data parallel %d, "
+	    "micro-batch %lld, recomputation %s: step %s, at most %s per device "
+	    "(margin %s)\n"), a.tp,
+	    a.tp > 1 ? _(" with sequence parallelism") : "",
+	    b[3], a.dp, (long long)a.micro_batch,
+	    sl_recompute_name(a.recompute), cli_ns(a.standard.step_ns, b[0]),
+	    cli_bytes(a.standard.max_mem, b[1]),
+	    cli_bytes(usable - a.standard.max_mem, b[2]));
+	printf("%s\n", _("where the difference comes from (one change at a time, from "
+	    "that layout to the plan: step and its change, memory per device):"));
+	prev = a.standard.step_ns;
+	for (int i = 0; i < a.n_items; i++) {
+		const sl_pipe_account_item *it = &a.item[i];
+		cli_fprintf(stdout, "  %-58s %s, %s%s\n", it->what,
+		    step_vs(it->step_ns, prev, b[0], sizeof b[0]),
+		    cli_bytes(it->max_mem, b[1]), it->fits ? "" : _(" (does not fit)"));
+		prev = it->step_ns;
+	}
+	printf(_("in all: step %s against Megatron-LM's layout; memory margin %s "
+	    "against its %s\n"), step_vs(pl->step_ns, a.standard.step_ns, b[0],
+	    sizeof b[0]), cli_bytes(usable - pl->max_mem, b[1]),
+	    cli_bytes(usable - a.standard.max_mem, b[2]));
+	sl_pipe_account_free(&a);
+}
+
 /* Nothing fits: the least memory reached, and the changes that would fit. */
 static void
 print_no_fit(const sl_hybrid_opts *ho, const sl_hybrid_result *r)
@@ -371,6 +430,7 @@ cmd_plan(int argc, char **argv)
 		sl_graph *g = plan_open(&pm, r.best.graph_batch, ho.space.recipe.seq, &err);
 		print_pipeline(&r.best, &ho, g);
 		sl_graph_free(g);
+		print_account(&r.best, &ho);
 	}
 	if (o.export_kind != NULL && (rc = write_export(&r.best, &ho, &o, &err)) != SL_OK) {
 		sl_hybrid_result_free(&r);
