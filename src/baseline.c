@@ -684,7 +684,8 @@ sl_baseline_plan(const sl_space *s, sl_baseline_kind k,
 
 		if (k == SL_BASE_ALPA_BUDGET) {
 			if (o->mem_budget < 0) {
-				note_add(out, "%s", _("needs a memory budget (--mem-limit)"));
+				note_add(out, "%s", _("needs a memory budget"));
+				out->needs = SL_SET_MEM_LIMIT;
 				return SL_OK;
 			}
 			budget = o->mem_budget;

@@ -661,8 +661,9 @@ sl_hw_apply_measured(sl_hw *hw, const char *path, int64_t *reserve,
 			rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 			    _("a %.0f x %.0f x %.0f gemm ran at %.1f TFLOP/s, above "
 			    "the peak of %.1f TFLOP/s of the base profile \"%s\": "
-			    "name a profile of this GPU with --hw"), m, n, k,
+			    "this GPU needs a profile of its own"), m, n, k,
 			    f / s / 1e12, out.flops / 1e12, hw->name);
+			sl_error_fix(err, SL_SET_HW, NULL);
 			goto out;
 		}
 		out.gemm[out.n_gemm].flops = f;
@@ -939,7 +940,8 @@ sl_coll_name(sl_coll c)
 }
 
 /*
- * Ring collectives (design.md, doc/cost-model.md; Thakur et al. 2005):
+ * Ring collectives (doc/cost-model.md, "Communication per step"; Thakur
+ * et al. 2005):
  * all-reduce 2(n-1)/n B/beta + 2(n-1) lambda, all-gather and
  * reduce-scatter (n-1)/n B/beta + (n-1) lambda, all-to-all
  * (n-1)/n^2 B/beta + (n-1) lambda.  Nothing to move costs nothing.
@@ -1015,10 +1017,12 @@ sl_topo_parse(const char *shape, const char *axes, int *n_axes,
 	if (axes == NULL) {
 		/* inner to outer: tp, dp, pp */
 		static const sl_axis_role def[3] = { SL_AXIS_TP, SL_AXIS_DP, SL_AXIS_PP };
-		if (n > 3)
-			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-			    _("mesh \"%s\": name its %d axes with --axes, e.g. pp,dp,tp"),
+		if (n > 3) {
+			sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("mesh \"%s\": its %d axes need names"),
 			    shape, n);
+			return sl_error_fix(err, SL_SET_AXES, NULL);
+		}
 		for (int a = 0; a < n; a++)
 			role[a] = def[n - 1 - a];
 		if (n == 1)
@@ -1037,12 +1041,12 @@ sl_topo_parse(const char *shape, const char *axes, int *n_axes,
 			    strncmp(p, axis_role_names[k], q - p) == 0)
 				r = k;
 		if (r < 0)
-			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-			    _("--axes \"%s\": expected names pp, dp or tp joined by commas, "
+			return sl_error_about(err, SL_EINPUT, SL_SET_AXES,
+			    _("\"%s\": expected names pp, dp or tp joined by commas, "
 			    "one per mesh axis"), axes);
 		if (na == SL_MAX_TOPO_AXES)
-			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-			    _("--axes \"%s\": more names than mesh axes"), axes);
+			return sl_error_about(err, SL_EINPUT, SL_SET_AXES,
+			    _("\"%s\": more names than mesh axes"), axes);
 		role[na++] = (sl_axis_role)r;
 		if (r == SL_AXIS_PP)
 			npp++;
@@ -1051,15 +1055,15 @@ sl_topo_parse(const char *shape, const char *axes, int *n_axes,
 		p = q + 1;
 	}
 	if (na != n)
-		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-		    _("--axes \"%s\" names %d axes but mesh \"%s\" has %d"), axes, na,
+		return sl_error_about(err, SL_EINPUT, SL_SET_AXES,
+		    _("\"%s\" names %d axes but mesh \"%s\" has %d"), axes, na,
 		    shape, n);
 	if (npp > 1)
-		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-		    _("--axes \"%s\": at most one pp axis"), axes);
+		return sl_error_about(err, SL_EINPUT, SL_SET_AXES,
+		    _("\"%s\": at most one pp axis"), axes);
 	if (n - npp > SL_MAX_AXES)
-		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-		    _("--axes \"%s\": at most %d axes besides pp"), axes, SL_MAX_AXES);
+		return sl_error_about(err, SL_EINPUT, SL_SET_AXES,
+		    _("\"%s\": at most %d axes besides pp"), axes, SL_MAX_AXES);
 	*n_axes = n;
 	return SL_OK;
 }

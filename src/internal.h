@@ -1,7 +1,7 @@
 /*
  * internal.h: helpers shared by the engine's files and its front ends but not
- * part of the public interface: gettext macros, checked arithmetic, the
- * operator kind table.
+ * part of the public interface: gettext macros (and their fallback without
+ * NLS), checked arithmetic, the operator kind table.
  */
 #ifndef SL_INTERNAL_H
 #define SL_INTERNAL_H
@@ -14,11 +14,17 @@
 #include <stdarg.h>
 #include <string.h>
 
+/*
+ * Without NLS (configure --disable-nls) the messages stay as written: the
+ * singular when n is 1, else the plural, as gettext does with no catalogue.
+ * Here, where the engine and the front ends both see it.
+ */
 #ifdef ENABLE_NLS
 #include <libintl.h>
 #define _(s) gettext(s)
 #else
 #define _(s) (s)
+#define ngettext(a, b, n) ((n) == 1 ? (a) : (b))
 #endif
 #define N_(s) (s)
 

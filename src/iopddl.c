@@ -418,6 +418,11 @@ iopddl_read(struct iopddl_ctx *c)
 				free(c->name);
 				c->name = t == JP_T_STRING ?
 				    sl_xstrdup(jp_pull_string(c->p)) : NULL;
+				/* a name that is no string is no name: skip
+				 * all of it, or its elements would be read as
+				 * the problem's members */
+				if (jp_pull_skip(c->p, t) == JP_T_ERROR)
+					return iopddl_syntax(c);
 			} else if (jp_pull_skip(c->p, t) == JP_T_ERROR)
 				return iopddl_syntax(c);
 		}

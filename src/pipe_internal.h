@@ -21,6 +21,7 @@
  *   pipe_suggest.c   what would make a model fit
  *   pipe_export.c    launch arguments and configurations (presentation)
  *   pipe_ctx.c       a pipeline kept for the explorer
+ *   pipe_account.c   Megatron-LM's recommended layout, and a plan's gain
  */
 #ifndef SL_PIPE_INTERNAL_H
 #define SL_PIPE_INTERNAL_H

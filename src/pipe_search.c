@@ -777,7 +777,7 @@ search_cfgs(const sl_hybrid_opts *o, const search_space *s, int L, int64_t B,
 		else
 			snprintf(r->why_none, sizeof r->why_none,
 			    _("no pipeline degree and sub-mesh match %d devices, %d layers "
-			    "and the degrees asked for (--pp, --tp)"), N, L);
+			    "and the pipeline and tensor-parallel degrees asked for"), N, L);
 	}
 	*out = cs;
 	return nc;

@@ -79,7 +79,10 @@ sl_hybrid_suggest(const sl_hybrid_opts *o, sl_fit_change **out, int *n,
 		t = *o;
 		t.space.recipe.recompute = SL_RECOMP_AUTO;
 		snprintf(ch[k].what, sizeof ch[k].what, "%s",
-		    _("recomputation chosen per stage (--recompute auto)"));
+		    _("recomputation chosen per stage"));
+		ch[k].setting = SL_SET_RECOMPUTE;
+		snprintf(ch[k].value, sizeof ch[k].value, "%s",
+		    sl_recompute_name(SL_RECOMP_AUTO));
 		if ((rc = suggest_one(o, &t, &ch[k++], err)) != SL_OK)
 			goto out;
 	}
@@ -88,7 +91,8 @@ sl_hybrid_suggest(const sl_hybrid_opts *o, sl_fit_change **out, int *n,
 		t = *o;
 		t.pp = 0;
 		snprintf(ch[k].what, sizeof ch[k].what, "%s",
-		    _("any pipeline degree (drop --pp)"));
+		    _("any pipeline degree"));
+		ch[k].setting = SL_SET_PP;	/* left free */
 		if ((rc = suggest_one(o, &t, &ch[k++], err)) != SL_OK)
 			goto out;
 	}

@@ -883,11 +883,10 @@ sl_plan_whole(const sl_plan_file *pf, sl_error *err)
 {
 	if (pf->n_stages <= 0)
 		return SL_OK;
-	return sl_error_set(err, SL_EINPUT, pf->path, 0, 0, "%s",
+	sl_error_set(err, SL_EINPUT, pf->path, 0, 0, "%s",
 	    _("a pipeline plan (\"format\": \"shardlab-pipeline\") plans each "
-	    "stage, not the whole model on one mesh: open it with shardlab tui "
-	    "MODEL --plan FILE, or write a whole-model plan with shardlab solve "
-	    "MODEL --json FILE"));
+	    "stage, not the whole model on one mesh"));
+	return sl_error_fix(err, SL_SET_PLAN, NULL);
 }
 
 int
@@ -908,9 +907,9 @@ sl_plan_choice(const sl_space *s, const sl_plan_file *pf, int *choice,
 		char want[32], have[32];
 		shape_name(pf->n_axes, pf->shape, want, sizeof want);
 		shape_name(s->mesh.n_axes, mesh_shape, have, sizeof have);
-		return sl_error_set(err, SL_EINPUT, file, pf->mesh_line,
-		    pf->mesh_col, _("the plan was made for a mesh of %s, not %s (use "
-		    "--mesh %s)"), want, have, want);
+		sl_error_set(err, SL_EINPUT, file, pf->mesh_line, pf->mesh_col,
+		    _("the plan was made for a mesh of %s, not %s"), want, have);
+		return sl_error_fix(err, SL_SET_MESH, want);
 	}
 	if (pf->model_ops >= 0 && pf->model_ops != g->n_ops)
 		return sl_error_set(err, SL_EINPUT, file, pf->count_line,

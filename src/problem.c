@@ -254,20 +254,19 @@ int
 sl_constraints_parse(sl_constraints *cs, const char *arg, bool pin,
     sl_error *err)
 {
-	const char *what = pin ? "--pin" : "--forbid";
+	sl_setting what = pin ? SL_SET_PIN : SL_SET_FORBID;
 	const char *eq;
 	char *op;
 
 	if (arg == NULL || (eq = strrchr(arg, '=')) == NULL)
-		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-		    _("%s expects OP=STRATEGY, got '%s'"), what,
-		    arg ? arg : "");
+		return sl_error_about(err, SL_EINPUT, what,
+		    _("expects OP=STRATEGY, got '%s'"), arg ? arg : "");
 	if (eq == arg)
-		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-		    _("%s '%s': the operator name is empty"), what, arg);
+		return sl_error_about(err, SL_EINPUT, what,
+		    _("'%s': the operator name is empty"), arg);
 	if (eq[1] == '\0')
-		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-		    _("%s '%s': the strategy name is empty"), what, arg);
+		return sl_error_about(err, SL_EINPUT, what,
+		    _("'%s': the strategy name is empty"), arg);
 	op = sl_xmalloc((size_t)(eq - arg) + 1);
 	memcpy(op, arg, (size_t)(eq - arg));
 	op[eq - arg] = '\0';

@@ -5,7 +5,7 @@
  * graph, solves it for the plan with the least per-device memory traded
  * against communication time, and evaluates any plan.  It never prints and
  * never includes curses: errors come back as sl_error values, progress
- * through callbacks.  The command line (src/cli*.c) and the explorer (ui/)
+ * through callbacks.  The command line (src/cli/) and the explorer (ui/)
  * are front ends over this header alone.
  *
  *   graph.c        operators, tensors, validation, topological order
@@ -22,7 +22,15 @@
  *   solve_ilp.c    GLPK integer program (per-edge marginal formulation)
  *   solve_dp.c     exact elimination / folded-layer DP
  *   solve_brute.c  exhaustive enumeration (small problems, tests)
- *   solve.c        solver dispatch (auto|dp|ilp|brute)
+ *   solve_anytime.c  the anytime solver for graphs with a memory usage
+ *                  limit over liveness intervals (IOPDDL problems, graphs
+ *                  that do not fold): a plan early, improved until the
+ *                  time limit, with a lower bound (doc/anytime.md)
+ *   reduce.c       exact reductions before a search: dominated strategies,
+ *                  contracted leaves and chains, identical subgraphs
+ *   trws.c         tree-reweighted message passing (TRW-S): the anytime
+ *                  solver's lower bounds and priced plans
+ *   solve.c        solver dispatch (auto|dp|ilp|brute|anytime)
  *   iopddl.c       IOPDDL contest problems: load (plain or gzip), export
  *   eval.c         per-device evaluator of any assignment
  *   sweep.c        the alpha frontier (parametric search over exact solves)
@@ -37,13 +45,25 @@
  *                  recomputation, batches; bytes per element by recipe
  *   timeline.c     memory over time: a step's buffers in execution order,
  *                  the peak, the order that lowers it, a caching allocator
- *   pipe_*.c       pipeline stages (pipe_internal.h has their map):
- *                  schedules, the stages' spaces and plans, evaluation,
- *                  the hybrid search over pipeline degree, sub-mesh,
- *                  micro-batches, stage boundaries and recomputation,
- *                  what would make a model fit, launch arguments, and the
- *                  pipeline the explorer keeps
+ *   pipe_schedule.c  pipeline schedules (GPipe, 1F1B, interleaved):
+ *                  micro-batches in flight, peak, bubble, pipelined time
+ *   pipe_space.c   what a pipeline's stages share per micro-batch and
+ *                  sub-mesh: the space, classes of alike layers, tables
+ *   pipe_stage.c   stage types and their plans under a memory budget
+ *   pipe_eval.c    one pipeline evaluated; its Megatron-LM comparison
+ *   pipe_search.c  the hybrid search over pipeline degree, sub-mesh,
+ *                  micro-batches, stage boundaries and recomputation
+ *   pipe_suggest.c what single change would make a model fit
+ *   pipe_export.c  launch arguments and configurations for frameworks
+ *   pipe_ctx.c     a pipeline the explorer keeps and evaluates again
+ *   pipe_account.c Megatron-LM's recommended layout beside a plan, and
+ *                  the difference as a chain of single changes
  *   util.c         errors, allocation, atomic files, size parsing
+ *
+ * Headers beside this one, for the engine's own files: internal.h (gettext,
+ * checked arithmetic, the kind table, what files share), json.h (the JSON
+ * reader and writer), pipe_internal.h (what the pipeline files share).
+ * doc/design.md describes the parts and how data flows through them.
  *
  * Units: memory in bytes, time in nanoseconds, both int64_t.
  */
@@ -69,10 +89,42 @@ enum sl_status {
 	SL_EINTERNAL = 3	/* internal or solver failure */
 };
 
+/*
+ * The settings of a run that the engine's words can be about.  The engine
+ * names them plainly ("mesh", "memory budget": sl_setting_name); each front
+ * end maps them to its own terms (the command line to its options, such as
+ * --mesh), so that no engine message names a command-line flag.
+ */
+typedef enum sl_setting {
+	SL_SET_NONE = 0,
+	SL_SET_MESH,		/* the shape of the device mesh */
+	SL_SET_AXES,		/* what each mesh axis carries: pp, dp or tp */
+	SL_SET_HW,		/* the hardware profile */
+	SL_SET_PIN,		/* OP=STRATEGY: the strategy an operator takes */
+	SL_SET_FORBID,		/* OP=STRATEGY: a strategy an operator does not take */
+	SL_SET_SOLVER,		/* the solver */
+	SL_SET_MEM_LIMIT,	/* a memory budget per device */
+	SL_SET_RECOMPUTE,	/* recomputation */
+	SL_SET_PP,		/* the pipeline degree */
+	SL_SET_PLAN,		/* a plan file to open */
+	SL_SET_COUNT
+} sl_setting;
+/* The plain (translated) name of a setting; "" for SL_SET_NONE. */
+const char *sl_setting_name(sl_setting s);
+
 typedef struct sl_error {
 	int code;		/* enum sl_status; SL_OK when unset */
 	char file[512];		/* "" when not about a file */
 	int line, column;	/* 1-based; 0 when unknown */
+	/*
+	 * about: msg is about this setting's value and opens with its plain
+	 * name and a space (sl_error_about), where a front end may put its own
+	 * name for it.  fix: a setting that would mend the error, and
+	 * fix_value the value to give it ("" when msg says or none applies):
+	 * a front end says how.  SL_SET_NONE when not known.
+	 */
+	sl_setting about, fix;
+	char fix_value[64];
 	char msg[1024];
 } sl_error;
 
@@ -80,6 +132,14 @@ void sl_error_clear(sl_error *e);
 /* Sets e (if non-NULL and not already set) and returns code. */
 int sl_error_set(sl_error *e, int code, const char *file, int line, int col,
     const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+/* sl_error_set of a message about setting s: its name, a space, then fmt. */
+int sl_error_about(sl_error *e, int code, sl_setting s, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/*
+ * Names the setting (and its value, or NULL) that would mend the error just
+ * set in e; returns e's code.  Does nothing when e already names one.
+ */
+int sl_error_fix(sl_error *e, sl_setting s, const char *value);
 /* "file:line:column: msg" (the parts that are known). */
 const char *sl_error_format(const sl_error *e, char *buf, size_t len);
 
@@ -1240,6 +1300,7 @@ typedef struct sl_scored_plan {
 	char title[64];
 	bool applicable;	/* false: note says why; nothing else is set */
 	char note[512];		/* how it was built; adjustments made */
+	sl_setting needs;	/* not applicable: the setting it lacks, if one */
 	int *choice;		/* strategy per operator */
 	sl_eval ev;		/* evaluator result (adjusted for ZeRO-1/2) */
 	int64_t max_mem, mean_mem;	/* per device, bytes */
@@ -1761,6 +1822,10 @@ int sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r,
 /* A change that would make a model fit, with its numbers. */
 typedef struct sl_fit_change {
 	char what[160];			/* "pipeline degree 16" */
+	/* the setting changed, when the words leave it implicit (SL_SET_NONE
+	 * else), and its new value: "" when the change leaves it free */
+	sl_setting setting;
+	char value[32];
 	int64_t max_mem, step_ns;	/* after the change; 0 when unknown */
 	bool fits;
 	char why[256];			/* not evaluated: why; "" when evaluated */

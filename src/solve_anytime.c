@@ -1090,9 +1090,7 @@ at_ball(at *a, int root, int max)
 
 struct at_lag {
 	int *order, *par, *pe;	/* spanning forest in BFS order */
-	int nroots;
 	bool *tree;		/* edge in the forest */
-	int *rowmin_to;		/* node that takes a non-tree edge's minimum */
 	int64_t *u;		/* unary per strategy, CSR by node */
 	size_t *uoff;
 	int *arg;		/* argmin per parent strategy */

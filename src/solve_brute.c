@@ -118,11 +118,12 @@ sl_solve_brute(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
 			if (p->ecost[e][i] < 0)
 				b.prune = false;
 	}
-	if (combos > BRUTE_MAX_COMBOS)
-		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+	if (combos > BRUTE_MAX_COMBOS) {
+		sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 		    _("brute: %.3g assignments to enumerate, more than the %.0g "
-		    "it takes on; use --solver dp or ilp"), combos,
-		    BRUTE_MAX_COMBOS);
+		    "it takes on"), combos, BRUTE_MAX_COMBOS);
+		return sl_error_fix(err, SL_SET_SOLVER, "dp or ilp");
+	}
 
 	if (sol->choice == NULL || sol->n != p->n) {
 		free(sol->choice);

@@ -96,7 +96,6 @@ struct sl_ilp {
 	int *ilo, *ihi;		/* per node: its interval as time indices */
 	uint8_t *fixed;		/* per column: currently fixed at 0 */
 	double *obj;		/* per column: current objective coefficient */
-	double obj0;
 	bool has_basis;		/* a simplex has run: the basis is GLPK's */
 	bool basis_valid;	/* the LP basis is optimal for the last model */
 	int *row_stat, *col_stat;	/* saved around glp_intopt */

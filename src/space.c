@@ -1374,7 +1374,7 @@ sl_space_build(const sl_graph *g, const sl_mesh *m, const sl_space_opts *o,
 		sl_space_opts_default(&sp->opts);
 	if (sp->opts.recipe.precision == SL_PREC_FP8 && m->hw.fp8_flops <= 0) {
 		sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-		    _("--precision fp8: the %s of hardware profile \"%s\" has no FP8 "
+		    _("FP8 precision: the %s of hardware profile \"%s\" has no FP8 "
 		    "matrix units (the profile gives no \"fp8_flops\"); FP8 "
 		    "training needs an H100, H200, B200, L40S, L4 or RTX 4090 class GPU"),
 		    m->hw.device, m->hw.name);

@@ -44,6 +44,57 @@ sl_error_set(sl_error *e, int code, const char *file, int line, int col,
 }
 
 const char *
+sl_setting_name(sl_setting s)
+{
+	static const char *const names[SL_SET_COUNT] = {
+		[SL_SET_NONE] = "",
+		[SL_SET_MESH] = N_("mesh"),
+		[SL_SET_AXES] = N_("axes"),
+		[SL_SET_HW] = N_("hardware profile"),
+		[SL_SET_PIN] = N_("pin"),
+		[SL_SET_FORBID] = N_("forbid"),
+		[SL_SET_SOLVER] = N_("solver"),
+		[SL_SET_MEM_LIMIT] = N_("memory budget"),
+		[SL_SET_RECOMPUTE] = N_("recomputation"),
+		[SL_SET_PP] = N_("pipeline degree"),
+		[SL_SET_PLAN] = N_("plan"),
+	};
+
+	return (unsigned)s < SL_SET_COUNT && s != SL_SET_NONE ? _(names[s]) : "";
+}
+
+int
+sl_error_about(sl_error *e, int code, sl_setting s, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (e == NULL || e->code != SL_OK)
+		return code;
+	e->code = code;
+	e->file[0] = '\0';
+	e->line = e->column = 0;
+	e->about = s;
+	n = snprintf(e->msg, sizeof e->msg, "%s ", sl_setting_name(s));
+	va_start(ap, fmt);
+	vsnprintf(e->msg + n, sizeof e->msg - n, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int
+sl_error_fix(sl_error *e, sl_setting s, const char *value)
+{
+	if (e == NULL)
+		return SL_EINTERNAL;
+	if (e->fix == SL_SET_NONE) {
+		e->fix = s;
+		snprintf(e->fix_value, sizeof e->fix_value, "%s", value ? value : "");
+	}
+	return e->code;
+}
+
+const char *
 sl_error_format(const sl_error *e, char *buf, size_t len)
 {
 	if (e->file[0] != '\0' && e->line > 0 && e->column > 0)

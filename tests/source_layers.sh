@@ -12,6 +12,9 @@
 #    the engine's, reached through src/shardlab.h.
 #  - Every subcommand file exports its row, cli_cmd_NAME in NAME.c, and the
 #    table of main.c lists each row once.
+#  - The file map atop src/shardlab.h names every engine source.
+#  - No engine string names a command-line option (the front ends do).
+#  - Comments cite doc/*.md files that exist, and no design document outside.
 # (engine_wall.sh checks the engine's objects; this checks its sources.)
 . "$TESTS_SRCDIR/lib.sh"
 
@@ -87,6 +90,39 @@ for f in "$TOP"/src/*.c; do
 	grep -q "src/${f##*/}" "$TMP/lib" ||
 		fail "src/${f##*/} is not an engine source: front-end code goes to src/cli/"
 done
+
+# The engine's header maps its files: each src/*.c has its line there.
+sed -n '1,/^\*\//p' "$TOP/src/shardlab.h" >"$TMP/map"
+n_checks=$((n_checks + 1))
+for f in "$TOP"/src/*.c; do
+	grep -q "^ \*   ${f##*/} " "$TMP/map" ||
+		fail "src/${f##*/} is missing from the file map of src/shardlab.h"
+done
+
+# The engine names no command-line option in its words: it names the
+# setting (sl_setting) and the front end its option.  pipe_export.c alone
+# writes options: the frameworks' own (Megatron-LM's --tensor-model-...).
+n_checks=$((n_checks + 1))
+for f in "$TOP"/src/*.c; do
+	[ "${f##*/}" = pipe_export.c ] && continue
+	grep -n '"[^"]*--[a-z][^"]*"' "$f" | sed "s#^#src/${f##*/}:#"
+done >"$TMP/flags"
+[ -s "$TMP/flags" ] && fail "engine strings name command-line options:
+$(cat "$TMP/flags")"
+
+# Comments cite the documents of this tree: every doc/NAME.md that a
+# source names exists, and none names a design document elsewhere.
+n_checks=$((n_checks + 1))
+for f in "$TOP"/src/*.[ch] "$TOP"/src/cli/*.[ch] "$TOP"/src/runner/*.[ch] \
+    "$TOP"/ui/*.[ch]; do
+	[ -f "$f" ] || continue
+	grep -o 'doc/[a-z-]*\.md' "$f" | sort -u | while read -r d; do
+		[ -f "$TOP/$d" ] || echo "${f#"$TOP"/} cites $d, which is not in the tree"
+	done
+	grep -n '[^/a-z]design\.md' "$f" | sed "s#^#${f#"$TOP"/}:#"
+done >"$TMP/docs"
+[ -s "$TMP/docs" ] && fail "comments cite documents outside the tree:
+$(cat "$TMP/docs")"
 
 # Each row is exported by the file of its name and listed once in main.c.
 MAIN="$TOP/src/cli/main.c"

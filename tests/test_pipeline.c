@@ -815,6 +815,17 @@ test_topology(void **state)
 	assert_int_equal(sl_topo_parse("4x2x8", "pp,xx,tp", &n, sh, ro, &err), SL_EINPUT);
 	sl_error_clear(&err);
 	assert_int_equal(sl_topo_parse("2x2x2x2", "dp,dp,tp,tp", &n, sh, ro, &err), SL_EINPUT);
+	/* the messages are about the axes, named as the engine names them;
+	 * a mesh of four unnamed axes wants them named */
+	assert_int_equal(err.about, SL_SET_AXES);
+	assert_int_equal(strncmp(err.msg, sl_setting_name(SL_SET_AXES),
+	    strlen(sl_setting_name(SL_SET_AXES))), 0);
+	assert_null(strstr(err.msg, "--"));
+	sl_error_clear(&err);
+	assert_int_equal(sl_topo_parse("2x2x2x2", NULL, &n, sh, ro, &err), SL_EINPUT);
+	assert_int_equal(err.about, SL_SET_NONE);
+	assert_int_equal(err.fix, SL_SET_AXES);
+	assert_null(strstr(err.msg, "--"));
 }
 
 /* ------------------------------------------ GPT-3 175B, Narayanan et al. */

@@ -277,6 +277,9 @@ test_constraints_and_names(void **state)
 	assert_int_equal(sl_constraints_parse(&cs, "noequals", false, &err),
 	    SL_EINPUT);
 	assert_non_null(strstr(err.msg, "OP=STRATEGY"));
+	/* about the forbid, in the engine's word for it, not an option */
+	assert_int_equal(err.about, SL_SET_FORBID);
+	assert_string_equal(err.msg, "forbid expects OP=STRATEGY, got 'noequals'");
 	sl_error_clear(&err);
 	assert_int_equal(sl_constraints_parse(&cs, "=dp", false, &err), SL_EINPUT);
 	sl_error_clear(&err);

@@ -22,7 +22,6 @@ struct ui_gedge {
 	int src, dst;		/* indices into nodes */
 	int n;
 	int (*pt)[2];		/* cells along the spline (x, y) */
-	int lx, ly;		/* label centre; lx < 0 none */
 	char label[48];
 };
 struct ui_gdraw {
@@ -146,7 +145,6 @@ ui_gdraw_make(const ui *u, int op, bool compact, bool lr, char *err, size_t len)
 			cap = 0;
 			ge->src = idx[atoi(agnameof(agtail(e)) + 1)];
 			ge->dst = idx[atoi(agnameof(aghead(e)) + 1)];
-			ge->lx = -1;
 			cli_sgraph_edge_label(u->m.space, atoi(agnameof(e) + 1), u->m.sol.choice,
 			    ge->label, sizeof ge->label);
 			/* where the spline leaves the tail and meets the head */

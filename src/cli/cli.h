@@ -16,10 +16,6 @@
 #include <stdio.h>
 #include <wchar.h>
 
-#ifndef ENABLE_NLS
-#define ngettext(a, b, n) ((n) == 1 ? (a) : (b))
-#endif
-
 /*
  * The subcommands, one bit each: the row of an option (options.c) says
  * which subcommands take it.
@@ -197,6 +193,14 @@ void cli_close(cli_session *s);
 
 /* Prints "shardlab: file:line:col: message" to stderr; returns err->code. */
 int cli_report(const sl_error *err);
+/*
+ * The engine's settings (sl_setting) as the command line names them: the
+ * option ("--mesh"), and err's message in the command line's words: the
+ * option where the message names the setting it is about, and how to mend
+ * it with an option after it ("(use --mesh 2x4)").
+ */
+const char *cli_setting_option(sl_setting s);
+const char *cli_error_words(const sl_error *err, char *buf, size_t len);
 /* Says why a solve ended without a plan; returns the exit status. */
 int cli_no_plan(const sl_solution *sol, double time_limit);
 /* Warns on stderr when the plan's model changed since it was made. */

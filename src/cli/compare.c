@@ -143,9 +143,15 @@ print_compare(const cli_session *s, const sl_comparison *c)
 	    "Table 2 ratio); thr/ours its inverse; comm t/o: their communication "
 	    "time over ours; step time, tokens/s and MFU: one optimizer step "
 	    "(doc/cost-model.md)."));
-	for (int i = 0; i < c->n; i++)
-		printf("  %-14s %s: %s\n", c->row[i].method, c->row[i].title,
-		    c->row[i].note);
+	for (int i = 0; i < c->n; i++) {
+		const sl_scored_plan *p = &c->row[i];
+
+		if (p->needs != SL_SET_NONE)
+			printf("  %-14s %s: %s (%s)\n", p->method, p->title, p->note,
+			    cli_setting_option(p->needs));
+		else
+			printf("  %-14s %s: %s\n", p->method, p->title, p->note);
+	}
 }
 
 static int

@@ -2,8 +2,9 @@
  * fmt.c: tables on the command line that keep their columns in any
  * language.  printf pads %-16s to 16 bytes, which is 8 to 11 columns of
  * Chinese; cli_fprintf pads to display columns instead.  Also the lines
- * every plan prints about its step time, and the short forms of sizes,
- * times and meshes the subcommands print.
+ * every plan prints about its step time, the short forms of sizes, times
+ * and meshes the subcommands print, and the engine's settings in the
+ * command line's words (its options).
  */
 #include "cli.h"
 
@@ -226,11 +227,79 @@ cli_print_mesh(const sl_mesh *m)
 		printf("%dx%d", m->axes[0].size, m->axes[1].size);
 }
 
+/* Each setting's option, and how an error is mended with it (%s: the value
+ * the engine names; NULL: the option and the value). */
+static const struct {
+	const char *opt;
+	const char *fix;
+} cli_settings[SL_SET_COUNT] = {
+	[SL_SET_MESH] = { "--mesh", N_("use --mesh %s") },
+	[SL_SET_AXES] = { "--axes", N_("give them with --axes, e.g. pp,dp,tp") },
+	[SL_SET_HW] = { "--hw", N_("name one with --hw") },
+	[SL_SET_PIN] = { "--pin", NULL },
+	[SL_SET_FORBID] = { "--forbid", NULL },
+	[SL_SET_SOLVER] = { "--solver", N_("use --solver %s") },
+	[SL_SET_MEM_LIMIT] = { "--mem-limit", N_("give one with --mem-limit") },
+	[SL_SET_RECOMPUTE] = { "--recompute", NULL },
+	[SL_SET_PP] = { "--pp", NULL },
+	[SL_SET_PLAN] = { "--plan", N_("open it with shardlab tui MODEL --plan FILE, "
+	    "or write a whole-model plan with shardlab solve MODEL --json FILE") },
+};
+
+const char *
+cli_setting_option(sl_setting s)
+{
+	return (unsigned)s < SL_SET_COUNT && cli_settings[s].opt != NULL ?
+	    cli_settings[s].opt : "";
+}
+
+const char *
+cli_error_words(const sl_error *err, char *buf, size_t len)
+{
+	const char *m = err->msg, *name = sl_setting_name(err->about);
+	size_t n = strlen(name), o;
+	sl_setting f = err->fix;
+
+	if (*cli_setting_option(err->about) != '\0' && n > 0 &&
+	    strncmp(m, name, n) == 0 && m[n] == ' ')
+		o = (size_t)snprintf(buf, len, "%s%s", cli_setting_option(err->about),
+		    m + n);
+	else
+		o = (size_t)snprintf(buf, len, "%s", m);
+	if (*cli_setting_option(f) == '\0' || o >= len)
+		return buf;
+	if (cli_settings[f].fix != NULL) {
+		char adv[512];
+		/* the advice takes the value where it has a %s */
+		snprintf(adv, sizeof adv, _(cli_settings[f].fix), err->fix_value);
+		snprintf(buf + o, len - o, " (%s)", adv);
+	} else if (err->fix_value[0] != '\0')
+		snprintf(buf + o, len - o, " (%s %s)", cli_settings[f].opt,
+		    err->fix_value);
+	else
+		snprintf(buf + o, len - o, " (%s)", cli_settings[f].opt);
+	return buf;
+}
+
+/* A change in the command line's words: the option it sets, or drops. */
+static void
+change_words(const sl_fit_change *c, char *buf, size_t len)
+{
+	if (c->setting == SL_SET_NONE)
+		snprintf(buf, len, "%s", c->what);
+	else if (c->value[0] != '\0')
+		snprintf(buf, len, "%s (%s %s)", c->what,
+		    cli_setting_option(c->setting), c->value);
+	else
+		snprintf(buf, len, _("%s (drop %s)"), c->what,
+		    cli_setting_option(c->setting));
+}
+
 void
 cli_print_changes(FILE *fp, const sl_fit_change *ch, int n)
 {
 	int fit = 0, known = 0;
-	char b[2][32];
+	char b[2][32], what[256];
 
 	for (int i = 0; i < n; i++) {
 		fit += ch[i].fits;
@@ -240,14 +309,15 @@ cli_print_changes(FILE *fp, const sl_fit_change *ch, int n)
 	    known > 0 ? _("no single change tried makes it fit; the closest, "
 	    "least memory first:") : _("no change tried could be evaluated, so "
 	    "none is known to make it fit:"));
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		change_words(&ch[i], what, sizeof what);
 		if (ch[i].why[0] != '\0')
-			fprintf(fp, _("  %s: not evaluated: %s\n"), ch[i].what,
-			    ch[i].why);
+			fprintf(fp, _("  %s: not evaluated: %s\n"), what, ch[i].why);
 		else
 			fprintf(fp, ch[i].fits ? _("  %s: fits; memory %s, step %s\n") :
-			    _("  %s: does not fit; memory %s, step %s\n"), ch[i].what,
+			    _("  %s: does not fit; memory %s, step %s\n"), what,
 			    cli_bytes(ch[i].max_mem, b[0]), cli_ns(ch[i].step_ns, b[1]));
+	}
 }
 
 const char *

@@ -13,9 +13,11 @@ int
 cli_report(const sl_error *err)
 {
 	char buf[2048];
+	sl_error e = *err;
 
+	cli_error_words(err, e.msg, sizeof e.msg);
 	/* names in messages come from files and arguments: escape them */
-	fprintf(stderr, "shardlab: %s\n", sl_esc(sl_error_format(err, buf, sizeof buf)));
+	fprintf(stderr, "shardlab: %s\n", sl_esc(sl_error_format(&e, buf, sizeof buf)));
 	return err->code ? err->code : SL_EINTERNAL;
 }
 

@@ -1,6 +1,8 @@
 /* fuzz_model.c: libFuzzer target for the model JSON parser. */
 #include "shardlab.h"
 
+#include <string.h>
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
