@@ -219,6 +219,13 @@ fp8_matmul(const sl_space *sp, int opi, int si, const int *coord, double f,
 	return fp8_rate(hw, f);
 }
 
+int64_t
+sl_optim_ns(const sl_space *sp, int64_t elems)
+{
+	return ns_of((double)elems * sl_recipe_optim_bytes(&sp->opts.recipe) /
+	    mem_bw(&sp->mesh.hw));
+}
+
 /* The parameter elements of an operator's states on a device: its state
  * items (space.c, sl_node_items: the ZeRO shard), one per parameter. */
 static void
@@ -242,8 +249,7 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 
 	memset(out, 0, sizeof *out);
 	sl_node_items(sp, opi, si, coord, param_item, &out->param_elems);
-	out->optim_ns = ns_of((double)out->param_elems *
-	    sl_recipe_optim_bytes(&sp->opts.recipe) / mem_bw(hw));
+	out->optim_ns = sl_optim_ns(sp, out->param_elems);
 	if (hw->flops <= 0)
 		return;
 	bytes = slot_bytes(sp, opi, si, coord, &cast_e, &casts);

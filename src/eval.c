@@ -284,8 +284,8 @@ eval_time(const sl_space *s, const int *choice, sl_eval *ev)
 {
 	const sl_graph *g = s->g;
 	const sl_mesh *m = &s->mesh;
-	int64_t param_ns = 0, samples, tokens, last, other;
-	double step_s, recomputed = 0;
+	int64_t param_ns = 0, samples, tokens, other;
+	double recomputed = 0;
 
 	ev->dev_compute_ns = sl_xcalloc(m->n_devices, sizeof *ev->dev_compute_ns);
 	for (int d = 0; d < m->n_devices; d++) {
@@ -322,14 +322,24 @@ eval_time(const sl_space *s, const int *choice, sl_eval *ev)
 	/* the micro-steps before the last accumulate without reducing */
 	ev->exposed_accum_ns = ev->accum_steps > 1 ?
 	    sl_add_sat(other, micro_exposed(s, choice, false)) : ev->exposed_comm_ns;
-	last = sl_add_sat(ev->compute_ns, ev->exposed_comm_ns);
-	ev->step_ns = sl_add_sat(sl_add_sat(sl_mul_sat(ev->accum_steps - 1,
-	    sl_add_sat(ev->compute_ns, ev->exposed_accum_ns)), last), ev->optim_ns);
 	ev->tokens = sl_mul_sat(ev->accum_steps, tokens);
 	/* Model FLOPs (compute.c, sl_model_flops), whatever the plan
 	 * recomputes; the hardware's add the forward passes re-run. */
 	ev->model_flops = sl_model_flops(g) * (double)ev->accum_steps;
 	ev->hw_flops = ev->model_flops + recomputed * (double)ev->accum_steps;
+	sl_eval_restep(s, ev);
+}
+
+void
+sl_eval_restep(const sl_space *s, sl_eval *ev)
+{
+	const sl_mesh *m = &s->mesh;
+	int64_t last = sl_add_sat(ev->compute_ns, ev->exposed_comm_ns);
+	double step_s;
+
+	ev->step_ns = sl_add_sat(sl_add_sat(sl_mul_sat(ev->accum_steps - 1,
+	    sl_add_sat(ev->compute_ns, ev->exposed_accum_ns)), last), ev->optim_ns);
+	ev->tokens_per_s = ev->mfu = ev->hfu = 0;
 	step_s = (double)ev->step_ns / 1e9;
 	if (step_s > 0) {
 		ev->tokens_per_s = (double)ev->tokens / step_s;

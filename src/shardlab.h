@@ -1192,6 +1192,12 @@ typedef struct sl_eval {
  * holds token ids, else all but its last dimension; *samples (may be NULL)
  * its first dimension. */
 int64_t sl_graph_tokens(const sl_graph *g, int64_t *samples);
+/* The step time from its parts (sl_eval's formula) and what it achieves,
+ * again: after a caller changed ev->optim_ns (ZeRO-1 and -2 shard it). */
+void sl_eval_restep(const sl_space *s, sl_eval *ev);
+/* The optimizer step's time over elems parameter elements on a device of
+ * s (sl_recipe_optim_bytes at the profile's memory bandwidth). */
+int64_t sl_optim_ns(const sl_space *s, int64_t elems);
 /* Scores any assignment (one strategy index per operator). */
 int sl_evaluate(const sl_space *s, const int *choice, double alpha,
     sl_eval *ev, sl_error *err);
