@@ -278,7 +278,8 @@ cmd_solve_iopddl(const cli_opts *o, cli_session *s, const struct timespec *t0)
 	return rc;
 }
 
-/* Solves s->prob; SL_OK with a usable solution, else the exit status. */
+/* Solves s->prob; SL_OK with a usable solution, else the exit status
+ * (and sol freed). */
 static int
 solve_problem(const cli_opts *o, cli_session *s, sl_solution *sol)
 {
@@ -292,10 +293,12 @@ solve_problem(const cli_opts *o, cli_session *s, sl_solution *sol)
 	rc = sl_space_solve(s->space, s->prob, o->alpha, NULL, o->solver, &so,
 	    sol, &err);
 	if (rc != SL_OK)
-		return cli_report(&err);
-	if (sol->status != SL_SOLVE_OPTIMAL && sol->status != SL_SOLVE_FEASIBLE)
-		return cli_no_plan(sol, o->time_limit);
-	return SL_OK;
+		rc = cli_report(&err);
+	else if (sol->status != SL_SOLVE_OPTIMAL && sol->status != SL_SOLVE_FEASIBLE)
+		rc = cli_no_plan(sol, o->time_limit);
+	if (rc != SL_OK)
+		sl_solution_free(sol);
+	return rc;
 }
 
 /*
