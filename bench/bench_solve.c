@@ -115,12 +115,11 @@ open_case(const struct bcase *c, sl_error *err)
 
 /*
  * Median time of npins pin re-solves: pin a random strategy, re-solve with
- * resolve, release it, re-solve (tv: room for 2 * npins times).
+ * options o, release it, re-solve (tv: room for 2 * npins times).
  */
 static double
 pin_resolves(sl_dp *d, sl_problem *p, sl_solution *sol,
-    int (*resolve)(sl_dp *, const sl_problem *, sl_solution *, sl_error *),
-    int npins, double *tv)
+    const sl_solve_opts *o, int npins, double *tv)
 {
 	sl_error err;
 	double t;
@@ -133,11 +132,11 @@ pin_resolves(sl_dp *d, sl_problem *p, sl_solution *sol,
 		for (int j = 0; j < p->k[v]; j++)
 			p->allowed[v][j] = j == s0;
 		t = now_ms();
-		resolve(d, p, sol, &err);
+		sl_dp_resolve(d, p, o, sol, &err);
 		tv[2 * r] = now_ms() - t;
 		memcpy(p->allowed[v], save, (size_t)p->k[v]);
 		t = now_ms();
-		resolve(d, p, sol, &err);
+		sl_dp_resolve(d, p, o, sol, &err);
 		tv[2 * r + 1] = now_ms() - t;
 		free(save);
 	}
@@ -194,15 +193,15 @@ bench_recompute(const struct bcase *c, int npins)
 	sl_solution_init(&sol, p->n);
 	for (int r = 0; r < 5; r++) {
 		t = now_ms();
-		d = sl_dp_new(p, &err);
-		sl_dp_resolve(d, p, &sol, &err);
+		d = sl_dp_new(p, NULL, &err);
+		sl_dp_resolve(d, p, NULL, &sol, &err);
 		tv[r] = now_ms() - t;
 		sl_dp_free(d);
 	}
 	cold = median(tv, 5);
-	d = sl_dp_new(p, &err);
-	sl_dp_resolve(d, p, &sol, &err);
-	pin0 = pin_resolves(d, p, &sol, sl_dp_resolve, npins, pv);
+	d = sl_dp_new(p, NULL, &err);
+	sl_dp_resolve(d, p, NULL, &sol, &err);
+	pin0 = pin_resolves(d, p, &sol, NULL, npins, pv);
 	sl_dp_free(d);
 	for (int r = 0; r < 5; r++) {
 		for (int l = 0; l < s->g->n_layers; l++)
@@ -216,9 +215,9 @@ bench_recompute(const struct bcase *c, int npins)
 		tv[r] = now_ms() - t;
 	}
 	autot = median(tv, 5);
-	d = sl_dp_new(p, &err);
-	sl_dp_resolve(d, p, &sol, &err);
-	pin1 = pin_resolves(d, p, &sol, sl_dp_resolve, npins, pv);
+	d = sl_dp_new(p, NULL, &err);
+	sl_dp_resolve(d, p, NULL, &sol, &err);
+	pin1 = pin_resolves(d, p, &sol, NULL, npins, pv);
 	sl_dp_free(d);
 	fmt_ms(cold, b[0], 32);
 	fmt_ms(autot, b[1], 32);
@@ -351,7 +350,7 @@ bench_glpk(const struct bcase *c, sl_problem *p, double time_limit,
 	sl_error_clear(&err);
 	sl_solution_init(&gs, p->n);
 	t = now_ms();
-	w = sl_ilp_new(p, &err);
+	w = sl_ilp_new(p, NULL, &err);
 	if (w != NULL && sl_ilp_resolve(w, p, &o, &gs, &err) == SL_OK &&
 	    gs.status == SL_SOLVE_OPTIMAL) {
 		*gc = now_ms() - t;
@@ -419,8 +418,8 @@ bench_case(const struct bcase *c, double alpha, double time_limit, bool glpk,
 	tv = malloc((size_t)(npins * 2 + 16) * sizeof *tv);
 	for (int r = 0; r < 5; r++) {
 		t = now_ms();
-		d = sl_dp_new(p, &err);
-		if (d == NULL || sl_dp_resolve(d, p, &sol, &err) != SL_OK) {
+		d = sl_dp_new(p, NULL, &err);
+		if (d == NULL || sl_dp_resolve(d, p, NULL, &sol, &err) != SL_OK) {
 			printf("%-14s dp: %s\n", c->label, err.msg);
 			goto next;
 		}
@@ -431,8 +430,11 @@ bench_case(const struct bcase *c, double alpha, double time_limit, bool glpk,
 	obj = sol.objective;
 	for (int r = 0; r < 3; r++) {
 		t = now_ms();
-		d = sl_dp_new_fold(p, false, &err);
-		sl_dp_resolve(d, p, &sol, &err);
+		{
+			sl_solve_opts plain = { .no_fold = true };
+			d = sl_dp_new(p, &plain, &err);
+		}
+		sl_dp_resolve(d, p, NULL, &sol, &err);
 		tv[r] = now_ms() - t;
 		if (sol.objective != obj)
 			printf("%-14s MISMATCH unfolded %lld folded %lld\n",
@@ -442,29 +444,32 @@ bench_case(const struct bcase *c, double alpha, double time_limit, bool glpk,
 	}
 	unf = median(tv, 3);
 
-	d = sl_dp_new(p, &err);
-	sl_dp_resolve(d, p, &sol, &err);
+	d = sl_dp_new(p, NULL, &err);
+	sl_dp_resolve(d, p, NULL, &sol, &err);
 	rss_dp = peak_rss_mib();
 	sl_dp_info_get(d, &info);
 	/* pin re-solves: pin a random strategy, re-solve, release, re-solve */
-	pin = pin_resolves(d, p, &sol, sl_dp_resolve, npins, tv);
-	pina = pin_resolves(d, p, &sol, sl_dp_resolve_allowed, npins, tv);
+	pin = pin_resolves(d, p, &sol, NULL, npins, tv);
+	{
+		sl_solve_opts ao = { .allowed_only = true };
+		pina = pin_resolves(d, p, &sol, &ao, npins, tv);
+	}
 	/* alpha change: re-weigh and re-solve */
 	for (int r = 0; r < 9; r++) {
 		double a = r % 2 ? alpha : alpha * 10;
 		t = now_ms();
 		sl_space_reweigh(s, a, p);
-		sl_dp_resolve(d, p, &sol, &err);
+		sl_dp_resolve(d, p, NULL, &sol, &err);
 		tv[r] = now_ms() - t;
 	}
 	alch = median(tv, 9);
 	sl_space_reweigh(s, alpha, p);
-	sl_dp_resolve(d, p, &sol, &err);
+	sl_dp_resolve(d, p, NULL, &sol, &err);
 	sl_dp_free(d);
 	{
 		sl_frontier f;
 		t = now_ms();
-		if (sl_sweep(s, NULL, SL_SOLVER_DP, &f, &err) == SL_OK) {
+		if (sl_sweep(s, NULL, SL_SOLVER_DP, NULL, &f, &err) == SL_OK) {
 			sw = now_ms() - t;
 			nplans = f.n;
 			sl_frontier_free(&f);
@@ -561,7 +566,7 @@ main(int argc, char **argv)
 	printf("\ncolumns: dp cold = new live solver + first solve (median of 5); "
 	    "unfolded = same without layer folding (median of 3);\n"
 	    "pin = pin or release one strategy and re-solve (sl_dp_resolve, median); "
-	    "pin(a) = same via sl_dp_resolve_allowed;\n"
+	    "pin(a) = same with allowed_only;\n"
 	    "alpha = re-weigh all costs and re-solve; sweep = whole alpha frontier; "
 	    "x = GLPK time / DP time (cold / pin);\n"
 	    "RSS sp = peak RSS with the space and problem built; RSS dp = peak "

@@ -531,6 +531,87 @@ plan_megatron(const sl_space *s, bool sp, int *choice, int *n_fallback,
 	return SL_OK;
 }
 
+/* ------------------------------------------------------------ frameworks */
+
+bool
+sl_strategy_roles_ok(const sl_space *s, int op, const sl_strategy *st,
+    const sl_axis_role *role)
+{
+	for (int a = 0; a < s->mesh.n_axes; a++) {
+		sl_loop_role r = axis_role(s, op, st, a);
+
+		if (s->mesh.axes[a].size <= 1)
+			continue;
+		switch (role[a]) {
+		case SL_AXIS_DP:
+			if (r != SL_LOOP_NONE && r != SL_LOOP_DP)
+				return false;
+			break;
+		case SL_AXIS_TP:
+			if (r == SL_LOOP_DP || (st->zero & (1u << a)))
+				return false;
+			break;
+		case SL_AXIS_CP:
+			if (r != SL_LOOP_NONE && r != SL_LOOP_SEQ)
+				return false;
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
+int
+sl_framework_choice(const sl_space *s, const sl_axis_role *role,
+    bool shard_params, int *choice, char *why, size_t len)
+{
+	int na = s->mesh.n_axes;
+
+	for (int v = 0; v < s->g->n_ops; v++)
+		choice[v] = -1;
+	for (int v = 0; v < s->g->n_ops; v++) {
+		sl_loop_role want[SL_MAX_AXES] = { SL_LOOP_NONE, SL_LOOP_NONE };
+		bool z = shard_params && owns_params(s, v);
+		int i;
+
+		for (int a = 0; a < na; a++)
+			switch (role[a]) {
+			case SL_AXIS_TP:
+				want[a] = megatron_role(s, choice, v, a, true);
+				break;
+			case SL_AXIS_CP:
+				want[a] = has_role(s, v, SL_LOOP_SEQ) ? SL_LOOP_SEQ :
+				    SL_LOOP_NONE;
+				break;
+			default:
+				want[a] = has_role(s, v, SL_LOOP_DP) ? SL_LOOP_DP :
+				    SL_LOOP_NONE;
+				break;
+			}
+		i = find_roles(s, v, want, z);
+		/*
+		 * A parameter replicated over no axis has nothing to shard;
+		 * one replicated over a tensor-parallel axis too (a norm's
+		 * weight under sequence parallelism) would be sharded over it
+		 * by +z, which FSDP and ZeRO do not do: it stays whole (a
+		 * vector of the hidden size per layer).
+		 */
+		if (i >= 0 && z && !sl_strategy_roles_ok(s, v, &s->ops[v].strat[i], role))
+			i = -1;
+		if (i < 0 && z)
+			i = find_roles(s, v, want, false);
+		if (i < 0) {
+			if (why != NULL && len > 0)
+				snprintf(why, len, _("operator \"%s\" cannot be split as "
+				    "the axes' roles ask"), sl_esc(s->g->ops[v].name));
+			return SL_EINPUT;
+		}
+		choice[v] = i;
+	}
+	return SL_OK;
+}
+
 /* ---------------------------------------------------- Alpa, Colossal-Auto */
 
 /*
@@ -690,104 +771,73 @@ pick_frontier(const sl_space *s, const sl_frontier *f, int64_t budget,
 
 /* ------------------------------------------------------------- dispatch */
 
-int
-sl_baseline_plan(const sl_space *s, sl_baseline_kind k,
+/*
+ * The baselines read off the alpha frontier (Alpa, Alpa under a budget,
+ * Colossal-Auto): the frontier of s with heavy operators not replicated,
+ * computed here when frontier is NULL, and the plan picked from it.
+ */
+static int
+baseline_frontier(const sl_space *s, sl_baseline_kind k,
     const sl_baseline_opts *o, const sl_frontier *frontier,
     sl_scored_plan *out, sl_error *err)
 {
-	int n = s->g->n_ops, nfb = 0, nrep = 0, rc = SL_OK, na = s->mesh.n_axes;
-	int *choice;
-	char fb_op[128] = "", rep_op[128] = "";
-	sl_baseline_opts def = { .mem_budget = -1, .solver = SL_SOLVER_AUTO };
 	sl_frontier own = { 0, NULL };
 	bool own_frontier = false;
+	int64_t budget = -1;
+	int rc;
 
-	if (o == NULL)
-		o = &def;
-	plan_init(out, sl_baseline_name(k), sl_baseline_title(k));
-	if ((int)k < 0 || k >= SL_BASE_COUNT)
-		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-		    _("unknown baseline %d"), (int)k);
-
-	switch (k) {
-	case SL_BASE_ALPA:
-	case SL_BASE_ALPA_BUDGET:
-	case SL_BASE_COLOSSAL: {
-		int64_t budget = -1;
-
-		if (k == SL_BASE_ALPA_BUDGET) {
-			if (o->mem_budget < 0) {
-				note_add(out, "%s", _("needs a memory budget"));
-				out->needs = SL_SET_MEM_LIMIT;
-				return SL_OK;
-			}
-			budget = o->mem_budget;
-		} else if (k == SL_BASE_COLOSSAL) {
-			budget = s->mesh.hw.memory_bytes;
-			if (budget <= 0) {
-				note_add(out, "%s", _("the hardware profile gives no device memory"));
-				return SL_OK;
-			}
+	if (k == SL_BASE_ALPA_BUDGET) {
+		if (o->mem_budget < 0) {
+			note_add(out, "%s", _("needs a memory budget"));
+			out->needs = SL_SET_MEM_LIMIT;
+			return SL_OK;
 		}
-		if (frontier == NULL) {
-			sl_error e2;
-			sl_constraints cs = { 0, 0, NULL };
+		budget = o->mem_budget;
+	} else if (k == SL_BASE_COLOSSAL) {
+		budget = s->mesh.hw.memory_bytes;
+		if (budget <= 0) {
+			note_add(out, "%s", _("the hardware profile gives no device memory"));
+			return SL_OK;
+		}
+	}
+	if (frontier == NULL) {
+		sl_error e2;
+		sl_constraints cs = { 0, 0, NULL };
 
-			sl_error_clear(&e2);
-			heavy_forbids(s, &cs);
-			if (sl_sweep(s, &cs, o->solver, &own, &e2) != SL_OK) {
-				memset(&own, 0, sizeof own);
-				rc = grid_frontier(s, &cs, o->solver, &own, err);
-				sl_constraints_free(&cs);
-				if (rc != SL_OK) {
-					grid_frontier_free(&own);
-					return rc;
-				}
-				rc = pick_frontier(s, &own, budget, out, err);
+		sl_error_clear(&e2);
+		heavy_forbids(s, &cs);
+		if (sl_sweep(s, &cs, o->solver, NULL, &own, &e2) != SL_OK) {
+			memset(&own, 0, sizeof own);
+			rc = grid_frontier(s, &cs, o->solver, &own, err);
+			sl_constraints_free(&cs);
+			if (rc != SL_OK) {
 				grid_frontier_free(&own);
 				return rc;
 			}
-			sl_constraints_free(&cs);
-			own_frontier = true;
-			frontier = &own;
+			rc = pick_frontier(s, &own, budget, out, err);
+			grid_frontier_free(&own);
+			return rc;
 		}
-		rc = pick_frontier(s, frontier, budget, out, err);
-		if (own_frontier)
-			sl_frontier_free(&own);
-		return rc;
+		sl_constraints_free(&cs);
+		own_frontier = true;
+		frontier = &own;
 	}
-	default:
-		break;
-	}
+	rc = pick_frontier(s, frontier, budget, out, err);
+	if (own_frontier)
+		sl_frontier_free(&own);
+	return rc;
+}
 
-	choice = sl_xcalloc(n > 0 ? n : 1, sizeof *choice);
-	switch (k) {
-	case SL_BASE_DP:
-	case SL_BASE_ZERO1:
-	case SL_BASE_ZERO2:
-		plan_dp(s, false, choice, &nfb);
-		break;
-	case SL_BASE_ZERO3:
-		plan_dp(s, true, choice, &nfb);
-		break;
-	case SL_BASE_MEGATRON:
-	case SL_BASE_MEGATRON_SP:
-		plan_megatron(s, k == SL_BASE_MEGATRON_SP, choice, &nfb,
-		    fb_op, &nrep, rep_op, sizeof fb_op);
-		break;
-	default:
-		break;
-	}
-	{
-		char method[32], title[64];
-
-		memcpy(method, out->method, sizeof method);
-		memcpy(title, out->title, sizeof title);
-		rc = sl_score_plan(s, choice, 0, method, title, out, err);
-	}
-	free(choice);
-	if (rc != SL_OK)
-		return rc;
+/*
+ * How a preset plan was laid out and adjusted: nfb operators without the
+ * preset strategy (the first fb_op), nrep replicated over the
+ * tensor-parallel axis (the first rep_op).  ZeRO-1/2 are adjusted here.
+ */
+static void
+baseline_notes(const sl_space *s, sl_baseline_kind k, int nfb,
+    const char *fb_op, int nrep, const char *rep_op, sl_scored_plan *out)
+{
+	int na = s->mesh.n_axes;
 
 	switch (k) {
 	case SL_BASE_DP:
@@ -840,6 +890,56 @@ sl_baseline_plan(const sl_space *s, sl_baseline_kind k,
 			    "strategy follows its inputs", "%d operators without the "
 			    "preset strategy follow their inputs", nfb), nfb);
 	}
+}
+
+int
+sl_baseline_plan(const sl_space *s, sl_baseline_kind k,
+    const sl_baseline_opts *o, const sl_frontier *frontier,
+    sl_scored_plan *out, sl_error *err)
+{
+	int n = s->g->n_ops, nfb = 0, nrep = 0, rc = SL_OK;
+	int *choice;
+	char fb_op[128] = "", rep_op[128] = "";
+	sl_baseline_opts def = { .mem_budget = -1, .solver = SL_SOLVER_AUTO };
+
+	if (o == NULL)
+		o = &def;
+	plan_init(out, sl_baseline_name(k), sl_baseline_title(k));
+	if ((int)k < 0 || k >= SL_BASE_COUNT)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("unknown baseline %d"), (int)k);
+	if (k == SL_BASE_ALPA || k == SL_BASE_ALPA_BUDGET || k == SL_BASE_COLOSSAL)
+		return baseline_frontier(s, k, o, frontier, out, err);
+
+	choice = sl_xcalloc(n > 0 ? n : 1, sizeof *choice);
+	switch (k) {
+	case SL_BASE_DP:
+	case SL_BASE_ZERO1:
+	case SL_BASE_ZERO2:
+		plan_dp(s, false, choice, &nfb);
+		break;
+	case SL_BASE_ZERO3:
+		plan_dp(s, true, choice, &nfb);
+		break;
+	case SL_BASE_MEGATRON:
+	case SL_BASE_MEGATRON_SP:
+		plan_megatron(s, k == SL_BASE_MEGATRON_SP, choice, &nfb,
+		    fb_op, &nrep, rep_op, sizeof fb_op);
+		break;
+	default:
+		break;
+	}
+	{
+		char method[32], title[64];
+
+		memcpy(method, out->method, sizeof method);
+		memcpy(title, out->title, sizeof title);
+		rc = sl_score_plan(s, choice, 0, method, title, out, err);
+	}
+	free(choice);
+	if (rc != SL_OK)
+		return rc;
+	baseline_notes(s, k, nfb, fb_op, nrep, rep_op, out);
 	return SL_OK;
 }
 
@@ -917,7 +1017,7 @@ sl_compare(const sl_space *s, double alpha, const sl_constraints *cs,
 
 		sl_error_clear(&e2);
 		heavy_forbids(s, &hcs);
-		have_f = sl_sweep(s, &hcs, o->solver, &f, &e2) == SL_OK;
+		have_f = sl_sweep(s, &hcs, o->solver, NULL, &f, &e2) == SL_OK;
 		if (!have_f) {
 			memset(&f, 0, sizeof f);
 			rc = grid_frontier(s, &hcs, o->solver, &f, err);

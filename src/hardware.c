@@ -33,6 +33,8 @@ sl_bundled_hardware(void)
 typedef struct hw_ctx {
 	const sl_json *j;	/* the values and their positions */
 	sl_error *err;
+	json_t *root;		/* the profile (j's root, or a member of it) */
+	const char *prefix;	/* the path of root in j; NULL: j's root */
 } hw_ctx;
 
 /* "parent.key", or "key" at the top. */
@@ -46,8 +48,21 @@ hw_path(char *buf, size_t len, const char *parent, const char *key)
 	return buf;
 }
 
+/* path inside the profile as a path in the document. */
+static const char *
+hw_at(const hw_ctx *c, const char *path, char *buf, size_t len)
+{
+	if (c->prefix == NULL)
+		return path;
+	if (path == NULL || *path == '\0')
+		return c->prefix;
+	snprintf(buf, len, "%s.%s", c->prefix, path);
+	return buf;
+}
+
 /* Error at the value of path (json.h), or at its parent if absent. */
-#define hw_fail(c, path, ...) sl_json_fail((c)->j, (c)->err, (path), __VA_ARGS__)
+#define hw_fail(c, path, ...) sl_json_fail((c)->j, (c)->err, \
+	hw_at((c), (path), (char[320]){ 0 }, 320), __VA_ARGS__)
 
 static bool
 hw_known(const char *key, const char *const *known)
@@ -401,7 +416,7 @@ hw_parse(const hw_ctx *c, sl_hw *hw)
 	    "reserve_bytes", "flops", "fp8_flops", "memory_bandwidth",
 	    "matmul_efficiency", "attention_flops", "launch_overhead", "gemm",
 	    "attention", "gemm_fp8", NULL };
-	json_t *root = c->j->root, *v;
+	json_t *root = c->root, *v;
 	int64_t n;
 	int rc = SL_OK;
 
@@ -511,6 +526,7 @@ sl_hw_load(const char *name_or_path, sl_hw *hw, sl_error *err)
 	}
 	c.j = &j;
 	c.err = err;
+	c.prefix = NULL;
 	if (len == 0)
 		rc = sl_error_set(err, SL_EINPUT, path, 0, 0,
 		    _("empty file: expected a hardware profile"));
@@ -519,6 +535,7 @@ sl_hw_load(const char *name_or_path, sl_hw *hw, sl_error *err)
 		    _("not a hardware profile: the file holds binary data"));
 	else if ((rc = sl_json_read(&j, path, text, len, 0, SL_EINPUT,
 	    err)) == SL_OK) {
+		c.root = j.root;
 		rc = hw_parse(&c, hw);
 		sl_json_free(&j);
 	}
@@ -526,6 +543,19 @@ sl_hw_load(const char *name_or_path, sl_hw *hw, sl_error *err)
 		memset(hw, 0, sizeof *hw);
 	free(text);
 	free(path);
+	return rc;
+}
+
+int
+sl_hw_parse_json(const sl_json *j, const char *path, json_t *obj, sl_hw *hw,
+    sl_error *err)
+{
+	hw_ctx c = { .j = j, .err = err, .root = obj, .prefix = path };
+	int rc;
+
+	memset(hw, 0, sizeof *hw);
+	if ((rc = hw_parse(&c, hw)) != SL_OK)
+		memset(hw, 0, sizeof *hw);
 	return rc;
 }
 
@@ -714,8 +744,8 @@ link_json(const sl_link *l)
 	    "latency", R(l->latency));
 }
 
-int
-sl_hw_write(const sl_hw *hw, const char *path, sl_error *err)
+json_t *
+sl_hw_json(const sl_hw *hw)
 {
 	json_t *root, *dev, *g;
 
@@ -772,7 +802,13 @@ sl_hw_write(const sl_hw *hw, const char *path, sl_error *err)
 		json_object_set_new(root, "host_link", link_json(&hw->host));
 	if (hw->host_adam > 0)
 		json_object_set_new(root, "host_adam", R(hw->host_adam));
-	return sl_json_write(root, path,
+	return root;
+}
+
+int
+sl_hw_write(const sl_hw *hw, const char *path, sl_error *err)
+{
+	return sl_json_write(sl_hw_json(hw), path,
 	    _("cannot write the hardware profile"), err);
 }
 #undef R
@@ -966,7 +1002,9 @@ sl_coll_time(sl_coll c, int n, int64_t bytes, const sl_link *l)
 
 /* --------------------------------------------- meshes with named axes */
 
-static const char *const axis_role_names[SL_AXIS_ROLE_COUNT] = { "dp", "tp", "pp" };
+static const char *const axis_role_names[SL_AXIS_ROLE_COUNT] = {
+	"dp", "tp", "pp", "cp"
+};
 
 const char *
 sl_axis_role_name(sl_axis_role r)
@@ -1042,8 +1080,8 @@ sl_topo_parse(const char *shape, const char *axes, int *n_axes,
 				r = k;
 		if (r < 0)
 			return sl_error_about(err, SL_EINPUT, SL_SET_AXES,
-			    _("\"%s\": expected names pp, dp or tp joined by commas, "
-			    "one per mesh axis"), axes);
+			    _("\"%s\": expected names pp, dp, tp or cp joined by "
+			    "commas, one per mesh axis"), axes);
 		if (na == SL_MAX_TOPO_AXES)
 			return sl_error_about(err, SL_EINPUT, SL_SET_AXES,
 			    _("\"%s\": more names than mesh axes"), axes);
@@ -1061,6 +1099,15 @@ sl_topo_parse(const char *shape, const char *axes, int *n_axes,
 	if (npp > 1)
 		return sl_error_about(err, SL_EINPUT, SL_SET_AXES,
 		    _("\"%s\": at most one pp axis"), axes);
+	/* one tensor-parallel and one context-parallel group per rank, as
+	 * the frameworks build them */
+	for (int k = 0; k < na; k++)
+		for (int q = k + 1; q < na; q++)
+			if (role[k] == role[q] && (role[k] == SL_AXIS_TP ||
+			    role[k] == SL_AXIS_CP))
+				return sl_error_about(err, SL_EINPUT, SL_SET_AXES,
+				    _("\"%s\": at most one %s axis"), axes,
+				    sl_axis_role_name(role[k]));
 	if (n - npp > SL_MAX_AXES)
 		return sl_error_about(err, SL_EINPUT, SL_SET_AXES,
 		    _("\"%s\": at most %d axes besides pp"), axes, SL_MAX_AXES);

@@ -12,6 +12,7 @@
 #include "shardlab.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <string.h>
 
 /*
@@ -244,6 +245,11 @@ void sl_node_items(const sl_space *sp, int opi, int si, const int *coord,
  * data moves, forward (summed), and its gradient's in backward. */
 void sl_edge_items(const sl_space *sp, int e, int s_src, int s_dst,
     const int *coord, item_fn fn, void *ctx);
+/* A node's own transients (memory.c): ZeRO-3's copy of a parameter
+ * gathered for forward and again for backward, and its whole gradient
+ * until the reduce-scatter. */
+void sl_node_transients(const sl_space *s, int v, int strat, const int *coord,
+    item_fn fn, void *ctx);
 /*
  * The whole step's stream on device coord under a plan (memory.c): every
  * node's items (with, in a fully recomputed layer, what it re-materialises
@@ -300,6 +306,9 @@ typedef enum sl_span {
 	SL_SPAN_STEP, SL_SPAN_MICRO, SL_SPAN_MOMENT
 } sl_span;
 sl_span sl_item_span(const sl_mem_item *it);
+/* Whether the step holds an item when backward begins (the loss task):
+ * allocated before it and released in backward or later. */
+bool sl_item_at_loss(const sl_mem_item *it);
 /*
  * A pipeline stage's fold of an operator's items on coord: held, what it
  * keeps once whatever the micro-batches (the summed items held through the
@@ -406,12 +415,16 @@ void sl_twins_find(const sl_problem *p, sl_twins *t);
 void sl_twins_free(sl_twins *t);
 
 /*
- * Exact reductions before a search (reduce.c): dominated strategies removed,
- * nodes of fixed usage with at most two neighbours contracted, identical
- * components the limit cannot tell apart solved once (the one kept costs
- * as much as all its copies).  q is the
- * reduced problem (ok = q->allowed), fixed the loads [lo, hi, usage] of the
- * contracted nodes, offset the cost of the isolated ones.
+ * Exact reductions before a search (reduce.c): nodes joined by one-to-one
+ * edges merged, dominated strategies removed, nodes of fixed usage with at
+ * most two neighbours contracted, identical components the limit cannot
+ * tell apart solved once (the one kept costs as much as all its copies).
+ * q is the reduced problem (ok = q->allowed), fixed the loads [lo, hi,
+ * usage] that no choice changes, offset the cost of the isolated nodes.
+ * q carries no intervals or usages: its node i uses memory in pieces
+ * poff[i] .. poff[i + 1] - 1, piece j puse[j][s] bytes over [pint[j][0],
+ * pint[j][1]) when i takes s: one piece per node it stands for (more than
+ * one when merged) whose usage depends on the strategy.
  */
 typedef struct sl_reduction {
 	int n;			/* nodes of the original problem */
@@ -419,11 +432,16 @@ typedef struct sl_reduction {
 	uint8_t **ok;
 	int64_t (*fixed)[3];
 	int nfixed;
+	int *poff;
+	int64_t (*pint)[2];
+	int64_t **puse;
 	int64_t offset;
 	int *newid;		/* original node -> q node, -1 contracted */
 	void *steps;
 	int nsteps, capsteps;
 	int dominated, leaves, chains, removed_edges;
+	/* nodes merged into another by one-to-one edges, and their groups */
+	int joined, join_groups;
 	/* identical subgraphs of the contracted problem (original node ids),
 	 * the nodes in their copies, and the nodes of copies solved once */
 	sl_twins twins;
@@ -437,9 +455,99 @@ void sl_reduce_expand(const sl_reduction *red, const int *qchoice, int *choice);
 int64_t sl_reduce_bound(const sl_reduction *red, long double qbound);
 void sl_reduce_free(sl_reduction *red);
 
-/* solve_dp.c: when > 0, the DP refuses beyond this many operations (this
- * thread only); windows of the anytime search set it. */
-extern _Thread_local double sl_dp_work_cap;
+/*
+ * The search of fit.c on any min-sum problem with a memory and a cost per
+ * plan: solve gives the plan minimising wm x w + wc x cost (an exact solve
+ * of integer costs, terms of them in all) for a memory w the solve can
+ * weigh; measure a plan's memory under the limit's fold, the w it was
+ * weighed at (left alone: the same) and its cost.  bounds: w never exceeds
+ * the fold's memory, so the solves bound the cost of any plan that fits.  fast: the least-cost plan when
+ * the caller has it (fast_exact: proven so), else solved; frugal: a plan
+ * known to fit nearer the limit than the least-memory plan, else the
+ * least-memory plan is solved.  found: the least-cost plan of the convex
+ * frontier that fits, else the least memory found (fits false), and a
+ * lower bound on the cost of any plan that fits (-inf: none).
+ */
+typedef struct sl_fit_probe {
+	int n;
+	int (*solve)(void *ctx, double wm, double wc, int *choice, sl_error *err);
+	void (*measure)(void *ctx, const int *choice, int64_t *mem,
+	    int64_t *weighed, double *cost);
+	void *ctx;
+	int terms;
+	bool bounds;
+	const int *fast;
+	bool fast_exact;
+	const int *frugal;
+} sl_fit_probe;
+typedef struct sl_fit_found {
+	int *choice;		/* malloc'd, n */
+	bool fits;
+	int64_t mem;
+	double cost, bound;
+	int solves;
+} sl_fit_found;
+int sl_fit_search(const sl_fit_probe *pr, int64_t limit, sl_fit_found *found,
+    sl_error *err);
+/*
+ * recompute.c: the fewest fully recomputed layers for which fit finds a
+ * plan under limit (fit: sl_fit_plan's plan at the current layer
+ * settings; bound, when not NULL: a lower bound on the memory of any plan
+ * at them); out gets the plan at the layers chosen, left in s.
+ */
+typedef struct sl_rc_probe {
+	int (*fit)(void *ctx, sl_fit *out, sl_error *err);
+	int64_t (*bound)(void *ctx);
+	void *ctx;
+} sl_rc_probe;
+int sl_recompute_choose(sl_space *s, const sl_rc_probe *pr, int64_t limit,
+    sl_fit *out, sl_error *err);
+
+/*
+ * One solver run (solve.c): its start, its deadline and the caller's
+ * cancel callback, in one place for every solver.  A solver that calls
+ * another hands it a run within its own (sl_run_within), so that the
+ * deadline holds for the whole solve.  Times are monotonic milliseconds.
+ */
+typedef struct sl_run {
+	double start, deadline;	/* deadline INFINITY: none */
+	bool (*cancel)(void *ctx);
+	void *cancel_ctx;
+	/* raised by another search of the same solve (the anytime
+	 * portfolio); NULL none */
+	atomic_bool *stop;
+	bool cancelled;		/* the callback said so: it stays said */
+} sl_run;
+double sl_run_clock(void);
+/* A run from the options' time limit and cancel callback (o may be NULL). */
+void sl_run_start(sl_run *r, const sl_solve_opts *o);
+/* A run that starts now inside outer and ends with it, or after ms when
+ * that comes first (ms < 0: with outer). */
+void sl_run_within(sl_run *r, const sl_run *outer, double ms);
+/* Brings the deadline in to share of the run's length less margin_ms: room
+ * for what a solver does after it stops (its plan read back, freed). */
+void sl_run_shrink(sl_run *r, double share, double margin_ms);
+double sl_run_ms(const sl_run *r);	/* since the start */
+double sl_run_left(const sl_run *r);	/* to the deadline; INFINITY none */
+/* Polls the cancel callback and the stop flag. */
+bool sl_run_cancelled(sl_run *r);
+/* Cancelled, or past the deadline. */
+bool sl_run_over(sl_run *r);
+
+/* The solvers within a run (the public sl_solve_* start one from o). */
+int sl_run_brute(const sl_problem *p, const sl_solve_opts *o, sl_run *run,
+    sl_solution *sol, sl_error *err);
+int sl_run_dp(const sl_problem *p, const sl_solve_opts *o, sl_run *run,
+    sl_solution *sol, sl_error *err);
+/* sl_dp_new and sl_dp_resolve within a run. */
+sl_dp *sl_run_dp_new(const sl_problem *p, const sl_solve_opts *o, sl_run *run,
+    sl_error *err);
+int sl_run_dp_resolve(sl_dp *d, const sl_problem *p, const sl_solve_opts *o,
+    sl_run *run, sl_solution *sol, sl_error *err);
+int sl_run_ilp(const sl_problem *p, const sl_solve_opts *o, sl_run *run,
+    sl_solution *sol, sl_error *err);
+int sl_run_anytime(const sl_problem *p, const sl_solve_opts *o, sl_run *run,
+    sl_solution *sol, sl_error *err);
 
 /*
  * Sequential tree-reweighted message passing (trws.c) on a strategy graph
@@ -464,8 +572,6 @@ void sl_trws_free(sl_trws *t);
  */
 void sl_timeline_greedy(const sl_timeline *tl, const int *dflt, int *order);
 
-/* solve_anytime.c: non-zero skips the exact shortcut (tests). */
-extern int sl_anytime_search_only;
 
 /*
  * A hash index of names to ints (util.c), so that loading a model or a plan

@@ -213,6 +213,15 @@ void sl_json_format_real(double d, char *buf, size_t len);
 int sl_json_put_string(FILE *fp, const char *s);
 
 /*
+ * A hardware profile as the object its file holds (hardware.c), and read
+ * back from obj, the value at path of document j (errors name its members
+ * at their line and column).
+ */
+json_t *sl_hw_json(const sl_hw *hw);
+int sl_hw_parse_json(const sl_json *j, const char *path, json_t *obj,
+    sl_hw *hw, sl_error *err);
+
+/*
  * A plan file's "recipe" object (plan.c): the framework, attention,
  * precision and recomputation by name, the batches and the sequence, and
  * layer_recompute when n_layers > 0.  Both plan formats write it with this.

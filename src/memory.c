@@ -224,28 +224,60 @@ sl_act_grad_bytes(const sl_space *s, int t, const sl_spec *sp, const int *coord)
 	    sl_grad_elem_bytes(s, x));
 }
 
-/* A transient of the step outside any node's own rules, not summed. */
+/* A transient outside any node's kept items, not summed. */
 static void
-step_transient(step_ctx *c, sl_buf_kind kind, int op, int slot, int tensor,
-    int bpe, int64_t elems, sl_alloc_at at, sl_free_at until)
+transient(const sl_space *s, item_fn fn, void *ctx, sl_buf_kind kind, int op,
+    int slot, int tensor, int bpe, int64_t elems, sl_alloc_at at,
+    sl_free_at until)
 {
-	const sl_tensor *t = tensor >= 0 ? &c->s->g->tensors[tensor] : NULL;
+	const sl_tensor *t = tensor >= 0 ? &s->g->tensors[tensor] : NULL;
 	sl_mem_item it = { .cat = SL_CAT_BUFFERS, .what = SL_WHAT_TRANSIENT,
 	    .kind = kind, .op = op, .slot = slot, .tensor = tensor, .edge = -1,
 	    .bpe = bpe, .elems = elems, .local = sl_mul_sat(elems, bpe),
 	    .full = t != NULL ? sl_mul_sat(sl_tensor_elems(t), bpe) : 0,
 	    .alloc = at, .free = until };
 
-	c->fn(c->ctx, &it);
+	fn(ctx, &it);
+}
+
+static void
+step_transient(step_ctx *c, sl_buf_kind kind, int op, int slot, int tensor,
+    int bpe, int64_t elems, sl_alloc_at at, sl_free_at until)
+{
+	transient(c->s, c->fn, c->ctx, kind, op, slot, tensor, bpe, elems, at,
+	    until);
+}
+
+void
+sl_node_transients(const sl_space *s, int v, int strat, const int *coord,
+    item_fn fn, void *ctx)
+{
+	const sl_graph *g = s->g;
+	const sl_op *op = &g->ops[v];
+	const sl_strategy *st = &s->ops[v].strat[strat];
+
+	for (int i = 0; i < op->n_in; i++) {
+		const sl_tensor *t = &g->tensors[op->in[i]];
+		sl_spec sp = st->spec[i];
+		int64_t e;
+		if (s->owner[op->in[i]] != v || sp.zero == 0)
+			continue;
+		sp.zero = 0;
+		e = sl_local_elems(&s->mesh, &sp, t, coord);
+		transient(s, fn, ctx, SL_BUF_GATHER, v, i, op->in[i],
+		    sl_elem_bytes(s, t), e, SL_AT_PREV_LAYER_FWD, SL_UNTIL_FWD);
+		transient(s, fn, ctx, SL_BUF_GATHER, v, i, op->in[i],
+		    sl_elem_bytes(s, t), e, SL_AT_NEXT_LAYER_BWD, SL_UNTIL_BWD);
+		transient(s, fn, ctx, SL_BUF_GRAD_FULL, v, i, op->in[i],
+		    sl_grad_elem_bytes(s, t), e, SL_AT_WGRAD, SL_UNTIL_WGRAD);
+	}
 }
 
 /*
- * The transients of operator v: ZeRO-3's compute copy of a parameter,
- * gathered one layer ahead and released after use, in forward and again in
- * backward, and its whole gradient until the reduce-scatter; each output
- * nobody keeps, from its producer to its last forward reader; and each
- * activation's gradient, from the first backward of a reader to the end of
- * the producer's.
+ * The transients of operator v: its own (sl_node_transients: ZeRO-3's
+ * gathered copies and whole gradients); each output nobody keeps, from its
+ * producer to its last forward reader; and each activation's gradient,
+ * from the first backward of a reader to the end of the producer's.
  */
 static void
 step_transients(step_ctx *c, int v)
@@ -255,21 +287,7 @@ step_transients(step_ctx *c, int v)
 	const sl_op *op = &g->ops[v];
 	const sl_strategy *st = &s->ops[v].strat[c->choice[v]];
 
-	for (int i = 0; i < op->n_in; i++) {
-		const sl_tensor *t = &g->tensors[op->in[i]];
-		sl_spec sp = st->spec[i];
-		int64_t e;
-		if (s->owner[op->in[i]] != v || sp.zero == 0)
-			continue;
-		sp.zero = 0;
-		e = sl_local_elems(&s->mesh, &sp, t, c->coord);
-		step_transient(c, SL_BUF_GATHER, v, i, op->in[i], sl_elem_bytes(s, t),
-		    e, SL_AT_PREV_LAYER_FWD, SL_UNTIL_FWD);
-		step_transient(c, SL_BUF_GATHER, v, i, op->in[i], sl_elem_bytes(s, t),
-		    e, SL_AT_NEXT_LAYER_BWD, SL_UNTIL_BWD);
-		step_transient(c, SL_BUF_GRAD_FULL, v, i, op->in[i],
-		    sl_grad_elem_bytes(s, t), e, SL_AT_WGRAD, SL_UNTIL_WGRAD);
-	}
+	sl_node_transients(s, v, c->choice[v], c->coord, c->fn, c->ctx);
 	for (int j = 0; j < op->n_out; j++) {
 		int ti = op->out[j], slot = op->n_in + j;
 		const sl_tensor *t = &g->tensors[ti];
@@ -357,6 +375,17 @@ sl_item_span(const sl_mem_item *it)
 	    it->free == SL_UNTIL_WGRAD || it->free == SL_UNTIL_BWD))
 		return SL_SPAN_MICRO;
 	return SL_SPAN_MOMENT;
+}
+
+bool
+sl_item_at_loss(const sl_mem_item *it)
+{
+	bool before = it->alloc == SL_AT_START || it->alloc == SL_AT_PRODUCER ||
+	    it->alloc == SL_AT_FWD || it->alloc == SL_AT_PREV_LAYER_FWD;
+	bool after = it->free != SL_UNTIL_FWD && it->free != SL_UNTIL_READERS_FWD &&
+	    it->free != SL_UNTIL_FWD_END;
+
+	return before && after;
 }
 
 /* The stage's fold: summed items held through the step by category, those

@@ -51,8 +51,7 @@ ctx_constrain_type(const sl_pipe_ctx *c, stage_type *t)
 	const sl_graph *g = sp->g;
 	sl_problem *p = t->prob;
 
-	for (int v = 0; v < p->n; v++)
-		memset(p->allowed[v], 1, (size_t)p->k[v]);
+	type_allow_roles(&c->h, t);
 	/* a constraint names one operator; a type whose layers a constraint
 	 * names serves only its own layers (sl_pipe_ctx_eval) */
 	for (int i = 0; i < c->cs.n; i++) {
@@ -81,9 +80,7 @@ void
 sl_pipe_ctx_constrain(sl_pipe_ctx *c, const sl_constraints *cs)
 {
 	sl_constraints_free(&c->cs);
-	memset(&c->cs, 0, sizeof c->cs);
-	for (int i = 0; cs != NULL && i < cs->n; i++)
-		sl_constraints_add(&c->cs, cs->c[i].op, cs->c[i].strategy, cs->c[i].pin);
+	sl_constraints_copy(&c->cs, cs);
 	/* every type is constrained again when next used (a type constrained
 	 * before and not used now keeps stale allowed sets until then) */
 	c->n_done = 0;
@@ -150,9 +147,7 @@ sl_pipe_ctx_eval(sl_pipe_ctx *c, const sl_pipe_config *cfg, sl_pipeline *pl,
 	}
 	free(ty);
 	rc = pipeline_eval(&c->h, cfg, pl, err);
-	if (rc == SL_OK)
-		pipeline_megatron(&c->h, cfg, pl);
-	else
+	if (rc != SL_OK)
 		sl_pipeline_free(pl);
 	return rc;
 }

@@ -2,8 +2,7 @@
  * pipe_eval.c: one pipeline evaluated: each stage planned under the budget
  * its device gives it (the schedule's micro-batches in flight, the chunks
  * of an interleaved device), the devices' memory at their peak, the
- * pipelined step time, and the Megatron-LM plan of every stage beside the
- * chosen one (what a launch can say, and what it costs).
+ * pipelined step time, and the degrees it launches with.
  */
 #include "pipe_internal.h"
 
@@ -171,13 +170,13 @@ layout_plan(hyb *h, stage_type *ty, const sl_pipe_config *c, int j,
 
 	type_extras(h, ty, r);
 	memset(out, 0, sizeof *out);
-	plan_totals(ty, space_tab(h, ty->se, r), r, mc + ty->a, out);
+	stage_plan_totals(ty, space_tab(h, ty->se, r), r, mc + ty->a, out);
 	out->choice = (int *)(mc + ty->a);
 	out->r = r;
 	out->ks = ks;
 	out->k = k;
 	out->cap = cap;
-	out->ok = plan_mem(out, ks, k) <= cap;
+	out->ok = stage_plan_mem(out, ks, k) <= cap;
 	return out;
 }
 
@@ -198,6 +197,65 @@ layout_choice(hyb *h, const sl_pipe_config *c, sl_error *err)
 		return NULL;
 	}
 	return mc;
+}
+
+/*
+ * The degrees the pipeline launches with.  Where the roles of the axes
+ * bind (named axes, or a framework), from the roles: tensor parallel the
+ * tp axes, context parallel the cp axes.  Otherwise from the plan:
+ * context parallel the axes over which a layer's attention splits the
+ * sequence (its loop 1, space.c ring_colls); tensor parallel the inner
+ * axis, when it is no such axis and some layer operator uses it for more
+ * than the batch.
+ */
+static void
+pipeline_degrees(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
+{
+	space_entry *se = hyb_space(h, c->graph_batch, c->outer, c->inner, NULL);
+	const sl_space *sp;
+	int inner;
+	bool tp = false;
+
+	pl->launch_tp = 1;
+	pl->launch_cp = 1;
+	pl->cp_axes = 0;
+	if (se == NULL)
+		return;
+	sp = se->sp;
+	memcpy(pl->role, se->role, sizeof pl->role);
+	if (roles_bind(h)) {
+		for (int a = 0; a < sp->mesh.n_axes; a++) {
+			if (se->role[a] == SL_AXIS_TP)
+				pl->launch_tp *= sp->mesh.axes[a].size;
+			else if (se->role[a] == SL_AXIS_CP) {
+				pl->launch_cp *= sp->mesh.axes[a].size;
+				pl->cp_axes |= 1u << a;
+			}
+		}
+		return;
+	}
+	inner = sp->mesh.n_axes - 1;
+	for (int j = 0; j < pl->n_stages; j++) {
+		const sl_pipe_stage *st = &pl->stage[j];
+		for (int u = 0; u < st->n_ops; u++) {
+			int v = st->first_op + u;
+			int si = sl_space_find_strategy(sp, v, st->strategy[u]);
+			const sl_binding *b = sp->ops[v].bind;
+			if (sp->g->ops[v].layer < 0 || si < 0)
+				continue;
+			if (sp->g->ops[v].kind == SL_OP_ATTENTION)
+				pl->cp_axes |= sp->ops[v].strat[si].loop_axes[1];
+			for (int l = 0; l < b->n_loop; l++)
+				if ((sp->ops[v].strat[si].loop_axes[l] & (1u << inner)) &&
+				    b->role[l] != SL_LOOP_NONE && b->role[l] != SL_LOOP_DP)
+					tp = true;
+		}
+	}
+	for (int a = 0; a < sp->mesh.n_axes; a++)
+		if (pl->cp_axes & (1u << a))
+			pl->launch_cp *= sp->mesh.axes[a].size;
+	if (tp && !(pl->cp_axes & (1u << inner)))
+		pl->launch_tp = sp->mesh.axes[inner].size;
 }
 
 int
@@ -222,6 +280,8 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 	    o->schedule == SL_SCHED_INTERLEAVED ? SL_SCHED_1F1B : o->schedule;
 	pl->graph_batch = c->graph_batch;
 	pl->micro_batches = m;
+	pl->outer = c->outer;
+	pl->inner = c->inner;
 	pl->pp_link = o->hw.inter;
 	pl->n_stages = ns;
 	pl->stage = sl_xcalloc(ns, sizeof *pl->stage);
@@ -244,8 +304,6 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 		return err->code ? err->code : SL_EINTERNAL;
 	}
 	pl->fits = true;
-	pl->launch_tp = pl->mesh.axes[pl->mesh.n_axes - 1].size;
-	pl->launch_cp = 1;
 	for (int j = 0, tot = 0; j < ns; j++) {
 		if (c->layers[j] < 1 || (tot += c->layers[j]) > g->n_layers) {
 			free(dt);
@@ -299,12 +357,9 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 		st->bwd_ns = sp->bwd;
 		st->comm_ns = sl_add_sat(sp->comm, sp->p2p);
 		st->p2p_ns = sp->p2p;
-		st->micro_ns = plan_micro(sp);
+		st->micro_ns = stage_plan_micro(sp);
 		st->sync_ns = sp->sync;
 		st->optim_ns = sp->optim;
-		st->megatron_ns = st->micro_ns;
-		st->megatron_mem = -1;
-		st->expressible = true;
 		pl->dev[d].states = sl_add_sat(pl->dev[d].states, sl_mem_total(&st->states));
 		pl->dev[d].micro_ns = sl_add_sat(pl->dev[d].micro_ns, st->micro_ns);
 		dt[d].bwd = sl_add_sat(dt[d].bwd, sp->bwd);
@@ -363,6 +418,7 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 			pl->hfu = pl->hw_flops / (peak * s);
 		}
 	}
+	pipeline_degrees(h, c, pl);
 	return SL_OK;
 }
 
@@ -376,8 +432,6 @@ sl_pipeline_eval(const sl_hybrid_opts *o, const sl_pipe_config *c,
 	memset(&h, 0, sizeof h);
 	h.o = o;
 	rc = pipeline_eval(&h, c, pl, err);
-	if (rc == SL_OK)
-		pipeline_megatron(&h, c, pl);
 	if (rc != SL_OK)
 		sl_pipeline_free(pl);
 	hyb_free(&h);
@@ -406,86 +460,4 @@ megatron_choice(const sl_space *sp, bool tp, bool seq, int *choice,
 		rc = SL_EINTERNAL;
 	sl_scored_plan_free(&sc);
 	return rc;
-}
-
-/*
- * For each stage of pl: the Megatron-LM plan of the same stage (tensor
- * parallel on the inner axis with sequence parallelism, data parallel on
- * the outer) and whether the chosen plan is that plan.
- */
-void
-pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
-{
-	space_entry *se = hyb_space(h, c->graph_batch, c->outer, c->inner, NULL);
-	int *mc;
-	bool ok;
-
-	if (se == NULL)
-		return;
-	/*
-	 * Context parallel: the axes over which a layer's attention splits
-	 * the sequence (its loop 1, space.c ring_colls).  Tensor parallel:
-	 * the inner axis, when it is no such axis and some layer operator
-	 * uses it for more than the batch.
-	 */
-	{
-		const sl_space *sp = se->sp;
-		int inner = sp->mesh.n_axes - 1;
-		bool tp = false;
-
-		pl->launch_tp = 1;
-		pl->launch_cp = 1;
-		pl->cp_axes = 0;
-		for (int j = 0; j < pl->n_stages; j++) {
-			const sl_pipe_stage *st = &pl->stage[j];
-			for (int u = 0; u < st->n_ops; u++) {
-				int v = st->first_op + u;
-				int si = sl_space_find_strategy(sp, v, st->strategy[u]);
-				const sl_binding *b = sp->ops[v].bind;
-				if (sp->g->ops[v].layer < 0 || si < 0)
-					continue;
-				if (sp->g->ops[v].kind == SL_OP_ATTENTION)
-					pl->cp_axes |= sp->ops[v].strat[si].loop_axes[1];
-				for (int l = 0; l < b->n_loop; l++)
-					if ((sp->ops[v].strat[si].loop_axes[l] & (1u << inner)) &&
-					    b->role[l] != SL_LOOP_NONE && b->role[l] != SL_LOOP_DP)
-						tp = true;
-			}
-		}
-		for (int a = 0; a < sp->mesh.n_axes; a++)
-			if (pl->cp_axes & (1u << a))
-				pl->launch_cp *= sp->mesh.axes[a].size;
-		if (tp && !(pl->cp_axes & (1u << inner)))
-			pl->launch_tp = sp->mesh.axes[inner].size;
-	}
-	mc = sl_xmalloc(se->sp->g->n_ops * sizeof *mc);
-	/* Megatron-LM runs tensor parallelism with sequence parallelism */
-	ok = megatron_choice(se->sp, pl->launch_tp > 1, true, mc, NULL) == SL_OK;
-	for (int j = 0; j < pl->n_stages; j++) {
-		sl_pipe_stage *st = &pl->stage[j];
-		stage_type *ty = hyb_type(h, c->graph_batch, c->outer, c->inner,
-		    st->first_layer, st->n_layers, NULL);
-		int r = recomp_index(st->recompute);
-		stage_plan tot;
-
-		if (ty == NULL || !ok) {
-			st->expressible = false;
-			st->megatron_ns = -1;
-			continue;
-		}
-		type_extras(h, ty, r);
-		plan_totals(ty, space_tab(h, se, r), r, mc + ty->a, &tot);
-		st->megatron_ns = plan_micro(&tot);
-		/* the device's memory with this stage on Megatron-LM's plan */
-		st->megatron_mem = sl_add_sat(sl_add_sat(
-		    pl->dev[st->device].states - sl_mem_total(&st->states),
-		    sl_mem_total(&tot.states)),
-		    dev_peak_acts(pl, st->device, j, tot.acts));
-		st->expressible = true;
-		for (int u = 0; u < ty->b - ty->a; u++)
-			if (strcmp(se->sp->ops[u + ty->a].strat[mc[u + ty->a]].name,
-			    st->strategy[u]) != 0)
-				st->expressible = false;
-	}
-	free(mc);
 }

@@ -16,7 +16,7 @@
  *   pipe_schedule.c  schedules: micro-batches in flight, peak, bubble, time
  *   pipe_space.c     per graph and sub-mesh: the space, layer classes, tables
  *   pipe_stage.c     stage types, their solves and plans; the cache (hyb)
- *   pipe_eval.c      one pipeline evaluated; the Megatron-LM comparison
+ *   pipe_eval.c      one pipeline evaluated, and the degrees it launches with
  *   pipe_search.c    the hybrid search
  *   pipe_suggest.c   what would make a model fit
  *   pipe_export.c    launch arguments and configurations (presentation)
@@ -104,6 +104,12 @@ typedef struct space_entry {
 	int *lcls;
 	bool uniform;
 	stage_tab tab[N_RECOMP];
+	/* what each axis of the sub-mesh carries (space_roles) */
+	sl_axis_role role[SL_MAX_AXES];
+	/* the plan of the framework (sl_framework_choice), once asked for */
+	int *fw_choice;
+	int fw_rc;
+	char fw_why[256];
 	/* its stage types by layer count, chained through stage_type.snext */
 	struct stage_type **by_n;
 	struct space_entry *next;
@@ -173,6 +179,9 @@ typedef struct hyb {
 	sl_dp_pool *pool;	/* layers the stages' solvers share */
 	int64_t solves, hits;
 	bool own_layers;	/* a stage type serves only its own layers */
+	/* the model as a framework describes it; NULL when it is not one
+	 * the frameworks run (sl_arch_of) */
+	const sl_arch *arch;
 } hyb;
 
 /* ------------------------------------------------------ pipe_space.c */
@@ -187,6 +196,16 @@ sl_link pp_link(const hyb *h, int outer, int inner);
 /* The space of micro-batch batch on sub-mesh outer x inner (built once). */
 space_entry *hyb_space(hyb *h, int64_t batch, int outer, int inner, sl_error *err);
 stage_tab *space_tab(const hyb *h, space_entry *e, int r);
+/*
+ * The roles of a stage sub-mesh: --axes' when named, else data parallel
+ * outer and tensor parallel inner.  They bind the strategies (the contract
+ * of sl_axis_role) when named or when a framework runs the plan.
+ */
+void space_roles(const hyb *h, int outer, int inner, sl_axis_role *role);
+bool roles_bind(const hyb *h);
+/* The framework's plan of the whole graph on the space; NULL (err set)
+ * when it has none. */
+const int *space_fw_choice(const hyb *h, space_entry *e, sl_error *err);
 bool tab_same_prev(const hyb *h, space_entry *e, int r, int a, int b);
 
 /* ------------------------------------------------------ pipe_stage.c */
@@ -199,13 +218,15 @@ void stage_ops(const sl_graph *g, int l0, int n, int *a, int *b);
 stage_type *hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
     sl_error *err);
 void type_extras(const hyb *h, stage_type *t, int r);
-void plan_totals(const stage_type *t, const stage_tab *tb, int r, const int *c,
-    stage_plan *sp);
+/* Allows the strategies the axes' roles admit (all when they bind none). */
+void type_allow_roles(const hyb *h, stage_type *t);
+void stage_plan_totals(const stage_type *t, const stage_tab *tb, int r,
+    const int *c, stage_plan *sp);
 /* Memory with ks states and k acts; time of one micro-batch; the time it
  * adds once per step (its gradient sync and optimizer). */
-int64_t plan_mem(const stage_plan *p, int64_t ks, int64_t k);
-int64_t plan_micro(const stage_plan *p);
-int64_t plan_once(const stage_plan *p);
+int64_t stage_plan_mem(const stage_plan *p, int64_t ks, int64_t k);
+int64_t stage_plan_micro(const stage_plan *p);
+int64_t stage_plan_once(const stage_plan *p);
 const stage_plan *type_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k,
     int64_t m, int64_t cap, sl_error *err);
 
@@ -225,6 +246,5 @@ bool device_alike(const hyb *h, const space_entry *se, int p, int v, int d,
 void chunk_budget(const hyb *h, int v, int64_t K, bool alike, int64_t *ks,
     int64_t *k, int64_t *cap);
 int pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err);
-void pipeline_megatron(hyb *h, const sl_pipe_config *c, sl_pipeline *pl);
 
 #endif /* SL_PIPE_INTERNAL_H */

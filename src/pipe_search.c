@@ -29,7 +29,7 @@ typedef struct item {
 	bool ok;
 	int r;
 	int64_t t, mem;
-	int64_t once;			/* its sync and optimizer (plan_once) */
+	int64_t once;			/* its sync and optimizer (stage_plan_once) */
 	dev_sums sums;			/* what the step's end needs of it */
 } item;
 
@@ -39,6 +39,9 @@ typedef struct cfg {
 	int ns, L;
 	int lo, hi;		/* layers per stage searched */
 	int64_t lb;		/* no partition steps faster */
+	/* one recomputation for every stage (a framework's), or -1: each
+	 * stage its own */
+	int rfix;
 	/* nu: the first layers a stage's item depends on: 1 when the layers
 	 * are all alike (a middle stage is costed at layer 1), else L */
 	int nu;
@@ -67,7 +70,9 @@ cfg_item(hyb *h, cfg *c, int j, int u, int n, item *out, sl_error *err)
 	chunk_budget(h, c->v, K, alike, &ks, &k, &cap);
 	l0 = j == 0 ? 0 : j == c->ns - 1 ? c->L - n : c->nu > 1 ? u : 1;
 	memset(out, 0, sizeof *out);
-	if (o->space.recipe.recompute == SL_RECOMP_AUTO) {
+	if (c->rfix >= 0)
+		r0 = r1 = c->rfix;
+	else if (o->space.recipe.recompute == SL_RECOMP_AUTO) {
 		r0 = 0;
 		r1 = N_RECOMP - 1;
 	} else
@@ -91,25 +96,26 @@ cfg_item(hyb *h, cfg *c, int j, int u, int n, item *out, sl_error *err)
 			const stage_plan *f = type_plan(h, ty, r, 1, 1, c->m, INT64_MAX / 4, err);
 			if (f == NULL)
 				return err->code ? err->code : SL_EINTERNAL;
-			if (sl_add_sat(sl_mul_sat(c->m, plan_micro(f)), plan_once(f)) >=
+			if (sl_add_sat(sl_mul_sat(c->m, stage_plan_micro(f)), stage_plan_once(f)) >=
 			    sl_add_sat(sl_mul_sat(c->m, out->t), out->once))
 				continue;
 		}
 		sp = type_plan(h, ty, r, ks, k, c->m, cap, err);
 		if (sp == NULL)
 			return err->code ? err->code : SL_EINTERNAL;
-		t = plan_micro(sp);
-		key = sl_add_sat(sl_mul_sat(c->m, t), plan_once(sp));
+		t = stage_plan_micro(sp);
+		key = sl_add_sat(sl_mul_sat(c->m, t), stage_plan_once(sp));
 		best = sl_add_sat(sl_mul_sat(c->m, out->t), out->once);
 		if ((sp->ok && !out->ok) || (sp->ok == out->ok &&
-		    (r == r0 || (sp->ok ? key < best : plan_mem(sp, ks, k) < out->mem)))) {
+		    (r == r0 || (sp->ok ? key < best :
+		    stage_plan_mem(sp, ks, k) < out->mem)))) {
 			out->ok = sp->ok;
 			out->r = r;
 			out->t = t;
-			out->once = plan_once(sp);
+			out->once = stage_plan_once(sp);
 			out->sums = (dev_sums){ .bwd = sp->bwd, .sync = sp->sync,
 			    .optim = sp->optim, .pelems = sp->pelems };
-			out->mem = plan_mem(sp, ks, k);
+			out->mem = stage_plan_mem(sp, ks, k);
 		}
 		/* the fastest plan fits: recomputing more cannot be faster */
 		if (sp->ok && sp->choice != NULL &&
@@ -229,6 +235,69 @@ i64_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/*
+ * The configuration as its framework launches it (framework.c): the
+ * sub-mesh's tensor- and context-parallel axes by their roles, the rest
+ * data parallel; layers and rec (NULL: not yet chosen) per stage.
+ */
+static void
+cfg_layout(hyb *h, const cfg *c, const int *layers, const sl_recompute *rec,
+    sl_layout *l)
+{
+	const sl_hybrid_opts *o = h->o;
+	sl_axis_role role[SL_MAX_AXES];
+	int size[SL_MAX_AXES] = { 1, 1 }, n = 0, D = c->outer * c->inner;
+
+	memset(l, 0, sizeof *l);
+	space_roles(h, c->outer, c->inner, role);
+	if (o->topo != NULL) {
+		for (int a = 0; a < o->topo->n_axes && n < SL_MAX_AXES; a++)
+			if (o->topo->role[a] != SL_AXIS_PP)
+				size[n++] = o->topo->shape[a];
+	} else if (c->outer > 1 && c->inner > 1) {
+		size[0] = c->outer;
+		size[1] = c->inner;
+	} else
+		size[0] = c->outer > 1 ? c->outer : c->inner;
+	l->framework = o->space.recipe.framework;
+	l->tp = l->cp = 1;
+	for (int a = 0; a < SL_MAX_AXES; a++)
+		if (role[a] == SL_AXIS_TP)
+			l->tp *= size[a];
+		else if (role[a] == SL_AXIS_CP)
+			l->cp *= size[a];
+	l->dp = D / (l->tp * l->cp);
+	l->pp = c->p;
+	l->vpp = c->v;
+	l->world = c->p * D;
+	l->schedule = c->v > 1 ? SL_SCHED_INTERLEAVED :
+	    o->schedule == SL_SCHED_INTERLEAVED ? SL_SCHED_1F1B : o->schedule;
+	l->n_stages = c->ns;
+	l->stage_layers = layers;
+	l->stage_recompute = rec;
+	l->micro_batch = l->dp > 0 ? c->G / l->dp : c->G;
+	l->micro_batches = c->m;
+	l->global_batch = c->G * c->m;
+	l->seq = o->space.recipe.seq;
+	l->precision = o->space.recipe.precision;
+	l->zero = (o->space.zero && (l->framework == SL_FW_TORCHTITAN ||
+	    l->framework == SL_FW_DEEPSPEED)) ? 3 : o->space.recipe.shard_states;
+	l->offload_optimizer = o->offload_optimizer != 0;
+}
+
+/* Whether the framework runs the configuration (always, for free). */
+static bool
+cfg_runs(hyb *h, const cfg *c, const int *layers, const sl_recompute *rec,
+    const sl_arch *a, char *why, size_t len)
+{
+	sl_layout l;
+
+	if (h->o->space.recipe.framework == SL_FW_FREE)
+		return true;
+	cfg_layout(h, c, layers, rec, &l);
+	return sl_layout_check(&l, a, why, len);
+}
+
 /* Evaluates one partition exactly; keeps it when it is the best fitting. */
 static int
 try_partition(hyb *h, cfg *c, const int *layers, best_t *b, best_t *cb,
@@ -245,6 +314,8 @@ try_partition(hyb *h, cfg *c, const int *layers, best_t *b, best_t *cb,
 			return SL_OK;	/* this stage fits under no plan */
 		rec[j] = recomp_of[it->r];
 	}
+	if (!cfg_runs(h, c, layers, rec, h->arch, NULL, 0))
+		return SL_OK;
 	(*partitions)++;
 	if (c->v == 1) {
 		/*
@@ -488,8 +559,10 @@ search_cfg(hyb *h, cfg *c, sl_hybrid_result *r, best_t *best, sl_error *err)
 		if (c->hi > c->L - (c->ns - 1))
 			c->hi = c->L - (c->ns - 1);
 	}
-	if (c->v > 1) {
-		/* interleaving: equal chunks, as Megatron-LM requires */
+	if (c->v > 1 || (h->o->space.recipe.framework == SL_FW_DEEPSPEED &&
+	    c->ns > 1)) {
+		/* interleaving: equal chunks, as Megatron-LM requires; and
+		 * PipelineModule's even partition */
 		c->lo = c->hi = c->L / c->ns;
 	}
 	if ((rc = cfg_items(h, c, r, &pruned, err)) != SL_OK)
@@ -591,8 +664,8 @@ fastest_of(hyb *h, cfg *c, int n, int r, int64_t *out, sl_error *err)
 			/* infinite memory: the fastest plan */
 			if ((sp = type_plan(h, ty, r, 1, 1, c->m, INT64_MAX / 4, err)) == NULL)
 				return err->code ? err->code : SL_EINTERNAL;
-			if (plan_micro(sp) < best)
-				best = plan_micro(sp);
+			if (stage_plan_micro(sp) < best)
+				best = stage_plan_micro(sp);
 		}
 	}
 	*out = best;
@@ -611,7 +684,8 @@ cfg_bound(hyb *h, cfg *c, int64_t *lb, sl_error *err)
 {
 	int n1 = (int)sl_ceil_div(c->L, c->ns), nlo;
 	int64_t t1, tlo;
-	int r = h->o->space.recipe.recompute == SL_RECOMP_AUTO ? 0 :
+	int r = c->rfix >= 0 ? c->rfix :
+	    h->o->space.recipe.recompute == SL_RECOMP_AUTO ? 0 :
 	    recomp_index(h->o->space.recipe.recompute);
 	int rc;
 
@@ -693,15 +767,47 @@ search_space_of(const sl_hybrid_opts *o, search_space *s, sl_error *err)
 }
 
 /*
+ * Adds configuration c.  A framework recomputes every stage alike: each
+ * recomputation it runs is a configuration of its own.
+ */
+static void
+cfg_push(hyb *h, cfg *c, cfg **cs, int *nc, int *capc)
+{
+	const sl_hybrid_opts *o = h->o;
+
+	for (int rf = 0; rf < N_RECOMP; rf++) {
+		if (o->space.recipe.framework == SL_FW_FREE ||
+		    o->space.recipe.recompute != SL_RECOMP_AUTO) {
+			if (rf > 0)
+				break;
+		} else {
+			sl_recompute rr[1024];
+			for (int j = 0; j < c->ns; j++)
+				rr[j] = recomp_of[rf];
+			c->rfix = rf;
+			if (!cfg_runs(h, c, NULL, rr, h->arch, NULL, 0))
+				continue;
+		}
+		if (*nc == *capc) {
+			*capc = *capc ? 2 * *capc : 32;
+			*cs = sl_xrealloc(*cs, *capc * sizeof **cs);
+		}
+		(*cs)[(*nc)++] = *c;
+	}
+}
+
+/*
  * The configurations of L layers on the devices of s with global batch
  * B: pipeline degree, chunks, sub-mesh, micro-batch.  Those set aside are
  * counted in r; when none is left, r->why_none says why.  Returns how
  * many, in *out (the caller frees it).
  */
 static int
-search_cfgs(const sl_hybrid_opts *o, const search_space *s, int L, int64_t B,
+search_cfgs(hyb *h, const search_space *s, int L, int64_t B,
     sl_hybrid_result *r, cfg **out)
 {
+	const sl_hybrid_opts *o = h->o;
+	char why[256];
 	int N = s->N, dpn = o->hw.devices_per_node > 0 ? o->hw.devices_per_node : 1;
 	int nc = 0, capc = 0;
 	cfg *cs = NULL;
@@ -753,22 +859,33 @@ search_cfgs(const sl_hybrid_opts *o, const search_space *s, int L, int64_t B,
 						continue;
 					}
 					c.m = B / c.G;
+					c.rfix = -1;
 					if (v > 1 && c.m % p != 0) {
 						r->pruned_batches++;
 						continue;
 					}
-					if (nc == capc) {
-						capc = capc ? 2 * capc : 32;
-						cs = sl_xrealloc(cs, capc * sizeof *cs);
+					/* what the framework cannot run */
+					if (o->space.recipe.framework != SL_FW_FREE &&
+					    !cfg_runs(h, &c, NULL, NULL, h->arch, why, sizeof why)) {
+						if (r->pruned_framework++ == 0)
+							snprintf(r->framework_why,
+							    sizeof r->framework_why, "%s", why);
+						continue;
 					}
-					cs[nc++] = c;
+					cfg_push(h, &c, &cs, &nc, &capc);
 				}
 			}
 		}
 	}
 	if (nc == 0) {
 		/* nothing to evaluate: say why */
-		if (r->pruned_shapes > 0 || r->pruned_batches > 0)
+		if (r->pruned_framework > 0)
+			snprintf(r->why_none, sizeof r->why_none,
+			    _("%s runs none of the configurations (%lld set aside; the "
+			    "first because %s)"),
+			    sl_framework_title(o->space.recipe.framework),
+			    (long long)r->pruned_framework, r->framework_why);
+		else if (r->pruned_shapes > 0 || r->pruned_batches > 0)
 			snprintf(r->why_none, sizeof r->why_none,
 			    _("every configuration was set aside: %lld sub-meshes (tensor "
 			    "parallelism beyond a node, or chunks of unequal layers), %lld "
@@ -821,10 +938,11 @@ search_best_first(hyb *h, cfg *cs, int nc, sl_hybrid_result *r, best_t *best,
 	return rc;
 }
 
-int
-sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
+static int
+hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 {
 	hyb h;
+	sl_arch arch;
 	best_t *best;
 	const sl_graph *g0;
 	search_space s;
@@ -845,20 +963,20 @@ sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 		return err->code ? err->code : SL_EINPUT;
 	}
 	L = g0->n_layers;
+	if (sl_arch_of(g0, &arch, NULL) == SL_OK)
+		h.arch = &arch;
 	if (L < 1) {
 		hyb_free(&h);
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 		    _("model '%s' has no layers to split into pipeline stages"), g0->name);
 	}
-	nc = search_cfgs(o, &s, L, B, r, &cs);
+	nc = search_cfgs(&h, &s, L, B, r, &cs);
 	best = sl_xcalloc(1, sizeof *best);
 	rc = search_best_first(&h, cs, nc, r, best, err);
 	if (rc == SL_OK && best->found) {
 		rc = pipeline_eval(&h, &best->c, &r->best, err);
-		if (rc == SL_OK) {
-			pipeline_megatron(&h, &best->c, &r->best);
+		if (rc == SL_OK)
 			r->found = true;
-		}
 	}
 	front_prune(r);
 	r->stage_solves = h.solves;
@@ -870,4 +988,66 @@ sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 	if (rc != SL_OK)
 		sl_hybrid_result_free(r);
 	return rc;
+}
+
+/*
+ * DeepSpeed's ZeRO stages are two searches: ZeRO-1 (optimizer states
+ * sharded, with or without a pipeline) and ZeRO-3 (parameters too, which
+ * its PipelineEngine refuses: one stage).  The faster fitting plan of the
+ * two is kept, the frontiers and counts joined.
+ */
+int
+sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
+{
+	sl_hybrid_opts o1;
+	sl_hybrid_result r1;
+	int rc;
+
+	if (o->space.recipe.framework != SL_FW_DEEPSPEED || !o->space.zero)
+		return hybrid_search(o, r, err);
+	o1 = *o;
+	o1.space.zero = false;
+	if ((rc = hybrid_search(&o1, r, err)) != SL_OK)
+		return rc;
+	if ((rc = hybrid_search(o, &r1, err)) != SL_OK) {
+		sl_hybrid_result_free(r);
+		return rc;
+	}
+	if (r1.found && (!r->found || (r1.best.fits && !r->best.fits) ||
+	    (r1.best.fits == r->best.fits && r1.best.step_ns < r->best.step_ns))) {
+		sl_pipeline_free(&r->best);
+		r->best = r1.best;
+		r->found = true;
+		memset(&r1.best, 0, sizeof r1.best);
+	}
+	if (r1.have_least && (!r->have_least || r1.least.max_mem < r->least.max_mem)) {
+		sl_pipeline_free(&r->least);
+		r->least = r1.least;
+		r->have_least = true;
+		memset(&r1.least, 0, sizeof r1.least);
+	}
+	r->front = sl_xrealloc(r->front, (size_t)(r->n_front + r1.n_front + 1) *
+	    sizeof *r->front);
+	if (r1.n_front > 0)
+		memcpy(r->front + r->n_front, r1.front,
+		    (size_t)r1.n_front * sizeof *r1.front);
+	r->n_front += r1.n_front;
+	front_prune(r);
+	r->configs += r1.configs;
+	r->stage_solves += r1.stage_solves;
+	r->cache_hits += r1.cache_hits;
+	r->partitions += r1.partitions;
+	r->pruned_partitions += r1.pruned_partitions;
+	r->pruned_shapes += r1.pruned_shapes;
+	r->pruned_batches += r1.pruned_batches;
+	r->pruned_bound += r1.pruned_bound;
+	r->pruned_stages += r1.pruned_stages;
+	r->pruned_framework += r1.pruned_framework;
+	if (r->framework_why[0] == '\0')
+		snprintf(r->framework_why, sizeof r->framework_why, "%s", r1.framework_why);
+	if (!r->found && r->why_none[0] == '\0')
+		snprintf(r->why_none, sizeof r->why_none, "%s", r1.why_none);
+	r->time_ms += r1.time_ms;
+	sl_hybrid_result_free(&r1);
+	return SL_OK;
 }

@@ -43,6 +43,8 @@ tab_free(stage_tab *t, int n_ops)
 void
 space_free(space_entry *e)
 {
+	if (e != NULL)
+		free(e->fw_choice);
 	for (int r = 0; r < N_RECOMP; r++)
 		tab_free(&e->tab[r], e->sp->g->n_ops);
 	for (int x = 0; x < e->sp->n_edges; x++)
@@ -270,6 +272,7 @@ hyb_space(hyb *h, int64_t batch, int outer, int inner, sl_error *err)
 		return NULL;
 	}
 	space_reps(e);
+	space_roles(h, outer, inner, e->role);
 	e->erow = sl_xcalloc(e->sp->n_edges ? e->sp->n_edges : 1, sizeof *e->erow);
 	e->by_n = sl_xcalloc((size_t)g->n_layers + 1, sizeof *e->by_n);
 	e->next = h->spaces;
@@ -412,4 +415,55 @@ tab_same_prev(const hyb *h, space_entry *e, int r, int a, int b)
 		}
 	}
 	return tb->ndiff[b] == tb->ndiff[a];
+}
+
+bool
+roles_bind(const hyb *h)
+{
+	return h->o->topo != NULL || h->o->space.recipe.framework != SL_FW_FREE;
+}
+
+void
+space_roles(const hyb *h, int outer, int inner, sl_axis_role *role)
+{
+	const sl_topo *t = h->o->topo;
+	int n = 0;
+
+	for (int a = 0; a < SL_MAX_AXES; a++)
+		role[a] = SL_AXIS_DP;
+	if (t != NULL) {
+		for (int a = 0; a < t->n_axes && n < SL_MAX_AXES; a++)
+			if (t->role[a] != SL_AXIS_PP)
+				role[n++] = t->role[a];
+		return;
+	}
+	/* stage_mesh: outer x inner, an axis of size 1 left out; the inner
+	 * axis is the tensor-parallel one */
+	if (outer > 1 && inner > 1)
+		role[1] = SL_AXIS_TP;
+	else if (inner > 1)
+		role[0] = SL_AXIS_TP;
+}
+
+const int *
+space_fw_choice(const hyb *h, space_entry *e, sl_error *err)
+{
+	const sl_hybrid_opts *o = h->o;
+	/* FSDP (torchtitan) and ZeRO-3 (DeepSpeed) shard the parameters;
+	 * Megatron-LM's distributed optimizer shards only their states */
+	bool shard = o->space.zero && (o->space.recipe.framework == SL_FW_TORCHTITAN ||
+	    o->space.recipe.framework == SL_FW_DEEPSPEED);
+
+	if (e->fw_choice == NULL) {
+		e->fw_choice = sl_xmalloc((e->sp->g->n_ops ? e->sp->g->n_ops : 1) *
+		    sizeof *e->fw_choice);
+		e->fw_rc = sl_framework_choice(e->sp, e->role, shard, e->fw_choice,
+		    e->fw_why, sizeof e->fw_why);
+	}
+	if (e->fw_rc != SL_OK) {
+		sl_error_set(err, e->fw_rc, NULL, 0, 0, _("%s cannot run the plan: %s"),
+		    sl_framework_title(o->space.recipe.framework), e->fw_why);
+		return NULL;
+	}
+	return e->fw_choice;
 }

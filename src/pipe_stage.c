@@ -272,6 +272,7 @@ hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
 	t->prob->ecost = sl_xcalloc(ne ? ne : 1, sizeof *t->prob->ecost);
 	free(ends);
 	type_edges(t, h->o->plain);
+	type_allow_roles(h, t);
 	for (int v = a; v < b; v++) {
 		t->prob->layer[v - a] = g->ops[v].layer;
 		t->prob->pos[v - a] = g->ops[v].pos;
@@ -324,6 +325,63 @@ hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
 	t->snext = se->by_n[n];
 	se->by_n[n] = t;
 	return t;
+}
+
+void
+type_allow_roles(const hyb *h, stage_type *t)
+{
+	const sl_space *sp = t->se->sp;
+	sl_problem *p = t->prob;
+
+	for (int v = 0; v < p->n; v++) {
+		int any = 0;
+		for (int s = 0; s < p->k[v]; s++) {
+			p->allowed[v][s] = !roles_bind(h) || sl_strategy_roles_ok(sp,
+			    v + t->a, &sp->ops[v + t->a].strat[s], t->se->role);
+			any |= p->allowed[v][s];
+		}
+		/* an operator no strategy of which keeps the contract keeps
+		 * them all (the framework's plan says which it takes) */
+		if (!any)
+			memset(p->allowed[v], 1, (size_t)p->k[v]);
+	}
+}
+
+/*
+ * The stage's plan as its framework runs it: the framework's strategy for
+ * each operator (space_fw_choice), whatever the budget; ok when it fits.
+ */
+static const stage_plan *
+type_fw_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k,
+    int64_t cap, sl_error *err)
+{
+	const int *fc = space_fw_choice(h, t->se, err);
+	int n = t->b - t->a;
+	stage_plan p, *out;
+
+	if (fc == NULL)
+		return NULL;
+	memset(&p, 0, sizeof p);
+	p.choice = sl_xmalloc((n ? n : 1) * sizeof(int));
+	memcpy(p.choice, fc + t->a, n * sizeof(int));
+	type_extras(h, t, r);
+	stage_plan_totals(t, space_tab(h, t->se, r), r, p.choice, &p);
+	p.ok = stage_plan_mem(&p, ks, k) <= cap;
+	p.r = r;
+	p.ks = ks;
+	p.k = k;
+	p.cap = cap;
+	if (t->fast[r] == NULL) {
+		t->fast[r] = sl_xmalloc((n ? n : 1) * sizeof(int));
+		memcpy(t->fast[r], p.choice, n * sizeof(int));
+	}
+	if (t->n_plan == t->cap_plan) {
+		t->cap_plan = t->cap_plan ? 2 * t->cap_plan : 8;
+		t->plan = sl_xrealloc(t->plan, t->cap_plan * sizeof *t->plan);
+	}
+	out = &t->plan[t->n_plan++];
+	*out = p;
+	return out;
 }
 
 /* The extras of a stage under r: memory (foreign states) and p2p time. */
@@ -381,8 +439,8 @@ x_at(int64_t **x, int v, int s)
 
 /* Totals of a choice under the tables. */
 void
-plan_totals(const stage_type *t, const stage_tab *tb, int r, const int *c,
-    stage_plan *sp)
+stage_plan_totals(const stage_type *t, const stage_tab *tb, int r,
+    const int *c, stage_plan *sp)
 {
 	const sl_space *s = t->se->sp;
 
@@ -416,20 +474,20 @@ plan_totals(const stage_type *t, const stage_tab *tb, int r, const int *c,
 }
 
 int64_t
-plan_mem(const stage_plan *p, int64_t ks, int64_t k)
+stage_plan_mem(const stage_plan *p, int64_t ks, int64_t k)
 {
 	return sl_add_sat(sl_mul_sat(ks, sl_mem_total(&p->states)),
 	    sl_mul_sat(k, p->acts));
 }
 
 int64_t
-plan_micro(const stage_plan *p)
+stage_plan_micro(const stage_plan *p)
 {
 	return sl_add_sat(sl_add_sat(p->compute, p->comm), p->p2p);
 }
 
 int64_t
-plan_once(const stage_plan *p)
+stage_plan_once(const stage_plan *p)
 {
 	return sl_add_sat(p->sync, p->optim);
 }
@@ -505,13 +563,13 @@ type_solve(hyb *h, stage_type *t, const stage_tab *tb, int r, int64_t ks,
 	}
 	sl_solution_init(&sol, p->n);
 	h->solves++;
-	if (t->dp == NULL && (t->dp = sl_dp_new(p, NULL)) != NULL && !h->o->plain) {
+	if (t->dp == NULL && (t->dp = sl_dp_new(p, NULL, NULL)) != NULL && !h->o->plain) {
 		if (h->pool == NULL)
 			h->pool = sl_dp_pool_new();
 		sl_dp_set_pool(t->dp, h->pool);
 	}
 	if (t->dp != NULL)
-		rc = sl_dp_resolve(t->dp, p, &sol, err);
+		rc = sl_dp_resolve(t->dp, p, NULL, &sol, err);
 	else
 		rc = sl_solve(p, SL_SOLVER_AUTO, NULL, &sol, err);
 	if (rc == SL_OK && sol.status != SL_SOLVE_OPTIMAL)
@@ -523,28 +581,55 @@ type_solve(hyb *h, stage_type *t, const stage_tab *tb, int r, int64_t ks,
 	return rc;
 }
 
-static double
-line(const stage_plan *p, int64_t ks, int64_t k, int64_t m, double wm,
-    double wt)
+/* The stage as fit.c's search sees it: its time against its memory with
+ * ks chunks' states and k micro-batches in flight. */
+typedef struct stage_probe {
+	hyb *h;
+	stage_type *t;
+	const stage_tab *tb;
+	int r;
+	int64_t ks, k, m;
+	stage_plan p;		/* scratch for measuring */
+} stage_probe;
+
+static int
+stage_probe_solve(void *ctx, double wm, double wc, int *choice, sl_error *err)
 {
-	return wm * (double)plan_mem(p, ks, k) +
-	    wt * ((double)m * (double)plan_micro(p) + (double)plan_once(p));
+	stage_probe *sp = ctx;
+
+	return type_solve(sp->h, sp->t, sp->tb, sp->r, sp->ks, sp->k, sp->m, wm,
+	    wc, choice, err);
+}
+
+static void
+stage_probe_measure(void *ctx, const int *choice, int64_t *mem,
+    int64_t *weighed, double *cost)
+{
+	stage_probe *sp = ctx;
+
+	stage_plan_totals(sp->t, sp->tb, sp->r, choice, &sp->p);
+	*mem = stage_plan_mem(&sp->p, sp->ks, sp->k);
+	*cost = (double)sp->m * (double)stage_plan_micro(&sp->p) +
+	    (double)stage_plan_once(&sp->p);
 }
 
 /*
  * The fastest plan of the stage whose memory with k micro-batches in flight
- * fits cap, over the vertices of its memory / time frontier: solve for the
- * least time and the least memory, then where their lines cross, keeping
- * the side that fits, until no plan lies below the crossing (parametric
- * search, as in sweep.c).
+ * fits cap, over the vertices of its memory / time frontier (fit.c's
+ * search, as every plan under a memory limit): the least-time plan when
+ * it fits, else between it and the least-memory plan.
  */
 const stage_plan *
 type_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k, int64_t m,
     int64_t cap, sl_error *err)
 {
 	stage_tab *tb;
-	stage_plan lo, hi, mid, *out;
-	int n = t->b - t->a, iter;
+	stage_plan hi, *out;
+	stage_probe sp;
+	sl_fit_probe pr;
+	sl_fit_found f;
+	const stage_plan *warm = NULL;
+	int n = t->b - t->a;
 
 	for (int i = 0; i < t->n_plan; i++)
 		if (t->plan[i].r == r && t->plan[i].ks == ks && t->plan[i].k == k &&
@@ -552,110 +637,46 @@ type_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k, int64_t m,
 			h->hits++;
 			return &t->plan[i];
 		}
+	if (h->o->space.recipe.framework != SL_FW_FREE)
+		return type_fw_plan(h, t, r, ks, k, cap, err);
 	tb = space_tab(h, t->se, r);
 	type_extras(h, t, r);
-	memset(&lo, 0, sizeof lo);
-	memset(&hi, 0, sizeof hi);
-	memset(&mid, 0, sizeof mid);
-	hi.choice = sl_xmalloc(n * sizeof(int));
-	lo.choice = sl_xmalloc(n * sizeof(int));
-	mid.choice = sl_xmalloc(n * sizeof(int));
 	/* the fastest plan does not depend on k or cap: solved once per r */
 	if (t->fast[r] == NULL) {
 		t->fast[r] = sl_xmalloc(n * sizeof(int));
 		if (type_solve(h, t, tb, r, 1, 1, m, 1e-9, 1.0, t->fast[r], err) != SL_OK) {
 			free(t->fast[r]);
 			t->fast[r] = NULL;
-			goto fail;
+			return NULL;
 		}
 	} else
 		h->hits++;
-	memcpy(hi.choice, t->fast[r], n * sizeof(int));
-	plan_totals(t, tb, r, hi.choice, &hi);
-	if (plan_mem(&hi, ks, k) <= cap) {
-		hi.ok = true;
-		goto done;
-	}
 	/*
 	 * A plan that fit with more micro-batches in flight fits with k: the
-	 * closest such starts the search instead of the least-memory plan.
+	 * closest such starts the search instead of the least-memory plan
+	 * (when the fastest does not fit already).
 	 */
-	{
-		const stage_plan *warm = NULL;
-		for (int i = 0; i < t->n_plan; i++) {
-			const stage_plan *q = &t->plan[i];
-			if (q->r == r && q->ks == ks && q->cap == cap && q->ok && q->k > k &&
-			    (warm == NULL || q->k < warm->k))
-				warm = q;
-		}
-		if (warm != NULL) {
-			memcpy(lo.choice, warm->choice, n * sizeof(int));
-			h->hits++;
-		} else if (type_solve(h, t, tb, r, ks, k, m, 1.0, 1e-9, lo.choice, err) != SL_OK)
-			goto fail;
+	for (int i = 0; i < t->n_plan; i++) {
+		const stage_plan *q = &t->plan[i];
+		if (q->r == r && q->ks == ks && q->cap == cap && q->ok && q->k > k &&
+		    (warm == NULL || q->k < warm->k))
+			warm = q;
 	}
-	plan_totals(t, tb, r, lo.choice, &lo);
-	if (plan_mem(&lo, ks, k) > cap) {
-		/* nothing fits: report the least memory */
-		memcpy(hi.choice, lo.choice, n * sizeof(int));
-		plan_totals(t, tb, r, hi.choice, &hi);
-		hi.ok = false;
-		goto done;
-	}
-	/*
-	 * lam = wt / wm.  lo (fits) was solved at lam_lo, hi (does not) at
-	 * lam_hi.  Steps solve where lo's and hi's lines cross, and stop when
-	 * nothing lies below; every eighth halves the interval in log(lam)
-	 * instead, which bounds the steps however many vertices lie between.
-	 * (Most searches end within five steps: a halving every fourth, as
-	 * before, cost GPT-3 on 64 devices 8% more solves, with the same plans.)
-	 */
-	{
-		double lam_lo = 1e-9, lam_hi = 1e9;
-		for (iter = 0; iter < 60; iter++) {
-			double dm = (double)(plan_mem(&hi, ks, k) - plan_mem(&lo, ks, k));
-			double dt = ((double)m * (double)plan_micro(&lo) + (double)plan_once(&lo)) -
-			    ((double)m * (double)plan_micro(&hi) + (double)plan_once(&hi));
-			double wm, wt, lam;
-			bool cross = iter % 8 != 7;
-
-			if (!(dm > 0) || !(dt > 0))
-				break;
-			lam = cross ? dm / dt : sqrt(lam_lo * lam_hi);
-			if (!cross && lam_hi / lam_lo < 1.0001)
-				continue;
-			wm = 1.0 / (1.0 + lam);
-			wt = lam / (1.0 + lam);
-			if (type_solve(h, t, tb, r, ks, k, m, wm, wt, mid.choice, err) != SL_OK)
-				goto fail;
-			plan_totals(t, tb, r, mid.choice, &mid);
-			if (cross && line(&mid, ks, k, m, wm, wt) >= line(&lo, ks, k, m, wm, wt) - 0.5)
-				break;		/* lo and hi are neighbours */
-			if (plan_mem(&mid, ks, k) <= cap) {
-				int *c = lo.choice;
-				lo = mid;
-				mid.choice = c;
-				if (lam > lam_lo)
-					lam_lo = lam;
-			} else {
-				int *c = hi.choice;
-				hi = mid;
-				mid.choice = c;
-				if (lam < lam_hi)
-					lam_hi = lam;
-			}
-		}
-	}
-	/* lo fits and is the fastest fitting vertex */
-	{
-		int *c = hi.choice;
-		hi = lo;
-		lo.choice = c;
-		hi.ok = true;
-	}
-done:
-	free(lo.choice);
-	free(mid.choice);
+	sp = (stage_probe){ .h = h, .t = t, .tb = tb, .r = r, .ks = ks, .k = k,
+	    .m = m };
+	pr = (sl_fit_probe){ .n = n, .solve = stage_probe_solve,
+	    .measure = stage_probe_measure, .ctx = &sp, .terms = n + t->prob->m,
+	    .bounds = true,
+	    .fast = t->fast[r], .frugal = warm != NULL ? warm->choice : NULL };
+	if (sl_fit_search(&pr, cap, &f, err) != SL_OK)
+		return NULL;
+	if (warm != NULL && !(f.fits && memcmp(f.choice, t->fast[r],
+	    n * sizeof(int)) == 0))
+		h->hits++;
+	memset(&hi, 0, sizeof hi);
+	hi.choice = f.choice;
+	stage_plan_totals(t, tb, r, hi.choice, &hi);
+	hi.ok = f.fits;
 	hi.r = r;
 	hi.ks = ks;
 	hi.k = k;
@@ -667,11 +688,6 @@ done:
 	out = &t->plan[t->n_plan++];
 	*out = hi;
 	return out;
-fail:
-	free(lo.choice);
-	free(hi.choice);
-	free(mid.choice);
-	return NULL;
 }
 
 /*

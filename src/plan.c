@@ -79,14 +79,15 @@ json_t *
 sl_plan_recipe_json(const sl_recipe *rc, const uint8_t *layer_recompute,
     int n_layers)
 {
-	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:s, s:b, s:b}",
+	json_t *o = json_pack(
+	    "{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:i, s:s, s:b, s:b}",
 	    "framework", sl_framework_name(rc->framework),
 	    "attention", sl_attention_name(rc->attention),
 	    "precision", sl_precision_name(rc->precision),
 	    "recompute", sl_recompute_name(rc->recompute),
 	    "micro_batch", (json_int_t)rc->micro_batch,
 	    "global_batch", (json_int_t)rc->global_batch,
-	    "seq", (json_int_t)rc->seq,
+	    "seq", (json_int_t)rc->seq, "shard_states", rc->shard_states,
 	    "optimizer", sl_optimizer_name(rc->optimizer),
 	    "clip_grad", (int)!rc->no_clip_grad,
 	    "overlap_grad_reduce", (int)!rc->no_grad_overlap);
@@ -352,6 +353,9 @@ sl_plan_write(const sl_space *s, const int *choice, const sl_eval *ev,
 	for (int i = 0; i < s->g->n_ops; i++)
 		json_array_append_new(ops, j_op(s, choice, ev, meta->cs, i));
 	json_object_set_new(root, "ops", ops);
+	/* the figures the plan was made with, for reopening it as it was
+	 * (last: the lines above stay where they were) */
+	json_object_set_new(root, "hardware_profile", sl_hw_json(&s->mesh.hw));
 	return sl_json_write(root, path, _("cannot write the plan"), err);
 }
 
@@ -530,6 +534,14 @@ rd_recipe(const plan_rd *r, json_t *root, sl_plan_file *pf)
 		else
 			pf->recipe.framework = (sl_framework)k;
 	}
+	v = json_object_get(o, "shard_states");
+	if (v != NULL) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    json_integer_value(v) > 2)
+			return rd_fail(r, "recipe.shard_states", "%s",
+			    _("\"shard_states\" must be 0, 1 or 2"));
+		pf->recipe.shard_states = (int)json_integer_value(v);
+	}
 	for (int i = 0; i < 3; i++) {
 		static const char *const nk[] = { "micro_batch", "global_batch", "seq" };
 		int64_t *dst[] = { &pf->recipe.micro_batch, &pf->recipe.global_batch,
@@ -704,6 +716,123 @@ rd_count(const plan_rd *r, json_t *obj, const char *key, const char *at,
 	return SL_OK;
 }
 
+/* A list of axis role names at path into role[]; its length into *n. */
+static int
+rd_roles(const plan_rd *r, json_t *arr, const char *path, int max,
+    sl_axis_role *role, int *n)
+{
+	json_t *v;
+	size_t i;
+
+	if (!json_is_array(arr) || json_array_size(arr) < 1 ||
+	    json_array_size(arr) > (size_t)max)
+		return rd_fail(r, path, _("\"axes\" must be a list of 1 to %d of "
+		    "\"pp\", \"dp\", \"tp\" and \"cp\""), max);
+	json_array_foreach(arr, i, v) {
+		int k = -1;
+		char at[96];
+		for (int q = 0; q < SL_AXIS_ROLE_COUNT; q++)
+			if (json_is_string(v) && strcmp(json_string_value(v),
+			    sl_axis_role_name((sl_axis_role)q)) == 0)
+				k = q;
+		snprintf(at, sizeof at, "%s[%zu]", path, i);
+		if (k < 0)
+			return rd_fail(r, at, "%s", _("expected \"pp\", \"dp\", \"tp\" "
+			    "or \"cp\""));
+		role[i] = (sl_axis_role)k;
+	}
+	*n = (int)json_array_size(arr);
+	return SL_OK;
+}
+
+/*
+ * How a pipeline plan was made (pipe_export.c, pipe_setup_json): present
+ * together or not at all (older plans).
+ */
+static int
+rd_pipe_setup(const plan_rd *r, json_t *root, sl_plan_file *pf)
+{
+	json_t *prof = json_object_get(root, "hardware_profile"), *mesh, *opt, *v;
+	const char *hw;
+	int64_t x;
+	int n, rc;
+
+	if (prof == NULL)
+		return SL_OK;
+	if ((rc = rd_model(r, root, pf)) != SL_OK ||
+	    (rc = rd_string(r, root, "hardware", "", true, &hw)) != SL_OK)
+		return rc;
+	pf->hardware = sl_xstrdup(hw);
+	if (!json_is_object(prof))
+		return rd_fail(r, "hardware_profile", "%s", _("\"hardware_profile\" "
+		    "must be a hardware profile object"));
+	if ((rc = sl_hw_parse_json(r->j, "hardware_profile", prof, &pf->hw,
+	    r->err)) != SL_OK)
+		return rc;
+	pf->has_hw = true;
+	if ((rc = rd_count(r, root, "devices", "", PLAN_MAX_DEVICES, &x)) != SL_OK)
+		return rc;
+	pf->devices = (int)x;
+	mesh = json_object_get(root, "mesh");
+	if ((rc = rd_count(r, mesh, "outer", "mesh", PLAN_MAX_DEVICES, &x)) != SL_OK)
+		return rc;
+	pf->outer = (int)x;
+	if ((rc = rd_count(r, mesh, "inner", "mesh", PLAN_MAX_DEVICES, &x)) != SL_OK)
+		return rc;
+	pf->inner = (int)x;
+	if ((rc = rd_roles(r, json_object_get(mesh, "axes"), "mesh.axes",
+	    SL_MAX_AXES, pf->role, &n)) != SL_OK)
+		return rc;
+	if (n != pf->n_axes)
+		return rd_fail(r, "mesh.axes", "%s", _("one role per axis of "
+		    "\"shape\""));
+	v = json_object_get(mesh, "topology");
+	if (v != NULL) {
+		json_t *sh = json_object_get(v, "shape");
+		if (!json_is_object(v) || !json_is_array(sh))
+			return rd_fail(r, "mesh.topology", "%s", _("\"topology\" "
+			    "must be an object with \"shape\" and \"axes\""));
+		if ((rc = rd_roles(r, json_object_get(v, "axes"), "mesh.topology.axes",
+		    SL_MAX_TOPO_AXES, pf->topo_role, &pf->n_topo)) != SL_OK)
+			return rc;
+		if (json_array_size(sh) != (size_t)pf->n_topo)
+			return rd_fail(r, "mesh.topology.shape", "%s", _("one size "
+			    "per axis of \"axes\""));
+		for (int a = 0; a < pf->n_topo; a++) {
+			json_t *e = json_array_get(sh, (size_t)a);
+			char at[64];
+			snprintf(at, sizeof at, "mesh.topology.shape[%d]", a);
+			if (!json_is_integer(e) || json_integer_value(e) < 1 ||
+			    json_integer_value(e) > PLAN_MAX_DEVICES)
+				return rd_fail(r, at, _("a mesh axis must be a whole "
+				    "number of devices from 1 to %d"), PLAN_MAX_DEVICES);
+			pf->topo_shape[a] = (int)json_integer_value(e);
+		}
+	}
+	opt = json_object_get(root, "options");
+	if (!json_is_object(opt) || !json_is_boolean(json_object_get(opt, "zero")) ||
+	    !json_is_boolean(json_object_get(opt, "offload_optimizer")))
+		return rd_fail(r, opt ? "options" : "", "%s", _("\"options\" must "
+		    "be an object with \"zero\" and \"offload_optimizer\" (true or "
+		    "false) and \"mem_limit_bytes\""));
+	pf->zero = json_is_true(json_object_get(opt, "zero"));
+	pf->has_zero = true;
+	pf->offload_optimizer = json_is_true(json_object_get(opt, "offload_optimizer"));
+	v = json_object_get(opt, "mem_limit_bytes");
+	if (v != NULL && !json_is_null(v)) {
+		if (!json_is_integer(v) || json_integer_value(v) < 1)
+			return rd_fail(r, "options.mem_limit_bytes", "%s",
+			    _("\"mem_limit_bytes\" must be a whole number of bytes or "
+			    "null"));
+		pf->mem_limit = json_integer_value(v);
+	}
+	if ((rc = rd_count(r, root, "global_batch", "", INT32_MAX,
+	    &pf->global_batch)) != SL_OK)
+		return rc;
+	pf->has_setup = true;
+	return SL_OK;
+}
+
 /* A pipeline plan: its schedule, degree, sub-mesh, micro-batches and the
  * layers and recomputation of each stage. */
 static int
@@ -735,7 +864,8 @@ rd_pipeline(const plan_rd *r, json_t *root, sl_plan_file *pf)
 		return rc;
 	pf->pp = (int)pp;
 	pf->virt = (int)virt;
-	if ((rc = rd_recipe(r, root, pf)) != SL_OK)
+	if ((rc = rd_recipe(r, root, pf)) != SL_OK ||
+	    (rc = rd_pipe_setup(r, root, pf)) != SL_OK)
 		return rc;
 	stages = json_object_get(root, "stages");
 	if (!json_is_array(stages) || json_array_size(stages) != (size_t)(pp * virt))
@@ -791,6 +921,21 @@ rd_plan(const plan_rd *r, json_t *root, sl_plan_file *pf)
 	    (rc = rd_mesh(r, root, pf)) != SL_OK ||
 	    (rc = rd_recipe(r, root, pf)) != SL_OK)
 		return rc;
+	v = json_object_get(root, "hardware_profile");
+	if (v != NULL) {
+		if (!json_is_object(v))
+			return rd_fail(r, "hardware_profile", "%s", _("\"hardware_profile\" "
+			    "must be a hardware profile object"));
+		if ((rc = sl_hw_parse_json(r->j, "hardware_profile", v, &pf->hw,
+		    r->err)) != SL_OK)
+			return rc;
+		pf->has_hw = true;
+	}
+	v = json_object_get(root, "options");
+	if (json_is_object(v) && json_is_boolean(json_object_get(v, "zero"))) {
+		pf->zero = json_is_true(json_object_get(v, "zero"));
+		pf->has_zero = true;
+	}
 	v = json_object_get(root, "alpha");
 	if (v == NULL)
 		pf->alpha = 0;
@@ -876,6 +1021,42 @@ shape_name(int n_axes, const int *shape, char *buf, size_t len)
 		snprintf(buf, len, "%dx%d", shape[0], shape[1]);
 	else
 		snprintf(buf, len, "%d", shape[0]);
+}
+
+int
+sl_plan_pipe_setup(const sl_plan_file *pf, sl_hybrid_opts *o, sl_topo *topo,
+    sl_pipe_config *c, sl_error *err)
+{
+	if (pf->n_stages <= 0 || !pf->has_setup)
+		return sl_error_set(err, SL_EINPUT, pf->path, 0, 0, "%s",
+		    _("the pipeline plan does not say how it was made (hardware, "
+		    "devices, options): it was written by an older shardlab; make it "
+		    "again"));
+	sl_hybrid_opts_default(o);
+	o->hw = pf->hw;
+	o->hw_source = pf->hardware;
+	o->model_source = pf->model_source != NULL ? pf->model_source : pf->model;
+	o->devices = pf->devices;
+	o->space.zero = pf->zero;
+	o->space.recipe = pf->recipe;
+	o->space.recipe.micro_batch = 1;
+	o->global_batch = pf->global_batch;
+	o->schedule = (sl_schedule)pf->schedule;
+	o->virt = pf->virt;
+	o->pp = pf->pp;
+	o->offload_optimizer = pf->offload_optimizer;
+	o->mem_limit = pf->mem_limit;
+	if (pf->n_topo > 0) {
+		if (sl_topo_make(&pf->hw, pf->n_topo, pf->topo_shape, pf->topo_role,
+		    topo, err) != SL_OK)
+			return err->code;
+		o->topo = topo;
+	}
+	*c = (sl_pipe_config){ .pp = pf->pp, .virt = pf->virt, .outer = pf->outer,
+	    .inner = pf->inner, .graph_batch = pf->graph_batch,
+	    .micro_batches = pf->micro_batches, .layers = pf->stage_layers,
+	    .recompute = pf->stage_recompute };
+	return SL_OK;
 }
 
 int

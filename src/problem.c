@@ -246,8 +246,21 @@ sl_constraints_add(sl_constraints *cs, const char *op, const char *strat,
 	}
 	cs->c[cs->n].op = sl_xstrdup(op);
 	cs->c[cs->n].strategy = sl_xstrdup(strat);
+	cs->c[cs->n].opi = cs->c[cs->n].sti = -1;
 	cs->c[cs->n].pin = pin;
 	cs->n++;
+}
+
+void
+sl_constraints_copy(sl_constraints *dst, const sl_constraints *src)
+{
+	memset(dst, 0, sizeof *dst);
+	for (int i = 0; src != NULL && i < src->n; i++) {
+		sl_constraints_add(dst, src->c[i].op, src->c[i].strategy,
+		    src->c[i].pin);
+		dst->c[i].opi = src->c[i].opi;
+		dst->c[i].sti = src->c[i].sti;
+	}
 }
 
 int

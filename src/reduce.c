@@ -10,6 +10,13 @@
  *     its neighbour, and on a chain (two neighbours) it becomes one edge
  *     between them, the DP's eliminations.  Its fixed usage stays as a load.
  *
+ *   - nodes joined by one-to-one edges (every allowed strategy of either end
+ *     has exactly one allowed strategy of the other at a possible cost, as
+ *     XLA's "follow" edges) are merged into one node first: its strategies
+ *     are those of one of them (the root), the others follow along the
+ *     edges, and it carries their costs, their edges to the rest and their
+ *     usages, each over its own interval (a piece of its memory).
+ *
  * The reduced problem has the surviving nodes renumbered; expanding a plan
  * undoes the contractions in reverse order.
  */
@@ -23,7 +30,7 @@
 /* Dominance is checked only where it costs at most this many comparisons. */
 #define RED_DOM_WORK 20000000.0
 
-enum { RED_ISOLATED, RED_LEAF, RED_CHAIN, RED_COPY };
+enum { RED_ISOLATED, RED_LEAF, RED_CHAIN, RED_COPY, RED_MERGE };
 
 struct red_step {
 	int kind, v, a, b;	/* contracted node, its neighbours */
@@ -38,6 +45,10 @@ struct red_work {
 	int **adj, *nadj, *cadj;	/* incident edges, dead ones skipped */
 	int *deg;
 	bool *gone;
+	/* the nodes merged into v: mhead[v], then mnext[] (-1 ends); mmap[m]
+	 * a merged node's strategy per strategy of its root (-1 none) */
+	int *mhead, *mnext;
+	int **mmap;
 };
 
 static int
@@ -54,32 +65,66 @@ red_cell(const sl_problem *w, int e, int v, int s, int t)
 	return w->ecost[e][(size_t)t * w->k[w->edge[e][1]] + s];
 }
 
-static bool
-red_fixed_usage(const sl_problem *w, int v)
+/* The next of the nodes v stands for after m (v itself, then those merged
+ * into it); -1 after the last. */
+static int
+red_member_next(const struct red_work *r, int v, int m)
 {
-	int64_t u = -1;
+	return m == v ? r->mhead[v] : r->mnext[m];
+}
 
-	if (w->usage_limit < 0 || w->interval == NULL || w->usage == NULL ||
-	    w->interval[v][0] >= w->interval[v][1])
+/* Whether member m of v (v itself or merged into it) is ever live. */
+static bool
+red_member_live(const sl_problem *w, int m)
+{
+	return w->interval != NULL && w->usage != NULL &&
+	    w->interval[m][0] < w->interval[m][1];
+}
+
+/* The usage of member m of v when v takes s (0 when m cannot follow). */
+static int64_t
+red_use(const struct red_work *r, int v, int m, int s)
+{
+	int t = m == v ? s : r->mmap[m][s];
+
+	return t < 0 ? 0 : r->w->usage[m][t];
+}
+
+/* Whether every allowed strategy of v uses the same memory, member by
+ * member (always so without a limit). */
+static bool
+red_fixed_usage(const struct red_work *r, int v)
+{
+	const sl_problem *w = r->w;
+
+	if (w->usage_limit < 0 || w->interval == NULL || w->usage == NULL)
 		return true;
-	for (int s = 0; s < w->k[v]; s++) {
-		if (!w->allowed[v][s])
+	for (int m = v; m >= 0; m = red_member_next(r, v, m)) {
+		int64_t u = -1;
+		if (!red_member_live(w, m))
 			continue;
-		if (u >= 0 && w->usage[v][s] != u)
-			return false;
-		u = w->usage[v][s];
+		for (int s = 0; s < w->k[v]; s++) {
+			if (!w->allowed[v][s])
+				continue;
+			if (u >= 0 && red_use(r, v, m, s) != u)
+				return false;
+			u = red_use(r, v, m, s);
+		}
 	}
 	return true;
 }
 
+/* Member m's usage on v's first allowed strategy. */
 static int64_t
-red_const_usage(const sl_problem *w, int v)
+red_const_usage(const struct red_work *r, int v, int m)
 {
+	const sl_problem *w = r->w;
+
 	if (w->interval == NULL || w->usage == NULL)
 		return 0;
 	for (int s = 0; s < w->k[v]; s++)
 		if (w->allowed[v][s])
-			return w->usage[v][s];
+			return red_use(r, v, m, s);
 	return 0;
 }
 
@@ -159,7 +204,8 @@ red_dominated(struct red_work *r, int v)
 {
 	sl_problem *w = r->w;
 	double work = (double)w->k[v] * w->k[v];
-	bool mem = w->usage_limit >= 0 && w->usage != NULL;
+	bool mem = w->usage_limit >= 0 && w->usage != NULL &&
+	    w->interval != NULL;
 	int removed = 0;
 
 	{
@@ -176,11 +222,17 @@ red_dominated(struct red_work *r, int v)
 			bool dom = true, strict = false;
 			if (t == s || !w->allowed[v][t])
 				continue;
-			if (w->cost[v][t] > w->cost[v][s] ||
-			    (mem && w->usage[v][t] > w->usage[v][s]))
+			if (w->cost[v][t] > w->cost[v][s])
 				continue;
-			strict = w->cost[v][t] < w->cost[v][s] ||
-			    (mem && w->usage[v][t] < w->usage[v][s]);
+			strict = w->cost[v][t] < w->cost[v][s];
+			/* no more memory in any of the nodes v stands for */
+			for (int m = v; mem && dom && m >= 0;
+			    m = red_member_next(r, v, m)) {
+				if (!red_member_live(w, m))
+					continue;
+				dom = red_use(r, v, m, t) <= red_use(r, v, m, s);
+				strict |= red_use(r, v, m, t) < red_use(r, v, m, s);
+			}
 			for (int i = 0; dom && i < r->nadj[v]; i++) {
 				int e = r->adj[v][i], o = red_other(w, e, v);
 				if (r->dead[e])
@@ -219,20 +271,30 @@ red_step_add(sl_reduction *red, struct red_step st)
 	((struct red_step *)red->steps)[red->nsteps++] = st;
 }
 
+/* A fixed load: usage u over [lo, hi). */
 static void
-red_fix_load(sl_reduction *red, const sl_problem *w, int v)
+red_load_add(sl_reduction *red, int64_t lo, int64_t hi, int64_t u)
 {
-	int64_t u = red_const_usage(w, v);
-
-	if (w->interval == NULL || u == 0 ||
-	    w->interval[v][0] >= w->interval[v][1])
+	if (u == 0 || lo >= hi)
 		return;
 	red->fixed = sl_xrealloc(red->fixed, ((size_t)red->nfixed + 1) *
 	    sizeof *red->fixed);
-	red->fixed[red->nfixed][0] = w->interval[v][0];
-	red->fixed[red->nfixed][1] = w->interval[v][1];
+	red->fixed[red->nfixed][0] = lo;
+	red->fixed[red->nfixed][1] = hi;
 	red->fixed[red->nfixed][2] = u;
 	red->nfixed++;
+}
+
+/* v's memory, the same on every strategy, as fixed loads. */
+static void
+red_fix_load(sl_reduction *red, const struct red_work *r, int v)
+{
+	const sl_problem *w = r->w;
+
+	for (int m = v; m >= 0; m = red_member_next(r, v, m))
+		if (red_member_live(w, m))
+			red_load_add(red, w->interval[m][0], w->interval[m][1],
+			    red_const_usage(r, v, m));
 }
 
 /* Contracts v if it can be; true when it was. */
@@ -243,7 +305,7 @@ red_contract(sl_reduction *red, struct red_work *r, int v)
 	int e[2], ne;
 	struct red_step st = { .v = v, .a = -1, .b = -1 };
 
-	if (r->gone[v] || r->deg[v] > 2 || !red_fixed_usage(w, v))
+	if (r->gone[v] || r->deg[v] > 2 || !red_fixed_usage(r, v))
 		return false;
 	{
 		/* a node with nothing allowed stays, for the search to report */
@@ -326,10 +388,246 @@ red_contract(sl_reduction *red, struct red_work *r, int v)
 		red_add_edge(r, a, b, c);
 		red->chains++;
 	}
-	red_fix_load(red, w, v);
+	red_fix_load(red, r, v);
 	r->gone[v] = true;
 	red_step_add(red, st);
 	return true;
+}
+
+/*
+ * Whether edge e is one-to-one: every allowed strategy of either end has
+ * exactly one allowed strategy of the other end at a possible cost (below
+ * SL_COST_IMPOSSIBLE).  fwd gets end 1's partner per strategy of end 0,
+ * bwd end 0's per strategy of end 1 (-1 where not allowed).
+ */
+static bool
+red_one_to_one(const sl_problem *w, int e, int *fwd, int *bwd)
+{
+	int a = w->edge[e][0], b = w->edge[e][1], ka = w->k[a], kb = w->k[b];
+
+	for (int t = 0; t < kb; t++)
+		bwd[t] = -1;
+	for (int s = 0; s < ka; s++) {
+		const int64_t *row = w->ecost[e] + (size_t)s * kb;
+		fwd[s] = -1;
+		if (!w->allowed[a][s])
+			continue;
+		for (int t = 0; t < kb; t++) {
+			if (!w->allowed[b][t] || row[t] >= SL_COST_IMPOSSIBLE)
+				continue;
+			if (fwd[s] >= 0)
+				return false;
+			fwd[s] = t;
+		}
+		if (fwd[s] < 0 || bwd[fwd[s]] >= 0)
+			return false;
+		bwd[fwd[s]] = s;
+	}
+	for (int t = 0; t < kb; t++)
+		if (w->allowed[b][t] && bwd[t] < 0)
+			return false;
+	return true;
+}
+
+/*
+ * Merges the group grp[0 .. ng-1] (grp[0] its root, the others in the
+ * order they were reached, mmap set) into its root: the root takes the
+ * others' node costs and the edges inside the group at the strategies
+ * that follow its own, and their edges to the rest, re-read against its
+ * strategies (parallel edges summed).  in[v] == stamp marks the group.
+ */
+static void
+red_merge_group(sl_reduction *red, struct red_work *r, const int *grp, int ng,
+    const int *in, int stamp)
+{
+	sl_problem *w = r->w;
+	int root = grp[0], kr = w->k[root];
+
+	for (int i = 1; i < ng; i++) {
+		int m = grp[i];
+		const int *map = r->mmap[m];
+		for (int s = 0; s < kr; s++)
+			if (map[s] >= 0)
+				w->cost[root][s] = sl_add_sat(w->cost[root][s],
+				    w->cost[m][map[s]]);
+	}
+	for (int i = 0; i < ng; i++) {
+		int m = grp[i];
+		for (int j = 0; j < r->nadj[m]; j++) {
+			int e = r->adj[m][j], o = red_other(w, e, m);
+			if (r->dead[e])
+				continue;
+			if (in[o] == stamp) {
+				/* inside: a cost of the root's strategy */
+				for (int s = 0; s < kr; s++) {
+					int sm = m == root ? s : r->mmap[m][s];
+					int so = o == root ? s : r->mmap[o][s];
+					if (sm >= 0 && so >= 0)
+						w->cost[root][s] = sl_add_sat(
+						    w->cost[root][s],
+						    red_cell(w, e, m, sm, so));
+				}
+				red_kill(r, e);
+			} else if (m != root) {
+				int ko = w->k[o];
+				int64_t *c = sl_xcalloc((size_t)kr * ko + 1,
+				    sizeof *c);
+				for (int s = 0; s < kr; s++) {
+					int sm = r->mmap[m][s];
+					if (sm < 0)
+						continue;
+					for (int t = 0; t < ko; t++)
+						c[(size_t)s * ko + t] =
+						    red_cell(w, e, m, sm, t);
+				}
+				red_kill(r, e);
+				red_add_edge(r, root, o, c);
+			}
+		}
+	}
+	/* a strategy that takes an impossible pair inside (a cycle of
+	 * one-to-one edges that does not close) is no plan's, unless all do */
+	{
+		bool possible = false;
+		for (int s = 0; s < kr; s++)
+			possible |= w->allowed[root][s] &&
+			    w->cost[root][s] < SL_COST_IMPOSSIBLE;
+		for (int s = 0; possible && s < kr; s++)
+			if (w->cost[root][s] >= SL_COST_IMPOSSIBLE)
+				w->allowed[root][s] = 0;
+	}
+	for (int i = 1; i < ng; i++) {
+		int m = grp[i];
+		struct red_step st = { .kind = RED_MERGE, .v = m, .a = root,
+		    .b = -1 };
+		st.arg = sl_xmalloc((size_t)kr * sizeof *st.arg);
+		memcpy(st.arg, r->mmap[m], (size_t)kr * sizeof *st.arg);
+		for (int s = 0; s < kr; s++)
+			if (st.arg[s] < 0)
+				st.arg[s] = 0;	/* the root never takes s */
+		red_step_add(red, st);
+		r->gone[m] = true;
+		r->mnext[m] = r->mhead[root];
+		r->mhead[root] = m;
+	}
+	red->joined += ng - 1;
+	red->join_groups++;
+}
+
+/*
+ * Nodes joined by one-to-one edges, merged: a breadth-first tree of such
+ * edges from each node not yet in a group, its nodes' strategies read off
+ * the root's along the tree.  Exact for every plan without an impossible
+ * pair: such a plan takes on each one-to-one edge its one possible pair.
+ * On the contest's instances these are half the edges, and the groups
+ * (up to 1,656 nodes on C) move only as a whole.
+ */
+static void
+red_merge(sl_reduction *red, struct red_work *r)
+{
+	sl_problem *w = r->w;
+	int n = w->n, m0 = r->m, kmax = 1, stamp = 0;
+	bool *one = sl_xcalloc((size_t)m0 + 1, sizeof *one);
+	int *in = sl_xcalloc((size_t)n + 1, sizeof *in);
+	int *grp = sl_xmalloc(((size_t)n + 1) * sizeof *grp);
+	int *fwd, *bwd;
+	bool any = false;
+
+	for (int v = 0; v < n; v++)
+		kmax = w->k[v] > kmax ? w->k[v] : kmax;
+	fwd = sl_xmalloc((size_t)kmax * sizeof *fwd);
+	bwd = sl_xmalloc((size_t)kmax * sizeof *bwd);
+	for (int e = 0; e < m0; e++)
+		any |= one[e] = !r->dead[e] && red_one_to_one(w, e, fwd, bwd);
+	for (int v = 0; any && v < n; v++) {
+		int ng = 0, kr = w->k[v];
+		if (in[v] != 0 || r->gone[v])
+			continue;
+		in[v] = ++stamp;
+		grp[ng++] = v;
+		for (int h = 0; h < ng; h++) {
+			int u = grp[h];
+			for (int j = 0; j < r->nadj[u]; j++) {
+				int e = r->adj[u][j], c = red_other(w, e, u);
+				const int *to;
+				if (e >= m0 || !one[e] || in[c] != 0)
+					continue;
+				red_one_to_one(w, e, fwd, bwd);
+				to = w->edge[e][0] == u ? fwd : bwd;
+				in[c] = stamp;
+				grp[ng++] = c;
+				r->mmap[c] = sl_xmalloc((size_t)kr *
+				    sizeof **r->mmap);
+				for (int s = 0; s < kr; s++) {
+					int su = u == v ? s : r->mmap[u][s];
+					r->mmap[c][s] = su >= 0 &&
+					    w->allowed[u][su] ? to[su] : -1;
+				}
+			}
+		}
+		if (ng > 1)
+			red_merge_group(red, r, grp, ng, in, stamp);
+	}
+	free(one);
+	free(in);
+	free(grp);
+	free(fwd);
+	free(bwd);
+}
+
+/*
+ * The memory of the reduced problem's nodes as pieces (sl_reduction): one
+ * per node a survivor stands for whose usage depends on the strategy; one
+ * that does not becomes a fixed load.
+ */
+static void
+red_pieces(sl_reduction *red, const struct red_work *r, const int *newid,
+    int nq)
+{
+	const sl_problem *w = r->w;
+	int np = 0, cap = 0;
+
+	red->poff = sl_xcalloc((size_t)nq + 1, sizeof *red->poff);
+	if (w->usage_limit < 0 || w->interval == NULL || w->usage == NULL)
+		return;
+	for (int v = 0; v < w->n; v++) {
+		int i = newid[v];
+		if (i < 0)
+			continue;
+		red->poff[i] = np;
+		for (int m = v; m >= 0; m = red_member_next(r, v, m)) {
+			int64_t u0 = -1;
+			bool fixed = true;
+			if (!red_member_live(w, m))
+				continue;
+			for (int s = 0; s < w->k[v]; s++) {
+				if (!w->allowed[v][s])
+					continue;
+				fixed &= u0 < 0 || red_use(r, v, m, s) == u0;
+				u0 = red_use(r, v, m, s);
+			}
+			if (fixed) {
+				red_load_add(red, w->interval[m][0],
+				    w->interval[m][1], u0 < 0 ? 0 : u0);
+				continue;
+			}
+			if (np == cap) {
+				cap = cap ? 2 * cap : 1024;
+				red->pint = sl_xrealloc(red->pint, (size_t)cap *
+				    sizeof *red->pint);
+				red->puse = sl_xrealloc(red->puse, (size_t)cap *
+				    sizeof *red->puse);
+			}
+			red->pint[np][0] = w->interval[m][0];
+			red->pint[np][1] = w->interval[m][1];
+			red->puse[np] = sl_xmalloc((size_t)w->k[v] *
+			    sizeof **red->puse);
+			for (int s = 0; s < w->k[v]; s++)
+				red->puse[np][s] = red_use(r, v, m, s);
+			np++;
+		}
+	}
+	red->poff[nq] = np;
 }
 
 struct tw_view;
@@ -355,12 +653,19 @@ sl_reduce(const sl_problem *p, sl_reduction *red, sl_error *err)
 	r.cadj = sl_xcalloc((size_t)p->n + 1, sizeof *r.cadj);
 	r.deg = sl_xcalloc((size_t)p->n + 1, sizeof *r.deg);
 	r.gone = sl_xcalloc((size_t)p->n + 1, sizeof *r.gone);
+	r.mhead = sl_xmalloc(((size_t)p->n + 1) * sizeof *r.mhead);
+	r.mnext = sl_xmalloc(((size_t)p->n + 1) * sizeof *r.mnext);
+	r.mmap = sl_xcalloc((size_t)p->n + 1, sizeof *r.mmap);
+	for (int v = 0; v < p->n; v++)
+		r.mhead[v] = r.mnext[v] = -1;
 	for (int e = 0; e < p->m; e++) {
 		red_adj_add(&r, p->edge[e][0], e);
 		red_adj_add(&r, p->edge[e][1], e);
 	}
+	red_merge(red, &r);
 	for (int v = 0; v < p->n; v++)
-		red->dominated += red_dominated(&r, v);
+		if (!r.gone[v])
+			red->dominated += red_dominated(&r, v);
 	/* contract until nothing changes: a contraction may free a neighbour */
 	/* n to start, at most two more per contraction */
 	stack = sl_xmalloc((3 * (size_t)p->n + 1) * sizeof *stack);
@@ -419,22 +724,7 @@ sl_reduce(const sl_problem *p, sl_reduction *red, sl_error *err)
 				mq++;
 			}
 		q->usage_limit = p->usage_limit;
-		if (p->interval != NULL && p->usage != NULL) {
-			q->interval = sl_xcalloc((size_t)nq + 1,
-			    sizeof *q->interval);
-			q->usage = sl_xcalloc((size_t)nq + 1, sizeof *q->usage);
-			for (int v = 0; v < p->n; v++) {
-				int i = newid[v];
-				if (i < 0)
-					continue;
-				q->interval[i][0] = p->interval[v][0];
-				q->interval[i][1] = p->interval[v][1];
-				q->usage[i] = sl_xmalloc((size_t)p->k[v] *
-				    sizeof **q->usage);
-				memcpy(q->usage[i], p->usage[v],
-				    (size_t)p->k[v] * sizeof **q->usage);
-			}
-		}
+		red_pieces(red, &r, newid, nq);
 		red->q = q;
 		red->ok = q->allowed;
 	}
@@ -448,6 +738,11 @@ sl_reduce(const sl_problem *p, sl_reduction *red, sl_error *err)
 	free(r.deg);
 	free(r.gone);
 	free(r.dead);
+	for (int v = 0; v < p->n; v++)
+		free(r.mmap[v]);
+	free(r.mmap);
+	free(r.mhead);
+	free(r.mnext);
 	/* w's edge arrays grew past p->m: free them by hand */
 	for (int e = 0; e < r.m; e++)
 		free(w->ecost[e]);
@@ -475,6 +770,9 @@ sl_reduce_expand(const sl_reduction *red, const int *qchoice, int *choice)
 			break;
 		case RED_COPY:
 			choice[s->v] = choice[s->a];
+			break;
+		case RED_MERGE:
+			choice[s->v] = s->arg[choice[s->a]];
 			break;
 		default:
 			choice[s->v] = s->arg[(size_t)choice[s->a] * s->kb +
@@ -507,6 +805,11 @@ sl_reduce_free(sl_reduction *red)
 		free(st[i].arg);
 	free(red->steps);
 	free(red->fixed);
+	for (int j = 0; red->poff != NULL && j < red->poff[red->q->n]; j++)
+		free(red->puse[j]);
+	free(red->poff);
+	free(red->pint);
+	free(red->puse);
 	sl_twins_free(&red->twins);
 	free(red->newid);
 	sl_problem_free(red->q);
@@ -537,6 +840,8 @@ struct tw_view {
 	const uint8_t *const *ok;
 	const bool *gone;	/* nodes not in the view (NULL: none) */
 	const bool *dead;	/* edges not in the view (NULL: none) */
+	const int *mhead;	/* >= 0: the node stands for others merged into
+				 * it, alike to none (NULL: none) */
 	int m;
 };
 
@@ -591,13 +896,20 @@ tw_cell(const sl_problem *w, int e, int v, int s, int u)
 	return red_cell(w, e, v, s, u);
 }
 
+/* A node that stands for others merged into it. */
+static bool
+tw_merged(const struct tw *t, int v)
+{
+	return t->g.mhead != NULL && t->g.mhead[v] >= 0;
+}
+
 static bool
 tw_same_node(const struct tw *t, int a, int b)
 {
 	const sl_problem *w = t->g.w;
 	bool mem = w->usage != NULL && w->interval != NULL;
 
-	if (w->k[a] != w->k[b])
+	if (w->k[a] != w->k[b] || tw_merged(t, a) || tw_merged(t, b))
 		return false;
 	for (int s = 0; s < w->k[a]; s++) {
 		if ((t->g.ok[a][s] != 0) != (t->g.ok[b][s] != 0) ||
@@ -646,6 +958,8 @@ tw_colours(struct tw *t)
 		}
 		if (mem)
 			h = tw_mix(h, w->interval[v][0] < w->interval[v][1]);
+		if (tw_merged(t, v))
+			h = tw_mix(h, 0x6d65726765ULL + (uint64_t)v);
 		t->col[v] = h;
 		if (t->aoff[v + 1] - t->aoff[v] > maxdeg)
 			maxdeg = t->aoff[v + 1] - t->aoff[v];
@@ -1247,7 +1561,7 @@ red_twins(sl_reduction *red, struct red_work *r, const sl_problem *p)
 {
 	sl_problem *w = r->w;
 	struct tw_view g = { .w = w, .ok = (const uint8_t *const *)w->allowed,
-	    .gone = r->gone, .dead = r->dead, .m = r->m };
+	    .gone = r->gone, .dead = r->dead, .mhead = r->mhead, .m = r->m };
 	struct red_maxload L = { 0 };
 	bool limited = p->usage_limit >= 0 && p->interval != NULL &&
 	    p->usage != NULL, built = false;

@@ -18,6 +18,8 @@
  *   space.c        strategy enumeration and the cost model
  *   compute.c      compute time of an operator's shard (FLOPs, bytes, profile)
  *   recompute.c    recomputation chosen per layer (--recompute auto)
+ *   fit.c          plans under a memory limit: the one search every caller
+ *                  of "plan this under M bytes" runs
  *   problem.c      the solvers' pairwise min-sum problem, pins and forbids
  *   solve_ilp.c    GLPK integer program (per-edge marginal formulation)
  *   solve_dp.c     exact elimination / folded-layer DP
@@ -25,12 +27,20 @@
  *   solve_anytime.c  the anytime solver for graphs with a memory usage
  *                  limit over liveness intervals (IOPDDL problems, graphs
  *                  that do not fold): a plan early, improved until the
- *                  time limit, with a lower bound (doc/anytime.md)
- *   reduce.c       exact reductions before a search: dominated strategies,
- *                  contracted leaves and chains, identical subgraphs
+ *                  time limit, with a lower bound (doc/anytime.md); its
+ *                  parts (anytime.h has their map):
+ *   anytime_state.c  the search's state: the load over time, a move's cost
+ *   anytime_moves.c  moves under the limit, the repair, exchanges
+ *   anytime_windows.c  windows re-solved exactly, forest moves, the tree DP
+ *   anytime_price.c  the limit priced: Lagrangian bound, rounds, TRW-S
+ *   anytime_portfolio.c  searches side by side
+ *   reduce.c       exact reductions before a search: one-to-one edges
+ *                  merged, dominated strategies, contracted leaves and
+ *                  chains, identical subgraphs
  *   trws.c         tree-reweighted message passing (TRW-S): the anytime
  *                  solver's lower bounds and priced plans
- *   solve.c        solver dispatch (auto|dp|ilp|brute|anytime)
+ *   solve.c        the solver run (one clock, deadline and cancel for
+ *                  every solver) and dispatch (auto|dp|ilp|brute|anytime)
  *   iopddl.c       IOPDDL contest problems: load (plain or gzip), export
  *   eval.c         per-device evaluator of any assignment
  *   sweep.c        the alpha frontier (parametric search over exact solves)
@@ -58,6 +68,9 @@
  *   pipe_ctx.c     a pipeline the explorer keeps and evaluates again
  *   pipe_account.c Megatron-LM's recommended layout beside a plan, and
  *                  the difference as a chain of single changes
+ *   framework.c    what Megatron-LM, torchtitan and DeepSpeed can run: a
+ *                  model's architecture, a plan as each launches it, and
+ *                  their argument and configuration checks
  *   util.c         errors, allocation, atomic files, size parsing
  *
  * Headers beside this one, for the engine's own files: internal.h (gettext,
@@ -433,6 +446,10 @@ typedef struct sl_recipe {
 	/* no gradient-norm clipping (every framework clips at 1.0 unless told
 	 * otherwise: Megatron-LM --clip-grad 0) */
 	bool no_clip_grad;
+	/* states of a parameter that is not +z, divided over the ranks that
+	 * hold the same piece of it: 0 none, 1 optimizer states (ZeRO-1,
+	 * Megatron-LM's distributed optimizer), 2 and gradients (ZeRO-2) */
+	int shard_states;
 } sl_recipe;
 
 void sl_recipe_default(sl_recipe *r);
@@ -620,6 +637,23 @@ typedef struct sl_mesh {
 	int n_devices;
 	sl_hw hw;
 } sl_mesh;
+
+#define SL_MAX_TOPO_AXES 4
+
+/*
+ * What an axis carries, a contract on the strategies its operators take
+ * (sl_strategy_roles_ok): dp the batch and ZeRO's sharded states, tp
+ * tensor-parallel splits (anything but the batch), pp the stages, cp the
+ * sequence (attention's K and V passed round its ring).
+ */
+typedef enum sl_axis_role {
+	SL_AXIS_DP,		/* data (and sharded-data) parallel */
+	SL_AXIS_TP,		/* tensor parallel */
+	SL_AXIS_PP,		/* pipeline stages */
+	SL_AXIS_CP,		/* context parallel: the sequence */
+	SL_AXIS_ROLE_COUNT
+} sl_axis_role;
+const char *sl_axis_role_name(sl_axis_role r);	/* "dp", "tp", "pp", "cp" */
 
 int sl_hw_load(const char *name_or_path, sl_hw *hw, sl_error *err);
 /*
@@ -931,9 +965,16 @@ int64_t sl_problem_score(const sl_problem *p, const int *choice);
 int64_t sl_problem_peak_usage(const sl_problem *p, const int *choice);
 bool sl_problem_feasible(const sl_problem *p, const int *choice);
 
-/* Pins and forbids by operator and strategy name. */
+/*
+ * Pins and forbids.  The command line gives them by operator and strategy
+ * name (opi, sti -1), resolved against the space when applied; a front end
+ * that holds the space gives them by index (sl_constraints_add_index),
+ * applied as they are, the names kept for plan files and for other spaces
+ * of the same model (a pipeline stage's).
+ */
 typedef struct sl_constraint {
 	char *op, *strategy;
+	int opi, sti;		/* operator and strategy index; -1 by name */
 	bool pin;		/* true pin, false forbid */
 } sl_constraint;
 
@@ -945,6 +986,8 @@ typedef struct sl_constraints {
 void sl_constraints_add(sl_constraints *cs, const char *op, const char *strat, bool pin);
 /* Parses "OP=STRATEGY". */
 int sl_constraints_parse(sl_constraints *cs, const char *arg, bool pin, sl_error *err);
+/* dst (empty) gets a copy of src. */
+void sl_constraints_copy(sl_constraints *dst, const sl_constraints *src);
 void sl_constraints_free(sl_constraints *cs);
 
 /*
@@ -960,6 +1003,9 @@ void sl_space_reweigh(const sl_space *s, double alpha, sl_problem *p);
 /* Applies constraints to p->allowed (resets it first). */
 int sl_space_constrain(const sl_space *s, sl_problem *p,
     const sl_constraints *cs, sl_error *err);
+/* A pin (or forbid) of operator op on strategy st of s, by index. */
+void sl_constraints_add_index(sl_constraints *cs, const sl_space *s, int op,
+    int st, bool pin);
 
 /* ------------------------------------------------------------------ solvers */
 
@@ -982,7 +1028,15 @@ int sl_solver_from_name(const char *s);
  * is given (the engine's callers that want a proof pass none).
  */
 #define SL_ILP_DEFAULT_TIME_LIMIT 60.0
+/* The anytime search's time limit in seconds when none is given. */
+#define SL_ANYTIME_DEFAULT_TIME_LIMIT 10.0
 
+/*
+ * How a solve runs.  Every solver takes its clock and its cancellation from
+ * these (one run: a start, a deadline, the cancel callback polled now and
+ * then), and the switches of each solver are fields here.  { 0 } is the
+ * default everywhere.
+ */
 typedef struct sl_solve_opts {
 	double time_limit;	/* seconds; <= 0 none */
 	/* polled now and then; returning true cancels the solve */
@@ -996,6 +1050,20 @@ typedef struct sl_solve_opts {
 	/* anytime: searches side by side, the best plan kept; 0 one per
 	 * processor, at most 4 */
 	int threads;
+	/* anytime: the search alone, without the enumeration of small
+	 * problems or GLPK after it */
+	bool search_only;
+	/* dp: refuse a problem needing more than this many operations
+	 * (entries times strategies); 0 the default, 4e9 */
+	double work_cap;
+	/* dp (sl_dp_new): plain elimination, repeated layers not folded */
+	bool no_fold;
+	/* dp (sl_dp_resolve): only p->allowed changed since the last solve
+	 * (pins, forbids), so edge costs are not compared again */
+	bool allowed_only;
+	/* ilp: usage limits as a chain of levels over time whatever the
+	 * size (the form large problems get) */
+	bool usage_chain;
 } sl_solve_opts;
 
 typedef struct sl_solution {
@@ -1040,7 +1108,7 @@ int sl_solve_dp(const sl_problem *p, const sl_solve_opts *o,
 
 /* Kept-warm GLPK: built once, re-solved after allowed/cost changes. */
 typedef struct sl_ilp sl_ilp;
-sl_ilp *sl_ilp_new(const sl_problem *p, sl_error *err);
+sl_ilp *sl_ilp_new(const sl_problem *p, const sl_solve_opts *o, sl_error *err);
 /* Re-reads p (same structure: n, k, edges) and solves from the previous basis. */
 int sl_ilp_resolve(sl_ilp *w, const sl_problem *p, const sl_solve_opts *o,
     sl_solution *sol, sl_error *err);
@@ -1051,14 +1119,18 @@ void sl_ilp_free(sl_ilp *w);
 void sl_ilp_quiet(void);
 void sl_ilp_thread_end(void);
 
-/* Live DP: folded layers and incremental updates. */
+/*
+ * Live DP: folded layers and incremental updates.  sl_dp_new finds the
+ * elimination order (o: no_fold, work_cap, and the time and cancel it may
+ * take; NULL the defaults) and refuses a problem too wide for it.
+ */
 typedef struct sl_dp sl_dp;
-sl_dp *sl_dp_new(const sl_problem *p, sl_error *err);
-/* Re-solves after p's costs or allowed changed (same structure). */
-int sl_dp_resolve(sl_dp *d, const sl_problem *p, sl_solution *sol, sl_error *err);
+sl_dp *sl_dp_new(const sl_problem *p, const sl_solve_opts *o, sl_error *err);
+/* Re-solves after p's costs or allowed changed (same structure); o as for
+ * sl_solve_dp, allowed_only when only p->allowed changed. */
+int sl_dp_resolve(sl_dp *d, const sl_problem *p, const sl_solve_opts *o,
+    sl_solution *sol, sl_error *err);
 void sl_dp_free(sl_dp *d);
-/* sl_dp_new with folding of repeated layers on or off (off: plain elimination). */
-sl_dp *sl_dp_new_fold(const sl_problem *p, bool fold, sl_error *err);
 /*
  * A pool of folded layers shared by several live DPs (the stages of one
  * pipeline search): a layer whose content another solver of the pool
@@ -1069,10 +1141,6 @@ typedef struct sl_dp_pool sl_dp_pool;
 sl_dp_pool *sl_dp_pool_new(void);
 void sl_dp_pool_free(sl_dp_pool *pool);
 void sl_dp_set_pool(sl_dp *d, sl_dp_pool *pool);
-/* sl_dp_resolve when only p->allowed changed (pins, forbids): skips comparing
- * edge costs with the cached copy.  Node costs are still compared. */
-int sl_dp_resolve_allowed(sl_dp *d, const sl_problem *p, sl_solution *sol,
-    sl_error *err);
 typedef struct sl_dp_info {
 	int runs;		/* chains of folded layers */
 	int folded_layers;	/* layers reduced to transfer matrices */
@@ -1111,23 +1179,72 @@ typedef struct sl_frontier {
 	sl_frontier_point *pt;
 } sl_frontier;
 
+/*
+ * The frontier of space s under constraints cs, by exact solves of the
+ * given kind.  o (NULL: none) may bound the time and cancel: its cancel is
+ * polled before every exact solve, and the deadline or a cancel stops the
+ * sweep with SL_EINTERNAL and no frontier.
+ */
 int sl_sweep(const sl_space *s, const sl_constraints *cs, sl_solver_kind kind,
-    sl_frontier *f, sl_error *err);
-/* The same; cancel (when not NULL) is polled before every exact solve, and
- * returning true stops the sweep with SL_EINTERNAL and no frontier. */
-int sl_sweep_cancellable(const sl_space *s, const sl_constraints *cs,
-    sl_solver_kind kind, bool (*cancel)(void *ctx), void *cancel_ctx,
-    sl_frontier *f, sl_error *err);
+    const sl_solve_opts *o, sl_frontier *f, sl_error *err);
 void sl_frontier_free(sl_frontier *f);
 
+/* ------------------------------------------- plans under a memory limit */
+/* (fit.c) */
+
 /*
- * --recompute auto (recompute.c): the fewest layers fully recomputed for the
- * plan of p (a problem of s: its alpha and pins) to fit capacity bytes per
- * device (the largest device; <= 0: no limit, nothing recomputed).  Leaves
- * the choice in s->layer_recompute and p re-weighed for it.  Exact over
- * which layers for models of at most SL_RECOMPUTE_EXHAUSTIVE layers, the
- * first layers otherwise.  One solve when nothing needs recomputing, else a
- * bisection of live re-solves.
+ * What a memory limit limits: the evaluator's sum of what a device holds
+ * (the solvers' memory term), or the peak of the step's timeline.
+ */
+typedef enum sl_fold { SL_FOLD_SUM, SL_FOLD_PEAK, SL_FOLD_COUNT } sl_fold;
+const char *sl_fold_name(sl_fold f);	/* "sum", "peak" */
+
+typedef struct sl_fit_opts {
+	double alpha;			/* the objective's weight */
+	int64_t limit;			/* bytes per device; <= 0: none */
+	sl_fold fold;
+	sl_solver_kind solver;
+	const sl_solve_opts *solve;	/* may be NULL */
+	/* also choose which layers recompute in full: the fewest that let a
+	 * plan fit, exact over which layers for models of at most
+	 * SL_RECOMPUTE_EXHAUSTIVE layers, the first layers otherwise */
+	bool recompute;
+	/* a live DP the caller keeps on p (the explorer's), or NULL */
+	struct sl_dp *live;
+} sl_fit_opts;
+
+typedef struct sl_fit {
+	/* the plan, scored on p at alpha; status INFEASIBLE when no plan fits
+	 * (then the least memory found: choice still set) */
+	sl_solution sol;
+	int64_t mem;			/* its memory under the fold, largest device */
+	bool fits;
+	bool exact;			/* no fitting plan has a lower objective */
+	bool searched;			/* the optimum at alpha did not fit */
+	int64_t bound;			/* no fitting plan scores less (INT64_MIN: none) */
+	int n_layers, n_recomputed;	/* with recompute: the layers chosen */
+	int solves;
+} sl_fit;
+
+/*
+ * The plan of least objective at alpha whose memory under the fold fits
+ * o->limit, for p (a problem of s: its pins and forbids): the optimum at
+ * alpha when it fits; otherwise the search of fit.c between it and the
+ * least-memory plan, exact among the plans of the convex frontier of
+ * memory and objective, and exact outright when its bound meets the plan
+ * (out->exact).  With o->recompute, the fewest fully recomputed layers
+ * that let a plan fit, left in s->layer_recompute.  p is left weighed at
+ * alpha.
+ */
+int sl_fit_plan(sl_space *s, sl_problem *p, const sl_fit_opts *o,
+    sl_fit *out, sl_error *err);
+void sl_fit_free(sl_fit *f);
+
+/*
+ * --recompute auto (recompute.c) on the evaluator's sum: sl_fit_plan with
+ * o->recompute for capacity bytes per device (the largest device; <= 0: no
+ * limit, nothing recomputed).  Leaves the choice in s->layer_recompute and
+ * p re-weighed for it.
  */
 #define SL_RECOMPUTE_EXHAUSTIVE 12
 typedef struct sl_recompute_choice {
@@ -1250,6 +1367,22 @@ typedef struct sl_plan_file {
 	sl_recompute *stage_recompute;
 	char sha256[65];	/* of the model it was made for; "" unknown */
 	int model_ops;		/* operators of that model; -1 unknown */
+	/*
+	 * How a pipeline plan was made, when the file says (older files do
+	 * not: has_setup false): the hardware profile's figures, all the
+	 * devices, the stage sub-mesh as the search saw it (outer x inner)
+	 * with its axes' roles, the whole mesh when --axes named it, the
+	 * options and the global batch.
+	 */
+	bool has_setup;
+	bool has_hw, has_zero;		/* hw and zero are the file's */
+	sl_hw hw;
+	int devices, outer, inner;
+	sl_axis_role role[SL_MAX_AXES];
+	int n_topo, topo_shape[SL_MAX_TOPO_AXES];
+	sl_axis_role topo_role[SL_MAX_TOPO_AXES];
+	bool zero, offload_optimizer;
+	int64_t mem_limit, global_batch;
 	/* where the mesh shape, the ops array, the model's sha256 and operator
 	 * count are written, for messages */
 	int mesh_line, mesh_col, ops_line, ops_col;
@@ -1571,15 +1704,6 @@ char *sl_timeline_trace_json(const sl_space *s, const sl_timeline *tl,
  * other axes (at most SL_MAX_AXES of them) are the sub-mesh each stage's
  * operators are solved on, with the links they have in the whole mesh.
  */
-#define SL_MAX_TOPO_AXES 4
-
-typedef enum sl_axis_role {
-	SL_AXIS_DP,		/* data (and sharded-data) parallel */
-	SL_AXIS_TP,		/* tensor parallel */
-	SL_AXIS_PP,		/* pipeline stages */
-	SL_AXIS_ROLE_COUNT
-} sl_axis_role;
-const char *sl_axis_role_name(sl_axis_role r);	/* "dp", "tp", "pp" */
 
 typedef struct sl_topo {
 	int n_axes;
@@ -1673,12 +1797,6 @@ typedef struct sl_pipe_stage {
 	int64_t bwd_ns;			/* of compute_ns, the backward */
 	int64_t sync_ns;		/* gradient sync once per step */
 	int64_t optim_ns;		/* optimizer step once per step */
-	/* the nearest plan a framework expresses at the launch's degrees
-	 * (Megatron-LM's layout when launch_tp > 1, plain data parallel
-	 * otherwise): its time, its device's memory, and whether it is ours */
-	int64_t megatron_ns;		/* -1 none */
-	int64_t megatron_mem;
-	bool expressible;
 } sl_pipe_stage;
 
 /* Per device (pipeline rank). */
@@ -1718,6 +1836,9 @@ typedef struct sl_pipeline {
 	 * its sequence (K and V passed round a ring), their devices; 1 none */
 	int launch_cp;
 	unsigned cp_axes;
+	/* what each axis of the stage sub-mesh carries (its contract) */
+	sl_axis_role role[SL_MAX_AXES];
+	int outer, inner;		/* the configuration's sub-mesh (sl_pipe_config) */
 } sl_pipeline;
 void sl_pipeline_free(sl_pipeline *pl);
 
@@ -1749,6 +1870,9 @@ typedef struct sl_hybrid_opts {
 	/* a fixed mesh (--mesh 4x2x8 --axes pp,dp,tp): its pp axis, sub-mesh
 	 * and links replace the searched ones; NULL: searched */
 	const sl_topo *topo;
+	/* what the user named, recorded in plan files (NULL: the model's
+	 * and the profile's names) */
+	const char *model_source, *hw_source;
 	/* true: every operator and layer of a stage costed and solved on its
 	 * own, nothing shared between equal layers, and every stage's problem
 	 * built at its own layers (the same answer, slower; for checks) */
@@ -1782,6 +1906,9 @@ typedef struct sl_hybrid_result {
 	/* of those, set aside after the fitting plans of their first stages
 	 * (the others before any stage was planned) */
 	int64_t pruned_stages;
+	/* configurations the framework cannot run, and the first one's rule */
+	int64_t pruned_framework;
+	char framework_why[256];
 	/* the least memory any configuration reached (when nothing fits) */
 	sl_pipeline least;
 	bool have_least;
@@ -1871,14 +1998,6 @@ int sl_pipe_account_build(const sl_hybrid_opts *o, const sl_pipeline *chosen,
     sl_pipe_account *a, sl_error *err);
 void sl_pipe_account_free(sl_pipe_account *a);
 
-/* Launch descriptions of a pipeline: malloc'd text, NULL with err. */
-typedef enum sl_export_kind {
-	SL_EXPORT_MEGATRON, SL_EXPORT_DEEPSPEED, SL_EXPORT_DTENSOR,
-	SL_EXPORT_JSON, SL_EXPORT_COUNT
-} sl_export_kind;
-int sl_export_from_name(const char *s);
-char *sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
-    sl_export_kind k, sl_error *err);
 
 /*
  * A pipeline evaluated again and again (the explorer): sl_pipeline_eval
@@ -1893,6 +2012,122 @@ void sl_pipe_ctx_free(sl_pipe_ctx *c);
 void sl_pipe_ctx_constrain(sl_pipe_ctx *c, const sl_constraints *cs);
 int sl_pipe_ctx_eval(sl_pipe_ctx *c, const sl_pipe_config *cfg,
     sl_pipeline *pl, int *skipped, sl_error *err);
+
+/* ------------------------------------------------------------ frameworks */
+/* (framework.c) */
+
+/*
+ * A model as the frameworks' model arguments describe it, read back from
+ * the structure of a graph that shardlab gen builds (GPT pre-LN with tied
+ * embeddings, BERT post-LN, LLaMA with RMSNorm, SwiGLU, RoPE and untied
+ * output).
+ */
+typedef struct sl_arch {
+	sl_family family;
+	int layers;
+	int64_t hidden, heads, kv_heads, ffn, vocab;
+	int64_t seq;			/* the graph's sequence */
+	bool tied;			/* the output layer reads the embedding table */
+	bool bias;			/* the linear layers have biases */
+	double dropout;			/* attention and hidden dropout */
+} sl_arch;
+/* SL_EINPUT (err says why) for a graph of another form. */
+int sl_arch_of(const sl_graph *g, sl_arch *a, sl_error *err);
+
+/*
+ * A plan as a framework launches it.  Stage j is chunk j / pp of pipeline
+ * rank j % pp, as in sl_pipeline.
+ */
+typedef struct sl_layout {
+	sl_framework framework;
+	int world;			/* devices */
+	int pp, vpp, dp, cp, tp;	/* vpp: chunks per pipeline rank (1 none) */
+	sl_schedule schedule;
+	int n_stages;			/* pp x vpp */
+	const int *stage_layers;	/* per stage; NULL: not yet known */
+	const sl_recompute *stage_recompute;	/* per stage; NULL: none */
+	int64_t micro_batch;		/* samples per data-parallel rank and micro-batch */
+	int64_t micro_batches;		/* per optimizer step */
+	int64_t global_batch;		/* micro_batch x dp x micro_batches */
+	int64_t seq;			/* 0: the model's */
+	sl_precision precision;
+	/* state sharding over data parallel: 0 none, 1 optimizer states
+	 * (Megatron-LM's distributed optimizer, ZeRO-1), 2 and gradients,
+	 * 3 and parameters (ZeRO-3, FSDP) */
+	int zero;
+	bool offload_optimizer;		/* optimizer states in host memory */
+} sl_layout;
+/*
+ * Whether the layout's framework accepts it, by its own argument and
+ * configuration checks (framework.c names each file); why (may be NULL)
+ * gets the rule it breaks.  a may be NULL: the model's rules are skipped.
+ * The free framework accepts everything.
+ */
+bool sl_layout_check(const sl_layout *l, const sl_arch *a, char *why, size_t len);
+/*
+ * A pipeline as its framework launches it (pipe_export.c): layers and rec are
+ * pl->n_stages long and become l's stage arrays.  Tensor parallel is
+ * pl->launch_tp, context parallel pl->launch_cp, the rest of the stage
+ * sub-mesh data parallel; parameters sharded (+z) are ZeRO-3, else
+ * o->space.recipe.shard_states.
+ */
+int sl_pipeline_layout(const sl_pipeline *pl, const sl_hybrid_opts *o,
+    sl_layout *l, int *layers, sl_recompute *rec, sl_error *err);
+
+/* Launch descriptions of a pipeline (pipe_export.c): malloc'd text, NULL with
+ * err.  Each but json launches with one framework and refuses a plan
+ * made for another, or one its framework rejects. */
+typedef enum sl_export_kind {
+	SL_EXPORT_MEGATRON,	/* a torchrun ... pretrain_gpt.py command */
+	SL_EXPORT_DEEPSPEED,	/* a DeepSpeed configuration */
+	SL_EXPORT_DTENSOR,	/* a PyTorch DTensor / FSDP2 script */
+	SL_EXPORT_JSON,		/* the plan ("shardlab-pipeline") */
+	SL_EXPORT_TORCHTITAN,	/* a torchtitan job configuration (TOML) */
+	SL_EXPORT_COUNT
+} sl_export_kind;
+int sl_export_from_name(const char *s);
+const char *sl_export_name(sl_export_kind k);
+/* The framework an export launches with (free: json, any). */
+sl_framework sl_export_framework(sl_export_kind k);
+char *sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
+    sl_export_kind k, sl_error *err);
+
+/*
+ * Whether strategy st of operator op keeps the contract of the axes' roles
+ * (baseline.c): on a dp axis the batch or nothing, on a tp axis anything
+ * but the batch, on a cp axis the sequence or nothing; ZeRO's sharded
+ * states (+z) over dp and cp axes only.
+ */
+bool sl_strategy_roles_ok(const sl_space *s, int op, const sl_strategy *st,
+    const sl_axis_role *role);
+/*
+ * The plan framework fw runs on the space (baseline.c), one strategy per
+ * operator: on a tp axis Megatron-LM's tensor parallelism with sequence
+ * parallelism (torchtitan's plan is the same split: column-parallel q, k,
+ * v and first feed-forward matmuls, row-parallel output projections,
+ * heads, vocabulary-parallel embedding, output and loss, norms on the
+ * sequence), on a dp axis the batch, on a cp axis the sequence; parameters
+ * sharded (+z) where shard_params.  SL_EINPUT, why naming the operator,
+ * when an operator has no such strategy.
+ */
+int sl_framework_choice(const sl_space *s, const sl_axis_role *role,
+    bool shard_params, int *choice, char *why, size_t len);
+
+/*
+ * The search's options (plan.c) and the pipeline of a pipeline plan file that
+ * records how it was made (has_setup): hardware, devices, recipe, options,
+ * batch, and (when it was named) the whole mesh into *topo; then its
+ * stages into c, whose layers and recompute point into pf.  The model
+ * (o->model) is the caller's to set.  SL_EINPUT for a file that does not
+ * say.
+ */
+int sl_plan_pipe_setup(const sl_plan_file *pf, sl_hybrid_opts *o, sl_topo *topo,
+    sl_pipe_config *c, sl_error *err);
+
+/* The precision a framework trains in unless told: megatron for
+ * Megatron-LM (--bf16 with fp32 main gradients), amp for torchtitan (bf16
+ * compute over fp32 parameters), bf16 otherwise. */
+sl_precision sl_framework_precision(sl_framework f);
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,6 @@
 #include "internal.h"
 
 #include <stdlib.h>
-#include <time.h>
 
 /* Above this many assignments, enumeration is not a reasonable request. */
 #define BRUTE_MAX_COMBOS 1e7
@@ -15,41 +14,24 @@
 
 struct brute {
 	const sl_problem *p;
-	const sl_solve_opts *o;
+	sl_run *run;
 	int *choice, *best;
 	int64_t best_cost;
 	bool found, prune, stopped, timed_out;
 	int *close_start, *close_edge;	/* edges whose later endpoint is v */
 	long polls;
-	struct timespec t0;
 };
-
-static double
-brute_ms(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - t0->tv_sec) * 1e3 +
-	    (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
-}
 
 static bool
 brute_should_stop(struct brute *b)
 {
-	if (++b->polls % BRUTE_POLL != 0)
+	if (++b->polls % BRUTE_POLL != 0 || !sl_run_over(b->run))
 		return false;
-	if (b->o != NULL && b->o->cancel != NULL &&
-	    b->o->cancel(b->o->cancel_ctx)) {
+	if (sl_run_cancelled(b->run))
 		b->stopped = true;
-		return true;
-	}
-	if (b->o != NULL && b->o->time_limit > 0 &&
-	    brute_ms(&b->t0) >= b->o->time_limit * 1e3) {
+	else
 		b->timed_out = true;
-		return true;
-	}
-	return false;
+	return true;
 }
 
 static void
@@ -93,10 +75,20 @@ int
 sl_solve_brute(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
     sl_error *err)
 {
-	struct brute b = { .p = p, .o = o, .prune = true };
+	sl_run run;
+
+	sl_run_start(&run, o);
+	return sl_run_brute(p, o, &run, sol, err);
+}
+
+int
+sl_run_brute(const sl_problem *p, const sl_solve_opts *o, sl_run *run,
+    sl_solution *sol, sl_error *err)
+{
+	struct brute b = { .p = p, .run = run, .prune = true };
 	double combos = 1;
 
-	clock_gettime(CLOCK_MONOTONIC, &b.t0);
+	(void)o;
 	for (int e = 0; e < p->m; e++) {
 		int u = p->edge[e][0], v = p->edge[e][1];
 		if (u < 0 || u >= p->n || v < 0 || v >= p->n || u == v)
@@ -173,6 +165,6 @@ sl_solve_brute(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
 	free(b.best);
 	free(b.close_start);
 	free(b.close_edge);
-	sol->time_ms = brute_ms(&b.t0);
+	sol->time_ms = sl_run_ms(run);
 	return SL_OK;
 }

@@ -31,18 +31,20 @@
  */
 #include "internal.h"
 
+#include <math.h>
 #include <stdlib.h>
-#include <time.h>
 
 #define DP_INF INT64_MAX
 /* Largest factor (entries) one elimination step may build. */
 #define DP_MAX_ENTRIES 20000000LL
-/* Most work (entries times strategies, summed over steps) one solve may take. */
+/* Most work (entries times strategies, summed over steps) one solve may
+ * take, unless sl_solve_opts.work_cap says less. */
 #define DP_MAX_WORK 4e9
-
-/* A smaller cap on the work, for callers that solve many small windows. */
-_Thread_local double sl_dp_work_cap;
 #define DP_MAX_K 65535
+/* Eliminations, and entries of one general step, between two polls of the
+ * run (its deadline and cancel). */
+#define DP_POLL_STEPS 64
+#define DP_POLL_ENTRIES 65536
 
 static inline int64_t
 dp_add(int64_t a, int64_t b)
@@ -54,15 +56,6 @@ dp_add(int64_t a, int64_t b)
 	if (__builtin_add_overflow(a, b, &r))
 		return a > 0 ? DP_INF : INT64_MIN;
 	return r;
-}
-
-static double
-dp_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 /* ------------------------------------------------------- variable elimination */
@@ -78,6 +71,12 @@ typedef struct ve_step {
 	int *y;			/* neighbours at elimination, index order of arg */
 	uint16_t *arg;		/* best strategy of x per neighbour choice */
 } ve_step;
+
+/* A candidate general step: its size when pushed (ve_cost). */
+typedef struct ve_cand {
+	double c;
+	int v;
+} ve_cand;
 
 typedef struct ve {
 	int n;
@@ -95,7 +94,15 @@ typedef struct ve {
 	int width;		/* largest neighbour count met */
 	int64_t max_entries;	/* largest factor built */
 	double work;		/* entries x strategies so far */
+	double cap;		/* most work allowed */
 	bool sym;		/* symbolic: scopes only, no tables */
+	sl_run *run;		/* polled now and then; NULL never */
+	int polls;
+	int stop;		/* 1: the run's deadline passed, 2: cancelled */
+	/* general steps by size, smallest (then lowest index) first: a heap
+	 * of candidates, stale ones dropped when met */
+	ve_cand *heap;
+	int nheap, capheap;
 	/* scratch */
 	int *nb, *fl, capfl;
 	int64_t *tmp1, *tmp2;
@@ -107,6 +114,7 @@ ve_init(ve *w, int n, const int *k)
 {
 	memset(w, 0, sizeof *w);
 	w->n = n;
+	w->cap = DP_MAX_WORK;
 	w->k = sl_xcalloc((size_t)(n ? n : 1), sizeof *w->k);
 	w->u = sl_xcalloc((size_t)(n ? n : 1), sizeof *w->u);
 	if (k != NULL) {
@@ -152,6 +160,9 @@ ve_free_work(ve *w)
 	free(w->fl);
 	free(w->tmp1);
 	free(w->tmp2);
+	free(w->heap);
+	w->heap = NULL;
+	w->nheap = w->capheap = 0;
 	w->nadj = w->capadj = w->mark = w->nb = w->fl = NULL;
 	w->capfl = 0;
 	w->state = NULL;
@@ -540,12 +551,211 @@ dp_minplus(const int64_t *A, const int64_t *B, int64_t *C, int r, int m, int c)
 	dp_minplus_rows(A, B, C, r, m, c, dp_all_small(B, (size_t)m * c));
 }
 
+/* Whether the run says stop (polled every so many calls); sets w->stop
+ * and err. */
+static bool
+ve_stopped(ve *w, int every, sl_error *err)
+{
+	if (w->run == NULL || w->stop != 0 || ++w->polls % every != 0)
+		return w->stop != 0;
+	if (!sl_run_over(w->run))
+		return false;
+	w->stop = sl_run_cancelled(w->run) ? 2 : 1;
+	sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, "%s", w->stop == 2 ?
+	    _("dp: cancelled") : _("dp: the time limit ran out"));
+	return true;
+}
+
+/* Eliminating x with no neighbour left: its best strategy, a constant. */
+static void
+ve_elim_alone(ve *w, int x)
+{
+	int kx = w->k[x];
+	const int64_t *ux = w->u[x];
+	ve_step *st = ve_push_step(w, x, 0, NULL, 1);
+	int64_t best = DP_INF;
+
+	for (int s = 0; s < kx; s++)
+		if (ux[s] < best) {
+			best = ux[s];
+			st->arg[0] = (uint16_t)s;
+		}
+	w->cst = dp_add(w->cst, best);
+}
+
+/* Eliminating x, one binary factor to y: folded into y's costs. */
+static void
+ve_elim_leaf(ve *w, int x)
+{
+	int kx = w->k[x];
+	const int64_t *ux = w->u[x];
+	int y = w->nb[0], ky = w->k[y];
+	ve_step *st = ve_push_step(w, x, 1, &y, (size_t)ky);
+	int64_t *acc = ve_scratch(&w->tmp2, &w->captmp2, (size_t)ky);
+	const int64_t *m;
+
+	/* parallel factors are merged: exactly one */
+	m = ve_xmajor(w, &w->f[w->fl[0]], x, &w->tmp1, &w->captmp1);
+	for (int t = 0; t < ky; t++)
+		acc[t] = DP_INF;
+	for (int s = 0; s < kx; s++) {
+		const int64_t *row = m + (size_t)s * ky;
+		if (ux[s] == DP_INF)
+			continue;
+		for (int t = 0; t < ky; t++) {
+			int64_t v = dp_add(ux[s], row[t]);
+			if (v < acc[t]) {
+				acc[t] = v;
+				st->arg[t] = (uint16_t)s;
+			}
+		}
+	}
+	for (int t = 0; t < ky; t++)
+		w->u[y][t] = dp_add(w->u[y][t], acc[t]);
+}
+
+/* Eliminating x between two binary factors: a new factor on the two. */
+static void
+ve_elim_pair(ve *w, int x)
+{
+	int kx = w->k[x];
+	const int64_t *ux = w->u[x];
+	int y, z, ky, kz, yz[2];
+	const ve_fac *fa = &w->f[w->fl[0]], *fb = &w->f[w->fl[1]];
+	const int64_t *m2;
+	int64_t *out;
+	ve_step *st;
+	int64_t *t2 = NULL;
+	size_t c2 = 0;
+
+	y = fa->sc[0] == x ? fa->sc[1] : fa->sc[0];
+	z = fb->sc[0] == x ? fb->sc[1] : fb->sc[0];
+	ky = w->k[y];
+	kz = w->k[z];
+	yz[0] = y;
+	yz[1] = z;
+	st = ve_push_step(w, x, 2, yz, (size_t)ky * kz);
+	m2 = fb->sc[0] == x ? fb->t : ve_xmajor(w, fb, x, &t2, &c2);
+	out = sl_xmalloc((size_t)ky * kz * sizeof *out);
+	for (size_t i = 0; i < (size_t)ky * kz; i++)
+		out[i] = DP_INF;
+	dp_elim_pair(out, st->arg, ux, fa->t, fa->sc[0] == x, m2,
+	    dp_all_small(m2, (size_t)kx * kz), kx, ky, kz,
+	    ve_scratch(&w->tmp2, &w->captmp2, (size_t)kz));
+	free(t2);
+	/* consume before merging, so the new factor does not meet them */
+	w->f[w->fl[0]].ar = 0;
+	w->f[w->fl[1]].ar = 0;
+	ve_adj_compact(w, y);
+	ve_adj_compact(w, z);
+	ve_add_binary(w, y, z, out, true);
+}
+
+/*
+ * Eliminating x in general: a factor over its ny sorted neighbours (w->nb)
+ * from its nfac factors (w->fl), size entries, each the minimum over x's
+ * strategies.  The kernel of the general step, where the DP's time goes on
+ * wide problems: it stays one loop, polling the run every DP_POLL_ENTRIES.
+ */
+static int
+ve_elim_general(ve *w, int x, int ny, int nfac, size_t size, sl_error *err)
+{
+	int kx = w->k[x];
+	const int64_t *ux = w->u[x];
+	int *y = w->nb;
+	int ar = ny;
+	ve_step *st;
+	int64_t *out;
+	int *idx = sl_xcalloc((size_t)ny, sizeof *idx);
+	/* per factor: stride of x, strides of each neighbour */
+	size_t *sx = sl_xcalloc((size_t)nfac, sizeof *sx);
+	size_t *sy = sl_xcalloc((size_t)nfac * ny, sizeof *sy);
+
+	qsort(y, (size_t)ny, sizeof *y, ve_cmp_int);
+	st = ve_push_step(w, x, ny, y, size);
+	for (int j = 0; j < nfac; j++) {
+		const ve_fac *f = &w->f[w->fl[j]];
+		size_t stride = 1;
+		for (int a = f->ar - 1; a >= 0; a--) {
+			int v = f->sc[a];
+			if (v == x)
+				sx[j] = stride;
+			else
+				for (int i = 0; i < ny; i++)
+					if (y[i] == v)
+						sy[(size_t)j * ny + i] = stride;
+			stride *= (size_t)w->k[v];
+		}
+	}
+	/*
+	 * off[j]: where factor j's row for the neighbours' current
+	 * strategies starts, kept as the odometer idx turns; acc
+	 * sums the factors for every s of x, factor by factor, so
+	 * that no offset is recomputed per strategy.
+	 */
+	size_t *off = sl_xcalloc((size_t)nfac, sizeof *off);
+	int64_t *acc = ve_scratch(&w->tmp2, &w->captmp2, (size_t)kx);
+	out = sl_xmalloc(size * sizeof *out);
+	for (size_t e = 0; e < size; e++) {
+		int64_t best = DP_INF;
+		int arg = 0;
+		if ((e + 1) % DP_POLL_ENTRIES == 0 &&
+		    ve_stopped(w, 1, err)) {
+			free(out);
+			free(off);
+			free(idx);
+			free(sx);
+			free(sy);
+			return SL_EINTERNAL;
+		}
+		memcpy(acc, ux, (size_t)kx * sizeof *acc);
+		for (int j = 0; j < nfac; j++) {
+			const int64_t *t = w->f[w->fl[j]].t + off[j];
+			size_t step = sx[j];
+			for (int s = 0; s < kx; s++)
+				acc[s] = dp_add(acc[s], t[(size_t)s * step]);
+		}
+		for (int s = 0; s < kx; s++)
+			if (acc[s] < best) {
+				best = acc[s];
+				arg = s;
+			}
+		out[e] = best;
+		st->arg[e] = (uint16_t)arg;
+		for (int i = ny - 1; i >= 0; i--) {
+			if (++idx[i] < w->k[y[i]]) {
+				for (int j = 0; j < nfac; j++)
+					off[j] += sy[(size_t)j * ny + i];
+				break;
+			}
+			for (int j = 0; j < nfac; j++)
+				off[j] -= (size_t)(idx[i] - 1) *
+				    sy[(size_t)j * ny + i];
+			idx[i] = 0;
+		}
+	}
+	free(off);
+	for (int j = 0; j < nfac; j++)
+		w->f[w->fl[j]].ar = 0;
+	for (int i = 0; i < ny; i++)
+		ve_adj_compact(w, y[i]);
+	free(idx);
+	free(sx);
+	free(sy);
+	ve_add_factor(w, ar, st->y, out);
+	return SL_OK;
+}
+
+/*
+ * Eliminates x: refused when its factor would be too large or the work too
+ * much, else by the step its neighbours call for (scopes only when
+ * symbolic).
+ */
 static int
 ve_elim(ve *w, int x, sl_error *err)
 {
 	int nfac, ny, kx = w->k[x];
 	bool binary;
-	const int64_t *ux = w->u[x];
 	size_t size = 1;
 
 	ny = ve_nbrs(w, x, &nfac, &binary);
@@ -565,10 +775,10 @@ ve_elim(ve *w, int x, sl_error *err)
 	if ((int64_t)size > w->max_entries)
 		w->max_entries = (int64_t)size;
 	w->work += (double)size * kx * (nfac > 0 ? nfac : 1);
-	if (w->work > (sl_dp_work_cap > 0 ? sl_dp_work_cap : DP_MAX_WORK))
+	if (w->work > w->cap)
 		return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
 		    _("dp: elimination too costly (over %.1e operations, width %d); use ilp"),
-		    DP_MAX_WORK, w->width);
+		    w->cap, w->width);
 
 	if (w->sym) {
 		/* the same scopes, in the same order, as below; no tables */
@@ -587,144 +797,14 @@ ve_elim(ve *w, int x, sl_error *err)
 		return SL_OK;
 	}
 
-	if (ny == 0) {
-		ve_step *st = ve_push_step(w, x, 0, NULL, 1);
-		int64_t best = DP_INF;
-		for (int s = 0; s < kx; s++)
-			if (ux[s] < best) {
-				best = ux[s];
-				st->arg[0] = (uint16_t)s;
-			}
-		w->cst = dp_add(w->cst, best);
-	} else if (binary && ny == 1) {
-		int y = w->nb[0], ky = w->k[y];
-		ve_step *st = ve_push_step(w, x, 1, &y, (size_t)ky);
-		int64_t *acc = ve_scratch(&w->tmp2, &w->captmp2, (size_t)ky);
-		const int64_t *m;
-
-		/* parallel factors are merged: exactly one */
-		m = ve_xmajor(w, &w->f[w->fl[0]], x, &w->tmp1, &w->captmp1);
-		for (int t = 0; t < ky; t++)
-			acc[t] = DP_INF;
-		for (int s = 0; s < kx; s++) {
-			const int64_t *row = m + (size_t)s * ky;
-			if (ux[s] == DP_INF)
-				continue;
-			for (int t = 0; t < ky; t++) {
-				int64_t v = dp_add(ux[s], row[t]);
-				if (v < acc[t]) {
-					acc[t] = v;
-					st->arg[t] = (uint16_t)s;
-				}
-			}
-		}
-		for (int t = 0; t < ky; t++)
-			w->u[y][t] = dp_add(w->u[y][t], acc[t]);
-	} else if (binary && ny == 2) {
-		int y, z, ky, kz, yz[2];
-		const ve_fac *fa = &w->f[w->fl[0]], *fb = &w->f[w->fl[1]];
-		const int64_t *m2;
-		int64_t *out;
-		ve_step *st;
-		int64_t *t2 = NULL;
-		size_t c2 = 0;
-
-		y = fa->sc[0] == x ? fa->sc[1] : fa->sc[0];
-		z = fb->sc[0] == x ? fb->sc[1] : fb->sc[0];
-		ky = w->k[y];
-		kz = w->k[z];
-		yz[0] = y;
-		yz[1] = z;
-		st = ve_push_step(w, x, 2, yz, (size_t)ky * kz);
-		m2 = fb->sc[0] == x ? fb->t : ve_xmajor(w, fb, x, &t2, &c2);
-		out = sl_xmalloc((size_t)ky * kz * sizeof *out);
-		for (size_t i = 0; i < (size_t)ky * kz; i++)
-			out[i] = DP_INF;
-		dp_elim_pair(out, st->arg, ux, fa->t, fa->sc[0] == x, m2,
-		    dp_all_small(m2, (size_t)kx * kz), kx, ky, kz,
-		    ve_scratch(&w->tmp2, &w->captmp2, (size_t)kz));
-		free(t2);
-		/* consume before merging, so the new factor does not meet them */
-		w->f[w->fl[0]].ar = 0;
-		w->f[w->fl[1]].ar = 0;
-		ve_adj_compact(w, y);
-		ve_adj_compact(w, z);
-		ve_add_binary(w, y, z, out, true);
-	} else {
-		/* general step: a factor over the sorted neighbours */
-		int *y = w->nb;
-		int ar = ny;
-		ve_step *st;
-		int64_t *out;
-		int *idx = sl_xcalloc((size_t)ny, sizeof *idx);
-		/* per factor: stride of x, strides of each neighbour */
-		size_t *sx = sl_xcalloc((size_t)nfac, sizeof *sx);
-		size_t *sy = sl_xcalloc((size_t)nfac * ny, sizeof *sy);
-
-		qsort(y, (size_t)ny, sizeof *y, ve_cmp_int);
-		st = ve_push_step(w, x, ny, y, size);
-		for (int j = 0; j < nfac; j++) {
-			const ve_fac *f = &w->f[w->fl[j]];
-			size_t stride = 1;
-			for (int a = f->ar - 1; a >= 0; a--) {
-				int v = f->sc[a];
-				if (v == x)
-					sx[j] = stride;
-				else
-					for (int i = 0; i < ny; i++)
-						if (y[i] == v)
-							sy[(size_t)j * ny + i] = stride;
-				stride *= (size_t)w->k[v];
-			}
-		}
-		/*
-		 * off[j]: where factor j's row for the neighbours' current
-		 * strategies starts, kept as the odometer idx turns; acc
-		 * sums the factors for every s of x, factor by factor, so
-		 * that no offset is recomputed per strategy.
-		 */
-		size_t *off = sl_xcalloc((size_t)nfac, sizeof *off);
-		int64_t *acc = ve_scratch(&w->tmp2, &w->captmp2, (size_t)kx);
-		out = sl_xmalloc(size * sizeof *out);
-		for (size_t e = 0; e < size; e++) {
-			int64_t best = DP_INF;
-			int arg = 0;
-			memcpy(acc, ux, (size_t)kx * sizeof *acc);
-			for (int j = 0; j < nfac; j++) {
-				const int64_t *t = w->f[w->fl[j]].t + off[j];
-				size_t step = sx[j];
-				for (int s = 0; s < kx; s++)
-					acc[s] = dp_add(acc[s], t[(size_t)s * step]);
-			}
-			for (int s = 0; s < kx; s++)
-				if (acc[s] < best) {
-					best = acc[s];
-					arg = s;
-				}
-			out[e] = best;
-			st->arg[e] = (uint16_t)arg;
-			for (int i = ny - 1; i >= 0; i--) {
-				if (++idx[i] < w->k[y[i]]) {
-					for (int j = 0; j < nfac; j++)
-						off[j] += sy[(size_t)j * ny + i];
-					break;
-				}
-				for (int j = 0; j < nfac; j++)
-					off[j] -= (size_t)(idx[i] - 1) *
-					    sy[(size_t)j * ny + i];
-				idx[i] = 0;
-			}
-		}
-		free(off);
-		for (int j = 0; j < nfac; j++)
-			w->f[w->fl[j]].ar = 0;
-		for (int i = 0; i < ny; i++)
-			ve_adj_compact(w, y[i]);
-		free(idx);
-		free(sx);
-		free(sy);
-		ve_add_factor(w, ar, st->y, out);
-	}
+	if (ny == 0)
+		ve_elim_alone(w, x);
+	else if (binary && ny == 1)
+		ve_elim_leaf(w, x);
+	else if (binary && ny == 2)
+		ve_elim_pair(w, x);
+	else if (ve_elim_general(w, x, ny, nfac, size, err) != SL_OK)
+		return SL_EINTERNAL;
 	for (int j = 0; j < nfac; j++)
 		w->f[w->fl[j]].ar = 0;
 	w->state[x] = 2;
@@ -745,6 +825,114 @@ ve_cost(ve *w, int x, int *ny)
 	return size * w->k[x];
 }
 
+static void
+ve_heap_push(ve *w, double c, int v)
+{
+	int i;
+
+	if (w->nheap == w->capheap) {
+		w->capheap = w->capheap ? 2 * w->capheap : 64;
+		w->heap = sl_xrealloc(w->heap, (size_t)w->capheap *
+		    sizeof *w->heap);
+	}
+	i = w->nheap++;
+	while (i > 0) {
+		int up = (i - 1) / 2;
+		ve_cand *a = &w->heap[up];
+		if (a->c < c || (a->c == c && a->v < v))
+			break;
+		w->heap[i] = *a;
+		i = up;
+	}
+	w->heap[i] = (ve_cand){ c, v };
+}
+
+static ve_cand
+ve_heap_pop(ve *w)
+{
+	ve_cand top = w->heap[0], last = w->heap[--w->nheap];
+	int i = 0;
+
+	for (;;) {
+		int c = 2 * i + 1;
+		if (c >= w->nheap)
+			break;
+		if (c + 1 < w->nheap && (w->heap[c + 1].c < w->heap[c].c ||
+		    (w->heap[c + 1].c == w->heap[c].c &&
+		    w->heap[c + 1].v < w->heap[c].v)))
+			c++;
+		if (last.c < w->heap[c].c ||
+		    (last.c == w->heap[c].c && last.v < w->heap[c].v))
+			break;
+		w->heap[i] = w->heap[c];
+		i = c;
+	}
+	if (w->nheap > 0)
+		w->heap[i] = last;
+	return top;
+}
+
+/*
+ * The cheapest general step: the live variable of least ve_cost, the
+ * lowest index among equals, or -1.  The heap holds every live variable
+ * at its size when last pushed; a size changes only when a neighbour is
+ * eliminated, which pushes it again (ve_run), so an entry whose size is no
+ * longer the variable's is stale and dropped.
+ */
+static int
+ve_cheapest(ve *w, bool *first)
+{
+	int ny;
+
+	if (*first) {
+		*first = false;
+		for (int v = 0; v < w->n; v++)
+			if (w->state[v] == 0)
+				ve_heap_push(w, ve_cost(w, v, &ny), v);
+	}
+	while (w->nheap > 0) {
+		ve_cand c = ve_heap_pop(w);
+		if (w->state[c.v] == 0 && ve_cost(w, c.v, &ny) == c.c)
+			return c.v;
+	}
+	return -1;
+}
+
+/*
+ * Eliminates x and queues its live neighbours (their degree fell), and,
+ * once general steps have begun, pushes their new sizes.
+ */
+static int
+ve_elim_queue(ve *w, int x, int **queue, int *nq, int *capq, bool heap,
+    sl_error *err)
+{
+	int nfac, ny, rc;
+	bool binary;
+	int *nbs;
+
+	ny = ve_nbrs(w, x, &nfac, &binary);
+	nbs = sl_xmalloc((size_t)(ny ? ny : 1) * sizeof *nbs);
+	memcpy(nbs, w->nb, (size_t)ny * sizeof *nbs);
+	if ((rc = ve_elim(w, x, err)) != SL_OK) {
+		free(nbs);
+		return rc;
+	}
+	for (int i = 0; i < ny; i++) {
+		int c;
+		if (w->state[nbs[i]] != 0)
+			continue;
+		if (*nq + 1 > *capq) {
+			*capq *= 2;
+			*queue = sl_xrealloc(*queue, (size_t)*capq * sizeof **queue);
+		}
+		(*queue)[(*nq)++] = nbs[i];
+		if (heap)
+			ve_heap_push(w, ve_cost(w, nbs[i], &c), nbs[i]);
+	}
+	free(nbs);
+	return SL_OK;
+}
+
 /*
  * Eliminates every variable not marked kept: degree <= 2 first (exact, never
  * widens), then the cheapest in product-of-sizes order.
@@ -752,84 +940,43 @@ ve_cost(ve *w, int x, int *ny)
 static int
 ve_run(ve *w, sl_error *err)
 {
-	int *queue, nq = 0, capq;
-	int *live, nlive = 0;
-	int rc;
+	int *queue, nq = 0, capq, rc = SL_OK;
+	bool first = true;
 
 	capq = 2 * w->n + 16;
 	queue = sl_xmalloc((size_t)capq * sizeof *queue);
-	live = sl_xmalloc((size_t)(w->n ? w->n : 1) * sizeof *live);
 	for (int v = w->n - 1; v >= 0; v--)
 		queue[nq++] = v;
-	for (int v = 0; v < w->n; v++)
-		if (w->state[v] == 0)
-			live[nlive++] = v;
 	for (;;) {
+		int best;
 		while (nq > 0) {
-			int x = queue[--nq], ny, nfac;
+			int x = queue[--nq], nfac;
 			bool binary;
 			if (w->state[x] != 0)
 				continue;
-			ny = ve_nbrs(w, x, &nfac, &binary);
-			if (ny > 2)
+			if (ve_nbrs(w, x, &nfac, &binary) > 2)
 				continue;
-			int nbs[2] = { ny > 0 ? w->nb[0] : -1, ny > 1 ? w->nb[1] : -1 };
-			if ((rc = ve_elim(w, x, err)) != SL_OK)
+			if (ve_stopped(w, DP_POLL_STEPS, err)) {
+				rc = SL_EINTERNAL;
 				goto out;
-			for (int i = 0; i < ny; i++) {
-				if (nq + 1 > capq) {
-					capq *= 2;
-					queue = sl_xrealloc(queue,
-					    (size_t)capq * sizeof *queue);
-				}
-				if (w->state[nbs[i]] == 0)
-					queue[nq++] = nbs[i];
 			}
+			if ((rc = ve_elim_queue(w, x, &queue, &nq, &capq,
+			    !first, err)) != SL_OK)
+				goto out;
 		}
 		/* no node of degree <= 2 left: cheapest general step */
-		int best = -1, nl = 0;
-		double bcost = 0;
-		for (int i = 0; i < nlive; i++) {
-			int ny, v = live[i];
-			double c;
-			if (w->state[v] != 0)
-				continue;
-			live[nl++] = v;
-			c = ve_cost(w, v, &ny);
-			if (best < 0 || c < bcost) {
-				best = v;
-				bcost = c;
-			}
-		}
-		nlive = nl;
-		if (best < 0)
+		if ((best = ve_cheapest(w, &first)) < 0)
 			break;
-		{
-			int nfac;
-			bool binary;
-			int ny = ve_nbrs(w, best, &nfac, &binary);
-			int *nbs = sl_xmalloc((size_t)(ny ? ny : 1) * sizeof *nbs);
-			memcpy(nbs, w->nb, (size_t)ny * sizeof *nbs);
-			if ((rc = ve_elim(w, best, err)) != SL_OK) {
-				free(nbs);
-				goto out;
-			}
-			for (int i = 0; i < ny; i++) {
-				if (nq + 1 > capq) {
-					capq *= 2;
-					queue = sl_xrealloc(queue,
-					    (size_t)capq * sizeof *queue);
-				}
-				if (w->state[nbs[i]] == 0)
-					queue[nq++] = nbs[i];
-			}
-			free(nbs);
+		if (ve_stopped(w, 1, err)) {
+			rc = SL_EINTERNAL;
+			goto out;
 		}
+		if ((rc = ve_elim_queue(w, best, &queue, &nq, &capq, true,
+		    err)) != SL_OK)
+			goto out;
 	}
-	rc = SL_OK;
 out:
 	free(queue);
-	free(live);
 	return rc;
 }
 
@@ -934,6 +1081,7 @@ struct sl_dp {
 	int n, m;
 	int *k;
 	int (*edge)[2];
+	double cap;		/* most work of one elimination run */
 	/*
 	 * The costs each layer's node and edge had when its class was last
 	 * found: a row per node or edge, allocated when first synced (the
@@ -1205,6 +1353,7 @@ dp_class_build(sl_dp *d, const int64_t *c, size_t len, uint64_t h,
 	for (int j = 0; j < n; j++)
 		k[1 + j] = (int)kk[j];
 	ve_init(w, n + 1, k);
+	w->cap = d->cap;
 	for (int j = 0; j < n; j++) {
 		memcpy(w->u[1 + j], c + at, (size_t)k[1 + j] * sizeof *c);
 		at += (size_t)k[1 + j];
@@ -1748,28 +1897,21 @@ dp_seg_free(dp_run *R, int node, int l, int r)
 	R->seg[node].m = NULL;
 }
 
-/* Finds chains of layers that fold; leaves d unfolded when none or unsure. */
-static void
-dp_find_runs(sl_dp *d, const sl_problem *p)
+/*
+ * The instances of repeated layers: p's nodes grouped by layer (by
+ * position within it), the groups in order of their lowest node; ord holds
+ * the nodes, inst_of[v] v's instance (-1 none).  Returns how many.
+ */
+static int
+dp_instances(const sl_problem *p, int *ord, dp_inst *I, int *inst_of)
 {
-	int *ord, ni = 0, *inst_of, *o;
-	dp_inst *I;
-	dp_adj A;
-	bool ok = true;
+	int no = 0, ni = 0;
 
-	if (p->layer == NULL)
-		return;
-	ord = sl_xmalloc((size_t)(p->n + 1) * sizeof *ord);
-	int no = 0;
 	for (int v = 0; v < p->n; v++)
 		if (p->layer[v] >= 0)
 			ord[no++] = v;
-	if (no == 0) {
-		free(ord);
-		return;
-	}
 	{
-		dp_key *key = sl_xmalloc((size_t)no * sizeof *key);
+		dp_key *key = sl_xmalloc(((size_t)no + 1) * sizeof *key);
 		for (int i = 0; i < no; i++) {
 			key[i].layer = p->layer[ord[i]];
 			key[i].pos = p->pos != NULL ? p->pos[ord[i]] : 0;
@@ -1780,8 +1922,6 @@ dp_find_runs(sl_dp *d, const sl_problem *p)
 			ord[i] = key[i].v;
 		free(key);
 	}
-	I = sl_xcalloc((size_t)no, sizeof *I);
-	inst_of = sl_xmalloc((size_t)p->n * sizeof *inst_of);
 	for (int v = 0; v < p->n; v++)
 		inst_of[v] = -1;
 	for (int i = 0; i < no; ) {
@@ -1801,11 +1941,18 @@ dp_find_runs(sl_dp *d, const sl_problem *p)
 	for (int i = 0; i < ni; i++)
 		for (int j = 0; j < I[i].n; j++)
 			inst_of[I[i].node[j]] = i;
-	dp_adj_build(p, &A);
+	return ni;
+}
 
-	/* output of each instance: the one node feeding the next instance */
-	o = sl_xmalloc((size_t)(ni + 1) * sizeof *o);
-	int *link = sl_xmalloc((size_t)(ni + 1) * sizeof *link);
+/*
+ * The output of each instance, o[i]: the one node feeding the next
+ * instance (link[i], -1 when not exactly one), or for the last of a row
+ * the node at the position of the one before's output.
+ */
+static void
+dp_outputs(const sl_problem *p, const dp_adj *A, const int *inst_of,
+    const dp_inst *I, int ni, int *o, int *link)
+{
 	for (int i = 0; i < ni; i++)
 		link[i] = -1;
 	for (int i = 0; i + 1 < ni; i++) {
@@ -1813,8 +1960,8 @@ dp_find_runs(sl_dp *d, const sl_problem *p)
 		bool one = true;
 		for (int j = 0; j < I[i].n && one; j++) {
 			int v = I[i].node[j];
-			for (int q = A.off[v]; q < A.off[v + 1]; q++) {
-				int e = A.e[q];
+			for (int q = A->off[v]; q < A->off[v + 1]; q++) {
+				int e = A->e[q];
 				int y = p->edge[e][0] == v ? p->edge[e][1] : p->edge[e][0];
 				if (inst_of[y] != i + 1)
 					continue;
@@ -1838,12 +1985,19 @@ dp_find_runs(sl_dp *d, const sl_problem *p)
 				o[i] = I[i].node[j];
 		}
 	}
+}
 
-	/* greedy chains */
-	int *rfirst = sl_xmalloc((size_t)(ni + 1) * sizeof *rfirst);
-	int *rlen = sl_xmalloc((size_t)(ni + 1) * sizeof *rlen);
-	int *rin = sl_xmalloc((size_t)(ni + 1) * sizeof *rin);
+/*
+ * Chains of instances, greedily: each chain from instance rfirst[r], of
+ * rlen[r] instances, fed by node rin[r] (-1 none).  Returns how many.
+ */
+static int
+dp_chains(const sl_problem *p, const dp_adj *A, const int *inst_of,
+    const dp_inst *I, int ni, const int *o, const int *link, int *rfirst,
+    int *rlen, int *rin)
+{
 	int nr = 0;
+
 	for (int i = 0; i < ni; ) {
 		bool iok;
 		int in, cur;
@@ -1851,7 +2005,7 @@ dp_find_runs(sl_dp *d, const sl_problem *p)
 			i++;
 			continue;
 		}
-		in = dp_inst_input(p, &A, inst_of, I, i,
+		in = dp_inst_input(p, A, inst_of, I, i,
 		    o[i], link[i] >= 0 ? i + 1 : -1, &iok);
 		if (!iok || (in >= 0 && inst_of[in] >= 0 && inst_of[in] >= i)) {
 			i++;
@@ -1860,12 +2014,12 @@ dp_find_runs(sl_dp *d, const sl_problem *p)
 		cur = i;
 		int cin = in;
 		while (link[cur] >= 0 && cur + 1 < ni && o[cur + 1] >= 0 &&
-		    dp_inst_ok(p, &A, inst_of, I, cur, o[cur], cin, cur + 1) &&
-		    dp_inst_ok(p, &A, inst_of, I, cur + 1, o[cur + 1], o[cur], -1)) {
+		    dp_inst_ok(p, A, inst_of, I, cur, o[cur], cin, cur + 1) &&
+		    dp_inst_ok(p, A, inst_of, I, cur + 1, o[cur + 1], o[cur], -1)) {
 			cin = o[cur];
 			cur++;
 		}
-		if (cur > i && dp_inst_ok(p, &A, inst_of, I, cur, o[cur], cin, -1)) {
+		if (cur > i && dp_inst_ok(p, A, inst_of, I, cur, o[cur], cin, -1)) {
 			rfirst[nr] = i;
 			rlen[nr] = cur - i + 1;
 			rin[nr] = in;
@@ -1873,62 +2027,106 @@ dp_find_runs(sl_dp *d, const sl_problem *p)
 		}
 		i = cur + 1;
 	}
+	return nr;
+}
 
-	if (nr > 0) {
-		int total = 0;
-		for (int r = 0; r < nr; r++)
-			total += rlen[r];
-		d->layer = sl_xcalloc((size_t)total, sizeof *d->layer);
-		d->run = sl_xcalloc((size_t)nr, sizeof *d->run);
-		for (int r = 0; r < nr && ok; r++) {
-			dp_run *R = &d->run[d->nrun++];
-			R->first = d->nlayer;
-			R->len = rlen[r];
-			R->in = rin[r];
-			R->out = o[rfirst[r] + rlen[r] - 1];
-			R->seg = sl_xcalloc((size_t)4 * R->len, sizeof *R->seg);
-			R->memo.cap = 16;
-			while (R->memo.cap < 8 * R->len)
-				R->memo.cap *= 2;
-			R->memo.node = sl_xcalloc((size_t)R->memo.cap, sizeof(int));
-			R->memo.stamp = sl_xcalloc((size_t)R->memo.cap, sizeof(int));
-			R->memo.sig = sl_xcalloc((size_t)R->memo.cap, sizeof(uint64_t));
-			for (int t = 0; t < rlen[r]; t++) {
-				int ii = rfirst[r] + t;
-				dp_layer *L = &d->layer[d->nlayer++];
-				L->n = I[ii].n;
-				L->node = sl_xmalloc((size_t)L->n * sizeof *L->node);
-				memcpy(L->node, I[ii].node, (size_t)L->n * sizeof *L->node);
-				L->o = -1;
-				for (int j = 0; j < L->n; j++)
-					if (L->node[j] == o[ii])
-						L->o = j;
-				L->in = t == 0 ? rin[r] : o[ii - 1];
-				L->kin = L->in >= 0 ? p->k[L->in] : 1;
-				if (!dp_layer_setup(d, p, &A, d->nlayer - 1,
-				    inst_of, ii))
-					ok = false;
-				for (int j = 0; j < L->n; j++)
-					if (t < rlen[r] - 1 || j != L->o)
-						d->nown[L->node[j]] = d->nlayer - 1;
-			}
-		}
-		for (int r = 0; r < d->nrun && ok; r++)
-			for (int t = 1; t < d->run[r].len; t++)
-				dp_layer_twin(d, p, d->run[r].first + t);
-		/* every edge touching an eliminated node must be owned by a layer */
-		for (int e = 0; e < p->m && ok; e++)
-			if (d->eown[e] < 0 &&
-			    (d->nown[p->edge[e][0]] >= 0 || d->nown[p->edge[e][1]] >= 0))
+/*
+ * The nr chains as d's runs of folded layers; false when one of them does
+ * not fold after all (an edge of an eliminated node no layer owns, a run
+ * fed by a node inside it): then d is unfolded.
+ */
+static bool
+dp_build_runs(sl_dp *d, const sl_problem *p, const dp_adj *A,
+    const int *inst_of, const dp_inst *I, const int *o, const int *rfirst,
+    const int *rlen, const int *rin, int nr)
+{
+	bool ok = true;
+	int total = 0;
+
+	for (int r = 0; r < nr; r++)
+		total += rlen[r];
+	d->layer = sl_xcalloc((size_t)total, sizeof *d->layer);
+	d->run = sl_xcalloc((size_t)nr, sizeof *d->run);
+	for (int r = 0; r < nr && ok; r++) {
+		dp_run *R = &d->run[d->nrun++];
+		R->first = d->nlayer;
+		R->len = rlen[r];
+		R->in = rin[r];
+		R->out = o[rfirst[r] + rlen[r] - 1];
+		R->seg = sl_xcalloc((size_t)4 * R->len, sizeof *R->seg);
+		R->memo.cap = 16;
+		while (R->memo.cap < 8 * R->len)
+			R->memo.cap *= 2;
+		R->memo.node = sl_xcalloc((size_t)R->memo.cap, sizeof(int));
+		R->memo.stamp = sl_xcalloc((size_t)R->memo.cap, sizeof(int));
+		R->memo.sig = sl_xcalloc((size_t)R->memo.cap, sizeof(uint64_t));
+		for (int t = 0; t < rlen[r]; t++) {
+			int ii = rfirst[r] + t;
+			dp_layer *L = &d->layer[d->nlayer++];
+			L->n = I[ii].n;
+			L->node = sl_xmalloc((size_t)L->n * sizeof *L->node);
+			memcpy(L->node, I[ii].node, (size_t)L->n * sizeof *L->node);
+			L->o = -1;
+			for (int j = 0; j < L->n; j++)
+				if (L->node[j] == o[ii])
+					L->o = j;
+			L->in = t == 0 ? rin[r] : o[ii - 1];
+			L->kin = L->in >= 0 ? p->k[L->in] : 1;
+			if (!dp_layer_setup(d, p, A, d->nlayer - 1,
+			    inst_of, ii))
 				ok = false;
-		for (int r = 0; r < d->nrun && ok; r++) {
-			dp_run *R = &d->run[r];
-			if (R->in >= 0 && (d->nown[R->in] >= 0 || R->in == R->out))
-				ok = false;
+			for (int j = 0; j < L->n; j++)
+				if (t < rlen[r] - 1 || j != L->o)
+					d->nown[L->node[j]] = d->nlayer - 1;
 		}
-		if (!ok)
-			dp_unfold(d);
 	}
+	for (int r = 0; r < d->nrun && ok; r++)
+		for (int t = 1; t < d->run[r].len; t++)
+			dp_layer_twin(d, p, d->run[r].first + t);
+	/* every edge touching an eliminated node must be owned by a layer */
+	for (int e = 0; e < p->m && ok; e++)
+		if (d->eown[e] < 0 &&
+		    (d->nown[p->edge[e][0]] >= 0 || d->nown[p->edge[e][1]] >= 0))
+			ok = false;
+	for (int r = 0; r < d->nrun && ok; r++) {
+		dp_run *R = &d->run[r];
+		if (R->in >= 0 && (d->nown[R->in] >= 0 || R->in == R->out))
+			ok = false;
+	}
+	if (!ok)
+		dp_unfold(d);
+	return ok;
+}
+
+/* Finds chains of layers that fold; leaves d unfolded when none or unsure. */
+static void
+dp_find_runs(sl_dp *d, const sl_problem *p)
+{
+	int *ord, ni, *inst_of, *o, *link, *rfirst, *rlen, *rin, nr;
+	dp_inst *I;
+	dp_adj A;
+	bool any = false;
+
+	if (p->layer == NULL)
+		return;
+	for (int v = 0; v < p->n && !any; v++)
+		any = p->layer[v] >= 0;
+	if (!any)
+		return;
+	ord = sl_xmalloc((size_t)(p->n + 1) * sizeof *ord);
+	I = sl_xcalloc((size_t)p->n + 1, sizeof *I);
+	inst_of = sl_xmalloc((size_t)p->n * sizeof *inst_of);
+	ni = dp_instances(p, ord, I, inst_of);
+	dp_adj_build(p, &A);
+	o = sl_xmalloc((size_t)(ni + 1) * sizeof *o);
+	link = sl_xmalloc((size_t)(ni + 1) * sizeof *link);
+	dp_outputs(p, &A, inst_of, I, ni, o, link);
+	rfirst = sl_xmalloc((size_t)(ni + 1) * sizeof *rfirst);
+	rlen = sl_xmalloc((size_t)(ni + 1) * sizeof *rlen);
+	rin = sl_xmalloc((size_t)(ni + 1) * sizeof *rin);
+	nr = dp_chains(p, &A, inst_of, I, ni, o, link, rfirst, rlen, rin);
+	if (nr > 0)
+		dp_build_runs(d, p, &A, inst_of, I, o, rfirst, rlen, rin, nr);
 	free(rfirst);
 	free(rlen);
 	free(rin);
@@ -1949,7 +2147,7 @@ dp_find_runs(sl_dp *d, const sl_problem *p)
  * wide for exact elimination is refused before any table is built.
  */
 static int
-dp_check_width(sl_dp *d, const sl_problem *p, sl_error *err)
+dp_check_width(sl_dp *d, const sl_problem *p, sl_run *run, sl_error *err)
 {
 	ve w;
 	int rc;
@@ -1958,6 +2156,8 @@ dp_check_width(sl_dp *d, const sl_problem *p, sl_error *err)
 	for (int i = 0; i < d->nouter; i++)
 		w.k[i] = p->k[d->outer[i]];
 	w.sym = true;
+	w.cap = d->cap;
+	w.run = run;
 	for (int e = 0; e < p->m; e++)
 		if (d->eown[e] < 0)
 			ve_add_binary(&w, d->oidx[p->edge[e][0]],
@@ -1975,6 +2175,8 @@ dp_check_width(sl_dp *d, const sl_problem *p, sl_error *err)
 		for (int j = 0; j < L->n; j++)
 			w.k[1 + j] = p->k[L->node[j]];
 		w.sym = true;
+		w.cap = d->cap;
+		w.run = run;
 		for (int q = 0; q < L->npair; q++)
 			ve_add_binary(&w, 1 + L->pair[q][0], 1 + L->pair[q][1],
 			    NULL, true);
@@ -1989,7 +2191,8 @@ dp_check_width(sl_dp *d, const sl_problem *p, sl_error *err)
 }
 
 static sl_dp *
-dp_create(const sl_problem *p, bool fold, sl_error *err)
+dp_create(const sl_problem *p, const sl_solve_opts *o, sl_run *run,
+    sl_error *err)
 {
 	sl_dp *d;
 
@@ -2016,6 +2219,7 @@ dp_create(const sl_problem *p, bool fold, sl_error *err)
 	d = sl_xcalloc(1, sizeof *d);
 	d->n = p->n;
 	d->m = p->m;
+	d->cap = o != NULL && o->work_cap > 0 ? o->work_cap : DP_MAX_WORK;
 	d->k = sl_xmalloc((size_t)(p->n + 1) * sizeof *d->k);
 	memcpy(d->k, p->k, (size_t)p->n * sizeof *d->k);
 	d->edge = sl_xmalloc((size_t)(p->m + 1) * sizeof *d->edge);
@@ -2029,7 +2233,7 @@ dp_create(const sl_problem *p, bool fold, sl_error *err)
 		d->nown[v] = -1;
 	for (int e = 0; e < p->m; e++)
 		d->eown[e] = -1;
-	if (fold)
+	if (o == NULL || !o->no_fold)
 		dp_find_runs(d, p);
 	d->oidx = sl_xmalloc((size_t)(p->n + 1) * sizeof *d->oidx);
 	d->outer = sl_xmalloc((size_t)(p->n + 1) * sizeof *d->outer);
@@ -2041,7 +2245,7 @@ dp_create(const sl_problem *p, bool fold, sl_error *err)
 		}
 	}
 	d->val = sl_xmalloc((size_t)(p->n + 2) * sizeof *d->val);
-	if (dp_check_width(d, p, err) != SL_OK) {
+	if (dp_check_width(d, p, run, err) != SL_OK) {
 		sl_dp_free(d);
 		return NULL;
 	}
@@ -2049,15 +2253,19 @@ dp_create(const sl_problem *p, bool fold, sl_error *err)
 }
 
 sl_dp *
-sl_dp_new_fold(const sl_problem *p, bool fold, sl_error *err)
+sl_run_dp_new(const sl_problem *p, const sl_solve_opts *o, sl_run *run,
+    sl_error *err)
 {
-	return dp_create(p, fold, err);
+	return dp_create(p, o, run, err);
 }
 
 sl_dp *
-sl_dp_new(const sl_problem *p, sl_error *err)
+sl_dp_new(const sl_problem *p, const sl_solve_opts *o, sl_error *err)
 {
-	return dp_create(p, true, err);
+	sl_run run;
+
+	sl_run_start(&run, o);
+	return dp_create(p, o, &run, err);
 }
 
 void
@@ -2147,44 +2355,16 @@ dp_check_same(const sl_dp *d, const sl_problem *p, sl_error *err)
 	return SL_OK;
 }
 
+/*
+ * Layers whose content changed get their class (and matrix) again, and the
+ * chains' trees their products (costs_same: only p->allowed changed, the
+ * edge costs are not compared).
+ */
 static int
-dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_solution *sol,
-    sl_error *err)
+dp_sync_layers(sl_dp *d, const sl_problem *p, bool costs_same, sl_error *err)
 {
-	double t0 = dp_now_ms();
-	ve w;
 	int rc;
-	int64_t best;
 
-	if ((rc = dp_check_same(d, p, err)) != SL_OK)
-		return rc;
-	if (sol->choice == NULL || sol->n != p->n) {
-		free(sol->choice);
-		sol->choice = sl_xcalloc((size_t)(p->n ? p->n : 1),
-		    sizeof *sol->choice);
-		sol->n = p->n;
-	}
-	sol->solver = SL_SOLVER_DP;
-	sol->status = SL_SOLVE_FAILED;
-	sol->confirmed = false;
-	sol->note[0] = '\0';
-	sol->objective = INT64_MAX;
-	d->recomputed = 0;
-
-	for (int v = 0; v < p->n; v++) {
-		bool any = false;
-		for (int s = 0; s < p->k[v] && !any; s++)
-			any = p->allowed[v][s] != 0;
-		if (!any) {
-			sol->status = SL_SOLVE_INFEASIBLE;
-			snprintf(sol->note, sizeof sol->note,
-			    _("node %d has no allowed strategy"), v);
-			sol->time_ms = dp_now_ms() - t0;
-			return SL_OK;
-		}
-	}
-
-	/* layers whose content changed get their class (and matrix) again */
 	for (int i = 0; i < d->nlayer; i++) {
 		dp_layer *L = &d->layer[i];
 		bool force = !d->primed || L->stale, ch = force;
@@ -2215,6 +2395,69 @@ dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_solution *sol,
 		dp_seg_fix(d, &d->run[r], 1, 0, d->run[r].len - 1, !d->primed);
 	}
 	d->primed = true;
+	return SL_OK;
+}
+
+/* The chains' choices: boundaries from the trees, inner nodes per layer. */
+static void
+dp_chain_choices(sl_dp *d, sl_solution *sol)
+{
+	for (int r = 0; r < d->nrun; r++) {
+		dp_run *R = &d->run[r];
+		int *bo = sl_xmalloc((size_t)R->len * sizeof *bo);
+		int a = R->in >= 0 ? sol->choice[R->in] : 0;
+		dp_seg_descend(R, 1, 0, R->len - 1, a, sol->choice[R->out], bo);
+		for (int t = 0; t < R->len; t++) {
+			dp_layer *L = &d->layer[R->first + t];
+			int *val = d->val;
+			val[0] = t == 0 ? a : bo[t - 1];
+			val[1 + L->o] = bo[t];
+			ve_backsub(&L->cls->rec, val);
+			for (int j = 0; j < L->n; j++)
+				sol->choice[L->node[j]] = val[1 + j];
+		}
+		free(bo);
+	}
+}
+
+static int
+dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_run *run,
+    sl_solution *sol, sl_error *err)
+{
+	ve w;
+	int rc;
+	int64_t best;
+
+	if ((rc = dp_check_same(d, p, err)) != SL_OK)
+		return rc;
+	if (sol->choice == NULL || sol->n != p->n) {
+		free(sol->choice);
+		sol->choice = sl_xcalloc((size_t)(p->n ? p->n : 1),
+		    sizeof *sol->choice);
+		sol->n = p->n;
+	}
+	sol->solver = SL_SOLVER_DP;
+	sol->status = SL_SOLVE_FAILED;
+	sol->confirmed = false;
+	sol->note[0] = '\0';
+	sol->objective = INT64_MAX;
+	d->recomputed = 0;
+
+	for (int v = 0; v < p->n; v++) {
+		bool any = false;
+		for (int s = 0; s < p->k[v] && !any; s++)
+			any = p->allowed[v][s] != 0;
+		if (!any) {
+			sol->status = SL_SOLVE_INFEASIBLE;
+			snprintf(sol->note, sizeof sol->note,
+			    _("node %d has no allowed strategy"), v);
+			sol->time_ms = sl_run_ms(run);
+			return SL_OK;
+		}
+	}
+
+	if ((rc = dp_sync_layers(d, p, costs_same, err)) != SL_OK)
+		return rc;
 
 	/* the outer problem: unfolded nodes plus each chain's product */
 	{
@@ -2223,6 +2466,8 @@ dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_solution *sol,
 			ko[i] = p->k[d->outer[i]];
 		ve_init(&w, d->nouter, ko);
 		free(ko);
+		w.cap = d->cap;
+		w.run = run;
 	}
 	for (int i = 0; i < d->nouter; i++) {
 		int v = d->outer[i];
@@ -2252,6 +2497,14 @@ dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_solution *sol,
 				w.u[o][s] = dp_add(w.u[o][s], P[s]);
 	}
 	rc = ve_run(&w, err);
+	if (rc != SL_OK && w.stop != 0) {
+		/* stopped by the run: no plan, and no error */
+		sl_error_clear(err);
+		sol->status = w.stop == 2 ? SL_SOLVE_CANCELLED : SL_SOLVE_LIMIT;
+		ve_free(&w);
+		sol->time_ms = sl_run_ms(run);
+		return SL_OK;
+	}
 	if (rc != SL_OK) {
 		ve_free(&w);
 		return rc;
@@ -2266,7 +2519,7 @@ dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_solution *sol,
 		sol->status = SL_SOLVE_INFEASIBLE;
 		snprintf(sol->note, sizeof sol->note, "%s",
 		    _("every choice includes a disallowed strategy"));
-		sol->time_ms = dp_now_ms() - t0;
+		sol->time_ms = sl_run_ms(run);
 		return SL_OK;
 	}
 	ve_backsub(&w, d->val);
@@ -2274,26 +2527,10 @@ dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_solution *sol,
 		sol->choice[d->outer[i]] = d->val[i];
 	ve_free(&w);
 
-	/* chains: boundary choices from the trees, inner ones per layer */
-	for (int r = 0; r < d->nrun; r++) {
-		dp_run *R = &d->run[r];
-		int *bo = sl_xmalloc((size_t)R->len * sizeof *bo);
-		int a = R->in >= 0 ? sol->choice[R->in] : 0;
-		dp_seg_descend(R, 1, 0, R->len - 1, a, sol->choice[R->out], bo);
-		for (int t = 0; t < R->len; t++) {
-			dp_layer *L = &d->layer[R->first + t];
-			int *val = d->val;
-			val[0] = t == 0 ? a : bo[t - 1];
-			val[1 + L->o] = bo[t];
-			ve_backsub(&L->cls->rec, val);
-			for (int j = 0; j < L->n; j++)
-				sol->choice[L->node[j]] = val[1 + j];
-		}
-		free(bo);
-	}
+	dp_chain_choices(d, sol);
 
 	sol->objective = sl_problem_score(p, sol->choice);
-	sol->time_ms = dp_now_ms() - t0;
+	sol->time_ms = sl_run_ms(run);
 	if (sol->objective != best) {
 		sol->status = SL_SOLVE_FAILED;
 		return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
@@ -2320,31 +2557,43 @@ dp_solve(sl_dp *d, const sl_problem *p, bool costs_same, sl_solution *sol,
 }
 
 int
-sl_dp_resolve(sl_dp *d, const sl_problem *p, sl_solution *sol, sl_error *err)
+sl_run_dp_resolve(sl_dp *d, const sl_problem *p, const sl_solve_opts *o,
+    sl_run *run, sl_solution *sol, sl_error *err)
 {
-	return dp_solve(d, p, false, sol, err);
+	return dp_solve(d, p, o != NULL && o->allowed_only, run, sol, err);
 }
 
 int
-sl_dp_resolve_allowed(sl_dp *d, const sl_problem *p, sl_solution *sol,
-    sl_error *err)
+sl_dp_resolve(sl_dp *d, const sl_problem *p, const sl_solve_opts *o,
+    sl_solution *sol, sl_error *err)
 {
-	return dp_solve(d, p, true, sol, err);
+	sl_run run;
+
+	sl_run_start(&run, o);
+	return dp_solve(d, p, o != NULL && o->allowed_only, &run, sol, err);
+}
+
+int
+sl_run_dp(const sl_problem *p, const sl_solve_opts *o, sl_run *run,
+    sl_solution *sol, sl_error *err)
+{
+	sl_dp *d = dp_create(p, o, run, err);
+	int rc;
+
+	if (d == NULL)
+		return err != NULL ? err->code : SL_EINTERNAL;
+	rc = dp_solve(d, p, o != NULL && o->allowed_only, run, sol, err);
+	sl_dp_free(d);
+	sol->time_ms = sl_run_ms(run);
+	return rc;
 }
 
 int
 sl_solve_dp(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
     sl_error *err)
 {
-	double t0 = dp_now_ms();
-	sl_dp *d = sl_dp_new(p, err);
-	int rc;
+	sl_run run;
 
-	(void)o;
-	if (d == NULL)
-		return err != NULL ? err->code : SL_EINTERNAL;
-	rc = sl_dp_resolve(d, p, sol, err);
-	sl_dp_free(d);
-	sol->time_ms = dp_now_ms() - t0;
-	return rc;
+	sl_run_start(&run, o);
+	return sl_run_dp(p, o, &run, sol, err);
 }

@@ -44,12 +44,6 @@
 #define ILP_MAX_NNZ 40000000
 
 /*
- * Non-zero forces the chain form of usage limits, whatever the size (the
- * tests set it to cover both forms on small problems).
- */
-int sl_ilp_usage_chain;
-
-/*
  * Entries >= huge are excluded from the model, or, when no plan avoids them,
  * penalised: each weighs weight * value / hmin, where weight exceeds the sum
  * of everything below huge, so the LP first takes as few as it can (exact
@@ -103,9 +97,9 @@ struct sl_ilp {
 	int *adj_start, *adj_edge;
 };
 
+/* The ILP's run (ending at ILP_LIMIT_SHARE of the one it was given). */
 struct ilp_clock {
-	struct timespec t0;
-	double limit_ms;	/* <= 0: none */
+	sl_run run;
 	/* time to build the model: a call of glp_simplex spends about as
 	 * much in its own set-up before it first looks at tm_lim */
 	double setup_ms;
@@ -114,11 +108,14 @@ struct ilp_clock {
 static double
 ilp_elapsed_ms(const struct ilp_clock *c)
 {
-	struct timespec t;
+	return sl_run_ms(&c->run);
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - c->t0.tv_sec) * 1e3 +
-	    (double)(t.tv_nsec - c->t0.tv_nsec) / 1e6;
+/* The run's length in ms, INFINITY when it has no deadline. */
+static double
+ilp_limit_ms(const struct ilp_clock *c)
+{
+	return c->run.deadline - c->run.start;
 }
 
 /* Remaining time in ms for GLPK's tm_lim, INT_MAX when unlimited. */
@@ -127,9 +124,9 @@ ilp_remaining_ms(const struct ilp_clock *c)
 {
 	double left;
 
-	if (c->limit_ms <= 0)
+	if (ilp_limit_ms(c) == INFINITY)
 		return INT_MAX;
-	left = c->limit_ms - ilp_elapsed_ms(c) - c->setup_ms;
+	left = sl_run_left(&c->run) - c->setup_ms;
 	if (left < 1)
 		return 1;
 	if (left > (double)INT_MAX)
@@ -140,14 +137,14 @@ ilp_remaining_ms(const struct ilp_clock *c)
 static bool
 ilp_out_of_time(const struct ilp_clock *c)
 {
-	return c->limit_ms > 0 && ilp_elapsed_ms(c) >= c->limit_ms;
+	return sl_run_left(&c->run) <= 0;
 }
 
 /* Whether a new call of glp_simplex would end past the limit. */
 static bool
 ilp_no_time_for_simplex(const struct ilp_clock *c)
 {
-	return c->limit_ms > 0 && ilp_elapsed_ms(c) + c->setup_ms >= c->limit_ms;
+	return sl_run_left(&c->run) <= c->setup_ms;
 }
 
 /* ------------------------------------------------------------ validation */
@@ -568,20 +565,15 @@ ilp_x_on(const sl_problem *p, const struct ilp_excl *ex, int v, int s)
 }
 
 /*
- * Builds the model.  compact drops the columns of entries that are not
- * allowed or excluded (a cold solve); otherwise every entry has a column and
- * ilp_apply fixes the unavailable ones through their bounds (kept warm).
+ * Whether the model stays within what GLPK takes (it aborts rather than
+ * fail politely); err says how large it would be when not.
  */
-static sl_ilp *
-ilp_build(const sl_problem *p, bool compact, const struct ilp_excl *ex,
+static bool
+ilp_size_ok(const sl_problem *p, bool compact, const struct ilp_excl *ex,
     sl_error *err)
 {
-	sl_ilp *w;
-	struct ilp_mat a = { 0 };
 	size_t ncols = 0, nnz = 0;
-	int nrows, col;
 
-	/* Size check first: GLPK aborts rather than failing politely. */
 	for (int v = 0; v < p->n; v++)
 		for (int s = 0; s < p->k[v]; s++)
 			if (!compact || ilp_x_on(p, ex, v, s)) {
@@ -606,22 +598,21 @@ ilp_build(const sl_problem *p, bool compact, const struct ilp_excl *ex,
 		sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 		    _("ilp: the model would have %zu columns and %zu nonzeros, "
 		    "too many for GLPK"), ncols, nnz);
-		return NULL;
+		return false;
 	}
+	return true;
+}
 
-	w = sl_xcalloc(1, sizeof *w);
-	w->n = p->n;
-	w->m = p->m;
-	w->compact = compact;
-	w->ex = *ex;
-	w->k = sl_xmalloc(((size_t)p->n + 1) * sizeof *w->k);
-	memcpy(w->k, p->k, (size_t)p->n * sizeof *w->k);
-	w->edge = sl_xmalloc(((size_t)p->m + 1) * sizeof *w->edge);
-	memcpy(w->edge, p->edge, (size_t)p->m * sizeof *w->edge);
+/* The columns: X per node and strategy, B per edge cell, the usage levels
+ * of the chain form (chain: that form whatever the size). */
+static void
+ilp_columns(sl_ilp *w, const sl_problem *p, bool compact, bool chain,
+    const struct ilp_excl *ex)
+{
+	int col = 0;
+
 	w->xcol = sl_xcalloc((size_t)p->n + 1, sizeof *w->xcol);
 	w->bcol = sl_xcalloc((size_t)p->m + 1, sizeof *w->bcol);
-
-	col = 0;
 	for (int v = 0; v < p->n; v++) {
 		w->xcol[v] = sl_xcalloc((size_t)p->k[v], sizeof **w->xcol);
 		for (int s = 0; s < p->k[v]; s++)
@@ -644,7 +635,7 @@ ilp_build(const sl_problem *p, bool compact, const struct ilp_excl *ex,
 	if (w->has_limit) {
 		ilp_usage_times(w, p);
 		/* Rows per time while they cost at most a few entries per X. */
-		w->dense = !sl_ilp_usage_chain &&
+		w->dense = !chain &&
 		    ilp_dense_rows(w, p, NULL, NULL) <= 4 * (size_t)col + 100000;
 		if (!w->dense) {
 			w->lcol0 = col + 1;
@@ -652,15 +643,20 @@ ilp_build(const sl_problem *p, bool compact, const struct ilp_excl *ex,
 		}
 	}
 	w->ncols = col;
+}
 
-	/* Rows: nodes, then per edge its row marginals and all but the last
-	 * column marginal (implied by the node rows), then usage. */
-	nrows = 0;
+/* Rows: nodes, then per edge its row marginals and all but the last
+ * column marginal (implied by the node rows), then usage. */
+static void
+ilp_rows(sl_ilp *w, const sl_problem *p, struct ilp_mat *a)
+{
+	int nrows = 0;
+
 	for (int v = 0; v < p->n; v++) {
 		nrows++;
 		for (int s = 0; s < p->k[v]; s++)
 			if (w->xcol[v][s])
-				ilp_mat_add(&a, nrows, w->xcol[v][s], 1.0);
+				ilp_mat_add(a, nrows, w->xcol[v][s], 1.0);
 	}
 	for (int e = 0; e < p->m; e++) {
 		int u = p->edge[e][0], v = p->edge[e][1];
@@ -669,11 +665,11 @@ ilp_build(const sl_problem *p, bool compact, const struct ilp_excl *ex,
 			if (!w->xcol[u][s])
 				continue;
 			nrows++;
-			ilp_mat_add(&a, nrows, w->xcol[u][s], -1.0);
+			ilp_mat_add(a, nrows, w->xcol[u][s], -1.0);
 			for (int t = 0; t < p->k[v]; t++) {
 				int c = w->bcol[e][(size_t)s * p->k[v] + t];
 				if (c)
-					ilp_mat_add(&a, nrows, c, 1.0);
+					ilp_mat_add(a, nrows, c, 1.0);
 			}
 		}
 		for (int t = 0; t < p->k[v]; t++)
@@ -683,22 +679,29 @@ ilp_build(const sl_problem *p, bool compact, const struct ilp_excl *ex,
 			if (!w->xcol[v][t])
 				continue;
 			nrows++;
-			ilp_mat_add(&a, nrows, w->xcol[v][t], -1.0);
+			ilp_mat_add(a, nrows, w->xcol[v][t], -1.0);
 			for (int s = 0; s < p->k[u]; s++) {
 				int c = w->bcol[e][(size_t)s * p->k[v] + t];
 				if (c)
-					ilp_mat_add(&a, nrows, c, 1.0);
+					ilp_mat_add(a, nrows, c, 1.0);
 			}
 		}
 	}
 	if (w->has_limit && w->n_times > 0) {
 		w->usage_row0 = nrows + 1;
 		if (w->dense)
-			ilp_dense_rows(w, p, &a, &nrows);
+			ilp_dense_rows(w, p, a, &nrows);
 		else
-			ilp_usage_rows(w, p, &a, &nrows);
+			ilp_usage_rows(w, p, a, &nrows);
 	}
 	w->nrows = nrows;
+}
+
+/* GLPK's problem from the columns and the rows in a. */
+static void
+ilp_load(sl_ilp *w, const sl_problem *p, struct ilp_mat *a)
+{
+	int nrows = w->nrows;
 
 	w->lp = glp_create_prob();
 	glp_set_obj_dir(w->lp, GLP_MIN);
@@ -726,18 +729,16 @@ ilp_build(const sl_problem *p, bool compact, const struct ilp_excl *ex,
 				glp_set_col_bnds(w->lp, w->bcol[e][i], GLP_LO,
 				    0.0, 0.0);
 	}
-	if (a.n > 0)
-		glp_load_matrix(w->lp, (int)a.n, a.ia, a.ja, a.ar);
-	free(a.ia);
-	free(a.ja);
-	free(a.ar);
+	if (a->n > 0)
+		glp_load_matrix(w->lp, (int)a->n, a->ia, a->ja, a->ar);
+}
 
-	w->fixed = sl_xcalloc((size_t)w->ncols + 1, 1);
-	w->obj = sl_xcalloc((size_t)w->ncols + 1, sizeof *w->obj);
-	w->row_stat = sl_xmalloc(((size_t)nrows + 1) * sizeof *w->row_stat);
-	w->col_stat = sl_xmalloc(((size_t)w->ncols + 1) * sizeof *w->col_stat);
+/* Adjacency (edge ids per node) for the rounding heuristic. */
+static void
+ilp_adjacency(sl_ilp *w, const sl_problem *p)
+{
+	int *fill = sl_xcalloc((size_t)p->n + 1, sizeof *fill);
 
-	/* Adjacency (edge ids per node) for the rounding heuristic. */
 	w->adj_start = sl_xcalloc((size_t)p->n + 1, sizeof *w->adj_start);
 	w->adj_edge = sl_xmalloc(((size_t)2 * p->m + 1) * sizeof *w->adj_edge);
 	for (int e = 0; e < p->m; e++) {
@@ -749,15 +750,48 @@ ilp_build(const sl_problem *p, bool compact, const struct ilp_excl *ex,
 		w->adj_start[v] = sum;
 		sum += c;
 	}
-	{
-		int *fill = sl_xcalloc((size_t)p->n + 1, sizeof *fill);
-		for (int e = 0; e < p->m; e++)
-			for (int j = 0; j < 2; j++) {
-				int v = p->edge[e][j];
-				w->adj_edge[w->adj_start[v] + fill[v]++] = e;
-			}
-		free(fill);
-	}
+	for (int e = 0; e < p->m; e++)
+		for (int j = 0; j < 2; j++) {
+			int v = p->edge[e][j];
+			w->adj_edge[w->adj_start[v] + fill[v]++] = e;
+		}
+	free(fill);
+}
+
+/*
+ * Builds the model.  compact drops the columns of entries that are not
+ * allowed or excluded (a cold solve); otherwise every entry has a column and
+ * ilp_apply fixes the unavailable ones through their bounds (kept warm).
+ */
+static sl_ilp *
+ilp_build(const sl_problem *p, bool compact, bool chain,
+    const struct ilp_excl *ex, sl_error *err)
+{
+	sl_ilp *w;
+	struct ilp_mat a = { 0 };
+
+	if (!ilp_size_ok(p, compact, ex, err))
+		return NULL;
+	w = sl_xcalloc(1, sizeof *w);
+	w->n = p->n;
+	w->m = p->m;
+	w->compact = compact;
+	w->ex = *ex;
+	w->k = sl_xmalloc(((size_t)p->n + 1) * sizeof *w->k);
+	memcpy(w->k, p->k, (size_t)p->n * sizeof *w->k);
+	w->edge = sl_xmalloc(((size_t)p->m + 1) * sizeof *w->edge);
+	memcpy(w->edge, p->edge, (size_t)p->m * sizeof *w->edge);
+	ilp_columns(w, p, compact, chain, ex);
+	ilp_rows(w, p, &a);
+	ilp_load(w, p, &a);
+	free(a.ia);
+	free(a.ja);
+	free(a.ar);
+	w->fixed = sl_xcalloc((size_t)w->ncols + 1, 1);
+	w->obj = sl_xcalloc((size_t)w->ncols + 1, sizeof *w->obj);
+	w->row_stat = sl_xmalloc(((size_t)w->nrows + 1) * sizeof *w->row_stat);
+	w->col_stat = sl_xmalloc(((size_t)w->ncols + 1) * sizeof *w->col_stat);
+	ilp_adjacency(w, p);
 	return w;
 }
 
@@ -1254,8 +1288,7 @@ ilp_callback(glp_tree *T, void *info)
 {
 	struct ilp_run *r = info;
 
-	if (r->o != NULL && r->o->cancel != NULL &&
-	    r->o->cancel(r->o->cancel_ctx)) {
+	if (sl_run_cancelled(&r->clk->run)) {
 		r->cancelled = true;
 		glp_ios_terminate(T);
 		return;
@@ -1368,56 +1401,50 @@ ilp_fallback(struct ilp_run *r, sl_solution *sol)
 }
 
 /*
- * Solves the model as loaded.  meth: GLP_PRIMAL, or GLP_DUALP after bound
- * changes from an optimal basis; presolve only where nothing is kept.
- * Fills sol (status, choice, objective) and returns SL_OK, or an error code.
+ * The LP relaxation, in chunks of simplex iterations polling the clock and
+ * the cancel when there is a limit or a cancel to poll.  True when it is
+ * optimal (the basis valid); otherwise sol and *rc say how it ended: a plan
+ * rounded at the limit, cancelled, infeasible, or GLPK's failure.
  */
-static int
-ilp_run_model(sl_ilp *w, const sl_problem *p, const sl_solve_opts *o,
-    struct ilp_clock *clk, int meth, bool presolve, sl_solution *sol,
-    sl_error *err)
+static bool
+ilp_relax(struct ilp_run *r, int meth, bool presolve, int msg_lev,
+    sl_solution *sol, int *rc, sl_error *err)
 {
-	struct ilp_run r = { .w = w, .p = p, .o = o, .clk = clk,
-	    .heur_best = INT64_MAX };
-	/* in chunks of simplex iterations, polling the clock and the cancel */
-	bool chunked = (o != NULL && o->cancel != NULL) || clk->limit_ms > 0;
-	bool retried = false, mip = false;
-	int ret, st, rc = SL_OK;
+	sl_ilp *w = r->w;
+	struct ilp_clock *clk = r->clk;
+	bool chunked = clk->run.cancel != NULL || clk->run.stop != NULL ||
+	    ilp_limit_ms(clk) < INFINITY;
+	bool retried = false;
+	int ret, st;
 	glp_smcp sp;
 
-	if (w->ncols == 0 || w->nrows == 0) {
-		/* Nothing for GLPK to do (GLPK refuses empty problems). */
-		sol->status = SL_SOLVE_INFEASIBLE;
-		return SL_OK;
-	}
 	glp_init_smcp(&sp);
-	sp.msg_lev = (o != NULL && o->progress != NULL) ? GLP_MSG_ON : GLP_MSG_ERR;
+	sp.msg_lev = msg_lev;
 	sp.meth = meth;
 	sp.presolve = (presolve && !chunked) ? GLP_ON : GLP_OFF;
 	/* A model never solved gets a crash basis; later ones keep theirs. */
 	/* (the crash basis is not worth its time when the limit is near) */
 	if (sp.presolve == GLP_OFF && !w->has_basis &&
-	    (clk->limit_ms <= 0 || ilp_elapsed_ms(clk) < clk->limit_ms / 2))
+	    ilp_elapsed_ms(clk) < ilp_limit_ms(clk) / 2)
 		glp_adv_basis(w->lp, 0);
 	w->has_basis = true;
 	w->basis_valid = false;
 	for (;;) {
-		if (chunked && o != NULL && o->cancel != NULL &&
-		    o->cancel(o->cancel_ctx)) {
+		if (chunked && sl_run_cancelled(&clk->run)) {
 			sol->status = SL_SOLVE_CANCELLED;
-			goto out;
+			return false;
 		}
 		sp.tm_lim = ilp_remaining_ms(clk);
 		sp.it_lim = chunked ? ILP_CHUNK_ITERS : INT_MAX;
 		if (ilp_no_time_for_simplex(clk)) {
-			ilp_fallback(&r, sol);
-			goto out;
+			ilp_fallback(r, sol);
+			return false;
 		}
 		ret = glp_simplex(w->lp, &sp);
 		if (ret == GLP_EITLIM) {
 			if (ilp_out_of_time(clk)) {
-				ilp_fallback(&r, sol);
-				goto out;
+				ilp_fallback(r, sol);
+				return false;
 			}
 			continue;
 		}
@@ -1435,118 +1462,152 @@ ilp_run_model(sl_ilp *w, const sl_problem *p, const sl_solve_opts *o,
 	case 0:
 		break;
 	case GLP_ETMLIM:
-		ilp_fallback(&r, sol);
-		goto out;
+		ilp_fallback(r, sol);
+		return false;
 	case GLP_EFAIL:
 		/* failed twice: a plan rounded from where it stopped, if any */
-		ilp_fallback_why(&r, sol, _("the simplex method failed "
+		ilp_fallback_why(r, sol, _("the simplex method failed "
 		    "numerically; plan rounded from its last basis"));
 		if (sol->status == SL_SOLVE_FEASIBLE)
-			goto out;
-		rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+			return false;
+		*rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
 		    _("ilp: the simplex method failed (GLPK code %d)"), ret);
-		goto out;
+		return false;
 	case GLP_ENOPFS:
 	case GLP_ENODFS:	/* the LP is bounded: no dual solution = infeasible */
 		sol->status = SL_SOLVE_INFEASIBLE;
-		goto out;
+		return false;
 	default:
-		rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+		*rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
 		    _("ilp: the simplex method failed (GLPK code %d)"), ret);
-		goto out;
+		return false;
 	}
 	st = glp_get_status(w->lp);
 	if (st == GLP_NOFEAS) {
 		sol->status = SL_SOLVE_INFEASIBLE;
-		goto out;
+		return false;
 	}
 	if (st != GLP_OPT) {
-		rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+		*rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
 		    _("ilp: the LP relaxation ended with GLPK status %d"), st);
-		goto out;
+		return false;
 	}
 	w->basis_valid = true;
+	return true;
+}
 
-	if (!ilp_x_integral(w, p)) {
-		glp_iocp ip;
-		int mst;
+/*
+ * Branch and bound from the relaxation (its basis kept for the next
+ * re-solve).  True when sol has a plan to read off the model (optimal or
+ * feasible); otherwise sol and *rc say how it ended.
+ */
+static bool
+ilp_branch(struct ilp_run *r, int msg_lev, sl_solution *sol, int *rc,
+    sl_error *err)
+{
+	sl_ilp *w = r->w;
+	glp_iocp ip;
+	int ret, mst;
 
-		mip = true;
-		ilp_save_basis(w);
-		glp_init_iocp(&ip);
-		ip.msg_lev = sp.msg_lev;
-		ip.presolve = GLP_OFF;
-		ip.tm_lim = ilp_remaining_ms(clk);
-		ip.cb_func = ilp_callback;
-		ip.cb_info = &r;
-		ip.mip_gap = 0.0;
-		r.choice = sl_xmalloc(((size_t)p->n + 1) * sizeof *r.choice);
-		ret = glp_intopt(w->lp, &ip);
-		free(r.choice);
-		mst = glp_mip_status(w->lp);
-		ilp_restore_basis(w);
-		switch (ret) {
-		case 0:
-			if (mst == GLP_OPT)
-				sol->status = SL_SOLVE_OPTIMAL;
-			else if (mst == GLP_NOFEAS) {
-				sol->status = SL_SOLVE_INFEASIBLE;
-				goto out;
-			} else if (mst == GLP_FEAS)
-				sol->status = SL_SOLVE_FEASIBLE;
-			else {
-				rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
-				    _("ilp: branch and bound ended with GLPK status %d"),
-				    mst);
-				goto out;
-			}
-			break;
-		case GLP_ETMLIM:
-		case GLP_ESTOP:
-			if (r.cancelled)
-				sol->status = SL_SOLVE_CANCELLED;
-			else
-				sol->status = mst == GLP_FEAS ?
-				    SL_SOLVE_FEASIBLE : SL_SOLVE_LIMIT;
-			if (mst != GLP_FEAS && mst != GLP_OPT)
-				goto out;
-			break;
-		case GLP_ENOPFS:
+	ilp_save_basis(w);
+	glp_init_iocp(&ip);
+	ip.msg_lev = msg_lev;
+	ip.presolve = GLP_OFF;
+	ip.tm_lim = ilp_remaining_ms(r->clk);
+	ip.cb_func = ilp_callback;
+	ip.cb_info = r;
+	ip.mip_gap = 0.0;
+	r->choice = sl_xmalloc(((size_t)r->p->n + 1) * sizeof *r->choice);
+	ret = glp_intopt(w->lp, &ip);
+	free(r->choice);
+	mst = glp_mip_status(w->lp);
+	ilp_restore_basis(w);
+	switch (ret) {
+	case 0:
+		if (mst == GLP_OPT)
+			sol->status = SL_SOLVE_OPTIMAL;
+		else if (mst == GLP_NOFEAS) {
 			sol->status = SL_SOLVE_INFEASIBLE;
-			goto out;
-		case GLP_EFAIL:
-			/*
-			 * A node's LP failed (seen when the time ran out in
-			 * it on a loaded machine): the incumbent is still a
-			 * plan, and without one the relaxation is rounded as
-			 * at the time limit.
-			 */
-			if (mst == GLP_FEAS) {
-				sol->status = SL_SOLVE_FEASIBLE;
-				snprintf(sol->note, sizeof sol->note,
-				    _("branch and bound stopped (GLPK code %d); the best plan found is kept"),
-				    ret);
-				break;
-			}
-			if (ilp_out_of_time(clk)) {
-				ilp_fallback(&r, sol);
-				goto out;
-			}
-			/* FALLTHROUGH */
-		default:
-			rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
-			    _("ilp: branch and bound failed (GLPK code %d)"), ret);
-			goto out;
+			return false;
+		} else if (mst == GLP_FEAS)
+			sol->status = SL_SOLVE_FEASIBLE;
+		else {
+			*rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+			    _("ilp: branch and bound ended with GLPK status %d"),
+			    mst);
+			return false;
 		}
+		return true;
+	case GLP_ETMLIM:
+	case GLP_ESTOP:
+		if (r->cancelled)
+			sol->status = SL_SOLVE_CANCELLED;
+		else
+			sol->status = mst == GLP_FEAS ?
+			    SL_SOLVE_FEASIBLE : SL_SOLVE_LIMIT;
+		return mst == GLP_FEAS || mst == GLP_OPT;
+	case GLP_ENOPFS:
+		sol->status = SL_SOLVE_INFEASIBLE;
+		return false;
+	case GLP_EFAIL:
+		/*
+		 * A node's LP failed (seen when the time ran out in it on a
+		 * loaded machine): the incumbent is still a plan, and without
+		 * one the relaxation is rounded as at the time limit.
+		 */
+		if (mst == GLP_FEAS) {
+			sol->status = SL_SOLVE_FEASIBLE;
+			snprintf(sol->note, sizeof sol->note,
+			    _("branch and bound stopped (GLPK code %d); the best plan found is kept"),
+			    ret);
+			return true;
+		}
+		if (ilp_out_of_time(r->clk)) {
+			ilp_fallback(r, sol);
+			return false;
+		}
+		/* FALLTHROUGH */
+	default:
+		*rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+		    _("ilp: branch and bound failed (GLPK code %d)"), ret);
+		return false;
+	}
+}
+
+/*
+ * Solves the model as loaded.  meth: GLP_PRIMAL, or GLP_DUALP after bound
+ * changes from an optimal basis; presolve only where nothing is kept.
+ * Fills sol (status, choice, objective) and returns SL_OK, or an error code.
+ */
+static int
+ilp_run_model(sl_ilp *w, const sl_problem *p, const sl_solve_opts *o,
+    struct ilp_clock *clk, int meth, bool presolve, sl_solution *sol,
+    sl_error *err)
+{
+	struct ilp_run r = { .w = w, .p = p, .o = o, .clk = clk,
+	    .heur_best = INT64_MAX };
+	bool mip = false;
+	int rc = SL_OK, msg_lev;
+
+	if (w->ncols == 0 || w->nrows == 0) {
+		/* Nothing for GLPK to do (GLPK refuses empty problems). */
+		sol->status = SL_SOLVE_INFEASIBLE;
+		return SL_OK;
+	}
+	msg_lev = (o != NULL && o->progress != NULL) ? GLP_MSG_ON : GLP_MSG_ERR;
+	if (!ilp_relax(&r, meth, presolve, msg_lev, sol, &rc, err))
+		return rc;
+	if (!ilp_x_integral(w, p)) {
+		mip = true;
+		if (!ilp_branch(&r, msg_lev, sol, &rc, err))
+			return rc;
 	} else
 		sol->status = SL_SOLVE_OPTIMAL;
-
 	ilp_read_choice(w, p, mip, sol->choice);
 	sol->objective = sl_problem_score(p, sol->choice);
 	if (sol->objective == INT64_MAX || !sl_problem_feasible(p, sol->choice))
 		rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, "%s",
 		    _("ilp: GLPK's solution does not round to a feasible plan"));
-out:
 	return rc;
 }
 
@@ -1587,11 +1648,11 @@ ilp_sol_prepare(const sl_problem *p, sl_solution *sol)
 #define ILP_LIMIT_SHARE 0.9
 
 static void
-ilp_clock_start(struct ilp_clock *c, const sl_solve_opts *o)
+ilp_clock_start(struct ilp_clock *c, const sl_run *run)
 {
-	clock_gettime(CLOCK_MONOTONIC, &c->t0);
-	c->limit_ms = (o != NULL && o->time_limit > 0) ?
-	    ILP_LIMIT_SHARE * 1e3 * o->time_limit : 0;
+	sl_run_within(&c->run, run, -1);
+	sl_run_shrink(&c->run, ILP_LIMIT_SHARE, 0);
+	c->setup_ms = 0;
 }
 
 /*
@@ -1603,7 +1664,7 @@ static void
 ilp_scale(sl_ilp *w, struct ilp_clock *clk, double build_ms)
 {
 	clk->setup_ms = build_ms;
-	if (clk->limit_ms <= 0 || build_ms < clk->limit_ms / 20)
+	if (build_ms < ilp_limit_ms(clk) / 20)
 		glp_scale_prob(w->lp, GLP_SF_AUTO);
 }
 
@@ -1627,12 +1688,22 @@ int
 sl_solve_ilp(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
     sl_error *err)
 {
+	sl_run run;
+
+	sl_run_start(&run, o);
+	return sl_run_ilp(p, o, &run, sol, err);
+}
+
+int
+sl_run_ilp(const sl_problem *p, const sl_solve_opts *o, sl_run *run,
+    sl_solution *sol, sl_error *err)
+{
 	struct ilp_clock clk;
 	int64_t huge;
 	sl_ilp *w;
 	int rc;
 
-	ilp_clock_start(&clk, o);
+	ilp_clock_start(&clk, run);
 	if ((rc = ilp_check_problem(p, err)) != SL_OK)
 		return rc;
 	ilp_sol_prepare(p, sol);
@@ -1644,7 +1715,8 @@ sl_solve_ilp(const sl_problem *p, const sl_solve_opts *o, sl_solution *sol,
 		struct ilp_excl ex = ilp_excl_make(p, huge, penalize);
 		bool b = false, c = false;
 		double t0 = ilp_elapsed_ms(&clk);
-		if ((w = ilp_build(p, true, &ex, err)) == NULL) {
+		if ((w = ilp_build(p, true, o != NULL && o->usage_chain, &ex,
+		    err)) == NULL) {
 			rc = err != NULL ? err->code : SL_EINPUT;
 			break;
 		}
@@ -1675,7 +1747,7 @@ done:
 /* ------------------------------------------------------------ kept warm */
 
 sl_ilp *
-sl_ilp_new(const sl_problem *p, sl_error *err)
+sl_ilp_new(const sl_problem *p, const sl_solve_opts *o, sl_error *err)
 {
 	sl_ilp *w;
 
@@ -1683,7 +1755,8 @@ sl_ilp_new(const sl_problem *p, sl_error *err)
 		return NULL;
 	{
 		struct ilp_excl none = { INT64_MAX, false, 1.0, INT64_MAX };
-		w = ilp_build(p, false, &none, err);
+		w = ilp_build(p, false, o != NULL && o->usage_chain, &none,
+		    err);
 	}
 	if (w == NULL)
 		return NULL;
@@ -1699,10 +1772,12 @@ sl_ilp_resolve(sl_ilp *w, const sl_problem *p, const sl_solve_opts *o,
     sl_solution *sol, sl_error *err)
 {
 	struct ilp_clock clk;
+	sl_run run;
 	int64_t huge;
 	int rc;
 
-	ilp_clock_start(&clk, o);
+	sl_run_start(&run, o);
+	ilp_clock_start(&clk, &run);
 	if (w == NULL)
 		return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, "%s",
 		    _("ilp: no model to re-solve"));

@@ -548,13 +548,14 @@ kept_item(sl_mem_item *it, int opi, sl_item_what what, sl_buf_kind kind,
 
 /*
  * A parameter's states, one item per category with what each byte of it
- * is (recipe.c).  The gradient is created by the first weight gradient that
+ * is (recipe.c), of e elements (gradients e_grads and optimizer states
+ * e_optim, where ZeRO-1 or 2 shards them).  The gradient is created by the first weight gradient that
  * reaches it (a shared weight has several) and held until the optimizer
  * step, unless the step keeps its gradients throughout (sp->grads_persist).
  */
 static void
 state_items(const sl_space *sp, int opi, int slot, int tensor, int64_t e,
-    int64_t full, item_fn fn, void *ctx)
+    int64_t e_grads, int64_t e_optim, int64_t full, item_fn fn, void *ctx)
 {
 	const sl_recipe *r = &sp->opts.recipe;
 	sl_mem_item it;
@@ -574,7 +575,8 @@ state_items(const sl_space *sp, int opi, int slot, int tensor, int64_t e,
 				it.parts[p] = (uint8_t)n;
 				bpe += n;
 			}
-		emit(fn, ctx, &it, bpe, e, full);
+		emit(fn, ctx, &it, bpe, c == SL_CAT_GRADS ? e_grads :
+		    c == SL_CAT_OPTIM ? e_optim : e, full);
 	}
 }
 
@@ -607,11 +609,23 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 
 		if (sp->owner[op->in[i]] == opi) {
 			/* Weight, gradient and optimizer states (recipe.c). */
+			uint8_t rep = st->spec[i].zero ? 0 :
+			    sl_grad_axes(so->bind, st, i, op->n_in);
 			e = sl_local_elems(m, &st->spec[i], t, coord);
 			if (st->spec[i].zero)
 				e = sl_piece(e, sl_axes_parts(m, st->spec[i].zero),
 				    sl_axes_index(m, st->spec[i].zero, coord));
-			state_items(sp, opi, i, op->in[i], e, full, fn, ctx);
+			{
+				/* ZeRO-1 and 2 (Megatron-LM's distributed
+				 * optimizer, DeepSpeed): the ranks that hold the
+				 * same piece keep a share each of its optimizer
+				 * states (and gradients) */
+				int64_t es = rep == 0 ? e : sl_piece(e,
+				    sl_axes_parts(m, rep), sl_axes_index(m, rep, coord));
+				int ss = sp->opts.recipe.shard_states;
+				state_items(sp, opi, i, op->in[i], e, ss >= 2 ? es : e,
+				    ss >= 1 ? es : e, full, fn, ctx);
+			}
 		}
 		if (t->role == SL_ROLE_PARAMETER && i == 1 && sl_fp8_matmul(sp, op)) {
 			/*
@@ -1548,8 +1562,30 @@ sl_space_constrain(const sl_space *s, sl_problem *p, const sl_constraints *cs,
 	}
 	for (int i = 0; cs != NULL && i < cs->n && rc == SL_OK; i++) {
 		const sl_constraint *c = &cs->c[i];
-		int v = sl_graph_find_op(g, c->op), st;
+		int v, st;
 
+		if (c->opi >= 0) {
+			/* by index, from a front end holding this space */
+			if (c->opi >= p->n || c->sti < 0 || c->sti >= p->k[c->opi]) {
+				rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+				    _("a constraint names operator %d, strategy %d, which this model does not have"),
+				    c->opi, c->sti);
+				break;
+			}
+			if (c->pin && pin_of[c->opi] >= 0 &&
+			    pin_of[c->opi] != c->sti) {
+				rc = sl_error_set(err, SL_EINFEASIBLE, NULL, 0, 0,
+				    _("conflicting pins: operator '%s' is pinned to both '%s' and '%s'"),
+				    g->ops[c->opi].name,
+				    s->ops[c->opi].strat[pin_of[c->opi]].name,
+				    s->ops[c->opi].strat[c->sti].name);
+				break;
+			}
+			if (c->pin)
+				pin_of[c->opi] = c->sti;
+			continue;
+		}
+		v = sl_graph_find_op(g, c->op);
 		if (v < 0) {
 			rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 			    _("--%s %s=%s: no operator named '%s'"),
@@ -1582,8 +1618,9 @@ sl_space_constrain(const sl_space *s, sl_problem *p, const sl_constraints *cs,
 	}
 	for (int i = 0; cs != NULL && i < cs->n && rc == SL_OK; i++) {
 		const sl_constraint *c = &cs->c[i];
-		int v = sl_graph_find_op(g, c->op);
-		int st = sl_space_find_strategy(s, v, c->strategy);
+		int v = c->opi >= 0 ? c->opi : sl_graph_find_op(g, c->op);
+		int st = c->opi >= 0 ? c->sti :
+		    sl_space_find_strategy(s, v, c->strategy);
 		if (c->pin) {
 			for (int j = 0; j < p->k[v]; j++)
 				if (j != st)
@@ -1610,6 +1647,16 @@ sl_space_constrain(const sl_space *s, sl_problem *p, const sl_constraints *cs,
 	}
 	free(pin_of);
 	return rc;
+}
+
+void
+sl_constraints_add_index(sl_constraints *cs, const sl_space *s, int op,
+    int st, bool pin)
+{
+	sl_constraints_add(cs, s->g->ops[op].name, s->ops[op].strat[st].name,
+	    pin);
+	cs->c[cs->n - 1].opi = op;
+	cs->c[cs->n - 1].sti = st;
 }
 
 sl_problem *

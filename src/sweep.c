@@ -35,8 +35,8 @@ typedef struct sweep {
 	int nplan, capplan;
 	sweep_plan *plan;
 	int solves;
-	bool (*cancel)(void *ctx);
-	void *cancel_ctx;
+	const sl_solve_opts *o;
+	sl_run run;
 } sweep;
 
 /* Solves at alpha; returns the plan's index (existing when equal). */
@@ -46,17 +46,18 @@ sweep_solve(sweep *w, double alpha, int *out, sl_error *err)
 	sl_eval ev;
 	int rc;
 
-	if (w->cancel != NULL && w->cancel(w->cancel_ctx))
+	if (sl_run_over(&w->run))
 		return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, "%s",
-		    _("sweep: cancelled"));
+		    sl_run_cancelled(&w->run) ? _("sweep: cancelled") :
+		    _("sweep: the time limit ran out"));
 	if (++w->solves > SWEEP_MAX_SOLVES)
 		return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0, "%s",
 		    _("sweep: too many solves; the frontier is not converging"));
 	sl_space_reweigh(w->s, alpha, w->p);
 	if (w->dp != NULL)
-		rc = sl_dp_resolve(w->dp, w->p, &w->sol, err);
+		rc = sl_run_dp_resolve(w->dp, w->p, w->o, &w->run, &w->sol, err);
 	else
-		rc = sl_solve(w->p, w->kind, NULL, &w->sol, err);
+		rc = sl_solve(w->p, w->kind, w->o, &w->sol, err);
 	if (rc != SL_OK)
 		return rc;
 	if (w->sol.status == SL_SOLVE_INFEASIBLE)
@@ -164,15 +165,7 @@ sweep_max_term_ns(sweep *w)
 
 int
 sl_sweep(const sl_space *s, const sl_constraints *cs, sl_solver_kind kind,
-    sl_frontier *f, sl_error *err)
-{
-	return sl_sweep_cancellable(s, cs, kind, NULL, NULL, f, err);
-}
-
-int
-sl_sweep_cancellable(const sl_space *s, const sl_constraints *cs,
-    sl_solver_kind kind, bool (*cancel)(void *ctx), void *cancel_ctx,
-    sl_frontier *f, sl_error *err)
+    const sl_solve_opts *o, sl_frontier *f, sl_error *err)
 {
 	sweep w;
 	double amax = SWEEP_ALPHA_MAX, tmax;
@@ -182,8 +175,8 @@ sl_sweep_cancellable(const sl_space *s, const sl_constraints *cs,
 	memset(&w, 0, sizeof w);
 	w.s = s;
 	w.kind = kind;
-	w.cancel = cancel;
-	w.cancel_ctx = cancel_ctx;
+	w.o = o;
+	sl_run_start(&w.run, o);
 	w.p = sl_space_problem(s, 0, cs, err);
 	if (w.p == NULL)
 		return err != NULL && err->code != SL_OK ? err->code : SL_EINTERNAL;
@@ -191,7 +184,8 @@ sl_sweep_cancellable(const sl_space *s, const sl_constraints *cs,
 	if (kind == SL_SOLVER_DP || kind == SL_SOLVER_AUTO) {
 		sl_error e2;
 		sl_error_clear(&e2);
-		w.dp = sl_dp_new(w.p, kind == SL_SOLVER_DP ? err : &e2);
+		w.dp = sl_run_dp_new(w.p, o, &w.run, kind == SL_SOLVER_DP ?
+		    err : &e2);
 		if (w.dp == NULL && kind == SL_SOLVER_DP) {
 			rc = err != NULL ? err->code : SL_EINTERNAL;
 			goto out;

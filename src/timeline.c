@@ -868,23 +868,45 @@ tp_pick(const tl_treap *q, int64_t room)
 	return x;
 }
 
-void
-sl_timeline_greedy(const sl_timeline *tl, const int *dflt, int *order)
+/*
+ * The greedy schedule's state: per task the buffers it allocates (ab) and
+ * may free (fb) and the tasks waiting on it (rd), each as CSR lists; the
+ * dependencies left (indeg), the tasks each buffer still waits on to be
+ * freed (fremain), which buffers are allocated, each task's state (0
+ * waiting, 1 ready, in the treap, 2 done), and the bytes live.
+ */
+typedef struct tl_greedy {
+	const sl_timeline *tl;
+	int *ab_start, *ab, *fb_start, *fb, *rd_start, *rd;
+	int *indeg, *fremain;
+	bool *alloc;
+	uint8_t *state;
+	tl_treap q;
+	int64_t live;
+} tl_greedy;
+
+/* The state before any task ran: the inverse maps, and the buffers alive
+ * from the start of the step. */
+static void
+greedy_init(tl_greedy *g, const sl_timeline *tl, const int *dflt)
 {
-	int n = tl->n_tasks, nb = tl->n_bufs, k = 0;
+	int n = tl->n_tasks, nb = tl->n_bufs;
 	int *rank = sl_xmalloc((n ? n : 1) * sizeof *rank);
-	int *indeg = sl_xcalloc(n ? n : 1, sizeof *indeg);
-	int *ab_start = sl_xcalloc(n + 1, sizeof(int)), *fb_start = sl_xcalloc(n + 1, sizeof(int));
-	int *ab = sl_xmalloc((tl->a_start[nb] + 1) * sizeof(int));
-	int *fb = sl_xmalloc((tl->f_start[nb] + 1) * sizeof(int));
-	int *rd_start = sl_xcalloc(n + 1, sizeof(int));
-	int *rd = sl_xmalloc((tl->dep_start[n] + 1) * sizeof(int));
 	int *fill = sl_xcalloc(n + 1, sizeof(int));
-	int *fremain = sl_xmalloc((nb ? nb : 1) * sizeof(int));
-	bool *alloc = sl_xcalloc(nb ? nb : 1, sizeof(bool));
-	/* per task: 0 waiting, 1 ready (in the treap), 2 done */
-	uint8_t *state = sl_xcalloc(n ? n : 1, 1);
-	tl_treap q = {
+
+	memset(g, 0, sizeof *g);
+	g->tl = tl;
+	g->indeg = sl_xcalloc(n ? n : 1, sizeof *g->indeg);
+	g->ab_start = sl_xcalloc(n + 1, sizeof(int));
+	g->fb_start = sl_xcalloc(n + 1, sizeof(int));
+	g->ab = sl_xmalloc((tl->a_start[nb] + 1) * sizeof(int));
+	g->fb = sl_xmalloc((tl->f_start[nb] + 1) * sizeof(int));
+	g->rd_start = sl_xcalloc(n + 1, sizeof(int));
+	g->rd = sl_xmalloc((tl->dep_start[n] + 1) * sizeof(int));
+	g->fremain = sl_xmalloc((nb ? nb : 1) * sizeof(int));
+	g->alloc = sl_xcalloc(nb ? nb : 1, sizeof(bool));
+	g->state = sl_xcalloc(n ? n : 1, 1);
+	g->q = (tl_treap){
 		.l = sl_xmalloc((n ? n : 1) * sizeof(int)),
 		.r = sl_xmalloc((n ? n : 1) * sizeof(int)),
 		.pri = sl_xmalloc((n ? n : 1) * sizeof(unsigned)),
@@ -894,8 +916,6 @@ sl_timeline_greedy(const sl_timeline *tl, const int *dflt, int *order)
 		.rank = rank,
 		.root = -1,
 	};
-	int64_t live = 0, peak = 0;
-
 	for (int i = 0; i < n; i++) {
 		uint32_t h = (uint32_t)i * 0x9e3779b9u;
 
@@ -904,135 +924,169 @@ sl_timeline_greedy(const sl_timeline *tl, const int *dflt, int *order)
 		h ^= h >> 16;
 		h *= 0x85ebca6bu;
 		h ^= h >> 13;
-		q.pri[i] = h;
+		g->q.pri[i] = h;
 	}
 	/* Inverse maps: task -> buffers it allocates / may free; task ->
 	 * tasks waiting on it. */
 	for (int i = 0; i < nb; i++) {
 		for (int a = tl->a_start[i]; a < tl->a_start[i + 1]; a++)
-			ab_start[tl->a_list[a] + 1]++;
+			g->ab_start[tl->a_list[a] + 1]++;
 		for (int f = tl->f_start[i]; f < tl->f_start[i + 1]; f++)
-			fb_start[tl->f_list[f] + 1]++;
-		fremain[i] = tl->f_start[i + 1] - tl->f_start[i];
+			g->fb_start[tl->f_list[f] + 1]++;
+		g->fremain[i] = tl->f_start[i + 1] - tl->f_start[i];
 		if (tl->a_start[i] == tl->a_start[i + 1]) {
-			alloc[i] = true;
-			live = sl_add_sat(live, tl->buf[i].bytes);
+			g->alloc[i] = true;
+			g->live = sl_add_sat(g->live, tl->buf[i].bytes);
 		}
 	}
 	for (int t = 0; t < n; t++) {
-		ab_start[t + 1] += ab_start[t];
-		fb_start[t + 1] += fb_start[t];
+		g->ab_start[t + 1] += g->ab_start[t];
+		g->fb_start[t + 1] += g->fb_start[t];
 	}
 	for (int i = 0; i < nb; i++) {
 		for (int a = tl->a_start[i]; a < tl->a_start[i + 1]; a++) {
 			int t = tl->a_list[a];
-			ab[ab_start[t] + fill[t]++] = i;
+			g->ab[g->ab_start[t] + fill[t]++] = i;
 		}
 	}
 	memset(fill, 0, (n + 1) * sizeof(int));
 	for (int i = 0; i < nb; i++)
 		for (int f = tl->f_start[i]; f < tl->f_start[i + 1]; f++) {
 			int t = tl->f_list[f];
-			fb[fb_start[t] + fill[t]++] = i;
+			g->fb[g->fb_start[t] + fill[t]++] = i;
 		}
 	for (int t = 0; t < n; t++) {
-		indeg[t] = tl->dep_start[t + 1] - tl->dep_start[t];
+		g->indeg[t] = tl->dep_start[t + 1] - tl->dep_start[t];
 		for (int d = tl->dep_start[t]; d < tl->dep_start[t + 1]; d++)
-			rd_start[tl->dep[d] + 1]++;
+			g->rd_start[tl->dep[d] + 1]++;
 	}
 	for (int t = 0; t < n; t++)
-		rd_start[t + 1] += rd_start[t];
+		g->rd_start[t + 1] += g->rd_start[t];
 	memset(fill, 0, (n + 1) * sizeof(int));
 	for (int t = 0; t < n; t++)
 		for (int d = tl->dep_start[t]; d < tl->dep_start[t + 1]; d++) {
 			int u = tl->dep[d];
-			rd[rd_start[u] + fill[u]++] = t;
+			g->rd[g->rd_start[u] + fill[u]++] = t;
 		}
-	peak = live;
-/* A task becomes ready: its keys from the buffers' state now. */
-#define READY(t) do { \
-	int64_t inc_ = 0, dec_ = 0; \
-	for (int a_ = ab_start[t]; a_ < ab_start[(t) + 1]; a_++) \
-		if (!alloc[ab[a_]]) \
-			inc_ += tl->buf[ab[a_]].bytes; \
-	for (int f_ = fb_start[t]; f_ < fb_start[(t) + 1]; f_++) \
-		if (fremain[fb[f_]] == 1) \
-			dec_ += tl->buf[fb[f_]].bytes; \
-	q.inc[t] = inc_; \
-	q.k2[t] = inc_ - dec_; \
-	state[t] = 1; \
-	tp_insert(&q, (t)); \
-} while (0)
-/* A ready task's keys change by d_inc and d_k2. */
-#define REKEY(t, d_inc, d_k2) do { \
-	q.root = tp_erase(&q, q.root, (t)); \
-	q.inc[t] += (d_inc); \
-	q.k2[t] += (d_k2); \
-	tp_insert(&q, (t)); \
-} while (0)
-	for (int t = 0; t < n; t++)
-		if (indeg[t] == 0)
-			READY(t);
-	while (q.root >= 0) {
-		int t = tp_pick(&q, peak - live);
-
-		q.root = tp_erase(&q, q.root, t);
-		state[t] = 2;
-		order[k++] = t;
-		for (int a = ab_start[t]; a < ab_start[t + 1]; a++) {
-			int i = ab[a];
-			int64_t by = tl->buf[i].bytes;
-
-			if (alloc[i])
-				continue;
-			alloc[i] = true;
-			live += by;
-			/* the others that would have allocated it no longer do */
-			for (int x = tl->a_start[i]; x < tl->a_start[i + 1]; x++)
-				if (state[tl->a_list[x]] == 1)
-					REKEY(tl->a_list[x], -by, -by);
-		}
-		if (live > peak)
-			peak = live;
-		for (int f = fb_start[t]; f < fb_start[t + 1]; f++) {
-			int i = fb[f];
-
-			if (--fremain[i] == 0 && alloc[i])
-				live -= tl->buf[i].bytes;
-			if (fremain[i] != 1)
-				continue;
-			/* the one task it now waits on would free it */
-			for (int x = tl->f_start[i]; x < tl->f_start[i + 1]; x++)
-				if (state[tl->f_list[x]] != 2) {
-					if (state[tl->f_list[x]] == 1)
-						REKEY(tl->f_list[x], 0, -tl->buf[i].bytes);
-					break;
-				}
-		}
-		for (int d = rd_start[t]; d < rd_start[t + 1]; d++)
-			if (--indeg[rd[d]] == 0)
-				READY(rd[d]);
-	}
-#undef READY
-#undef REKEY
-	free(rank);
-	free(indeg);
-	free(ab_start);
-	free(fb_start);
-	free(ab);
-	free(fb);
-	free(rd_start);
-	free(rd);
 	free(fill);
-	free(fremain);
-	free(alloc);
-	free(state);
-	free(q.l);
-	free(q.r);
-	free(q.pri);
-	free(q.best);
-	free(q.inc);
-	free(q.k2);
+}
+
+static void
+greedy_free(tl_greedy *g)
+{
+	free((int *)g->q.rank);
+	free(g->indeg);
+	free(g->ab_start);
+	free(g->fb_start);
+	free(g->ab);
+	free(g->fb);
+	free(g->rd_start);
+	free(g->rd);
+	free(g->fremain);
+	free(g->alloc);
+	free(g->state);
+	free(g->q.l);
+	free(g->q.r);
+	free(g->q.pri);
+	free(g->q.best);
+	free(g->q.inc);
+	free(g->q.k2);
+}
+
+/* Task t becomes ready: its keys from the buffers' state now. */
+static inline void
+greedy_ready(tl_greedy *g, int t)
+{
+	int64_t inc = 0, dec = 0;
+
+	for (int a = g->ab_start[t]; a < g->ab_start[t + 1]; a++)
+		if (!g->alloc[g->ab[a]])
+			inc += g->tl->buf[g->ab[a]].bytes;
+	for (int f = g->fb_start[t]; f < g->fb_start[t + 1]; f++)
+		if (g->fremain[g->fb[f]] == 1)
+			dec += g->tl->buf[g->fb[f]].bytes;
+	g->q.inc[t] = inc;
+	g->q.k2[t] = inc - dec;
+	g->state[t] = 1;
+	tp_insert(&g->q, t);
+}
+
+/* A ready task's keys change by d_inc and d_k2. */
+static inline void
+greedy_rekey(tl_greedy *g, int t, int64_t d_inc, int64_t d_k2)
+{
+	g->q.root = tp_erase(&g->q, g->q.root, t);
+	g->q.inc[t] += d_inc;
+	g->q.k2[t] += d_k2;
+	tp_insert(&g->q, t);
+}
+
+/*
+ * Task t runs: the buffers it allocates are allocated (the other tasks that
+ * would have allocated one no longer do) and those it frees last are
+ * freed (a buffer left waiting on one task makes that task free it).
+ */
+static void
+greedy_run(tl_greedy *g, int t, int64_t *peak)
+{
+	const sl_timeline *tl = g->tl;
+
+	for (int a = g->ab_start[t]; a < g->ab_start[t + 1]; a++) {
+		int i = g->ab[a];
+		int64_t by = tl->buf[i].bytes;
+
+		if (g->alloc[i])
+			continue;
+		g->alloc[i] = true;
+		g->live += by;
+		/* the others that would have allocated it no longer do */
+		for (int x = tl->a_start[i]; x < tl->a_start[i + 1]; x++)
+			if (g->state[tl->a_list[x]] == 1)
+				greedy_rekey(g, tl->a_list[x], -by, -by);
+	}
+	if (g->live > *peak)
+		*peak = g->live;
+	for (int f = g->fb_start[t]; f < g->fb_start[t + 1]; f++) {
+		int i = g->fb[f];
+
+		if (--g->fremain[i] == 0 && g->alloc[i])
+			g->live -= tl->buf[i].bytes;
+		if (g->fremain[i] != 1)
+			continue;
+		/* the one task it now waits on would free it */
+		for (int x = tl->f_start[i]; x < tl->f_start[i + 1]; x++)
+			if (g->state[tl->f_list[x]] != 2) {
+				if (g->state[tl->f_list[x]] == 1)
+					greedy_rekey(g, tl->f_list[x], 0, -tl->buf[i].bytes);
+				break;
+			}
+	}
+}
+
+void
+sl_timeline_greedy(const sl_timeline *tl, const int *dflt, int *order)
+{
+	int n = tl->n_tasks, k = 0;
+	int64_t peak;
+	tl_greedy g;
+
+	greedy_init(&g, tl, dflt);
+	peak = g.live;
+	for (int t = 0; t < n; t++)
+		if (g.indeg[t] == 0)
+			greedy_ready(&g, t);
+	while (g.q.root >= 0) {
+		int t = tp_pick(&g.q, peak - g.live);
+
+		g.q.root = tp_erase(&g.q, g.q.root, t);
+		g.state[t] = 2;
+		order[k++] = t;
+		greedy_run(&g, t, &peak);
+		for (int d = g.rd_start[t]; d < g.rd_start[t + 1]; d++)
+			if (--g.indeg[g.rd[d]] == 0)
+				greedy_ready(&g, g.rd[d]);
+	}
+	greedy_free(&g);
 }
 
 /* ------------------------------------------------- the caching allocator */

@@ -142,6 +142,30 @@ run size "$SHARDLAB" solve "$TMP/size.json"
 expect_status 2 size
 expect_in "$TMP/size.err" "size.json"
 
+# Nine nodes of four strategies on a chain whose middle edge is impossible
+# whatever the plan (the contest's 1e18 in every cell): the anytime search
+# ends without a plan, says so and does not advise itself.
+awk 'BEGIN {
+	printf "{\"problem\": {\"nodes\": {\"costs\": [";
+	for (v = 0; v < 9; v++)
+		printf "%s[1, 2, 3, 4]", v ? ", " : "";
+	printf "]}, \"edges\": {\"nodes\": [";
+	for (v = 0; v < 8; v++)
+		printf "%s[%d, %d]", v ? ", " : "", v, v + 1;
+	printf "], \"costs\": [";
+	for (v = 0; v < 8; v++) {
+		printf "%s[", v ? ", " : "";
+		for (c = 0; c < 16; c++)
+			printf "%s%s", c ? ", " : "", v == 4 ? "1000000000000000000" : "0";
+		printf "]";
+	}
+	printf "]}}}\n" }' >"$TMP/impossible.json"
+run impossible "$SHARDLAB" solve "$TMP/impossible.json" --solver anytime \
+	--time-limit 1
+expect_status 3 impossible
+expect_in "$TMP/impossible.err" "anytime search found a plan without an impossible pair"
+expect_not_in "$TMP/impossible.err" "use --solver anytime"
+
 # A contest instance whose ILP cannot finish in 5 seconds: the limit is said
 # and the status is 3 (a failure), not 1 (which would mean no plan exists).
 # Should GLPK ever finish A in time, the check fails and says so: it needs a

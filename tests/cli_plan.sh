@@ -8,28 +8,48 @@
 TWO="gpt-7.5b --mesh 2x2x4 --axes pp,dp,tp --global-batch 32 --micro-batch 1 \
 --recompute full --hw a100-sxm --slack 0 --mem-limit 24GB"
 
-# Megatron-LM: TP 4 inside a node, PP 2, DP 2, micro-batch 1 of 32
+# Megatron-LM: TP 4 inside a node, PP 2, DP 2, micro-batch 1 of 32; its
+# comment predicts what the report says
+run mgr "$SHARDLAB" plan $TWO
 run mg "$SHARDLAB" plan $TWO --export megatron
 expect_status 0 mg
 grep -v '^#' "$TMP/mg.out" > "$TMP/mg.args"
+step=$(sed -n 's/^step time \([0-9.]* [mu]*s\):.*/\1/p' "$TMP/mgr.out")
+peak=$(sed -n 's/^memory per device: at most \([0-9.]* [KMGT]*i*B\) .*/\1/p' "$TMP/mgr.out")
+expect_in "$TMP/mg.out" "# predicted step time $step; peak memory per device $peak"
 n_checks=$((n_checks + 1))
 cmp -s "$TMP/mg.args" "$TESTS_SRCDIR/expected/plan_megatron_2stage.txt" ||
 	{ diff "$TESTS_SRCDIR/expected/plan_megatron_2stage.txt" "$TMP/mg.args"; fail "megatron arguments"; }
 
-# DeepSpeed: 32 = 1 per GPU x 16 accumulation steps x 2 data-parallel ranks
-run ds "$SHARDLAB" plan $TWO --export deepspeed -o "$TMP/ds.json"
+# DeepSpeed runs no tensor parallelism: 2 stages of 8 data-parallel ranks,
+# 32 = 1 per GPU x 4 accumulation steps x 8 data-parallel ranks, ZeRO-1
+DS="gpt-7.5b --mesh 2x8 --axes pp,dp --global-batch 32 --micro-batch 1 \
+--recompute full --hw a100-sxm --slack 0"
+run ds "$SHARDLAB" plan $DS --export deepspeed -o "$TMP/ds.json"
 expect_status 0 ds
 n_checks=$((n_checks + 1))
-cmp -s "$TMP/ds.json" "$TESTS_SRCDIR/expected/plan_deepspeed_2stage.json" ||
-	{ diff "$TESTS_SRCDIR/expected/plan_deepspeed_2stage.json" "$TMP/ds.json"; fail "deepspeed json"; }
-# with -o the report is printed too
+grep -v '"comment"' "$TMP/ds.json" > "$TMP/ds.cfg"
+cmp -s "$TMP/ds.cfg" "$TESTS_SRCDIR/expected/plan_deepspeed_2stage.json" ||
+	{ diff "$TESTS_SRCDIR/expected/plan_deepspeed_2stage.json" "$TMP/ds.cfg"; fail "deepspeed json"; }
+# the prediction in its comment is the plan's, as the report prints it
+step=$(sed -n 's/^step time \([0-9.]* [mu]*s\):.*/\1/p' "$TMP/ds.out")
+peak=$(sed -n 's/^memory per device: at most \([0-9.]* [KMGT]*i*B\) .*/\1/p' "$TMP/ds.out")
+expect_in "$TMP/ds.json" "predicted step time $step, peak memory per device $peak"
+# with -o the report is printed too, for DeepSpeed (the export's framework)
 expect_in "$TMP/ds.out" "chosen plan: 2 pipeline stages"
+expect_in "$TMP/ds.out" "framework: DeepSpeed"
+# a plan made for one framework is not launched with another
+run dsx "$SHARDLAB" plan $TWO --framework megatron --export deepspeed
+expect_status 2 dsx
+expect_in "$TMP/dsx.err" "a DeepSpeed launch cannot run a plan made for Megatron-LM"
 
 # the stage table: 18 layers each, stage 0 keeps 2 micro-batches, stage 1 one
 run rep "$SHARDLAB" plan $TWO
 expect_status 0 rep
 expect_in "$TMP/rep.out" "0      0       0-17       full              2"
 expect_in "$TMP/rep.out" "1      1       18-35      full              1"
+# beside it, the per-operator plan of the same stages
+expect_in "$TMP/rep.out" "the per-operator plan (--framework free) of the same stages: step"
 
 # per-layer plan JSON with stages; DTensor source
 run js "$SHARDLAB" plan $TWO --export json -o "$TMP/p.json"
@@ -40,35 +60,44 @@ run js2 "$SHARDLAB" plan $TWO --json "$TMP/p2.json"
 expect_status 0 js2
 n_checks=$((n_checks + 1))
 cmp -s "$TMP/p.json" "$TMP/p2.json" || fail "--json and --export json differ"
-run dt "$SHARDLAB" plan $TWO --export dtensor
+# the DTensor script launches with torchtitan, whose tensor parallelism
+# needs a LLaMA (PyTorch's parallel styles split nn.Linear by heads)
+run dt "$SHARDLAB" plan llama-7b --mesh 2x2x4 --axes pp,dp,tp --global-batch 32 \
+	--export dtensor
 expect_status 0 dt
-expect_in "$TMP/dt.out" 'init_device_mesh("cuda", (2, 2, 4)'
+expect_in "$TMP/dt.out" 'PP, DP, CP, TP = 2, 2, 1, 4'
+expect_in "$TMP/dt.out" 'for torchtitan'
+run dtg "$SHARDLAB" plan $TWO --export dtensor
+expect_status 1 dtg
+expect_in "$TMP/dtg.err" "need a LLaMA-family model"
 
 # context parallel: a LLaMA of 2 key/value heads, 16384 tokens and 2 samples
-# on 2 x (2 x 4): the inner axis of 4 cannot split 2 heads, so every layer
-# splits the sequence over it (attention's K and V round a ring) and the
-# batch over the outer axis: Megatron-LM's CP 4, DP 2, TP 1
+# on 2 x (2 x 4) with an axis named cp: every layer splits the sequence over
+# it (attention's K and V round a ring) and the batch over the dp axis:
+# Megatron-LM's CP 4, DP 2, TP 1
 run cpg "$SHARDLAB" gen llama --layers 4 --hidden 1024 --heads 8 --kv-heads 2 \
 	--seq 16384 --vocab 32000 -o "$TMP/cp.json"
 expect_status 0 cpg
-CP="$TMP/cp.json --mesh 2x2x4 --axes pp,dp,tp --global-batch 2 --hw a100-sxm"
+CP="$TMP/cp.json --mesh 2x2x4 --axes pp,dp,cp --global-batch 2 --hw a100-sxm"
 run cpm "$SHARDLAB" plan $CP --export megatron
 expect_status 0 cpm
 grep -v '^#' "$TMP/cpm.out" > "$TMP/cpm.args"
 n_checks=$((n_checks + 1))
 cmp -s "$TMP/cpm.args" "$TESTS_SRCDIR/expected/plan_megatron_cp.txt" ||
 	{ diff "$TESTS_SRCDIR/expected/plan_megatron_cp.txt" "$TMP/cpm.args"; fail "megatron arguments with context parallelism"; }
-expect_in "$TMP/cpm.out" "context parallel: attention splits the sequence over 4 devices"
-run cpd "$SHARDLAB" plan $CP --export dtensor
+expect_in "$TMP/cpm.out" "context parallel 4"
+# torchtitan's pipeline schedules keep every stage busy: 2 micro-batches
+run cpd "$SHARDLAB" plan $CP --global-batch 4 --export dtensor
 expect_status 0 cpd
-expect_in "$TMP/cpd.out" 'init_device_mesh("cuda", (2, 2, 4, 1), mesh_dim_names=("pp", "dp", "cp", "tp"))'
+expect_in "$TMP/cpd.out" 'PP, DP, CP, TP = 2, 2, 4, 1'
 expect_in "$TMP/cpd.out" 'context_parallel(mesh["cp"]'
-# DeepSpeed's configuration cannot say it: the file, and a warning
+# DeepSpeed runs no context parallelism: nothing to plan, and why
 run cps "$SHARDLAB" plan $CP --export deepspeed
-expect_status 0 cps
-expect_in "$TMP/cps.err" "DeepSpeed's configuration has no such setting"
+expect_status 1 cps
+expect_in "$TMP/cps.err" "DeepSpeed runs none of the configurations"
+expect_in "$TMP/cps.err" "no tensor or context parallelism"
 # the two-stage plan above has none
-expect_not_in "$TMP/mg.out" "context parallel"
+expect_in "$TMP/mg.out" "context parallel 1,"
 
 # a search over 16 devices: a frontier and a chosen plan
 run srch "$SHARDLAB" plan gpt-1.7b --devices 16 --global-batch 64 --hw a100-sxm
@@ -113,13 +142,26 @@ expect_in "$TMP/nn.out" "8 devices: not evaluated: no pipeline degree and sub-me
 expect_not_in "$TMP/nn.out" "changes that would make it fit"
 expect_not_in "$TMP/nn.out" "?"
 
+# --axes is a contract, for the per-operator search too: the axis named tp
+# (the outer one here) carries no batch split, the one named dp nothing else
+run ax "$SHARDLAB" plan gpt-1.7b --framework free --mesh 2x4 --axes tp,dp \
+	--global-batch 16 --json "$TMP/ax.json"
+expect_status 0 ax
+expect_not_in "$TMP/ax.json" '"dp0'
+expect_not_in "$TMP/ax.json" '.dp0'
+expect_not_in "$TMP/ax.json" 'col1'
+expect_in "$TMP/ax.json" '"col0.dp1"'
+
 # bad input: exit 2 with a message naming what was expected
 run b1 "$SHARDLAB" plan gpt-1.7b --mesh 2x2x2 --axes pp,dp
 expect_status 2 b1
 expect_in "$TMP/b1.err" "names 2 axes"
 run b2 "$SHARDLAB" plan gpt-1.7b --mesh 2x2x2 --axes pp,xx,tp
 expect_status 2 b2
-expect_in "$TMP/b2.err" "expected names pp, dp or tp"
+expect_in "$TMP/b2.err" "expected names pp, dp, tp or cp"
+run b2t "$SHARDLAB" plan gpt-1.7b --mesh 2x2x2 --axes pp,tp,tp
+expect_status 2 b2t
+expect_in "$TMP/b2t.err" "at most one tp axis"
 run b3 "$SHARDLAB" solve gpt-1.7b --mesh 2x2x2
 expect_status 2 b3
 expect_in "$TMP/b3.err" "shardlab plan"

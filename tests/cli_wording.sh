@@ -23,11 +23,13 @@ expect_status 0 acc
 expect_in "$TMP/acc.out" "batch: 8 samples per micro-step (micro-batch 1 x 8 devices), global batch 32 = 4 accumulation steps"
 expect_in "$TMP/acc.out" " = 4 micro-steps x (compute "
 
-# plan: one stage, one micro-batch of 8 samples; a model file is named by
+# plan (the per-operator search: 4 heads do not split over Megatron-LM's 8):
+# one stage, one micro-batch of 8 samples; a model file is named by
 # the model's name, not the file's
 "$SHARDLAB" gen gpt --layers 4 --hidden 256 --heads 4 --seq 128 --vocab 1000 \
     --name tiny-gpt -o "$TMP/m.json" 2>/dev/null || fail "gen"
-run p1 "$SHARDLAB" plan "$TMP/m.json" --devices 8 --global-batch 8 --pp 1 --micro-batch 1 --tp 8
+run p1 "$SHARDLAB" plan "$TMP/m.json" --devices 8 --global-batch 8 --pp 1 --micro-batch 1 --tp 8 \
+    --framework free
 expect_status 0 p1
 expect_in "$TMP/p1.out" "model tiny-gpt (sequence 128) on 8 devices of "
 expect_not_in "$TMP/p1.out" "$TMP/m.json"

@@ -186,7 +186,7 @@ test_alpha0_lexicographic(void **state)
 			assert_true(pm == lm && pn >= ln);
 			differ += pn > ln;
 			/* the sweep's first plan is the same */
-			assert_int_equal(sl_sweep(s, NULL, SL_SOLVER_DP, &f, &err),
+			assert_int_equal(sl_sweep(s, NULL, SL_SOLVER_DP, NULL, &f, &err),
 			    SL_OK);
 			assert_true(f.n >= 1);
 			point_of(s, p, f.pt[0].choice, &sm, &sn);

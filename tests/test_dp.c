@@ -282,7 +282,7 @@ test_random_vs_ilp(void **state)
 			sl_dp_info info;
 			sl_dp *dp;
 			sl_error_clear(&err);
-			dp = sl_dp_new(p, &err);
+			dp = sl_dp_new(p, NULL, &err);
 			assert_int_equal(dp_live(dp, p), d);
 			sl_dp_info_get(dp, &info);
 			nwide += info.width >= 3;
@@ -391,7 +391,7 @@ test_refuse_wide(void **state)
 			}
 		sl_problem *g = sl_problem_new(100, gk, gm, (const int (*)[2])ge);
 		sl_error_clear(&err);
-		assert_null(sl_dp_new(g, &err));
+		assert_null(sl_dp_new(g, NULL, &err));
 		assert_int_equal(err.code, SL_EINTERNAL);
 		assert_non_null(strstr(err.msg, "too costly"));
 		sl_problem_free(g);
@@ -427,7 +427,7 @@ test_incremental_random(void **state)
 		sl_dp *d;
 
 		sl_error_clear(&err);
-		d = sl_dp_new(p, &err);
+		d = sl_dp_new(p, NULL, &err);
 		assert_non_null(d);
 		sl_solution_init(&sol, p->n);
 		for (int step = 0; step < 12; step++) {
@@ -447,7 +447,7 @@ test_incremental_random(void **state)
 					p->ecost[e][0] = rnd_cost(rep % 3);
 				}
 			}
-			assert_int_equal(sl_dp_resolve(d, p, &sol, &err), SL_OK);
+			assert_int_equal(sl_dp_resolve(d, p, NULL, &sol, &err), SL_OK);
 			int64_t c = dp_cold(p);
 			if (sol.status == SL_SOLVE_INFEASIBLE)
 				assert_int_equal(c, -1);
@@ -561,7 +561,7 @@ dp_live(sl_dp *d, const sl_problem *p)
 
 	sl_error_clear(&err);
 	sl_solution_init(&sol, p->n);
-	return checked_obj(p, sl_dp_resolve(d, p, &sol, &err), &sol, &err,
+	return checked_obj(p, sl_dp_resolve(d, p, NULL, &sol, &err), &sol, &err,
 	    "dp resolve");
 }
 
@@ -574,7 +574,7 @@ dp_unfolded(const sl_problem *p)
 	sl_dp_info info;
 
 	sl_error_clear(&err);
-	d = sl_dp_new_fold(p, false, &err);
+	d = sl_dp_new(p, &(sl_solve_opts){ .no_fold = true }, &err);
 	assert_non_null(d);
 	o = dp_live(d, p);
 	sl_dp_info_get(d, &info);
@@ -599,7 +599,7 @@ test_folded_layers(void **state)
 		int64_t f, u;
 
 		sl_error_clear(&err);
-		d = sl_dp_new(p, &err);
+		d = sl_dp_new(p, NULL, &err);
 		assert_non_null(d);
 		f = dp_live(d, p);
 		sl_dp_info_get(d, &info);
@@ -631,9 +631,10 @@ test_folded_layers(void **state)
 			} else {
 				/* only allowed changed: the cheaper entry point */
 				sl_solution sol;
+				sl_solve_opts ao = { .allowed_only = true };
 				sl_error_clear(&err);
 				sl_solution_init(&sol, p->n);
-				assert_int_equal(sl_dp_resolve_allowed(d, p, &sol,
+				assert_int_equal(sl_dp_resolve(d, p, &ao, &sol,
 				    &err), SL_OK);
 				assert_int_equal(sol.status, SL_SOLVE_OPTIMAL);
 				f = sol.objective;
@@ -694,7 +695,7 @@ test_fold_guard(void **state)
 			q->ecost[p->m][j] = rnd_cost(1);
 		(void)k;
 		sl_error_clear(&err);
-		d = sl_dp_new(q, &err);
+		d = sl_dp_new(q, NULL, &err);
 		assert_non_null(d);
 		assert_int_equal(dp_live(d, q), ilp_obj(q));
 		sl_dp_info_get(d, &info);
@@ -768,7 +769,7 @@ check_model(sl_space *s, int pins)
 	sl_error_clear(&err);
 	p = sl_space_problem(s, 1000.0, NULL, &err);
 	assert_non_null(p);
-	d = sl_dp_new(p, &err);
+	d = sl_dp_new(p, NULL, &err);
 	assert_non_null(d);
 	f = dp_live(d, p);
 	sl_dp_info_get(d, &info);
@@ -857,7 +858,7 @@ test_sweep(void **state)
 	if (s == NULL)
 		skip();
 	sl_error_clear(&err);
-	if (sl_sweep(s, NULL, SL_SOLVER_DP, &f, &err) != SL_OK)
+	if (sl_sweep(s, NULL, SL_SOLVER_DP, NULL, &f, &err) != SL_OK)
 		fail_msg("sweep: %s", err.msg);
 	assert_true(f.n >= 2);
 	assert_true(f.pt[0].alpha_lo == 0);
@@ -889,8 +890,13 @@ test_sweep(void **state)
 		sl_frontier g = { 0 };
 		int polls = 0;
 
-		assert_int_equal(sl_sweep_cancellable(s, NULL, SL_SOLVER_DP,
-		    count_never, &polls, &g, &err), SL_OK);
+		sl_solve_opts never = { .cancel = count_never,
+		    .cancel_ctx = &polls };
+		sl_solve_opts four = { .cancel = cancel_at_four,
+		    .cancel_ctx = &polls };
+
+		assert_int_equal(sl_sweep(s, NULL, SL_SOLVER_DP, &never, &g,
+		    &err), SL_OK);
 		assert_int_equal(g.n, f.n);
 		for (int i = 0; i < f.n; i++) {
 			assert_int_equal(g.pt[i].mem, f.pt[i].mem);
@@ -900,8 +906,8 @@ test_sweep(void **state)
 		sl_frontier_free(&g);
 		polls = 0;
 		sl_error_clear(&err);
-		assert_int_equal(sl_sweep_cancellable(s, NULL, SL_SOLVER_DP,
-		    cancel_at_four, &polls, &g, &err), SL_EINTERNAL);
+		assert_int_equal(sl_sweep(s, NULL, SL_SOLVER_DP, &four, &g,
+		    &err), SL_EINTERNAL);
 		assert_non_null(strstr(err.msg, "cancelled"));
 		assert_int_equal(polls, 4);
 		assert_int_equal(g.n, 0);
@@ -925,8 +931,8 @@ test_sweep_ilp(void **state)
 	if (s == NULL)
 		skip();
 	sl_error_clear(&err);
-	assert_int_equal(sl_sweep(s, NULL, SL_SOLVER_DP, &a, &err), SL_OK);
-	assert_int_equal(sl_sweep(s, NULL, SL_SOLVER_ILP, &b, &err), SL_OK);
+	assert_int_equal(sl_sweep(s, NULL, SL_SOLVER_DP, NULL, &a, &err), SL_OK);
+	assert_int_equal(sl_sweep(s, NULL, SL_SOLVER_ILP, NULL, &b, &err), SL_OK);
 	assert_true(a.n >= 3);
 	assert_int_equal(a.n, b.n);
 	for (int i = 0; i < a.n; i++) {

@@ -276,6 +276,46 @@ test_constraints(void **state)
 	assert_int_equal(err.code, SL_EINPUT);
 	sl_constraints_free(&cs);
 
+	/* by index, as the explorer gives them: the same allowed sets as by
+	 * name, the names kept (and copied) for plan files, a pin against a
+	 * forbid caught the same way, an index out of range bad input */
+	{
+		sl_constraints byname = { 0 }, copy;
+		sl_problem *q;
+		int dp = sl_space_find_strategy(s, 0, "dp");
+		int row = sl_space_find_strategy(s, 2, "row");
+
+		sl_constraints_add(&byname, "fc1", "dp", true);
+		sl_constraints_add(&byname, "fc2", "row", false);
+		sl_constraints_add_index(&cs, s, 0, dp, true);
+		sl_constraints_add_index(&cs, s, 2, row, false);
+		assert_string_equal(cs.c[1].op, "fc2");
+		assert_string_equal(cs.c[1].strategy, "row");
+		sl_constraints_copy(&copy, &cs);
+		assert_int_equal(copy.c[1].sti, row);
+		p = sl_space_problem(s, 0, &byname, &err);
+		q = sl_space_problem(s, 0, &copy, &err);
+		assert_non_null(p);
+		assert_non_null(q);
+		for (int v = 0; v < p->n; v++)
+			assert_memory_equal(p->allowed[v], q->allowed[v],
+			    (size_t)p->k[v]);
+		sl_problem_free(p);
+		sl_problem_free(q);
+		sl_constraints_add_index(&copy, s, 0, dp, false);
+		sl_error_clear(&err);
+		assert_null(sl_space_problem(s, 0, &copy, &err));
+		assert_int_equal(err.code, SL_EINFEASIBLE);
+		assert_non_null(strstr(err.msg, "fc1"));
+		copy.c[2].sti = s->ops[0].n_strat;
+		sl_error_clear(&err);
+		assert_null(sl_space_problem(s, 0, &copy, &err));
+		assert_int_equal(err.code, SL_EINPUT);
+		sl_constraints_free(&byname);
+		sl_constraints_free(&copy);
+		sl_constraints_free(&cs);
+	}
+
 	sl_space_free(s);
 	sl_graph_free(g);
 }

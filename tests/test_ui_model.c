@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-extern int sl_anytime_search_only;
 
 struct fixture {
 	cli_session s;
@@ -254,20 +253,22 @@ wait_search(struct fixture *f)
  * each "light" (usage 1; cost 100, 100 and 50) or "heavy" (usage 2, cost 1),
  * one time step, limit 5: at most two heavy, so the optimum keeps the third
  * light, 1 + 1 + 50 = 52, and 100 + 1 + 1 = 102 with the first pinned
- * light.  The search starts from the least-usage plan (250).
+ * light.  The search starts from the least-usage plan (250).  Two more
+ * nodes (n 5) of 1,100 strategies that cost nothing and use no memory keep the
+ * problem beyond the anytime solver's exact shortcuts (enumeration below
+ * 2e5 assignments, GLPK below 2,000 strategies under a short limit), so
+ * that the search itself runs.
  */
-static void
-test_background_search(void **state)
+static sl_problem *
+three_nodes(int n)
 {
-	struct fixture f;
-	int k[3] = { 2, 2, 2 }, op = 0, cleared;
-	sl_problem *p = sl_problem_new(3, k, 0, NULL);
-	sl_solution bf;
-	sl_error err;
-	unsigned what;
+	int k[5] = { 2, 2, 2, 1100, 1100 };
+	sl_problem *p = sl_problem_new(n, k, 0, NULL);
 
-	p->interval = calloc(3, sizeof *p->interval);
-	p->usage = calloc(3, sizeof *p->usage);
+	p->interval = calloc(5, sizeof *p->interval);
+	p->usage = calloc(5, sizeof *p->usage);
+	for (int v = 3; v < n; v++)
+		p->usage[v] = calloc(1100, sizeof **p->usage);
 	for (int v = 0; v < 3; v++) {
 		p->cost[v][0] = v == 2 ? 50 : 100;
 		p->cost[v][1] = 1;
@@ -278,19 +279,32 @@ test_background_search(void **state)
 		p->usage[v][1] = 2;
 	}
 	p->usage_limit = 5;
+	return p;
+}
+
+static void
+test_background_search(void **state)
+{
+	struct fixture f;
+	int op = 0, cleared;
+	sl_problem *p = three_nodes(3);
+	sl_solution bf;
+	sl_error err;
+	unsigned what;
+
 	sl_solution_init(&bf, 3);
 	sl_error_clear(&err);
 	assert_int_equal(sl_solve_brute(p, NULL, &bf, &err), SL_OK);
 	assert_int_equal(bf.objective, 52);
 	sl_solution_free(&bf);
+	sl_problem_free(p);
+	p = three_nodes(5);
 
 	memset(&f, 0, sizeof f);
 	f.o.solver = SL_SOLVER_ANYTIME;
 	f.o.time_limit = 0.5;
 	f.s.prob = p;
 	f.s.source = "three.json";
-	/* the search alone, not the exact enumeration of tiny problems */
-	sl_anytime_search_only = 1;
 	assert_int_equal(ui_model_init(&f.m, &f.s, &f.o, &err), SL_OK);
 	assert_true(f.m.search_ok);
 	assert_true(f.m.have_sol);
@@ -311,9 +325,53 @@ test_background_search(void **state)
 	assert_int_equal(f.m.sol.choice[0], 0);
 	assert_true(f.m.search == UI_SEARCH_IMPROVED ||
 	    f.m.search == UI_SEARCH_BEST);
-	sl_anytime_search_only = 0;
 	ui_model_free(&f.m);
 	sl_problem_free(p);
+}
+
+/*
+ * M sets a memory limit: each re-solve is then the plan fitted under it
+ * (sl_fit_plan, as solve --mem-limit takes it), the same plan, pins and
+ * alpha included; a limit below every plan leaves the least-memory plan
+ * with fit_none; no limit gives the optimum at alpha back.
+ */
+static void
+test_mem_limit(void **state)
+{
+	struct fixture f;
+	sl_error err;
+	int64_t free_mem, least;
+	sl_fit r;
+	sl_fit_opts fo = { .alpha = 1e7, .fold = SL_FOLD_SUM,
+	    .solver = SL_SOLVER_DP };
+
+	(void)state;
+	assert_int_equal(open_model(&f, "gpt-1.7b", 4), 0);
+	sl_error_clear(&err);
+	assert_int_equal(ui_model_set_alpha(&f.m, 1e7, &err), SL_OK);
+	free_mem = f.m.ev.max_total;
+	/* the least memory of any plan: a limit of one byte fits none */
+	assert_int_equal(ui_model_set_mem_limit(&f.m, 1, &err), SL_OK);
+	assert_true(f.m.fit_none);
+	least = f.m.fit_least;
+	assert_int_equal(f.m.ev.max_total, least);
+	assert_true(least < free_mem);
+	/* half way: fitted, the plan sl_fit_plan gives */
+	fo.limit = least + (free_mem - least) / 2;
+	assert_int_equal(ui_model_set_mem_limit(&f.m, fo.limit, &err), SL_OK);
+	assert_false(f.m.fit_none);
+	assert_true(f.m.fit_searched);
+	assert_true(f.m.ev.max_total <= fo.limit);
+	assert_int_equal(sl_fit_plan(f.s.space, f.s.prob, &fo, &r, &err), SL_OK);
+	assert_true(r.fits);
+	assert_memory_equal(r.sol.choice, f.m.sol.choice, f.m.n * sizeof(int));
+	assert_int_equal(r.sol.objective, f.m.sol.objective);
+	sl_fit_free(&r);
+	/* no limit: the optimum at alpha again */
+	assert_int_equal(ui_model_set_mem_limit(&f.m, 0, &err), SL_OK);
+	assert_int_equal(f.m.ev.max_total, free_mem);
+	assert_false(f.m.fit_searched);
+	close_model(&f);
 }
 
 /* Polls until the timeline asked for has come (at most a minute). */
@@ -398,6 +456,7 @@ main(void)
 		cmocka_unit_test(test_every_layer),
 		cmocka_unit_test(test_alpha_steps),
 		cmocka_unit_test(test_background_search),
+		cmocka_unit_test(test_mem_limit),
 		cmocka_unit_test(test_timeline_background),
 	};
 	const char *dd = getenv("SHARDLAB_DATADIR");

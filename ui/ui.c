@@ -202,7 +202,7 @@ ui_export_svg(ui *u, const char *path, sl_error *err)
 	if (op < 0)
 		op = 0;
 	g = cli_sgraph_build(u->m.space, u->m.sol.choice, &op, 1, 1, CLI_SG_RENDER,
-	    true);
+	    false, CLI_SG_ALTS);
 	rc = cli_sgraph_render(g, "svg", a.fp, err);
 	cli_sgraph_free(g);
 	if (rc != SL_OK) {
@@ -475,68 +475,31 @@ ui_run(ui *u)
 
 #ifndef UI_NO_MAIN
 /*
- * What a plan file (--plan) says that the command line does not: the
- * model, the mesh (every device of a pipeline plan), the hardware, alpha,
- * the micro-batch, the recipe and the pins.  plan_args holds the model's
- * name for o->args.
+ * What a plan file (--plan) says: the model, the mesh (every device of a
+ * pipeline plan), the hardware, alpha, the micro-batch, the recipe, the
+ * options and the pins; a flag that contradicts it is an error.
+ * plan_args holds the model's name for o->args.
  */
 static int
 ui_plan_options(cli_opts *o, const sl_plan_file *pf,
     char **plan_args, sl_error *err)
 {
-	int i;
+	int i, rc;
 
-	if (pf->n_stages > 0) {
-		/* a pipeline plan: the explorer's mesh is every device */
-		int sub = pf->shape[0] * (pf->n_axes == 2 ? pf->shape[1] : 1);
-		if (o->n_args == 0)
-			return sl_error_set(err, SL_EINPUT, o->plan, 0, 0, "%s",
-			    _("a pipeline plan does not name its model: "
-			    "give it, as in shardlab tui MODEL --plan FILE"));
-		if (!o->mesh_set) {
-			o->n_axes = 1;
-			o->shape[0] = pf->pp * sub;
-			o->mesh_set = true;
-		}
-	}
+	if (pf->n_stages > 0 && o->n_args == 0 && pf->model_source == NULL &&
+	    pf->model == NULL)
+		return sl_error_set(err, SL_EINPUT, o->plan, 0, 0, "%s",
+		    _("a pipeline plan does not name its model: "
+		    "give it, as in shardlab tui MODEL --plan FILE"));
 	if (o->n_args == 0 && (pf->model_source != NULL || pf->model != NULL)) {
 		plan_args[0] = pf->model_source != NULL ?
 		    pf->model_source : pf->model;
 		o->args = plan_args;
 		o->n_args = 1;
 	}
-	if (!o->mesh_set && pf->n_axes > 0 && pf->n_stages == 0) {
-		o->n_axes = pf->n_axes;
-		for (i = 0; i < pf->n_axes; i++)
-			o->shape[i] = pf->shape[i];
-		o->mesh_set = true;
-	}
-	if (!cli_given(o, "hw") && pf->hardware != NULL)
-		o->hw = pf->hardware;
-	if (!cli_given(o, "alpha"))
-		o->alpha = pf->alpha;
-	if (!cli_given(o, "micro-batch") && pf->micro_batch > 0)
-		o->micro_batch = o->recipe.micro_batch = pf->micro_batch;
-	/* the plan's recipe, where the command line says nothing else */
-	if (pf->has_recipe) {
-		o->recipe.framework = pf->recipe.framework;
-		if (!cli_given(o, "attention"))
-			o->recipe.attention = pf->recipe.attention;
-		if (!cli_given(o, "precision"))
-			o->recipe.precision = pf->recipe.precision;
-		if (!cli_given(o, "recompute"))
-			o->recipe.recompute = pf->recipe.recompute;
-		if (!cli_given(o, "global-batch"))
-			o->recipe.global_batch = pf->recipe.global_batch;
-		if (!cli_given(o, "seq") && pf->recipe.seq > 0)
-			o->seq = o->recipe.seq = pf->recipe.seq;
-		if (!cli_given(o, "optimizer"))
-			o->recipe.optimizer = pf->recipe.optimizer;
-		if (!cli_given(o, "no-clip-grad"))
-			o->recipe.no_clip_grad = pf->recipe.no_clip_grad;
-		if (!cli_given(o, "no-overlap-grad-reduce"))
-			o->recipe.no_grad_overlap = pf->recipe.no_grad_overlap;
-	}
+	/* how the plan was made, from its file (planfile.c) */
+	if ((rc = cli_plan_apply(o, pf, err)) != SL_OK)
+		return rc;
 	for (i = 0; i < pf->cs.n; i++)
 		sl_constraints_add(&o->cs, pf->cs.c[i].op,
 		    pf->cs.c[i].strategy, pf->cs.c[i].pin);
@@ -582,7 +545,8 @@ ui_plan_reopen(ui *u, const cli_opts *o, const sl_plan_file *pf, sl_error *err)
 		int sub = pf->shape[0] * (pf->n_axes == 2 ? pf->shape[1] : 1);
 		if (u->m.space == NULL || u->m.space->mesh.n_devices != pf->pp * sub ||
 		    ui_stages_set(u, pf->schedule, pf->pp, pf->virt,
-		    pf->n_axes == 2 ? pf->shape[0] : 1, pf->shape[pf->n_axes == 2 ? 1 : 0],
+		    pf->has_setup ? pf->outer : pf->n_axes == 2 ? pf->shape[0] : 1,
+		    pf->has_setup ? pf->inner : pf->shape[pf->n_axes == 2 ? 1 : 0],
 		    pf->graph_batch, pf->micro_batches, pf->n_stages, pf->stage_layers,
 		    pf->stage_recompute) != SL_OK) {
 			int nd = u->m.space ? u->m.space->mesh.n_devices : 0;

@@ -87,7 +87,8 @@ enum ui_win {
 #define UI_MIN_COLS 60
 #define UI_MIN_LINES 18
 
-enum ui_prompt_kind { UI_P_NONE, UI_P_SEARCH, UI_P_EXPORT, UI_P_SVG, UI_P_QUIT };
+enum ui_prompt_kind { UI_P_NONE, UI_P_SEARCH, UI_P_EXPORT, UI_P_SVG, UI_P_QUIT,
+	UI_P_MEMLIMIT };
 
 struct ui_event {
 	int key;		/* character, or KEY_* code when fn */
@@ -196,6 +197,10 @@ void ui_show_text(ui *u, const char *title, char *text);
 void ui_format_alpha(double alpha, char *buf, size_t len);
 /* What alpha means in the units a user trades in (per device, per step). */
 void ui_alpha_meaning(double alpha, int width, char *buf, size_t len);
+/* ui_put right-aligned so that s ends at column xend (exclusive). */
+int ui_put_right(WINDOW *w, int y, int xend, int maxw, const char *s, attr_t a);
+/* A memory category's short name in legends ("params"), translated. */
+const char *ui_cat_short(int cat);
 /* ui_put that ends with ell when s had to be cut. */
 int ui_put_ell(WINDOW *w, int y, int x, int maxw, const char *s, attr_t a,
     const char *ell);

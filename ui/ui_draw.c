@@ -285,8 +285,7 @@ ui_fill(WINDOW *w, int y, int x, int n, attr_t a)
 	wattr_off(w, a, NULL);
 }
 
-/* Writes s right-aligned so that it ends at column xend (exclusive). */
-static int
+int
 ui_put_right(WINDOW *w, int y, int xend, int maxw, const char *s, attr_t a)
 {
 	int tw = cli_text_width(s);
@@ -770,6 +769,11 @@ ui_draw_ops(WINDOW *w, const ui *u)
 				    a | u->attr[UI_R_PINNED]);
 		}
 	}
+	/* rows above and below the window: marks on the separator */
+	if (u->row_top > 0 && h > 1)
+		ui_put(w, 1, width, 1, u->gl->arrow_u, u->attr[UI_R_DIM]);
+	if (u->row_top + h - 1 < u->n_rows && h > 1)
+		ui_put(w, h - 1, width, 1, u->gl->arrow_d, u->attr[UI_R_DIM]);
 }
 
 void
@@ -881,6 +885,8 @@ ui_draw_strats(WINDOW *w, const ui *u)
 	}
 	if (s < k)
 		ui_put_right(w, h - 1, width, width, u->gl->arrow_d, u->attr[UI_R_DIM]);
+	if (u->strat_top > 0 && h > 2)
+		ui_put_right(w, 2, width, width, u->gl->arrow_u, u->attr[UI_R_DIM]);
 }
 
 static const enum ui_role ui_cat_role[5] = {
@@ -889,6 +895,12 @@ static const enum ui_role ui_cat_role[5] = {
 static const char *const ui_cat_name[5] = {
 	N_("params"), N_("grads"), N_("optim"), N_("acts"), N_("buffers")
 };
+
+const char *
+ui_cat_short(int cat)
+{
+	return cat >= 0 && cat < 5 ? _(ui_cat_name[cat]) : "?";
+}
 
 static void
 ui_mem_cats(const sl_mem *m, int64_t v[5])
@@ -998,15 +1010,21 @@ ui_draw_mem(WINDOW *w, const ui *u)
 	if (vshow)
 		snprintf(buf, sizeof buf, _("Memory: predicted, measured on %s"),
 		    u->m.vres.gpu);
-	else
-	{
+	else {
 		char mt[128];
-		snprintf(buf, sizeof buf, _("Memory per device: %s"),
-		    sl_hw_memory_text(&u->m.space->mesh.hw, mt, sizeof mt));
+		if (u->m.mem_limit > 0)
+			snprintf(buf, sizeof buf, _("Memory per device (limit %s%s): %s"),
+			    sl_format_bytes(u->m.mem_limit, b1, sizeof b1),
+			    u->m.fit_none ? _(", none fits") : "",
+			    sl_hw_memory_text(&u->m.space->mesh.hw, mt, sizeof mt));
+		else
+			snprintf(buf, sizeof buf, _("Memory per device: %s"),
+			    sl_hw_memory_text(&u->m.space->mesh.hw, mt, sizeof mt));
 	}
 	ui_title_line(w, u, buf, false);
 	{
-		/* as much as fits whole: the throughput figures give way first */
+		/* as much as fits whole: the throughput figures give way first,
+		 * then the redundancy; the memory and the step time stay */
 		char b4[32], b5[32];
 		snprintf(buf, sizeof buf,
 		    _("max %s  redundant %s  step %s  %s tokens/s  MFU %.0f%%"),
@@ -1025,7 +1043,8 @@ ui_draw_mem(WINDOW *w, const ui *u)
 			snprintf(buf, sizeof buf, _("max %s  redundant %s  step %s"),
 			    b1, b3, b4);
 		if (cli_text_width(buf) > width)
-			snprintf(buf, sizeof buf, _("max %s  redundant %s"), b1, b3);
+			snprintf(buf, sizeof buf, _("max %s  step %s  redundant %s"),
+			    b1, b4, b3);
 	}
 	ui_put_ell(w, h - 2, 0, width, buf, A_NORMAL, u->gl->ellipsis);
 	n = ui_dev_rows(u, first, cnt, h - 3 < 64 ? h - 3 : 64);
@@ -1070,6 +1089,14 @@ ui_draw_mem(WINDOW *w, const ui *u)
 		if (total > cap)
 			ui_put(w, y, width - 1, 1, "!", u->attr[UI_R_OVER]);
 	}
+	/* devices that found no row: a mark on the last one shown */
+	{
+		int covered = 0;
+		for (j = 0; j < i; j++)
+			covered += cnt[j];
+		if (i > 0 && covered < u->m.ev.n_devices)
+			ui_put(w, y - 1, x0 - 1, 1, u->gl->arrow_d, u->attr[UI_R_DIM]);
+	}
 	/* validation: on the row above the totals if it is free, else in
 	 * place of the legend */
 	ui_mem_vnote(u, buf, sizeof buf);
@@ -1097,8 +1124,10 @@ ui_draw_mem(WINDOW *w, const ui *u)
 /*
  * The alpha slider steps between the plans of the frontier (each step a
  * different plan), and below it the frontier itself: memory per device (up)
- * against communication per step (right), scaled to the plans that fit in
- * device memory; plans over capacity sit on the top edge, marked.
+ * against communication per step, which falls to the right as alpha grows
+ * along the slider, so that a plan sits above its stop (plan 1, the least
+ * memory, at the left of both); scaled to the plans that fit in device
+ * memory, plans over capacity on the top edge, marked.
  */
 void
 ui_draw_alpha(WINDOW *w, const ui *u)
@@ -1187,17 +1216,23 @@ ui_draw_alpha(WINDOW *w, const ui *u)
 	ui_put_right(w, 3 + ph - 1, x0 - 1, x0 - 1, b1, u->attr[UI_R_DIM]);
 	for (i = 0; i < ph; i++)
 		ui_put(w, 3 + i, x0 - 1, 1, u->gl->v, u->attr[UI_R_DIM]);
-	sl_format_ns(clo, b1, sizeof b1);
-	sl_format_ns(chi, b2, sizeof b2);
-	ui_put(w, h - 1, x0, pw, b1, u->attr[UI_R_DIM]);
-	snprintf(buf, sizeof buf, _("comm %s"), b2);
-	ui_put_right(w, h - 1, width - 1, pw / 2, buf, u->attr[UI_R_DIM]);
+	/* the axis: the most communication at the left, the least at the
+	 * right */
+	sl_format_ns(chi, b1, sizeof b1);
+	sl_format_ns(clo, b2, sizeof b2);
+	snprintf(buf, sizeof buf, _("comm %s"), b1);
+	if (cli_text_width(buf) + cli_text_width(b2) + 1 > pw)
+		snprintf(buf, sizeof buf, "%s", b1);
+	ui_put_ell(w, h - 1, x0, pw - cli_text_width(b2) - 1, buf,
+	    u->attr[UI_R_DIM], u->gl->ellipsis);
+	ui_put_right(w, h - 1, width - 1, pw, b2, u->attr[UI_R_DIM]);
+	/* at the top left, away from the plans over capacity (top right) */
 	if (n_over > 0 && n_over < u->m.front.n) {
 		snprintf(buf, sizeof buf, _("%s %d over capacity"), u->gl->arrow_u,
 		    n_over);
 		if (cli_text_width(buf) > pw / 2)
 			snprintf(buf, sizeof buf, "%s %d", u->gl->arrow_u, n_over);
-		ui_put_right(w, 3, width - 1, pw / 2, buf, u->attr[UI_R_OVER]);
+		ui_put(w, 3, x0 + 1, pw / 2, buf, u->attr[UI_R_OVER]);
 	}
 	for (i = 0; i <= u->m.front.n; i++) {
 		int64_t m, cns;
@@ -1208,7 +1243,7 @@ ui_draw_alpha(WINDOW *w, const ui *u)
 		cns = is_cur ? u->m.ev.comm_ns : u->m.front.pt[i].comm_ns;
 		over = m > mhi;
 		cns = cns < clo ? clo : cns > chi ? chi : cns;
-		px = chi > clo ? (int)((double)(cns - clo) * (pw - 1) / (chi - clo) + 0.5) : 0;
+		px = chi > clo ? (int)((double)(chi - cns) * (pw - 1) / (chi - clo) + 0.5) : 0;
 		py = over ? 0 : mhi > mlo ?
 		    (int)((double)(mhi - m) * (ph - 1) / (mhi - mlo) + 0.5) : ph - 1;
 		ui_put(w, 3 + py, x0 + px, 1, is_cur ? u->gl->current : over ?
@@ -1279,6 +1314,9 @@ ui_draw_msg(WINDOW *w, const ui *u)
 		break;
 	case UI_P_QUIT:
 		label = _("The plan changed since the last export. Quit anyway? (y/n) ");
+		break;
+	case UI_P_MEMLIMIT:
+		label = _("Memory limit per device (empty: none): ");
 		break;
 	default:
 		break;
@@ -1549,6 +1587,8 @@ ui_draw_text(WINDOW *w, const ui *u)
 	if (c.top + c.rows < total)
 		ui_put(w, getmaxy(w) - 1, getmaxx(w) - 1, 1, u->gl->arrow_d,
 		    u->attr[UI_R_DIM]);
+	if (c.top > 0 && getmaxy(w) > 1)
+		ui_put(w, 1, getmaxx(w) - 1, 1, u->gl->arrow_u, u->attr[UI_R_DIM]);
 }
 
 bool

@@ -112,7 +112,7 @@ ui_gdraw_make(const ui *u, int op, bool compact, bool lr, char *err, size_t len)
 	agseterrf(ui_gv_quiet);
 	agseterr(AGMAX);
 	g = cli_sgraph_build(u->m.space, u->m.sol.choice, &op, 1, 1,
-	    compact ? CLI_SG_CELLS_COMPACT : CLI_SG_CELLS, lr);
+	    compact ? CLI_SG_CELLS_COMPACT : CLI_SG_CELLS, lr, CLI_SG_ALTS);
 	gvc = cli_gvc();
 	if (gvc == NULL || gvLayout(gvc, g, "dot") != 0) {
 		snprintf(err, len, "%s", _("Graphviz could not lay the graph out"));

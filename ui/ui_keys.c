@@ -218,6 +218,57 @@ static void k_alpha_up3(ui *u, struct ui_event e) { ui_alpha_scale(u, 10); }
 static void k_alpha_0(ui *u, struct ui_event e) { ui_alpha_scale(u, 0); }
 static void k_recompute(ui *u, struct ui_event e) { ui_recompute_cycle(u); }
 
+/* M: the memory limit, asked for with the current one to edit. */
+static void
+k_mem_limit(ui *u, struct ui_event e)
+{
+	char cur[32] = "";
+
+	if (u->m.space == NULL) {
+		ui_message(u, true, "%s",
+		    _("a memory limit does not apply: this problem's costs are given"));
+		return;
+	}
+	if (u->m.mem_limit > 0)
+		snprintf(cur, sizeof cur, "%lldB", (long long)u->m.mem_limit);
+	ui_prompt_open(u, UI_P_MEMLIMIT, cur);
+}
+
+/* The limit typed at the M prompt (empty: none), and what it did. */
+static void
+ui_mem_limit_submit(ui *u, const char *text)
+{
+	size_t n = sl_decimal_len(text);
+	int64_t v = text[0] != '\0' ? sl_parse_size(text) : 0;
+	char b1[32], b2[32], buf[1200];
+	sl_error err;
+
+	if (text[0] != '\0' && (v <= 0 || (n > 0 && text[n + strspn(text + n, " ")] == '\0'))) {
+		ui_message(u, true, _("not a memory size: '%s' (with its unit: 40GiB, 80GB)"),
+		    sl_esc(text));
+		return;
+	}
+	sl_error_clear(&err);
+	if (ui_model_set_mem_limit(&u->m, v, &err) != SL_OK) {
+		ui_message(u, true, "%s", sl_error_format(&err, buf, sizeof buf));
+		return;
+	}
+	u->dirty |= UI_D_ALL;
+	if (v <= 0)
+		ui_message(u, false, "%s", _("no memory limit"));
+	else if (u->m.fit_none)
+		ui_message(u, true, _("no plan fits in %s per device: the least-memory plan needs %s"),
+		    sl_format_bytes(v, b1, sizeof b1),
+		    sl_format_bytes(u->m.fit_least, b2, sizeof b2));
+	else if (u->m.fit_searched)
+		ui_message(u, false, _("memory limit %s: the best plan under it%s"),
+		    sl_format_bytes(v, b1, sizeof b1),
+		    u->m.fit_exact ? _(" (exact)") : "");
+	else
+		ui_message(u, false, _("memory limit %s: the plan fits already"),
+		    sl_format_bytes(v, b1, sizeof b1));
+}
+
 static void
 k_graph(ui *u, struct ui_event e)
 {
@@ -356,6 +407,7 @@ const struct ui_key ui_keys[] = {
 	{ K('}'), NULL, NULL, k_alpha_up3 },
 	{ K('0'), "0", N_("alpha 0: memory only"), k_alpha_0 },
 	{ K('R'), "R", N_("recompute every layer: none, selective, full (re-solves)"), k_recompute },
+	{ K('M'), "M", N_("memory limit per device: every plan fits under it (empty: none)"), k_mem_limit },
 	{ K('g'), "g", N_("show the strategy graph (narrow terminals)"), k_graph },
 	{ K('e'), "e", N_("export the plan as JSON"), k_export },
 	{ K('E'), "E", N_("export the strategy graph as SVG"), k_export_svg },
@@ -387,6 +439,10 @@ ui_prompt_submit(ui *u)
 	if (p == UI_P_SEARCH) {
 		snprintf(u->search, sizeof u->search, "%.127s", path);
 		ui_search_next(u, true);
+		return;
+	}
+	if (p == UI_P_MEMLIMIT) {
+		ui_mem_limit_submit(u, path);
 		return;
 	}
 	if (path[0] == '\0') {

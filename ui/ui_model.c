@@ -151,6 +151,10 @@ ui_same_position(const ui_model *m, int op, int *out)
 
 /* ------------------------------------------------------------- constraints */
 
+/*
+ * The pins and forbids for the engine, by index into the model's space
+ * (a problem without one takes them on its allowed sets directly, below).
+ */
 static void
 ui_build_constraints(ui_model *m)
 {
@@ -158,14 +162,16 @@ ui_build_constraints(ui_model *m)
 
 	sl_constraints_free(&m->cs);
 	memset(&m->cs, 0, sizeof m->cs);
+	if (m->space == NULL)
+		return;
 	for (i = 0; i < m->n; i++) {
 		if (m->pin[i] >= 0)
-			sl_constraints_add(&m->cs, ui_op_name(m, i),
-			    ui_strat_name(m, i, m->pin[i]), true);
+			sl_constraints_add_index(&m->cs, m->space, i,
+			    m->pin[i], true);
 		for (s = 0; s < ui_op_k(m, i); s++)
 			if (m->forbid[i][s])
-				sl_constraints_add(&m->cs, ui_op_name(m, i),
-				    ui_strat_name(m, i, s), false);
+				sl_constraints_add_index(&m->cs, m->space, i, s,
+				    false);
 	}
 }
 
@@ -274,7 +280,28 @@ ui_model_resolve(ui_model *m, sl_error *err)
 		return rc;
 
 	sl_solution_init(&sol, m->n);
-	if (m->dp != NULL) {
+	m->fit_none = m->fit_searched = false;
+	if (m->space != NULL && m->mem_limit > 0 && !m->search_ok) {
+		/* the plan under the limit: the optimum at alpha when it fits */
+		sl_solve_opts fso = { .time_limit = 30 };
+		sl_fit_opts fo = { .alpha = m->alpha, .limit = m->mem_limit,
+		    .fold = SL_FOLD_SUM, .solver = m->solver, .solve = &fso,
+		    .live = m->dp };
+		sl_fit f;
+		sl_solution_free(&sol);
+		rc = sl_fit_plan(m->ses->space, m->prob, &fo, &f, err);
+		sol = f.sol;
+		memset(&f.sol, 0, sizeof f.sol);
+		m->fit_searched = f.searched;
+		m->fit_exact = f.exact;
+		if (rc == SL_OK && !f.fits) {
+			/* nothing fits: show the least memory, and say so */
+			m->fit_none = true;
+			m->fit_least = f.mem;
+			sol.status = SL_SOLVE_FEASIBLE;
+		}
+		sl_fit_free(&f);
+	} else if (m->dp != NULL) {
 		/* at alpha 0, the least communication among equal memory */
 		rc = sl_space_solve(m->space, m->prob, m->alpha, m->dp, m->solver,
 		    NULL, &sol, err);
@@ -302,9 +329,10 @@ ui_model_resolve(ui_model *m, sl_error *err)
 	}
 	if ((rc = ui_model_install(m, &sol, err)) != SL_OK)
 		return rc;
-	/* Without the DP the live answer is already GLPK's (or brute force's). */
-	m->confirm = m->dp == NULL ? UI_CONF_NONE :
-	    m->ilp_ok ? UI_CONF_RUNNING : UI_CONF_TOO_LARGE;
+	/* Without the DP the live answer is already GLPK's (or brute force's);
+	 * a plan fitted under the limit is not the one GLPK would confirm. */
+	m->confirm = m->dp == NULL || m->fit_searched || m->fit_none ?
+	    UI_CONF_NONE : m->ilp_ok ? UI_CONF_RUNNING : UI_CONF_TOO_LARGE;
 	/* An optimum proven within the first second needs no more search. */
 	m->search_bound = m->sol.bound;
 	m->search_ms = m->sol.time_ms;
@@ -378,6 +406,16 @@ ui_model_constrain(ui_model *m, const int *ops, int n, int op, int s,
 	free(save_forbid);
 	free(save_pin);
 	return rc;
+}
+
+int
+ui_model_set_mem_limit(ui_model *m, int64_t limit, sl_error *err)
+{
+	if (m->space == NULL)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0, "%s",
+		    _("a memory limit does not apply: this problem's costs are given"));
+	m->mem_limit = limit > 0 ? limit : -1;
+	return ui_model_resolve(m, err);
 }
 
 int
@@ -570,7 +608,7 @@ ui_ilp_thread(void *arg)
 		sl_error_clear(&err);
 		sl_solution_init(&sol, p->n);
 		rc = SL_OK;
-		if (m->ilp == NULL && (m->ilp = sl_ilp_new(p, &err)) == NULL)
+		if (m->ilp == NULL && (m->ilp = sl_ilp_new(p, NULL, &err)) == NULL)
 			rc = err.code ? err.code : SL_EINTERNAL;
 		if (rc == SL_OK) {
 			memset(&so, 0, sizeof so);
@@ -631,8 +669,12 @@ ui_sweep_thread(void *arg)
 		c.job = j;
 		c.gen = g;
 		c.m = m;
-		rc = sl_sweep_cancellable(m->space, &cs, SL_SOLVER_DP, ui_cancel_cb,
-		    &c, &f, &err);
+		{
+			sl_solve_opts so = { .cancel = ui_cancel_cb,
+			    .cancel_ctx = &c };
+			rc = sl_sweep(m->space, &cs, SL_SOLVER_DP, &so, &f,
+			    &err);
+		}
 		sl_constraints_free(&cs);
 		pthread_mutex_lock(&j->mu);
 		if (j->have_front)
@@ -816,24 +858,13 @@ ui_model_request_timeline(ui_model *m, int dev)
 	}
 }
 
-static void
-ui_copy_constraints(sl_constraints *dst, const sl_constraints *src)
-{
-	int i;
-
-	memset(dst, 0, sizeof *dst);
-	for (i = 0; i < src->n; i++)
-		sl_constraints_add(dst, src->c[i].op, src->c[i].strategy,
-		    src->c[i].pin);
-}
-
 void
 ui_model_request_background(ui_model *m)
 {
 	struct ui_job *j;
 	unsigned g;
 
-	if (m->ilp_ok && m->dp != NULL) {
+	if (m->ilp_ok && m->dp != NULL && m->confirm == UI_CONF_RUNNING) {
 		j = &m->ilp_job;
 		pthread_mutex_lock(&j->mu);
 		g = atomic_load(&j->gen) + 1;
@@ -878,7 +909,7 @@ ui_model_request_background(ui_model *m)
 		if (atomic_load(&j->gen) != m->cs_gen) {
 			atomic_store(&j->gen, m->cs_gen);
 			sl_constraints_free(&j->cs);
-			ui_copy_constraints(&j->cs, &m->cs);
+			sl_constraints_copy(&j->cs, &m->cs);
 			j->have = m->cs_gen;
 			m->front_busy = true;
 			pthread_cond_signal(&j->cv);
@@ -1158,6 +1189,7 @@ ui_model_init(ui_model *m, cli_session *s, const cli_opts *o, sl_error *err)
 	m->search_limit = o->time_limit > 0 ? o->time_limit :
 	    UI_SEARCH_TIME_LIMIT;
 	m->search_threads = o->threads;
+	m->mem_limit = o->mem_limit;
 
 	m->pin = sl_xmalloc(m->n * sizeof(int));
 	m->forbid = sl_xcalloc(m->n, sizeof(uint8_t *));
@@ -1184,7 +1216,7 @@ ui_model_init(ui_model *m, cli_session *s, const cli_opts *o, sl_error *err)
 
 	if (m->solver == SL_SOLVER_AUTO || m->solver == SL_SOLVER_DP) {
 		sl_error_clear(&e2);
-		m->dp = sl_dp_new(m->prob, &e2);
+		m->dp = sl_dp_new(m->prob, NULL, &e2);
 		if (m->dp == NULL && m->solver == SL_SOLVER_DP)
 			return sl_error_set(err, e2.code ? e2.code : SL_EINTERNAL,
 			    NULL, 0, 0, "%s", e2.msg);

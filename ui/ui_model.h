@@ -72,6 +72,16 @@ typedef struct ui_model {
 	int alpha_pos;		/* slider position; 0 = alpha 0 */
 	sl_recompute recompute;	/* what R last set (the recipe's before) */
 
+	/*
+	 * The memory limit per device (--mem-limit, or M; <= 0 none): every
+	 * re-solve is the plan fitted under it (sl_fit_plan).  fit_none: no
+	 * plan fits, the one shown needs the least (fit_least); fit_searched:
+	 * the optimum at alpha needed more than the limit.
+	 */
+	int64_t mem_limit;
+	bool fit_none, fit_searched, fit_exact;
+	int64_t fit_least;
+
 	/* constraints: per operator the pinned strategy (-1) and forbidden set */
 	int *pin;
 	uint8_t **forbid;
@@ -161,6 +171,9 @@ int ui_model_constrain(ui_model *m, const int *ops, int n, int op, int s,
 /* Recomputes every layer by r (none, selective, full) and re-solves; the
  * frontier is swept again for the new costs. */
 int ui_model_set_recompute(ui_model *m, sl_recompute r, sl_error *err);
+/* Sets the memory limit (<= 0: none) and re-solves; SL_EINPUT when the
+ * problem has no memory of its own (an IOPDDL problem). */
+int ui_model_set_mem_limit(ui_model *m, int64_t limit, sl_error *err);
 /* Re-solves for alpha; SL_EINPUT when the problem has no alpha. */
 int ui_model_set_alpha(ui_model *m, double alpha, sl_error *err);
 /* The alpha one step d from the current: to the next frontier plan when the

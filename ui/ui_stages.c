@@ -341,7 +341,7 @@ gcd(int a, int b)
  * The next pipeline degree in direction d that divides the devices and
  * leaves each stage a layer; the sub-mesh keeps its inner axis where it
  * divides, the batch stays, and there are at least as many micro-batches as
- * stages where the batch allows.
+ * stages where the batch allows, each splitting over the outer axis.
  */
 static bool
 st_degree(struct ui_st *t, int d)
@@ -367,7 +367,15 @@ st_degree(struct ui_st *t, int d)
 	free(prev);
 	if (t->micro_batches < p)
 		for (int64_t m = p; m <= total; m++)
-			if (total % m == 0) {
+			if (total % m == 0 && (total / m) % t->outer == 0) {
+				t->micro_batches = m;
+				t->graph_batch = total / m;
+				break;
+			}
+	/* a micro-batch splits over the data-parallel outer axis */
+	if (t->graph_batch % t->outer != 0)
+		for (int64_t m = t->micro_batches; m >= 1; m--)
+			if (total % m == 0 && (total / m) % t->outer == 0) {
 				t->micro_batches = m;
 				t->graph_batch = total / m;
 				break;
@@ -525,16 +533,24 @@ ui_draw_stages(WINDOW *w, const ui *u)
 		snprintf(line, sizeof line, _("Pipeline: %s x %s, %s, %s of %s"), st, dv,
 		    sl_schedule_name(pl->schedule), mb, sm);
 	}
-	ui_put(w, 0, 1, width - 2, line, u->attr[UI_R_HEADER] | A_REVERSE);
+	ui_put_ell(w, 0, 1, width - 2, line, u->attr[UI_R_HEADER] | A_REVERSE,
+	    u->gl->ellipsis);
 	cap = t->ho.mem_limit > 0 ? t->ho.mem_limit : t->ho.hw.memory_bytes;
+	/* the step, the bubble and the peak first; the reserve and the time
+	 * of the re-solve when they fit too */
+	sl_format_ns(pl->step_ns, b1, sizeof b1);
+	sl_format_bytes(pl->max_mem, b2, sizeof b2);
+	sl_format_bytes(cap, b3, sizeof b3);
+	sl_format_bytes(t->ho.hw.reserve_bytes, b4, sizeof b4);
 	snprintf(line, sizeof line,
 	    _("step %s, MFU %.0f%%, bubble %.1f%%, peak %s of %s%s, reserve %s; re-solved in %.1f ms"),
-	    sl_format_ns(pl->step_ns, b1, sizeof b1), 100 * pl->mfu, bubble,
-	    sl_format_bytes(pl->max_mem, b2, sizeof b2),
-	    sl_format_bytes(cap, b3, sizeof b3),
-	    pl->fits ? "" : _(" (does not fit)"),
-	    sl_format_bytes(t->ho.hw.reserve_bytes, b4, sizeof b4), t->eval_ms);
-	ui_put(w, 1, 1, width - 2, line, pl->fits ? A_NORMAL : u->attr[UI_R_OVER]);
+	    b1, 100 * pl->mfu, bubble, b2, b3, pl->fits ? "" : _(" (does not fit)"), b4,
+	    t->eval_ms);
+	if (cli_text_width(line) > width - 2)
+		snprintf(line, sizeof line, _("step %s, MFU %.0f%%, bubble %.1f%%, peak %s of %s%s"),
+		    b1, 100 * pl->mfu, bubble, b2, b3, pl->fits ? "" : _(" (does not fit)"));
+	ui_put_ell(w, 1, 1, width - 2, line, pl->fits ? A_NORMAL : u->attr[UI_R_OVER],
+	    u->gl->ellipsis);
 	if (t->err[0] != '\0')
 		ui_put(w, 2, 1, width - 2, t->err, u->attr[UI_R_ERROR]);
 	else if (u->m.cs.n > 0) {
@@ -549,22 +565,26 @@ ui_draw_stages(WINDOW *w, const ui *u)
 		ui_put(w, 2, 1, width - 2, line, u->attr[UI_R_PINNED]);
 	}
 
-	/* Columns: as many stages as fit 12 columns each, the selection in view. */
+	/* Columns: as many stages as fit 13 columns each, the selection in
+	 * view; when some do not fit, a column at each side for the marks
+	 * that say more stages lie that way. */
 	cw = 13;
 	shown = (width - 1) / cw;
+	if (shown < pl->n_stages)
+		shown = (width - 3) / cw;
 	if (shown > pl->n_stages)
 		shown = pl->n_stages;
 	if (shown < 1)
 		shown = 1;
-	cw = (width - 1) / shown;
+	cw = (width - (shown < pl->n_stages ? 3 : 1)) / shown;
 	first = t->sel - shown / 2 + 1;
 	if (first > pl->n_stages - shown)
 		first = pl->n_stages - shown;
 	if (first < 0)
 		first = 0;
-	ui_put(w, 3, 1, width - 2,
+	ui_put_ell(w, 3, 1, width - 2,
 	    _("Left/Right move the boundary, Tab select one, +/- pipeline degree, S close"),
-	    u->attr[UI_R_DIM]);
+	    u->attr[UI_R_DIM], u->gl->ellipsis);
 	/* per column: 4 rows of text, the bar, the categories when there is
 	 * room, the time and the device; the legend below */
 	y0 = 4;
@@ -581,14 +601,16 @@ ui_draw_stages(WINDOW *w, const ui *u)
 		st_mem(pl, j, c);
 		for (int k = 0; k < SL_CAT_COUNT; k++)
 			tot = sl_add_sat(tot, c[k]);
+		/* text in cw - 2 columns: the last is the boundary's */
 		snprintf(line, sizeof line, _("stage %d"), j + 1);
-		ui_put(w, y0, x, cw - 1, line, u->attr[UI_R_HEADER] | (j == t->sel || j == t->sel + 1 ? A_BOLD : 0));
+		ui_put_ell(w, y0, x, cw - 2, line, u->attr[UI_R_HEADER] |
+		    (j == t->sel || j == t->sel + 1 ? A_BOLD : 0), u->gl->ellipsis);
 		snprintf(line, sizeof line, ngettext("%d layer", "%d layers", st->n_layers), st->n_layers);
-		ui_put(w, y0 + 1, x, cw - 1, line, sel_a);
+		ui_put_ell(w, y0 + 1, x, cw - 2, line, sel_a, u->gl->ellipsis);
 		snprintf(line, sizeof line, "%d-%d", st->first_layer, st->first_layer + st->n_layers - 1);
-		ui_put(w, y0 + 2, x, cw - 1, line, A_NORMAL);
-		ui_put(w, y0 + 3, x, cw - 1, sl_format_bytes(tot, b1, sizeof b1),
-		    tot > cap ? u->attr[UI_R_OVER] : A_NORMAL);
+		ui_put_ell(w, y0 + 2, x, cw - 2, line, A_NORMAL, u->gl->ellipsis);
+		ui_put_ell(w, y0 + 3, x, cw - 2, sl_format_bytes(tot, b1, sizeof b1),
+		    tot > cap ? u->attr[UI_R_OVER] : A_NORMAL, u->gl->ellipsis);
 		/* the bar: bottom up by category, capacity marked */
 		if (bar_h >= 2 && bw >= 1) {
 			int filled = 0, cap_row = (int)((double)cap * bar_h / (double)scale + 0.5);
@@ -611,26 +633,59 @@ ui_draw_stages(WINDOW *w, const ui *u)
 		}
 		for (int k = 0; k < n_cat; k++) {
 			int y = h - 3 - n_cat + k;
-			int q = ui_put(w, y, x, cw - 1, u->gl->bar[k], u->attr[cat_role[k]]);
-			ui_put(w, y, x + q + 1, cw - 2 - q, sl_format_bytes(c[k], b2, sizeof b2),
-			    A_NORMAL);
+			int q = ui_put(w, y, x, cw - 2, u->gl->bar[k], u->attr[cat_role[k]]);
+			ui_put_ell(w, y, x + q, cw - 2 - q, sl_format_bytes(c[k], b2, sizeof b2),
+			    A_NORMAL, u->gl->ellipsis);
 		}
 		snprintf(line, sizeof line, "%s", sl_format_ns(st->micro_ns, b2, sizeof b2));
-		ui_put(w, h - 3, x, cw - 1, line, A_NORMAL);
-		snprintf(line, sizeof line, _("dev %d x%lld %s"), st->device,
-		    (long long)dv->in_flight, sl_recompute_name(st->recompute));
-		ui_put(w, h - 2, x, cw - 1, line, u->attr[UI_R_DIM]);
+		ui_put_ell(w, h - 3, x, cw - 2, line, A_NORMAL, u->gl->ellipsis);
+		/* its device (pipeline rank), the micro-batches it keeps, and
+		 * its recomputation when there is one */
+		if (st->recompute != SL_RECOMP_NONE)
+			snprintf(line, sizeof line, _("d%d x%lld %s"), st->device,
+			    (long long)dv->in_flight, sl_recompute_name(st->recompute));
+		else
+			snprintf(line, sizeof line, _("d%d x%lld"), st->device,
+			    (long long)dv->in_flight);
+		ui_put_ell(w, h - 2, x, cw - 2, line, u->attr[UI_R_DIM], u->gl->ellipsis);
 		if (j == t->sel && j + 1 < pl->n_stages)
 			for (int y = y0; y < h - 1; y++)
 				ui_put(w, y, x + cw - 2, 1, u->gl->v, u->attr[UI_R_CURSOR]);
 	}
-	/* legend and keys */
+	/* more stages than columns: which way the others lie, and how many */
+	if (first > 0) {
+		snprintf(line, sizeof line, "%s", u->gl->arrow_l);
+		ui_put(w, y0, 0, 1, line, u->attr[UI_R_DIM]);
+		ui_put(w, h - 3, 0, 1, line, u->attr[UI_R_DIM]);
+	}
+	if (first + shown < pl->n_stages) {
+		snprintf(line, sizeof line, "%s", u->gl->arrow_r);
+		ui_put(w, y0, width - 1, 1, line, u->attr[UI_R_DIM]);
+		ui_put(w, h - 3, width - 1, 1, line, u->attr[UI_R_DIM]);
+	}
+	/* the legend (short names when the long do not fit), and which stages
+	 * the columns show when not all */
 	{
-		int x = 1;
+		int x = 1, need = 1;
+		bool full;
+
+		if (shown < pl->n_stages)
+			/* TRANSLATORS: the stages the columns show, of all */
+			snprintf(line, sizeof line, _("stages %d-%d of %d"), first + 1,
+			    first + shown, pl->n_stages);
+		else
+			line[0] = '\0';
+		for (int k = 0; k < SL_CAT_COUNT; k++)
+			need += 2 + cli_text_width(sl_mem_cat_name(k));
+		full = need + 2 + cli_text_width(line) <= width;
 		for (int k = 0; k < SL_CAT_COUNT && x < width; k++) {
 			x += ui_put(w, h - 1, x, width - x, u->gl->bar[k], u->attr[cat_role[k]]);
-			x += ui_put(w, h - 1, x, width - x, sl_mem_cat_name(k), A_NORMAL);
+			x += ui_put(w, h - 1, x, width - x, full ? sl_mem_cat_name(k) :
+			    ui_cat_short(k), A_NORMAL);
 			x += ui_put(w, h - 1, x, width - x, " ", A_NORMAL);
 		}
+		if (line[0] != '\0' && x + 1 + cli_text_width(line) <= width - 1)
+			ui_put_right(w, h - 1, width - 1, width - 1 - x, line,
+			    u->attr[UI_R_DIM]);
 	}
 }

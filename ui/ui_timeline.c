@@ -159,7 +159,7 @@ ui_draw_timeline(WINDOW *w, const ui *u)
 	/* (the model drops its timeline when the plan's costs change) */
 	const sl_timeline *tl = u->m.have_tl ? t->shown : NULL;
 	int h = getmaxy(w), width = getmaxx(w);
-	int label = 11, cols, chart_h, y0, n_alive, peak_col, cur_col;
+	int label = 11, cols, chart_h, y0, n_alive, shown, peak_col, cur_col;
 	char b1[32], b2[32], b3[32], b4[32], title[512], name[128];
 
 	werase(w);
@@ -174,18 +174,24 @@ ui_draw_timeline(WINDOW *w, const ui *u)
 			ui_put(w, 2, 1, width - 2, u->m.tl_err, u->attr[UI_R_ERROR]);
 		return;
 	}
+	/* the whole title where it fits; else the peak and where it falls,
+	 * cut with an ellipsis if even that is too long */
+	sl_task_name(u->m.space, &tl->task[tl->order[tl->peak_pos]], name, sizeof name);
 	snprintf(title, sizeof title,
 	    _("Memory over time, device %d: peak %s at %s (default order %s), sum %s, reserved %s"),
-	    tl->dev, sl_format_bytes(tl->peak, b1, sizeof b1),
-	    sl_task_name(u->m.space, &tl->task[tl->order[tl->peak_pos]], name, sizeof name),
+	    tl->dev, sl_format_bytes(tl->peak, b1, sizeof b1), name,
 	    sl_format_bytes(tl->peak_default, b2, sizeof b2),
 	    sl_format_bytes(tl->sum, b3, sizeof b3),
 	    sl_format_bytes(tl->reserved_peak, b4, sizeof b4));
+	if (cli_text_width(title) > width - 2)
+		snprintf(title, sizeof title, _("Memory over time, device %d: peak %s at %s"),
+		    tl->dev, b1, name);
 	wattr_on(w, u->attr[UI_R_HEADER] | A_REVERSE, NULL);
 	for (int x = 0; x < width; x++)
 		mvwaddch(w, 0, x, ' ');
 	wattr_off(w, u->attr[UI_R_HEADER] | A_REVERSE, NULL);
-	ui_put(w, 0, 1, width - 2, title, u->attr[UI_R_HEADER] | A_REVERSE);
+	ui_put_ell(w, 0, 1, width - 2, title, u->attr[UI_R_HEADER] | A_REVERSE,
+	    u->gl->ellipsis);
 
 	/* The chart: the upper part, one column per bucket of tasks. */
 	cols = width - label - 1;
@@ -220,31 +226,70 @@ ui_draw_timeline(WINDOW *w, const ui *u)
 		if (c == cur_col)
 			ui_put(w, y0, label + c, 1, u->gl->arrow_u, u->attr[UI_R_CURSOR]);
 	}
-	/* Legend. */
+	/* Legend: the categories' names, short ones when the long do not fit
+	 * with the keys, and the keys when there is room for them. */
 	{
-		int x = label;
+		const char *keys = _("(Left/Right move, p peak, < > device)");
+		int need = 0, x;
+		bool full;
+
+		for (int cat = 0; cat < SL_CAT_COUNT; cat++)
+			need += 3 + cli_text_width(sl_mem_cat_name(cat));
+		full = label + need <= width;
+		x = label;
 		for (int cat = 0; cat < SL_CAT_COUNT && x < width; cat++) {
 			x += ui_put(w, y0 + 1, x, width - x, u->gl->bar[cat],
 			    u->attr[cat_role[cat]]);
 			x += ui_put(w, y0 + 1, x, width - x, " ", A_NORMAL);
-			x += ui_put(w, y0 + 1, x, width - x, sl_mem_cat_name(cat), A_NORMAL);
-			x += ui_put(w, y0 + 1, x, width - x, "  ", A_NORMAL);
+			x += ui_put(w, y0 + 1, x, width - x, full ?
+			    sl_mem_cat_name(cat) : ui_cat_short(cat), A_NORMAL);
+			x += ui_put(w, y0 + 1, x, width - x, " ", A_NORMAL);
 		}
-		ui_put(w, y0 + 1, x, width - x, _("(Left/Right move, p peak, < > device)"),
-		    u->attr[UI_R_DIM]);
+		if (x + 1 + cli_text_width(keys) <= width)
+			ui_put(w, y0 + 1, x + 1, width - x - 1, keys, u->attr[UI_R_DIM]);
 	}
 	/* What is alive at the cursor, largest first. */
-	snprintf(title, sizeof title, _("%s (%d of %d): %s alive, largest first"),
-	    sl_task_name(u->m.space, &tl->task[tl->order[t->cur]], name, sizeof name),
-	    t->cur + 1, tl->n_tasks, sl_format_bytes(tl->total[t->cur], b1, sizeof b1));
-	ui_put(w, y0 + 2, 1, width - 2, title, u->attr[UI_R_HEADER]);
 	n_alive = sl_timeline_alive(tl, t->cur, t->idx);
-	for (int i = 0, y = y0 + 3; i < n_alive && y < h; i++, y++) {
-		const sl_tl_buf *b = &tl->buf[t->idx[i]];
-		char line[256];
-		snprintf(line, sizeof line, "%12s  %-12s %-20s %s",
-		    sl_format_bytes(b->bytes, b1, sizeof b1), sl_mem_cat_name(b->cat),
-		    sl_buf_kind_name(b->kind), b->name);
-		ui_put(w, y, 1, width - 2, line, u->attr[cat_role[b->cat]]);
+	shown = h - (y0 + 3) < n_alive ? h - (y0 + 3) : n_alive;
+	if (shown < 0)
+		shown = 0;
+	sl_task_name(u->m.space, &tl->task[tl->order[t->cur]], name, sizeof name);
+	sl_format_bytes(tl->total[t->cur], b1, sizeof b1);
+	if (shown < n_alive) {
+		snprintf(title, sizeof title,
+		    _("%s (%d of %d): %s alive, largest first (%d of %d shown)"),
+		    name, t->cur + 1, tl->n_tasks, b1, shown, n_alive);
+		if (cli_text_width(title) > width - 2)
+			snprintf(title, sizeof title, _("%s: %s alive (%d of %d shown)"),
+			    name, b1, shown, n_alive);
 	}
+	else
+		snprintf(title, sizeof title, _("%s (%d of %d): %s alive, largest first"),
+		    name, t->cur + 1, tl->n_tasks, b1);
+	ui_put_ell(w, y0 + 2, 1, width - 2, title, u->attr[UI_R_HEADER],
+	    u->gl->ellipsis);
+	for (int i = 0, y = y0 + 3; i < shown; i++, y++) {
+		const sl_tl_buf *b = &tl->buf[t->idx[i]];
+		char line[256], nm[160];
+		/* the buffer's name last, its middle giving way when long; the
+		 * kind of buffer goes first on a narrow screen */
+		bool kind = width >= 76;
+		int namew = width - 2 - (kind ? 49 : 28) -
+		    (i + 1 == shown && shown < n_alive ? 2 : 0);
+		ui_abbrev(b->name, namew > 4 ? namew : 4, u->gl->ellipsis, nm, sizeof nm);
+		if (kind)
+			snprintf(line, sizeof line, "%12s  %-12s %-20s %s",
+			    sl_format_bytes(b->bytes, b1, sizeof b1),
+			    sl_mem_cat_name(b->cat), sl_buf_kind_name(b->kind), nm);
+		else
+			snprintf(line, sizeof line, "%12s  %-12s %s",
+			    sl_format_bytes(b->bytes, b1, sizeof b1),
+			    sl_mem_cat_name(b->cat), nm);
+		ui_put_ell(w, y, 1, width - 2, line, u->attr[cat_role[b->cat]],
+		    u->gl->ellipsis);
+	}
+	/* more follow than the panel holds */
+	if (shown > 0 && shown < n_alive)
+		ui_put(w, y0 + 2 + shown, width - 1, 1, u->gl->arrow_d,
+		    u->attr[UI_R_DIM]);
 }

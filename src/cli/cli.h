@@ -66,6 +66,9 @@ typedef struct cli_opts {
 	int n_axes, shape[SL_MAX_AXES];	/* --mesh AxB | --devices N (default 4) */
 	const char *mesh_arg;		/* --mesh/--devices as given */
 	const char *hw;			/* --hw (default h100-nvlink) */
+	/* a plan file's hardware figures, used instead of loading hw
+	 * (cli_plan_apply); NULL: load it */
+	const sl_hw *hw_figures;
 	bool no_zero;			/* --no-zero: no ZeRO-3/OSDP variants */
 	/* what the solver is asked */
 	double alpha;			/* --alpha (default 0) */
@@ -87,12 +90,13 @@ typedef struct cli_opts {
 	sl_schedule schedule;		/* --schedule (default 1f1b) */
 	int virt, pp, tp, slack;	/* --virtual-stages, --pp, --tp, --slack */
 	bool offload;			/* --offload-optimizer */
-	const char *export_kind;	/* --export megatron|deepspeed|dtensor|json */
+	const char *export_kind;	/* --export megatron|deepspeed|torchtitan|dtensor|json */
 	/* outputs */
 	const char *json;		/* --json FILE|- */
 	const char *output;		/* -o FILE */
 	const char *export_problem;	/* --export-problem FILE (solve) */
 	const char *format;		/* --format (render) */
+	bool all_strategies;		/* --all-strategies (render) */
 	bool quiet;			/* -q */
 	/* one subcommand's */
 	const char *plan;		/* --plan FILE (tui, timeline) */
@@ -185,10 +189,21 @@ typedef struct cli_session {
 	const char *source;		/* what the user named */
 	bool recompute_auto;		/* --recompute auto chose s->recompute */
 	sl_recompute_choice recompute;
+	bool fitted;			/* fit holds the plan under the limit */
+	sl_fit fit;
 } cli_session;
 
 /* Opens o->args[0] (or the default model when there is none and allow_default). */
 int cli_open(const cli_opts *o, bool allow_default, cli_session *s, sl_error *err);
+/* The memory limit the options set: --mem-limit, else, for what must fit
+ * the device (recompute auto), the profile's memory; <= 0 none. */
+int64_t cli_mem_limit(const cli_opts *o, const cli_session *s, bool device);
+/*
+ * The plan of s->prob under limit (sl_fit_plan with the options' alpha,
+ * solver and time limit); recompute: also the fewest recomputed layers.
+ */
+int cli_fit(const cli_opts *o, cli_session *s, int64_t limit, bool recompute,
+    sl_fit *f, sl_error *err);
 void cli_close(cli_session *s);
 
 /* Prints "shardlab: file:line:col: message" to stderr; returns err->code. */
@@ -205,6 +220,11 @@ const char *cli_error_words(const sl_error *err, char *buf, size_t len);
 int cli_no_plan(const sl_solution *sol, double time_limit);
 /* Warns on stderr when the plan's model changed since it was made. */
 void cli_plan_warn(const sl_plan_file *pf, const sl_graph *g);
+
+/* ---- planfile.c: a plan reopened takes how it was made from its file
+ * (mesh, hardware, alpha, micro-batch, recipe, options) into o; a flag
+ * given that contradicts it is an error naming both. */
+int cli_plan_apply(cli_opts *o, const sl_plan_file *pf, sl_error *err);
 
 /* ---- tmpfile.c: an empty temporary file named shardlab-WHAT-XXXXXX in
  * $TMPDIR (or /tmp). */

@@ -60,12 +60,89 @@ sg_html_escape(const char *in, char *out, size_t len)
 	out[o] = '\0';
 }
 
+/* A strategy of an operator against the chosen one, the neighbours'
+ * choices held: what choosing it would add (memory, then time). */
+struct sg_alt {
+	int st;
+	int64_t dmem, dns;
+};
+
+static int
+sg_alt_cmp(const void *a, const void *b)
+{
+	const struct sg_alt *x = a, *y = b;
+
+	if (x->dmem != y->dmem)
+		return x->dmem < y->dmem ? -1 : 1;
+	if (x->dns != y->dns)
+		return x->dns < y->dns ? -1 : 1;
+	return x->st - y->st;
+}
+
+/*
+ * The strategies of op by what each would add to the plan if op alone
+ * changed to it, its neighbours keeping theirs: its own memory and time and
+ * those of its edges, less the chosen strategy's.  The chosen one first
+ * (adding nothing), then the nearest.  alt has n_strat entries.
+ */
+static void
+sg_alternatives(const sl_space *s, const int *choice, int op, struct sg_alt *alt)
+{
+	int k = s->ops[op].n_strat, c = choice[op];
+
+	for (int t = 0; t < k; t++) {
+		alt[t].st = t;
+		alt[t].dmem = s->node_mem[op][t] - s->node_mem[op][c];
+		alt[t].dns = s->node_ns[op][t] - s->node_ns[op][c];
+	}
+	for (int e = 0; e < s->n_edges; e++) {
+		const sl_space_edge *ed = &s->edges[e];
+		int kd = s->ops[ed->dst].n_strat;
+		size_t cur;
+
+		if (ed->src == ed->dst || (ed->src != op && ed->dst != op))
+			continue;
+		cur = (size_t)choice[ed->src] * kd + choice[ed->dst];
+		for (int t = 0; t < k; t++) {
+			size_t i = ed->src == op ? (size_t)t * kd + choice[ed->dst] :
+			    (size_t)choice[ed->src] * kd + t;
+			alt[t].dmem += s->edge_mem[e][i] - s->edge_mem[e][cur];
+			alt[t].dns += s->edge_ns[e][i] - s->edge_ns[e][cur];
+		}
+	}
+	/* the chosen one first: it adds nothing, and ties keep their order */
+	alt[c].dmem = INT64_MIN;
+	qsort(alt, (size_t)k, sizeof *alt, sg_alt_cmp);
+	alt[0].dmem = 0;
+}
+
+/* "+1.50 GiB" or "-96.00 MiB": a difference with its sign. */
+static const char *
+sg_delta(int64_t v, bool ns, char *buf, size_t len)
+{
+	char b[32];
+
+	if (ns)
+		sl_format_ns(v < 0 ? -v : v, b, sizeof b);
+	else
+		sl_format_bytes(v < 0 ? -v : v, b, sizeof b);
+	snprintf(buf, len, "%s%s", v < 0 ? "-" : "+", b);
+	return buf;
+}
+
+/*
+ * An operator as an HTML table, one strategy a row so that a node stays
+ * narrow: its name, the chosen strategy (the edges' port) with its memory
+ * and time, then the n_alts nearest alternatives with what each would add
+ * (all when n_alts < 0), and how many more it has.
+ */
 static char *
-sg_node_html(const sl_space *s, int op, int chosen)
+sg_node_html(const sl_space *s, int op, const int *choice, int n_alts)
 {
 	size_t cap = 512, len = 0;
-	char *buf = sl_xmalloc(cap), name[256];
-	int st;
+	char *buf = sl_xmalloc(cap), name[256], d1[40], d2[40];
+	int k = s->ops[op].n_strat, shown;
+	struct sg_alt *alt;
 
 #define APPEND(...) do { \
 	int n_ = snprintf(NULL, 0, __VA_ARGS__); \
@@ -74,24 +151,48 @@ sg_node_html(const sl_space *s, int op, int chosen)
 
 	sg_html_escape(s->g->ops[op].name, name, sizeof name);
 	APPEND("<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\" CELLPADDING=\"3\">"
-	    "<TR><TD COLSPAN=\"%d\" BGCOLOR=\"lightgrey\"><B>%s</B></TD></TR><TR>",
-	    s->ops[op].n_strat, name);
-	for (st = 0; st < s->ops[op].n_strat; st++) {
-		sg_html_escape(s->ops[op].strat[st].name, name, sizeof name);
-		if (st == chosen)
-			APPEND("<TD PORT=\"s%d\" BGCOLOR=\"palegreen\"><B>%s</B></TD>",
-			    st, name);
-		else
-			APPEND("<TD PORT=\"s%d\">%s</TD>", st, name);
+	    "<TR><TD COLSPAN=\"3\" BGCOLOR=\"lightgrey\"><B>%s</B></TD></TR>", name);
+	if (choice == NULL || choice[op] < 0 || choice[op] >= k) {
+		/* no plan: the strategies alone */
+		for (int st = 0; st < k; st++) {
+			sg_html_escape(s->ops[op].strat[st].name, name, sizeof name);
+			APPEND("<TR><TD PORT=\"s%d\" COLSPAN=\"3\">%s</TD></TR>", st, name);
+		}
+		APPEND("</TABLE>");
+		return buf;
 	}
-	APPEND("</TR></TABLE>");
+	alt = sl_xmalloc((size_t)k * sizeof *alt);
+	sg_alternatives(s, choice, op, alt);
+	shown = n_alts < 0 || n_alts + 1 > k ? k : n_alts + 1;
+	for (int i = 0; i < shown; i++) {
+		int st = alt[i].st;
+		sg_html_escape(s->ops[op].strat[st].name, name, sizeof name);
+		if (i == 0)
+			APPEND("<TR><TD PORT=\"s%d\" ALIGN=\"LEFT\" BGCOLOR=\"palegreen\"><B>%s</B></TD>"
+			    "<TD ALIGN=\"RIGHT\" BGCOLOR=\"palegreen\">%s</TD>"
+			    "<TD ALIGN=\"RIGHT\" BGCOLOR=\"palegreen\">%s</TD></TR>",
+			    st, name, sl_format_bytes(s->node_mem[op][st], d1, sizeof d1),
+			    sl_format_ns(s->node_ns[op][st], d2, sizeof d2));
+		else
+			APPEND("<TR><TD PORT=\"s%d\" ALIGN=\"LEFT\">%s</TD>"
+			    "<TD ALIGN=\"RIGHT\">%s</TD><TD ALIGN=\"RIGHT\">%s</TD></TR>",
+			    st, name, sg_delta(alt[i].dmem, false, d1, sizeof d1),
+			    sg_delta(alt[i].dns, true, d2, sizeof d2));
+	}
+	if (shown < k) {
+		snprintf(d1, sizeof d1, ngettext("%d more strategy", "%d more strategies",
+		    k - shown), k - shown);
+		APPEND("<TR><TD COLSPAN=\"3\"><I>%s</I></TD></TR>", d1);
+	}
+	APPEND("</TABLE>");
+	free(alt);
 #undef APPEND
 	return buf;
 }
 
 Agraph_t *
 cli_sgraph_build(const sl_space *s, const int *choice, const int *seeds,
-    int n_seeds, int radius, enum cli_sgraph_mode mode, bool lr)
+    int n_seeds, int radius, enum cli_sgraph_mode mode, bool lr, int n_alts)
 {
 	Agraph_t *g;
 	Agnode_t **node, *n;
@@ -153,7 +254,7 @@ cli_sgraph_build(const sl_space *s, const int *choice, const int *seeds,
 		snprintf(name, sizeof name, "n%d", op);
 		n = node[op] = agnode(g, name, 1);
 		if (mode == CLI_SG_RENDER) {
-			char *html = sg_node_html(s, op, choice ? choice[op] : -1);
+			char *html = sg_node_html(s, op, choice, n_alts);
 			agset(n, "label", agstrdup_html(g, html));
 			free(html);
 			continue;
@@ -191,11 +292,9 @@ cli_sgraph_build(const sl_space *s, const int *choice, const int *seeds,
 		/* the terminal draws its labels itself, beside the lines */
 		if (mode == CLI_SG_RENDER && label[0] != '\0')
 			agset(e, "label", label);
+		/* between the nodes, whose chosen row is the coloured one:
+		 * ports on a row would run the edges across the others */
 		if (mode == CLI_SG_RENDER && choice != NULL) {
-			snprintf(buf, sizeof buf, "s%d", choice[ed->src]);
-			agset(e, "tailport", buf);
-			snprintf(buf, sizeof buf, "s%d", choice[ed->dst]);
-			agset(e, "headport", buf);
 			agset(e, "penwidth", "2");
 			agset(e, "color", "darkgreen");
 		}

@@ -23,12 +23,16 @@ enum cli_sgraph_mode { CLI_SG_CELLS, CLI_SG_CELLS_COMPACT, CLI_SG_RENDER };
  * resharding buffer and time of the chosen pair.  No seeds: the whole
  * model; else the seed operators and their neighbours within radius edges.
  * Nodes are named by operator index.  CLI_SG_CELLS sizes nodes in terminal
- * cells for drawing; CLI_SG_RENDER gives HTML-table labels for SVG/dot
- * output.
+ * cells for drawing; CLI_SG_RENDER gives HTML-table labels for files: one
+ * strategy a row, the chosen one and its n_alts nearest alternatives (what
+ * each would add, the neighbours' choices held; every strategy when
+ * n_alts < 0).
  */
 struct Agraph_s *cli_sgraph_build(const sl_space *s, const int *choice,
     const int *seeds, int n_seeds, int radius, enum cli_sgraph_mode mode,
-    bool lr);
+    bool lr, int n_alts);
+/* The alternatives a node of a file shows beside the chosen strategy. */
+#define CLI_SG_ALTS 3
 /* Lays g out with dot and writes it as format ("svg", "dot") to fp. */
 int cli_sgraph_render(struct Agraph_s *g, const char *format, FILE *fp,
     sl_error *err);

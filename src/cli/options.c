@@ -62,7 +62,7 @@ parse_export(const struct cli_option *opt, const char *arg, cli_opts *o,
 	(void)opt;
 	if (sl_export_from_name(arg) < 0)
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-		    _("--export: expected megatron, deepspeed, dtensor or json, got '%s'"),
+		    _("--export: expected megatron, deepspeed, torchtitan, dtensor or json, got '%s'"),
 		    sl_esc(arg));
 	o->export_kind = arg;
 	return SL_OK;
@@ -132,7 +132,7 @@ const struct cli_option cli_options[] = {
 	  .help = N_("the solver (default auto)") },
 	{ .name = "mem-limit", .arg = CLI_SIZE, .metavar = N_("SIZE"),
 	  .lo = 1, .hi = 9e18, CLI_FIELD(mem_limit),
-	  .cmds = CLI_C_SOLVE | CLI_C_COMPARE | CLI_C_PLAN,
+	  .cmds = CLI_C_TUI | CLI_C_SOLVE | CLI_C_COMPARE | CLI_C_PLAN,
 	  .help = N_("memory per device a plan may use, with its unit: 40GiB, 80GB") },
 	{ .name = "allow-over-capacity", .arg = CLI_FLAG,
 	  CLI_FIELD(allow_over_capacity), .cmds = CLI_C_SOLVE,
@@ -163,7 +163,7 @@ const struct cli_option cli_options[] = {
 	{ .name = "precision", .arg = CLI_CHOICE, .choices = "bf16|megatron|amp|fp32|fp8",
 	  .from_name = sl_precision_from_name, CLI_FIELD(recipe.precision),
 	  .cmds = C_RECIPE,
-	  .help = N_("the mixed-precision recipe (default bf16)") },
+	  .help = N_("the mixed-precision recipe (default bf16; plan: the framework's)") },
 	{ .name = "recompute", .arg = CLI_CHOICE, .choices = "none|selective|full|auto",
 	  .from_name = sl_recompute_from_name, CLI_FIELD(recipe.recompute),
 	  .cmds = C_RECIPE,
@@ -182,11 +182,11 @@ const struct cli_option cli_options[] = {
 	  .choices = "megatron|torchtitan|deepspeed|free",
 	  .from_name = sl_framework_from_name, CLI_FIELD(recipe.framework),
 	  .cmds = CLI_C_PLAN,
-	  .help = N_("the framework the plan is for (default megatron; free: any per-operator plan)") },
+	  .help = N_("the framework that runs the plan (default megatron, or --export's; free: any per-operator plan)") },
 	/* the hybrid search (plan) */
 	{ .name = "axes", .arg = CLI_TEXT, .metavar = N_("pp,dp,tp"),
 	  CLI_FIELD(axes), .cmds = CLI_C_PLAN,
-	  .help = N_("what each axis of --mesh does, outer first") },
+	  .help = N_("what each axis of --mesh carries (pp, dp, tp, cp), outer first") },
 	{ .name = "pp", .arg = CLI_INT, .metavar = N_("P"),
 	  .lo = 1, .hi = 65536, CLI_FIELD(pp), .cmds = CLI_C_PLAN,
 	  .help = N_("fix the pipeline degree") },
@@ -206,9 +206,9 @@ const struct cli_option cli_options[] = {
 	  .cmds = CLI_C_PLAN,
 	  .help = N_("keep the optimizer states in host memory") },
 	{ .name = "export", .arg = CLI_CUSTOM,
-	  .metavar = "megatron|deepspeed|dtensor|json", .parse = parse_export,
+	  .metavar = "megatron|deepspeed|torchtitan|dtensor|json", .parse = parse_export,
 	  CLI_FIELD(export_kind), .cmds = CLI_C_PLAN,
-	  .help = N_("write the launch for a framework (to -o FILE, or standard output)") },
+	  .help = N_("write the launch of the plan for its framework (to -o FILE, or standard output)") },
 	/* outputs */
 	{ .name = "json", .arg = CLI_TEXT, .metavar = N_("FILE|-"), CLI_FIELD(json),
 	  .cmds = CLI_C_SOLVE | CLI_C_SWEEP | CLI_C_COMPARE | CLI_C_PLAN |
@@ -221,9 +221,12 @@ const struct cli_option cli_options[] = {
 	  CLI_FIELD(output),
 	  .cmds = CLI_C_GEN | CLI_C_RENDER | CLI_C_PROFILE | CLI_C_PLAN,
 	  .help = N_("write the output to FILE") },
-	{ .name = "format", .arg = CLI_TEXT, .metavar = "dot|svg", CLI_FIELD(format),
+	{ .name = "format", .arg = CLI_TEXT, .metavar = "dot|svg|png|pdf",
+	  CLI_FIELD(format), .cmds = CLI_C_RENDER,
+	  .help = N_("the picture's format (default -o's extension; dot to standard output)") },
+	{ .name = "all-strategies", .arg = CLI_FLAG, CLI_FIELD(all_strategies),
 	  .cmds = CLI_C_RENDER,
-	  .help = N_("the picture's format") },
+	  .help = N_("every strategy of each operator, not the nearest alternatives only") },
 	/* one subcommand's */
 	{ .name = "plan", .arg = CLI_TEXT, .metavar = N_("FILE"), CLI_FIELD(plan),
 	  .cmds = CLI_C_TUI | CLI_C_TIMELINE,

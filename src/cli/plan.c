@@ -156,6 +156,111 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 	}
 }
 
+/*
+ * What the per-operator ideal would do with the same configuration: its
+ * step time and memory beside the framework's, and the operators it
+ * places otherwise (the first layer of each stage, as above).
+ */
+static void
+print_free(const sl_pipeline *pl, const sl_hybrid_opts *ho, const sl_graph *g)
+{
+	sl_hybrid_opts fo = *ho;
+	sl_pipe_config c;
+	sl_pipeline fp;
+	sl_error err;
+	int *layers = sl_xmalloc((size_t)pl->n_stages * sizeof *layers), n = 0;
+	sl_recompute *rec = sl_xmalloc((size_t)pl->n_stages * sizeof *rec);
+	char b[4][32];
+
+	/* the framework's state sharding is kept: per-operator placement is
+	 * what differs */
+	fo.space.recipe.framework = SL_FW_FREE;
+	for (int j = 0; j < pl->n_stages; j++) {
+		layers[j] = pl->stage[j].n_layers;
+		rec[j] = pl->stage[j].recompute;
+	}
+	c = (sl_pipe_config){ .pp = pl->pp, .virt = pl->virt, .outer = pl->outer,
+	    .inner = pl->inner, .graph_batch = pl->graph_batch,
+	    .micro_batches = pl->micro_batches, .layers = layers, .recompute = rec };
+	sl_error_clear(&err);
+	if (sl_pipeline_eval(&fo, &c, &fp, &err) != SL_OK) {
+		cli_report(&err);
+		free(layers);
+		free(rec);
+		return;
+	}
+	printf(_("\nthe per-operator plan (--framework free) of the same stages: step %s "
+	    "(%s %s), memory per device at most %s (%s %s)%s\n"),
+	    cli_ns(fp.step_ns, b[0]), fp.step_ns <= pl->step_ns ? _("saves") : _("costs"),
+	    cli_ns(fp.step_ns <= pl->step_ns ? pl->step_ns - fp.step_ns :
+	    fp.step_ns - pl->step_ns, b[1]),
+	    cli_bytes(fp.max_mem, b[2]), fp.max_mem <= pl->max_mem ? _("saves") :
+	    _("costs"), cli_bytes(fp.max_mem <= pl->max_mem ? pl->max_mem - fp.max_mem :
+	    fp.max_mem - pl->max_mem, b[3]), fp.fits ? "" : _("; it does not fit"));
+	for (int j = 0, shown = 0; j < pl->n_stages && g != NULL; j++) {
+		const sl_pipe_stage *st = &pl->stage[j], *ft = &fp.stage[j];
+		int lay0 = st->first_layer;
+		bool head = false;
+		if (shown == 4) {
+			printf(_("  (and the other stages alike)\n"));
+			break;
+		}
+		for (int u = 0; u < st->n_ops && u < ft->n_ops; u++) {
+			const sl_op *op = &g->ops[st->first_op + u];
+			if ((op->layer >= 0 && op->layer != lay0) ||
+			    strcmp(st->strategy[u], ft->strategy[u]) == 0)
+				continue;
+			if (!head)
+				printf(_("  stage %d places otherwise:"), j);
+			head = true;
+			printf(" %s=%s (%s)", op->name, ft->strategy[u], st->strategy[u]);
+			n++;
+		}
+		if (head) {
+			printf("\n");
+			shown++;
+		}
+	}
+	if (n == 0)
+		printf("%s\n", _("  it places every operator as the framework does"));
+	sl_pipeline_free(&fp);
+	free(layers);
+	free(rec);
+}
+
+/*
+ * DeepSpeed runs neither tensor nor context parallelism: the frameworks
+ * that run them, when their plans are faster or fit where DeepSpeed's
+ * does not.
+ */
+static void
+print_better(const sl_hybrid_opts *ho, const sl_hybrid_result *r, bool precision_set)
+{
+	static const sl_framework others[] = { SL_FW_MEGATRON, SL_FW_TORCHTITAN };
+
+	for (size_t i = 0; i < SL_ARRAY_LEN(others); i++) {
+		sl_hybrid_opts oo = *ho;
+		sl_hybrid_result rr;
+		sl_error err;
+		char b[2][32];
+
+		oo.space.recipe.framework = others[i];
+		if (!precision_set)
+			oo.space.recipe.precision = sl_framework_precision(others[i]);
+		oo.space.recipe.shard_states = others[i] == SL_FW_MEGATRON ? 1 : 0;
+		sl_error_clear(&err);
+		if (sl_hybrid_search(&oo, &rr, &err) != SL_OK)
+			continue;
+		if (rr.found && rr.best.fits && (!r->found || !r->best.fits ||
+		    rr.best.step_ns < r->best.step_ns))
+			printf(_("%s would run a better plan: step %s, memory per device "
+			    "at most %s (--framework %s)\n"), sl_framework_title(others[i]),
+			    cli_ns(rr.best.step_ns, b[0]), cli_bytes(rr.best.max_mem, b[1]),
+			    sl_framework_name(others[i]));
+		sl_hybrid_result_free(&rr);
+	}
+}
+
 static int
 write_export(const sl_pipeline *pl, const sl_hybrid_opts *ho, const cli_opts *o,
     sl_error *err)
@@ -166,12 +271,6 @@ write_export(const sl_pipeline *pl, const sl_hybrid_opts *ho, const cli_opts *o,
 
 	if (text == NULL)
 		return err->code ? err->code : SL_EINTERNAL;
-	if (sl_export_from_name(o->export_kind) == SL_EXPORT_DEEPSPEED && pl->launch_cp > 1)
-		fprintf(stderr, _("shardlab: the plan splits attention's sequence over %d "
-		    "devices (context parallel); DeepSpeed's configuration has no such "
-		    "setting: the file counts them as neither data nor pipeline ranks, "
-		    "launch the ring attention in code (or use --export megatron)\n"),
-		    pl->launch_cp);
 	if ((rc = sl_atomic_open(&a, o->output ? o->output : "-", err)) != SL_OK) {
 		free(text);
 		return rc;
@@ -188,7 +287,8 @@ write_export(const sl_pipeline *pl, const sl_hybrid_opts *ho, const cli_opts *o,
 
 /*
  * The search's options from the command line's: the model, the hardware,
- * the recipe (the framework Megatron-LM unless told), the degrees fixed,
+ * the recipe (the framework --export's or Megatron-LM unless told, its
+ * precision and state sharding), the degrees fixed,
  * and the devices, from --devices or --mesh with --axes (into topo).
  */
 static int
@@ -199,6 +299,8 @@ plan_opts(const cli_opts *o, plan_model *pm, sl_hybrid_opts *ho, sl_topo *topo,
 
 	sl_hybrid_opts_default(ho);
 	pm->arg = o->args[0];
+	ho->model_source = pm->arg;
+	ho->hw_source = o->hw;
 	ho->model = plan_open;
 	ho->model_ctx = pm;
 	if ((rc = sl_hw_load(o->hw, &ho->hw, err)) != SL_OK ||
@@ -207,9 +309,21 @@ plan_opts(const cli_opts *o, plan_model *pm, sl_hybrid_opts *ho, sl_topo *topo,
 	ho->space.zero = !o->no_zero;
 	ho->space.recipe = o->recipe;
 	ho->space.recipe.micro_batch = 1;
-	/* a plan is made for a framework to run: Megatron-LM unless told */
-	if (!cli_given(o, "framework"))
-		ho->space.recipe.framework = SL_FW_MEGATRON;
+	/* a plan is made for a framework to run: the one --export launches
+	 * with, else Megatron-LM, unless told */
+	if (!cli_given(o, "framework")) {
+		int k = sl_export_from_name(o->export_kind);
+		ho->space.recipe.framework = k >= 0 && sl_export_framework(k) != SL_FW_FREE ?
+		    sl_export_framework(k) : SL_FW_MEGATRON;
+	}
+	/* and trained as that framework trains unless told */
+	if (!cli_given(o, "precision"))
+		ho->space.recipe.precision = sl_framework_precision(ho->space.recipe.framework);
+	/* Megatron-LM's distributed optimizer and DeepSpeed's ZeRO shard the
+	 * optimizer states over data parallel */
+	if (ho->space.recipe.framework == SL_FW_MEGATRON ||
+	    ho->space.recipe.framework == SL_FW_DEEPSPEED)
+		ho->space.recipe.shard_states = 1;
 	ho->global_batch = o->recipe.global_batch;
 	ho->schedule = o->schedule;
 	ho->virt = o->virt;
@@ -280,6 +394,11 @@ print_search(const plan_model *pm, const sl_hybrid_opts *ho,
 	    "%s searched stage sizes by bound instead of listing them "
 	    "(stages within %s of the even split)\n"),
 	    (long long)r->pruned_bound, c1, c2, c4, c5);
+	if (r->pruned_framework > 0)
+		printf(ngettext("%s cannot run %lld configuration (%s)\n",
+		    "%s cannot run %lld configurations (the first: %s)\n",
+		    r->pruned_framework), sl_framework_title(ho->space.recipe.framework),
+		    (long long)r->pruned_framework, r->framework_why);
 	if (r->n_front > 0) {
 		cli_fprintf(stdout, "\n%s\n%-4s %-3s %-9s %7s %13s %13s\n",
 		    _("frontier of memory against step time (configurations that fit):"),
@@ -422,6 +541,8 @@ cmd_plan(int argc, char **argv)
 		print_search(&pm, &ho, &r);
 	if (!r.found) {
 		print_no_fit(&ho, &r);
+		if (ho.space.recipe.framework == SL_FW_DEEPSPEED)
+			print_better(&ho, &r, cli_given(&o, "precision"));
 		sl_hybrid_result_free(&r);
 		cli_opts_free(&o);
 		return SL_EINFEASIBLE;
@@ -429,6 +550,10 @@ cmd_plan(int argc, char **argv)
 	if (report) {
 		sl_graph *g = plan_open(&pm, r.best.graph_batch, ho.space.recipe.seq, &err);
 		print_pipeline(&r.best, &ho, g);
+		if (ho.space.recipe.framework != SL_FW_FREE)
+			print_free(&r.best, &ho, g);
+		if (ho.space.recipe.framework == SL_FW_DEEPSPEED)
+			print_better(&ho, &r, cli_given(&o, "precision"));
 		sl_graph_free(g);
 		print_account(&r.best, &ho);
 	}

@@ -1,10 +1,12 @@
 /*
- * render.c: `shardlab render MODEL [OPTIONS] --format dot|svg -o FILE
- * [--around NAME | --layer N] [--depth N]`: the strategy graph of the solved
- * plan (the whole model; or the operator NAME, or every operator of layer N,
- * with the operators within N edges of them), built by the same Graphviz
- * builder the explorer draws with (graphviz.c), each edge labelled with
- * the resharding buffer and time of the chosen pair.  The drawing is made in
+ * render.c: `shardlab render MODEL [OPTIONS] -o FILE.dot|svg|png|pdf
+ * [--around NAME | --layer N] [--depth N] [--all-strategies]`: the
+ * strategy graph of the solved plan (the whole model; or the operator NAME,
+ * or every operator of layer N, with the operators within N edges of them),
+ * built by the same Graphviz builder the explorer draws with (graphviz.c):
+ * each operator with its chosen strategy and the nearest alternatives (all
+ * of them with --all-strategies), each edge labelled with the resharding
+ * buffer and time of the chosen pair.  The drawing is made in
  * memory first; only then is the file created, and written atomically.
  */
 #include "graphviz.h"
@@ -12,14 +14,63 @@
 #include <stdlib.h>
 #include <strings.h>
 
+/* The formats render writes: Graphviz's names, which are the files'
+ * extensions too. */
+static const char *const render_formats[] = { "dot", "svg", "png", "pdf" };
+
+/* The format of path's extension, or NULL when it names none of them. */
 static const char *
-render_format_from_path(const char *path)
+render_format_of(const char *path)
 {
 	const char *dot = path != NULL ? strrchr(path, '.') : NULL;
 
-	if (dot != NULL && strcasecmp(dot, ".svg") == 0)
-		return "svg";
-	return "dot";
+	if (dot == NULL || strchr(dot, '/') != NULL)
+		return NULL;
+	for (size_t i = 0; i < SL_ARRAY_LEN(render_formats); i++)
+		if (strcasecmp(dot + 1, render_formats[i]) == 0)
+			return render_formats[i];
+	if (strcasecmp(dot + 1, "gv") == 0)
+		return "dot";
+	return NULL;
+}
+
+/*
+ * The format to write: --format when given, else -o's extension; standard
+ * output is dot unless --format says.  A file whose extension names another
+ * format than --format, or none when --format is not given, is refused: a
+ * picture is never written under a name that says it is something else.
+ */
+static int
+render_format(const cli_opts *o, const char **format, sl_error *err)
+{
+	const char *by_name = render_format_of(o->output);
+	bool to_file = o->output != NULL && strcmp(o->output, "-") != 0;
+
+	*format = NULL;
+	if (o->format != NULL) {
+		for (size_t i = 0; i < SL_ARRAY_LEN(render_formats); i++)
+			if (strcmp(o->format, render_formats[i]) == 0)
+				*format = render_formats[i];
+		if (*format == NULL)
+			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("--format: expected dot, svg, png or pdf, got '%s'"),
+			    sl_esc(o->format));
+		if (to_file && by_name != NULL && strcmp(by_name, *format) != 0)
+			return sl_error_set(err, SL_EINPUT, o->output, 0, 0,
+			    _("the name says %s but --format says %s: choose one"),
+			    by_name, *format);
+		return SL_OK;
+	}
+	if (!to_file) {
+		*format = "dot";
+		return SL_OK;
+	}
+	if (by_name == NULL)
+		return sl_error_set(err, SL_EINPUT, o->output, 0, 0, "%s",
+		    _("cannot tell the format from the name: end it in .dot, .svg, "
+		    ".png or .pdf, or give --format"));
+	*format = by_name;
+	return SL_OK;
 }
 
 static int
@@ -41,16 +92,13 @@ cmd_render(int argc, char **argv)
 	if (cli_parse(argc, argv, &o, &err) != SL_OK)
 		return cli_report(&err);
 	out = o.output != NULL ? o.output : "-";
-	format = o.format != NULL ? o.format : render_format_from_path(o.output);
-	if (strcmp(format, "dot") != 0 && strcmp(format, "svg") != 0) {
-		sl_error_set(&err, SL_EINPUT, NULL, 0, 0,
-		    _("unknown format '%s' (expected dot or svg)"), format);
+	if (render_format(&o, &format, &err) != SL_OK) {
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
 	if (o.n_args < 1) {
 		sl_error_set(&err, SL_EINPUT, NULL, 0, 0, "%s",
-		    _("usage: shardlab render MODEL [OPTIONS] --format dot|svg -o FILE [--around NAME | --layer N] [--depth N]"));
+		    _("usage: shardlab render MODEL [OPTIONS] -o FILE.dot|svg|png|pdf [--around NAME | --layer N] [--depth N] [--all-strategies]"));
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
@@ -117,8 +165,10 @@ cmd_render(int argc, char **argv)
 		sl_solution_free(&sol);
 		goto fail;
 	}
+	/* top to bottom: an operator's neighbours above and below it, so the
+	 * picture is as wide as a node, not as the chain */
 	g = cli_sgraph_build(s.space, sol.choice, seeds, n_seeds, depth,
-	    CLI_SG_RENDER, true);
+	    CLI_SG_RENDER, false, o.all_strategies ? -1 : CLI_SG_ALTS);
 	rc = sl_atomic_open(&a, out, &err);
 	if (rc == SL_OK) {
 		rc = cli_sgraph_render(g, format, a.fp, &err);
@@ -148,7 +198,7 @@ fail:
 const struct cli_cmd cli_cmd_render = {
 	.name = "render",
 	.bit = CLI_C_RENDER,
-	.usage = N_("render MODEL [OPTIONS] --format dot|svg -o FILE"),
+	.usage = N_("render MODEL [OPTIONS] -o FILE.dot|svg|png|pdf [--around NAME | --layer N] [--depth N] [--all-strategies]"),
 	.help = N_("draw the strategy graph of the chosen plan with Graphviz"),
 	.run = cmd_render,
 };

@@ -56,7 +56,9 @@ cli_open(const cli_opts *o, bool allow_default, cli_session *s, sl_error *err)
 		s->prob = sl_iopddl_load(arg, err);
 		return s->prob ? SL_OK : err->code;
 	}
-	if ((rc = sl_hw_load(o->hw, &hw, err)) != SL_OK)
+	if (o->hw_figures != NULL)
+		hw = *o->hw_figures;
+	else if ((rc = sl_hw_load(o->hw, &hw, err)) != SL_OK)
 		return rc;
 	if (o->n_axes == 0)
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
@@ -92,20 +94,42 @@ cli_open(const cli_opts *o, bool allow_default, cli_session *s, sl_error *err)
 		return err->code;
 	if (o->recipe.recompute == SL_RECOMP_AUTO) {
 		/* the fewest recomputed layers that fit: --mem-limit, else the device */
-		sl_solve_opts sopt = { .time_limit = o->time_limit };
-		int64_t cap = o->mem_limit > 0 ? o->mem_limit : s->mesh.hw.memory_bytes;
-		int rc2 = sl_recompute_auto(s->space, s->prob, o->alpha, cap, o->solver,
-		    &sopt, &s->recompute, err);
-		if (rc2 != SL_OK)
-			return rc2;
+		if ((rc = cli_fit(o, s, cli_mem_limit(o, s, true), true, &s->fit,
+		    err)) != SL_OK)
+			return rc;
+		s->fitted = true;
 		s->recompute_auto = true;
+		s->recompute.n_layers = s->fit.n_layers;
+		s->recompute.n_recomputed = s->fit.n_recomputed;
+		s->recompute.fits = s->fit.fits;
+		s->recompute.max_total = s->fit.mem;
 	}
 	return SL_OK;
+}
+
+int64_t
+cli_mem_limit(const cli_opts *o, const cli_session *s, bool device)
+{
+	if (o->mem_limit > 0)
+		return o->mem_limit;
+	return device ? s->mesh.hw.memory_bytes : -1;
+}
+
+int
+cli_fit(const cli_opts *o, cli_session *s, int64_t limit, bool recompute,
+    sl_fit *f, sl_error *err)
+{
+	sl_solve_opts sopt = { .time_limit = o->time_limit, .threads = o->threads };
+	sl_fit_opts fo = { .alpha = o->alpha, .limit = limit, .fold = SL_FOLD_SUM,
+	    .solver = o->solver, .solve = &sopt, .recompute = recompute };
+
+	return sl_fit_plan(s->space, s->prob, &fo, f, err);
 }
 
 void
 cli_close(cli_session *s)
 {
+	sl_fit_free(&s->fit);
 	sl_problem_free(s->prob);
 	sl_space_free(s->space);
 	sl_graph_free(s->g);
@@ -125,9 +149,16 @@ cli_no_plan(const sl_solution *sol, double time_limit)
 		fprintf(stderr, _("shardlab: no feasible plan\n"));
 		return SL_EINFEASIBLE;
 	case SL_SOLVE_LIMIT:
-		fprintf(stderr, _("shardlab: the time limit of %g s ran out before the %s solver found a plan (raise --time-limit, or use --solver anytime, which has a plan within a second)\n"),
-		    time_limit > 0 ? time_limit : SL_ILP_DEFAULT_TIME_LIMIT,
-		    sl_solver_name(sol->solver));
+		if (sol->solver == SL_SOLVER_ANYTIME)
+			/* the search had its say: a plan it found took an
+			 * impossible pair, or it found none in the time */
+			fprintf(stderr, _("shardlab: the time limit of %g s ran out before the anytime search found a plan without an impossible pair (raise --time-limit)\n"),
+			    time_limit > 0 ? time_limit :
+			    SL_ANYTIME_DEFAULT_TIME_LIMIT);
+		else
+			fprintf(stderr, _("shardlab: the time limit of %g s ran out before the %s solver found a plan (raise --time-limit, or use --solver anytime, which has a plan within a second)\n"),
+			    time_limit > 0 ? time_limit : SL_ILP_DEFAULT_TIME_LIMIT,
+			    sl_solver_name(sol->solver));
 		return SL_EINTERNAL;
 	default:
 		fprintf(stderr, _("shardlab: the solver stopped without a plan (%s)\n"),

@@ -278,8 +278,8 @@ cmd_solve_iopddl(const cli_opts *o, cli_session *s, const struct timespec *t0)
 	return rc;
 }
 
-/* Solves s->prob; SL_OK with a usable solution, else the exit status
- * (and sol freed). */
+/* Solves s->prob; SL_OK with a usable solution (the caller's to free), else
+ * the exit status, with nothing held. */
 static int
 solve_problem(const cli_opts *o, cli_session *s, sl_solution *sol)
 {
@@ -296,53 +296,68 @@ solve_problem(const cli_opts *o, cli_session *s, sl_solution *sol)
 		rc = cli_report(&err);
 	else if (sol->status != SL_SOLVE_OPTIMAL && sol->status != SL_SOLVE_FEASIBLE)
 		rc = cli_no_plan(sol, o->time_limit);
+	/* no usable solution: the caller has none to free */
 	if (rc != SL_OK)
 		sl_solution_free(sol);
 	return rc;
 }
 
 /*
- * The plan at the user's alpha needs more than --mem-limit: take, among the
- * plans of the alpha frontier that fit, the one with the least weighed
- * objective at the user's alpha (a Lagrangian choice: exact on the
- * frontier's plans, not over every plan).  No plan fits: exit status 1.
+ * The plan at the user's alpha needs more than --mem-limit (or recompute
+ * auto had to search below the device's memory): take the plan fitted
+ * under the limit (sl_fit_plan), or say that none fits: exit status 1.
  */
 static int
-fit_mem_limit(const cli_opts *o, cli_session *s, sl_solution *sol, sl_eval *ev)
+use_fitted(const cli_opts *o, cli_session *s, const sl_fit *f, sl_solution *sol,
+    sl_eval *ev)
 {
-	sl_frontier f = { 0 };
 	sl_error err;
-	int best = -1;
-	int64_t best_obj = INT64_MAX;
 	char b1[32], b2[32];
 
-	sl_error_clear(&err);
-	if (sl_sweep(s->space, &o->cs, o->solver, &f, &err) != SL_OK)
-		return cli_report(&err);
-	for (int i = 0; i < f.n; i++) {
-		int64_t obj = sl_weigh(f.pt[i].mem, f.pt[i].comm_ns, o->alpha);
-		if (f.pt[i].mem <= o->mem_limit && obj < best_obj) {
-			best = i;
-			best_obj = obj;
-		}
-	}
-	if (best < 0) {
+	if (!f->fits) {
 		fprintf(stderr, _("shardlab: no plan fits in --mem-limit %s per device: the least-memory plan needs %s\n"),
-		    cli_bytes(o->mem_limit, b1), cli_bytes(f.n ? f.pt[0].mem : ev->max_total, b2));
-		sl_frontier_free(&f);
+		    cli_bytes(o->mem_limit, b1), cli_bytes(f->mem, b2));
 		return SL_EINFEASIBLE;
 	}
-	memcpy(sol->choice, f.pt[best].choice, s->g->n_ops * sizeof *sol->choice);
-	sol->objective = sl_problem_score(s->prob, sol->choice);
-	sol->status = SL_SOLVE_FEASIBLE;
-	snprintf(sol->note, sizeof sol->note,
-	    _("memory limit: frontier plan %d of %d (optimal for alpha %.4g..%.4g)"),
-	    best + 1, f.n, f.pt[best].alpha_lo, f.pt[best].alpha_hi);
+	memcpy(sol->choice, f->sol.choice, s->g->n_ops * sizeof *sol->choice);
+	sol->objective = f->sol.objective;
+	sol->status = f->exact ? SL_SOLVE_OPTIMAL : SL_SOLVE_FEASIBLE;
+	sol->bound = f->bound;
+	sol->confirmed = false;
+	if (f->exact)
+		snprintf(sol->note, sizeof sol->note,
+		    _("memory limit: %d solves, exact"), f->solves);
+	else
+		snprintf(sol->note, sizeof sol->note,
+		    _("memory limit: %d solves, the best plan of the memory/objective frontier"),
+		    f->solves);
+	sl_error_clear(&err);
 	sl_eval_free(ev);
-	sl_frontier_free(&f);
 	if (sl_evaluate(s->space, sol->choice, o->alpha, ev, &err) != SL_OK)
 		return cli_report(&err);
 	return SL_OK;
+}
+
+/* The plan under --mem-limit when the optimum at alpha needs more. */
+static int
+fit_mem_limit(const cli_opts *o, cli_session *s, sl_solution *sol, sl_eval *ev)
+{
+	sl_fit f;
+	sl_error err;
+	int rc;
+
+	sl_error_clear(&err);
+	/* recompute auto fitted already: under --mem-limit, or the device
+	 * (then a plan that does not fit is shown as it is, over capacity) */
+	if (s->fitted)
+		return (s->fit.fits && s->fit.searched) ||
+		    (!s->fit.fits && o->mem_limit > 0) ?
+		    use_fitted(o, s, &s->fit, sol, ev) : SL_OK;
+	if ((rc = cli_fit(o, s, o->mem_limit, false, &f, &err)) != SL_OK)
+		return cli_report(&err);
+	rc = use_fitted(o, s, &f, sol, ev);
+	sl_fit_free(&f);
+	return rc;
 }
 
 /* The solvers weigh the sum of what a device holds; the step needs the
@@ -509,7 +524,8 @@ cmd_solve(int argc, char **argv)
 		    (long long)ev.objective, (long long)sol.objective);
 		rc = SL_EINTERNAL;
 	}
-	if (rc == SL_OK && o.mem_limit > 0 && ev.max_total > o.mem_limit)
+	if (rc == SL_OK && ((o.mem_limit > 0 && ev.max_total > o.mem_limit) ||
+	    (s.fitted && s.fit.searched)))
 		rc = fit_mem_limit(&o, &s, &sol, &ev);
 	/* over the device's memory: no plan, unless asked for anyway */
 	over = rc == SL_OK && ev.n_over_capacity > 0 && !o.allow_over_capacity;

@@ -55,7 +55,7 @@ cmd_sweep(int argc, char **argv)
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
-	if ((rc = sl_sweep(s.space, &o.cs, o.solver, &f, &err)) != SL_OK) {
+	if ((rc = sl_sweep(s.space, &o.cs, o.solver, NULL, &f, &err)) != SL_OK) {
 		rc = cli_report(&err);
 		goto out;
 	}
@@ -75,8 +75,9 @@ cmd_sweep(int argc, char **argv)
 	cli_print_mesh(&s.mesh);
 	{
 		char cap[128];
-		printf(ngettext(": %d distinct plan; per device %s\n\n",
-		    ": %d distinct plans; per device %s\n\n", f.n), f.n,
+		printf(ngettext(": %d distinct plan\n", ": %d distinct plans\n",
+		    f.n), f.n);
+		printf(_("memory per device: %s\n\n"),
 		    sl_hw_memory_text(&s.mesh.hw, cap, sizeof cap));
 	}
 	cli_fprintf(stdout, "%-4s %-27s %14s %14s %12s %10s %6s\n", "#",

@@ -16,19 +16,15 @@ pct(int64_t a, int64_t b)
 	return b > 0 ? 100.0 * (double)(a - b) / (double)b : 0.0;
 }
 
-/* The plan: --plan FILE mapped onto the session's space, or solved. */
+/* The plan: --plan FILE (pf) mapped onto the session's space, or solved. */
 static int
-timeline_choice(const cli_opts *o, cli_session *s, int *choice, sl_error *err)
+timeline_choice(const cli_opts *o, const sl_plan_file *pf, cli_session *s,
+    int *choice, sl_error *err)
 {
-	if (o->plan != NULL) {
-		sl_plan_file pf;
-		int rc;
-		if ((rc = sl_plan_read(o->plan, &pf, err)) != SL_OK)
-			return rc;
-		rc = sl_plan_choice(s->space, &pf, choice, err);
+	if (pf != NULL) {
+		int rc = sl_plan_choice(s->space, pf, choice, err);
 		if (rc == SL_OK)
-			cli_plan_warn(&pf, s->g);
-		sl_plan_file_free(&pf);
+			cli_plan_warn(pf, s->g);
 		return rc;
 	}
 	{
@@ -88,14 +84,26 @@ cmd_timeline(int argc, char **argv)
 	cli_opts o;
 	cli_session s;
 	sl_timeline tl;
+	sl_plan_file pf;
 	sl_error err;
 	int *choice = NULL, rc;
 
 	sl_error_clear(&err);
+	memset(&s, 0, sizeof s);
+	memset(&pf, 0, sizeof pf);
 	if (cli_parse(argc, argv, &o, &err) != SL_OK)
 		return cli_report(&err);
+	/* a plan reopens as it was made: its mesh, hardware and recipe */
+	if (o.plan != NULL && ((rc = sl_plan_read(o.plan, &pf, &err)) != SL_OK ||
+	    (rc = sl_plan_whole(&pf, &err)) != SL_OK ||
+	    (rc = cli_plan_apply(&o, &pf, &err)) != SL_OK)) {
+		sl_plan_file_free(&pf);
+		cli_opts_free(&o);
+		return cli_report(&err);
+	}
 	if ((rc = cli_open(&o, false, &s, &err)) != SL_OK) {
 		cli_close(&s);
+		sl_plan_file_free(&pf);
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
@@ -105,7 +113,8 @@ cmd_timeline(int argc, char **argv)
 		goto out;
 	}
 	choice = sl_xmalloc(s.g->n_ops * sizeof *choice);
-	if ((rc = timeline_choice(&o, &s, choice, &err)) != SL_OK)
+	if ((rc = timeline_choice(&o, o.plan != NULL ? &pf : NULL, &s, choice,
+	    &err)) != SL_OK)
 		goto out;
 	if ((rc = sl_timeline_build(s.space, choice, o.device, true, &tl, &err)) != SL_OK)
 		goto out;
@@ -125,6 +134,7 @@ cmd_timeline(int argc, char **argv)
 out:
 	free(choice);
 	cli_close(&s);
+	sl_plan_file_free(&pf);
 	cli_opts_free(&o);
 	return rc == SL_OK ? SL_OK : cli_report(&err);
 }

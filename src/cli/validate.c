@@ -122,7 +122,10 @@ val_open(const char *plan, sl_plan_file *pf, sl_graph **g, sl_space **s,
 	if ((rc = sl_plan_read(plan, pf, err)) != SL_OK ||
 	    (rc = sl_plan_whole(pf, err)) != SL_OK)
 		return rc;
-	if ((rc = sl_hw_load(pf->hardware ? pf->hardware : CLI_DEFAULT_HW, &hw,
+	/* the hardware figures the plan was made with, when it says */
+	if (pf->has_hw)
+		hw = pf->hw;
+	else if ((rc = sl_hw_load(pf->hardware ? pf->hardware : CLI_DEFAULT_HW, &hw,
 	    err)) != SL_OK)
 		return rc;
 	if ((rc = sl_mesh_make(&hw, pf->n_axes, pf->shape, &mesh, err)) != SL_OK)
@@ -140,6 +143,8 @@ val_open(const char *plan, sl_plan_file *pf, sl_graph **g, sl_space **s,
 	if (!*g)
 		return err->code ? err->code : SL_EINPUT;
 	so.recipe = pf->recipe;
+	if (pf->has_zero)
+		so.zero = pf->zero;
 	if (!(*s = sl_space_build(*g, &mesh, &so, err)))
 		return err->code ? err->code : SL_EINTERNAL;
 	for (int l = 0; l < pf->n_layer_recompute && l < (*g)->n_layers; l++)

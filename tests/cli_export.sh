@@ -1,0 +1,136 @@
+#!/bin/sh
+# cli_export.sh: every export of `shardlab plan` passes its framework's own
+# checks as tests/framework_check.py restates them (Megatron-LM's
+# validate_args and TransformerConfig, DeepSpeed's DeepSpeedConfig and
+# PipelineEngine, torchtitan's job configuration and ParallelDims, the
+# module names of each DTensor target), over bundled and generated models,
+# recomputation, precision, schedules, uneven stages, context parallelism
+# and optimizer offload; and the step time and peak memory in each
+# export's comment are the plan's (its JSON, written by the same search).
+# Needs python3 (3.11 for tomllib): skips without it.
+. "$TESTS_SRCDIR/lib.sh"
+
+PY=${PYTHON:-python3}
+command -v "$PY" >/dev/null 2>&1 || skip "python3 is not installed"
+"$PY" -c 'import tomllib' 2>/dev/null || skip "python3 has no tomllib (3.11 or later)"
+CHECK="$TESTS_SRCDIR/framework_check.py"
+
+"$SHARDLAB" gen llama --layers 6 --hidden 1024 --heads 16 --kv-heads 4 \
+    --ffn 2816 --vocab 32000 --seq 4096 --name llama-gqa -o "$TMP/gqa.json" \
+    >/dev/null 2>&1 || fail "gen llama-gqa"
+"$SHARDLAB" gen gpt --layers 10 --hidden 1024 --heads 16 --vocab 50304 \
+    --seq 2048 --name gpt-10 -o "$TMP/gpt10.json" >/dev/null 2>&1 || fail "gen gpt-10"
+"$SHARDLAB" gen llama --layers 4 --hidden 1024 --heads 8 --kv-heads 2 \
+    --seq 16384 --vocab 32000 --name llama-long -o "$TMP/long.json" \
+    >/dev/null 2>&1 || fail "gen llama-long"
+
+# what each export must say about its model (the checker's --model)
+model() {
+	case $1 in
+	gpt-1.7b) echo '{"layers":24,"hidden":2304,"heads":24,"kv_heads":24,"ffn":9216,"vocab":51200,"seq":2048,"family":"gpt"}' ;;
+	gpt-7.5b) echo '{"layers":36,"hidden":4096,"heads":32,"kv_heads":32,"ffn":16384,"vocab":51200,"seq":2048,"family":"gpt"}' ;;
+	llama-7b) echo '{"layers":32,"hidden":4096,"heads":32,"kv_heads":32,"ffn":11008,"vocab":32000,"seq":2048,"family":"llama"}' ;;
+	bert-large) echo '{"layers":24,"hidden":1024,"heads":16,"kv_heads":16,"ffn":4096,"vocab":30522,"seq":512,"family":"bert"}' ;;
+	*gqa.json) echo '{"layers":6,"hidden":1024,"heads":16,"kv_heads":4,"ffn":2816,"vocab":32000,"seq":4096,"family":"llama"}' ;;
+	*gpt10.json) echo '{"layers":10,"hidden":1024,"heads":16,"kv_heads":16,"ffn":4096,"vocab":50304,"seq":2048,"family":"gpt"}' ;;
+	*long.json) echo '{"layers":4,"hidden":1024,"heads":8,"kv_heads":2,"ffn":2816,"vocab":32000,"seq":16384,"family":"llama"}' ;;
+	esac
+}
+
+n_case=0
+# case KIND WORLD MODEL ARGS...: the plan's export of KIND passes its
+# framework's checks, with the plan's prediction in its comment
+case_() {
+	kind=$1 world=$2 m=$3
+	shift 3
+	n_case=$((n_case + 1))
+	f="$TMP/case$n_case"
+	"$SHARDLAB" plan "$m" "$@" --export "$kind" -o "$f.out" >"$f.log" 2>&1 ||
+		{ cat "$f.log"; fail "case $n_case: plan $m $* --export $kind"; }
+	"$SHARDLAB" plan "$m" "$@" --framework "$fw" --json "$f.json" >/dev/null 2>&1 ||
+		fail "case $n_case: plan $m $* --json"
+	got=$("$PY" "$CHECK" "$kind" "$f.out" --world "$world" --model "$(model "$m")") ||
+		{ cat "$f.out"; fail "case $n_case ($kind, $m $*): rejected"; }
+	n_checks=$((n_checks + 1))
+	want=$(sed -n 's/^  "step_time_ns": \([0-9]*\),$/\1/p' "$f.json")
+	case $got in
+	*"\"step_time_ns\": $want,"*) ;;
+	*) fail "case $n_case: the export predicts $got; the plan's step is $want ns" ;;
+	esac
+	want=$(sed -n 's/^  "max_memory_bytes": \([0-9]*\),$/\1/p' "$f.json")
+	case $got in
+	*"\"peak_bytes\": $want,"*) ;;
+	*) fail "case $n_case: the export predicts $got; the plan's peak is $want B" ;;
+	esac
+}
+
+# ---- Megatron-LM
+fw=megatron
+case_ megatron 8 gpt-1.7b --devices 8 --global-batch 16
+case_ megatron 16 gpt-7.5b --mesh 2x2x4 --axes pp,dp,tp --global-batch 32 --recompute full
+case_ megatron 16 gpt-7.5b --mesh 4x4 --axes pp,tp --global-batch 32 --recompute selective \
+    --attention naive
+case_ megatron 8 llama-7b --devices 8 --global-batch 16 --precision bf16
+case_ megatron 8 llama-7b --devices 8 --global-batch 16 --precision fp32 --recompute auto
+case_ megatron 16 "$TMP/gqa.json" --devices 16 --global-batch 32 --hw h100-2node-ib
+case_ megatron 8 bert-large --devices 8 --global-batch 64
+# uneven stages: 10 layers over 4 stages, 24 over 5 (one first and last
+# count, or a layout)
+case_ megatron 8 "$TMP/gpt10.json" --mesh 4x2 --axes pp,tp --global-batch 16 --slack -1
+case_ megatron 10 gpt-1.7b --mesh 5x2 --axes pp,tp --global-batch 20 --slack 1
+# interleaved 1F1B: 4 ranks x 2 chunks
+case_ megatron 16 gpt-7.5b --mesh 4x4 --axes pp,tp --global-batch 32 \
+    --schedule interleaved --virtual-stages 3
+# context parallel over a named axis
+case_ megatron 16 "$TMP/long.json" --mesh 2x2x4 --axes pp,dp,cp --global-batch 4
+# optimizer states in host memory
+case_ megatron 8 llama-7b --devices 8 --global-batch 16 --offload-optimizer
+
+# ---- DeepSpeed
+fw=deepspeed
+case_ deepspeed 8 gpt-1.7b --devices 8 --global-batch 32
+case_ deepspeed 16 gpt-7.5b --mesh 2x8 --axes pp,dp --global-batch 32 --recompute full
+case_ deepspeed 16 llama-7b --devices 16 --global-batch 64 --hw h100-2node-ib
+case_ deepspeed 8 llama-7b --devices 8 --global-batch 16 --offload-optimizer
+case_ deepspeed 8 llama-7b --devices 8 --global-batch 16 --precision fp32 --recompute auto
+
+# ---- torchtitan (its job configuration, and the DTensor script)
+fw=torchtitan
+for k in torchtitan dtensor; do
+	case_ $k 8 llama-7b --devices 8 --global-batch 16
+	case_ $k 16 llama-7b --mesh 2x2x4 --axes pp,dp,tp --global-batch 32
+	case_ $k 16 "$TMP/gqa.json" --devices 16 --global-batch 64 --hw h100-2node-ib \
+	    --recompute full
+	case_ $k 8 "$TMP/long.json" --mesh 2x2x2 --axes pp,cp,tp --global-batch 4
+	case_ $k 16 llama-7b --mesh 4x4 --axes pp,tp --global-batch 32 \
+	    --schedule interleaved --virtual-stages 2 --precision fp32
+done
+case_ dtensor 8 gpt-1.7b --devices 8 --global-batch 16
+
+# ---- what a framework cannot run: refused, saying why
+run ttgpt "$SHARDLAB" plan gpt-1.7b --devices 8 --global-batch 16 --export torchtitan
+expect_status 2 ttgpt
+expect_in "$TMP/ttgpt.err" "torchtitan trains LLaMA-family models"
+run ttoff "$SHARDLAB" plan llama-7b --devices 8 --global-batch 16 --framework torchtitan \
+    --offload-optimizer
+expect_status 1 ttoff
+expect_in "$TMP/ttoff.err" "not the optimizer alone"
+run mgamp "$SHARDLAB" plan llama-7b --devices 8 --global-batch 16 --precision amp
+expect_status 1 mgamp
+expect_in "$TMP/mgamp.err" "Megatron-LM has no fp32-weights autocast"
+run mgg "$SHARDLAB" plan gpt-1.7b --mesh 2x4 --axes pp,tp --global-batch 16 \
+    --schedule gpipe
+expect_status 1 mgg
+expect_in "$TMP/mgg.err" "Megatron-LM has no GPipe schedule"
+run dsev "$SHARDLAB" plan "$TMP/gpt10.json" --mesh 4x2 --axes pp,dp --global-batch 16 \
+    --framework deepspeed
+expect_status 1 dsev
+expect_in "$TMP/dsev.err" "PipelineModule partitions layers evenly"
+# a free plan is launched with no framework: JSON only
+run free "$SHARDLAB" plan gpt-1.7b --devices 8 --global-batch 16 --framework free \
+    --export megatron
+expect_status 2 free
+expect_in "$TMP/free.err" "a Megatron-LM launch cannot run a plan made for per-operator (free)"
+
+echo "PASS: $n_case exports accepted, $n_checks checks"
+exit 0

@@ -1,0 +1,634 @@
+/*
+ * test_framework.c: what Megatron-LM, torchtitan and DeepSpeed run, as
+ * facts from their own code (each rule with the file it comes from), the
+ * plans the frameworks take on a mesh, the exports of such plans, and a
+ * pipeline plan file reopened with nothing but itself.
+ */
+#include "testutil.h"
+#include "gpt3.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A layout of one framework: 8 devices as pp x dp x cp x tp, even stages
+ * of the model's layers, m micro-batches of mbs samples. */
+static void
+layout(sl_layout *l, sl_framework fw, int pp, int dp, int cp, int tp,
+    int64_t mbs, int64_t m, const int *layers, const sl_recompute *rec)
+{
+	memset(l, 0, sizeof *l);
+	l->framework = fw;
+	l->pp = pp;
+	l->vpp = 1;
+	l->dp = dp;
+	l->cp = cp;
+	l->tp = tp;
+	l->world = pp * dp * cp * tp;
+	l->schedule = SL_SCHED_1F1B;
+	l->n_stages = pp;
+	l->stage_layers = layers;
+	l->stage_recompute = rec;
+	l->micro_batch = mbs;
+	l->micro_batches = m;
+	l->global_batch = mbs * dp * m;
+	l->precision = sl_framework_precision(fw);
+	l->zero = fw == SL_FW_TORCHTITAN ? 3 : 1;
+}
+
+static void
+gen_arch(sl_family fam, int layers, int heads, int kv, int seq, sl_arch *a)
+{
+	sl_gen_config c;
+	sl_graph *g;
+	sl_error err;
+
+	sl_gen_defaults(fam, &c);
+	c.layers = layers;
+	c.hidden = 64 * heads;
+	c.heads = heads;
+	c.kv_heads = kv;
+	c.seq = seq;
+	c.ffn = 0;		/* the family's rule */
+	c.vocab = 1000;
+	c.batch = 1;
+	sl_error_clear(&err);
+	g = sl_gen(&c, &err);
+	assert_non_null(g);
+	assert_int_equal(sl_arch_of(g, a, &err), SL_OK);
+	sl_graph_free(g);
+}
+
+/* The world and the global batch of l's degrees and batches. */
+static sl_layout *
+fix(sl_layout *l)
+{
+	l->world = l->pp * l->dp * l->cp * l->tp;
+	l->global_batch = l->micro_batch * l->dp * l->micro_batches;
+	return l;
+}
+
+#define RUNS(l, a) sl_layout_check(fix(l), (a), why, sizeof why)
+#define REFUSES(l, a, text) do {					\
+	assert_false(RUNS((l), (a)));					\
+	if (strstr(why, (text)) == NULL)				\
+		fail_msg("expected \"%s\", got \"%s\"", (text), why);	\
+} while (0)
+
+/* ---------------------------------------------------------- the model */
+
+static void
+test_arch(void **state)
+{
+	sl_arch a;
+
+	(void)state;
+	/* LLaMA: RMSNorm, SwiGLU, RoPE (no position table), untied output,
+	 * no biases, no dropout, grouped key/value heads */
+	gen_arch(SL_FAM_LLAMA, 4, 8, 2, 512, &a);
+	assert_int_equal(a.family, SL_FAM_LLAMA);
+	assert_int_equal(a.layers, 4);
+	assert_int_equal(a.hidden, 512);
+	assert_int_equal(a.heads, 8);
+	assert_int_equal(a.kv_heads, 2);
+	assert_int_equal(a.ffn, sl_gen_ffn(SL_FAM_LLAMA, 512));
+	assert_int_equal(a.seq, 512);
+	assert_false(a.tied);
+	assert_false(a.bias);
+	assert_true(a.dropout == 0.0);
+	/* GPT: pre-LN, tied embeddings, biases, dropout 0.1 */
+	gen_arch(SL_FAM_GPT, 2, 4, 4, 128, &a);
+	assert_int_equal(a.family, SL_FAM_GPT);
+	assert_int_equal(a.ffn, 4 * 256);
+	assert_true(a.tied);
+	assert_true(a.bias);
+	assert_true(a.dropout == 0.1);
+	/* BERT: post-LN */
+	gen_arch(SL_FAM_BERT, 2, 4, 4, 128, &a);
+	assert_int_equal(a.family, SL_FAM_BERT);
+}
+
+/* --------------------------------------------------------- Megatron-LM */
+
+static void
+test_megatron_rules(void **state)
+{
+	static const int even[2] = { 2, 2 }, odd[2] = { 3, 1 };
+	static const sl_recompute none[2] = { SL_RECOMP_NONE, SL_RECOMP_NONE };
+	static const sl_recompute mixed[2] = { SL_RECOMP_FULL, SL_RECOMP_NONE };
+	sl_layout l;
+	sl_arch a;
+	char why[256];
+
+	(void)state;
+	gen_arch(SL_FAM_LLAMA, 4, 8, 2, 512, &a);
+	layout(&l, SL_FW_MEGATRON, 2, 2, 1, 2, 1, 4, even, none);
+	assert_true(RUNS(&l, &a));
+	/* uneven stages: first and last counts or a layout (arguments.py,
+	 * transformer_config.py) */
+	l.stage_layers = odd;
+	assert_true(RUNS(&l, &a));
+	l.stage_layers = even;
+	/* transformer_config.py __post_init__: num_query_groups (2) must be
+	 * a multiple of tensor_model_parallel_size */
+	l.tp = 4;
+	l.dp = 1;
+	REFUSES(&l, &a, "key/value heads are not a multiple of tensor parallel 4");
+	/* and the heads */
+	gen_arch(SL_FAM_GPT, 4, 6, 6, 512, &a);
+	REFUSES(&l, &a, "attention heads are not a multiple of tensor parallel 4");
+	gen_arch(SL_FAM_LLAMA, 4, 8, 2, 512, &a);
+	l.tp = 2;
+	l.dp = 2;
+	/* arguments.py validate_args: seq-length a multiple of 2 x cp */
+	l.cp = 3;
+	l.dp = 1;
+	gen_arch(SL_FAM_LLAMA, 4, 8, 2, 500, &a);
+	REFUSES(&l, &a, "sequence 500 is not a multiple of 2 x context parallel 3");
+	gen_arch(SL_FAM_LLAMA, 4, 8, 2, 512, &a);
+	layout(&l, SL_FW_MEGATRON, 2, 2, 1, 2, 1, 4, even, none);
+	/* schedules.py get_forward_backward_func: no GPipe */
+	l.schedule = SL_SCHED_GPIPE;
+	REFUSES(&l, &a, "Megatron-LM has no GPipe schedule");
+	/* schedules.py, interleaving: micro-batches a multiple of the
+	 * pipeline ranks */
+	{
+		static const int four[4] = { 1, 1, 1, 1 };
+		static const sl_recompute n4[4] = { 0, 0, 0, 0 };
+		l.schedule = SL_SCHED_INTERLEAVED;
+		l.vpp = 2;
+		l.n_stages = 4;
+		l.stage_layers = four;
+		l.stage_recompute = n4;
+		l.micro_batches = 3;
+		REFUSES(&l, &a, "3 micro-batches are not a multiple of 2 pipeline ranks");
+		l.micro_batches = 4;
+		assert_true(RUNS(&l, &a));
+	}
+	/* transformer_config.py: one recompute granularity for all */
+	layout(&l, SL_FW_MEGATRON, 2, 2, 1, 2, 1, 4, even, mixed);
+	REFUSES(&l, &a, "stages recompute differently");
+	/* arguments.py: --bf16/--fp16 weights; no fp32-weight autocast */
+	layout(&l, SL_FW_MEGATRON, 2, 2, 1, 2, 1, 4, even, none);
+	l.precision = SL_PREC_AMP;
+	REFUSES(&l, &a, "no fp32-weights autocast");
+	/* the batch: global = micro x data parallel x micro-batches
+	 * (num_microbatches_calculator.py) */
+	layout(&l, SL_FW_MEGATRON, 2, 2, 1, 2, 1, 4, even, none);
+	l.global_batch = 9;
+	assert_false(sl_layout_check(&l, &a, why, sizeof why));
+	assert_non_null(strstr(why, "a global batch of 9 is not"));
+}
+
+/* ---------------------------------------------------------- torchtitan */
+
+static void
+test_torchtitan_rules(void **state)
+{
+	static const int even[2] = { 2, 2 };
+	static const sl_recompute none[2] = { SL_RECOMP_NONE, SL_RECOMP_NONE };
+	static const sl_recompute sel[2] = { SL_RECOMP_SELECTIVE, SL_RECOMP_SELECTIVE };
+	sl_layout l;
+	sl_arch a, g;
+	char why[256];
+
+	(void)state;
+	gen_arch(SL_FAM_LLAMA, 4, 8, 2, 512, &a);
+	gen_arch(SL_FAM_GPT, 4, 8, 8, 512, &g);
+	layout(&l, SL_FW_TORCHTITAN, 2, 2, 1, 2, 1, 4, even, none);
+	assert_true(RUNS(&l, &a));
+	/* torch/distributed/tensor/parallel/style.py: nn.Linear by heads;
+	 * GPT-2's fused Conv1D cannot be split */
+	REFUSES(&l, &g, "need a LLaMA-family model");
+	/* torch/distributed/pipelining/schedules.py: as many micro-batches
+	 * as ranks */
+	l.micro_batches = 1;
+	REFUSES(&l, &a, "1 micro-batches are fewer than 2 pipeline ranks");
+	/* job_config.py ActivationCheckpoint: full or by operator */
+	layout(&l, SL_FW_TORCHTITAN, 2, 2, 1, 2, 1, 4, even, sel);
+	REFUSES(&l, &a, "not the attention core alone");
+	/* fp32 parameters under mixed_precision_param */
+	layout(&l, SL_FW_TORCHTITAN, 2, 2, 1, 2, 1, 4, even, none);
+	l.precision = SL_PREC_BF16;
+	REFUSES(&l, &a, "torchtitan keeps fp32 parameters");
+	/* parallelize.py: DDP only without other parallelism */
+	layout(&l, SL_FW_TORCHTITAN, 2, 2, 1, 2, 1, 4, even, none);
+	l.zero = 0;
+	REFUSES(&l, &a, "replicated data parallel (DDP) with other parallelism");
+	/* enable_cpu_offload moves parameters and gradients too */
+	layout(&l, SL_FW_TORCHTITAN, 2, 2, 1, 2, 1, 4, even, none);
+	l.offload_optimizer = true;
+	REFUSES(&l, &a, "not the optimizer alone");
+}
+
+/* ----------------------------------------------------------- DeepSpeed */
+
+static void
+test_deepspeed_rules(void **state)
+{
+	static const int even[2] = { 2, 2 }, odd[2] = { 3, 1 };
+	static const sl_recompute none[2] = { SL_RECOMP_NONE, SL_RECOMP_NONE };
+	sl_layout l;
+	sl_arch a;
+	char why[256];
+
+	(void)state;
+	gen_arch(SL_FAM_GPT, 4, 8, 8, 512, &a);
+	layout(&l, SL_FW_DEEPSPEED, 2, 4, 1, 1, 1, 4, even, none);
+	assert_true(RUNS(&l, &a));
+	/* pipe/topology.py and config.py _batch_assertion: tensor-parallel
+	 * ranks would count as data parallel */
+	l.tp = 2;
+	l.dp = 2;
+	REFUSES(&l, &a, "no tensor or context parallelism");
+	/* pipe/engine.py: ZeRO-2 and ZeRO-3 are incompatible with pipeline
+	 * parallelism */
+	layout(&l, SL_FW_DEEPSPEED, 2, 4, 1, 1, 1, 4, even, none);
+	l.zero = 3;
+	REFUSES(&l, &a, "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism");
+	/* without a pipeline ZeRO-3 runs */
+	{
+		static const int one[1] = { 4 };
+		static const sl_recompute n1[1] = { SL_RECOMP_NONE };
+		layout(&l, SL_FW_DEEPSPEED, 1, 8, 1, 1, 1, 4, one, n1);
+		l.zero = 3;
+		assert_true(RUNS(&l, &a));
+	}
+	/* pipe/module.py: even partitions; and one 1F1B schedule */
+	layout(&l, SL_FW_DEEPSPEED, 2, 4, 1, 1, 1, 4, odd, none);
+	REFUSES(&l, &a, "PipelineModule partitions layers evenly");
+	layout(&l, SL_FW_DEEPSPEED, 2, 4, 1, 1, 1, 4, even, none);
+	l.schedule = SL_SCHED_GPIPE;
+	REFUSES(&l, &a, "1F1B with one stage per rank");
+}
+
+/* --------------------------------------------- the frameworks' plans */
+
+/* The space of a small GPT on a 2 x 2 mesh of dp and tp. */
+static sl_space *
+gpt_space(sl_graph **g)
+{
+	sl_gen_config c;
+	sl_hw hw;
+	sl_mesh m;
+	sl_space_opts so;
+	sl_error err;
+	int shape[2] = { 2, 2 };
+
+	sl_gen_defaults(SL_FAM_GPT, &c);
+	c.batch = 4;
+	sl_error_clear(&err);
+	*g = sl_gen(&c, &err);
+	assert_non_null(*g);
+	assert_int_equal(sl_hw_load("h100-nvlink", &hw, &err), SL_OK);
+	assert_int_equal(sl_mesh_make(&hw, 2, shape, &m, &err), SL_OK);
+	sl_space_opts_default(&so);
+	return sl_space_build(*g, &m, &so, &err);
+}
+
+static const char *
+strat_of(const sl_space *s, const int *choice, const char *op)
+{
+	int v = sl_graph_find_op(s->g, op);
+
+	assert_true(v >= 0);
+	return s->ops[v].strat[choice[v]].name;
+}
+
+static void
+test_framework_choice(void **state)
+{
+	static const sl_axis_role role[2] = { SL_AXIS_DP, SL_AXIS_TP };
+	sl_graph *g;
+	sl_space *s = gpt_space(&g);
+	int *c = calloc((size_t)g->n_ops, sizeof *c);
+	char why[256];
+
+	(void)state;
+	assert_non_null(s);
+	/* Megatron-LM: column-parallel qkv and fc1, row-parallel proj and
+	 * fc2, heads, norms on the sequence (megatron/core/tensor_parallel/
+	 * layers.py, megatron/core/transformer/transformer_layer.py) */
+	assert_int_equal(sl_framework_choice(s, role, false, c, why, sizeof why), SL_OK);
+	assert_string_equal(strat_of(s, c, "layer0.qkv"), "dp0.col1");
+	assert_string_equal(strat_of(s, c, "layer0.proj"), "dp0.row1");
+	assert_string_equal(strat_of(s, c, "layer0.attn"), "dp0.head1");
+	assert_string_equal(strat_of(s, c, "layer0.fc1"), "dp0.col1");
+	assert_string_equal(strat_of(s, c, "layer0.fc2"), "dp0.row1");
+	assert_string_equal(strat_of(s, c, "layer0.ln1"), "dp0.seq1");
+	assert_string_equal(strat_of(s, c, "embed"), "dp0.vocab1");
+	/* every choice keeps the axes' contract */
+	for (int v = 0; v < g->n_ops; v++)
+		assert_true(sl_strategy_roles_ok(s, v, &s->ops[v].strat[c[v]], role));
+	/* FSDP (torchtitan): the same split with the parameters sharded
+	 * over dp; a norm's weight, replicated over tp too, stays whole */
+	assert_int_equal(sl_framework_choice(s, role, true, c, why, sizeof why), SL_OK);
+	assert_string_equal(strat_of(s, c, "layer0.qkv"), "dp0.col1+z");
+	assert_string_equal(strat_of(s, c, "layer0.ln1"), "dp0.seq1");
+	for (int v = 0; v < g->n_ops; v++)
+		assert_true(sl_strategy_roles_ok(s, v, &s->ops[v].strat[c[v]], role));
+	free(c);
+	sl_space_free(s);
+	sl_graph_free(g);
+}
+
+/* --------------------------------------------------------- the exports */
+
+typedef struct run {
+	sl_gen_config gc;
+	sl_hybrid_opts o;
+	sl_pipe_config c;
+	int layers[8];
+	sl_recompute rec[8];
+} run;
+
+/* The search's options over the generated model of r on H100s. */
+static void
+opts_for_gen(run *r)
+{
+	sl_error err;
+
+	sl_error_clear(&err);
+	sl_hybrid_opts_default(&r->o);
+	assert_int_equal(sl_hw_load("h100-nvlink", &r->o.hw, &err), SL_OK);
+	r->o.model = gen_model_fn;
+	r->o.model_ctx = &r->gc;
+}
+
+/* A 10-layer GPT on 4 stages of 2 (tensor parallel) for Megatron-LM. */
+static void
+gpt10(run *r, const int *layers)
+{
+	sl_gen_defaults(SL_FAM_GPT, &r->gc);
+	r->gc.layers = 10;
+	r->gc.hidden = 512;
+	r->gc.heads = 8;
+	r->gc.kv_heads = 8;
+	r->gc.ffn = 0;
+	r->gc.seq = 256;
+	opts_for_gen(r);
+	r->o.devices = 8;
+	r->o.global_batch = 8;
+	r->o.space.recipe.framework = SL_FW_MEGATRON;
+	r->o.space.recipe.precision = SL_PREC_MEGATRON;
+	r->o.space.recipe.shard_states = 1;
+	for (int j = 0; j < 4; j++) {
+		r->layers[j] = layers[j];
+		r->rec[j] = SL_RECOMP_NONE;
+	}
+	pipe_config(&r->c, 4, 1, 1, 2, 2, 4, r->layers, r->rec);
+}
+
+static void
+test_megatron_stage_layout(void **state)
+{
+	static const int first_last[4] = { 1, 4, 4, 1 }, any[4] = { 3, 2, 3, 2 },
+	    even[4] = { 3, 3, 2, 2 };
+	run r;
+	sl_pipeline pl;
+	sl_error err;
+	char *text;
+
+	(void)state;
+	/* equal middle stages: the first and last counts (arguments.py
+	 * --decoder-first/last-pipeline-num-layers) */
+	gpt10(&r, first_last);
+	sl_error_clear(&err);
+	if (sl_pipeline_eval(&r.o, &r.c, &pl, &err) != SL_OK)
+		fail_msg("%s", err.msg);
+	text = sl_pipeline_export(&pl, &r.o, SL_EXPORT_MEGATRON, &err);
+	if (text == NULL)
+		fail_msg("%s", err.msg);
+	assert_non_null(strstr(text, "--decoder-first-pipeline-num-layers 1 \\\n"));
+	assert_non_null(strstr(text, "--decoder-last-pipeline-num-layers 1 \\\n"));
+	assert_null(strstr(text, "--pipeline-model-parallel-layout"));
+	free(text);
+	sl_pipeline_free(&pl);
+	/* anything else: the layout, stages in rank order between E and L
+	 * (pipeline_parallel_layer_layout.py) */
+	gpt10(&r, any);
+	assert_int_equal(sl_pipeline_eval(&r.o, &r.c, &pl, &err), SL_OK);
+	text = sl_pipeline_export(&pl, &r.o, SL_EXPORT_MEGATRON, &err);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "--pipeline-model-parallel-layout \"E,t*3|t*2|t*3|t*2,L\""));
+	assert_null(strstr(text, "--decoder-first"));
+	free(text);
+	sl_pipeline_free(&pl);
+	gpt10(&r, even);
+	assert_int_equal(sl_pipeline_eval(&r.o, &r.c, &pl, &err), SL_OK);
+	text = sl_pipeline_export(&pl, &r.o, SL_EXPORT_MEGATRON, &err);
+	assert_non_null(strstr(text, "--pipeline-model-parallel-layout \"E,t*3|t*3|t*2|t*2,L\""));
+	/* the model's arguments and the batch */
+	assert_non_null(strstr(text, "--num-layers 10 \\\n"));
+	assert_non_null(strstr(text, "--micro-batch-size 2 \\\n"));
+	assert_non_null(strstr(text, "--global-batch-size 8 \\\n"));
+	assert_non_null(strstr(text, "--use-distributed-optimizer"));
+	free(text);
+	/* a Megatron-LM plan is launched with Megatron-LM only */
+	assert_null(sl_pipeline_export(&pl, &r.o, SL_EXPORT_DEEPSPEED, &err));
+	assert_int_equal(err.code, SL_EINPUT);
+	sl_pipeline_free(&pl);
+}
+
+/*
+ * DeepSpeedConfig (deepspeed/runtime/config.py, _batch_assertion):
+ * train_batch_size = micro x accumulation x the ranks of PipelineModule's
+ * grid that are not stages.
+ */
+static void
+test_deepspeed_batch_identity(void **state)
+{
+	static const int two[2] = { 5, 5 };
+	run r;
+	sl_pipeline pl;
+	sl_error err;
+	char *text, *p;
+	long tb, mb, ga;
+
+	(void)state;
+	sl_gen_defaults(SL_FAM_GPT, &r.gc);
+	r.gc.layers = 10;
+	r.gc.seq = 256;
+	opts_for_gen(&r);
+	r.o.devices = 8;
+	r.o.global_batch = 24;
+	r.o.space.zero = false;
+	r.o.space.recipe.framework = SL_FW_DEEPSPEED;
+	r.o.space.recipe.shard_states = 1;
+	for (int j = 0; j < 2; j++) {
+		r.layers[j] = two[j];
+		r.rec[j] = SL_RECOMP_NONE;
+	}
+	/* 2 stages of 4 data-parallel ranks, 3 micro-batches of 8 */
+	pipe_config(&r.c, 2, 1, 4, 1, 8, 3, r.layers, r.rec);
+	sl_error_clear(&err);
+	assert_int_equal(sl_pipeline_eval(&r.o, &r.c, &pl, &err), SL_OK);
+	text = sl_pipeline_export(&pl, &r.o, SL_EXPORT_DEEPSPEED, &err);
+	if (text == NULL)
+		fail_msg("%s", err.msg);
+	assert_non_null(p = strstr(text, "\"train_batch_size\": "));
+	tb = strtol(p + 20, NULL, 10);
+	assert_non_null(p = strstr(text, "\"train_micro_batch_size_per_gpu\": "));
+	mb = strtol(p + 34, NULL, 10);
+	assert_non_null(p = strstr(text, "\"gradient_accumulation_steps\": "));
+	ga = strtol(p + 31, NULL, 10);
+	assert_int_equal(tb, 24);
+	assert_int_equal(tb, mb * ga * (8 / 2));
+	assert_non_null(strstr(text, "\"stage\": 1"));
+	assert_non_null(strstr(text, "num_stages=2"));
+	free(text);
+	sl_pipeline_free(&pl);
+}
+
+/*
+ * The DTensor script's parallelize plans name modules of the model
+ * families only: Hugging Face's LlamaForCausalLM (modeling_llama.py) and
+ * torchtitan's LLaMA (torchtitan/models/llama3/model/model.py).
+ */
+static void
+test_dtensor_names(void **state)
+{
+	static const char *const llama[] = { "\"self_attn.q_proj\"",
+	    "\"self_attn.k_proj\"", "\"self_attn.v_proj\"", "\"self_attn.o_proj\"",
+	    "\"mlp.gate_proj\"", "\"mlp.up_proj\"", "\"mlp.down_proj\"",
+	    "\"input_layernorm\"", "\"post_attention_layernorm\"",
+	    "\"model.embed_tokens\"", "\"model.norm\"", "\"lm_head\"" };
+	static const char *const titan[] = { "\"attention.wq\"", "\"attention.wk\"",
+	    "\"attention.wv\"", "\"attention.wo\"", "\"feed_forward.w1\"",
+	    "\"feed_forward.w2\"", "\"feed_forward.w3\"", "\"attention_norm\"",
+	    "\"ffn_norm\"", "\"tok_embeddings\"", "\"output\"" };
+	static const char *const gone[] = { "attn.qkv", "attn.proj", "mlp.fc1",
+	    "mlp.fc2" };
+	static const int one[1] = { 2 };
+	run r;
+	sl_pipeline pl;
+	sl_error err;
+	char *text;
+
+	(void)state;
+	sl_gen_defaults(SL_FAM_LLAMA, &r.gc);
+	r.gc.seq = 256;
+	opts_for_gen(&r);
+	r.o.devices = 4;
+	r.o.global_batch = 4;
+	r.o.space.recipe.framework = SL_FW_TORCHTITAN;
+	r.o.space.recipe.precision = SL_PREC_AMP;
+	r.layers[0] = one[0];
+	r.rec[0] = SL_RECOMP_NONE;
+	pipe_config(&r.c, 1, 1, 2, 2, 4, 1, r.layers, r.rec);
+	sl_error_clear(&err);
+	assert_int_equal(sl_pipeline_eval(&r.o, &r.c, &pl, &err), SL_OK);
+	text = sl_pipeline_export(&pl, &r.o, SL_EXPORT_DTENSOR, &err);
+	if (text == NULL)
+		fail_msg("%s", err.msg);
+	for (size_t i = 0; i < sizeof llama / sizeof *llama; i++)
+		if (strstr(text, llama[i]) == NULL)
+			fail_msg("no %s", llama[i]);
+	for (size_t i = 0; i < sizeof titan / sizeof *titan; i++)
+		if (strstr(text, titan[i]) == NULL)
+			fail_msg("no %s", titan[i]);
+	for (size_t i = 0; i < sizeof gone / sizeof *gone; i++)
+		assert_null(strstr(text, gone[i]));
+	/* the root sharded, the precision policy, sequence and loss parallel */
+	assert_non_null(strstr(text, "fully_shard(model, mesh=dp"));
+	assert_non_null(strstr(text, "MixedPrecisionPolicy(param_dtype="));
+	assert_non_null(strstr(text, "SequenceParallel()"));
+	assert_non_null(strstr(text, "loss_parallel()"));
+	assert_non_null(strstr(text, "PP, DP, CP, TP = 1, 2, 1, 2"));
+	free(text);
+	sl_pipeline_free(&pl);
+}
+
+/* ------------------------------------------------- a plan file reopened */
+
+static char tmpdir[512];
+
+/*
+ * A pipeline plan written by the export and reopened with nothing but the
+ * file (sl_plan_pipe_setup) gives the same step time and peak.
+ */
+static void
+test_plan_reopens(void **state)
+{
+	static const int layers[4] = { 3, 2, 3, 2 };
+	run r;
+	sl_pipeline pl, back;
+	sl_plan_file pf;
+	sl_hybrid_opts o2;
+	sl_pipe_config c2;
+	sl_topo topo;
+	sl_error err;
+	char path[600], *text;
+	FILE *fp;
+
+	(void)state;
+	gpt10(&r, layers);
+	r.o.space.recipe.recompute = SL_RECOMP_SELECTIVE;
+	r.rec[1] = SL_RECOMP_SELECTIVE;
+	sl_error_clear(&err);
+	assert_int_equal(sl_pipeline_eval(&r.o, &r.c, &pl, &err), SL_OK);
+	text = sl_pipeline_export(&pl, &r.o, SL_EXPORT_JSON, &err);
+	assert_non_null(text);
+	snprintf(path, sizeof path, "%s/plan.json", tmpdir);
+	assert_non_null(fp = fopen(path, "w"));
+	fputs(text, fp);
+	fclose(fp);
+	free(text);
+	assert_int_equal(sl_plan_read(path, &pf, &err), SL_OK);
+	assert_true(pf.has_setup);
+	assert_int_equal(pf.recipe.framework, SL_FW_MEGATRON);
+	assert_int_equal(pf.recipe.shard_states, 1);
+	assert_int_equal(pf.outer, 1);
+	assert_int_equal(pf.inner, 2);
+	assert_int_equal(pf.devices, 8);
+	assert_string_equal(pf.hw.name, r.o.hw.name);
+	assert_true(pf.hw.flops == r.o.hw.flops);
+	assert_int_equal(sl_plan_pipe_setup(&pf, &o2, &topo, &c2, &err), SL_OK);
+	o2.model = gen_model_fn;
+	o2.model_ctx = &r.gc;
+	assert_int_equal(sl_pipeline_eval(&o2, &c2, &back, &err), SL_OK);
+	assert_true(back.step_ns == pl.step_ns);
+	assert_true(back.max_mem == pl.max_mem);
+	for (int j = 0; j < 4; j++)
+		assert_string_equal(back.stage[j].strategy[0], pl.stage[j].strategy[0]);
+	sl_pipeline_free(&back);
+	sl_plan_file_free(&pf);
+	sl_pipeline_free(&pl);
+	unlink(path);
+}
+
+static int
+setup(void **state)
+{
+	const char *t = getenv("TMPDIR");
+
+	(void)state;
+	snprintf(tmpdir, sizeof tmpdir, "%s/test_framework.XXXXXX", t ? t : "/tmp");
+	return mkdtemp(tmpdir) == NULL;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	return rmdir(tmpdir);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_arch),
+		cmocka_unit_test(test_megatron_rules),
+		cmocka_unit_test(test_torchtitan_rules),
+		cmocka_unit_test(test_deepspeed_rules),
+		cmocka_unit_test(test_framework_choice),
+		cmocka_unit_test(test_megatron_stage_layout),
+		cmocka_unit_test(test_deepspeed_batch_identity),
+		cmocka_unit_test(test_dtensor_names),
+		cmocka_unit_test(test_plan_reopens),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
