@@ -1,8 +1,10 @@
 /*
  * bench_plan.c: how long the hybrid search (pipeline degree, sub-mesh,
  * micro-batches, stage boundaries, recomputation, and the exact plan of
- * every stage) takes for GPT-3 175B and LLaMA-2-70B over 64, 512 and 1024
- * devices (`make bench-plan`).  Runs each row three times in a process
+ * every stage) takes for GPT-3 175B, LLaMA-2-70B and a DeepSeek-V3-sized
+ * mixture of experts (61 layers, 256 experts, top-8, latent attention),
+ * per operator and under Megatron-LM, over 64, 512 and 1024 devices
+ * (`make bench-plan`).  Runs each row three times in a process
  * of its own and prints the first run's CPU time (what `shardlab plan`
  * takes, paying for the memory the search touches first; of_1s is its
  * ratio to the goal of one second), the process's peak resident memory
@@ -15,7 +17,9 @@
  * equal plans, so a change meant to be faster shows it changed nothing.
  *
  * Arguments select rows, for profiling one: `bench_plan gpt3 64` runs
- * GPT-3 175B on 64 devices alone, `bench_plan llama` LLaMA-2-70B's three.
+ * GPT-3 175B on 64 devices alone, `bench_plan llama` LLaMA-2-70B's three,
+ * `bench_plan moe 1024` the mixture on 1024 devices, `bench_plan moe-mg
+ * 1024` the same under Megatron-LM (plan's default framework).
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -123,7 +127,15 @@ plan_digest(const sl_pipeline *pl)
 	return h;
 }
 
-static sl_gen_config cfg[2];
+#define N_MODELS 4
+static sl_gen_config cfg[N_MODELS];
+static const char *const row_name[N_MODELS] = { "gpt3", "llama", "moe", "moe-mg" };
+static const int64_t row_batch[N_MODELS] = { 1536, 1024, 4096, 4096 };
+/* the per-operator search, and the mixture as `shardlab plan` plans it by
+ * default: under Megatron-LM (its distributed optimizer), each choice of
+ * the experts' axes searched */
+static const sl_framework row_fw[N_MODELS] = { SL_FW_FREE, SL_FW_FREE,
+    SL_FW_FREE, SL_FW_MEGATRON };
 static sl_hw hw;
 static double ref;
 static const int devices[] = { 64, 512, 1024 };
@@ -154,9 +166,12 @@ run_row(int mi, int di)
 		o.model_ctx = &cfg[mi];
 		o.hw = hw;
 		o.devices = devices[di];
-		o.global_batch = mi == 0 ? 1536 : 1024;
+		o.global_batch = row_batch[mi];
 		o.space.recipe.precision = SL_PREC_MEGATRON;
 		o.space.recipe.recompute = SL_RECOMP_AUTO;
+		o.space.recipe.framework = row_fw[mi];
+		if (row_fw[mi] == SL_FW_MEGATRON)
+			o.space.recipe.shard_states = 1;
 		sl_error_clear(&err);
 		c0 = cpu_ms();
 		if (sl_hybrid_search(&o, &r, &err) != SL_OK) {
@@ -214,6 +229,28 @@ main(int argc, char **argv)
 	cfg[1].ffn = 28672;
 	cfg[1].vocab = 32000;
 	cfg[1].seq = 4096;
+	/* DeepSeek-V3's sizes (tests/data/hf/DeepSeek-V3.json) */
+	sl_gen_defaults(SL_FAM_MOE, &cfg[2]);
+	snprintf(cfg[2].name, sizeof cfg[2].name, "deepseek-v3");
+	cfg[2].layers = 61;
+	cfg[2].hidden = 7168;
+	cfg[2].heads = cfg[2].kv_heads = 128;
+	cfg[2].ffn = 18432;
+	cfg[2].vocab = 129280;
+	cfg[2].seq = 4096;
+	cfg[2].experts = 256;
+	cfg[2].topk = 8;
+	cfg[2].moe_ffn = 2048;
+	cfg[2].shared_ffn = 2048;
+	cfg[2].first_dense = 3;
+	cfg[2].score_bias = true;
+	cfg[2].q_lora = 1536;
+	cfg[2].kv_lora = 512;
+	cfg[2].qk_nope = 128;
+	cfg[2].qk_rope = 64;
+	cfg[2].v_head = 128;
+	cfg[3] = cfg[2];
+	snprintf(cfg[3].name, sizeof cfg[3].name, "dsv3-megatron");
 	ref = reference_ms();
 	printf("hybrid search, three runs per row in a process of its own; reference "
 	    "(%dx%dx%d min-plus product): %.1f CPU ms\n", REF_N, REF_N, REF_N, ref);
@@ -221,12 +258,12 @@ main(int argc, char **argv)
 	    "wall_ms", "first_ms", "cpu_ms", "ref_x", "of_1s", "peak_mb", "solves", "cfgs",
 	    "digest", "plan");
 	fflush(stdout);
-	for (int mi = 0; mi < 2; mi++)
+	for (int mi = 0; mi < N_MODELS; mi++)
 		for (int di = 0; di < 3; di++) {
 			pid_t pid;
 			int st;
 
-			if (argc > 1 && strcmp(argv[1], mi == 0 ? "gpt3" : "llama") != 0)
+			if (argc > 1 && strcmp(argv[1], row_name[mi]) != 0)
 				continue;
 			if (argc > 2 && atoi(argv[2]) != devices[di])
 				continue;

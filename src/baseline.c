@@ -457,6 +457,46 @@ has_role(const sl_space *s, int op, sl_loop_role role)
 }
 
 /*
+ * Whether every reader of op's output takes it whole over a tensor-parallel
+ * axis: the router (tp rule SL_TP_ROUTER), a norm, or an attention input
+ * without heads (latent attention's shared rope key).  Megatron-LM keeps
+ * such a matmul's weight whole on every rank, applied to the rank's tokens
+ * (parallel_mode "duplicated"): the router's gate (megatron/core/
+ * transformer/moe/router.py, TopKRouter) and latent attention's down
+ * projections, whose latents it gathers before their norms
+ * (megatron/core/transformer/multi_latent_attention.py, linear_q_down_proj
+ * and linear_kv_down_proj).
+ */
+static bool
+feeds_whole(const sl_space *s, int op)
+{
+	const sl_graph *g = s->g;
+	const sl_op *o = &g->ops[op];
+	int n = 0;
+
+	if (o->layer < 0 || o->n_out < 1)
+		return false;
+	for (int v = op + 1; v < g->layers[o->layer].first_op +
+	    g->layers[o->layer].n_ops && v < g->n_ops; v++)
+		for (int i = 0; i < g->ops[v].n_in; i++) {
+			sl_tp_rule r = sl_kinds[g->ops[v].kind].tp_rule;
+			const sl_binding *b = s->ops[v].bind;
+			bool heads = false;
+
+			if (g->ops[v].in[i] != o->out[0])
+				continue;
+			for (int d = 0; d < g->tensors[o->out[0]].rank; d++)
+				heads |= b->map[i][d] >= 0 &&
+				    b->role[b->map[i][d]] == SL_LOOP_HEAD;
+			if (r != SL_TP_ROUTER && r != SL_TP_SEQ &&
+			    (r != SL_TP_HEAD || heads))
+				return false;
+			n++;
+		}
+	return n > 0;
+}
+
+/*
  * The tensor-parallel role Megatron-LM gives op on the inner axis, by the
  * rule of its kind (kinds.c): vocabulary-parallel embedding and
  * cross-entropy; a matmul is row-parallel when its input arrives split on
@@ -464,9 +504,20 @@ has_role(const sl_space *s, int op, sl_loop_role role)
  * up, lm_head); attention splits heads; elementwise operators follow their
  * input's split; norms, and anything fed by a replicated or partial tensor,
  * are replicated, or split on the sequence with sequence parallelism.
+ *
+ * A matmul whose readers take its output whole keeps its weight whole
+ * (feeds_whole).  A mixture's experts (megatron/core/transformer/moe/
+ * token_dispatcher.py, MoEAlltoAllTokenDispatcher): the router and its gate on the rank's
+ * tokens; with expert parallelism over the axis (ep), the tokens stay
+ * split through dispatch and combine and the experts split by expert;
+ * without (expert tensor parallel, the default of
+ * --expert-tensor-parallel-size), the tokens are gathered before the
+ * dispatch, the experts split by their width, and combine
+ * reduce-scatters their output back to the sequence.
  */
 static sl_loop_role
-megatron_role(const sl_space *s, const int *choice, int op, int tp, bool sp)
+megatron_role(const sl_space *s, const int *choice, int op, int tp, bool sp,
+    bool ep)
 {
 	const sl_op *o = &s->g->ops[op];
 	sl_loop_role in_role = o->n_in > 0 ?
@@ -475,11 +526,19 @@ megatron_role(const sl_space *s, const int *choice, int op, int tp, bool sp)
 	    SL_LOOP_NONE;
 
 	switch (sl_kinds[o->kind].tp_rule) {
+	case SL_TP_ROUTER:
+		return seq;
+	case SL_TP_DISPATCH:
+		return ep ? seq : SL_LOOP_NONE;
+	case SL_TP_EXPERTS:
+		return ep ? SL_LOOP_EXPERT : SL_LOOP_COL;
 	case SL_TP_VOCAB:
 		return SL_LOOP_VOCAB;
 	case SL_TP_HEAD:
 		return SL_LOOP_HEAD;
 	case SL_TP_ROW_OR_COL:
+		if (feeds_whole(s, op))
+			return seq;
 		return in_role == SL_LOOP_ROW ? SL_LOOP_ROW : SL_LOOP_COL;
 	case SL_TP_HEAD_OR_INPUT:
 		return has_role(s, op, SL_LOOP_HEAD) ? SL_LOOP_HEAD : in_role;
@@ -505,7 +564,7 @@ plan_megatron(const sl_space *s, bool sp, int *choice, int *n_fallback,
 		choice[v] = -1;
 	for (int v = 0; v < s->g->n_ops; v++) {
 		sl_loop_role want[SL_MAX_AXES] = { SL_LOOP_NONE, SL_LOOP_NONE };
-		sl_loop_role role = megatron_role(s, choice, v, tp, sp);
+		sl_loop_role role = megatron_role(s, choice, v, tp, sp, false);
 		int i;
 
 		if (na == 2)
@@ -544,7 +603,7 @@ sl_strategy_roles_ok(const sl_space *s, int op, const sl_strategy *st,
 			continue;
 		switch (role[a]) {
 		case SL_AXIS_DP:
-			if (r != SL_LOOP_NONE && r != SL_LOOP_DP)
+			if (r != SL_LOOP_NONE && r != SL_LOOP_DP && r != SL_LOOP_EXPERT)
 				return false;
 			break;
 		case SL_AXIS_TP:
@@ -552,7 +611,7 @@ sl_strategy_roles_ok(const sl_space *s, int op, const sl_strategy *st,
 				return false;
 			break;
 		case SL_AXIS_CP:
-			if (r != SL_LOOP_NONE && r != SL_LOOP_SEQ)
+			if (r != SL_LOOP_NONE && r != SL_LOOP_SEQ && r != SL_LOOP_EXPERT)
 				return false;
 			break;
 		default:
@@ -564,7 +623,7 @@ sl_strategy_roles_ok(const sl_space *s, int op, const sl_strategy *st,
 
 int
 sl_framework_choice(const sl_space *s, const sl_axis_role *role,
-    bool shard_params, int *choice, char *why, size_t len)
+    unsigned ep_axes, bool shard_params, int *choice, char *why, size_t len)
 {
 	int na = s->mesh.n_axes;
 
@@ -575,10 +634,16 @@ sl_framework_choice(const sl_space *s, const sl_axis_role *role,
 		bool z = shard_params && owns_params(s, v);
 		int i;
 
-		for (int a = 0; a < na; a++)
+		for (int a = 0; a < na; a++) {
+			bool ep = (ep_axes & (1u << a)) != 0;
+			if (ep && role[a] != SL_AXIS_TP &&
+			    sl_kinds[s->g->ops[v].kind].tp_rule == SL_TP_EXPERTS) {
+				want[a] = SL_LOOP_EXPERT;
+				continue;
+			}
 			switch (role[a]) {
 			case SL_AXIS_TP:
-				want[a] = megatron_role(s, choice, v, a, true);
+				want[a] = megatron_role(s, choice, v, a, true, ep);
 				break;
 			case SL_AXIS_CP:
 				want[a] = has_role(s, v, SL_LOOP_SEQ) ? SL_LOOP_SEQ :
@@ -589,18 +654,43 @@ sl_framework_choice(const sl_space *s, const sl_axis_role *role,
 				    SL_LOOP_NONE;
 				break;
 			}
-		i = find_roles(s, v, want, z);
-		/*
-		 * A parameter replicated over no axis has nothing to shard;
-		 * one replicated over a tensor-parallel axis too (a norm's
-		 * weight under sequence parallelism) would be sharded over it
-		 * by +z, which FSDP and ZeRO do not do: it stays whole (a
-		 * vector of the hidden size per layer).
-		 */
-		if (i >= 0 && z && !sl_strategy_roles_ok(s, v, &s->ops[v].strat[i], role))
-			i = -1;
-		if (i < 0 && z)
-			i = find_roles(s, v, want, false);
+		}
+		for (int pass = 0; pass < 2; pass++) {
+			bool narrow = false;
+			/*
+			 * A table or weight too narrow to split over a
+			 * tensor-parallel axis stays whole there, applied to
+			 * the rank's tokens: Megatron-LM's token-type
+			 * embedding (a plain nn.Embedding in
+			 * megatron/core/models/common/embeddings/
+			 * language_model_embedding.py) and a shared expert's
+			 * gate (shared_experts.py, gate_weight).
+			 */
+			for (int a = 0; pass == 1 && a < na; a++)
+				if (role[a] == SL_AXIS_TP && (want[a] == SL_LOOP_VOCAB ||
+				    want[a] == SL_LOOP_COL)) {
+					want[a] = has_role(s, v, SL_LOOP_SEQ) ?
+					    SL_LOOP_SEQ : SL_LOOP_NONE;
+					narrow = true;
+				}
+			if (pass == 1 && !narrow)
+				break;
+			i = find_roles(s, v, want, z);
+			/*
+			 * A parameter replicated over no axis has nothing to
+			 * shard; one replicated over a tensor-parallel axis
+			 * too (a norm's weight under sequence parallelism)
+			 * would be sharded over it by +z, which FSDP and ZeRO
+			 * do not do: it stays whole (a vector of the hidden
+			 * size per layer).
+			 */
+			if (i >= 0 && z && !sl_strategy_roles_ok(s, v, &s->ops[v].strat[i], role))
+				i = -1;
+			if (i < 0 && z)
+				i = find_roles(s, v, want, false);
+			if (i >= 0)
+				break;
+		}
 		if (i < 0) {
 			if (why != NULL && len > 0)
 				snprintf(why, len, _("operator \"%s\" cannot be split as "

@@ -60,21 +60,38 @@ attention_rate(const sl_hw *hw, double f)
 	return sl_gemm_rate(hw, f);
 }
 
+/*
+ * Share of the s x s query-key pairs a causal attention computes: half,
+ * or with a sliding window of w keys, sum over queries of min(i + 1, w)
+ * = s w - w (w - 1) / 2 of the s^2.
+ */
+static double
+causal_share(int64_t s, int64_t w)
+{
+	double S = (double)s, W = (double)w;
+
+	if (w <= 0 || w >= s)
+		return 0.5;
+	return (S * W - W * (W - 1) / 2) / (S * S);
+}
+
 double
 sl_attention_flops(const sl_graph *g, const sl_op *op, int64_t batch,
     int64_t heads)
 {
 	const sl_tensor *x = &g->tensors[op->in[0]];
-	int64_t kvh = op->kv_heads > 0 ? op->kv_heads : op->heads;
-	double d = (double)x->dims[2] / (double)(op->heads + 2 * kvh);
 	double s = (double)x->dims[1];
+	sl_attn_dims ad;
 
+	sl_attention_dims(g, op, &ad);
 	if (batch <= 0)
 		batch = x->dims[0];
 	if (heads <= 0)
 		heads = op->heads;
-	/* QK^T and PV, 2 b h s^2 d each; causal: half of it computed. */
-	return 4.0 * (double)batch * (double)heads * s * s * d * 0.5;
+	/* QK^T (2 b h s^2 dqk) and PV (2 b h s^2 dv), causal: the pairs
+	 * computed (a half, or what a sliding window leaves). */
+	return 2.0 * (double)batch * (double)heads * s * s *
+	    (double)(ad.dqk + ad.dv) * causal_share(x->dims[1], op->window);
 }
 
 /*
@@ -271,6 +288,20 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 			    &kf, &kb, out);
 		break;
 	}
+	case SL_OP_EXPERTS: {
+		/*
+		 * Grouped gemms over the local experts: fc1 (f' columns) and
+		 * fc2, 2 x tokens x h x (f' + f) forward, twice that backward;
+		 * one kernel runs every local expert, so its rate is that of
+		 * the group's FLOPs (a batched gemm's).  Loops b, E, c, h, f.
+		 */
+		double tokens = (double)loc[0] * (double)loc[1] * (double)loc[2];
+		double f = (double)loc[4];
+		ff = 2 * tokens * (double)loc[3] * ((op->gated ? 2 * f : f) + f);
+		fb = 2 * ff;
+		rate = sl_gemm_rate(hw, ff);
+		break;
+	}
 	case SL_OP_ATTENTION: {
 		double s = (double)b->size[1];
 		ff = sl_attention_flops(sp->g, op, loc[0], loc[2]);
@@ -382,8 +413,10 @@ sl_op_recomputed(const sl_space *sp, int v)
  * al. 2022, appendix B): 2 m n k for every matrix product over the whole
  * tensors, and for attention its two products over the whole s x s score
  * matrix, 4 b h s^2 d, although a causal kernel computes half of it.
- * Nothing for normalisation, activations, the loss or the embedding's
- * lookup.  In double precision: a trillion-parameter step is 5e19.
+ * A mixture's experts: the products of the tokens routed to them, k a
+ * token (Megatron-LM counts its MoE layers the same way: top-k times an
+ * expert's MLP).  Nothing for normalisation, activations, the loss or the
+ * embedding's lookup.  In double precision: a trillion-parameter step is 5e19.
  */
 double
 sl_op_model_flops(const sl_graph *g, const sl_op *op)
@@ -399,6 +432,20 @@ sl_op_model_flops(const sl_graph *g, const sl_op *op)
 		return 2.0 * (double)sl_tensor_elems(y) * (double)x->dims[x->rank - 1];
 	case SL_OP_ATTENTION:
 		return 2.0 * sl_attention_flops(g, op, 0, 0);
+	case SL_OP_EXPERTS: {
+		/* the tokens routed (b s k; its dispatch's input gives s),
+		 * not the capacity they are padded to: fc1 (h -> f') and fc2
+		 * (f -> h) */
+		const sl_tensor *d = &g->tensors[op->in[0]];
+		const sl_tensor *w2 = &g->tensors[op->in[2]];
+		double tokens = (double)d->dims[0] * (double)d->dims[1] *
+		    (double)d->dims[2], f = (double)w2->dims[1];
+		if (d->producer >= 0 && g->ops[d->producer].kind == SL_OP_DISPATCH) {
+			const sl_tensor *t = &g->tensors[g->ops[d->producer].in[0]];
+			tokens = (double)t->dims[0] * (double)t->dims[1] * op->topk;
+		}
+		return 2.0 * tokens * (double)d->dims[3] * ((op->gated ? 2 * f : f) + f);
+	}
 	default:
 		return 0;
 	}

@@ -186,6 +186,8 @@ static const char *const role_text[SL_LOOP_ROLE_COUNT] = {
 	    "output features"),
 	[SL_LOOP_HEAD] = N_("each device computes a subset of the attention heads"),
 	[SL_LOOP_VOCAB] = N_("vocabulary-parallel: each device holds a slice of the vocabulary"),
+	[SL_LOOP_EXPERT] = N_("expert parallel: each device holds some of the experts and "
+	    "computes the tokens routed to them, which reach it all-to-all"),
 };
 
 static const char *
@@ -246,6 +248,58 @@ explain_header(sbuf *b, const sl_space *s, int opi, const sl_strategy *st)
 		if (!any)
 			sb_printf(b, "%s\n", _("  nothing is split: every device does the whole operator"));
 	}
+}
+
+/*
+ * Where a mixture's experts live: for an operator that splits its expert
+ * dimension, the experts each group of devices holds (the explorer's and
+ * explain's picture of expert parallelism).
+ */
+static void
+explain_experts(sbuf *b, const sl_space *s, int opi, const sl_strategy *st)
+{
+	const sl_mesh *m = &s->mesh;
+	const sl_binding *bd = s->ops[opi].bind;
+	int nd = m->n_devices, parts;
+	int64_t E = 0;
+	uint8_t axes = 0;
+	bool *in;
+	char buf[256];
+
+	for (int l = 0; l < bd->n_loop; l++)
+		if (bd->role[l] == SL_LOOP_EXPERT) {
+			E = bd->size[l];
+			axes = st->loop_axes[l];
+		}
+	if (E == 0)
+		return;
+	sb_printf(b, "\n%s\n", _("Experts on each device"));
+	if (axes == 0) {
+		sb_printf(b, ngettext("  every device holds all %lld expert\n",
+		    "  every device holds all %lld experts\n", E), (long long)E);
+		return;
+	}
+	parts = sl_axes_parts(m, axes);
+	in = sl_xcalloc(nd, sizeof *in);
+	for (int i = 0; i < parts; i++) {
+		int64_t lo = i * (E / parts), n = E / parts;
+		int coord[SL_MAX_AXES];
+		for (int d = 0; d < nd; d++) {
+			sl_mesh_coords(m, d, coord);
+			in[d] = sl_axes_index(m, axes, coord) == i;
+		}
+		devset_str(in, nd, buf, sizeof buf);
+		if (n == 1)
+			sb_printf(b, _("  %s: expert %lld\n"), buf, (long long)lo);
+		else
+			sb_printf(b, _("  %s: experts %lld-%lld\n"), buf, (long long)lo,
+			    (long long)(lo + n - 1));
+	}
+	free(in);
+	sb_printf(b, ngettext("  (%lld expert on each device; the tokens routed to "
+	    "the others leave it all-to-all, see 5.)\n", "  (%lld experts on each "
+	    "device; the tokens routed to the others leave it all-to-all, see 5.)\n",
+	    E / parts), (long long)(E / parts));
 }
 
 static void
@@ -773,6 +827,21 @@ reshard_why(sbuf *b, int a, int p, int q)
 		    "dimension %d\n"), a, p, q);
 }
 
+/* The arithmetic of an all-to-all, as the formula line of an all-reduce
+ * teaches its own: what the group holds, what each device keeps and sends. */
+static void
+all_to_all_why(sbuf *b, const sl_mesh *m, int a, int64_t bytes)
+{
+	int n = m->axes[a].size;
+	char h1[32], h2[32];
+
+	sb_printf(b, _("      all-to-all: the %d devices hold %s together, %s each; "
+	    "each keeps 1/%d of its piece and sends 1/%d to each of the %d others: "
+	    "(%d-1)/%d^2 of the whole leaves every device, at once on every link\n"),
+	    n, bytes_h(bytes, h1, sizeof h1), bytes_h(bytes / n, h2, sizeof h2), n, n,
+	    n - 1, n, n);
+}
+
 static void
 edge_text(sbuf *b, const sl_space *s, int e, int s_src, int s_dst, bool incoming)
 {
@@ -801,8 +870,11 @@ edge_text(sbuf *b, const sl_space *s, int e, int s_src, int s_dst, bool incoming
 	sl_edge_colls(s, e, s_src, s_dst, collect_coll, &l);
 	for (int i = 0; i < l.n; i++) {
 		const sl_coll_item *it = &l.it[i];
-		if (i == 0 || l.it[i - 1].axis != it->axis)
+		if (i == 0 || l.it[i - 1].axis != it->axis) {
 			reshard_why(b, it->axis, it->from, it->to);
+			if (it->coll == SL_COLL_ALL_TO_ALL)
+				all_to_all_why(b, m, it->axis, it->bytes);
+		}
 		total += coll_line(b, m, it->coll, it->axis, it->bytes,
 		    it->phase == SL_PHASE_FWD ? ind_fwd : ind_bwd);
 	}
@@ -859,6 +931,7 @@ sl_explain(const sl_space *s, const int *choice, int op, int strat,
 	st = &s->ops[op].strat[strat];
 	sb_printf(&b, "%s", "");
 	explain_header(&b, s, op, st);
+	explain_experts(&b, s, op, st);
 	explain_shards(&b, s, op, st);
 	explain_memory(&b, s, op, strat, st);
 	explain_comm(&b, s, op, strat, st);

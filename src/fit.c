@@ -282,7 +282,8 @@ held_tables(fit_ctx *c)
 		for (int k = 0; k < s->ops[v].n_strat; k++) {
 			struct held_acc a = { 0, 0 };
 			sl_node_items(s, v, k, NULL, held_item, &a);
-			sl_node_transients(s, v, k, NULL, held_item, &a);
+			sl_node_transients(s, v, k, NULL, s->grads_persist,
+			    held_item, &a);
 			c->held[v][k] = a.held;
 			c->resident[v][k] = a.resident;
 		}
@@ -541,9 +542,10 @@ fit_here(fit_ctx *c, sl_fit *r, sl_error *err)
 	free(f.choice);
 	if (r->fits && r->bound > r->sol.objective)
 		r->bound = r->sol.objective;
+	/* GLPK's branching on the knapsack row can take its whole time limit:
+	 * asked for by name (--solver ilp), not as a live re-solve */
 	if (c->held != NULL && (!r->fits || r->bound < r->sol.objective) &&
-	    (o->solver == SL_SOLVER_ILP || (o->solver == SL_SOLVER_AUTO &&
-	    !sl_solve_auto_searches(c->p)))) {
+	    o->solver == SL_SOLVER_ILP) {
 		if ((rc = fit_ilp(c, r, err)) != SL_OK)
 			return rc;
 		sl_space_reweigh(c->s, o->alpha, c->p);

@@ -41,11 +41,30 @@ arch_fail(const sl_graph *g, sl_error *err, const char *why)
 	    "json"), sl_esc(g->name), why);
 }
 
+/* The first matmul of layer l's dense feed-forward (gen.c names it gate
+ * in a SwiGLU, fc1 otherwise), or NULL. */
+static const sl_op *
+ffn_matmul(const sl_graph *g, int l)
+{
+	const sl_layer *ly = &g->layers[l];
+
+	for (int i = 0; i < ly->n_ops; i++) {
+		const sl_op *op = &g->ops[ly->first_op + i];
+		const char *dot = strrchr(op->name, '.');
+		const char *n = dot != NULL ? dot + 1 : op->name;
+		if (op->kind == SL_OP_MATMUL &&
+		    (strcmp(n, "gate") == 0 || strcmp(n, "fc1") == 0))
+			return op;
+	}
+	return NULL;
+}
+
 int
 sl_arch_of(const sl_graph *g, sl_arch *a, sl_error *err)
 {
-	const sl_op *emb = NULL, *att, *first, *ffn_op;
+	const sl_op *emb = NULL, *att, *first, *ffn_op = NULL;
 	int64_t seq = 0;
+	const sl_op *ex;
 
 	memset(a, 0, sizeof *a);
 	if (g == NULL || g->n_layers < 1)
@@ -68,22 +87,31 @@ sl_arch_of(const sl_graph *g, sl_arch *a, sl_error *err)
 	a->kv_heads = att->kv_heads > 0 ? att->kv_heads : att->heads;
 	a->dropout = att->p;
 	first = &g->ops[g->layers[0].first_op];
+	/* a mixture's layers hold their SwiGLU inside the experts */
+	ex = layer_op(g, 0, SL_OP_EXPERTS, 0);
+	(void)sl_moe_arch_of(g, &a->moe);
 	if (layer_op(g, 0, SL_OP_RMSNORM, 0) != NULL &&
-	    layer_op(g, 0, SL_OP_SILU, 0) != NULL) {
+	    (layer_op(g, 0, SL_OP_SILU, 0) != NULL || (ex != NULL && ex->gated)))
 		a->family = SL_FAM_LLAMA;
-		ffn_op = layer_op(g, 0, SL_OP_MATMUL, 2);	/* qkv, proj, gate */
-	} else if (first->kind == SL_OP_LAYERNORM) {
+	else if (first->kind == SL_OP_LAYERNORM)
 		a->family = SL_FAM_GPT;				/* pre-LN */
-		ffn_op = layer_op(g, 0, SL_OP_MATMUL, 2);	/* qkv, proj, fc1 */
-	} else if (first->kind == SL_OP_MATMUL) {
+	else if (first->kind == SL_OP_MATMUL)
 		a->family = SL_FAM_BERT;			/* post-LN */
-		ffn_op = layer_op(g, 0, SL_OP_MATMUL, 2);
-	} else
+	else
 		return arch_fail(g, err, _("its layers are neither pre- nor post-norm"));
-	if (ffn_op == NULL || g->tensors[ffn_op->in[1]].rank != 2)
+	/* the feed-forward width of the first dense layer; a model of
+	 * mixtures alone, its experts' */
+	for (int l = 0; l < g->n_layers && ffn_op == NULL; l++)
+		if (layer_op(g, l, SL_OP_EXPERTS, 0) == NULL)
+			ffn_op = ffn_matmul(g, l);
+	if (ffn_op != NULL && g->tensors[ffn_op->in[1]].rank == 2) {
+		a->ffn = g->tensors[ffn_op->in[1]].dims[1];
+		a->bias = ffn_op->n_in == 3;
+	} else if (a->moe.experts > 0) {
+		a->ffn = a->moe.moe_ffn;
+		a->bias = a->moe.expert_bias;
+	} else
 		return arch_fail(g, err, _("no feed-forward matmul in layer 0"));
-	a->ffn = g->tensors[ffn_op->in[1]].dims[1];
-	a->bias = ffn_op->n_in == 3;
 	/* tied: the output layer reads the embedding table transposed */
 	for (int i = 0; i < g->n_ops; i++)
 		if (g->ops[i].kind == SL_OP_MATMUL && g->ops[i].layer < 0 &&
@@ -188,6 +216,43 @@ check_tp(const sl_layout *l, const sl_arch *a, char *why, size_t len)
 }
 
 /*
+ * A mixture's experts under Megatron-LM (moe.c names its rules):
+ * arguments.py validate_args, the experts a multiple of the expert
+ * parallel size; parallel_state.py initialize_model_parallel, the decoder's
+ * ranks (world / pp) a multiple of expert tensor x expert parallel (the
+ * expert ranks are a second decomposition of the same devices); the
+ * experts' width a multiple of expert tensor parallel (megatron/core/
+ * transformer/moe/experts.py, TEGroupedMLP's column-parallel fc1);
+ * transformer_config.py, the capacity factor only with the all-to-all
+ * dispatcher.
+ */
+static bool
+check_experts(const sl_layout *l, const sl_arch *a, char *why, size_t len)
+{
+	int ep = l->ep > 0 ? l->ep : 1, etp = l->etp > 0 ? l->etp : 1;
+	const sl_moe_arch *m = a != NULL ? &a->moe : NULL;
+
+	if (m == NULL || m->experts == 0)
+		return ep == 1 ? true : no(why, len, "%s", _("expert parallelism "
+		    "needs a model with experts"));
+	if (m->experts % ep != 0)
+		return no(why, len, _("%lld experts are not a multiple of expert "
+		    "parallel %d"), (long long)m->experts, ep);
+	if (m->moe_ffn % etp != 0)
+		return no(why, len, _("the experts' width %lld is not a multiple of "
+		    "expert tensor parallel %d"), (long long)m->moe_ffn, etp);
+	if (l->pp < 1 || l->world % l->pp != 0 ||
+	    (l->world / l->pp) % (etp * ep) != 0)
+		return no(why, len, _("the %d devices of a pipeline stage are not a "
+		    "multiple of expert tensor parallel %d x expert parallel %d"),
+		    l->pp > 0 ? l->world / l->pp : l->world, etp, ep);
+	if (m->capacity > 0 && l->allgather)
+		return no(why, len, "%s", _("a capacity factor needs the all-to-all "
+		    "token dispatcher"));
+	return true;
+}
+
+/*
  * Context parallelism splits each sequence into 2 cp chunks, two per rank,
  * for a balanced causal mask: Megatron-LM validate_args
  * (megatron/training/arguments.py: "seq-length should be a multiple of
@@ -208,7 +273,8 @@ check_cp(const sl_layout *l, const sl_arch *a, char *why, size_t len)
 static bool
 check_megatron(const sl_layout *l, const sl_arch *a, char *why, size_t len)
 {
-	if (!check_tp(l, a, why, len) || !check_cp(l, a, why, len))
+	if (!check_tp(l, a, why, len) || !check_cp(l, a, why, len) ||
+	    !check_experts(l, a, why, len))
 		return false;
 	/* megatron/core/pipeline_parallel/schedules.py,
 	 * get_forward_backward_func: no pipeline, 1F1B, or interleaved 1F1B */
@@ -258,6 +324,11 @@ check_torchtitan(const sl_layout *l, const sl_arch *a, char *why, size_t len)
 {
 	if (!check_tp(l, a, why, len) || !check_cp(l, a, why, len))
 		return false;
+	/* the export writes torchtitan's llama3 model (torchtitan/models/
+	 * llama3), which has neither experts nor latent attention */
+	if (a != NULL && (a->moe.experts > 0 || a->moe.kv_lora > 0))
+		return no(why, len, "%s", _("torchtitan's LLaMA model, which its "
+		    "launch describes, has no experts or latent attention"));
 	/*
 	 * DTensor's ColwiseParallel and RowwiseParallel take nn.Linear and
 	 * nn.Embedding (torch/distributed/tensor/parallel/style.py); Hugging
@@ -329,6 +400,11 @@ check_deepspeed(const sl_layout *l, const sl_arch *a, char *why, size_t len)
 	if (l->tp > 1 || l->cp > 1)
 		return no(why, len, "%s", _("DeepSpeed's configuration has no tensor "
 		    "or context parallelism"));
+	/* deepspeed/moe/layer.py: MoE(ep_size=...) is set in the model's
+	 * code, which a configuration does not reach */
+	if (l->ep > 1)
+		return no(why, len, "%s", _("DeepSpeed's configuration has no expert "
+		    "parallelism"));
 	if (l->pp > 1) {
 		/* deepspeed/runtime/pipe/engine.py: "ZeRO-2 and ZeRO-3 are
 		 * incompatible with pipeline parallelism" */

@@ -246,6 +246,50 @@ sl_graph_param_count(const sl_graph *g)
 }
 
 int64_t
+sl_graph_active_params(const sl_graph *g, int64_t *embedding)
+{
+	int64_t n = 0, emb = 0;
+	int *owner = sl_xmalloc((g->n_tensors ? g->n_tensors : 1) * sizeof *owner);
+	bool *lookup_only = sl_xmalloc((g->n_tensors ? g->n_tensors : 1) *
+	    sizeof *lookup_only);
+
+	/* the first reader of each parameter; whether only embeddings read it */
+	for (int t = 0; t < g->n_tensors; t++) {
+		owner[t] = -1;
+		lookup_only[t] = true;
+	}
+	for (int v = 0; v < g->n_ops; v++)
+		for (int i = 0; i < g->ops[v].n_in; i++) {
+			int t = g->ops[v].in[i];
+			if (owner[t] < 0)
+				owner[t] = v;
+			if (g->ops[v].kind != SL_OP_EMBEDDING)
+				lookup_only[t] = false;
+		}
+	for (int t = 0; t < g->n_tensors; t++) {
+		const sl_tensor *ts = &g->tensors[t];
+		int64_t e = sl_tensor_elems(ts);
+		const sl_op *op;
+
+		if (ts->role != SL_ROLE_PARAMETER)
+			continue;
+		op = owner[t] >= 0 ? &g->ops[owner[t]] : NULL;
+		/* a routed expert's weights: top-k of the E experts (the first
+		 * dimension of every expert weight) */
+		if (op != NULL && op->kind == SL_OP_EXPERTS && ts->dims[0] > 0)
+			e = e / ts->dims[0] * op->topk;
+		if (op != NULL && lookup_only[t])
+			emb += e;
+		n += e;
+	}
+	free(owner);
+	free(lookup_only);
+	if (embedding != NULL)
+		*embedding = emb;
+	return n;
+}
+
+int64_t
 sl_graph_batch(const sl_graph *g, int64_t *seq)
 {
 	for (int i = 0; i < g->n_tensors; i++) {

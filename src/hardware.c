@@ -484,6 +484,25 @@ hw_is_bundled_name(const char *s)
 	    !(n > 5 && strcmp(s + n - 5, ".json") == 0);
 }
 
+char *
+sl_hw_path(const char *name_or_path)
+{
+	const char *dir = sl_datadir();
+	char *path;
+
+	if (name_or_path == NULL || *name_or_path == '\0')
+		return NULL;
+	if (!hw_is_bundled_name(name_or_path))
+		return sl_xstrdup(name_or_path);
+	/* a bundled profile, else a file of that name here */
+	path = sl_xmalloc(strlen(dir) + strlen(name_or_path) + 32);
+	sprintf(path, "%s/hardware/%s.json", dir, name_or_path);
+	if (access(path, F_OK) == 0)
+		return path;
+	free(path);
+	return access(name_or_path, F_OK) == 0 ? sl_xstrdup(name_or_path) : NULL;
+}
+
 int
 sl_hw_load(const char *name_or_path, sl_hw *hw, sl_error *err)
 {
@@ -497,28 +516,17 @@ sl_hw_load(const char *name_or_path, sl_hw *hw, sl_error *err)
 	if (name_or_path == NULL || *name_or_path == '\0')
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 		    _("empty hardware profile name"));
-	if (hw_is_bundled_name(name_or_path)) {
-		const char *dir = sl_datadir();
-
-		path = sl_xmalloc(strlen(dir) + strlen(name_or_path) + 32);
-		sprintf(path, "%s/hardware/%s.json", dir, name_or_path);
-		if (access(path, F_OK) != 0 && access(name_or_path, F_OK) == 0) {
-			free(path);
-			path = sl_xstrdup(name_or_path);
-		} else if (access(path, F_OK) != 0) {
-			char list[512] = "";
-			for (const char *const *b = bundled_hw; *b != NULL; b++) {
-				if (b != bundled_hw)
-					strncat(list, ", ", sizeof list - strlen(list) - 1);
-				strncat(list, *b, sizeof list - strlen(list) - 1);
-			}
-			free(path);
-			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
-			    _("unknown hardware profile \"%s\" (bundled: %s; "
-			    "or name a profile file)"), name_or_path, list);
+	if ((path = sl_hw_path(name_or_path)) == NULL) {
+		char list[512] = "";
+		for (const char *const *b = bundled_hw; *b != NULL; b++) {
+			if (b != bundled_hw)
+				strncat(list, ", ", sizeof list - strlen(list) - 1);
+			strncat(list, *b, sizeof list - strlen(list) - 1);
 		}
-	} else
-		path = sl_xstrdup(name_or_path);
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("unknown hardware profile \"%s\" (bundled: %s; "
+		    "or name a profile file)"), sl_esc(name_or_path), list);
+	}
 	text = sl_read_file(path, &len, err);
 	if (text == NULL) {
 		free(path);

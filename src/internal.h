@@ -60,6 +60,7 @@ typedef enum sl_kernel {
 	SL_KERNEL_ATTENTION,	/* qk, softmax, pv and their backward */
 	SL_KERNEL_GATHER,	/* rows of a table: gather, scatter-add backward */
 	SL_KERNEL_VIEW,		/* a view of its input: no traffic */
+	SL_KERNEL_EXPERTS,	/* grouped gemms of every local expert: fc1, fc2 */
 	SL_KERNEL_COUNT
 } sl_kernel;
 
@@ -77,6 +78,13 @@ typedef enum sl_tp_rule {
 	SL_TP_HEAD_OR_INPUT,	/* the heads if it has them, else its input's split */
 	SL_TP_VOCAB_OR_SEQ,	/* the vocabulary if its input is split so, else the sequence */
 	SL_TP_SEQ,		/* the sequence */
+	/* a mixture's (Megatron-LM's MoE layer, baseline.c megatron_role):
+	 * the router on the sequence, the matmul that feeds it whole; the
+	 * dispatcher on the sequence under expert parallelism, else on
+	 * gathered tokens; the experts by expert, else by their width */
+	SL_TP_ROUTER,
+	SL_TP_DISPATCH,
+	SL_TP_EXPERTS,
 	SL_TP_RULE_COUNT
 } sl_tp_rule;
 
@@ -86,6 +94,7 @@ typedef enum sl_attr_type {
 	SL_ATTR_PROB,		/* a probability in [0, 1) (double) */
 	SL_ATTR_BOOL,		/* true or false (bool) */
 	SL_ATTR_PERM,		/* a permutation of the input's dimensions (int[]) */
+	SL_ATTR_REAL,		/* a number of at least 0 (double); 0 absent */
 	SL_ATTR_TYPE_COUNT
 } sl_attr_type;
 
@@ -104,7 +113,7 @@ typedef struct sl_attr {
 	const char *divides;
 } sl_attr;
 
-#define SL_MAX_ATTRS 3
+#define SL_MAX_ATTRS 6
 
 /*
  * One row per operator kind (kinds.c).  check validates the operator's
@@ -146,12 +155,33 @@ typedef struct sl_kind_info {
 
 extern const sl_kind_info sl_kinds[SL_OP_KIND_COUNT];
 
+/*
+ * The shape of an attention operator (kinds.c): its activation inputs (1:
+ * fused qkv; 3: latent q, kv, k_rope), the slot of its first parameter,
+ * query and key/value heads, the query/key and value head widths and the
+ * rotary key's width (latent only).
+ */
+typedef struct sl_attn_dims {
+	int n_act, param;
+	int64_t heads, kv_heads, dqk, dv, rope;
+} sl_attn_dims;
+void sl_attention_dims(const sl_graph *g, const sl_op *op, sl_attn_dims *d);
+
 /* A compute-bound kind, whose work no baseline replicates (baseline.c). */
 static inline bool
 sl_kind_is_heavy(sl_op_kind k)
 {
 	return sl_kinds[k].kernel == SL_KERNEL_GEMM ||
+	    sl_kinds[k].kernel == SL_KERNEL_EXPERTS ||
 	    sl_kinds[k].kernel == SL_KERNEL_ATTENTION;
+}
+
+/* An operator of a mixture's routing and experts (kinds.c). */
+static inline bool
+sl_kind_is_moe(sl_op_kind k)
+{
+	return k == SL_OP_ROUTER || k == SL_OP_DISPATCH || k == SL_OP_EXPERTS ||
+	    k == SL_OP_COMBINE;
 }
 
 /* Largest shard of a loop dimension of size n split over parts. */
@@ -247,9 +277,10 @@ void sl_edge_items(const sl_space *sp, int e, int s_src, int s_dst,
     const int *coord, item_fn fn, void *ctx);
 /* A node's own transients (memory.c): ZeRO-3's copy of a parameter
  * gathered for forward and again for backward, and its whole gradient
- * until the reduce-scatter. */
+ * until the reduce-scatter; where gradients accumulate (accumulate), the
+ * new gradient of each weight before it is added in. */
 void sl_node_transients(const sl_space *s, int v, int strat, const int *coord,
-    item_fn fn, void *ctx);
+    bool accumulate, item_fn fn, void *ctx);
 /*
  * The whole step's stream on device coord under a plan (memory.c): every
  * node's items (with, in a fully recomputed layer, what it re-materialises
@@ -312,9 +343,12 @@ bool sl_item_at_loss(const sl_mem_item *it);
 /*
  * A pipeline stage's fold of an operator's items on coord: held, what it
  * keeps once whatever the micro-batches (the summed items held through the
- * step, by category, and, as buffers, what the loss's backward adds for a
- * moment: sl_loss_bwd_bytes), with acts the summed items held per
- * micro-batch in flight.
+ * step, by category), acts, the summed items held per micro-batch in
+ * flight, and buffers, its largest moment: what its own forward or its
+ * own backward holds for the task alone (the loss's fp32 buffers and the
+ * logits' gradient, ZeRO-3's gathered copies and whole gradients).  A
+ * stage holds the largest of its operators' moments and its edges'
+ * resharding copies, not their sum.
  */
 void sl_node_stage_mem(const sl_space *s, int v, int strat, const int *coord,
     sl_mem *held);

@@ -314,6 +314,53 @@ bind_elementwise(const sl_graph *g, const sl_op *op, sl_binding *b)
 			b->map[s][i] = l[i];
 }
 
+/*
+ * A product whose second input may hold one value per row (last dimension
+ * 1), broadcast along the row: a gate's scale of its branch (Qwen2-MoE's
+ * sigmoid gate on the shared experts).
+ */
+static bool
+mul_broadcast(const sl_graph *g, const sl_op *op)
+{
+	const sl_tensor *a = T(g, op->in[0]), *c = T(g, op->in[1]);
+
+	return a->rank == c->rank && a->rank >= 2 && c->dims[c->rank - 1] == 1 &&
+	    a->dims[a->rank - 1] != 1;
+}
+
+static int
+check_mul(const sl_graph *g, const sl_op *op, char *why, size_t len)
+{
+	const sl_tensor *a = T(g, op->in[0]), *c = T(g, op->in[1]), *y = T(g, op->out[0]);
+	char sa[96], sb[96];
+
+	if (!mul_broadcast(g, op))
+		return check_elementwise(g, op, why, len);
+	for (int i = 0; i < a->rank - 1; i++)
+		if (c->dims[i] != a->dims[i]) {
+			shape_str(a, sa, sizeof sa);
+			shape_str(c, sb, sizeof sb);
+			return fail(why, len, _("mul: '%s' %s and '%s' %s differ "
+			    "beyond the broadcast last dimension"), a->name, sa,
+			    c->name, sb);
+		}
+	if (!same_shape(a, y)) {
+		shape_str(a, sa, sizeof sa);
+		shape_str(y, sb, sizeof sb);
+		return fail(why, len, _("mul: input '%s' %s and output '%s' %s differ "
+		    "in shape"), a->name, sa, y->name, sb);
+	}
+	return 0;
+}
+
+static void
+bind_mul(const sl_graph *g, const sl_op *op, sl_binding *b)
+{
+	bind_elementwise(g, op, b);
+	if (mul_broadcast(g, op))
+		b->map[1][T(g, op->in[1])->rank - 1] = -1;
+}
+
 /* ------------------------------------------------------- reshape, transpose */
 
 static int
@@ -379,26 +426,101 @@ bind_transpose(const sl_graph *g, const sl_op *op, sl_binding *b)
 
 /* ---------------------------------------------------------------- attention */
 
+/*
+ * The two forms of attention: a fused qkv[b,s,(q+2kv)d] (every head of one
+ * width d), or multi-head latent attention (DeepSeek-V2) after its
+ * up-projections: q[b,s,H(dn+dr)], the keys' and values' per-head parts
+ * kv[b,s,H(dn+dv)] and one rotary key k_rope[b,s,dr] every head shares.
+ * Parameters follow the activations: the query and key norms' scales [d]
+ * (qk_norm), then a logit per head (sinks).
+ */
+void
+sl_attention_dims(const sl_graph *g, const sl_op *op, sl_attn_dims *d)
+{
+	const sl_tensor *y = T(g, op->out[0]);
+	int64_t q = op->heads > 0 ? op->heads : 1;
+
+	memset(d, 0, sizeof *d);
+	d->heads = q;
+	d->kv_heads = op->kv_heads > 0 ? op->kv_heads : q;
+	d->n_act = op->n_in - (op->qk_norm ? 2 : 0) - (op->sinks ? 1 : 0);
+	d->dv = y->rank == 3 ? y->dims[2] / q : 0;
+	if (d->n_act == 3) {
+		const sl_tensor *qt = T(g, op->in[0]), *kr = T(g, op->in[2]);
+		d->dqk = qt->rank == 3 ? qt->dims[2] / q : 0;
+		d->rope = kr->rank == 3 ? kr->dims[2] : 0;
+	} else {
+		d->dqk = d->dv;
+	}
+	d->param = d->n_act;
+}
+
 static int
 check_attention(const sl_graph *g, const sl_op *op, char *why, size_t len)
 {
 	const sl_tensor *x = T(g, op->in[0]), *y = T(g, op->out[0]);
 	int64_t q = op->heads, kv = op->kv_heads ? op->kv_heads : op->heads, d;
+	sl_attn_dims ad;
 
 	if (q <= 0)
 		return fail(why, len, _("attention: attribute heads must be a positive integer"));
 	if (kv <= 0 || q % kv != 0)
 		return fail(why, len, _("attention: kv_heads must divide heads"));
+	sl_attention_dims(g, op, &ad);
+	if (ad.n_act != 1 && ad.n_act != 3)
+		return fail(why, len, _("attention: expected qkv, or q, kv and k_rope "
+		    "(latent attention), then %s%s%s"), op->qk_norm ?
+		    _("the query and key norm scales") : "", op->qk_norm &&
+		    op->sinks ? _(" and ") : "", op->sinks ? _("the sinks") :
+		    op->qk_norm ? "" : _("nothing"));
+	for (int i = 0; i < ad.n_act; i++) {
+		const sl_tensor *a = T(g, op->in[i]);
+		if (a->role == SL_ROLE_PARAMETER || a->rank != 3 ||
+		    a->dims[0] != y->dims[0] || a->dims[1] != y->dims[1])
+			return fail(why, len, _("attention: input '%s' must be an "
+			    "activation [batch, seq, features]"), a->name);
+	}
 	if (x->rank != 3 || y->rank != 3 || x->dims[0] != y->dims[0] || x->dims[1] != y->dims[1])
 		return fail(why, len, _("attention: input and output must be [batch, seq, features]"));
 	if (y->dims[2] % q != 0)
 		return fail(why, len, _("attention: output features %lld not divisible by %lld heads"),
 		    (long long)y->dims[2], (long long)q);
 	d = y->dims[2] / q;
-	if (x->dims[2] != (q + 2 * kv) * d)
+	if (ad.n_act == 1 && x->dims[2] != (q + 2 * kv) * d)
 		return fail(why, len,
 		    _("attention: input '%s' must have (heads + 2 kv_heads) x head_dim = %lld features"),
 		    x->name, (long long)((q + 2 * kv) * d));
+	if (ad.n_act == 3) {
+		const sl_tensor *kvt = T(g, op->in[1]);
+		int64_t dn = ad.dqk - ad.rope;
+
+		if (kv != q)
+			return fail(why, len, _("attention: latent attention has as "
+			    "many key/value heads as query heads"));
+		if (x->dims[2] % q != 0 || ad.rope < 1 || dn < 1)
+			return fail(why, len, _("attention: query '%s' must be heads x "
+			    "(no-rope + rope dims), more than the rotary key's %lld"),
+			    x->name, (long long)ad.rope);
+		if (kvt->dims[2] != q * (dn + d))
+			return fail(why, len, _("attention: keys and values '%s' must "
+			    "have heads x (%lld + %lld) = %lld features"), kvt->name,
+			    (long long)dn, (long long)d, (long long)(q * (dn + d)));
+		if (op->qk_norm)
+			return fail(why, len, _("attention: qk_norm does not apply to "
+			    "latent attention"));
+	}
+	for (int i = ad.param; i < op->n_in; i++) {
+		const sl_tensor *p = T(g, op->in[i]);
+		bool sink = op->sinks && i == op->n_in - 1;
+		int64_t want = sink ? q : ad.dqk;
+
+		if (p->role != SL_ROLE_PARAMETER || p->rank != 1 || p->dims[0] != want)
+			return fail(why, len, _("attention: %s '%s' must be a parameter "
+			    "[%lld]"), sink ? _("sinks") : _("norm scale"), p->name,
+			    (long long)want);
+	}
+	if (op->window < 0)
+		return fail(why, len, _("attention: window must not be negative"));
 	return 0;
 }
 
@@ -406,17 +528,27 @@ static void
 bind_attention(const sl_graph *g, const sl_op *op, sl_binding *b)
 {
 	const sl_tensor *x = T(g, op->in[0]);
+	sl_attn_dims ad;
 	int lb, ls, lh;
 
+	sl_attention_dims(g, op, &ad);
 	bind_reset(b);
 	lb = bind_loop(b, x->dims[0], true, SL_LOOP_DP);
 	/* the sequence splits too: context parallelism, K and V passed round
 	 * a ring (space.c sl_node_colls) */
 	ls = bind_loop(b, x->dims[1], true, SL_LOOP_SEQ);
 	lh = bind_loop(b, op->heads, true, SL_LOOP_HEAD);
-	b->map[0][0] = b->map[1][0] = lb;
-	b->map[0][1] = b->map[1][1] = ls;
-	b->map[0][2] = b->map[1][2] = lh;
+	for (int i = 0; i < ad.n_act; i++) {
+		b->map[i][0] = lb;
+		b->map[i][1] = ls;
+		/* the rotary key of latent attention is one for all heads */
+		b->map[i][2] = i == 2 ? -1 : lh;
+	}
+	if (op->sinks)
+		b->map[op->n_in - 1][0] = lh;
+	b->map[op->n_in][0] = lb;
+	b->map[op->n_in][1] = ls;
+	b->map[op->n_in][2] = lh;
 }
 
 /* What attention keeps beyond qkv depends on the recipe (space.c). */
@@ -458,6 +590,263 @@ bind_xent(const sl_graph *g, const sl_op *op, sl_binding *b)
 	b->map[0][0] = lb, b->map[0][1] = ls, b->map[0][2] = lv;
 	b->map[1][0] = lb, b->map[1][1] = ls;
 	b->map[2][0] = lb, b->map[2][1] = ls;
+}
+
+/* ------------------------------------------------------ mixture of experts */
+
+/*
+ * A mixture-of-experts MLP is five operators (doc/cost-model.md, "Mixture
+ * of experts"): the gate (a matmul to logits over the E experts), the
+ * router (score function, top-k, auxiliary loss), dispatch (tokens
+ * permuted into expert order: [b, E, c, h], c tokens of each sample per
+ * expert), the experts (grouped matmuls) and combine (un-permuted and
+ * summed with the router's weights).  The expert dimension is a loop
+ * dimension of dispatch, experts and combine: splitting it is expert
+ * parallelism, and the resharding of [b, E, c, h] from a batch split to an
+ * expert split is the all-to-all of the token dispatcher.  The router's
+ * weights go to combine; dispatch knows top-k as an attribute.
+ */
+
+/* Shape rules shared by dispatch and combine: tokens [b,s,h] on one side,
+ * [b,E,c,h] on the other; k (top-k) at most E. */
+static int
+check_routed(const sl_graph *g, const sl_op *op, const sl_tensor *tok,
+    const sl_tensor *ex, int64_t k, char *why, size_t len)
+{
+	const char *kn = sl_op_kind_name(op->kind);
+
+	if (tok->rank != 3)
+		return fail(why, len, _("%s: tokens '%s' must be [batch, seq, hidden]"),
+		    kn, tok->name);
+	if (ex->rank != 4 || ex->dims[0] != tok->dims[0] || ex->dims[3] != tok->dims[2])
+		return fail(why, len, _("%s: '%s' must be [%lld, experts, capacity, %lld]"),
+		    kn, ex->name, (long long)tok->dims[0], (long long)tok->dims[2]);
+	if (k < 1 || k > ex->dims[1])
+		return fail(why, len, _("%s: top-k %lld must be between 1 and the "
+		    "expert count %lld"), kn, (long long)k, (long long)ex->dims[1]);
+	return 0;
+}
+
+/* Loops of dispatch and combine: b, s (the capacity dimension of the
+ * expert side), E, h (not split: a token moves whole); combine's weights
+ * add k (not split). */
+static void
+bind_routed(sl_binding *b, const sl_tensor *tok, const sl_tensor *ex,
+    const sl_tensor *w, int tok_slot, int ex_slot, int w_slot)
+{
+	int lb, ls, le, lh, lk;
+
+	bind_reset(b);
+	lb = bind_loop(b, tok->dims[0], true, SL_LOOP_DP);
+	ls = bind_loop(b, tok->dims[1], true, SL_LOOP_SEQ);
+	le = bind_loop(b, ex->dims[1], true, SL_LOOP_EXPERT);
+	lh = bind_loop(b, tok->dims[2], false, SL_LOOP_HIDDEN);
+	b->map[tok_slot][0] = lb, b->map[tok_slot][1] = ls, b->map[tok_slot][2] = lh;
+	b->map[ex_slot][0] = lb, b->map[ex_slot][1] = le;
+	b->map[ex_slot][2] = ls, b->map[ex_slot][3] = lh;
+	if (w != NULL) {
+		lk = bind_loop(b, w->dims[2], false, SL_LOOP_NONE);
+		b->map[w_slot][0] = lb, b->map[w_slot][1] = ls, b->map[w_slot][2] = lk;
+	}
+}
+
+static int
+check_router(const sl_graph *g, const sl_op *op, char *why, size_t len)
+{
+	const sl_tensor *x = T(g, op->in[0]), *y = T(g, op->out[0]);
+
+	if (x->rank != 3 || y->rank != 3 || y->dims[0] != x->dims[0] ||
+	    y->dims[1] != x->dims[1])
+		return fail(why, len, _("router: logits '%s' [batch, seq, experts] and "
+		    "weights '%s' [batch, seq, top-k] must agree"), x->name, y->name);
+	if (y->dims[2] > x->dims[2])
+		return fail(why, len, _("router: top-k %lld is above the expert count %lld"),
+		    (long long)y->dims[2], (long long)x->dims[2]);
+	if (op->n_in == 2) {
+		const sl_tensor *bias = T(g, op->in[1]);
+		if (bias->rank != 1 || bias->dims[0] != x->dims[2])
+			return fail(why, len, _("router: selection bias '%s' must be [%lld]"),
+			    bias->name, (long long)x->dims[2]);
+	}
+	return 0;
+}
+
+static void
+bind_router(const sl_graph *g, const sl_op *op, sl_binding *b)
+{
+	const sl_tensor *x = T(g, op->in[0]), *y = T(g, op->out[0]);
+	int lb, ls, le, lk;
+
+	bind_reset(b);
+	lb = bind_loop(b, x->dims[0], true, SL_LOOP_DP);
+	ls = bind_loop(b, x->dims[1], true, SL_LOOP_SEQ);
+	/* top-k and the softmax read every expert's score */
+	le = bind_loop(b, x->dims[2], false, SL_LOOP_HIDDEN);
+	lk = bind_loop(b, y->dims[2], false, SL_LOOP_NONE);
+	b->map[0][0] = lb, b->map[0][1] = ls, b->map[0][2] = le;
+	if (op->n_in == 2)
+		b->map[1][0] = le;
+	b->map[op->n_in][0] = lb, b->map[op->n_in][1] = ls, b->map[op->n_in][2] = lk;
+}
+
+/*
+ * The router keeps the fp32 scores of every expert for the backward of its
+ * score function, which the auxiliary loss reads too (Megatron-LM
+ * megatron/core/transformer/moe/moe_utils.py, topk_routing_with_score_function
+ * and switch_load_balancing_loss_func: scores in fp32).
+ */
+static int64_t
+extra_router(const sl_space *sp, const sl_op *op, const sl_binding *b,
+    const int64_t *loc)
+{
+	(void)sp, (void)op;
+	return sl_mul_sat(sl_mul_sat(4, loc[0]), sl_mul_sat(loc[1], b->size[2]));
+}
+
+/*
+ * Dispatch reads the tokens alone: which experts each token goes to is
+ * the router's decision, an index per routed token that costs what it
+ * keeps (below) and no communication worth a term.  Reading the router's
+ * output too would close a cycle through combine and the shared experts
+ * that makes a layer's strategy graph treewidth 3 (general elimination
+ * instead of the folded series-parallel DP).
+ */
+static int
+check_dispatch(const sl_graph *g, const sl_op *op, char *why, size_t len)
+{
+	return check_routed(g, op, T(g, op->in[0]), T(g, op->out[0]), op->topk,
+	    why, len);
+}
+
+static void
+bind_dispatch(const sl_graph *g, const sl_op *op, sl_binding *b)
+{
+	bind_routed(b, T(g, op->in[0]), T(g, op->out[0]), NULL, 0, 1, -1);
+}
+
+/* The permutation's map: an int32 index per routed token, for the
+ * un-permutation in backward (Megatron-LM moe_utils.py permute: the sorted
+ * indices it returns). */
+static int64_t
+extra_dispatch(const sl_space *sp, const sl_op *op, const sl_binding *b,
+    const int64_t *loc)
+{
+	(void)sp, (void)b;
+	return sl_mul_sat(sl_mul_sat(4, loc[0]), sl_mul_sat(loc[1], op->topk));
+}
+
+static int
+check_combine(const sl_graph *g, const sl_op *op, char *why, size_t len)
+{
+	const sl_tensor *y = T(g, op->out[0]), *w = T(g, op->in[1]);
+	int rc;
+
+	if (w->rank != 3 || w->dims[0] != y->dims[0] || w->dims[1] != y->dims[1])
+		return fail(why, len, _("combine: routing weights '%s' must be "
+		    "[%lld, %lld, top-k]"), w->name, (long long)y->dims[0],
+		    (long long)y->dims[1]);
+	rc = check_routed(g, op, y, T(g, op->in[0]), w->dims[2], why, len);
+	return rc;
+}
+
+static void
+bind_combine(const sl_graph *g, const sl_op *op, sl_binding *b)
+{
+	bind_routed(b, T(g, op->out[0]), T(g, op->in[0]), T(g, op->in[1]),
+	    op->n_in, 0, 1);
+}
+
+/*
+ * Experts: x[b,E,c,h], w1[E,h,f'], w2[E,f,h] (, b1[E,f'], b2[E,h]) ->
+ * y[b,E,c,h] with f' = 2f when gated (SwiGLU's gate and up side by side).
+ * Loops b, E, c, h (not split: fc1 contracts it, fc2 writes it) and f:
+ * splitting f is expert tensor parallelism (fc1 column-, fc2
+ * row-parallel, y a partial sum).
+ */
+static int
+check_experts(const sl_graph *g, const sl_op *op, char *why, size_t len)
+{
+	const sl_tensor *x = T(g, op->in[0]), *w1 = T(g, op->in[1]);
+	const sl_tensor *w2 = T(g, op->in[2]), *y = T(g, op->out[0]);
+	int64_t e, h, f, f1;
+
+	if (x->rank != 4)
+		return fail(why, len, _("experts: input '%s' must be [batch, experts, "
+		    "capacity, hidden]"), x->name);
+	e = x->dims[1], h = x->dims[3];
+	if (w2->rank != 3 || w2->dims[0] != e || w2->dims[2] != h)
+		return fail(why, len, _("experts: weight '%s' must be [%lld, ffn, %lld]"),
+		    w2->name, (long long)e, (long long)h);
+	f = w2->dims[1];
+	f1 = op->gated ? 2 * f : f;
+	if (w1->rank != 3 || w1->dims[0] != e || w1->dims[1] != h || w1->dims[2] != f1)
+		return fail(why, len, _("experts: weight '%s' must be [%lld, %lld, %lld]%s"),
+		    w1->name, (long long)e, (long long)h, (long long)f1,
+		    op->gated ? _(" (gated: gate and up side by side)") : "");
+	if (!same_shape(x, y))
+		return fail(why, len, _("experts: output '%s' must have the input's shape"),
+		    y->name);
+	if (op->topk < 1 || op->topk > e)
+		return fail(why, len, _("experts: top-k %d must be between 1 and the "
+		    "expert count %lld"), op->topk, (long long)e);
+	if (op->n_in >= 4) {
+		const sl_tensor *b1 = T(g, op->in[3]);
+		if (b1->rank != 2 || b1->dims[0] != e || b1->dims[1] != f1)
+			return fail(why, len, _("experts: bias '%s' must be [%lld, %lld]"),
+			    b1->name, (long long)e, (long long)f1);
+	}
+	if (op->n_in == 5) {
+		const sl_tensor *b2 = T(g, op->in[4]);
+		if (b2->rank != 2 || b2->dims[0] != e || b2->dims[1] != h)
+			return fail(why, len, _("experts: bias '%s' must be [%lld, %lld]"),
+			    b2->name, (long long)e, (long long)h);
+	}
+	if (op->n_in == 4)
+		return fail(why, len, _("experts: give both biases or neither"));
+	return 0;
+}
+
+static void
+bind_experts(const sl_graph *g, const sl_op *op, sl_binding *b)
+{
+	const sl_tensor *x = T(g, op->in[0]), *w2 = T(g, op->in[2]);
+	int lb, le, lc, lh, lf;
+
+	bind_reset(b);
+	lb = bind_loop(b, x->dims[0], true, SL_LOOP_DP);
+	le = bind_loop(b, x->dims[1], true, SL_LOOP_EXPERT);
+	lc = bind_loop(b, x->dims[2], true, SL_LOOP_SEQ);
+	lh = bind_loop(b, x->dims[3], false, SL_LOOP_HIDDEN);
+	lf = bind_loop(b, w2->dims[1], true, SL_LOOP_COL);
+	b->map[0][0] = lb, b->map[0][1] = le, b->map[0][2] = lc, b->map[0][3] = lh;
+	b->map[1][0] = le, b->map[1][1] = lh, b->map[1][2] = lf;
+	b->map[2][0] = le, b->map[2][1] = lf, b->map[2][2] = lh;
+	if (op->n_in == 5) {
+		b->map[3][0] = le, b->map[3][1] = lf;
+		b->map[4][0] = le, b->map[4][1] = lh;
+	}
+	b->map[op->n_in][0] = lb, b->map[op->n_in][1] = le;
+	b->map[op->n_in][2] = lc, b->map[op->n_in][3] = lh;
+}
+
+/*
+ * Beyond its input (kept as fc1's), an expert keeps fc1's output (f'
+ * values per token, for the activation's backward) and the activation's
+ * output (f, for fc2's weight gradient), at the activation width, for the
+ * tokens it holds: Megatron-LM megatron/core/transformer/moe/experts.py,
+ * the grouped MLP's linear_fc1, activation and linear_fc2.
+ */
+static int64_t
+extra_experts(const sl_space *sp, const sl_op *op, const sl_binding *b,
+    const int64_t *loc)
+{
+	int64_t tokens = sl_mul_sat(sl_mul_sat(loc[0], loc[1]), loc[2]);
+	int64_t f = loc[4], per = sl_add_sat(op->gated ? 2 * f : f, f);
+	const sl_tensor *x = &sp->g->tensors[op->in[0]];
+
+	(void)b;
+	return sl_mul_sat(sl_mul_sat(tokens, per), sl_max_int(sl_recipe_act_bytes(
+	    &sp->opts.recipe), sl_dtype_size(x->dtype)));
 }
 
 /* -------------------------------------------------------------------- table */
@@ -506,7 +895,12 @@ const sl_kind_info sl_kinds[SL_OP_KIND_COUNT] = {
 	[SL_OP_GELU] = ELEM("gelu", 1, 1, N_("elementwise; keeps its input"), -1),
 	[SL_OP_SILU] = ELEM("silu", 1, 1, N_("elementwise; keeps its input"), -1),
 	[SL_OP_RELU] = ELEM("relu", 1, 1, N_("elementwise; keeps its input"), -1),
-	[SL_OP_MUL] = ELEM("mul", 2, 2, N_("elementwise product; keeps both inputs"), -1, -1),
+	[SL_OP_MUL] = { .name = "mul", .min_in = 2, .max_in = 2, .n_out = 1,
+	    .check = check_mul, .bind = bind_mul, .saved_in = { -1, -1 },
+	    .elementwise = true,
+	    .summary = N_("elementwise product (the second may be [...,1], broadcast); keeps both inputs"),
+	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_FOLLOW,
+	    .kernels = { 1, 2 } },
 	[SL_OP_ADD] = ELEM("add", 2, 1, N_("elementwise sum (residual); keeps nothing"), 0),
 	[SL_OP_DROPOUT] = { .name = "dropout", .min_in = 1, .max_in = 1, .n_out = 1,
 	    .check = check_elementwise, .bind = bind_elementwise, .saved_out = { 1 },
@@ -526,14 +920,17 @@ const sl_kind_info sl_kinds[SL_OP_KIND_COUNT] = {
 	    .attrs = { ATTR("perm", SL_ATTR_PERM, perm, .required = true) },
 	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_FOLLOW,
 	    .kernels = { 1, 1 } },
-	[SL_OP_ATTENTION] = { .name = "attention", .min_in = 1, .max_in = 1, .n_out = 1,
-	    .check = check_attention, .bind = bind_attention, .saved_in = { -1 },
+	[SL_OP_ATTENTION] = { .name = "attention", .min_in = 1, .max_in = 5, .n_out = 1,
+	    .check = check_attention, .bind = bind_attention, .saved_in = { -1, -1, -1 },
 	    .extra_saved = extra_attention,
-	    .summary = N_("fused core attention qkv[b,s,(q+2kv)d] -> [b,s,qd]; keeps qkv, and the s^2 scores (naive) or the log-sum-exp (flash)"),
+	    .summary = N_("fused core attention qkv[b,s,(q+2kv)d] (or latent: q, kv, k_rope) -> [b,s,qd]; keeps its inputs, and the s^2 scores (naive) or the log-sum-exp (flash)"),
 	    /* dropout on the attention probabilities; -1 until known */
 	    .attrs = { ATTR("heads", SL_ATTR_COUNT_INT, heads, .required = true),
 		ATTR("kv_heads", SL_ATTR_COUNT_INT, kv_heads, .divides = "heads"),
-		ATTR("dropout", SL_ATTR_PROB, p, .absent = -1) },
+		ATTR("dropout", SL_ATTR_PROB, p, .absent = -1),
+		ATTR("window", SL_ATTR_COUNT_INT, window),
+		ATTR("qk_norm", SL_ATTR_BOOL, qk_norm),
+		ATTR("sinks", SL_ATTR_BOOL, sinks) },
 	    .kernel = SL_KERNEL_ATTENTION, .tp_rule = SL_TP_HEAD,
 	    .kernels = { 1, 4 } },
 	[SL_OP_CROSS_ENTROPY] = { .name = "cross_entropy", .min_in = 2, .max_in = 2, .n_out = 1,
@@ -541,13 +938,48 @@ const sl_kind_info sl_kinds[SL_OP_KIND_COUNT] = {
 	    .summary = N_("logits[b,s,V], labels[b,s] -> loss[b,s]; keeps fp32 softmax"),
 	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_VOCAB_OR_SEQ,
 	    .kernels = { 3, 3 } },
+	[SL_OP_SIGMOID] = { .name = "sigmoid", .min_in = 1, .max_in = 1, .n_out = 1,
+	    .check = check_elementwise, .bind = bind_elementwise, .saved_out = { -1 },
+	    .elementwise = true, .summary = N_("elementwise; keeps its output"),
+	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_FOLLOW,
+	    .kernels = { 1, 1 } },
+	/* score function, top-k, auxiliary loss; their backward */
+	[SL_OP_ROUTER] = { .name = "router", .min_in = 1, .max_in = 2, .n_out = 1,
+	    .check = check_router, .bind = bind_router, .extra_saved = extra_router,
+	    .summary = N_("logits[b,s,E] (+ selection bias[E]) -> top-k weights[b,s,k]; score function, top-k, auxiliary loss; keeps fp32 scores"),
+	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_ROUTER,
+	    .kernels = { 3, 3 } },
+	/* the permutation; its backward un-permutes the gradient */
+	[SL_OP_DISPATCH] = { .name = "dispatch", .min_in = 1, .max_in = 1, .n_out = 1,
+	    .check = check_dispatch, .bind = bind_dispatch, .extra_saved = extra_dispatch,
+	    .attrs = { ATTR("topk", SL_ATTR_COUNT_INT, topk, .required = true),
+		ATTR("capacity", SL_ATTR_REAL, capacity) },
+	    .summary = N_("tokens[b,s,h] -> [b,E,c,h] in expert order, top-k experts a token; keeps an int32 index per routed token"),
+	    .kernel = SL_KERNEL_GATHER, .tp_rule = SL_TP_DISPATCH,
+	    .kernels = { 1, 1 } },
+	/* fc1, the activation, fc2 as grouped gemms; backward fc2's input and
+	 * weight gradients, the activation's, fc1's two */
+	[SL_OP_EXPERTS] = { .name = "experts", .min_in = 3, .max_in = 5, .n_out = 1,
+	    .check = check_experts, .bind = bind_experts, .saved_in = { -1 },
+	    .extra_saved = extra_experts,
+	    .summary = N_("grouped MLPs x[b,E,c,h] w1[E,h,f'] w2[E,f,h] (+ biases) -> [b,E,c,h]; keeps x, fc1's output and the activation"),
+	    .attrs = { ATTR("topk", SL_ATTR_COUNT_INT, topk, .required = true),
+		ATTR("gated", SL_ATTR_BOOL, gated) },
+	    .kernel = SL_KERNEL_EXPERTS, .tp_rule = SL_TP_EXPERTS,
+	    .kernels = { 3, 5 } },
+	/* the weighed sum; backward the gradients of y and of the weights */
+	[SL_OP_COMBINE] = { .name = "combine", .min_in = 2, .max_in = 2, .n_out = 1,
+	    .check = check_combine, .bind = bind_combine, .saved_in = { -1, -1 },
+	    .summary = N_("y[b,E,c,h], weights[b,s,k] -> [b,s,h] un-permuted and weighed; keeps both"),
+	    .kernel = SL_KERNEL_GATHER, .tp_rule = SL_TP_SEQ,
+	    .kernels = { 1, 2 } },
 };
 
 static const char *const loop_role_names[SL_LOOP_ROLE_COUNT] = {
 	[SL_LOOP_NONE] = NULL, [SL_LOOP_DP] = "dp", [SL_LOOP_SEQ] = "seq",
 	[SL_LOOP_HEAD] = "head", [SL_LOOP_ROW] = "row", [SL_LOOP_COL] = "col",
 	[SL_LOOP_VOCAB] = "vocab", [SL_LOOP_HIDDEN] = "h", [SL_LOOP_BATCH] = "b",
-	[SL_LOOP_D2] = "d2", [SL_LOOP_D3] = "d3",
+	[SL_LOOP_D2] = "d2", [SL_LOOP_D3] = "d3", [SL_LOOP_EXPERT] = "exp",
 };
 
 const char *

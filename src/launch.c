@@ -311,29 +311,61 @@ launch_op_kernels(launch_ctx *c, int op, sl_phase ph, const int *coord)
 		}
 		break;
 	}
-	case SL_KERNEL_ATTENTION: {
-		/* qkv[b,s,(q+2kv)d] -> y[b,s,q d]; keys span the whole sequence */
-		const sl_tensor *y = launch_slot_tensor(s, op, o->n_in);
-		const sl_spec *ys = &s->ops[op].strat[st].spec[o->n_in];
-		int heads = o->heads > 0 ? o->heads : 1;
-		int64_t d = y->dims[y->rank - 1] / heads;
-		int64_t S = y->rank >= 2 ? y->dims[y->rank - 2] : 1;
-		int64_t yl = sl_local_elems(&s->mesh, ys, y, coord);
-		int64_t sl = y->rank >= 2 ?
-		    sl_local_dim(&s->mesh, ys, y->rank - 2, S, coord) : 1;
-		int64_t bh = (sl > 0 && d > 0) ? yl / (sl * d) : 0;
-		int64_t probs = sl_mul_sat(sl_mul_sat(bh, sl), S) * 2;
+	case SL_KERNEL_EXPERTS: {
+		/*
+		 * x[b,E,c,h] through every local expert: grouped gemms of E
+		 * local problems of m = b c tokens, fc1 (h -> f') and fc2
+		 * (f -> h), the activation between them (loops b, E, c, h, f;
+		 * kinds.c bind_experts).
+		 */
+		int64_t e = launch_loop_local(s, op, st, 1, coord);
+		int64_t m = launch_loop_local(s, op, st, 0, coord) *
+		    launch_loop_local(s, op, st, 2, coord);
+		int64_t h = launch_loop_local(s, op, st, 3, coord);
+		int64_t f = launch_loop_local(s, op, st, 4, coord);
+		int64_t f1 = o->gated ? 2 * f : f;
+		/* the activation reads f' and writes f values per token */
+		int64_t act = 2 * e * m * (f1 + f);
 
 		if (ph == SL_PHASE_FWD) {
-			launch_gemm(c, ph, op, "qk", bh, sl, S, d);
+			launch_gemm(c, ph, op, "fc1", e, m, f1, h);
+			launch_memory(c, ph, op, "act", act);
+			launch_gemm(c, ph, op, "fc2", e, m, h, f);
+		} else {
+			launch_gemm(c, ph, op, "fc2.dgrad", e, m, f, h);
+			launch_gemm(c, ph, op, "fc2.wgrad", e, f, h, m);
+			launch_memory(c, ph, op, "dact", act + 2 * e * m * f1);
+			launch_gemm(c, ph, op, "fc1.dgrad", e, m, h, f1);
+			launch_gemm(c, ph, op, "fc1.wgrad", e, h, f1, m);
+		}
+		break;
+	}
+	case SL_KERNEL_ATTENTION: {
+		/* qkv[b,s,(q+2kv)d] (or latent q, kv, k_rope) -> y[b,s,q dv];
+		 * keys span the whole sequence; QK^T is dqk wide, PV dv */
+		const sl_tensor *y = launch_slot_tensor(s, op, o->n_in);
+		const sl_spec *ys = &s->ops[op].strat[st].spec[o->n_in];
+		sl_attn_dims ad;
+		int64_t d, dk, S, yl, sl, bh, probs;
+
+		sl_attention_dims(s->g, o, &ad);
+		d = ad.dv > 0 ? ad.dv : 1;
+		dk = ad.dqk > 0 ? ad.dqk : d;
+		S = y->rank >= 2 ? y->dims[y->rank - 2] : 1;
+		yl = sl_local_elems(&s->mesh, ys, y, coord);
+		sl = y->rank >= 2 ? sl_local_dim(&s->mesh, ys, y->rank - 2, S, coord) : 1;
+		bh = sl > 0 ? yl / (sl * d) : 0;
+		probs = sl_mul_sat(sl_mul_sat(bh, sl), S) * 2;
+		if (ph == SL_PHASE_FWD) {
+			launch_gemm(c, ph, op, "qk", bh, sl, S, dk);
 			launch_memory(c, ph, op, "softmax", 2 * probs);
 			launch_gemm(c, ph, op, "pv", bh, sl, d, S);
 		} else {
 			launch_gemm(c, ph, op, "dp", bh, sl, S, d);
 			launch_gemm(c, ph, op, "dv", bh, S, d, sl);
 			launch_memory(c, ph, op, "dsoftmax", 3 * probs);
-			launch_gemm(c, ph, op, "dq", bh, sl, d, S);
-			launch_gemm(c, ph, op, "dk", bh, S, d, sl);
+			launch_gemm(c, ph, op, "dq", bh, sl, dk, S);
+			launch_gemm(c, ph, op, "dk", bh, S, dk, sl);
 		}
 		break;
 	}

@@ -250,7 +250,7 @@ step_transient(step_ctx *c, sl_buf_kind kind, int op, int slot, int tensor,
 
 void
 sl_node_transients(const sl_space *s, int v, int strat, const int *coord,
-    item_fn fn, void *ctx)
+    bool accumulate, item_fn fn, void *ctx)
 {
 	const sl_graph *g = s->g;
 	const sl_op *op = &g->ops[v];
@@ -260,8 +260,26 @@ sl_node_transients(const sl_space *s, int v, int strat, const int *coord,
 		const sl_tensor *t = &g->tensors[op->in[i]];
 		sl_spec sp = st->spec[i];
 		int64_t e;
-		if (s->owner[op->in[i]] != v || sp.zero == 0)
+		if (s->owner[op->in[i]] != v)
 			continue;
+		if (sp.zero == 0) {
+			/*
+			 * Gradients that accumulate (over micro-steps or a
+			 * pipeline's micro-batches): PyTorch's AccumulateGrad
+			 * forms the new gradient in a buffer of its own and adds
+			 * it in; Megatron-LM's wgrad GEMM accumulates straight
+			 * into its main gradient (gradient_accumulation_fusion,
+			 * on by default: megatron/training/arguments.py
+			 * --no-gradient-accumulation-fusion).
+			 */
+			if (accumulate &&
+			    s->opts.recipe.framework != SL_FW_MEGATRON)
+				transient(s, fn, ctx, SL_BUF_GRAD_NEW, v, i, op->in[i],
+				    sl_grad_elem_bytes(s, t),
+				    sl_local_elems(&s->mesh, &sp, t, coord),
+				    SL_AT_WGRAD, SL_UNTIL_WGRAD);
+			continue;
+		}
 		sp.zero = 0;
 		e = sl_local_elems(&s->mesh, &sp, t, coord);
 		transient(s, fn, ctx, SL_BUF_GATHER, v, i, op->in[i],
@@ -287,7 +305,8 @@ step_transients(step_ctx *c, int v)
 	const sl_op *op = &g->ops[v];
 	const sl_strategy *st = &s->ops[v].strat[c->choice[v]];
 
-	sl_node_transients(s, v, c->choice[v], c->coord, c->fn, c->ctx);
+	sl_node_transients(s, v, c->choice[v], c->coord, s->grads_persist,
+	    c->fn, c->ctx);
 	for (int j = 0; j < op->n_out; j++) {
 		int ti = op->out[j], slot = op->n_in + j;
 		const sl_tensor *t = &g->tensors[ti];
@@ -389,23 +408,36 @@ sl_item_at_loss(const sl_mem_item *it)
 }
 
 /* The stage's fold: summed items held through the step by category, those
- * held per micro-batch as activations. */
+ * held per micro-batch as activations; the operator's own moments apart,
+ * those of its forward and those of its backward. */
+struct stage_acc {
+	sl_mem *held;
+	int64_t fwd, bwd;
+};
+
 static void
 stage_item(void *ctx, const sl_mem_item *it)
 {
-	sl_mem *m = ctx;
+	struct stage_acc *a = ctx;
 
-	if (!it->summed)
+	if (!it->summed) {
+		if (it->free == SL_UNTIL_FWD)
+			a->fwd = sl_add_sat(a->fwd, it->local);
+		else if (it->alloc == SL_AT_BWD || it->alloc == SL_AT_WGRAD ||
+		    it->alloc == SL_AT_NEXT_LAYER_BWD)
+			a->bwd = sl_add_sat(a->bwd, it->local);
 		return;
+	}
 	switch (sl_item_span(it)) {
 	case SL_SPAN_STEP:
-		sl_mem_add(m, it->cat, it->local);
+		sl_mem_add(a->held, it->cat, it->local);
 		break;
 	case SL_SPAN_MICRO:
-		sl_mem_add(m, SL_CAT_ACTS, it->local);
+		sl_mem_add(a->held, SL_CAT_ACTS, it->local);
 		break;
 	default:
-		sl_mem_add(m, SL_CAT_BUFFERS, it->local);
+		if (it->local > a->fwd)
+			a->fwd = it->local;
 		break;
 	}
 }
@@ -414,8 +446,16 @@ void
 sl_node_stage_mem(const sl_space *s, int v, int strat, const int *coord,
     sl_mem *held)
 {
+	const sl_op *op = &s->g->ops[v];
+	struct stage_acc a = { held, 0, 0 };
+
 	memset(held, 0, sizeof *held);
-	sl_node_items(s, v, strat, coord, stage_item, held);
-	/* the loss's backward buffers, once per chunk */
-	sl_mem_add(held, SL_CAT_BUFFERS, sl_loss_bwd_bytes(s, v, strat, coord));
+	sl_node_items(s, v, strat, coord, stage_item, &a);
+	/* a pipeline's micro-batches add their gradients up */
+	sl_node_transients(s, v, strat, coord, true, stage_item, &a);
+	/* the loss passes the logits' gradient back from its backward */
+	if (op->kind == SL_OP_CROSS_ENTROPY && op->n_in > 0)
+		a.bwd = sl_add_sat(a.bwd, sl_act_grad_bytes(s, op->in[0],
+		    &s->ops[v].strat[strat].spec[0], coord));
+	held->buffers = a.fwd > a.bwd ? a.fwd : a.bwd;
 }

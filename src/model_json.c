@@ -414,6 +414,14 @@ mj_attr(mj *m, sl_op *o, const sl_attr *at, json_t *v, const jp_node *p,
 			    mj_describe(v, got, sizeof got));
 		memcpy(field, &(double){ json_number_value(v) }, sizeof(double));
 		return SL_OK;
+	case SL_ATTR_REAL:
+		if (!json_is_number(v) || json_number_value(v) < 0 ||
+		    json_number_value(v) > 1e6)
+			return mj_fail(m, p, _("%s: attribute \"%s\" must be a number "
+			    "from 0 to 1e6, got %s"), what, at->name,
+			    mj_describe(v, got, sizeof got));
+		memcpy(field, &(double){ json_number_value(v) }, sizeof(double));
+		return SL_OK;
 	case SL_ATTR_BOOL:
 		if (!json_is_boolean(v))
 			return mj_fail(m, p, _("%s: attribute \"%s\" must be true or "
@@ -719,14 +727,13 @@ static int
 mj_generator(mj *m, json_t *gen, const jp_node *gp, const char *name,
     const sl_model_opts *o)
 {
-	static const char *const keys[] = { "family", "layers", "hidden", "heads",
-	    "kv_heads", "ffn", "vocab", "seq", NULL };
-	static const char *const fams[] = { "gpt", "bert", "llama", NULL };
+	static const char *const fams[] = { "gpt", "bert", "llama", "moe", NULL };
+	const char *keys[64];
 	const char *what = _("generator");
-	const char *fs = NULL;
+	const char *fs = NULL, *field = NULL;
 	char got[96], sug[96];
 	sl_gen_config c;
-	int fam;
+	int fam, nk = 0;
 	int64_t mb, dev, batch;
 	const jp_node *p;
 	sl_error e2;
@@ -736,56 +743,67 @@ mj_generator(mj *m, json_t *gen, const jp_node *gp, const char *name,
 		return mj_fail(m, gp, _("\"generator\" must be an object such as "
 		    "{\"family\": \"gpt\", \"layers\": 24, ...}, got %s"),
 		    mj_describe(gen, got, sizeof got));
+	/* the keys: "family" and the generator's fields (gen.c) */
+	keys[nk++] = "family";
+	for (const sl_gen_field *f = sl_gen_fields; f->key != NULL &&
+	    nk < (int)SL_ARRAY_LEN(keys) - 1; f++)
+		keys[nk++] = f->key;
+	keys[nk] = NULL;
 	if (mj_check_keys(m, gp, what, keys))
 		return SL_EINPUT;
 	if (mj_string(m, gen, gp, what, "family", true,
-	    _("one of gpt, bert, llama"), &fs))
+	    _("one of gpt, bert, llama, moe"), &fs))
 		return SL_EINPUT;
 	if ((fam = sl_family_from_name(fs)) < 0)
 		return mj_fail(m, jp_member(gp, "family"), _("generator: unknown "
-		    "family \"%.32s\" (expected one of gpt, bert, llama)%s"), fs,
-		    mj_suggest(fs, fams, 3, '"', sug, sizeof sug));
+		    "family \"%.32s\" (expected one of gpt, bert, llama, moe)%s"), fs,
+		    mj_suggest(fs, fams, 4, '"', sug, sizeof sug));
 	sl_gen_family_defaults(fam, &c);
-	if (fam != SL_FAM_LLAMA)
+	if (fam != SL_FAM_LLAMA && fam != SL_FAM_MOE)
 		c.kv_heads = 0;
 	c.ffn = 0;
-	for (int k = 1; keys[k] != NULL; k++) {
-		json_t *v = mj_get(gen, gp, keys[k], &p);
-		int64_t x;
+	for (const sl_gen_field *f = sl_gen_fields; f->key != NULL; f++) {
+		json_t *v = mj_get(gen, gp, f->key, &p);
+		char text[64];
 
 		if (v == NULL)
 			continue;
-		if (!json_is_integer(v) || json_integer_value(v) < 1)
-			return mj_fail(m, p, _("generator: \"%s\" must be a positive "
-			    "integer, got %s"), keys[k], mj_describe(v, got, sizeof got));
-		x = json_integer_value(v);
-		if (x > ((int64_t)1 << 31) || (k == 1 && x > 1024))
-			return mj_fail(m, p, _("generator: \"%s\" is %lld; at most "
-			    "%lld is supported"), keys[k], (long long)x,
-			    k == 1 ? 1024LL : 1LL << 31);
-		switch (k) {
-		case 1: c.layers = (int)x; break;
-		case 2: c.hidden = x; break;
-		case 3: c.heads = x; break;
-		case 4: c.kv_heads = x; break;
-		case 5: c.ffn = x; break;
-		case 6: c.vocab = x; break;
-		case 7: c.seq = x; break;
+		switch (f->type) {
+		case SL_GEN_BOOL:
+		case SL_GEN_TIE:
+			if (!json_is_boolean(v))
+				return mj_fail(m, p, _("generator: \"%s\" must be true "
+				    "or false, got %s"), f->key,
+				    mj_describe(v, got, sizeof got));
+			snprintf(text, sizeof text, "%s", json_is_true(v) ? "true" : "false");
+			break;
+		case SL_GEN_REAL:
+			if (!json_is_number(v) || json_number_value(v) < 0)
+				return mj_fail(m, p, _("generator: \"%s\" must be a number "
+				    "of at least 0, got %s"), f->key,
+				    mj_describe(v, got, sizeof got));
+			snprintf(text, sizeof text, "%.17g", json_number_value(v));
+			break;
+		default:
+			if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+			    (json_integer_value(v) < 1 && f->off ==
+			    offsetof(sl_gen_config, layers)))
+				return mj_fail(m, p, _("generator: \"%s\" must be a positive "
+				    "integer, got %s"), f->key, mj_describe(v, got, sizeof got));
+			if (json_integer_value(v) > f->max)
+				return mj_fail(m, p, _("generator: \"%s\" is %lld; at most "
+				    "%lld is supported"), f->key,
+				    (long long)json_integer_value(v), (long long)f->max);
+			snprintf(text, sizeof text, "%lld", (long long)json_integer_value(v));
+			break;
 		}
+		sl_error_clear(&e2);
+		if (sl_gen_field_set(&c, f, text, &e2) != SL_OK)
+			return mj_fail(m, p, "generator: %s", e2.msg);
 	}
 	if (jp_member(gp, "heads") != NULL && jp_member(gp, "kv_heads") == NULL &&
-	    fam == SL_FAM_LLAMA)
+	    (fam == SL_FAM_LLAMA || fam == SL_FAM_MOE))
 		c.kv_heads = c.heads;	/* plain multi-head unless told otherwise */
-	if (c.hidden % c.heads != 0) {
-		p = jp_member(gp, "heads") ? jp_member(gp, "heads") : jp_member(gp, "hidden");
-		return mj_fail(m, p ? p : gp, _("generator: hidden size %lld is not a "
-		    "multiple of %lld heads"), (long long)c.hidden, (long long)c.heads);
-	}
-	if (c.kv_heads > 0 && (c.kv_heads > c.heads || c.heads % c.kv_heads != 0)) {
-		p = jp_member(gp, "kv_heads") ? jp_member(gp, "kv_heads") : jp_member(gp, "heads");
-		return mj_fail(m, p ? p : gp, _("generator: kv_heads %lld must "
-		    "divide heads %lld"), (long long)c.kv_heads, (long long)c.heads);
-	}
 	mb = o != NULL && o->micro_batch > 0 ? o->micro_batch : 1;
 	dev = o != NULL && o->devices > 0 ? o->devices : 1;
 	if (__builtin_mul_overflow(mb, dev, &batch) || batch > ((int64_t)1 << 31))
@@ -797,6 +815,15 @@ mj_generator(mj *m, json_t *gen, const jp_node *gp, const char *name,
 		c.seq = o->seq;
 	snprintf(c.name, sizeof c.name, "%.63s", name);
 	sl_error_clear(&e2);
+	/* the rules of the sizes are the generator's: point at the key */
+	if (sl_gen_check(&c, &field, &e2) != SL_OK) {
+		p = field != NULL ? jp_member(gp, field) : NULL;
+		if (p == NULL && field != NULL && strcmp(field, "kv_heads") == 0)
+			p = jp_member(gp, "heads");
+		if (p == NULL && field != NULL && strcmp(field, "heads") == 0)
+			p = jp_member(gp, "hidden");
+		return mj_fail(m, p ? p : gp, _("generator: %s"), e2.msg);
+	}
 	if ((g = sl_gen(&c, &e2)) == NULL)
 		return mj_fail(m, gp, "%s", e2.msg);
 	sl_graph_free(m->g);
@@ -961,6 +988,26 @@ sl_model_load_json(const char *path, sl_error *err)
 	return mj_load(path, NULL, err);
 }
 
+char *
+sl_model_path(const char *arg)
+{
+	struct stat st;
+	char *path;
+
+	if (arg == NULL || *arg == '\0')
+		return NULL;
+	/* a file of that name first, then a bundled model */
+	if (stat(arg, &st) == 0)
+		return sl_xstrdup(arg);
+	for (int n = 0; mj_bundled[n] != NULL; n++)
+		if (strcmp(mj_bundled[n], arg) == 0) {
+			path = sl_xmalloc(strlen(sl_datadir()) + strlen(arg) + 16);
+			sprintf(path, "%s/models/%s.json", sl_datadir(), arg);
+			return path;
+		}
+	return NULL;
+}
+
 sl_graph *
 sl_model_open(const char *arg, const sl_model_opts *o, sl_error *err)
 {
@@ -981,12 +1028,7 @@ sl_model_open(const char *arg, const sl_model_opts *o, sl_error *err)
 		}
 		return mj_load(arg, o, err);
 	}
-	for (n = 0; mj_bundled[n] != NULL; n++)
-		if (strcmp(mj_bundled[n], arg) == 0)
-			break;
-	if (mj_bundled[n] != NULL) {
-		path = sl_xmalloc(strlen(sl_datadir()) + strlen(arg) + 16);
-		sprintf(path, "%s/models/%s.json", sl_datadir(), arg);
+	if ((path = sl_model_path(arg)) != NULL) {
 		g = mj_load(path, o, err);
 		free(path);
 		return g;
@@ -999,7 +1041,7 @@ sl_model_open(const char *arg, const sl_model_opts *o, sl_error *err)
 	for (n = 0; mj_bundled[n] != NULL; n++)
 		;
 	sl_error_set(err, SL_EINPUT, NULL, 0, 0, _("unknown model '%s': not a "
-	    "file and not a bundled model (bundled: %s)"), arg,
+	    "file and not a bundled model (bundled: %s)"), sl_esc(arg),
 	    mj_join(mj_bundled, n, list, sizeof list));
 	return NULL;
 }
@@ -1037,6 +1079,11 @@ mj_attrs_json(const sl_graph *g, const sl_op *o)
 		case SL_ATTR_PROB:
 			memcpy(&p, field, sizeof p);
 			json_object_set_new(attrs, at->name, sl_json_real(p));
+			break;
+		case SL_ATTR_REAL:
+			memcpy(&p, field, sizeof p);
+			if (p > 0)
+				json_object_set_new(attrs, at->name, sl_json_real(p));
 			break;
 		case SL_ATTR_PERM:
 			perm = json_array();

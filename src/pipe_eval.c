@@ -27,6 +27,7 @@ sl_hybrid_opts_default(sl_hybrid_opts *o)
 	sl_space_opts_default(&o->space);
 	o->schedule = SL_SCHED_1F1B;
 	o->slack = 1;
+	o->ep_axes = -1;
 }
 
 static int64_t
@@ -206,7 +207,8 @@ layout_choice(hyb *h, const sl_pipe_config *c, sl_error *err)
  * context parallel the axes over which a layer's attention splits the
  * sequence (its loop 1, space.c ring_colls); tensor parallel the inner
  * axis, when it is no such axis and some layer operator uses it for more
- * than the batch.
+ * than the batch (the experts of a mixture aside).  The experts' layout
+ * from the plan (moe.c).
  */
 static void
 pipeline_degrees(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
@@ -219,10 +221,22 @@ pipeline_degrees(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
 	pl->launch_tp = 1;
 	pl->launch_cp = 1;
 	pl->cp_axes = 0;
+	sl_moe_layout_init(&pl->moe);
 	if (se == NULL)
 		return;
 	sp = se->sp;
 	memcpy(pl->role, se->role, sizeof pl->role);
+	/* the experts' own layout (moe.c) */
+	for (int j = 0; j < pl->n_stages; j++) {
+		const sl_pipe_stage *st = &pl->stage[j];
+		for (int u = 0; u < st->n_ops; u++) {
+			int v = st->first_op + u;
+			int si = sl_space_find_strategy(sp, v, st->strategy[u]);
+			if (si >= 0)
+				sl_moe_layout_add(sp, v, si, &pl->moe);
+		}
+	}
+	sl_moe_layout_finish(&sp->mesh, &pl->moe);
 	if (roles_bind(h)) {
 		for (int a = 0; a < sp->mesh.n_axes; a++) {
 			if (se->role[a] == SL_AXIS_TP)
@@ -245,6 +259,10 @@ pipeline_degrees(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
 				continue;
 			if (sp->g->ops[v].kind == SL_OP_ATTENTION)
 				pl->cp_axes |= sp->ops[v].strat[si].loop_axes[1];
+			/* the experts' degrees say nothing of tensor
+			 * parallelism (sl_moe_layout_add) */
+			if (sl_kind_is_moe(sp->g->ops[v].kind))
+				continue;
 			for (int l = 0; l < b->n_loop; l++)
 				if ((sp->ops[v].strat[si].loop_axes[l] & (1u << inner)) &&
 				    b->role[l] != SL_LOOP_NONE && b->role[l] != SL_LOOP_DP)
@@ -298,6 +316,7 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 	for (int d = 0; d < p; d++)
 		pl->dev[d].in_flight = sl_pipe_in_flight(pl->schedule, p, v, m, d);
 	dt = sl_xcalloc(p, sizeof *dt);
+	h->all_tabs |= c->layout != SL_LAYOUT_PLANNED;
 	if (c->layout != SL_LAYOUT_PLANNED &&
 	    (mc = layout_choice(h, c, err)) == NULL) {
 		free(dt);
@@ -360,7 +379,12 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 		st->micro_ns = stage_plan_micro(sp);
 		st->sync_ns = sp->sync;
 		st->optim_ns = sp->optim;
-		pl->dev[d].states = sl_add_sat(pl->dev[d].states, sl_mem_total(&st->states));
+		/* a device keeps its chunks' states; their moments (buffers)
+		 * come one at a time: the largest, added below */
+		pl->dev[d].states = sl_add_sat(pl->dev[d].states,
+		    sl_mem_total(&st->states) - st->states.buffers);
+		if (st->states.buffers > pl->dev[d].moment)
+			pl->dev[d].moment = st->states.buffers;
 		pl->dev[d].micro_ns = sl_add_sat(pl->dev[d].micro_ns, st->micro_ns);
 		dt[d].bwd = sl_add_sat(dt[d].bwd, sp->bwd);
 		dt[d].sync = sl_add_sat(dt[d].sync, sp->sync);
@@ -383,6 +407,7 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 	t = sl_xmalloc(p * sizeof *t);
 	for (int d = 0; d < p; d++) {
 		sl_pipe_dev *dv = &pl->dev[d];
+		dv->states = sl_add_sat(dv->states, dv->moment);
 		dv->acts = dev_peak_acts(pl, d, -1, 0);
 		dv->mem = sl_add_sat(dv->states, dv->acts);
 		if (dv->mem > pl->max_mem)

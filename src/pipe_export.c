@@ -99,6 +99,10 @@ sl_pipeline_layout(const sl_pipeline *pl, const sl_hybrid_opts *o,
 	if (l->zero == 0)
 		l->zero = o->space.recipe.shard_states;
 	l->offload_optimizer = o->offload_optimizer != 0;
+	/* the experts as the plan lays them out (moe.c) */
+	l->ep = pl->moe.ep > 0 ? pl->moe.ep : 1;
+	l->etp = pl->moe.etp > 0 ? pl->moe.etp : 1;
+	l->allgather = pl->moe.allgather;
 	return SL_OK;
 }
 
@@ -264,6 +268,56 @@ megatron_stages(ex *x)
 	}
 }
 
+/*
+ * Latent attention's and a mixture's arguments (megatron/training/
+ * arguments.py, _add_mla_args and _add_moe_args, as current Megatron-LM
+ * names them; moe.c reads the model back): the experts, top-k, their
+ * width, the layers that are mixtures, shared experts, the router's score,
+ * the expert parallel and expert tensor parallel sizes, the grouped gemm
+ * (bf16 only: validate_args) and the token dispatcher.
+ */
+static void
+megatron_moe(ex *x)
+{
+	const sl_moe_arch *a = &x->a.moe;
+	const sl_layout *l = &x->l;
+
+	if (a->kv_lora > 0) {
+		/* qk-head-dim is the part of a head without rope */
+		sb_printf(&x->b, "    --multi-latent-attention \\\n");
+		if (a->q_lora > 0)
+			sb_printf(&x->b, "    --q-lora-rank %lld \\\n", (long long)a->q_lora);
+		sb_printf(&x->b, "    --kv-lora-rank %lld --qk-head-dim %lld "
+		    "--qk-pos-emb-head-dim %lld --v-head-dim %lld \\\n",
+		    (long long)a->kv_lora, (long long)a->qk_nope,
+		    (long long)a->qk_rope, (long long)a->v_head);
+	}
+	if (a->experts == 0)
+		return;
+	sb_printf(&x->b, "    --num-experts %lld --moe-router-topk %lld "
+	    "--moe-ffn-hidden-size %lld \\\n", (long long)a->experts,
+	    (long long)a->topk, (long long)a->moe_ffn);
+	if (strcmp(a->layer_freq, "1") != 0)
+		sb_printf(&x->b, "    --moe-layer-freq \"%s\" \\\n", a->layer_freq);
+	if (a->shared_ffn > 0)
+		sb_printf(&x->b, "    --moe-shared-expert-intermediate-size %lld \\\n",
+		    (long long)a->shared_ffn);
+	if (a->score_bias)
+		/* aux-loss-free routing selects with a per-expert bias over
+		 * the sigmoid score (DeepSeek-V3) */
+		sb_printf(&x->b, "    --moe-router-score-function sigmoid "
+		    "--moe-router-enable-expert-bias \\\n");
+	sb_printf(&x->b, "    --expert-model-parallel-size %d "
+	    "--expert-tensor-parallel-size %d \\\n", l->ep, l->etp);
+	if (l->precision == SL_PREC_MEGATRON || l->precision == SL_PREC_BF16)
+		sb_printf(&x->b, "    --moe-grouped-gemm \\\n");
+	sb_printf(&x->b, "    --moe-token-dispatcher-type %s \\\n",
+	    l->allgather ? "allgather" : "alltoall");
+	if (a->capacity > 0)
+		sb_printf(&x->b, "    --moe-expert-capacity-factor %g "
+		    "--moe-pad-expert-input-to-capacity \\\n", a->capacity);
+}
+
 static void
 megatron_model(ex *x)
 {
@@ -273,7 +327,7 @@ megatron_model(ex *x)
 	sb_printf(&x->b, "    --hidden-size %lld \\\n", (long long)a->hidden);
 	sb_printf(&x->b, "    --ffn-hidden-size %lld \\\n", (long long)a->ffn);
 	sb_printf(&x->b, "    --num-attention-heads %lld \\\n", (long long)a->heads);
-	if (a->kv_heads != a->heads)
+	if (a->kv_heads != a->heads && a->moe.kv_lora == 0)
 		sb_printf(&x->b, "    --group-query-attention --num-query-groups %lld \\\n",
 		    (long long)a->kv_heads);
 	sb_printf(&x->b, "    --seq-length %lld \\\n", (long long)x->seq);
@@ -297,6 +351,7 @@ megatron_model(ex *x)
 	 * (megatron/training/tokenizer/tokenizer.py, _NullTokenizer and
 	 * _vocab_size_with_padding).
 	 */
+	megatron_moe(x);
 	if (a->family == SL_FAM_BERT)
 		sb_printf(&x->b, "    --bert-no-binary-head \\\n");
 	sb_printf(&x->b, "    --tokenizer-type NullTokenizer --vocab-size %lld "
@@ -777,6 +832,12 @@ sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
 		goto out;
 	x.name = x.g->name;
 	x.seq = x.l.seq > 0 ? x.l.seq : x.a.seq;
+	if (x.a.moe.experts > 0 && !pl->moe.megatron) {
+		sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("%s cannot run this plan: %s"), sl_framework_title(fw),
+		    pl->moe.why);
+		goto out;
+	}
 	if (!sl_layout_check(&x.l, &x.a, why, sizeof why)) {
 		sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 		    _("%s cannot run this plan: %s"), sl_framework_title(fw), why);

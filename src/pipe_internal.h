@@ -179,6 +179,11 @@ typedef struct hyb {
 	sl_dp_pool *pool;	/* layers the stages' solvers share */
 	int64_t solves, hits;
 	bool own_layers;	/* a stage type serves only its own layers */
+	/* every strategy's entries of the stage tables, not only the
+	 * framework's plan's (space_tab): a stage in Megatron-LM's layout
+	 * (sl_pipe_config.layout) reads its own plan's, without sequence
+	 * parallelism too */
+	bool all_tabs;
 	/* the model as a framework describes it; NULL when it is not one
 	 * the frameworks run (sl_arch_of) */
 	const sl_arch *arch;
@@ -206,6 +211,9 @@ bool roles_bind(const hyb *h);
 /* The framework's plan of the whole graph on the space; NULL (err set)
  * when it has none. */
 const int *space_fw_choice(const hyb *h, space_entry *e, sl_error *err);
+/* The axes of mesh m over which a framework's experts split by expert
+ * (sl_hybrid_opts.ep_axes), a bit each, by the axes' roles. */
+unsigned space_ep_axes(const hyb *h, const sl_axis_role *role, const sl_mesh *m);
 bool tab_same_prev(const hyb *h, space_entry *e, int r, int a, int b);
 
 /* ------------------------------------------------------ pipe_stage.c */

@@ -260,12 +260,18 @@ cfg_layout(hyb *h, const cfg *c, const int *layers, const sl_recompute *rec,
 	} else
 		size[0] = c->outer > 1 ? c->outer : c->inner;
 	l->framework = o->space.recipe.framework;
-	l->tp = l->cp = 1;
-	for (int a = 0; a < SL_MAX_AXES; a++)
+	l->tp = l->cp = l->ep = 1;
+	for (int a = 0; a < SL_MAX_AXES; a++) {
+		int ep = o->ep_axes < 0 ? 0 : o->ep_axes;
 		if (role[a] == SL_AXIS_TP)
 			l->tp *= size[a];
 		else if (role[a] == SL_AXIS_CP)
 			l->cp *= size[a];
+		/* the experts' axes (space_ep_axes) */
+		if (role[a] == SL_AXIS_TP ? (ep & SL_EP_TENSOR) : (ep & SL_EP_DATA))
+			l->ep *= size[a];
+	}
+	l->etp = o->ep_axes > 0 && (o->ep_axes & SL_EP_TENSOR) ? 1 : l->tp;
 	l->dp = D / (l->tp * l->cp);
 	l->pp = c->p;
 	l->vpp = c->v;
@@ -296,6 +302,23 @@ cfg_runs(hyb *h, const cfg *c, const int *layers, const sl_recompute *rec,
 		return true;
 	cfg_layout(h, c, layers, rec, &l);
 	return sl_layout_check(&l, a, why, len);
+}
+
+/*
+ * Whether the experts' axes of the search (sl_hybrid_opts.ep_axes) are of
+ * size 1 in c: the same plans as the search with fewer.
+ */
+static bool
+ep_repeats(hyb *h, const cfg *c)
+{
+	int ep = h->o->ep_axes;
+	sl_layout l;
+
+	if (ep <= 0 || h->o->space.recipe.framework == SL_FW_FREE)
+		return false;
+	cfg_layout(h, c, NULL, NULL, &l);
+	return ((ep & SL_EP_DATA) && l.dp * l.cp == 1) ||
+	    ((ep & SL_EP_TENSOR) && l.tp == 1);
 }
 
 /* Evaluates one partition exactly; keeps it when it is the best fitting. */
@@ -680,9 +703,9 @@ fastest_of(hyb *h, cfg *c, int n, int r, int64_t *out, sl_error *err)
  * step is at least m v t(ceil) + (p - 1) t(fewest).
  */
 static int
-cfg_bound(hyb *h, cfg *c, int64_t *lb, sl_error *err)
+cfg_bound(hyb *h, cfg *c, bool fit, int64_t *lb, sl_error *err)
 {
-	int n1 = (int)sl_ceil_div(c->L, c->ns), nlo;
+	int n1 = (int)sl_ceil_div(c->L, c->ns), nlo, nhi;
 	int64_t t1, tlo;
 	int r = c->rfix >= 0 ? c->rfix :
 	    h->o->space.recipe.recompute == SL_RECOMP_AUTO ? 0 :
@@ -698,6 +721,35 @@ cfg_bound(hyb *h, cfg *c, int64_t *lb, sl_error *err)
 	if ((rc = fastest_of(h, c, n1, r, &t1, err)) != SL_OK ||
 	    (rc = fastest_of(h, c, nlo, r, &tlo, err)) != SL_OK)
 		return rc;
+	/*
+	 * With fit (one chunk per device), the last device's stage too: no
+	 * faster than its fastest item that fits (cfg_item, over the layer
+	 * counts search_cfg tries), which cfg_items computes anyway when the
+	 * configuration is searched.  When a stage's memory forces slower
+	 * plans than its fastest (a mixture's expert states), this is the
+	 * bound that sets the configuration aside.
+	 */
+	if (fit && c->ns > 1 && c->v == 1) {
+		int64_t tl = INT64_MAX;
+		nhi = h->o->slack < 0 ? c->L - (c->ns - 1) :
+		    (int)sl_ceil_div(c->L, c->ns) + h->o->slack;
+		if (nhi > c->L - (c->ns - 1))
+			nhi = c->L - (c->ns - 1);
+		for (int n = nlo; n <= nhi; n++) {
+			item it;
+			if ((rc = cfg_item(h, c, c->ns - 1, c->L - n, n, &it, err)) != SL_OK)
+				return rc;
+			if (it.ok && it.t < tl)
+				tl = it.t;
+		}
+		if (tl == INT64_MAX) {
+			/* the last stage fits under no plan: no partition does */
+			*lb = INT64_MAX;
+			return SL_OK;
+		}
+		if (tl > t1)
+			t1 = tl;
+	}
 	*lb = sl_add_sat(sl_mul_sat(sl_mul_sat(c->m, t1), c->v),
 	    sl_mul_sat(c->p - 1, tlo));
 	return SL_OK;
@@ -864,6 +916,10 @@ search_cfgs(hyb *h, const search_space *s, int L, int64_t B,
 						r->pruned_batches++;
 						continue;
 					}
+					/* experts over axes of size 1: another
+					 * search's (sl_hybrid_search) */
+					if (ep_repeats(h, &c))
+						continue;
 					/* what the framework cannot run */
 					if (o->space.recipe.framework != SL_FW_FREE &&
 					    !cfg_runs(h, &c, NULL, NULL, h->arch, why, sizeof why)) {
@@ -913,7 +969,7 @@ search_best_first(hyb *h, cfg *cs, int nc, sl_hybrid_result *r, best_t *best,
 	int rc = SL_OK;
 
 	for (int i = 0; i < nc && rc == SL_OK; i++) {
-		rc = cfg_bound(h, &cs[i], &cs[i].lb, err);
+		rc = cfg_bound(h, &cs[i], false, &cs[i].lb, err);
 		hyb_drop_solvers(h);
 	}
 	if (rc == SL_OK && nc > 1)
@@ -924,7 +980,14 @@ search_best_first(hyb *h, cfg *cs, int nc, sl_hybrid_result *r, best_t *best,
 
 		if (best->found && cs[i].lb >= best->step)
 			r->pruned_bound++;
-		else {
+		else if (best->found && cs[i].v == 1 && !h->o->no_stage_bound &&
+		    (rc = cfg_bound(h, &cs[i], true, &cs[i].lb, err)) == SL_OK &&
+		    cs[i].lb >= best->step) {
+			/* the bound again, over plans that fit: a configuration
+			 * whose memory forces slower plans than its fastest */
+			r->pruned_bound++;
+			hyb_drop_solvers(h);
+		} else if (rc == SL_OK) {
 			rc = search_cfg(h, &cs[i], r, best, err);
 			hyb_drop_solvers(h);
 		}
@@ -990,14 +1053,57 @@ hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 	return rc;
 }
 
+/* Joins r1 into r: the faster fitting best, the lesser least, the
+ * frontiers and counts; r1 is freed. */
+static void
+result_join(sl_hybrid_result *r, sl_hybrid_result *r1)
+{
+	if (r1->found && (!r->found || (r1->best.fits && !r->best.fits) ||
+	    (r1->best.fits == r->best.fits && r1->best.step_ns < r->best.step_ns))) {
+		sl_pipeline_free(&r->best);
+		r->best = r1->best;
+		r->found = true;
+		memset(&r1->best, 0, sizeof r1->best);
+	}
+	if (r1->have_least && (!r->have_least || r1->least.max_mem < r->least.max_mem)) {
+		sl_pipeline_free(&r->least);
+		r->least = r1->least;
+		r->have_least = true;
+		memset(&r1->least, 0, sizeof r1->least);
+	}
+	r->front = sl_xrealloc(r->front, (size_t)(r->n_front + r1->n_front + 1) *
+	    sizeof *r->front);
+	if (r1->n_front > 0)
+		memcpy(r->front + r->n_front, r1->front,
+		    (size_t)r1->n_front * sizeof *r1->front);
+	r->n_front += r1->n_front;
+	front_prune(r);
+	r->configs += r1->configs;
+	r->stage_solves += r1->stage_solves;
+	r->cache_hits += r1->cache_hits;
+	r->partitions += r1->partitions;
+	r->pruned_partitions += r1->pruned_partitions;
+	r->pruned_shapes += r1->pruned_shapes;
+	r->pruned_batches += r1->pruned_batches;
+	r->pruned_bound += r1->pruned_bound;
+	r->pruned_stages += r1->pruned_stages;
+	r->pruned_framework += r1->pruned_framework;
+	if (r->framework_why[0] == '\0')
+		snprintf(r->framework_why, sizeof r->framework_why, "%s", r1->framework_why);
+	if (!r->found && r->why_none[0] == '\0')
+		snprintf(r->why_none, sizeof r->why_none, "%s", r1->why_none);
+	r->time_ms += r1->time_ms;
+	sl_hybrid_result_free(r1);
+}
+
 /*
  * DeepSpeed's ZeRO stages are two searches: ZeRO-1 (optimizer states
  * sharded, with or without a pipeline) and ZeRO-3 (parameters too, which
  * its PipelineEngine refuses: one stage).  The faster fitting plan of the
  * two is kept, the frontiers and counts joined.
  */
-int
-sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
+static int
+zero_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 {
 	sl_hybrid_opts o1;
 	sl_hybrid_result r1;
@@ -1013,41 +1119,56 @@ sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 		sl_hybrid_result_free(r);
 		return rc;
 	}
-	if (r1.found && (!r->found || (r1.best.fits && !r->best.fits) ||
-	    (r1.best.fits == r->best.fits && r1.best.step_ns < r->best.step_ns))) {
-		sl_pipeline_free(&r->best);
-		r->best = r1.best;
-		r->found = true;
-		memset(&r1.best, 0, sizeof r1.best);
+	result_join(r, &r1);
+	return SL_OK;
+}
+
+/* Whether the model the search plans has a mixture's experts. */
+static bool
+model_has_experts(const sl_hybrid_opts *o)
+{
+	const sl_graph *g;
+	bool has = false;
+
+	if (o->model == NULL ||
+	    (g = o->model(o->model_ctx, 1, o->space.recipe.seq, NULL)) == NULL)
+		return false;
+	for (int v = 0; v < g->n_ops && !has; v++)
+		has = g->ops[v].kind == SL_OP_EXPERTS;
+	sl_graph_free((sl_graph *)g);
+	return has;
+}
+
+/*
+ * A mixture under Megatron-LM: where its experts split by expert is a
+ * choice of the launch (--expert-model-parallel-size and
+ * --expert-tensor-parallel-size), one search each: over no axis, the
+ * data- and context-parallel ones, the tensor-parallel ones (expert
+ * tensor parallel 1), or both.  The fastest fitting plan is kept.
+ */
+int
+sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
+{
+	sl_hybrid_opts o1 = *o;
+	int rc;
+
+	if (o->ep_axes >= 0 || o->space.recipe.framework != SL_FW_MEGATRON ||
+	    !model_has_experts(o)) {
+		if (o1.ep_axes < 0)
+			o1.ep_axes = 0;
+		return zero_search(&o1, r, err);
 	}
-	if (r1.have_least && (!r->have_least || r1.least.max_mem < r->least.max_mem)) {
-		sl_pipeline_free(&r->least);
-		r->least = r1.least;
-		r->have_least = true;
-		memset(&r1.least, 0, sizeof r1.least);
+	for (int ep = 0; ep <= (SL_EP_DATA | SL_EP_TENSOR); ep++) {
+		sl_hybrid_result r1;
+
+		o1.ep_axes = ep;
+		if ((rc = zero_search(&o1, ep == 0 ? r : &r1, err)) != SL_OK) {
+			if (ep > 0)
+				sl_hybrid_result_free(r);
+			return rc;
+		}
+		if (ep > 0)
+			result_join(r, &r1);
 	}
-	r->front = sl_xrealloc(r->front, (size_t)(r->n_front + r1.n_front + 1) *
-	    sizeof *r->front);
-	if (r1.n_front > 0)
-		memcpy(r->front + r->n_front, r1.front,
-		    (size_t)r1.n_front * sizeof *r1.front);
-	r->n_front += r1.n_front;
-	front_prune(r);
-	r->configs += r1.configs;
-	r->stage_solves += r1.stage_solves;
-	r->cache_hits += r1.cache_hits;
-	r->partitions += r1.partitions;
-	r->pruned_partitions += r1.pruned_partitions;
-	r->pruned_shapes += r1.pruned_shapes;
-	r->pruned_batches += r1.pruned_batches;
-	r->pruned_bound += r1.pruned_bound;
-	r->pruned_stages += r1.pruned_stages;
-	r->pruned_framework += r1.pruned_framework;
-	if (r->framework_why[0] == '\0')
-		snprintf(r->framework_why, sizeof r->framework_why, "%s", r1.framework_why);
-	if (!r->found && r->why_none[0] == '\0')
-		snprintf(r->why_none, sizeof r->why_none, "%s", r1.why_none);
-	r->time_ms += r1.time_ms;
-	sl_hybrid_result_free(&r1);
 	return SL_OK;
 }

@@ -329,9 +329,26 @@ space_tab(const hyb *h, space_entry *e, int r)
 	const sl_space *sp = e->sp;
 	int n = sp->g->n_ops;
 
+	/* under a framework only its plan's entries are read (type_fw_plan):
+	 * the other strategies' stay zero */
+	const int *fc = h->o->space.recipe.framework != SL_FW_FREE &&
+	    !h->all_tabs ? space_fw_choice(h, e, NULL) : NULL;
+	bool **need = NULL;
+
 	if (tb->ready)
 		return tb;
 	space_recompute(e, r);
+	if (fc != NULL) {
+		need = sl_xcalloc(n ? n : 1, sizeof *need);
+		for (int v = 0; v < n; v++) {
+			int u = sp->like[v] != v && !h->o->plain ? sp->like[v] : v;
+			while (sp->like[u] != u && !h->o->plain)
+				u = sp->like[u];
+			if (need[u] == NULL)
+				need[u] = sl_xcalloc(sp->ops[u].n_strat, sizeof **need);
+			need[u][fc[v]] = true;
+		}
+	}
 	tb->mem = sl_xcalloc(n, sizeof *tb->mem);
 	tb->time = sl_xcalloc(n, sizeof *tb->time);
 	tb->of = sl_xmalloc((n ? n : 1) * sizeof *tb->of);
@@ -354,6 +371,11 @@ space_tab(const hyb *h, space_entry *e, int r)
 			sl_comm c;
 			sl_compute cp;
 
+			if (need != NULL && !need[v][s]) {
+				memset(&tb->mem[v][s], 0, sizeof tb->mem[v][s]);
+				memset(ot, 0, sizeof *ot);
+				continue;
+			}
 			/* the stage's fold of the operator's items */
 			sl_node_stage_mem(sp, v, s, NULL, &tb->mem[v][s]);
 			sl_node_cost(sp, v, s, NULL, NULL, &c);
@@ -374,6 +396,9 @@ space_tab(const hyb *h, space_entry *e, int r)
 			}
 		}
 	}
+	for (int v = 0; need != NULL && v < n; v++)
+		free(need[v]);
+	free(need);
 	tb->rep = sl_xmalloc((n ? n : 1) * sizeof *tb->rep);
 	for (int v = 0; v < n; v++) {
 		int u = e->cand[v], k = sp->ops[v].n_strat;
@@ -445,6 +470,22 @@ space_roles(const hyb *h, int outer, int inner, sl_axis_role *role)
 		role[0] = SL_AXIS_TP;
 }
 
+unsigned
+space_ep_axes(const hyb *h, const sl_axis_role *role, const sl_mesh *m)
+{
+	int ep = h->o->ep_axes < 0 ? 0 : h->o->ep_axes;
+	unsigned axes = 0;
+
+	for (int a = 0; a < m->n_axes; a++) {
+		if (m->axes[a].size <= 1)
+			continue;
+		if (role[a] == SL_AXIS_TP ? (ep & SL_EP_TENSOR) != 0 :
+		    (ep & SL_EP_DATA) != 0)
+			axes |= 1u << a;
+	}
+	return axes;
+}
+
 const int *
 space_fw_choice(const hyb *h, space_entry *e, sl_error *err)
 {
@@ -457,7 +498,8 @@ space_fw_choice(const hyb *h, space_entry *e, sl_error *err)
 	if (e->fw_choice == NULL) {
 		e->fw_choice = sl_xmalloc((e->sp->g->n_ops ? e->sp->g->n_ops : 1) *
 		    sizeof *e->fw_choice);
-		e->fw_rc = sl_framework_choice(e->sp, e->role, shard, e->fw_choice,
+		e->fw_rc = sl_framework_choice(e->sp, e->role,
+		    space_ep_axes(h, e->role, &e->sp->mesh), shard, e->fw_choice,
 		    e->fw_why, sizeof e->fw_why);
 	}
 	if (e->fw_rc != SL_OK) {

@@ -174,10 +174,12 @@ type_serves(const stage_type *t, int l0, int n, bool plain)
 
 /*
  * The edge rows of stage t: an edge whose tables equal an earlier edge's of
- * the stage (erep) shares its row; eprim lists the rows that stay.
+ * the stage (erep) shares its row; eprim lists the rows that stay.  Under a
+ * framework (fw) nothing is solved: the stage takes the framework's plan
+ * (type_fw_plan), and no row is allocated.
  */
 static void
-type_edges(stage_type *t, bool plain)
+type_edges(stage_type *t, bool plain, bool fw)
 {
 	space_entry *se = t->se;
 	sl_problem *p = t->prob;
@@ -194,6 +196,10 @@ type_edges(stage_type *t, bool plain)
 	t->eprim = sl_xmalloc((m ? m : 1) * sizeof *t->eprim);
 	for (int e = 0; e < m; e++) {
 		int key = plain ? t->edge[e] : se->erep[t->edge[e]];
+		if (fw) {
+			t->view_ecost[e] = NULL;
+			continue;
+		}
 		if (first[key] < 0) {
 			first[key] = e;
 			t->eprim[t->neprim++] = e;
@@ -271,7 +277,7 @@ hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
 	memcpy(t->prob->edge, ends, ne * sizeof *ends);
 	t->prob->ecost = sl_xcalloc(ne ? ne : 1, sizeof *t->prob->ecost);
 	free(ends);
-	type_edges(t, h->o->plain);
+	type_edges(t, h->o->plain, h->o->space.recipe.framework != SL_FW_FREE);
 	type_allow_roles(h, t);
 	for (int v = a; v < b; v++) {
 		t->prob->layer[v - a] = g->ops[v].layer;
@@ -453,7 +459,9 @@ stage_plan_totals(const stage_type *t, const stage_tab *tb, int r,
 		sp->states.params += m->params;
 		sp->states.grads += m->grads;
 		sp->states.optim += m->optim + x_at(t->xmem[r], v, c[v]);
-		sp->states.buffers += m->buffers;
+		/* moments are held one at a time: the largest */
+		if (m->buffers > sp->states.buffers)
+			sp->states.buffers = m->buffers;
 		sp->acts += m->acts;
 		const op_time *ot = &tb->time[o][c[v]];
 		sp->compute += ot->compute;
@@ -468,16 +476,19 @@ stage_plan_totals(const stage_type *t, const stage_tab *tb, int r,
 		int se = t->edge[e];
 		int idx = c[t->prob->edge[e][0]] * t->prob->k[t->prob->edge[e][1]] +
 		    c[t->prob->edge[e][1]];
-		sp->states.buffers += s->edge_mem[se][idx];
+		/* a resharding copy lives around its reader's task alone */
+		if (s->edge_mem[se][idx] > sp->states.buffers)
+			sp->states.buffers = s->edge_mem[se][idx];
 		sp->comm += s->edge_ns[se][idx];
 	}
 }
 
+/* ks chunks' states, k micro-batches' activations, one moment. */
 int64_t
 stage_plan_mem(const stage_plan *p, int64_t ks, int64_t k)
 {
-	return sl_add_sat(sl_mul_sat(ks, sl_mem_total(&p->states)),
-	    sl_mul_sat(k, p->acts));
+	return sl_add_sat(sl_add_sat(sl_mul_sat(ks, sl_mem_total(&p->states) -
+	    p->states.buffers), sl_mul_sat(k, p->acts)), p->states.buffers);
 }
 
 int64_t
@@ -666,7 +677,6 @@ type_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k, int64_t m,
 	    .m = m };
 	pr = (sl_fit_probe){ .n = n, .solve = stage_probe_solve,
 	    .measure = stage_probe_measure, .ctx = &sp, .terms = n + t->prob->m,
-	    .bounds = true,
 	    .fast = t->fast[r], .frugal = warm != NULL ? warm->choice : NULL };
 	if (sl_fit_search(&pr, cap, &f, err) != SL_OK)
 		return NULL;

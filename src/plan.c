@@ -862,6 +862,12 @@ rd_pipeline(const plan_rd *r, json_t *root, sl_plan_file *pf)
 	    &pf->graph_batch)) != SL_OK ||
 	    (rc = rd_mesh(r, root, pf)) != SL_OK)
 		return rc;
+	/* every device of the pipeline: pp sub-meshes (whose product
+	 * rd_mesh bounded) within the engine's mesh bound too */
+	if (pp * (int64_t)pf->shape[0] * pf->shape[1] > PLAN_MAX_DEVICES)
+		return rd_fail(r, "pp", _("%lld pipeline stages of %lld devices "
+		    "each are more than %d devices"), (long long)pp,
+		    (long long)pf->shape[0] * pf->shape[1], PLAN_MAX_DEVICES);
 	pf->pp = (int)pp;
 	pf->virt = (int)virt;
 	if ((rc = rd_recipe(r, root, pf)) != SL_OK ||

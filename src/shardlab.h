@@ -10,6 +10,8 @@
  *
  *   graph.c        operators, tensors, validation, topological order
  *   kinds.c        the operator kind table: loop dimensions, saved tensors
+ *                  (with a mixture of experts' router, dispatch, experts
+ *                  and combine)
  *   model_json.c   JSON model format loader/saver (man shardlab-model.5)
  *   json.c         the one JSON reader (values with the line and column of
  *                  each) and writer (atomic files)
@@ -22,7 +24,8 @@
  *                  of "plan this under M bytes" runs
  *   problem.c      the solvers' pairwise min-sum problem, pins and forbids
  *   solve_ilp.c    GLPK integer program (per-edge marginal formulation)
- *   solve_dp.c     exact elimination / folded-layer DP
+ *   solve_dp.c     exact elimination / folded-layer DP, the live solver
+ *   dp_elim.c      its variable elimination (dp_internal.h)
  *   solve_brute.c  exhaustive enumeration (small problems, tests)
  *   solve_anytime.c  the anytime solver for graphs with a memory usage
  *                  limit over liveness intervals (IOPDDL problems, graphs
@@ -51,6 +54,8 @@
  *   memory.c       a step's memory as one stream of items with lifetimes
  *                  (the sum, the timeline and pipeline stages fold it);
  *                  memory and communication tallies
+ *   moe.c          a plan's mixtures of experts as frameworks say it: the
+ *                  model read back and the experts' layout
  *   recipe.c       the training recipe: attention kernel, precision,
  *                  recomputation, batches; bytes per element by recipe
  *   timeline.c     memory over time: a step's buffers in execution order,
@@ -65,6 +70,7 @@
  *                  micro-batches, stage boundaries and recomputation
  *   pipe_suggest.c what single change would make a model fit
  *   pipe_export.c  launch arguments and configurations for frameworks
+ *   pipe_timeline.c memory over time of one pipeline stage
  *   pipe_ctx.c     a pipeline the explorer keeps and evaluates again
  *   pipe_account.c Megatron-LM's recommended layout beside a plan, and
  *                  the difference as a chain of single changes
@@ -194,7 +200,11 @@ const char *sl_format_rate(double per_s, char *buf, size_t len);
  * failure).  path "-" means standard output.  A symbolic link is followed:
  * the file it names is replaced and the link stays.  A character device or a
  * FIFO is written through, never replaced; a directory, a block device, a
- * socket or a read-only file is refused.
+ * socket or a read-only file is refused.  A file that cannot be written,
+ * wherever that is found (any of those, a FIFO without a reader, a
+ * directory that is missing, full or not writable, a failed write or
+ * rename), is SL_EINTERNAL; a path that would replace an input of the
+ * process (sl_output_check) is SL_EINPUT.
  */
 typedef struct sl_atomic {
 	FILE *fp;
@@ -212,6 +222,22 @@ const char *sl_atomic_tmp(const sl_atomic *a);
  * for a front end's handler of SIGTERM, SIGHUP and SIGINT.
  */
 void sl_atomic_unlink_all(void);
+
+/*
+ * No output replaces an input.  Every file read through the engine
+ * (models, plans, profiles, problems, configs) is kept in a list of the
+ * process's inputs, and so is every file a front end names as one before
+ * reading it (sl_input_note: a bundled name resolved to its file);
+ * sl_output_check refuses a path that names one of them now (by device and
+ * inode: through a link, a second name, a name resolved), SL_EINPUT naming
+ * the input and what (an option such as "--json", or NULL).  Once a front
+ * end has called sl_inputs_guard(true), sl_atomic_open calls it for every
+ * file it writes (a library user that writes over what it read on purpose,
+ * such as a test, is not refused).
+ */
+void sl_input_note(const char *path);
+int sl_output_check(const char *path, const char *what, sl_error *err);
+void sl_inputs_guard(bool on);
 
 /*
  * Largest input file, largest text a gzip file may inflate to, and most
@@ -286,6 +312,12 @@ typedef enum sl_op_kind {
 	SL_OP_TRANSPOSE,	/* attribute perm */
 	SL_OP_ATTENTION,	/* fused core attention: qkv[b,s,(q+2kv)*d] -> [b,s,q*d] */
 	SL_OP_CROSS_ENTROPY,	/* logits[b,s,V], labels[b,s] -> loss[b,s] */
+	SL_OP_SIGMOID,		/* elementwise (a shared expert's gate) */
+	/* mixture of experts (doc/cost-model.md, "Mixture of experts") */
+	SL_OP_ROUTER,		/* logits[b,s,E] (, bias[E]) -> top-k weights[b,s,k] */
+	SL_OP_DISPATCH,		/* x[b,s,h], weights[b,s,k] -> tokens by expert [b,E,c,h] */
+	SL_OP_EXPERTS,		/* [b,E,c,h], w1[E,h,f'], w2[E,f,h] (, biases) -> [b,E,c,h] */
+	SL_OP_COMBINE,		/* y[b,E,c,h], weights[b,s,k] -> [b,s,h] */
 	SL_OP_KIND_COUNT
 } sl_op_kind;
 
@@ -308,9 +340,16 @@ typedef struct sl_op {
 	int pos;		/* position within its layer (0-based), -1 if none */
 	/* attributes */
 	int heads, kv_heads;	/* attention */
+	int window;		/* attention: keys a query sees (sliding window); 0 all */
+	bool qk_norm;		/* attention: RMSNorm of each query and key head */
+	bool sinks;		/* attention: a learned logit per head in the softmax */
 	int perm[SL_MAX_RANK];	/* transpose */
 	double p;		/* dropout probability */
 	bool transpose_w;	/* matmul: weight stored [n,k] (tied embeddings) */
+	int topk;		/* experts: experts each token is routed to */
+	bool gated;		/* experts: gated (SwiGLU) first matmul of 2f columns */
+	double capacity;	/* dispatch: the capacity factor its [b,E,c,h] was
+				 * sized by; 0 dropless */
 	/* where the operator was defined, for error messages */
 	int src_line, src_col;
 } sl_op;
@@ -522,8 +561,21 @@ int64_t sl_recipe_grad_bucket(const sl_recipe *r, int dp, int grad_bytes);
 
 /* ------------------------------------------------------------------ models */
 
-typedef enum sl_family { SL_FAM_GPT, SL_FAM_BERT, SL_FAM_LLAMA } sl_family;
+typedef enum sl_family {
+	SL_FAM_GPT, SL_FAM_BERT, SL_FAM_LLAMA,
+	SL_FAM_MOE,		/* LLaMA-style blocks whose MLPs are mixtures of experts */
+	SL_FAM_COUNT
+} sl_family;
 
+/* Tied input and output embeddings: the family's habit, or said. */
+typedef enum sl_tie { SL_TIE_DEFAULT, SL_TIE_YES, SL_TIE_NO } sl_tie;
+
+/*
+ * The sizes of a generated transformer.  Every member past max_positions is
+ * 0 (or false) for "the family's way": GPT and BERT tie their embeddings
+ * and have every bias, LLaMA and MoE have none.  sl_gen_fields lists them
+ * with their names in model files and on the command line.
+ */
 typedef struct sl_gen_config {
 	sl_family family;
 	char name[64];
@@ -532,7 +584,82 @@ typedef struct sl_gen_config {
 	int64_t batch;		/* batch dimension of the graph */
 	int64_t max_positions;	/* Hugging Face config: the model's longest
 				 * sequence, when seq was capped below it (else 0) */
+	/* what a Hugging Face config may change of a family's blocks */
+	int64_t head_dim;	/* 0: hidden / heads */
+	sl_tie tie;
+	bool qkv_bias;		/* LLaMA/MoE: biases of q, k and v (Qwen2) */
+	bool out_bias;		/* LLaMA/MoE: bias of the attention's output */
+	bool mlp_bias;		/* LLaMA/MoE: biases of gate, up and down */
+	bool qk_norm;		/* RMSNorm of every query and key head (Qwen3) */
+	bool sinks;		/* a learned softmax logit per head (GPT-OSS) */
+	int64_t window;		/* sliding-window attention: keys per query; 0 none */
+	int window_first;	/* the first layer that slides ... */
+	int window_every;	/* ... and every this many after it (0: 1) */
+	int64_t type_vocab;	/* BERT token types (0: none) */
+	/* mixture of experts (family moe) */
+	int64_t experts;	/* routed experts per MoE layer */
+	int64_t topk;		/* experts each token is routed to */
+	int64_t moe_ffn;	/* hidden size of one expert (0: ffn) */
+	int64_t shared_ffn;	/* hidden size of the shared experts together; 0 none */
+	bool shared_gate;	/* a sigmoid gate on the shared experts (Qwen2-MoE) */
+	bool router_bias;	/* a bias on the router's logits (GPT-OSS) */
+	bool score_bias;	/* a bias that only selects experts (DeepSeek-V3) */
+	bool expert_bias;	/* biases inside the experts (GPT-OSS) */
+	int first_dense;	/* the first layers have a dense MLP of ffn */
+	int moe_every;		/* from there, layer l is MoE when l % moe_every
+				 * == moe_phase (0: every layer) */
+	int moe_phase;
+	double capacity;	/* capacity factor; 0: dropless (balanced mean) */
+	/* multi-head latent attention (DeepSeek-V2/V3); kv_lora 0: none */
+	int64_t q_lora;		/* query compression; 0: a plain query matmul */
+	int64_t kv_lora, qk_nope, qk_rope, v_head;
 } sl_gen_config;
+
+/* A member of sl_gen_config as model files and the command line name it. */
+typedef enum sl_gen_ftype {
+	SL_GEN_INT, SL_GEN_COUNT,	/* int64_t member; int member */
+	SL_GEN_BOOL, SL_GEN_REAL, SL_GEN_TIE
+} sl_gen_ftype;
+typedef struct sl_gen_field {
+	const char *key;	/* "experts": the generator's key; flag --experts */
+	sl_gen_ftype type;
+	size_t off;		/* offsetof(sl_gen_config, ...) */
+	int64_t min, max;	/* integers: 0 is always "the family's" */
+	unsigned families;	/* 1u << sl_family where it applies */
+	const char *help;	/* N_(), for gen --help */
+} sl_gen_field;
+/* The table, ended by a row whose key is NULL. */
+extern const sl_gen_field sl_gen_fields[];
+/* Sets field f of c from text ("8", "true", "1.25"); SL_EINPUT with a
+ * message naming the field when the value is not of its type and bounds. */
+int sl_gen_field_set(sl_gen_config *c, const sl_gen_field *f, const char *text,
+    sl_error *err);
+/* The field named key, or NULL. */
+const sl_gen_field *sl_gen_field_find(const char *key);
+
+/*
+ * A graph's mixtures of experts as the frameworks describe them (moe.c):
+ * experts 0 for a model without.  layer_freq is Megatron-LM's
+ * --moe-layer-freq: "1" when every layer is a mixture, else a pattern such
+ * as "([0]*3+[1]*58)".  The sizes of latent attention come along (kv_lora
+ * 0: none), as Megatron-LM's MLA arguments.
+ */
+typedef struct sl_moe_arch {
+	int64_t experts, topk, moe_ffn, shared_ffn;
+	int layers, moe_layers;
+	char layer_freq[128];
+	double capacity;
+	bool gated, shared_gate, router_bias, score_bias, expert_bias;
+	int64_t q_lora, kv_lora, qk_nope, qk_rope, v_head;
+} sl_moe_arch;
+int sl_moe_arch_of(const sl_graph *g, sl_moe_arch *a);
+
+/* Parameters a token's forward pass reads: every parameter but the routed
+ * experts', of which top-k of E (sl_graph_active_params).  embedding (may
+ * be NULL) gets the elements of tables read only by lookups (a token reads
+ * one row of them): publishers count active parameters with them (Mistral,
+ * Qwen) or without (DeepSeek, OpenAI). */
+int64_t sl_graph_active_params(const sl_graph *g, int64_t *embedding);
 
 /* The 2-layer toy sizes of a family (tests); then override fields. */
 void sl_gen_defaults(sl_family fam, sl_gen_config *c);
@@ -551,6 +678,10 @@ int64_t sl_gen_ffn(sl_family fam, int64_t hidden);
  * bundled models'.  Atomically; path "-" = stdout. */
 int sl_gen_save(const sl_gen_config *c, const char *path, sl_error *err);
 int sl_family_from_name(const char *s);
+const char *sl_family_name(sl_family fam);	/* "gpt", ..., "moe" */
+/* Checks c as sl_gen does; *field (may be NULL) gets the key of the member
+ * the error is about (sl_gen_fields), or "family" or "batch". */
+int sl_gen_check(const sl_gen_config *c, const char **field, sl_error *err);
 /* Fills c from a Hugging Face config.json (err names the file/line). */
 int sl_gen_from_hf_config(const char *path, sl_gen_config *c, sl_error *err);
 sl_graph *sl_gen(const sl_gen_config *c, sl_error *err);
@@ -567,6 +698,9 @@ typedef struct sl_model_opts {
  * sl_iopddl_load.  Returns NULL with err set (code SL_EINPUT for bad input).
  */
 sl_graph *sl_model_open(const char *arg, const sl_model_opts *o, sl_error *err);
+/* The file sl_model_open reads for arg (malloc'd): arg itself when such a
+ * file exists, else a bundled model's; NULL when neither. */
+char *sl_model_path(const char *arg);
 sl_graph *sl_model_load_json(const char *path, sl_error *err);
 sl_graph *sl_model_parse_json(const char *text, size_t len, const char *file,
     sl_error *err);
@@ -656,6 +790,9 @@ typedef enum sl_axis_role {
 const char *sl_axis_role_name(sl_axis_role r);	/* "dp", "tp", "pp", "cp" */
 
 int sl_hw_load(const char *name_or_path, sl_hw *hw, sl_error *err);
+/* The file sl_hw_load reads for name_or_path (malloc'd): a bundled
+ * profile's for a name, else the name as a file; NULL when neither. */
+char *sl_hw_path(const char *name_or_path);
 /*
  * The reserve a profile without "reserve_bytes" gets: 3 GiB, a quarter of
  * a device under 12 GiB (hardware.c says why).
@@ -744,10 +881,11 @@ typedef enum sl_loop_role {
 	SL_LOOP_HIDDEN,		/* a normalised (unsplittable) last dimension */
 	SL_LOOP_BATCH,		/* a further leading dimension */
 	SL_LOOP_D2, SL_LOOP_D3,	/* a reshape's kept third and fourth dimensions */
+	SL_LOOP_EXPERT,		/* experts of a mixture: expert parallelism */
 	SL_LOOP_ROLE_COUNT
 } sl_loop_role;
-/* "dp", "seq", "head", "row", "col", "vocab", "h", "b", "d2", "d3"; NULL
- * for none. */
+/* "dp", "seq", "head", "row", "col", "vocab", "h", "b", "d2", "d3", "exp";
+ * NULL for none. */
 const char *sl_loop_role_name(sl_loop_role r);
 
 /* Loop-dimension binding of one operator (from the kind table). */
@@ -1105,6 +1243,14 @@ bool sl_solve_auto_searches(const sl_problem *p);
  * and when the problem has a usage limit. */
 int sl_solve_dp(const sl_problem *p, const sl_solve_opts *o,
     sl_solution *sol, sl_error *err);
+
+/*
+ * GLPK's optimum ilp (its plan scored exactly) against an exact solver's
+ * optimum exact: 1 they agree, -1 they disagree (one of them is wrong), 0
+ * no opinion: GLPK's plan costs more, past 2^52, where its doubles cannot
+ * tell plans a unit apart.
+ */
+int sl_ilp_verdict(int64_t exact, int64_t ilp);
 
 /* Kept-warm GLPK: built once, re-solved after allowed/cost changes. */
 typedef struct sl_ilp sl_ilp;
@@ -1623,6 +1769,8 @@ typedef enum sl_buf_kind {
 	SL_BUF_RESHARD,		/* resharding copy of an edge */
 	SL_BUF_LOSS,		/* fp32 logits (forward) or their gradient (backward) */
 	SL_BUF_OPTIM_TMP,	/* the optimizer step's work buffer */
+	SL_BUF_GRAD_NEW,	/* a weight gradient before it is added into the
+				 * accumulated one */
 	SL_BUF_KIND_COUNT
 } sl_buf_kind;
 const char *sl_buf_kind_name(sl_buf_kind k);	/* "saved", "working", ... */
@@ -1672,6 +1820,9 @@ typedef struct sl_timeline {
 int sl_timeline_build(const sl_space *s, const int *choice, int dev,
     bool optimise, sl_timeline *tl, sl_error *err);
 void sl_timeline_free(sl_timeline *tl);
+/* Adds a buffer held through the whole step (what the device holds beyond
+ * the operators the timeline was built for) and recomputes the peaks. */
+int sl_timeline_hold(sl_timeline *tl, const char *name, int cat, int64_t bytes);
 /* Peak of any order (a permutation of the tasks); -1 when it is not one or
  * breaks a dependency. */
 int64_t sl_timeline_peak_of(const sl_timeline *tl, const int *order);
@@ -1789,7 +1940,9 @@ typedef struct sl_pipe_stage {
 	sl_recompute recompute;
 	int n_strat_ops;		/* = n_ops */
 	char (*strategy)[32];		/* per operator of the stage */
-	sl_mem states;			/* parameters, gradients, optimizer; buffers */
+	/* parameters, gradients, optimizer; buffers: the largest moment of
+	 * its operators and resharding copies, held for a task alone */
+	sl_mem states;
 	int64_t acts;			/* activations of one micro-batch */
 	int64_t micro_ns;		/* compute + comm of one micro-batch, fwd+bwd */
 	int64_t compute_ns, comm_ns;	/* parts of micro_ns (comm incl. p2p) */
@@ -1802,8 +1955,9 @@ typedef struct sl_pipe_stage {
 /* Per device (pipeline rank). */
 typedef struct sl_pipe_dev {
 	int64_t in_flight;		/* chunks of micro-batches kept */
-	int64_t mem;			/* peak: states + buffers + acts */
-	int64_t states;
+	int64_t mem;			/* peak: states + acts */
+	int64_t states;			/* its chunks' states and one moment */
+	int64_t moment;			/* the largest of its chunks' moments */
 	int64_t acts;			/* held at the peak (sl_pipe_peak_acts) */
 	int64_t micro_ns;		/* its chunks' micro_ns summed */
 } sl_pipe_dev;
@@ -1836,6 +1990,17 @@ typedef struct sl_pipeline {
 	 * its sequence (K and V passed round a ring), their devices; 1 none */
 	int launch_cp;
 	unsigned cp_axes;
+	/* the experts of a mixture: their layout over the sub-mesh (moe.c;
+	 * ep = etp = 1 without experts) */
+	struct sl_moe_layout {
+		int ep, etp;		/* expert parallel, expert tensor parallel */
+		uint8_t ep_axes, etp_axes;
+		bool allgather;		/* the dispatcher splits experts, not tokens */
+		int n_experts, n_dispatch;	/* operators seen */
+		bool uniform;		/* every MoE layer alike */
+		bool megatron;		/* ranks as Megatron-LM orders them */
+		char why[200];		/* why not, when not */
+	} moe;
 	/* what each axis of the stage sub-mesh carries (its contract) */
 	sl_axis_role role[SL_MAX_AXES];
 	int outer, inner;		/* the configuration's sub-mesh (sl_pipe_config) */
@@ -1866,6 +2031,11 @@ typedef struct sl_hybrid_opts {
 	int slack;			/* stage sizes searched: even split +- slack
 					 * layers; < 0: every partition */
 	int64_t offload_optimizer;	/* nonzero: optimizer states in host memory */
+	/* a mixture's experts under a framework: split by expert over the
+	 * data- and context-parallel axes (SL_EP_DATA), over the
+	 * tensor-parallel ones (SL_EP_TENSOR: expert tensor parallel 1), both
+	 * or neither; -1 (the default): each searched, the fastest kept */
+	int ep_axes;
 	int64_t model_seq;		/* the model's sequence (for suggestions) */
 	/* a fixed mesh (--mesh 4x2x8 --axes pp,dp,tp): its pp axis, sub-mesh
 	 * and links replace the searched ones; NULL: searched */
@@ -1883,6 +2053,7 @@ typedef struct sl_hybrid_opts {
 	bool no_stage_bound;
 } sl_hybrid_opts;
 void sl_hybrid_opts_default(sl_hybrid_opts *o);
+enum { SL_EP_DATA = 1, SL_EP_TENSOR = 2 };
 
 /* One point of the memory / step-time frontier. */
 typedef struct sl_hybrid_point {
@@ -1998,6 +2169,16 @@ int sl_pipe_account_build(const sl_hybrid_opts *o, const sl_pipeline *chosen,
     sl_pipe_account *a, sl_error *err);
 void sl_pipe_account_free(sl_pipe_account *a);
 
+/*
+ * The layout of a plan's experts (moe.c): sl_moe_layout_add takes each
+ * dispatch, experts and combine operator with its strategy, finish checks
+ * that they agree and are ranked as Megatron-LM ranks experts.
+ */
+typedef struct sl_moe_layout sl_moe_layout;
+void sl_moe_layout_init(sl_moe_layout *l);
+void sl_moe_layout_add(const sl_space *sp, int op, int strat,
+    sl_moe_layout *l);
+void sl_moe_layout_finish(const sl_mesh *m, sl_moe_layout *l);
 
 /*
  * A pipeline evaluated again and again (the explorer): sl_pipeline_eval
@@ -2030,6 +2211,10 @@ typedef struct sl_arch {
 	bool tied;			/* the output layer reads the embedding table */
 	bool bias;			/* the linear layers have biases */
 	double dropout;			/* attention and hidden dropout */
+	/* the mixture's experts and latent attention (experts 0, kv_lora
+	 * 0: none); ffn is a dense layer's, or the experts' when every
+	 * layer is a mixture */
+	sl_moe_arch moe;
 } sl_arch;
 /* SL_EINPUT (err says why) for a graph of another form. */
 int sl_arch_of(const sl_graph *g, sl_arch *a, sl_error *err);
@@ -2056,6 +2241,12 @@ typedef struct sl_layout {
 	 * 3 and parameters (ZeRO-3, FSDP) */
 	int zero;
 	bool offload_optimizer;		/* optimizer states in host memory */
+	/* a mixture's experts: expert parallel (ranks of data x context
+	 * parallel, and of tensor parallel when etp is 1) and expert tensor
+	 * parallel degrees, 1 and 1 without; the token dispatcher gathers
+	 * every token of the group (allgather) or sends them all-to-all */
+	int ep, etp;
+	bool allgather;
 } sl_layout;
 /*
  * Whether the layout's framework accepts it, by its own argument and
@@ -2073,6 +2264,29 @@ bool sl_layout_check(const sl_layout *l, const sl_arch *a, char *why, size_t len
  */
 int sl_pipeline_layout(const sl_pipeline *pl, const sl_hybrid_opts *o,
     sl_layout *l, int *layers, sl_recompute *rec, sl_error *err);
+
+/*
+ * Memory over time of one pipeline stage (pipe_timeline.c): the stage's
+ * operators as a graph of their own (activations received from the stage
+ * before are its inputs; a parameter another stage owns is held here, as
+ * Megatron-LM keeps a copy), on the stage sub-mesh, with the stage's plan
+ * and recomputation, its gradients held across the micro-batches, one
+ * micro-batch's step on device dev of the sub-mesh; then held through it,
+ * what the pipeline device holds beyond that micro-batch: the activations
+ * of the other micro-batches in flight at its peak (sl_pipe_dev.acts less
+ * this chunk's one) and the states of its other chunks.
+ */
+typedef struct sl_stage_timeline {
+	sl_graph *g;
+	sl_space *space;
+	int *choice;
+	sl_timeline tl;
+	int64_t in_flight;		/* the other micro-batches' activations */
+	int64_t other_chunks;		/* the states of the device's other chunks */
+} sl_stage_timeline;
+int sl_pipeline_timeline(const sl_hybrid_opts *o, const sl_pipeline *pl,
+    int stage, int dev, bool optimise, sl_stage_timeline *out, sl_error *err);
+void sl_stage_timeline_free(sl_stage_timeline *st);
 
 /* Launch descriptions of a pipeline (pipe_export.c): malloc'd text, NULL with
  * err.  Each but json launches with one framework and refuses a plan
@@ -2095,7 +2309,9 @@ char *sl_pipeline_export(const sl_pipeline *pl, const sl_hybrid_opts *o,
 /*
  * Whether strategy st of operator op keeps the contract of the axes' roles
  * (baseline.c): on a dp axis the batch or nothing, on a tp axis anything
- * but the batch, on a cp axis the sequence or nothing; ZeRO's sharded
+ * but the batch, on a cp axis the sequence or nothing (the experts of a
+ * mixture may split by expert on either: Megatron-LM's expert parallelism
+ * takes its ranks from data and context parallelism); ZeRO's sharded
  * states (+z) over dp and cp axes only.
  */
 bool sl_strategy_roles_ok(const sl_space *s, int op, const sl_strategy *st,
@@ -2107,11 +2323,17 @@ bool sl_strategy_roles_ok(const sl_space *s, int op, const sl_strategy *st,
  * v and first feed-forward matmuls, row-parallel output projections,
  * heads, vocabulary-parallel embedding, output and loss, norms on the
  * sequence), on a dp axis the batch, on a cp axis the sequence; parameters
- * sharded (+z) where shard_params.  SL_EINPUT, why naming the operator,
- * when an operator has no such strategy.
+ * sharded (+z) where shard_params.  A mixture's experts, as Megatron-LM
+ * runs them: the router and its gate on the sequence of a tp axis; on the
+ * axes of ep_axes (a bit per axis) the experts split by expert, the
+ * dispatcher and combine keeping their tokens' split (the all-to-all
+ * dispatcher); on a tp axis outside ep_axes the experts split by their
+ * width (expert tensor parallel), the tokens gathered before them and
+ * reduce-scattered after.  SL_EINPUT, why naming the operator, when an
+ * operator has no such strategy.
  */
 int sl_framework_choice(const sl_space *s, const sl_axis_role *role,
-    bool shard_params, int *choice, char *why, size_t len);
+    unsigned ep_axes, bool shard_params, int *choice, char *why, size_t len);
 
 /*
  * The search's options (plan.c) and the pipeline of a pipeline plan file that

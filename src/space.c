@@ -219,6 +219,13 @@ strategy_fits(const sl_graph *g, const sl_op *op, const sl_mesh *m,
 		if (kv % p != 0 || op->heads % p != 0)
 			return false;
 	}
+	/* Experts split in equal parts: every rank of the expert-parallel
+	 * group holds as many (Megatron-LM megatron/training/arguments.py,
+	 * validate_args: num_experts % expert_model_parallel_size == 0). */
+	for (int l = 0; l < b->n_loop; l++)
+		if (b->role[l] == SL_LOOP_EXPERT && st->loop_axes[l] &&
+		    b->size[l] % sl_axes_parts(m, st->loop_axes[l]) != 0)
+			return false;
 	for (int s = 0; s < sl_op_nslots(op); s++) {
 		const sl_tensor *t = &g->tensors[sl_op_slot_tensor(op, s)];
 		for (int d = 0; d < t->rank; d++)
@@ -491,22 +498,41 @@ sl_attention_score_bytes(const sl_space *sp, const sl_op *op)
 }
 
 /*
- * What attention keeps beyond its qkv input, on local loop sizes loc (b,
+ * What attention keeps beyond its inputs, on local loop sizes loc (b,
  * seq, heads): naive the s^2 scores (unless recomputed), flash the fp32
- * log-sum-exp per row.  Its output is kept by its consumer (the projection).
+ * log-sum-exp per row.  A sliding window changes neither: the fused
+ * kernel keeps one log-sum-exp per row, and eager attention materialises
+ * the masked s x s scores.  Its output is kept by its consumer (the
+ * projection).  With qk_norm it keeps the normalised queries and keys
+ * beside its input (the norms keep the input); latent attention keeps the
+ * keys it assembles, each head's no-rope part with the shared rotary key
+ * (Megatron-LM megatron/core/transformer/multi_latent_attention.py), for
+ * the fused kernel that reads them.
  */
 int64_t
 sl_attention_saved(const sl_space *sp, const sl_op *op, const sl_binding *b,
     const int64_t *loc)
 {
-	int64_t s = b->size[1], rows = sl_mul_sat(loc[0], loc[2]);
+	int64_t s = b->size[1], rows = sl_mul_sat(loc[0], loc[2]), r, tok;
+	sl_attn_dims ad;
 
+	sl_attention_dims(sp->g, op, &ad);
 	if (sp->opts.recipe.attention == SL_ATTN_FLASH)
-		return sl_mul_sat(sl_mul_sat(4, rows), loc[1]);
-	if (op_recompute(sp, op) == SL_RECOMP_SELECTIVE)
-		return 0;
-	return sl_mul_sat(sl_mul_sat(sl_attention_score_bytes(sp, op), rows),
-	    sl_mul_sat(loc[1], s));
+		r = sl_mul_sat(sl_mul_sat(4, rows), loc[1]);
+	else if (op_recompute(sp, op) == SL_RECOMP_SELECTIVE)
+		r = 0;
+	else
+		r = sl_mul_sat(sl_mul_sat(sl_attention_score_bytes(sp, op), rows),
+		    sl_mul_sat(loc[1], s));
+	/* rows of one head: batch x local sequence, at the activation width */
+	tok = sl_mul_sat(sl_mul_sat(loc[0], loc[1]),
+	    sl_recipe_act_bytes(&sp->opts.recipe));
+	if (op->qk_norm)
+		r = sl_add_sat(r, sl_mul_sat(tok, sl_mul_sat(loc[2] + loc[2] *
+		    ad.kv_heads / ad.heads, ad.dqk)));
+	if (ad.n_act == 3)
+		r = sl_add_sat(r, sl_mul_sat(tok, sl_mul_sat(loc[2], ad.dqk)));
+	return r;
 }
 
 /*
@@ -684,10 +710,22 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 		    SL_AT_PRODUCER, matmul_x ? SL_UNTIL_WGRAD : SL_UNTIL_BWD),
 		    saved_width(sp, op, t, f), e, full);
 		if (op->kind == SL_OP_CROSS_ENTROPY && i == 0) {
-			/* The loss upcasts its logits to fp32 in forward and
-			 * forms their fp32 gradient in backward: each the size
-			 * of the fp32 copy it keeps, each for its task alone. */
+			/*
+			 * The loss upcasts its logits to fp32 in forward (a
+			 * copy for its task alone; log-softmax keeps its fp32
+			 * output, the item above).  Its backward
+			 * (torch.nn.functional.cross_entropy: nll_loss_backward
+			 * then log_softmax_backward) holds two fp32 gradients
+			 * at once, of log-softmax's output and of its input,
+			 * before the cast back hands on the logits' gradient in
+			 * their own type (an activation gradient of the
+			 * stream): the task's peak is 2 fp32 widths beside the
+			 * kept output, of which the logits' gradient is already
+			 * counted.  On an H100 and an H200 PyTorch holds that:
+			 * 12 bytes a bf16 logit at the loss's backward.
+			 */
 			int w = saved_width(sp, op, t, f);
+			int gw = sl_grad_elem_bytes(sp, t);
 			kept_item(&it, opi, SL_WHAT_TRANSIENT, SL_BUF_LOSS, i,
 			    op->in[i], SL_AT_FWD, SL_UNTIL_FWD);
 			it.cat = SL_CAT_BUFFERS;
@@ -695,7 +733,7 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 			emit(fn, ctx, &it, w, e, full);
 			it.alloc = SL_AT_BWD;
 			it.free = SL_UNTIL_DGRAD;
-			emit(fn, ctx, &it, w, e, full);
+			emit(fn, ctx, &it, 2 * w - gw > w ? 2 * w - gw : w, e, full);
 		}
 	}
 	if (rc == SL_RECOMP_FULL)
@@ -777,25 +815,26 @@ ring_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 	const sl_op *op = &g->ops[opi];
 	const sl_strategy *st = &sp->ops[opi].strat[si];
 	const sl_mesh *m = &sp->mesh;
-	const sl_tensor *x;
-	int64_t q, kv, bytes;
+	const sl_tensor *y;
+	sl_attn_dims ad;
+	int64_t bytes;
 	uint8_t seq;
 
 	if (op->kind != SL_OP_ATTENTION || (seq = st->loop_axes[1]) == 0)
 		return;
-	x = &g->tensors[op->in[0]];
-	q = op->heads;
-	kv = op->kv_heads > 0 ? op->kv_heads : op->heads;
+	y = &g->tensors[op->out[0]];
+	sl_attention_dims(g, op, &ad);
 	for (int a = 0; a < m->n_axes; a++) {
-		sl_spec other = st->spec[0];
+		sl_spec other = st->spec[op->n_in];
 		sl_coll_item it = { .cause = SL_CAUSE_RING, .tensor = op->in[0],
-		    .slot = 0, .bpe = sl_elem_bytes(sp, x), .loop = 1 };
+		    .slot = 0, .bpe = sl_elem_bytes(sp, y), .loop = 1 };
 		if (!(seq & (1u << a)) || m->axes[a].size <= 1)
 			continue;
 		other.split[1] &= (uint8_t)~(1u << a);
-		/* K and V are 2 kv of the q + 2 kv heads of the fused input */
-		bytes = sl_mul_sat(sl_local_elems(m, &other, x, NULL), it.bpe);
-		bytes = bytes / (q + 2 * kv) * (2 * kv);
+		/* K and V of the group's tokens: per query head of the output
+		 * (dv values), kv/q key and value heads of dqk + dv values */
+		bytes = sl_mul_sat(sl_local_elems(m, &other, y, NULL), it.bpe);
+		bytes = bytes / ad.dv * ad.kv_heads / ad.heads * (ad.dqk + ad.dv);
 		emit_coll(fn, ctx, it, SL_PHASE_FWD, false, SL_COLL_ALL_GATHER, a, bytes);
 		emit_coll(fn, ctx, it, SL_PHASE_BWD, false, SL_COLL_ALL_GATHER, a, bytes);
 		emit_coll(fn, ctx, it, SL_PHASE_BWD, true, SL_COLL_REDUCE_SCATTER, a,
@@ -1049,6 +1088,9 @@ ops_alike(const sl_space *sp, int u, int v)
 
 	if (a->kind != b->kind || a->n_in != b->n_in || a->n_out != b->n_out ||
 	    a->heads != b->heads || a->kv_heads != b->kv_heads || a->p != b->p ||
+	    a->window != b->window || a->qk_norm != b->qk_norm ||
+	    a->sinks != b->sinks || a->topk != b->topk || a->gated != b->gated ||
+	    a->capacity != b->capacity ||
 	    a->transpose_w != b->transpose_w ||
 	    memcmp(a->perm, b->perm, sizeof a->perm) != 0 ||
 	    (a->layer < 0) != (b->layer < 0) ||

@@ -25,7 +25,7 @@
 static const char *const buf_kind_names[SL_BUF_KIND_COUNT] = {
 	"state", "gradient", "saved", "autocast", "extra", "recomputed",
 	"working", "activation-gradient", "gathered", "full-gradient",
-	"reshard", "loss", "optimizer-work"
+	"reshard", "loss", "optimizer-work", "new-gradient"
 };
 
 const char *
@@ -297,6 +297,9 @@ item_name(const tl_build *b, const sl_mem_item *it, int tensor, char *buf,
 	case SL_BUF_GRAD_FULL:
 		snprintf(buf, len, "%s.grad.full", tn);
 		break;
+	case SL_BUF_GRAD_NEW:
+		snprintf(buf, len, "%s.grad.new", tn);
+		break;
 	case SL_BUF_RESHARD: {
 		const sl_space_edge *se = &b->s->edges[it->edge];
 		if (it->alloc == SL_AT_FWD)
@@ -438,6 +441,20 @@ dedup_sets(int n, int *start, int *list)
 				list[o++] = list[k];
 	}
 	start[n] = o;
+}
+
+/*
+ * Sums of buffer sizes: a size the cost model saturated (INT64_MAX, naive
+ * attention's scores at a sequence of 2^31) added to others and taken back
+ * would overflow int64, so running sums are kept in 128 bits, exact, and
+ * saturated only where they become a figure of the timeline.
+ */
+typedef __int128 tl_sum;
+
+static int64_t
+tl_sat(tl_sum v)
+{
+	return v > INT64_MAX ? INT64_MAX : v < INT64_MIN ? INT64_MIN : (int64_t)v;
 }
 
 /* ------------------------------------------------------------ orders */
@@ -595,7 +612,7 @@ sl_timeline_peak_of(const sl_timeline *tl, const int *order)
 {
 	int n = tl->n_tasks;
 	int *pos = sl_xmalloc(n * sizeof *pos);
-	int64_t *diff, run = 0, peak = 0;
+	tl_sum *diff, run = 0, peak = 0;
 
 	if (!order_positions(tl, order, pos)) {
 		free(pos);
@@ -605,7 +622,7 @@ sl_timeline_peak_of(const sl_timeline *tl, const int *order)
 	for (int i = 0; i < tl->n_bufs; i++) {
 		int lo, hi;
 		buf_window(tl, i, pos, &lo, &hi);
-		diff[lo] = sl_add_sat(diff[lo], tl->buf[i].bytes);
+		diff[lo] += tl->buf[i].bytes;
 		diff[hi + 1] -= tl->buf[i].bytes;
 	}
 	for (int i = 0; i < n; i++) {
@@ -615,7 +632,7 @@ sl_timeline_peak_of(const sl_timeline *tl, const int *order)
 	}
 	free(pos);
 	free(diff);
-	return peak;
+	return tl_sat(peak);
 }
 
 /*
@@ -743,7 +760,7 @@ typedef struct tl_treap {
 	int *l, *r;		/* children, -1 none */
 	unsigned *pri;		/* heap priorities: a hash of the task */
 	int *best;		/* the least (k2, rank) of the subtree */
-	int64_t *inc, *k2;	/* the keys of each ready task; k2 = inc - dec */
+	tl_sum *inc, *k2;	/* the keys of each ready task; k2 = inc - dec */
 	const int *rank;	/* position in the default order */
 	int root;
 } tl_treap;
@@ -847,7 +864,7 @@ tp_erase(tl_treap *q, int x, int t)
 
 /* The task the rule runs next, room = peak - live. */
 static int
-tp_pick(const tl_treap *q, int64_t room)
+tp_pick(const tl_treap *q, tl_sum room)
 {
 	int best = -1, x = q->root;
 
@@ -882,7 +899,7 @@ typedef struct tl_greedy {
 	bool *alloc;
 	uint8_t *state;
 	tl_treap q;
-	int64_t live;
+	tl_sum live;
 } tl_greedy;
 
 /* The state before any task ran: the inverse maps, and the buffers alive
@@ -911,8 +928,8 @@ greedy_init(tl_greedy *g, const sl_timeline *tl, const int *dflt)
 		.r = sl_xmalloc((n ? n : 1) * sizeof(int)),
 		.pri = sl_xmalloc((n ? n : 1) * sizeof(unsigned)),
 		.best = sl_xmalloc((n ? n : 1) * sizeof(int)),
-		.inc = sl_xcalloc(n ? n : 1, sizeof(int64_t)),
-		.k2 = sl_xcalloc(n ? n : 1, sizeof(int64_t)),
+		.inc = sl_xcalloc(n ? n : 1, sizeof(tl_sum)),
+		.k2 = sl_xcalloc(n ? n : 1, sizeof(tl_sum)),
 		.rank = rank,
 		.root = -1,
 	};
@@ -936,7 +953,7 @@ greedy_init(tl_greedy *g, const sl_timeline *tl, const int *dflt)
 		g->fremain[i] = tl->f_start[i + 1] - tl->f_start[i];
 		if (tl->a_start[i] == tl->a_start[i + 1]) {
 			g->alloc[i] = true;
-			g->live = sl_add_sat(g->live, tl->buf[i].bytes);
+			g->live += tl->buf[i].bytes;
 		}
 	}
 	for (int t = 0; t < n; t++) {
@@ -997,7 +1014,7 @@ greedy_free(tl_greedy *g)
 static inline void
 greedy_ready(tl_greedy *g, int t)
 {
-	int64_t inc = 0, dec = 0;
+	tl_sum inc = 0, dec = 0;
 
 	for (int a = g->ab_start[t]; a < g->ab_start[t + 1]; a++)
 		if (!g->alloc[g->ab[a]])
@@ -1013,7 +1030,7 @@ greedy_ready(tl_greedy *g, int t)
 
 /* A ready task's keys change by d_inc and d_k2. */
 static inline void
-greedy_rekey(tl_greedy *g, int t, int64_t d_inc, int64_t d_k2)
+greedy_rekey(tl_greedy *g, int t, tl_sum d_inc, tl_sum d_k2)
 {
 	g->q.root = tp_erase(&g->q, g->q.root, t);
 	g->q.inc[t] += d_inc;
@@ -1027,13 +1044,13 @@ greedy_rekey(tl_greedy *g, int t, int64_t d_inc, int64_t d_k2)
  * freed (a buffer left waiting on one task makes that task free it).
  */
 static void
-greedy_run(tl_greedy *g, int t, int64_t *peak)
+greedy_run(tl_greedy *g, int t, tl_sum *peak)
 {
 	const sl_timeline *tl = g->tl;
 
 	for (int a = g->ab_start[t]; a < g->ab_start[t + 1]; a++) {
 		int i = g->ab[a];
-		int64_t by = tl->buf[i].bytes;
+		tl_sum by = tl->buf[i].bytes;
 
 		if (g->alloc[i])
 			continue;
@@ -1067,7 +1084,7 @@ void
 sl_timeline_greedy(const sl_timeline *tl, const int *dflt, int *order)
 {
 	int n = tl->n_tasks, k = 0;
-	int64_t peak;
+	tl_sum peak;
 	tl_greedy g;
 
 	greedy_init(&g, tl, dflt);
@@ -1107,6 +1124,7 @@ sl_timeline_greedy(const sl_timeline *tl, const int *dflt, int *order)
 #define CA_LARGE_SEG ((int64_t)20 << 20)
 #define CA_MIN_LARGE ((int64_t)10 << 20)
 #define CA_ROUND_LARGE ((int64_t)2 << 20)
+#define CA_MAX_SIZE (INT64_MAX - INT64_MAX % CA_ROUND_LARGE)
 
 typedef struct ca_block {
 	int64_t size;
@@ -1120,7 +1138,7 @@ typedef struct ca_sim {
 	int n, cap;
 	int *fl[2];		/* free blocks of the large (0) and small (1) pool */
 	int n_fl[2], cap_fl[2];
-	int64_t allocated, reserved, peak_alloc;
+	tl_sum allocated, reserved, peak_alloc;	/* (tl_sum: saturated sizes add) */
 	int segments;
 } ca_sim;
 
@@ -1166,8 +1184,9 @@ ca_new_block(ca_sim *c, int64_t size, bool small)
 static int
 ca_malloc(ca_sim *c, int64_t bytes)
 {
-	int64_t size = bytes < CA_ROUND ? CA_ROUND :
-	    sl_ceil_div(bytes, CA_ROUND) * CA_ROUND;
+	/* a saturated size stays the largest multiple of every rounding */
+	int64_t size = bytes < CA_ROUND ? CA_ROUND : bytes >= CA_MAX_SIZE ?
+	    CA_MAX_SIZE : sl_ceil_div(bytes, CA_ROUND) * CA_ROUND;
 	bool small = size <= CA_SMALL;
 	int best = -1;
 	int64_t rest;
@@ -1180,7 +1199,8 @@ ca_malloc(ca_sim *c, int64_t bytes)
 	}
 	if (best < 0) {
 		int64_t seg = small ? CA_SMALL_SEG : size < CA_MIN_LARGE ?
-		    CA_LARGE_SEG : sl_ceil_div(size, CA_ROUND_LARGE) * CA_ROUND_LARGE;
+		    CA_LARGE_SEG : size >= CA_MAX_SIZE ? CA_MAX_SIZE :
+		    sl_ceil_div(size, CA_ROUND_LARGE) * CA_ROUND_LARGE;
 		best = ca_new_block(c, seg, small);
 		c->reserved += seg;
 		c->segments++;
@@ -1262,8 +1282,8 @@ simulate_allocator(sl_timeline *tl)
 			if (blk[la[k]] >= 0 && p < n - 1)
 				ca_free(&c, blk[la[k]]);
 	}
-	tl->alloc_peak = c.peak_alloc;
-	tl->reserved_peak = c.reserved;
+	tl->alloc_peak = tl_sat(c.peak_alloc);
+	tl->reserved_peak = tl_sat(c.reserved);
 	tl->segments = c.segments;
 	free(c.b);
 	free(c.fpos);
@@ -1285,8 +1305,8 @@ apply_order(sl_timeline *tl)
 {
 	int n = tl->n_tasks;
 	int *pos = sl_xmalloc(n * sizeof *pos);
-	int64_t (*diff)[SL_CAT_COUNT] = sl_xcalloc(n + 1, sizeof *diff);
-	int64_t run[SL_CAT_COUNT] = { 0 };
+	tl_sum (*diff)[SL_CAT_COUNT] = sl_xcalloc(n + 1, sizeof *diff);
+	tl_sum run[SL_CAT_COUNT] = { 0 };
 
 	order_positions(tl, tl->order, pos);
 	for (int i = 0; i < tl->n_bufs; i++) {
@@ -1301,8 +1321,8 @@ apply_order(sl_timeline *tl)
 		int64_t tot = 0;
 		for (int c = 0; c < SL_CAT_COUNT; c++) {
 			run[c] += diff[p][c];
-			tl->live[p][c] = run[c];
-			tot = sl_add_sat(tot, run[c]);
+			tl->live[p][c] = tl_sat(run[c]);
+			tot = sl_add_sat(tot, tl->live[p][c]);
 		}
 		tl->total[p] = tot;
 		if (tot > tl->peak) {
@@ -1397,6 +1417,34 @@ sl_timeline_build(const sl_space *s, const int *choice, int dev, bool optimise,
 	free(b.wgrad);
 	free(b.rd_start);
 	free(b.rd);
+	return SL_OK;
+}
+
+int
+sl_timeline_hold(sl_timeline *tl, const char *name, int cat, int64_t bytes)
+{
+	sl_tl_buf *x;
+
+	if (bytes <= 0)
+		return SL_OK;
+	tl->buf = sl_xrealloc(tl->buf, (tl->n_bufs + 1) * sizeof *tl->buf);
+	tl->a_start = sl_xrealloc(tl->a_start, (tl->n_bufs + 2) * sizeof(int));
+	tl->f_start = sl_xrealloc(tl->f_start, (tl->n_bufs + 2) * sizeof(int));
+	x = &tl->buf[tl->n_bufs];
+	memset(x, 0, sizeof *x);
+	snprintf(x->name, sizeof x->name, "%s", name);
+	x->kind = SL_BUF_STATE;
+	x->cat = cat;
+	x->op = x->tensor = -1;
+	x->bytes = bytes;
+	/* empty alloc and free sets: held from before the step to past it */
+	tl->a_start[tl->n_bufs + 1] = tl->a_start[tl->n_bufs];
+	tl->f_start[tl->n_bufs + 1] = tl->f_start[tl->n_bufs];
+	tl->n_bufs++;
+	tl->peak_default = sl_add_sat(tl->peak_default, bytes);
+	tl->peak_optimised = sl_add_sat(tl->peak_optimised, bytes);
+	tl->sum = sl_add_sat(tl->sum, bytes);
+	apply_order(tl);
 	return SL_OK;
 }
 

@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #ifdef HAVE_MALLOC_H
 #include <malloc.h>
@@ -380,7 +382,7 @@ sl_atomic_through(sl_atomic *a, const char *shown, sl_error *err)
 		snprintf(m, sizeof m, errno == ENXIO ?
 		    _("a FIFO with no reader: nothing to write to") :
 		    _("cannot open for writing: %s"), strerror(errno));
-		return sl_atomic_fail(a, err, SL_EINPUT, shown, m);
+		return sl_atomic_fail(a, err, SL_EINTERNAL, shown, m);
 	}
 	flags = fcntl(fd, F_GETFL);
 	if (flags >= 0)
@@ -390,6 +392,87 @@ sl_atomic_through(sl_atomic *a, const char *shown, sl_error *err)
 		return sl_atomic_fail(a, err, SL_EINTERNAL, shown, strerror(errno));
 	}
 	return SL_OK;
+}
+
+/* ------------------------------------------------------ inputs, outputs */
+
+/*
+ * The files this process has read as inputs (sl_open_input) or a front end
+ * has named as such (sl_input_note): sl_output_check refuses to replace
+ * any of them, and sl_atomic_open asks it for every file it writes, so
+ * that no output of any command or key loses an input it was made from.
+ */
+static struct sl_input {
+	char *path;
+} *sl_inputs;
+static size_t sl_n_inputs, sl_cap_inputs;
+static pthread_mutex_t sl_inputs_mu = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool sl_inputs_guarded;
+
+static void
+sl_input_add(const char *path)
+{
+	pthread_mutex_lock(&sl_inputs_mu);
+	for (size_t i = 0; i < sl_n_inputs; i++)
+		if (strcmp(sl_inputs[i].path, path) == 0) {
+			pthread_mutex_unlock(&sl_inputs_mu);
+			return;
+		}
+	if (sl_n_inputs == sl_cap_inputs) {
+		sl_cap_inputs = sl_cap_inputs ? 2 * sl_cap_inputs : 8;
+		sl_inputs = sl_xrealloc(sl_inputs, sl_cap_inputs * sizeof *sl_inputs);
+	}
+	sl_inputs[sl_n_inputs++].path = sl_xstrdup(path);
+	pthread_mutex_unlock(&sl_inputs_mu);
+}
+
+void
+sl_input_note(const char *path)
+{
+	struct stat st;
+
+	if (path != NULL && strcmp(path, "-") != 0 && stat(path, &st) == 0 &&
+	    S_ISREG(st.st_mode))
+		sl_input_add(path);
+}
+
+void
+sl_inputs_guard(bool on)
+{
+	atomic_store(&sl_inputs_guarded, on);
+}
+
+int
+sl_output_check(const char *path, const char *what, sl_error *err)
+{
+	struct stat out, in;
+	char *hit = NULL;
+	int rc;
+
+	/* nothing there, or standard output: nothing read is replaced */
+	if (path == NULL || strcmp(path, "-") == 0 || stat(path, &out) != 0 ||
+	    !S_ISREG(out.st_mode))
+		return SL_OK;
+	pthread_mutex_lock(&sl_inputs_mu);
+	for (size_t i = 0; i < sl_n_inputs && hit == NULL; i++)
+		/* the file the input's name gives now: a link, a name
+		 * resolved, the same file by another name */
+		if (stat(sl_inputs[i].path, &in) == 0 &&
+		    in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+			hit = sl_xstrdup(sl_inputs[i].path);
+	pthread_mutex_unlock(&sl_inputs_mu);
+	if (hit == NULL)
+		return SL_OK;
+	if (what != NULL)
+		rc = sl_error_set(err, SL_EINPUT, path, 0, 0,
+		    _("%s would overwrite an input of the command (%s): choose "
+		    "another file"), what, sl_esc(hit));
+	else
+		rc = sl_error_set(err, SL_EINPUT, path, 0, 0,
+		    _("this would overwrite an input of the command (%s): choose "
+		    "another file"), sl_esc(hit));
+	free(hit);
+	return rc;
 }
 
 int
@@ -409,25 +492,30 @@ sl_atomic_open(sl_atomic *a, const char *path, sl_error *err)
 		a->path = sl_xstrdup(path);
 		return SL_OK;
 	}
+	/* replacing an input is refused by rule: bad usage (2), not a file
+	 * that cannot be written (3) */
+	if (atomic_load(&sl_inputs_guarded) &&
+	    sl_output_check(path, NULL, err) != SL_OK)
+		return SL_EINPUT;
 	/* A symbolic link is followed: its target is replaced, the link stays. */
 	if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
 		if ((real = realpath(path, NULL)) == NULL)
-			return sl_error_set(err, SL_EINPUT, path, 0, 0,
+			return sl_error_set(err, SL_EINTERNAL, path, 0, 0,
 			    _("a symbolic link to a missing file: %s"),
 			    strerror(errno));
 	}
 	a->path = real != NULL ? real : sl_xstrdup(path);
 	exists = stat(a->path, &st) == 0;
 	if (exists && S_ISDIR(st.st_mode))
-		return sl_atomic_fail(a, err, SL_EINPUT, path,
+		return sl_atomic_fail(a, err, SL_EINTERNAL, path,
 		    _("is a directory: expected a file name"));
 	if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
 		return sl_atomic_through(a, path, err);
 	if (exists && !S_ISREG(st.st_mode))
-		return sl_atomic_fail(a, err, SL_EINPUT, path,
+		return sl_atomic_fail(a, err, SL_EINTERNAL, path,
 		    _("not a regular file, a character device or a FIFO: refusing to replace it"));
 	if (exists && ((st.st_mode & 0222) == 0 || access(a->path, W_OK) != 0))
-		return sl_atomic_fail(a, err, SL_EINPUT, path,
+		return sl_atomic_fail(a, err, SL_EINTERNAL, path,
 		    _("the file is read-only: refusing to replace it"));
 	if (exists) {
 		a->mode = (int)(st.st_mode & 07777);
@@ -454,7 +542,7 @@ sl_atomic_open(sl_atomic *a, const char *path, sl_error *err)
 		char m[512];
 		snprintf(m, sizeof m, _("cannot create a file in its directory: %s"),
 		    strerror(errno));
-		return sl_atomic_fail(a, err, SL_EINPUT, path, m);
+		return sl_atomic_fail(a, err, SL_EINTERNAL, path, m);
 	}
 	sl_tmp_track(a->tmp, true);
 	(void)fchmod(fd, (mode_t)a->mode);
@@ -505,7 +593,7 @@ sl_atomic_commit(sl_atomic *a, sl_error *err)
 		} else if (a->tmp != NULL && rename(a->tmp, a->path) != 0) {
 			e = errno;
 			unlink(a->tmp);
-			rc = sl_error_set(err, SL_EINPUT, a->path, 0, 0,
+			rc = sl_error_set(err, SL_EINTERNAL, a->path, 0, 0,
 			    _("cannot replace the file: %s"), strerror(e));
 		}
 		sl_tmp_track(a->tmp, false);
@@ -576,6 +664,8 @@ sl_open_input(const char *path, sl_error *err)
 		    S_ISDIR(st.st_mode) ? _("is a directory: expected a file") :
 		    _("not a regular file (a device, FIFO or socket): expected a file")), -1;
 	}
+	/* what is read is never replaced by an output (sl_output_check) */
+	sl_input_add(path);
 	if (st.st_size > sl_max_input()) {
 		char b1[32], b2[32];
 		close(fd);

@@ -52,7 +52,7 @@ done
 
 # A file that cannot be written: an error, and nothing half-written.
 run nowrite "$SHARDLAB" compare mlp-2layer --devices 4 --json "$TMP/no/such/dir/c.json"
-expect_status 2 nowrite
+expect_status 3 nowrite
 n_checks=$((n_checks + 1))
 [ ! -e "$TMP/no/such/dir/c.json" ] || fail "a comparison was written"
 

@@ -29,7 +29,7 @@ if mkfifo "$TMP/fifo" 2>/dev/null; then
 	expect_in "$TMP/fifo.got" '"format": "shardlab-plan"'
 	# with no reader: refused at once, not a hang
 	run fifo_none "$SHARDLAB" solve mlp-2layer --json "$TMP/fifo"
-	expect_status 2 fifo_none
+	expect_status 3 fifo_none
 	expect_in "$TMP/fifo_none.err" "a FIFO with no reader"
 	# as an input: refused, not read forever
 	run fifo_in "$SHARDLAB" solve "$TMP/fifo"
@@ -46,7 +46,7 @@ expect_status 0 link
 expect_in "$TMP/target.json" '"format": "shardlab-plan"'
 ln -s missing.json "$TMP/dangling.json"
 run dangling "$SHARDLAB" solve mlp-2layer --json "$TMP/dangling.json"
-expect_status 2 dangling
+expect_status 3 dangling
 expect_in "$TMP/dangling.err" "symbolic link to a missing file"
 
 # -- the old file's mode is kept
@@ -63,14 +63,14 @@ expect_eq "$(stat -c %a "$TMP/private.json")" 640 "mode after sweep --json"
 echo keep >"$TMP/ro.json"
 chmod 444 "$TMP/ro.json"
 run ro "$SHARDLAB" solve mlp-2layer --json "$TMP/ro.json"
-expect_status 2 ro
+expect_status 3 ro
 expect_in "$TMP/ro.err" "read-only"
 expect_eq "$(cat "$TMP/ro.json")" keep "the read-only file"
 
 # -- a directory is refused with its name
 mkdir "$TMP/adir"
 run dir "$SHARDLAB" solve mlp-2layer --json "$TMP/adir"
-expect_status 2 dir
+expect_status 3 dir
 expect_in "$TMP/dir.err" "is a directory"
 
 # -- the output may not be an input: the model is not lost
@@ -83,6 +83,43 @@ cmp -s "$TMP/m.json" "$SHARDLAB_DATADIR/models/mlp-2layer.json" ||
 ln "$TMP/m.json" "$TMP/hard.json"
 run same2 "$SHARDLAB" solve "$TMP/m.json" --json "$TMP/hard.json"
 expect_status 2 same2
+
+# -- every output against every input, by device and inode: a bundled model
+# or profile named by its short name is its file (a copy of the data
+# directory here, so that a failure loses nothing of the tree), a trace
+# over the model or the plan, -o over the Hugging Face config or the model
+# rendered, a link to the model; nothing is written
+D=$TMP/data
+cp -R "$SHARDLAB_DATADIR" "$D"
+cp "$TMP/m.json" "$TMP/m.orig"
+"$SHARDLAB" solve "$TMP/m.json" --json "$TMP/mp.json" -q || fail "solve"
+cp "$TMP/mp.json" "$TMP/mp.orig"
+printf '{"model_type": "gpt2", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 512, "n_positions": 32}\n' >"$TMP/hf.json"
+cp "$TMP/hf.json" "$TMP/hf.orig"
+ln -s "$TMP/m.json" "$TMP/mlink.json"
+i=0
+while IFS='|' read -r what args; do
+	i=$((i + 1))
+	# shellcheck disable=SC2086
+	SHARDLAB_DATADIR=$D run "in$i" "$SHARDLAB" $args
+	expect_status 2 "in$i"
+	expect_in "$TMP/in$i.err" "$what would overwrite an input of the command ("
+done <<CASES
+--json|solve mlp-2layer --json $D/models/mlp-2layer.json
+--json|solve mlp-2layer --json $D/hardware/h100-nvlink.json
+--json|compare mlp-2layer --hw a100-pcie --json $D/hardware/a100-pcie.json
+--trace|timeline $TMP/m.json --trace $TMP/m.json
+--trace|timeline $TMP/m.json --plan $TMP/mp.json --trace $TMP/mp.json
+-o|gen gpt --hf-config $TMP/hf.json -o $TMP/hf.json
+-o|render $TMP/m.json --format dot -o $TMP/m.json
+--json|solve $TMP/mlink.json --json $TMP/m.json
+--export-problem|solve mlp-2layer --export-problem $D/models/mlp-2layer.json
+-o|plan gpt-1.7b --devices 8 -o $D/models/gpt-1.7b.json
+CASES
+cmp -s "$TMP/m.json" "$TMP/m.orig" || fail "the model was overwritten"
+cmp -s "$TMP/mp.json" "$TMP/mp.orig" || fail "the plan was overwritten"
+cmp -s "$TMP/hf.json" "$TMP/hf.orig" || fail "the config was overwritten"
+diff -r "$SHARDLAB_DATADIR" "$D" >/dev/null || fail "the data directory changed"
 
 # -- a 254-character name: the temporary name stays within NAME_MAX
 long=$(printf '%0250d' 0).json
@@ -145,6 +182,28 @@ if [ -e "$TMP/r/g.svg" ]; then
 	tail -c 20 "$TMP/r/g.svg" | grep -q '</svg>' || fail "a partial g.svg"
 fi
 
+# -- any signal that ends the process by default, caught when the temporary
+# file is there (the render lays the graph out after opening it): the file
+# is removed (SIGUSR1 and SIGALRM left it)
+for sig in USR1 ALRM USR2 VTALRM PROF QUIT XCPU TERM RTMIN RTMAX; do
+	kill -l "$sig" >/dev/null 2>&1 || continue
+	mkdir "$TMP/s$sig"
+	"$SHARDLAB" render "$TMP/g48.json" --format svg -o "$TMP/s$sig/g.svg" \
+		>/dev/null 2>&1 &
+	pid=$!
+	i=0
+	while [ -z "$(ls -A "$TMP/s$sig")" ] && [ $i -lt 400 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	seen=$(ls -A "$TMP/s$sig")
+	kill -s "$sig" $pid 2>/dev/null
+	wait $pid
+	case $seen in .g.svg.*) ;; *) fail "SIG$sig: no temporary file to remove (saw '$seen')" ;; esac
+	left=$(ls -A "$TMP/s$sig" | grep -v '^g\.svg$')
+	expect_eq "$left" "" "files left by a render stopped by SIG$sig"
+done
+
 # -- names with control characters never reach the terminal raw
 esc=$(printf 'x\033[2J\001y')
 run gen_esc "$SHARDLAB" gen gpt --name "$esc" -o "$TMP/esc.json" -q
@@ -163,6 +222,48 @@ expect_in "$TMP/esc_err.err" 'a\x1b]0;t\x07'
 if grep -q "$(printf '\033')" "$TMP/esc_err.err"; then
 	fail "an error message printed an escape character"
 fi
+# the newer surfaces: a model's name in timeline, a profile's name and the
+# model named in plan, a config's _name_or_path in gen, file names in the
+# "written to" lines, an operator's name in a render's labels (Graphviz
+# dropped the label and printed its bytes raw, and the render exited 0)
+noraw() {
+	if grep -q "$(printf '\033')" "$1"; then
+		fail "$2 printed an escape character: $(od -c "$1" | head -n 5)"
+	fi
+}
+run esc_tl "$SHARDLAB" timeline "$TMP/esc.json" --devices 2
+expect_status 0 esc_tl
+expect_in "$TMP/esc_tl.out" 'model x\x1b[2J\x01y'
+noraw "$TMP/esc_tl.out" timeline
+sed 's/"name": "h100-nvlink"/"name": "h\\u001b]0;t\\u0007w"/' \
+    "$SHARDLAB_DATADIR/hardware/h100-nvlink.json" >"$TMP/eschw.json"
+grep -q 'u001b' "$TMP/eschw.json" || fail "no escape in the profile"
+cp "$SHARDLAB_DATADIR/models/gpt-1.7b.json" "$TMP/$esc.json"
+run esc_plan "$SHARDLAB" plan "$TMP/$esc.json" --devices 8 --hw "$TMP/eschw.json" --pp 2
+expect_status 0 esc_plan
+expect_in "$TMP/esc_plan.out" 'on 8 devices of h\x1b]0;t\x07w'
+noraw "$TMP/esc_plan.out" plan
+printf '{"model_type": "gpt2", "_name_or_path": "org/m\\u001b[31m", "n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 512, "n_positions": 32}\n' >"$TMP/eschf.json"
+run esc_gen "$SHARDLAB" gen gpt --hf-config "$TMP/eschf.json" -o "$TMP/$esc.gen.json"
+expect_status 0 esc_gen
+expect_in "$TMP/esc_gen.err" 'x\x1b[2J\x01y.gen.json: m\x1b[31m'
+noraw "$TMP/esc_gen.err" gen
+run esc_written "$SHARDLAB" solve mlp-2layer --json "$TMP/$esc.plan.json"
+expect_status 0 esc_written
+expect_in "$TMP/esc_written.out" 'plan written to '"$TMP"'/x\x1b[2J\x01y.plan.json'
+noraw "$TMP/esc_written.out" "solve --json"
+run esc_trace "$SHARDLAB" timeline mlp-2layer --trace "$TMP/$esc.trace.json"
+expect_status 0 esc_trace
+expect_in "$TMP/esc_trace.out" 'trace written to '"$TMP"'/x\x1b[2J\x01y.trace.json'
+noraw "$TMP/esc_trace.out" "timeline --trace"
+printf '{"format": "shardlab-model", "version": 1, "name": "r",\n"tensors": [{"name": "x", "shape": [8, 64], "dtype": "bf16", "role": "input"}, {"name": "w", "shape": [64, 64], "dtype": "bf16", "role": "parameter"}, {"name": "h", "shape": [8, 64], "dtype": "bf16", "role": "activation"}],\n"ops": [{"name": "fc\\u001b[2J\\u0001", "kind": "matmul", "inputs": ["x", "w"], "outputs": ["h"]}]}\n' >"$TMP/escop.json"
+for f in svg dot; do
+	run "esc_render_$f" "$SHARDLAB" render "$TMP/escop.json" --format "$f" -o "$TMP/escop.$f"
+	expect_status 0 "esc_render_$f"
+	expect_in "$TMP/escop.$f" 'fc\x1b[2J\x01'
+	noraw "$TMP/esc_render_$f.err" "render --format $f"
+	noraw "$TMP/escop.$f" "the $f file"
+done
 # the sweep's JSON keeps the name, escaped as JSON
 "$SHARDLAB" sweep "$TMP/esc.json" --json "$TMP/sweep.json"
 expect_in "$TMP/sweep.json" '"model": "x\u001b[2J\u0001y"'

@@ -60,6 +60,31 @@ run js2 "$SHARDLAB" plan $TWO --json "$TMP/p2.json"
 expect_status 0 js2
 n_checks=$((n_checks + 1))
 cmp -s "$TMP/p.json" "$TMP/p2.json" || fail "--json and --export json differ"
+# no option ignored: --json with --export writes both, -o without --export
+# is refused, and two outputs on standard output are refused, nothing run
+run both "$SHARDLAB" plan $DS --export deepspeed -o "$TMP/ds2.json" --json "$TMP/p3.json"
+expect_status 0 both
+n_checks=$((n_checks + 1))
+cmp -s "$TMP/ds.json" "$TMP/ds2.json" || fail "--export beside --json"
+run pds "$SHARDLAB" plan $DS --framework deepspeed --json "$TMP/pds.json"
+expect_status 0 pds
+n_checks=$((n_checks + 1))
+cmp -s "$TMP/pds.json" "$TMP/p3.json" || fail "--json beside --export"
+run both2 "$SHARDLAB" plan $TWO --export megatron --json "$TMP/p4.json"
+expect_status 0 both2
+grep -v '^#' "$TMP/both2.out" >"$TMP/both2.args"
+n_checks=$((n_checks + 1))
+cmp -s "$TMP/both2.args" "$TESTS_SRCDIR/expected/plan_megatron_2stage.txt" ||
+	fail "--export megatron beside --json"
+n_checks=$((n_checks + 1))
+cmp -s "$TMP/p.json" "$TMP/p4.json" || fail "--json beside --export megatron"
+run onlyo "$SHARDLAB" plan $TWO -o "$TMP/o.json"
+expect_status 2 onlyo
+expect_in "$TMP/onlyo.err" "-o names where --export writes"
+[ -e "$TMP/o.json" ] && fail "-o without --export wrote a file"
+run twostd "$SHARDLAB" plan $TWO --export megatron --json -
+expect_status 2 twostd
+expect_in "$TMP/twostd.err" "--json - and --export both write to standard output"
 # the DTensor script launches with torchtitan, whose tensor parallelism
 # needs a LLaMA (PyTorch's parallel styles split nn.Linear by heads)
 run dt "$SHARDLAB" plan llama-7b --mesh 2x2x4 --axes pp,dp,tp --global-batch 32 \
@@ -171,6 +196,22 @@ expect_in "$TMP/b4.err" "--export: expected megatron"
 run b5 "$SHARDLAB" plan gpt-1.7b --devices 8 --framework jax
 expect_status 2 b5
 expect_in "$TMP/b5.err" "--framework: expected megatron, torchtitan, deepspeed or free, got 'jax'"
+# a pipeline plan of more devices than a mesh may have (65536 stages of
+# 65536 devices: the explorer multiplied them in an int) is refused where
+# it says so, in every reader of plans
+{
+	printf '{"format": "shardlab-pipeline", "version": 1, "schedule": "1f1b", '
+	printf '"pp": 65536, "virtual_stages": 1, "mesh": {"shape": [65536]}, '
+	printf '"micro_batches": 8, "graph_batch": 1, "stages": ['
+	yes '{"layers": 1, "recompute": "none"},' | head -n 65535 | tr -d '\n'
+	printf '{"layers": 1, "recompute": "none"}]}\n'
+} >"$TMP/huge.json"
+for c in "tui gpt-1.7b --plan" "timeline gpt-1.7b --devices 1 --plan" validate; do
+	# shellcheck disable=SC2086
+	run huge "$SHARDLAB" $c "$TMP/huge.json"
+	expect_status 2 huge
+	expect_in "$TMP/huge.err" "huge.json:1:73: 65536 pipeline stages of 65536 devices each are more than 65536 devices"
+done
 
 # the framework: Megatron-LM unless told, said in the report and recorded
 # in the plan file's recipe

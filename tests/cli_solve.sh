@@ -41,7 +41,7 @@ expect_in "$TMP/badstrat.err" "it has:"
 
 # A plan into a missing directory fails cleanly and leaves nothing.
 run nodir "$SHARDLAB" solve mlp-2layer --devices 4 --json "$TMP/missing/p.json"
-expect_status 2 nodir
+expect_status 3 nodir
 [ ! -e "$TMP/missing" ] || fail "something was written"
 
 # An existing plan is replaced whole, and no temporary file is left.
@@ -114,4 +114,23 @@ run a0c "$SHARDLAB" compare gpt-7.5b --mesh 2x4 --alpha 0 --json "$TMP/a0c.json"
 expect_status 0 a0c
 grep '"ours"' "$TMP/a0c.json" >"$TMP/a0c.ours" || fail "compare: no row of ours"
 expect_in "$TMP/a0c.ours" '"comm_time_ns": 105174252'
+
+# a sequence of 2^31 - 1: objectives past 2^52, where GLPK's doubles cannot
+# tell plans a unit apart, are the DP's, not confirmed, not a failure (GLPK's
+# plan costs 1,714,176 more of 4.5e15); below it GLPK still confirms
+for a in flash naive; do
+	run "seq_$a" "$SHARDLAB" solve gpt-1.7b --seq 2147483647 --attention "$a" \
+	    --allow-over-capacity
+	expect_status 0 "seq_$a"
+	expect_in "$TMP/seq_$a.out" "not confirmed: the objective is past 2^52"
+done
+expect_in "$TMP/seq_flash.out" "objective: 4521748157171456"
+# naive attention's scores there saturate the cost model: the timeline's
+# sums of them stay exact (128 bits) and its figures saturate, no overflow
+run seq_tl "$SHARDLAB" timeline gpt-1.7b --seq 2147483647 --attention naive
+expect_status 0 seq_tl
+expect_in "$TMP/seq_tl.out" "caching allocator                  8192.00 PiB, reserved 8192.00 PiB"
+run seq30 "$SHARDLAB" solve gpt-1.7b --seq 1073741824 --allow-over-capacity
+expect_status 0 seq30
+expect_in "$TMP/seq30.out" "confirmed by a second exact solver"
 done_ok

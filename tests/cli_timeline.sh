@@ -40,6 +40,36 @@ run rd "$SHARDLAB" timeline mlp-2layer --devices 1 --plan "$TMP/p.json"
 expect_status 0 rd
 expect_in "$TMP/rd.out" "34.00 MiB"
 
+# A pipeline plan's stage: one micro-batch's step of the stage's device,
+# the other micro-batches in flight held through it.  The peak of the
+# first stage (1F1B keeps 4 micro-batches of it in flight) is within 2% of
+# what the plan counts for its device.
+run pp "$SHARDLAB" plan gpt-1.7b --devices 8 --pp 4 --global-batch 32 --json "$TMP/pp.json"
+expect_status 0 pp
+run st0 "$SHARDLAB" timeline --plan "$TMP/pp.json" --stage 0
+expect_status 0 st0
+expect_in "$TMP/st0.out" "stage 0 of 4 (layers 0-"
+expect_in "$TMP/st0.out" "of the other micro-batches in flight"
+plan_mem=$(sed -n 's/.*the plan counts \([0-9.]*\) GiB for the device/\1/p' "$TMP/st0.out")
+tl_peak=$(sed -n 's/^  peak, default order *\([0-9.]*\) GiB.*/\1/p' "$TMP/st0.out")
+[ -n "$plan_mem" ] && [ -n "$tl_peak" ] || fail "no figures in: $(cat "$TMP/st0.out")"
+awk -v a="$tl_peak" -v b="$plan_mem" 'BEGIN { d = (a - b) / b; exit !(d < 0.02 && d > -0.02) }' ||
+	fail "stage 0: timeline peak $tl_peak GiB, the plan $plan_mem GiB"
+n_checks=$((n_checks + 1))
+run st3 "$SHARDLAB" timeline --plan "$TMP/pp.json" --stage 3 --trace "$TMP/st3.json"
+expect_status 0 st3
+expect_in "$TMP/st3.json" '"name": "loss"'
+# a stage the plan does not have; --stage without a pipeline plan
+run st9 "$SHARDLAB" timeline --plan "$TMP/pp.json" --stage 9
+expect_status 2 st9
+expect_in "$TMP/st9.err" "the plan has 4 stages (0 to 3)"
+run stn "$SHARDLAB" timeline mlp-2layer --devices 1 --stage 0
+expect_status 2 stn
+expect_in "$TMP/stn.err" "--stage follows a stage of a pipeline plan"
+run stw "$SHARDLAB" timeline mlp-2layer --devices 1 --plan "$TMP/p.json" --stage 0
+expect_status 2 stw
+expect_in "$TMP/stw.err" "this plan has no stages"
+
 # Bad input: a device outside the mesh, an unwritable trace.
 run dev "$SHARDLAB" timeline mlp-2layer --devices 2 --device 2
 expect_status 2 dev

@@ -80,6 +80,16 @@ MEGATRON_ARGS = {
     "overlap-param-gather": None, "optimizer-cpu-offload": None,
     "use-precision-aware-optimizer": None,
     "optimizer-offload-fraction": float, "train-iters": int,
+    # _add_moe_args and _add_mla_args
+    "num-experts": int, "moe-router-topk": int, "moe-ffn-hidden-size": int,
+    "moe-layer-freq": str, "moe-shared-expert-intermediate-size": int,
+    "moe-router-score-function": str, "moe-router-enable-expert-bias": None,
+    "expert-model-parallel-size": int, "expert-tensor-parallel-size": int,
+    "moe-grouped-gemm": None, "moe-token-dispatcher-type": str,
+    "moe-expert-capacity-factor": float,
+    "moe-pad-expert-input-to-capacity": None, "multi-latent-attention": None,
+    "q-lora-rank": int, "kv-lora-rank": int, "qk-head-dim": int,
+    "qk-pos-emb-head-dim": int, "v-head-dim": int,
     "log-interval": int, "eval-iters": int, "mock-data": None,
 }
 CHOICES = {
@@ -92,7 +102,81 @@ CHOICES = {
     "lr-decay-style": {"constant", "linear", "cosine",
                        "inverse-square-root", "WSD"},
     "attention-backend": {"flash", "fused", "unfused", "local", "auto"},
+    "moe-router-score-function": {"softmax", "sigmoid"},
+    "moe-token-dispatcher-type": {"allgather", "alltoall", "flex"},
 }
+
+
+def moe_layer_freq(text, layers):
+    """arguments.py moe_freq_type: an int (every n-th layer) or a Python
+    list expression of 0 and 1, one per layer."""
+    if re.fullmatch(r"\d+", text):
+        n = int(text)
+        return [1 if i % n == 0 else 0 for i in range(layers)]
+    need(re.fullmatch(r"[\[\]()\d*+, ]+", text) is not None,
+         "--moe-layer-freq: invalid pattern %r" % text)
+    pat = eval(text, {"__builtins__": {}})
+    need(isinstance(pat, list) and len(pat) == layers,
+         "Invalid length of moe_layer_pattern: %d, expected %d"
+         % (len(pat) if isinstance(pat, list) else -1, layers))
+    return pat
+
+
+def check_experts(a, world, tp, pp, cp, dp, model):
+    """A mixture's arguments: validate_args (arguments.py), the expert
+    rank generator of initialize_model_parallel (megatron/core/
+    parallel_state.py) and TransformerConfig.__post_init__."""
+    ep = a.get("expert-model-parallel-size", 1)
+    etp = a.get("expert-tensor-parallel-size", tp)
+    E = a.get("num-experts")
+    if ep > 1:
+        need(E is not None, "num_experts must be non None to use expert "
+             "model parallelism")
+        need(E % ep == 0, "Number of experts should be a multiple of expert "
+             "model parallel_size.")
+        need(not a.get("fp16"), "Expert parallelism is not supported with "
+             "fp16 training.")
+    if a.get("moe-grouped-gemm"):
+        need(a.get("bf16"), "Currently GroupedGEMM for MoE only supports bf16 "
+             "dtype.")
+    # parallel_state.py: decoder_world_size % (etp * ep * pp)
+    need(world % (etp * ep * pp) == 0, "decoder world_size (%d) is not "
+         "divisible by expert_tensor_model_pipeline_parallel size (%d)"
+         % (world, etp * ep * pp))
+    if E is None:
+        return
+    need(1 <= a.get("moe-router-topk", 2) <= E, "moe_router_topk above "
+         "num_moe_experts")
+    if ep > 1 and tp > 1:
+        need(a.get("sequence-parallel"), "When using expert parallelism and "
+             "tensor parallelism, sequence parallelism must be used.")
+    if "moe-expert-capacity-factor" in a:
+        need(a.get("moe-token-dispatcher-type", "allgather") in
+             ("alltoall", "alltoall_seq"), "moe_expert_capacity_factor only "
+             "works with alltoall token dispatcher")
+    if a.get("moe-pad-expert-input-to-capacity"):
+        need("moe-expert-capacity-factor" in a, "moe_expert_capacity_factor "
+             "must be set to use moe_pad_expert_input_to_capacity")
+    if a.get("moe-router-enable-expert-bias"):
+        need(a.get("moe-router-score-function") == "sigmoid", "Expert bias "
+             "for aux-loss-free routing only supports sigmoid score function.")
+    ffn = a.get("moe-ffn-hidden-size", a.get("ffn-hidden-size"))
+    # TEGroupedMLP: fc1 column-parallel over the expert tensor parallel group
+    need(ffn % etp == 0, "moe_ffn_hidden_size %d is not divisible by %d"
+         % (ffn, etp))
+    freq = moe_layer_freq(a.get("moe-layer-freq", "1"), a["num-layers"])
+    if model and "experts" in model:
+        need(E == model["experts"], "--num-experts %d, the model has %d"
+             % (E, model["experts"]))
+        need(a.get("moe-router-topk", 2) == model["topk"], "--moe-router-topk")
+        need(ffn == model["moe_ffn"], "--moe-ffn-hidden-size %d, the model "
+             "has %d" % (ffn, model["moe_ffn"]))
+        need(sum(freq) == model["moe_layers"], "%d MoE layers, the model has %d"
+             % (sum(freq), model["moe_layers"]))
+        need(a.get("moe-shared-expert-intermediate-size", 0) ==
+             model.get("shared_ffn", 0), "shared experts' width")
+        need(ep == model.get("ep", ep), "--expert-model-parallel-size %d, "
+             "the plan's %d" % (ep, model.get("ep", ep)))
 
 
 def megatron_command(text):
@@ -330,6 +414,7 @@ def check_megatron(text, world, model):
                  "no biases")
         need((script == "pretrain_bert.py") == (model["family"] == "bert"),
              "the script for a %s" % model["family"])
+    check_experts(a, world, tp, pp, cp, dp, model)
     precision = ("megatron" if a.get("bf16") and not a.get("grad-reduce-in-bf16")
                  else "bf16" if a.get("bf16") else "fp32")
     return dict(tp=tp, pp=pp, cp=cp, dp=dp, stages=stages, vpp=vpp or 1,

@@ -307,10 +307,10 @@ test_fit_brute(void **state)
 }
 
 /*
- * The same on the peak of the timeline, with the DP (the search's bound
- * holds: what it weighs is a lower bound on the peak) and with GLPK (the
- * separable part as a knapsack row: exact whenever its optimum's peak
- * fits, which on the MLP is every limit).
+ * The same on the peak of the timeline, with the DP (exact only when the
+ * optimum at alpha fits) and with GLPK (what is held when backward begins
+ * as a knapsack row, a relaxation: exact whenever its optimum's peak
+ * fits).
  */
 static void
 test_fit_brute_peak(void **state)
@@ -323,8 +323,8 @@ test_fit_brute_peak(void **state)
 	exact_dp += check_model(g, 1, 4, 1, NULL, SL_FOLD_PEAK, SL_SOLVER_DP, &checked);
 	exact_dp += check_model(g, 2, 2, 2, NULL, SL_FOLD_PEAK, SL_SOLVER_DP, &checked);
 	total = checked;
-	exact_ilp += check_model(g, 1, 4, 1, NULL, SL_FOLD_PEAK, SL_SOLVER_AUTO, &checked);
-	exact_ilp += check_model(g, 2, 2, 2, NULL, SL_FOLD_PEAK, SL_SOLVER_AUTO, &checked);
+	exact_ilp += check_model(g, 1, 4, 1, NULL, SL_FOLD_PEAK, SL_SOLVER_ILP, &checked);
+	exact_ilp += check_model(g, 2, 2, 2, NULL, SL_FOLD_PEAK, SL_SOLVER_ILP, &checked);
 	exact_ilp += check_model(g, 2, 2, 2, "fc2=dp01+z", SL_FOLD_PEAK,
 	    SL_SOLVER_ILP, &checked);
 	assert_true(total >= 2 * 5 * 13);

@@ -310,7 +310,7 @@ test_framework_choice(void **state)
 	/* Megatron-LM: column-parallel qkv and fc1, row-parallel proj and
 	 * fc2, heads, norms on the sequence (megatron/core/tensor_parallel/
 	 * layers.py, megatron/core/transformer/transformer_layer.py) */
-	assert_int_equal(sl_framework_choice(s, role, false, c, why, sizeof why), SL_OK);
+	assert_int_equal(sl_framework_choice(s, role, 0, false, c, why, sizeof why), SL_OK);
 	assert_string_equal(strat_of(s, c, "layer0.qkv"), "dp0.col1");
 	assert_string_equal(strat_of(s, c, "layer0.proj"), "dp0.row1");
 	assert_string_equal(strat_of(s, c, "layer0.attn"), "dp0.head1");
@@ -323,7 +323,7 @@ test_framework_choice(void **state)
 		assert_true(sl_strategy_roles_ok(s, v, &s->ops[v].strat[c[v]], role));
 	/* FSDP (torchtitan): the same split with the parameters sharded
 	 * over dp; a norm's weight, replicated over tp too, stays whole */
-	assert_int_equal(sl_framework_choice(s, role, true, c, why, sizeof why), SL_OK);
+	assert_int_equal(sl_framework_choice(s, role, 0, true, c, why, sizeof why), SL_OK);
 	assert_string_equal(strat_of(s, c, "layer0.qkv"), "dp0.col1+z");
 	assert_string_equal(strat_of(s, c, "layer0.ln1"), "dp0.seq1");
 	for (int v = 0; v < g->n_ops; v++)

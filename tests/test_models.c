@@ -149,16 +149,18 @@ test_bert_large(void **state)
 {
 	sl_graph *g = open_model("bert-large", 1, 1);
 	int64_t p = sl_graph_param_count(g), h = 1024, V = 30522, s = 512;
-	/* formula plus embedding layernorm and the masked-LM head
-	 * (dense h^2+h, layernorm 2h, decoder bias V) */
+	/* formula plus embedding layernorm, the masked-LM head (dense h^2+h,
+	 * layernorm 2h, decoder bias V) and the token types (2h) */
 	int64_t exact = 24 * (12 * h * h + 13 * h) + (V + s) * h + 2 * h +
-	    (h * h + h) + 2 * h + V;
+	    (h * h + h) + 2 * h + V + 2 * h;
 	double f = gpt_formula(24, h, V, s);
 
 	assert_int_equal(p, exact);
-	assert_int_equal(p, 335172410);
+	/* Hugging Face BertForMaskedLM of bert-large-uncased, the token-type
+	 * embedding (2 x h) included */
+	assert_int_equal(p, 335174458);
 	assert_true(p > 0.99 * f && p < 1.01 * f);
-	assert_int_equal(g->n_ops, 12 * 24 + 7);
+	assert_int_equal(g->n_ops, 12 * 24 + 9);
 	/* post-LN: the layer ends in its second layernorm */
 	{
 		const sl_layer *L = &g->layers[0];
@@ -694,6 +696,273 @@ test_hf_errors(void **state)
 			    bad[i].msg);
 		assert_string_equal(err.file, p);
 	}
+}
+
+/*
+ * The configs of tests/data/hf (as published on the Hugging Face Hub; the
+ * README there names each source): every parameter of each, as a hand
+ * count from its sizes, and the published totals and active counts to the
+ * digits they were published with.  Publishers count active parameters
+ * two ways: with the input embedding table (Mistral, Qwen) or without it
+ * (DeepSeek, OpenAI's gpt-oss model card).
+ */
+static void
+test_hf_published(void **state)
+{
+	/* per-layer pieces, named after the config's sizes */
+#define GQA(h, q, kv, d) ((int64_t)(h) * (q) * (d) + 2LL * (h) * (kv) * (d) + \
+	    (int64_t)(q) * (d) * (h))
+#define SWIGLU(h, f) (3LL * (h) * (f))
+	/* latent attention: q_a, its norm, q_b; kv_a (latent and rotary key),
+	 * its norm, kv_b; the output */
+#define MLA(h, H, ql, kl, dn, dr, dv) ((int64_t)(h) * (ql) + (ql) + \
+	    (int64_t)(ql) * (H) * ((dn) + (dr)) + (int64_t)(h) * ((kl) + (dr)) + \
+	    (kl) + (int64_t)(kl) * (H) * ((dn) + (dv)) + (int64_t)(H) * (dv) * (h))
+	static const struct {
+		const char *file, *family;
+		int64_t total, active;	/* hand counts */
+		bool active_with_embedding;
+		double pub_total, pub_active, digit;	/* billions; last digit's unit */
+	} m[] = {
+		/* tied: one table of 128256 x 2048 */
+		{ "Llama-3.2-1B", "llama", 16 * (GQA(2048, 32, 8, 64) +
+		  SWIGLU(2048, 8192) + 2 * 2048) + 128256LL * 2048 + 2048, 0, true,
+		  1.236, 0, 0.001 },
+		/* head_dim 128 of 32 heads (4096) on hidden 5120 */
+		{ "Mistral-Nemo-Base-2407", "llama", 40 * (GQA(5120, 32, 8, 128) +
+		  SWIGLU(5120, 14336) + 2 * 5120) + 2 * 131072LL * 5120 + 5120, 0,
+		  true, 12.25, 0, 0.01 },
+		/* q, k and v biases (28 + 2 x 4 heads of 128) */
+		{ "Qwen2-7B", "llama", 28 * (GQA(3584, 28, 4, 128) + (28 + 8) * 128 +
+		  SWIGLU(3584, 18944) + 2 * 3584) + 2 * 152064LL * 3584 + 3584, 0,
+		  true, 7.61, 0, 0.01 },
+		/* BertForMaskedLM: token types 2 x 768 */
+		{ "bert-base-uncased", "bert", 12 * (4 * 768LL * 768 + 4 * 768 +
+		  2 * 768LL * 3072 + 3072 + 768 + 4 * 768) + (30522LL + 512 + 2) * 768 +
+		  2 * 768 + (768LL * 768 + 768 + 2 * 768 + 30522), 0, true, 0.110, 0,
+		  0.001 },
+		/* 8 experts of 14336, top-2, router 4096 x 8 */
+		{ "Mixtral-8x7B-v0.1", "moe", 32 * (GQA(4096, 32, 8, 128) +
+		  8 * SWIGLU(4096, 14336) + 4096 * 8 + 2 * 4096) + 2 * 32000LL * 4096 +
+		  4096, 32 * (GQA(4096, 32, 8, 128) + 2 * SWIGLU(4096, 14336) +
+		  4096 * 8 + 2 * 4096) + 2 * 32000LL * 4096 + 4096, true, 46.7, 12.9,
+		  0.1 },
+		/* 60 experts of 1408, top-4; a shared expert of 5632 with its
+		 * sigmoid gate (2048 x 1); q, k, v biases */
+		{ "Qwen1.5-MoE-A2.7B", "moe", 24 * (GQA(2048, 16, 16, 128) + 3 * 2048 +
+		  60 * SWIGLU(2048, 1408) + SWIGLU(2048, 5632) + 2048 + 2048 * 60 +
+		  2 * 2048) + 2 * 151936LL * 2048 + 2048, 24 * (GQA(2048, 16, 16, 128) +
+		  3 * 2048 + 4 * SWIGLU(2048, 1408) + SWIGLU(2048, 5632) + 2048 +
+		  2048 * 60 + 2 * 2048) + 2 * 151936LL * 2048 + 2048, true, 14.3, 2.7,
+		  0.1 },
+		/* 128 experts of 768, top-8; query and key norms of 128 */
+		{ "Qwen3-30B-A3B", "moe", 48 * (GQA(2048, 32, 4, 128) + 2 * 128 +
+		  128 * SWIGLU(2048, 768) + 2048 * 128 + 2 * 2048) +
+		  2 * 151936LL * 2048 + 2048, 48 * (GQA(2048, 32, 4, 128) + 2 * 128 +
+		  8 * SWIGLU(2048, 768) + 2048 * 128 + 2 * 2048) +
+		  2 * 151936LL * 2048 + 2048, true, 30.5, 3.3, 0.1 },
+		/* one dense layer of 12288; 160 experts of 1536, top-6, two
+		 * shared */
+		{ "DeepSeek-V2", "moe", MLA(5120, 128, 1536, 512, 128, 64, 128) +
+		  SWIGLU(5120, 12288) + 2 * 5120 + 59 * (MLA(5120, 128, 1536, 512, 128,
+		  64, 128) + 162 * SWIGLU(5120, 1536) + 5120 * 160 + 2 * 5120) +
+		  2 * 102400LL * 5120 + 5120, MLA(5120, 128, 1536, 512, 128, 64, 128) +
+		  SWIGLU(5120, 12288) + 2 * 5120 + 59 * (MLA(5120, 128, 1536, 512, 128,
+		  64, 128) + 8 * SWIGLU(5120, 1536) + 5120 * 160 + 2 * 5120) +
+		  102400LL * 5120 + 5120, false, 236, 21, 1 },
+		/* three dense layers of 18432; 256 experts of 2048, top-8, one
+		 * shared; the routing bias (256) */
+		{ "DeepSeek-V3", "moe", 3 * (MLA(7168, 128, 1536, 512, 128, 64, 128) +
+		  SWIGLU(7168, 18432) + 2 * 7168) + 58 * (MLA(7168, 128, 1536, 512, 128,
+		  64, 128) + 257 * SWIGLU(7168, 2048) + 7168 * 256 + 256 + 2 * 7168) +
+		  2 * 129280LL * 7168 + 7168, 3 * (MLA(7168, 128, 1536, 512, 128, 64,
+		  128) + SWIGLU(7168, 18432) + 2 * 7168) + 58 * (MLA(7168, 128, 1536,
+		  512, 128, 64, 128) + 9 * SWIGLU(7168, 2048) + 7168 * 256 + 256 +
+		  2 * 7168) + 129280LL * 7168 + 7168, false, 671, 37, 1 },
+		/* 128 experts of 2880 with biases, top-4; router with bias; q, k,
+		 * v, o biases; sinks (64) */
+		{ "gpt-oss-120b", "moe", 36 * (GQA(2880, 64, 8, 64) + 64 * 64 + 2 * 8 * 64 +
+		  2880 + 64 + 128 * (SWIGLU(2880, 2880) + 2 * 2880 + 2880) +
+		  2880 * 128 + 128 + 2 * 2880) + 2 * 201088LL * 2880 + 2880,
+		  36 * (GQA(2880, 64, 8, 64) + 64 * 64 + 2 * 8 * 64 + 2880 + 64 +
+		  4 * (SWIGLU(2880, 2880) + 2 * 2880 + 2880) + 2880 * 128 + 128 +
+		  2 * 2880) + 201088LL * 2880 + 2880, false, 116.83, 5.13, 0.01 },
+		{ "gpt-oss-20b", "moe", 24 * (GQA(2880, 64, 8, 64) + 64 * 64 + 2 * 8 * 64 +
+		  2880 + 64 + 32 * (SWIGLU(2880, 2880) + 2 * 2880 + 2880) +
+		  2880 * 32 + 32 + 2 * 2880) + 2 * 201088LL * 2880 + 2880,
+		  24 * (GQA(2880, 64, 8, 64) + 64 * 64 + 2 * 8 * 64 + 2880 + 64 +
+		  4 * (SWIGLU(2880, 2880) + 2 * 2880 + 2880) + 2880 * 32 + 32 +
+		  2 * 2880) + 201088LL * 2880 + 2880, false, 20.91, 3.61, 0.01 },
+	};
+#undef GQA
+#undef SWIGLU
+#undef MLA
+
+	for (size_t i = 0; i < SL_ARRAY_LEN(m); i++) {
+		char path[600];
+		sl_gen_config c;
+		sl_error err;
+		sl_graph *g;
+		int64_t total, emb, active;
+
+		snprintf(path, sizeof path, "%s/data/hf/%s.json", srcdir_tests(),
+		    m[i].file);
+		sl_error_clear(&err);
+		if (sl_gen_from_hf_config(path, &c, &err) != SL_OK)
+			fail_msg("%s: %s", m[i].file, err.msg);
+		assert_string_equal(sl_family_name(c.family), m[i].family);
+		c.batch = 1;
+		g = sl_gen(&c, &err);
+		if (g == NULL)
+			fail_msg("%s: %s", m[i].file, err.msg);
+		total = sl_graph_param_count(g);
+		active = sl_graph_active_params(g, &emb);
+		if (total != m[i].total)
+			fail_msg("%s: %lld parameters, by hand %lld", m[i].file,
+			    (long long)total, (long long)m[i].total);
+		/* the published total, to its last digit (rounded or cut) */
+		if (fabs((double)total / 1e9 - m[i].pub_total) >= m[i].digit)
+			fail_msg("%s: %.3f B, published %.3f B", m[i].file,
+			    (double)total / 1e9, m[i].pub_total);
+		if (m[i].active == 0) {
+			assert_int_equal(active, total);
+		} else {
+			if (!m[i].active_with_embedding)
+				active -= emb;
+			if (active != m[i].active)
+				fail_msg("%s: %lld active, by hand %lld", m[i].file,
+				    (long long)active, (long long)m[i].active);
+			if (fabs((double)active / 1e9 - m[i].pub_active) >= m[i].digit)
+				fail_msg("%s: %.3f B active, published %.3f B",
+				    m[i].file, (double)active / 1e9, m[i].pub_active);
+		}
+		sl_graph_free(g);
+	}
+}
+
+/*
+ * Fields that change a model's sizes and are not what its model type
+ * has, and fields a type must give: refused, naming the field.
+ */
+static void
+test_hf_refused(void **state)
+{
+	static const struct {
+		const char *text, *msg;
+	} bad[] = {
+		{ "{\"model_type\": \"mistral\", \"hidden_size\": 64, \"num_hidden_layers\": 2,\n"
+		  " \"num_attention_heads\": 4, \"num_local_experts\": 8}\n",
+		  "\"num_local_experts\": model_type mistral with experts is not modelled" },
+		{ "{\"model_type\": \"mixtral\", \"hidden_size\": 64, \"num_hidden_layers\": 2,\n"
+		  " \"num_attention_heads\": 4, \"num_local_experts\": 8}\n",
+		  "missing \"num_experts_per_tok\"" },
+		{ "{\"model_type\": \"mixtral\", \"hidden_size\": 64, \"num_hidden_layers\": 2,\n"
+		  " \"num_attention_heads\": 4, \"num_local_experts\": 8, \"num_experts_per_tok\": 9}\n",
+		  "topk 9 is above the expert count 8" },
+		{ "{\"model_type\": \"qwen3_moe\", \"hidden_size\": 64, \"num_hidden_layers\": 2,\n"
+		  " \"num_attention_heads\": 4, \"num_experts\": 8, \"num_experts_per_tok\": 2,\n"
+		  " \"moe_intermediate_size\": 32, \"mlp_only_layers\": [1]}\n",
+		  "\"mlp_only_layers\": dense layers at chosen places are not modelled" },
+		{ "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 64, \"num_hidden_layers\": 2,\n"
+		  " \"num_attention_heads\": 4, \"n_routed_experts\": 8, \"num_experts_per_tok\": 2,\n"
+		  " \"moe_intermediate_size\": 32, \"kv_lora_rank\": 16, \"qk_nope_head_dim\": 8,\n"
+		  " \"qk_rope_head_dim\": 4}\n", "missing \"v_head_dim\"" },
+		{ "{\"model_type\": \"bert\", \"hidden_size\": 64, \"num_hidden_layers\": 2,\n"
+		  " \"num_attention_heads\": 4, \"position_embedding_type\": \"relative_key\"}\n",
+		  "\"position_embedding_type\": \"relative_key\" is not modelled" },
+		{ "{\"model_type\": \"qwen2\", \"hidden_size\": 64, \"num_hidden_layers\": 2,\n"
+		  " \"num_attention_heads\": 4, \"mlp_bias\": true}\n",
+		  "\"mlp_bias\": MLP biases under model_type qwen2 are not modelled" },
+		{ "{\"model_type\": \"gpt_oss\", \"hidden_size\": 64, \"num_hidden_layers\": 3,\n"
+		  " \"num_attention_heads\": 4, \"num_local_experts\": 4, \"num_experts_per_tok\": 2,\n"
+		  " \"layer_types\": [\"sliding_attention\", \"sliding_attention\", \"full_attention\"]}\n",
+		  "the sliding layers are not every n-th from the first" },
+		{ "{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 2,\n"
+		  " \"num_attention_heads\": 4, \"kv_lora_rank\": 16}\n",
+		  "\"kv_lora_rank\": latent attention under model_type llama is not modelled" },
+	};
+	const char *p = tmp_path("refused_config.json");
+
+	for (size_t i = 0; i < SL_ARRAY_LEN(bad); i++) {
+		sl_gen_config c;
+		sl_error err;
+
+		write_file(p, bad[i].text);
+		sl_error_clear(&err);
+		assert_int_equal(sl_gen_from_hf_config(p, &c, &err), SL_EINPUT);
+		if (strstr(err.msg, bad[i].msg) == NULL)
+			fail_msg("case %zu: got %s; want ...%s...", i, err.msg,
+			    bad[i].msg);
+		assert_true(err.line >= 1);
+		assert_string_equal(err.file, p);
+	}
+}
+
+/*
+ * What the configs' other fields change: a sliding window (Mistral-7B,
+ * every layer; GPT-OSS, every other), tied embeddings and head_dim are
+ * read, and a generator description written and read again keeps them.
+ */
+static void
+test_hf_fields(void **state)
+{
+	char path[600];
+	sl_gen_config c;
+	sl_error err;
+	sl_graph *g, *g2;
+	int n_slide = 0;
+
+	snprintf(path, sizeof path, "%s/data/hf/gpt-oss-20b.json", srcdir_tests());
+	sl_error_clear(&err);
+	assert_int_equal(sl_gen_from_hf_config(path, &c, &err), SL_OK);
+	assert_int_equal(c.window, 128);
+	assert_int_equal(c.window_every, 2);
+	assert_int_equal(c.window_first, 0);
+	assert_int_equal(c.head_dim, 64);
+	assert_true(c.sinks && c.qkv_bias && c.out_bias && c.router_bias && c.expert_bias);
+	c.batch = 1;
+	c.layers = 4;
+	g = sl_gen(&c, &err);
+	assert_non_null(g);
+	for (int v = 0; v < g->n_ops; v++)
+		if (g->ops[v].kind == SL_OP_ATTENTION) {
+			assert_int_equal(g->ops[v].window,
+			    g->layers[g->ops[v].layer].name[5] % 2 == 0 ? 128 : 0);
+			n_slide += g->ops[v].window > 0;
+		}
+	assert_int_equal(n_slide, 2);
+	/* written as a generator description and read again: the same graph */
+	assert_int_equal(sl_gen_save(&c, tmp_path("oss.json"), &err), SL_OK);
+	{
+		sl_model_opts mo = { .micro_batch = 1, .devices = 1 };
+		g2 = sl_model_open(tmp_path("oss.json"), &mo, &err);
+		if (g2 == NULL)
+			fail_msg("%s", err.msg);
+	}
+	assert_int_equal(g2->n_ops, g->n_ops);
+	assert_int_equal(sl_graph_param_count(g2), sl_graph_param_count(g));
+	for (int v = 0; v < g->n_ops; v++) {
+		assert_string_equal(g2->ops[v].name, g->ops[v].name);
+		assert_int_equal(g2->ops[v].window, g->ops[v].window);
+		assert_int_equal(g2->ops[v].n_in, g->ops[v].n_in);
+	}
+	sl_graph_free(g2);
+	sl_graph_free(g);
+
+	snprintf(path, sizeof path, "%s/data/hf/Mistral-7B-v0.1.json", srcdir_tests());
+	assert_int_equal(sl_gen_from_hf_config(path, &c, &err), SL_OK);
+	assert_int_equal(c.window, 4096);
+	assert_int_equal(c.window_first, 0);
+	assert_int_equal(c.window_every, 0);
+	/* Qwen2 slides only with use_sliding_window */
+	snprintf(path, sizeof path, "%s/data/hf/Qwen2-7B.json", srcdir_tests());
+	assert_int_equal(sl_gen_from_hf_config(path, &c, &err), SL_OK);
+	assert_int_equal(c.window, 0);
+	assert_true(c.qkv_bias && !c.out_bias);
+	snprintf(path, sizeof path, "%s/data/hf/Llama-3.2-1B.json", srcdir_tests());
+	assert_int_equal(sl_gen_from_hf_config(path, &c, &err), SL_OK);
+	assert_int_equal(c.tie, SL_TIE_YES);
+	assert_int_equal(c.head_dim, 0);	/* 2048 / 32 */
 }
 
 /* --------------------------------------------------------- bad-input corpus */
@@ -1550,6 +1819,9 @@ main(void)
 		cmocka_unit_test(test_hf_llama),
 		cmocka_unit_test(test_hf_gpt2_bert_mistral),
 		cmocka_unit_test(test_hf_errors),
+		cmocka_unit_test(test_hf_published),
+		cmocka_unit_test(test_hf_refused),
+		cmocka_unit_test(test_hf_fields),
 		cmocka_unit_test(test_bad_corpus),
 		cmocka_unit_test(test_truncated_and_mutated),
 		cmocka_unit_test(test_hostile_inputs),

@@ -354,6 +354,26 @@ test_ilp_equals_brute(void **state)
 static bool
 cancel_now(void *ctx);
 
+/*
+ * GLPK against an exact optimum: equal agrees; a cheaper plan from GLPK
+ * always disagrees (the exact solver missed it); a dearer one disagrees
+ * below 2^52 and is no opinion from there, where doubles are a unit apart.
+ */
+static void
+test_ilp_verdict(void **state)
+{
+	int64_t two52 = (int64_t)1 << 52;
+
+	assert_int_equal(sl_ilp_verdict(445, 445), 1);
+	assert_int_equal(sl_ilp_verdict(445, 446), -1);
+	assert_int_equal(sl_ilp_verdict(445, 444), -1);
+	assert_int_equal(sl_ilp_verdict(two52 - 1, two52 + 5), -1);
+	assert_int_equal(sl_ilp_verdict(two52, two52 + 5), 0);
+	assert_int_equal(sl_ilp_verdict(4521748157171456, 4521748158885632), 0);
+	assert_int_equal(sl_ilp_verdict(two52 + 5, two52), -1);
+	assert_int_equal(sl_ilp_verdict(two52 + 5, two52 + 5), 1);
+}
+
 static void
 test_ilp_cancel(void **state)
 {
@@ -2023,6 +2043,7 @@ main(void)
 		cmocka_unit_test(test_peak_usage),
 		cmocka_unit_test(test_constraints_and_names),
 		cmocka_unit_test(test_ilp_equals_brute),
+		cmocka_unit_test(test_ilp_verdict),
 		cmocka_unit_test(test_ilp_cancel),
 		cmocka_unit_test(test_ilp_warm),
 		cmocka_unit_test(test_warm_structure_checked),

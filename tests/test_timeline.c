@@ -143,7 +143,7 @@ test_mlp_hand(void **state)
  * ffn 256, vocab 128 on one device, bf16, with gradient accumulation (global
  * batch 4 of micro-batches 2) so gradients live the whole step.  The peak
  * is the loss's backward: all that forward kept, plus the loss's fp32
- * gradient of the logits and the first activation gradients.
+ * gradients and the first activation gradients.
  */
 static void
 test_gpt_layer_hand(void **state)
@@ -182,9 +182,11 @@ test_gpt_layer_hand(void **state)
 	kept = 7 * bsh * 2 + 3 * bsh * 2 + 4 * 2 * 2 * 16 + 2 * bsh +
 	    2 * 4 * bsh * 2 + 2 * 16 * 128 * 4;
 	/* During the loss's backward: the loss output (b s, declared fp32) and
-	 * its gradient, the fp32 gradient of the logits, the logits' (bf16)
-	 * gradient. */
-	transient = 2 * 16 * 4 + 2 * 16 * 4 + 2 * 16 * 128 * 4 + 2 * 16 * 128 * 2;
+	 * its gradient; the two fp32 gradients of log-softmax's output and
+	 * input (8 bytes a logit), of which the logits' (bf16) gradient takes
+	 * 2 as its own buffer. */
+	transient = 2 * 16 * 4 + 2 * 16 * 4 + 2 * 16 * 128 * (8 - 2) +
+	    2 * 16 * 128 * 2;
 	assert_string_equal(sl_task_name(s, &tl.task[tl.order[tl.peak_pos]], nm,
 	    sizeof nm), "loss.bwd");
 	assert_int_equal(tl.live[tl.peak_pos][SL_CAT_ACTS], kept);

@@ -342,7 +342,7 @@ test_mem_limit(void **state)
 	sl_error err;
 	int64_t free_mem, least;
 	sl_fit r;
-	sl_fit_opts fo = { .alpha = 1e7, .fold = SL_FOLD_SUM,
+	sl_fit_opts fo = { .alpha = 1e7, .fold = SL_FOLD_PEAK,
 	    .solver = SL_SOLVER_DP };
 
 	(void)state;
@@ -354,14 +354,28 @@ test_mem_limit(void **state)
 	assert_int_equal(ui_model_set_mem_limit(&f.m, 1, &err), SL_OK);
 	assert_true(f.m.fit_none);
 	least = f.m.fit_least;
-	assert_int_equal(f.m.ev.max_total, least);
-	assert_true(least < free_mem);
-	/* half way: fitted, the plan sl_fit_plan gives */
-	fo.limit = least + (free_mem - least) / 2;
+	{
+		/* the least found is the peak of the plan shown */
+		sl_timeline tl;
+		assert_int_equal(sl_timeline_build(f.m.space, f.m.sol.choice, 0,
+		    false, &tl, &err), SL_OK);
+		assert_int_equal(tl.peak, least);
+		sl_timeline_free(&tl);
+	}
+	assert_true(f.m.ev.max_total < free_mem);
+	/* half way between the least peak found and the optimum's: fitted,
+	 * the plan sl_fit_plan gives */
+	assert_int_equal(ui_model_set_mem_limit(&f.m, 0, &err), SL_OK);
+	{
+		sl_timeline tl;
+		assert_int_equal(sl_timeline_build(f.m.space, f.m.sol.choice, 0,
+		    false, &tl, &err), SL_OK);
+		fo.limit = least + (tl.peak - least) / 2;
+		sl_timeline_free(&tl);
+	}
 	assert_int_equal(ui_model_set_mem_limit(&f.m, fo.limit, &err), SL_OK);
 	assert_false(f.m.fit_none);
 	assert_true(f.m.fit_searched);
-	assert_true(f.m.ev.max_total <= fo.limit);
 	assert_int_equal(sl_fit_plan(f.s.space, f.s.prob, &fo, &r, &err), SL_OK);
 	assert_true(r.fits);
 	assert_memory_equal(r.sol.choice, f.m.sol.choice, f.m.n * sizeof(int));

@@ -3,8 +3,10 @@
  * change asks the model, then marks what it changed for redrawing and says
  * what happened on the message line; the loop polls the model's background
  * work every tick.  The terminal is restored on every way out: normal exit,
- * atexit, SIGTERM/SIGHUP/SIGINT and a crash (SIGSEGV/SIGABRT/SIGBUS/SIGFPE
- * restore, then re-raise).
+ * atexit, every signal that ends a process by default (cli_exit_signals:
+ * SIGTERM, SIGHUP, SIGINT, SIGUSR1, SIGALRM... end the loop) and a crash
+ * (SIGSEGV/SIGABRT/SIGBUS/SIGFPE restore, remove the temporary files of a
+ * write under way, then re-raise).
  */
 #include "graphviz.h"
 #include "ui.h"
@@ -364,6 +366,7 @@ ui_on_crash(int sig)
 	if (ui_child_pid > 0)
 		kill((pid_t)ui_child_pid, SIGTERM);
 	ui_restore_raw();
+	sl_atomic_unlink_all();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -387,15 +390,19 @@ static void
 ui_signals(void)
 {
 	struct sigaction sa;
-	static const int quit_sigs[] = { SIGTERM, SIGHUP, SIGINT };
 	static const int crash_sigs[] = { SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL };
+	int quit_sigs[CLI_MAX_EXIT_SIGNALS], n_quit;
 	size_t i;
 
 	memset(&sa, 0, sizeof sa);
 	sigemptyset(&sa.sa_mask);
 	sa.sa_handler = ui_on_signal;
-	for (i = 0; i < SL_ARRAY_LEN(quit_sigs); i++)
-		sigaction(quit_sigs[i], &sa, NULL);
+	/* the signals that would end the explorer end its loop instead (an
+	 * abort is a crash, below) */
+	n_quit = cli_exit_signals(quit_sigs, CLI_MAX_EXIT_SIGNALS);
+	for (int q = 0; q < n_quit; q++)
+		if (quit_sigs[q] != SIGABRT)
+			sigaction(quit_sigs[q], &sa, NULL);
 	sa.sa_handler = ui_on_crash;
 	sa.sa_flags = SA_RESETHAND;
 	for (i = 0; i < SL_ARRAY_LEN(crash_sigs); i++)

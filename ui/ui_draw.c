@@ -793,7 +793,21 @@ ui_draw_strats(WINDOW *w, const ui *u)
 		ui_title_line(w, u, _("Strategies"), false);
 		return;
 	}
-	if (u->m.space != NULL)
+	if (u->m.space != NULL && u->m.space->g->ops[op].kind == SL_OP_EXPERTS) {
+		/* a mixture's experts: how many, and how many a device holds
+		 * under the chosen plan (e explains where each lives) */
+		const sl_op *o = &u->m.space->g->ops[op];
+		const sl_space_op *so = &u->m.space->ops[op];
+		int64_t E = u->m.space->g->tensors[o->in[2]].dims[0], parts = 1;
+		int c0 = ui_chosen(&u->m, op);
+		for (int l = 0; c0 >= 0 && l < so->bind->n_loop; l++)
+			if (so->bind->role[l] == SL_LOOP_EXPERT)
+				parts = sl_axes_parts(&u->m.space->mesh,
+				    so->strat[c0].loop_axes[l]);
+		snprintf(buf, sizeof buf, _("Strategies of %s (%lld experts, top-%d; "
+		    "%lld a device)"), ui_op_name(&u->m, op), (long long)E, o->topk,
+		    (long long)(E / parts));
+	} else if (u->m.space != NULL)
 		snprintf(buf, sizeof buf, _("Strategies of %s (%s)"),
 		    ui_op_name(&u->m, op), sl_op_kind_name(u->m.space->g->ops[op].kind));
 	else
@@ -1432,6 +1446,10 @@ ui_draw_status(WINDOW *w, const ui *u)
 	case UI_CONF_LIMIT:
 		conf = _("not confirmed (GLPK time limit)");
 		short_conf = _("GLPK: time limit");
+		break;
+	case UI_CONF_PRECISION:
+		conf = _("not confirmed (past GLPK's precision)");
+		short_conf = _("GLPK: precision");
 		break;
 	}
 	if (u->m.search != UI_SEARCH_NONE)

@@ -257,7 +257,7 @@ ui_mem_limit_submit(ui *u, const char *text)
 	if (v <= 0)
 		ui_message(u, false, "%s", _("no memory limit"));
 	else if (u->m.fit_none)
-		ui_message(u, true, _("no plan fits in %s per device: the least-memory plan needs %s"),
+		ui_message(u, true, _("no plan fits in %s per device: the least the search found peaks at %s"),
 		    sl_format_bytes(v, b1, sizeof b1),
 		    sl_format_bytes(u->m.fit_least, b2, sizeof b2));
 	else if (u->m.fit_searched)

@@ -285,7 +285,7 @@ ui_model_resolve(ui_model *m, sl_error *err)
 		/* the plan under the limit: the optimum at alpha when it fits */
 		sl_solve_opts fso = { .time_limit = 30 };
 		sl_fit_opts fo = { .alpha = m->alpha, .limit = m->mem_limit,
-		    .fold = SL_FOLD_SUM, .solver = m->solver, .solve = &fso,
+		    .fold = SL_FOLD_PEAK, .solver = m->solver, .solve = &fso,
 		    .live = m->dp };
 		sl_fit f;
 		sl_solution_free(&sol);
@@ -963,8 +963,10 @@ ui_model_poll(ui_model *m, sl_error *err)
 			else if (j->status == SL_SOLVE_LIMIT ||
 			    j->status == SL_SOLVE_CANCELLED)
 				m->confirm = UI_CONF_LIMIT;
-			else if (j->objective == m->sol.objective)
+			else if (sl_ilp_verdict(m->sol.objective, j->objective) > 0)
 				m->confirm = UI_CONF_YES;
+			else if (sl_ilp_verdict(m->sol.objective, j->objective) == 0)
+				m->confirm = UI_CONF_PRECISION;
 			else
 				m->confirm = UI_CONF_DIFFERS;
 			what |= UI_M_CONFIRM;

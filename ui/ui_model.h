@@ -22,7 +22,8 @@
 /* GLPK confirmation state of the current plan. */
 enum ui_confirm {
 	UI_CONF_NONE, UI_CONF_RUNNING, UI_CONF_YES, UI_CONF_DIFFERS,
-	UI_CONF_TOO_LARGE, UI_CONF_FAILED, UI_CONF_LIMIT
+	UI_CONF_TOO_LARGE, UI_CONF_FAILED, UI_CONF_LIMIT,
+	UI_CONF_PRECISION	/* past the 2^52 GLPK's doubles tell apart */
 };
 
 /* A background job slot: the newest request supersedes an older one. */

@@ -497,26 +497,16 @@ ui_stages_mem(const ui *u, int j)
 	return s;
 }
 
-void
-ui_draw_stages(WINDOW *w, const ui *u)
+/* The title row and the lines under it: the step, the memory, the pins. */
+static void
+stages_header(WINDOW *w, const ui *u, int64_t cap)
 {
 	const struct ui_st *t = u->st;
 	const sl_pipeline *pl = &t->pl;
-	int h = getmaxy(w), width = getmaxx(w), cw, first, shown, y0, bar_h, n_cat;
-	int64_t cap, scale;
+	int width = getmaxx(w);
 	char b1[32], b2[32], b3[32], b4[32], line[512];
 	double bubble;
 
-	werase(w);
-	wattr_on(w, u->attr[UI_R_HEADER] | A_REVERSE, NULL);
-	for (int x = 0; x < width; x++)
-		mvwaddch(w, 0, x, ' ');
-	wattr_off(w, u->attr[UI_R_HEADER] | A_REVERSE, NULL);
-	if (!t->have) {
-		ui_put(w, 0, 1, width - 2, _("Pipeline stages"), u->attr[UI_R_HEADER] | A_REVERSE);
-		ui_put(w, 2, 1, width - 2, t->err, u->attr[UI_R_ERROR]);
-		return;
-	}
 	bubble = pl->pipe_ns > 0 ? 100.0 * (double)pl->bubble_ns / (double)pl->pipe_ns : 0;
 	{
 		char st[48], dv[48], mb[48], sm[48];
@@ -535,7 +525,6 @@ ui_draw_stages(WINDOW *w, const ui *u)
 	}
 	ui_put_ell(w, 0, 1, width - 2, line, u->attr[UI_R_HEADER] | A_REVERSE,
 	    u->gl->ellipsis);
-	cap = t->ho.mem_limit > 0 ? t->ho.mem_limit : t->ho.hw.memory_bytes;
 	/* the step, the bubble and the peak first; the reserve and the time
 	 * of the re-solve when they fit too */
 	sl_format_ns(pl->step_ns, b1, sizeof b1);
@@ -564,128 +553,190 @@ ui_draw_stages(WINDOW *w, const ui *u)
 			    _("pins hold in the stages at each layer's position"));
 		ui_put(w, 2, 1, width - 2, line, u->attr[UI_R_PINNED]);
 	}
+}
 
-	/* Columns: as many stages as fit 13 columns each, the selection in
-	 * view; when some do not fit, a column at each side for the marks
-	 * that say more stages lie that way. */
-	cw = 13;
-	shown = (width - 1) / cw;
-	if (shown < pl->n_stages)
-		shown = (width - 3) / cw;
-	if (shown > pl->n_stages)
-		shown = pl->n_stages;
-	if (shown < 1)
-		shown = 1;
-	cw = (width - (shown < pl->n_stages ? 3 : 1)) / shown;
-	first = t->sel - shown / 2 + 1;
-	if (first > pl->n_stages - shown)
-		first = pl->n_stages - shown;
-	if (first < 0)
-		first = 0;
+/*
+ * Where the stage columns go on a window of h x width: as many stages as
+ * fit 13 columns each, the selection in view; when some do not fit, a
+ * column at each side for the marks that say more stages lie that way.
+ * Per column, 4 rows of text from y0, the bar (bar_h rows), the categories
+ * when there is room (n_cat), the time and the device; the legend below.
+ */
+struct stages_layout {
+	int cw, first, shown, y0, bar_h, n_cat;
+	int64_t cap, scale;
+};
+
+static void
+stages_layout(const ui *u, int h, int width, int64_t cap, struct stages_layout *L)
+{
+	const struct ui_st *t = u->st;
+	const sl_pipeline *pl = &t->pl;
+
+	L->cw = 13;
+	L->shown = (width - 1) / L->cw;
+	if (L->shown < pl->n_stages)
+		L->shown = (width - 3) / L->cw;
+	if (L->shown > pl->n_stages)
+		L->shown = pl->n_stages;
+	if (L->shown < 1)
+		L->shown = 1;
+	L->cw = (width - (L->shown < pl->n_stages ? 3 : 1)) / L->shown;
+	L->first = t->sel - L->shown / 2 + 1;
+	if (L->first > pl->n_stages - L->shown)
+		L->first = pl->n_stages - L->shown;
+	if (L->first < 0)
+		L->first = 0;
+	L->y0 = 4;
+	L->n_cat = h - L->y0 - 4 - 3 - SL_CAT_COUNT >= 3 ? SL_CAT_COUNT : 0;
+	L->bar_h = h - L->y0 - 4 - 3 - L->n_cat;
+	L->cap = cap;
+	L->scale = cap > pl->max_mem ? cap : pl->max_mem;
+}
+
+/* Stage j's bar at column x, bw wide: bottom up by category, capacity
+ * marked. */
+static void
+stages_bar(WINDOW *w, const ui *u, const struct stages_layout *L, int x,
+    int bw, const int64_t c[SL_CAT_COUNT])
+{
+	int filled = 0, bar_h = L->bar_h;
+	int cap_row = (int)((double)L->cap * bar_h / (double)L->scale + 0.5);
+	double acc = 0;
+
+	for (int k = 0; k < SL_CAT_COUNT; k++) {
+		int to;
+		acc += (double)c[k];
+		to = (int)(acc * bar_h / (double)L->scale + 0.5);
+		if (to > bar_h)
+			to = bar_h;
+		for (; filled < to; filled++)
+			for (int q = 0; q < bw; q++)
+				ui_put(w, L->y0 + 4 + bar_h - 1 - filled, x + q, 1,
+				    u->gl->bar[k], u->attr[cat_role[k]]);
+	}
+	if (cap_row >= 1 && cap_row <= bar_h)
+		for (int q = filled >= cap_row ? bw : 0; q < bw; q++)
+			ui_put(w, L->y0 + 4 + bar_h - cap_row, x + q, 1, u->gl->h,
+			    u->attr[UI_R_DIM]);
+}
+
+/* Column i of the layout: stage first + i. */
+static void
+stages_column(WINDOW *w, const ui *u, const struct stages_layout *L, int i)
+{
+	const struct ui_st *t = u->st;
+	const sl_pipeline *pl = &t->pl;
+	int h = getmaxy(w), cw = L->cw, y0 = L->y0;
+	int j = L->first + i, x = 1 + i * cw, bw = cw - 3;
+	const sl_pipe_stage *st = &pl->stage[j];
+	const sl_pipe_dev *dv = &pl->dev[st->device];
+	int64_t c[SL_CAT_COUNT], tot = 0;
+	attr_t sel_a = (j == t->sel || j == t->sel + 1) ? u->attr[UI_R_CURSOR] : A_NORMAL;
+	char b1[32], b2[32], line[512];
+
+	st_mem(pl, j, c);
+	for (int k = 0; k < SL_CAT_COUNT; k++)
+		tot = sl_add_sat(tot, c[k]);
+	/* text in cw - 2 columns: the last is the boundary's */
+	snprintf(line, sizeof line, _("stage %d"), j + 1);
+	ui_put_ell(w, y0, x, cw - 2, line, u->attr[UI_R_HEADER] |
+	    (j == t->sel || j == t->sel + 1 ? A_BOLD : 0), u->gl->ellipsis);
+	snprintf(line, sizeof line, ngettext("%d layer", "%d layers", st->n_layers), st->n_layers);
+	ui_put_ell(w, y0 + 1, x, cw - 2, line, sel_a, u->gl->ellipsis);
+	snprintf(line, sizeof line, "%d-%d", st->first_layer, st->first_layer + st->n_layers - 1);
+	ui_put_ell(w, y0 + 2, x, cw - 2, line, A_NORMAL, u->gl->ellipsis);
+	ui_put_ell(w, y0 + 3, x, cw - 2, sl_format_bytes(tot, b1, sizeof b1),
+	    tot > L->cap ? u->attr[UI_R_OVER] : A_NORMAL, u->gl->ellipsis);
+	if (L->bar_h >= 2 && bw >= 1)
+		stages_bar(w, u, L, x, bw, c);
+	for (int k = 0; k < L->n_cat; k++) {
+		int y = h - 3 - L->n_cat + k;
+		int q = ui_put(w, y, x, cw - 2, u->gl->bar[k], u->attr[cat_role[k]]);
+		ui_put_ell(w, y, x + q, cw - 2 - q, sl_format_bytes(c[k], b2, sizeof b2),
+		    A_NORMAL, u->gl->ellipsis);
+	}
+	snprintf(line, sizeof line, "%s", sl_format_ns(st->micro_ns, b2, sizeof b2));
+	ui_put_ell(w, h - 3, x, cw - 2, line, A_NORMAL, u->gl->ellipsis);
+	/* its device (pipeline rank), the micro-batches it keeps, and
+	 * its recomputation when there is one */
+	if (st->recompute != SL_RECOMP_NONE)
+		snprintf(line, sizeof line, _("d%d x%lld %s"), st->device,
+		    (long long)dv->in_flight, sl_recompute_name(st->recompute));
+	else
+		snprintf(line, sizeof line, _("d%d x%lld"), st->device,
+		    (long long)dv->in_flight);
+	ui_put_ell(w, h - 2, x, cw - 2, line, u->attr[UI_R_DIM], u->gl->ellipsis);
+	if (j == t->sel && j + 1 < pl->n_stages)
+		for (int y = y0; y < h - 1; y++)
+			ui_put(w, y, x + cw - 2, 1, u->gl->v, u->attr[UI_R_CURSOR]);
+}
+
+/* The legend (short names when the long do not fit), and which stages the
+ * columns show when not all. */
+static void
+stages_legend(WINDOW *w, const ui *u, const struct stages_layout *L)
+{
+	const sl_pipeline *pl = &u->st->pl;
+	int h = getmaxy(w), width = getmaxx(w), x = 1, need = 1;
+	char line[512];
+	bool full;
+
+	if (L->shown < pl->n_stages)
+		/* TRANSLATORS: the stages the columns show, of all */
+		snprintf(line, sizeof line, _("stages %d-%d of %d"), L->first + 1,
+		    L->first + L->shown, pl->n_stages);
+	else
+		line[0] = '\0';
+	for (int k = 0; k < SL_CAT_COUNT; k++)
+		need += 2 + cli_text_width(sl_mem_cat_name(k));
+	full = need + 2 + cli_text_width(line) <= width;
+	for (int k = 0; k < SL_CAT_COUNT && x < width; k++) {
+		x += ui_put(w, h - 1, x, width - x, u->gl->bar[k], u->attr[cat_role[k]]);
+		x += ui_put(w, h - 1, x, width - x, full ? sl_mem_cat_name(k) :
+		    ui_cat_short(k), A_NORMAL);
+		x += ui_put(w, h - 1, x, width - x, " ", A_NORMAL);
+	}
+	if (line[0] != '\0' && x + 1 + cli_text_width(line) <= width - 1)
+		ui_put_right(w, h - 1, width - 1, width - 1 - x, line,
+		    u->attr[UI_R_DIM]);
+}
+
+void
+ui_draw_stages(WINDOW *w, const ui *u)
+{
+	const struct ui_st *t = u->st;
+	const sl_pipeline *pl = &t->pl;
+	int h = getmaxy(w), width = getmaxx(w);
+	struct stages_layout L;
+	int64_t cap;
+
+	werase(w);
+	wattr_on(w, u->attr[UI_R_HEADER] | A_REVERSE, NULL);
+	for (int x = 0; x < width; x++)
+		mvwaddch(w, 0, x, ' ');
+	wattr_off(w, u->attr[UI_R_HEADER] | A_REVERSE, NULL);
+	if (!t->have) {
+		ui_put(w, 0, 1, width - 2, _("Pipeline stages"), u->attr[UI_R_HEADER] | A_REVERSE);
+		ui_put(w, 2, 1, width - 2, t->err, u->attr[UI_R_ERROR]);
+		return;
+	}
+	cap = t->ho.mem_limit > 0 ? t->ho.mem_limit : t->ho.hw.memory_bytes;
+	stages_header(w, u, cap);
+	stages_layout(u, h, width, cap, &L);
 	ui_put_ell(w, 3, 1, width - 2,
 	    _("Left/Right move the boundary, Tab select one, +/- pipeline degree, S close"),
 	    u->attr[UI_R_DIM], u->gl->ellipsis);
-	/* per column: 4 rows of text, the bar, the categories when there is
-	 * room, the time and the device; the legend below */
-	y0 = 4;
-	n_cat = h - y0 - 4 - 3 - SL_CAT_COUNT >= 3 ? SL_CAT_COUNT : 0;
-	bar_h = h - y0 - 4 - 3 - n_cat;
-	scale = cap > pl->max_mem ? cap : pl->max_mem;
-	for (int i = 0; i < shown; i++) {
-		int j = first + i, x = 1 + i * cw, bw = cw - 3;
-		const sl_pipe_stage *st = &pl->stage[j];
-		const sl_pipe_dev *dv = &pl->dev[st->device];
-		int64_t c[SL_CAT_COUNT], tot = 0;
-		attr_t sel_a = (j == t->sel || j == t->sel + 1) ? u->attr[UI_R_CURSOR] : A_NORMAL;
-
-		st_mem(pl, j, c);
-		for (int k = 0; k < SL_CAT_COUNT; k++)
-			tot = sl_add_sat(tot, c[k]);
-		/* text in cw - 2 columns: the last is the boundary's */
-		snprintf(line, sizeof line, _("stage %d"), j + 1);
-		ui_put_ell(w, y0, x, cw - 2, line, u->attr[UI_R_HEADER] |
-		    (j == t->sel || j == t->sel + 1 ? A_BOLD : 0), u->gl->ellipsis);
-		snprintf(line, sizeof line, ngettext("%d layer", "%d layers", st->n_layers), st->n_layers);
-		ui_put_ell(w, y0 + 1, x, cw - 2, line, sel_a, u->gl->ellipsis);
-		snprintf(line, sizeof line, "%d-%d", st->first_layer, st->first_layer + st->n_layers - 1);
-		ui_put_ell(w, y0 + 2, x, cw - 2, line, A_NORMAL, u->gl->ellipsis);
-		ui_put_ell(w, y0 + 3, x, cw - 2, sl_format_bytes(tot, b1, sizeof b1),
-		    tot > cap ? u->attr[UI_R_OVER] : A_NORMAL, u->gl->ellipsis);
-		/* the bar: bottom up by category, capacity marked */
-		if (bar_h >= 2 && bw >= 1) {
-			int filled = 0, cap_row = (int)((double)cap * bar_h / (double)scale + 0.5);
-			double acc = 0;
-			for (int k = 0; k < SL_CAT_COUNT; k++) {
-				int to;
-				acc += (double)c[k];
-				to = (int)(acc * bar_h / (double)scale + 0.5);
-				if (to > bar_h)
-					to = bar_h;
-				for (; filled < to; filled++)
-					for (int q = 0; q < bw; q++)
-						ui_put(w, y0 + 4 + bar_h - 1 - filled, x + q, 1,
-						    u->gl->bar[k], u->attr[cat_role[k]]);
-			}
-			if (cap_row >= 1 && cap_row <= bar_h)
-				for (int q = filled >= cap_row ? bw : 0; q < bw; q++)
-					ui_put(w, y0 + 4 + bar_h - cap_row, x + q, 1, u->gl->h,
-					    u->attr[UI_R_DIM]);
-		}
-		for (int k = 0; k < n_cat; k++) {
-			int y = h - 3 - n_cat + k;
-			int q = ui_put(w, y, x, cw - 2, u->gl->bar[k], u->attr[cat_role[k]]);
-			ui_put_ell(w, y, x + q, cw - 2 - q, sl_format_bytes(c[k], b2, sizeof b2),
-			    A_NORMAL, u->gl->ellipsis);
-		}
-		snprintf(line, sizeof line, "%s", sl_format_ns(st->micro_ns, b2, sizeof b2));
-		ui_put_ell(w, h - 3, x, cw - 2, line, A_NORMAL, u->gl->ellipsis);
-		/* its device (pipeline rank), the micro-batches it keeps, and
-		 * its recomputation when there is one */
-		if (st->recompute != SL_RECOMP_NONE)
-			snprintf(line, sizeof line, _("d%d x%lld %s"), st->device,
-			    (long long)dv->in_flight, sl_recompute_name(st->recompute));
-		else
-			snprintf(line, sizeof line, _("d%d x%lld"), st->device,
-			    (long long)dv->in_flight);
-		ui_put_ell(w, h - 2, x, cw - 2, line, u->attr[UI_R_DIM], u->gl->ellipsis);
-		if (j == t->sel && j + 1 < pl->n_stages)
-			for (int y = y0; y < h - 1; y++)
-				ui_put(w, y, x + cw - 2, 1, u->gl->v, u->attr[UI_R_CURSOR]);
+	for (int i = 0; i < L.shown; i++)
+		stages_column(w, u, &L, i);
+	/* more stages than columns: which way the others lie */
+	if (L.first > 0) {
+		ui_put(w, L.y0, 0, 1, u->gl->arrow_l, u->attr[UI_R_DIM]);
+		ui_put(w, h - 3, 0, 1, u->gl->arrow_l, u->attr[UI_R_DIM]);
 	}
-	/* more stages than columns: which way the others lie, and how many */
-	if (first > 0) {
-		snprintf(line, sizeof line, "%s", u->gl->arrow_l);
-		ui_put(w, y0, 0, 1, line, u->attr[UI_R_DIM]);
-		ui_put(w, h - 3, 0, 1, line, u->attr[UI_R_DIM]);
+	if (L.first + L.shown < pl->n_stages) {
+		ui_put(w, L.y0, width - 1, 1, u->gl->arrow_r, u->attr[UI_R_DIM]);
+		ui_put(w, h - 3, width - 1, 1, u->gl->arrow_r, u->attr[UI_R_DIM]);
 	}
-	if (first + shown < pl->n_stages) {
-		snprintf(line, sizeof line, "%s", u->gl->arrow_r);
-		ui_put(w, y0, width - 1, 1, line, u->attr[UI_R_DIM]);
-		ui_put(w, h - 3, width - 1, 1, line, u->attr[UI_R_DIM]);
-	}
-	/* the legend (short names when the long do not fit), and which stages
-	 * the columns show when not all */
-	{
-		int x = 1, need = 1;
-		bool full;
-
-		if (shown < pl->n_stages)
-			/* TRANSLATORS: the stages the columns show, of all */
-			snprintf(line, sizeof line, _("stages %d-%d of %d"), first + 1,
-			    first + shown, pl->n_stages);
-		else
-			line[0] = '\0';
-		for (int k = 0; k < SL_CAT_COUNT; k++)
-			need += 2 + cli_text_width(sl_mem_cat_name(k));
-		full = need + 2 + cli_text_width(line) <= width;
-		for (int k = 0; k < SL_CAT_COUNT && x < width; k++) {
-			x += ui_put(w, h - 1, x, width - x, u->gl->bar[k], u->attr[cat_role[k]]);
-			x += ui_put(w, h - 1, x, width - x, full ? sl_mem_cat_name(k) :
-			    ui_cat_short(k), A_NORMAL);
-			x += ui_put(w, h - 1, x, width - x, " ", A_NORMAL);
-		}
-		if (line[0] != '\0' && x + 1 + cli_text_width(line) <= width - 1)
-			ui_put_right(w, h - 1, width - 1, width - 1 - x, line,
-			    u->attr[UI_R_DIM]);
-	}
+	stages_legend(w, u, &L);
 }

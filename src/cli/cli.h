@@ -90,6 +90,7 @@ typedef struct cli_opts {
 	sl_schedule schedule;		/* --schedule (default 1f1b) */
 	int virt, pp, tp, slack;	/* --virtual-stages, --pp, --tp, --slack */
 	bool offload;			/* --offload-optimizer */
+	int expert_axes;		/* --expert-axes: SL_EP_* bits, -1 searched */
 	const char *export_kind;	/* --export megatron|deepspeed|torchtitan|dtensor|json */
 	/* outputs */
 	const char *json;		/* --json FILE|- */
@@ -106,6 +107,7 @@ typedef struct cli_opts {
 	int layer;			/* --layer N (render), -1 unset */
 	const char *trace;		/* --trace FILE (timeline) */
 	int device;			/* --device N (timeline) */
+	int stage;			/* --stage N (timeline), -1 unset */
 	bool emulate;			/* --emulate (validate) */
 	int steps;			/* --steps N (validate) */
 	/* gen flags */
@@ -113,6 +115,13 @@ typedef struct cli_opts {
 	int layers;
 	int64_t hidden, heads, kv_heads, ffn, vocab, batch;
 	const char *name;
+	/* the generator's other fields (sl_gen_fields: --experts 8, --tie
+	 * false, --qkv-bias), in the order given, applied by gen */
+	int n_gen;
+	struct {
+		const sl_gen_field *field;
+		const char *value;
+	} gen[64];
 } cli_opts;
 
 /*
@@ -131,6 +140,15 @@ typedef enum cli_arg {
 	CLI_CUSTOM	/* parsed by parse */
 } cli_arg;
 
+/* What a CLI_TEXT value names, for the check that no output replaces an
+ * input (options.c, cli_check_files). */
+typedef enum cli_file {
+	CLI_F_NONE,
+	CLI_F_INPUT,	/* a file read (--plan, --hf-config) */
+	CLI_F_PROFILE,	/* a hardware profile: a file or a bundled name */
+	CLI_F_OUTPUT	/* a file written, "-" for standard output */
+} cli_file;
+
 struct cli_option {
 	const char *name;	/* --name */
 	char short_name;	/* -c, or 0 */
@@ -145,6 +163,7 @@ struct cli_option {
 	    cli_opts *o, sl_error *err);	/* CLI_CUSTOM */
 	size_t off, size;	/* the field it sets (CLI_FIELD) */
 	unsigned cmds;		/* CLI_C_ bits of the subcommands that take it */
+	cli_file file;		/* what its value names (CLI_TEXT) */
 	const char *help;	/* N_(), one line of --help */
 	/* lines after help in --help (--hw: the bundled profiles), or NULL */
 	void (*more_help)(FILE *fp);
@@ -195,6 +214,18 @@ typedef struct cli_session {
 
 /* Opens o->args[0] (or the default model when there is none and allow_default). */
 int cli_open(const cli_opts *o, bool allow_default, cli_session *s, sl_error *err);
+/* The model `plan` searches (its first argument), opened at each batch the
+ * search asks for. */
+typedef struct cli_plan_model {
+	const char *arg;
+} cli_plan_model;
+/* The hybrid search's options from the command line's, as `plan` takes
+ * them (plan.c); topo holds a named mesh's axes. */
+int cli_hybrid_opts(const cli_opts *o, cli_plan_model *pm, sl_hybrid_opts *ho,
+    sl_topo *topo, sl_error *err);
+/* The peak of device dev's timeline under a plan, in the order frameworks
+ * run it: what a plan must fit (-1 when it cannot be built). */
+int64_t cli_plan_peak(const sl_space *s, const int *choice, int dev);
 /* The memory limit the options set: --mem-limit, else, for what must fit
  * the device (recompute auto), the profile's memory; <= 0 none. */
 int64_t cli_mem_limit(const cli_opts *o, const cli_session *s, bool device);
@@ -229,6 +260,11 @@ int cli_plan_apply(cli_opts *o, const sl_plan_file *pf, sl_error *err);
 /* ---- tmpfile.c: an empty temporary file named shardlab-WHAT-XXXXXX in
  * $TMPDIR (or /tmp). */
 int cli_tmpfile(char *buf, size_t len, const char *what, sl_error *err);
+/* The signals that end the process by default and can be caught, into
+ * sigs (at most n); returns how many.  On each, a front end removes the
+ * atomic writer's temporary files (sl_atomic_unlink_all). */
+#define CLI_MAX_EXIT_SIGNALS 96
+int cli_exit_signals(int *sigs, int n);
 
 /* ---- fmt.c */
 /* fprintf whose %Ns widths count display columns (wide translations). */

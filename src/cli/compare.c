@@ -147,10 +147,11 @@ print_compare(const cli_session *s, const sl_comparison *c)
 		const sl_scored_plan *p = &c->row[i];
 
 		if (p->needs != SL_SET_NONE)
-			printf("  %-14s %s: %s (%s)\n", p->method, p->title, p->note,
+			printf("  %-14s %s: %s (%s)\n", p->method, p->title, sl_esc(p->note),
 			    cli_setting_option(p->needs));
 		else
-			printf("  %-14s %s: %s\n", p->method, p->title, p->note);
+			printf("  %-14s %s: %s\n", p->method, p->title,
+			    sl_esc(p->note));
 	}
 }
 

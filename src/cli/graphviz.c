@@ -42,9 +42,17 @@ cli_sgraph_box_strat(const sl_space *s, int op, int chosen, char *buf, size_t le
 	    s->ops[op].strat[chosen].name : "?", s->ops[op].n_strat);
 }
 
+/*
+ * A name from the model in an HTML label: its control characters and
+ * invalid UTF-8 as \xHH (sl_esc), so that Graphviz, which drops a label it
+ * cannot parse and prints its bytes raw on the terminal, never sees them;
+ * then HTML's own escapes.
+ */
 static void
-sg_html_escape(const char *in, char *out, size_t len)
+sg_html_escape(const char *name, char *out, size_t len)
 {
+	char safe[256];
+	const char *in = sl_esc_buf(name, safe, sizeof safe);
 	size_t o = 0;
 
 	for (; *in && o + 6 < len; in++) {
@@ -329,11 +337,27 @@ cli_gvc(void)
 	return cli_gvc_ctx;
 }
 
+/* What Graphviz says while it draws: its first message, kept for ours
+ * instead of reaching the terminal as it is. */
+static char cli_gv_said[512];
+
+static int
+cli_gv_collect(char *msg)
+{
+	if (cli_gv_said[0] == '\0') {
+		snprintf(cli_gv_said, sizeof cli_gv_said, "%s", msg);
+		cli_gv_said[strcspn(cli_gv_said, "\n")] = '\0';
+	}
+	return 0;
+}
+
 /*
  * The drawing is made in memory and only then written to fp: a layout can
  * take a minute, and Graphviz ends the process (exit 1) when a write of its
  * own fails; this way it never writes to a file, a failed write is ours to
- * report, and no half-written file waits through the layout.
+ * report, and no half-written file waits through the layout.  What
+ * Graphviz reports goes to our message, not the terminal, and an error it
+ * reports (a label it dropped) fails the drawing.
  */
 int
 cli_sgraph_render(Agraph_t *g, const char *format, FILE *fp, sl_error *err)
@@ -342,6 +366,11 @@ cli_sgraph_render(Agraph_t *g, const char *format, FILE *fp, sl_error *err)
 	char *buf = NULL;
 	size_t len = 0;
 	int rc = SL_OK;
+
+	cli_gv_said[0] = '\0';
+	agseterrf(cli_gv_collect);
+	agseterr(AGWARN);
+	agreseterrors();
 
 	if (strcmp(format, "dot") == 0) {
 		FILE *m = open_memstream(&buf, &len);
@@ -364,6 +393,10 @@ cli_sgraph_render(Agraph_t *g, const char *format, FILE *fp, sl_error *err)
 			    _("Graphviz could not render %s"), format);
 		len = ulen;
 		gvFreeLayout(gvc, g);
+		if (rc == SL_OK && agreseterrors() >= AGERR)
+			rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+			    _("Graphviz could not draw the graph: %s"),
+			    cli_gv_said[0] != '\0' ? cli_gv_said : "?");
 		if (rc != SL_OK) {
 			gvFreeRenderData(buf);
 			return rc;

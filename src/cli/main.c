@@ -93,18 +93,23 @@ cli_on_signal(int sig)
 int
 main(int argc, char **argv)
 {
-	static const int sigs[] = { SIGTERM, SIGHUP, SIGINT, SIGPIPE, SIGXFSZ };
+	int sigs[CLI_MAX_EXIT_SIGNALS], n_sigs;
 	const char *bad;
 	char buf[128];
 
 	sl_tune_allocator();
-	for (size_t i = 0; i < SL_ARRAY_LEN(sigs); i++) {
+	/* no file this process read is replaced by one it writes */
+	sl_inputs_guard(true);
+	n_sigs = cli_exit_signals(sigs, CLI_MAX_EXIT_SIGNALS);
+	for (int i = 0; i < n_sigs; i++) {
 		struct sigaction sa, old;
 		memset(&sa, 0, sizeof sa);
 		sa.sa_handler = cli_on_signal;
 		sigemptyset(&sa.sa_mask);
-		/* an ignored signal stays ignored (nohup) */
-		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+		/* an ignored signal stays ignored (nohup), and one handled
+		 * already (a fuzzer's timer) stays with its handler */
+		if (sigaction(sigs[i], NULL, &old) == 0 &&
+		    old.sa_handler == SIG_DFL && !(old.sa_flags & SA_SIGINFO))
 			sigaction(sigs[i], &sa, NULL);
 	}
 	setlocale(LC_ALL, "");

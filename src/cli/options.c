@@ -68,6 +68,66 @@ parse_export(const struct cli_option *opt, const char *arg, cli_opts *o,
 	return SL_OK;
 }
 
+/* --expert-axes none|dp|tp|dp,tp (SL_EP_* bits). */
+static int
+parse_expert_axes(const struct cli_option *opt, const char *arg, cli_opts *o,
+    sl_error *err)
+{
+	static const char *const names[] = { "none", "dp", "tp", "dp,tp" };
+
+	(void)opt;
+	for (int i = 0; i < 4; i++)
+		if (strcmp(arg, names[i]) == 0 ||
+		    (i == 3 && strcmp(arg, "tp,dp") == 0)) {
+			o->expert_axes = i;
+			return SL_OK;
+		}
+	return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+	    _("--expert-axes: expected none, dp, tp or dp,tp, got '%s'"),
+	    sl_esc(arg));
+}
+
+/*
+ * A field of the generator (gen.c, sl_gen_fields) named as the option is,
+ * '-' for '_': kept with its value ("true" for a flag) for gen to set after
+ * the family's defaults and the Hugging Face config; its bounds and its
+ * type are the generator's.
+ */
+static int
+parse_gen_field(const struct cli_option *opt, const char *arg, cli_opts *o,
+    sl_error *err)
+{
+	char key[32];
+	const sl_gen_field *f;
+	sl_gen_config probe;
+
+	snprintf(key, sizeof key, "%s", opt->name);
+	for (char *p = key; *p != '\0'; p++)
+		if (*p == '-')
+			*p = '_';
+	if ((f = sl_gen_field_find(key)) == NULL)
+		return sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+		    _("--%s: no generator field %s"), opt->name, key);
+	if (arg == NULL)
+		arg = "true";
+	memset(&probe, 0, sizeof probe);
+	if (sl_gen_field_set(&probe, f, arg, err) != SL_OK) {
+		/* the message names the field; say it as the option */
+		const char *rest = strchr(err->msg, ':');
+		char msg[sizeof err->msg];
+		snprintf(msg, sizeof msg, "--%s%.900s", opt->name, rest ? rest : "");
+		memcpy(err->msg, msg, sizeof msg);
+		return SL_EINPUT;
+	}
+	if (o->n_gen >= (int)SL_ARRAY_LEN(o->gen))
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("--%s: too many generator options"), opt->name);
+	o->gen[o->n_gen].field = f;
+	o->gen[o->n_gen].value = arg;
+	o->n_gen++;
+	return SL_OK;
+}
+
 /* The bundled hardware profiles under --hw in --help, with what each is. */
 static void
 help_hw(FILE *fp)
@@ -113,6 +173,7 @@ const struct cli_option cli_options[] = {
 	  .help = N_("one axis of N devices (default 4)") },
 	{ .name = "hw", .arg = CLI_TEXT, .metavar = N_("PROFILE"),
 	  CLI_FIELD(hw), .cmds = C_MODEL | CLI_C_PROFILE, .more_help = help_hw,
+	  .file = CLI_F_PROFILE,
 	  .help = N_("a hardware profile file or a bundled one (default h100-nvlink):") },
 	{ .name = "no-zero", .arg = CLI_FLAG, CLI_FIELD(no_zero), .cmds = C_MODEL,
 	  .help = N_("leave the ZeRO-3/OSDP strategies out of the search") },
@@ -205,20 +266,24 @@ const struct cli_option cli_options[] = {
 	{ .name = "offload-optimizer", .arg = CLI_FLAG, CLI_FIELD(offload),
 	  .cmds = CLI_C_PLAN,
 	  .help = N_("keep the optimizer states in host memory") },
+	{ .name = "expert-axes", .arg = CLI_CUSTOM, .metavar = "none|dp|tp|dp,tp",
+	  .parse = parse_expert_axes, CLI_FIELD(expert_axes), .cmds = CLI_C_PLAN,
+	  .help = N_("where a mixture's experts split by expert: the data- and context-parallel axes, the tensor-parallel ones (expert tensor parallel 1), both or none (default each searched)") },
 	{ .name = "export", .arg = CLI_CUSTOM,
 	  .metavar = "megatron|deepspeed|torchtitan|dtensor|json", .parse = parse_export,
 	  CLI_FIELD(export_kind), .cmds = CLI_C_PLAN,
 	  .help = N_("write the launch of the plan for its framework (to -o FILE, or standard output)") },
 	/* outputs */
 	{ .name = "json", .arg = CLI_TEXT, .metavar = N_("FILE|-"), CLI_FIELD(json),
+	  .file = CLI_F_OUTPUT,
 	  .cmds = CLI_C_SOLVE | CLI_C_SWEEP | CLI_C_COMPARE | CLI_C_PLAN |
 	      CLI_C_VALIDATE,
 	  .help = N_("write the result as JSON (- standard output, instead of the table)") },
 	{ .name = "export-problem", .arg = CLI_TEXT, .metavar = N_("FILE"),
-	  CLI_FIELD(export_problem), .cmds = CLI_C_SOLVE,
+	  CLI_FIELD(export_problem), .cmds = CLI_C_SOLVE, .file = CLI_F_OUTPUT,
 	  .help = N_("write the strategy graph as an IOPDDL problem") },
 	{ .name = "output", .short_name = 'o', .arg = CLI_TEXT, .metavar = N_("FILE"),
-	  CLI_FIELD(output),
+	  CLI_FIELD(output), .file = CLI_F_OUTPUT,
 	  .cmds = CLI_C_GEN | CLI_C_RENDER | CLI_C_PROFILE | CLI_C_PLAN,
 	  .help = N_("write the output to FILE") },
 	{ .name = "format", .arg = CLI_TEXT, .metavar = "dot|svg|png|pdf",
@@ -229,6 +294,7 @@ const struct cli_option cli_options[] = {
 	  .help = N_("every strategy of each operator, not the nearest alternatives only") },
 	/* one subcommand's */
 	{ .name = "plan", .arg = CLI_TEXT, .metavar = N_("FILE"), CLI_FIELD(plan),
+	  .file = CLI_F_INPUT,
 	  .cmds = CLI_C_TUI | CLI_C_TIMELINE,
 	  .help = N_("a plan file to reopen, with its pins and forbids") },
 	{ .name = "op", .arg = CLI_TEXT, .metavar = N_("NAME"), CLI_FIELD(op),
@@ -249,7 +315,11 @@ const struct cli_option cli_options[] = {
 	{ .name = "device", .arg = CLI_INT, .metavar = N_("N"),
 	  .lo = 0, .hi = 65535, CLI_FIELD(device), .cmds = CLI_C_TIMELINE,
 	  .help = N_("the device whose memory is followed (default 0)") },
+	{ .name = "stage", .arg = CLI_INT, .metavar = N_("N"),
+	  .lo = 0, .hi = 65535, CLI_FIELD(stage), .cmds = CLI_C_TIMELINE,
+	  .help = N_("the stage of a pipeline plan (--plan) whose device is followed") },
 	{ .name = "trace", .arg = CLI_TEXT, .metavar = N_("FILE|-"), CLI_FIELD(trace),
+	  .file = CLI_F_OUTPUT,
 	  .cmds = CLI_C_TIMELINE,
 	  .help = N_("write a Chrome trace (Perfetto, chrome://tracing)") },
 	{ .name = "emulate", .arg = CLI_FLAG, CLI_FIELD(emulate),
@@ -260,7 +330,7 @@ const struct cli_option cli_options[] = {
 	  .help = N_("training steps measured (default 10)") },
 	/* the generator (gen) */
 	{ .name = "hf-config", .arg = CLI_TEXT, .metavar = N_("FILE"),
-	  CLI_FIELD(hf_config), .cmds = CLI_C_GEN,
+	  CLI_FIELD(hf_config), .cmds = CLI_C_GEN, .file = CLI_F_INPUT,
 	  .help = N_("read the sizes from a Hugging Face config.json of the family") },
 	{ .name = "layers", .arg = CLI_INT, .metavar = N_("N"),
 	  .lo = 1, .hi = 100000, CLI_FIELD(layers), .cmds = CLI_C_GEN,
@@ -286,6 +356,41 @@ const struct cli_option cli_options[] = {
 	{ .name = "name", .arg = CLI_TEXT, .metavar = N_("NAME"), CLI_FIELD(name),
 	  .cmds = CLI_C_GEN,
 	  .help = N_("the model's name (default FAMILY-LAYERSxHIDDEN, or the config's)") },
+	/* the generator's fields beyond the sizes above (gen.c sl_gen_fields) */
+#define GEN_OPT(nm, mv, h) { .name = nm, .arg = CLI_CUSTOM, .metavar = mv, \
+	  .parse = parse_gen_field, .cmds = CLI_C_GEN, .help = h }
+#define GEN_FLAG(nm, h) { .name = nm, .arg = CLI_FLAG, \
+	  .parse = parse_gen_field, .cmds = CLI_C_GEN, .help = h }
+	GEN_OPT("head-dim", N_("D"), N_("width of an attention head (default hidden / heads)")),
+	GEN_OPT("tie", N_("true|false"), N_("the head reads the embedding table (default: gpt, bert)")),
+	GEN_FLAG("qkv-bias", N_("biases of the query, key and value matmuls (llama, moe)")),
+	GEN_FLAG("out-bias", N_("bias of the attention's output matmul")),
+	GEN_FLAG("mlp-bias", N_("biases of the MLP's gate, up and down")),
+	GEN_FLAG("qk-norm", N_("RMSNorm of every query and key head")),
+	GEN_FLAG("sinks", N_("a learned softmax logit per head")),
+	GEN_OPT("window", N_("W"), N_("sliding-window attention: keys each query sees")),
+	GEN_OPT("window-first", N_("L"), N_("the first layer that slides (default 0)")),
+	GEN_OPT("window-every", N_("N"), N_("then every N-th layer slides (default 1)")),
+	GEN_OPT("type-vocab", N_("T"), N_("bert: token types (default 2)")),
+	GEN_OPT("experts", N_("E"), N_("moe: routed experts per MoE layer (default 8)")),
+	GEN_OPT("topk", N_("K"), N_("moe: experts each token is routed to (default 2)")),
+	GEN_OPT("moe-ffn", N_("F"), N_("moe: hidden size of one expert (default --ffn)")),
+	GEN_OPT("shared-ffn", N_("F"), N_("moe: hidden size of the shared experts together")),
+	GEN_FLAG("shared-gate", N_("moe: a sigmoid gate on the shared experts")),
+	GEN_FLAG("router-bias", N_("moe: a bias on the router's logits")),
+	GEN_FLAG("score-bias", N_("moe: a per-expert bias that only selects experts")),
+	GEN_FLAG("expert-bias", N_("moe: biases inside every expert")),
+	GEN_OPT("first-dense", N_("L"), N_("moe: the first L layers have a dense MLP of --ffn")),
+	GEN_OPT("moe-every", N_("N"), N_("moe: then layer l is MoE when l % N == --moe-phase")),
+	GEN_OPT("moe-phase", N_("P"), N_("moe: see --moe-every (default 0)")),
+	GEN_OPT("capacity", N_("F"), N_("moe: capacity factor (default 0: dropless)")),
+	GEN_OPT("kv-lora", N_("R"), N_("latent attention: key/value compression rank")),
+	GEN_OPT("q-lora", N_("R"), N_("latent attention: query compression rank (0 none)")),
+	GEN_OPT("qk-nope", N_("D"), N_("latent attention: query/key width without rope")),
+	GEN_OPT("qk-rope", N_("D"), N_("latent attention: rotary width (one key, all heads)")),
+	GEN_OPT("v-head", N_("D"), N_("latent attention: value width per head")),
+#undef GEN_OPT
+#undef GEN_FLAG
 	/* every subcommand's */
 	{ .name = "quiet", .short_name = 'q', .arg = CLI_FLAG, CLI_FIELD(quiet),
 	  .cmds = CLI_C_SOLVE | CLI_C_COMPARE | CLI_C_GEN | CLI_C_RENDER |
@@ -378,7 +483,9 @@ cli_tables_check(char *buf, size_t size)
 		size_t want = 0;
 
 		switch (r->arg) {
-		case CLI_FLAG: want = strcmp(r->name, "help") ? sizeof(bool) : 0; break;
+		/* a flag sets a bool, or its parse function sets what it sets */
+		case CLI_FLAG: want = strcmp(r->name, "help") && r->parse == NULL ?
+		    sizeof(bool) : 0; break;
 		case CLI_TEXT: want = sizeof(const char *); break;
 		case CLI_INT: want = r->hi <= INT_MAX && r->lo >= INT_MIN ?
 		    r->size : sizeof(int64_t); break;
@@ -661,7 +768,9 @@ opts_set(const struct cli_option *r, const char *arg, cli_opts *o, sl_error *err
 
 	switch (r->arg) {
 	case CLI_FLAG:
-		if (r->size == sizeof(bool))
+		if (r->parse != NULL)
+			rc = r->parse(r, NULL, o, err);
+		else if (r->size == sizeof(bool))
 			*(bool *)field = true;
 		break;
 	case CLI_TEXT:
@@ -699,39 +808,75 @@ same_file(const char *a, const char *b)
 	    sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* The value of a CLI_TEXT row. */
+static const char *
+opts_text(const struct cli_option *r, const cli_opts *o)
+{
+	const char *s;
+
+	memcpy(&s, (const char *)o + r->off, sizeof s);
+	return s;
+}
+
 /*
  * No output may replace an input of the same command: `solve x.json --json
- * x.json` would lose the model the plan was made from.
+ * x.json` would lose the model the plan was made from, and `solve
+ * mlp-2layer --json data/models/mlp-2layer.json` the bundled model.  The
+ * command's inputs are named to the engine (sl_input_note) as the files
+ * they will be read from: the positional arguments (a model, a plan, a
+ * bundled model's file), the rows that name an input, the profile --hw
+ * names or the default.  Then every output row given goes through the one
+ * check (sl_output_check, which the atomic writer repeats for every file it
+ * writes, the explorer's included), and no two outputs name one file.
  */
 static int
-cli_check_outputs(const cli_opts *o, sl_error *err)
+cli_check_files(const cli_opts *o, const struct cli_cmd *cmd, sl_error *err)
 {
-	const struct { const char *opt, *path; } outs[] = {
-		{ "--json", o->json }, { "-o", o->output },
-		{ "--export-problem", o->export_problem },
-	};
-	const char *ins[8];
-	int n_in = 0;
+	const struct cli_option *out[8];
+	char shown[8][40];
+	int n_out = 0, rc;
 
-	for (int i = 0; i < o->n_args && n_in < 5; i++)
-		ins[n_in++] = o->args[i];
-	ins[n_in++] = o->hf_config;
-	ins[n_in++] = o->plan;
-	ins[n_in++] = o->hw;
-	for (size_t i = 0; i < SL_ARRAY_LEN(outs); i++) {
-		if (outs[i].path == NULL || strcmp(outs[i].path, "-") == 0)
+	for (int i = 0; i < o->n_args; i++) {
+		char *p = sl_model_path(o->args[i]);
+		sl_input_note(p);
+		free(p);
+	}
+	for (size_t i = 0; i < cli_n_options; i++) {
+		const struct cli_option *r = &cli_options[i];
+		const char *v;
+		char *p;
+
+		if (r->file == CLI_F_NONE || !(r->cmds & cmd->bit))
 			continue;
-		for (int j = 0; j < n_in; j++)
-			if (same_file(outs[i].path, ins[j]))
-				return sl_error_set(err, SL_EINPUT, outs[i].path, 0, 0,
-				    _("%s would overwrite an input of the command: choose another file"),
-				    outs[i].opt);
-		for (size_t j = 0; j < i; j++)
-			if (same_file(outs[i].path, outs[j].path) ||
-			    (outs[j].path != NULL && strcmp(outs[i].path, outs[j].path) == 0))
-				return sl_error_set(err, SL_EINPUT, outs[i].path, 0, 0,
-				    _("%s and %s name the same file"), outs[j].opt,
-				    outs[i].opt);
+		v = opts_text(r, o);
+		if (r->file == CLI_F_PROFILE) {
+			/* read given or not: --hw's default is an input too */
+			sl_input_note(p = sl_hw_path(v));
+			free(p);
+		} else if (r->file == CLI_F_INPUT)
+			sl_input_note(v);
+		else if (v != NULL && strcmp(v, "-") != 0 && n_out < 8) {
+			if (r->short_name != 0)
+				snprintf(shown[n_out], sizeof shown[n_out], "-%c",
+				    r->short_name);
+			else
+				snprintf(shown[n_out], sizeof shown[n_out], "--%s",
+				    r->name);
+			out[n_out++] = r;
+		}
+	}
+	for (int i = 0; i < n_out; i++) {
+		const char *path = opts_text(out[i], o);
+
+		if ((rc = sl_output_check(path, shown[i], err)) != SL_OK)
+			return rc;
+		for (int j = 0; j < i; j++) {
+			const char *other = opts_text(out[j], o);
+			if (strcmp(path, other) == 0 || same_file(path, other))
+				return sl_error_set(err, SL_EINPUT, path, 0, 0,
+				    _("%s and %s name the same file"), shown[j],
+				    shown[i]);
+		}
 	}
 	return SL_OK;
 }
@@ -782,9 +927,11 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 	sl_recipe_default(&o->recipe);
 	o->steps = 10;
 	o->depth = -1;
+	o->stage = -1;
 	o->layer = -1;
 	o->slack = 1;
 	o->schedule = SL_SCHED_1F1B;
+	o->expert_axes = -1;
 	opts_build();
 	optind = 0;
 	opterr = 0;
@@ -828,7 +975,7 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 	if (o->solver == SL_SOLVER_ILP && !(o->time_limit > 0))
 		o->time_limit = SL_ILP_DEFAULT_TIME_LIMIT;
 	if (rc == SL_OK)
-		rc = cli_check_outputs(o, err);
+		rc = cli_check_files(o, cmd, err);
 	if (rc != SL_OK)
 		/* the pins parsed before the error are not the caller's to free */
 		cli_opts_free(o);

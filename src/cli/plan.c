@@ -8,9 +8,7 @@
 
 #include <stdlib.h>
 
-typedef struct plan_model {
-	const char *arg;
-} plan_model;
+typedef cli_plan_model plan_model;
 
 static sl_graph *
 plan_open(void *ctx, int64_t batch, int64_t seq, sl_error *err)
@@ -64,6 +62,40 @@ mesh_str(int outer, int inner, char *buf, size_t len)
 		snprintf(buf, len, "%dx%d", outer, inner);
 }
 
+/* The experts' layout: expert parallel and expert tensor parallel degrees,
+ * the axes of the sub-mesh they take, the dispatcher. */
+static void
+print_experts(const sl_pipeline *pl, const sl_graph *g)
+{
+	sl_moe_arch a;
+	const sl_moe_layout *l = &pl->moe;
+	char ax[2][32];
+
+	sl_moe_arch_of(g, &a);
+	for (int k = 0; k < 2; k++) {
+		uint8_t m = k == 0 ? l->ep_axes : l->etp_axes;
+		size_t o = 0;
+		ax[k][0] = '\0';
+		for (int i = 0; i < pl->mesh.n_axes && m; i++)
+			if (m & (1u << i))
+				o += (size_t)snprintf(ax[k] + o, sizeof ax[k] - o, "%s%s",
+				    o ? "," : "", i == pl->mesh.n_axes - 1 &&
+				    pl->mesh.n_axes > 1 ? _("inner") : _("outer"));
+	}
+	printf(ngettext("experts: %lld per MoE layer, top-%lld; expert parallel %d",
+	    "experts: %lld per MoE layer, top-%lld; expert parallel %d",
+	    a.experts), (long long)a.experts, (long long)a.topk, l->ep);
+	if (l->ep > 1)
+		printf(_(" (%s axis), %lld per device"), ax[0],
+		    (long long)(a.experts / l->ep));
+	printf(_(", expert tensor parallel %d"), l->etp);
+	if (l->etp > 1)
+		printf(" (%s)", ax[1]);
+	printf(_(", %s dispatcher\n"), l->allgather ? "allgather" : "alltoall");
+	if (!l->megatron)
+		printf(_("  (Megatron-LM cannot lay the experts out so: %s)\n"), l->why);
+}
+
 static void
 print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g)
 {
@@ -114,6 +146,8 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 			printf(_("memory per device: at most %s, %s\n"),
 			    cli_bytes(pl->max_mem, b[0]), cap);
 	}
+	if (g != NULL && pl->moe.n_experts > 0)
+		print_experts(pl, g);
 	cli_fprintf(stdout, "\n%-6s %-7s %-10s %-10s %8s %11s %11s %11s %11s\n", _("stage"),
 	    _("pp rank"), _("layers"), _("recompute"), _("mb kept"), _("states"),
 	    _("acts/mb"), _("rank peak"), _("time/mb"));
@@ -150,7 +184,7 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 				    strcmp(st->strategy[first], st->strategy[u]) != 0;
 			}
 			if (show)
-				printf(" %s=%s", op->name, st->strategy[u]);
+				printf(" %s=%s", sl_esc(op->name), sl_esc(st->strategy[u]));
 		}
 		printf("\n");
 	}
@@ -261,28 +295,54 @@ print_better(const sl_hybrid_opts *ho, const sl_hybrid_result *r, bool precision
 	}
 }
 
+/* The launch of kind (sl_export_kind) to path ("-": standard output). */
 static int
-write_export(const sl_pipeline *pl, const sl_hybrid_opts *ho, const cli_opts *o,
-    sl_error *err)
+write_export(const sl_pipeline *pl, const sl_hybrid_opts *ho, int kind,
+    const char *path, sl_error *err)
 {
 	sl_atomic a;
-	char *text = sl_pipeline_export(pl, ho, sl_export_from_name(o->export_kind), err);
+	char *text = sl_pipeline_export(pl, ho, kind, err);
 	int rc;
 
 	if (text == NULL)
 		return err->code ? err->code : SL_EINTERNAL;
-	if ((rc = sl_atomic_open(&a, o->output ? o->output : "-", err)) != SL_OK) {
+	if ((rc = sl_atomic_open(&a, path, err)) != SL_OK) {
 		free(text);
 		return rc;
 	}
 	if (fputs(text, a.fp) == EOF) {
 		sl_atomic_abort(&a);
 		free(text);
-		return sl_error_set(err, SL_EINTERNAL, o->output, 0, 0, "%s",
+		return sl_error_set(err, SL_EINTERNAL, path, 0, 0, "%s",
 		    _("cannot write the export"));
 	}
 	free(text);
 	return sl_atomic_commit(&a, err);
+}
+
+/*
+ * What plan writes, every option that names it used: --json FILE the plan
+ * with its stages (--export json's text), --export KIND the launch to -o
+ * FILE or standard output, both when both are given; -o without --export
+ * names nothing to write, and two outputs on standard output would mix.
+ */
+static int
+plan_outputs(const cli_opts *o, sl_error *err)
+{
+	bool json_out = o->json != NULL && strcmp(o->json, "-") == 0;
+	bool export_out = o->export_kind != NULL &&
+	    (o->output == NULL || strcmp(o->output, "-") == 0);
+
+	if (o->output != NULL && o->export_kind == NULL)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0, "%s",
+		    _("-o names where --export writes: add --export "
+		    "megatron|deepspeed|dtensor|json, or write the plan with "
+		    "--json FILE"));
+	if (json_out && export_out)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0, "%s",
+		    _("--json - and --export both write to standard output: "
+		    "give one of them a file (-o FILE for --export)"));
+	return SL_OK;
 }
 
 /*
@@ -291,9 +351,9 @@ write_export(const sl_pipeline *pl, const sl_hybrid_opts *ho, const cli_opts *o,
  * precision and state sharding), the degrees fixed,
  * and the devices, from --devices or --mesh with --axes (into topo).
  */
-static int
-plan_opts(const cli_opts *o, plan_model *pm, sl_hybrid_opts *ho, sl_topo *topo,
-    sl_error *err)
+int
+cli_hybrid_opts(const cli_opts *o, cli_plan_model *pm, sl_hybrid_opts *ho,
+    sl_topo *topo, sl_error *err)
 {
 	int rc;
 
@@ -331,6 +391,7 @@ plan_opts(const cli_opts *o, plan_model *pm, sl_hybrid_opts *ho, sl_topo *topo,
 	ho->tp = o->tp;
 	ho->slack = o->slack;
 	ho->offload_optimizer = o->offload;
+	ho->ep_axes = o->expert_axes;
 	ho->mem_limit = o->mem_limit;
 	ho->micro_batch = o->micro_batch_set ? o->micro_batch : 0;
 	if (o->axes != NULL || (o->mesh_arg != NULL && o->n_axes != 1)) {
@@ -367,7 +428,7 @@ print_search(const plan_model *pm, const sl_hybrid_opts *ho,
 	snprintf(nd, sizeof nd, ngettext("%d device", "%d devices", ho->devices),
 	    ho->devices);
 	printf(_("model %s on %s of %s, each %s; global batch %lld\n"),
-	    mn, nd, ho->hw.name, sl_hw_memory_text(&ho->hw, cap, sizeof cap),
+	    mn, nd, sl_esc(ho->hw.name), sl_hw_memory_text(&ho->hw, cap, sizeof cap),
 	    (long long)(ho->global_batch > 0 ? ho->global_batch : ho->devices));
 	printf(_("training recipe: %s\n"), sl_recipe_describe(&ho->space.recipe, rd, sizeof rd));
 	printf(_("framework: %s\n"),
@@ -520,18 +581,18 @@ cmd_plan(int argc, char **argv)
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
-	if (plan_opts(&o, &pm, &ho, &topo, &err) != SL_OK) {
+	if (cli_hybrid_opts(&o, &pm, &ho, &topo, &err) != SL_OK) {
 		cli_opts_free(&o);
 		return cli_report(&err);
 	}
-	if (o.json != NULL && o.export_kind == NULL) {
-		/* --json FILE: the plan with its stages, as --export json -o FILE */
-		o.export_kind = "json";
-		o.output = o.json;
+	if (plan_outputs(&o, &err) != SL_OK) {
+		cli_opts_free(&o);
+		return cli_report(&err);
 	}
-	report = o.export_kind == NULL || o.output != NULL;
-	if (o.output != NULL && strcmp(o.output, "-") == 0)
-		report = false;
+	/* the report on standard output unless an output takes it */
+	report = !(o.json != NULL && strcmp(o.json, "-") == 0) &&
+	    !(o.export_kind != NULL && (o.output == NULL ||
+	    strcmp(o.output, "-") == 0));
 	rc = sl_hybrid_search(&ho, &r, &err);
 	if (rc != SL_OK) {
 		cli_opts_free(&o);
@@ -557,7 +618,16 @@ cmd_plan(int argc, char **argv)
 		sl_graph_free(g);
 		print_account(&r.best, &ho);
 	}
-	if (o.export_kind != NULL && (rc = write_export(&r.best, &ho, &o, &err)) != SL_OK) {
+	/* --json FILE: the plan with its stages, as --export json writes it */
+	if (o.json != NULL && (rc = write_export(&r.best, &ho, SL_EXPORT_JSON,
+	    o.json, &err)) != SL_OK) {
+		sl_hybrid_result_free(&r);
+		cli_opts_free(&o);
+		return cli_report(&err);
+	}
+	if (o.export_kind != NULL && (rc = write_export(&r.best, &ho,
+	    sl_export_from_name(o.export_kind), o.output ? o.output : "-",
+	    &err)) != SL_OK) {
 		sl_hybrid_result_free(&r);
 		cli_opts_free(&o);
 		return cli_report(&err);

@@ -151,7 +151,8 @@ cmd_profile(int argc, char **argv)
 	}
 	if (strcmp(o.output, "-") != 0 && !o.quiet) {
 		printf(_("wrote %s: %s, %d gemm sizes (%.0f to %.0f TFLOP/s), "
-		    "memory %.2f TB/s, launch floor %s\n"), o.output, hw.device,
+		    "memory %.2f TB/s, launch floor %s\n"), sl_esc(o.output),
+		    sl_esc(hw.device),
 		    hw.n_gemm, hw.gemm[0].achieved / 1e12,
 		    hw.gemm[hw.n_gemm - 1].achieved / 1e12,
 		    hw.mem_bandwidth / 1e12,

@@ -108,6 +108,19 @@ cli_open(const cli_opts *o, bool allow_default, cli_session *s, sl_error *err)
 }
 
 int64_t
+cli_plan_peak(const sl_space *s, const int *choice, int dev)
+{
+	sl_timeline tl;
+	int64_t peak;
+
+	if (sl_timeline_build(s, choice, dev, false, &tl, NULL) != SL_OK)
+		return -1;
+	peak = tl.peak;
+	sl_timeline_free(&tl);
+	return peak;
+}
+
+int64_t
 cli_mem_limit(const cli_opts *o, const cli_session *s, bool device)
 {
 	if (o->mem_limit > 0)
@@ -120,7 +133,7 @@ cli_fit(const cli_opts *o, cli_session *s, int64_t limit, bool recompute,
     sl_fit *f, sl_error *err)
 {
 	sl_solve_opts sopt = { .time_limit = o->time_limit, .threads = o->threads };
-	sl_fit_opts fo = { .alpha = o->alpha, .limit = limit, .fold = SL_FOLD_SUM,
+	sl_fit_opts fo = { .alpha = o->alpha, .limit = limit, .fold = SL_FOLD_PEAK,
 	    .solver = o->solver, .solve = &sopt, .recompute = recompute };
 
 	return sl_fit_plan(s->space, s->prob, &fo, f, err);

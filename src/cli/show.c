@@ -72,6 +72,15 @@ cmd_show(int argc, char **argv)
 		    cli_bytes(sl_mul_sat(per, sl_graph_param_count(g)), b1), per,
 		    sl_precision_name(o.recipe.precision));
 	}
+	{
+		/* a mixture's experts: what a token reads, with and without the
+		 * input embedding (publishers count it either way) */
+		int64_t emb, act = sl_graph_active_params(g, &emb);
+		if (act != sl_graph_param_count(g))
+			printf(_("active per token: %lld (%.3f B; %.3f B without the "
+			    "input embedding table)\n"), (long long)act,
+			    (double)act / 1e9, (double)(act - emb) / 1e9);
+	}
 	printf(_("operators: %d, tensors: %d, layers: %d\n\n"), g->n_ops, g->n_tensors,
 	    g->n_layers);
 	cli_fprintf(stdout, "%-24s %-14s %-10s %s\n", _("operator"), _("kind"), _("layer"),

@@ -119,9 +119,15 @@ mesh_coords_str(const sl_mesh *m, int d, char *buf, size_t len)
 		snprintf(buf, len, "%d,%d", c[0], c[1]);
 }
 
+/*
+ * The plan by operator and by device.  A device's memory is shown by
+ * category as the evaluator sums it; whether it fits is its timeline's
+ * peak against the usable memory (peak: of device 0, which holds the
+ * largest shard of everything; over: it does not fit).
+ */
 static void
 print_plan(const sl_space *s, const sl_eval *ev, const int *choice,
-    bool allow_over)
+    int64_t peak, bool over, bool allow_over)
 {
 	const sl_graph *g = s->g;
 	char b[6][32];
@@ -179,13 +185,14 @@ print_plan(const sl_space *s, const sl_eval *ev, const int *choice,
 		printf("%-9s %-11s %11s %11s %11s %11s %11s %11s%s\n", ds, cs,
 		    cli_bytes(m->params, b[0]), cli_bytes(m->grads, b[1]), cli_bytes(m->optim, b[2]),
 		    cli_bytes(m->acts, b[3]), cli_bytes(m->buffers, b[4]), cli_bytes(t, b[5]),
-		    (s->mesh.hw.memory_bytes > 0 && t > s->mesh.hw.memory_bytes) ?
+		    (s->mesh.hw.memory_bytes > 0 &&
+		    cli_plan_peak(s, choice, d) > s->mesh.hw.memory_bytes) ?
 		    _("  over capacity") : "");
 	}
 	{
 		char cap[128];
-		printf("\n%s %s (%s)\n", _("max memory per device:"),
-		    cli_bytes(ev->max_total, b[0]),
+		printf("\n%s %s, %s %s (%s)\n", _("max memory per device:"),
+		    cli_bytes(ev->max_total, b[0]), _("peak"), cli_bytes(peak, b[1]),
 		    sl_hw_memory_text(&s->mesh.hw, cap, sizeof cap));
 	}
 	printf("%s %s (%lld bytes)\n", _("redundant bytes (device 0):"),
@@ -195,7 +202,7 @@ print_plan(const sl_space *s, const sl_eval *ev, const int *choice,
 		if (ev->comm.ns[c] > 0)
 			printf(" %s %s", sl_coll_name(c), cli_ns(ev->comm.ns[c], b[1]));
 	printf("\n");
-	if (ev->n_over_capacity > 0 && !allow_over)
+	if (over && !allow_over)
 		printf("%s\n", _("step time, throughput and MFU: none, the plan does not fit in a device's memory"));
 	else
 		cli_print_step(stdout, ev);
@@ -268,7 +275,7 @@ cmd_solve_iopddl(const cli_opts *o, cli_session *s, const struct timespec *t0)
 		    sl_problem_plan_write(s->prob, &sol, o->json, &err) != SL_OK)
 			rc = cli_report(&err);
 		else if (o->json != NULL && !quiet)
-			printf(_("plan written to %s\n"), o->json);
+			printf(_("plan written to %s\n"), sl_esc(o->json));
 	} else {
 		if (quiet)
 			print_solution_line(&sol);
@@ -315,7 +322,7 @@ use_fitted(const cli_opts *o, cli_session *s, const sl_fit *f, sl_solution *sol,
 	char b1[32], b2[32];
 
 	if (!f->fits) {
-		fprintf(stderr, _("shardlab: no plan fits in --mem-limit %s per device: the least-memory plan needs %s\n"),
+		fprintf(stderr, _("shardlab: no plan fits in --mem-limit %s per device: the least the search found peaks at %s\n"),
 		    cli_bytes(o->mem_limit, b1), cli_bytes(f->mem, b2));
 		return SL_EINFEASIBLE;
 	}
@@ -406,9 +413,10 @@ try_change(const cli_opts *t, sl_fit_change *out)
 	else if (sl_evaluate(s.space, sol.choice, t->alpha, &ev, &err) != SL_OK)
 		snprintf(out->why, sizeof out->why, "%.255s", err.msg);
 	else {
-		out->max_mem = ev.max_total;
+		/* what must fit: the peak (device 0 holds the most) */
+		out->max_mem = cli_plan_peak(s.space, sol.choice, 0);
 		out->step_ns = ev.step_ns;
-		out->fits = ev.n_over_capacity == 0;
+		out->fits = out->max_mem >= 0 && out->max_mem <= s.mesh.hw.memory_bytes;
 		sl_eval_free(&ev);
 	}
 	sl_solution_free(&sol);
@@ -496,7 +504,8 @@ cmd_solve(int argc, char **argv)
 	sl_eval ev;
 	sl_error err;
 	struct timespec t0;
-	bool over = false;
+	bool over = false, over_cap = false;
+	int64_t peak = 0;
 	int rc;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -524,11 +533,17 @@ cmd_solve(int argc, char **argv)
 		    (long long)ev.objective, (long long)sol.objective);
 		rc = SL_EINTERNAL;
 	}
-	if (rc == SL_OK && ((o.mem_limit > 0 && ev.max_total > o.mem_limit) ||
-	    (s.fitted && s.fit.searched)))
+	/* what must fit is the step's peak (device 0 holds the most) */
+	if (rc == SL_OK)
+		peak = cli_plan_peak(s.space, sol.choice, 0);
+	if (rc == SL_OK && ((o.mem_limit > 0 && peak > o.mem_limit) ||
+	    (s.fitted && s.fit.searched))) {
 		rc = fit_mem_limit(&o, &s, &sol, &ev);
+		peak = cli_plan_peak(s.space, sol.choice, 0);
+	}
 	/* over the device's memory: no plan, unless asked for anyway */
-	over = rc == SL_OK && ev.n_over_capacity > 0 && !o.allow_over_capacity;
+	over_cap = s.mesh.hw.memory_bytes > 0 && peak > s.mesh.hw.memory_bytes;
+	over = rc == SL_OK && over_cap && !o.allow_over_capacity;
 	if (rc == SL_OK && !over && o.export_problem != NULL)
 		rc = sl_iopddl_save(s.prob, o.export_problem, &err) == SL_OK ? SL_OK :
 		    cli_report(&err);
@@ -553,15 +568,16 @@ cmd_solve(int argc, char **argv)
 			    s.mesh.hw.memory_bytes);
 		print_solution_line(&sol);
 		printf(_("objective: %lld\n"), (long long)sol.objective);
-		print_plan(s.space, &ev, sol.choice, o.allow_over_capacity);
+		print_plan(s.space, &ev, sol.choice, peak, over_cap,
+		    o.allow_over_capacity);
 		print_peak(s.space, sol.choice);
 		if (o.json != NULL && !over)
-			printf(_("plan written to %s\n"), o.json);
+			printf(_("plan written to %s\n"), sl_esc(o.json));
 	}
 	if (over) {
 		char b1[32], cap[128];
 		fprintf(stderr, _("shardlab: the plan needs %s per device; a device of %s (%s) has %s: %s (--allow-over-capacity writes it anyway)\n"),
-		    cli_bytes(ev.max_total, b1), sl_esc(s.mesh.hw.name),
+		    cli_bytes(peak, b1), sl_esc(s.mesh.hw.name),
 		    sl_esc(s.mesh.hw.device),
 		    sl_hw_memory_text(&s.mesh.hw, cap, sizeof cap),
 		    o.json != NULL || o.export_problem != NULL ?
@@ -569,10 +585,10 @@ cmd_solve(int argc, char **argv)
 		if (!o.quiet && !(o.json != NULL && strcmp(o.json, "-") == 0))
 			advise_fit(&o, &s);
 		rc = SL_EINFEASIBLE;
-	} else if (rc == SL_OK && ev.n_over_capacity > 0) {
+	} else if (rc == SL_OK && over_cap) {
 		char b1[32], cap[128];
 		fprintf(stderr, _("shardlab: warning: the plan needs %s per device; a device of %s (%s) has %s: kept as --allow-over-capacity asks\n"),
-		    cli_bytes(ev.max_total, b1), sl_esc(s.mesh.hw.name),
+		    cli_bytes(peak, b1), sl_esc(s.mesh.hw.name),
 		    sl_esc(s.mesh.hw.device),
 		    sl_hw_memory_text(&s.mesh.hw, cap, sizeof cap));
 	}

@@ -78,6 +78,78 @@ print_timeline(const sl_space *sp, const sl_timeline *tl)
 	free(idx);
 }
 
+/*
+ * --stage N of a pipeline plan (--plan FILE from `plan --json`): the plan's
+ * pipeline evaluated again as it was made, and the stage's device followed
+ * over one micro-batch's step with what it holds beyond it.
+ */
+static int
+timeline_stage(cli_opts *o, const sl_plan_file *pf, sl_error *err)
+{
+	cli_plan_model pm;
+	sl_hybrid_opts ho;
+	sl_topo topo;
+	sl_pipe_config cfg;
+	sl_pipeline pl;
+	sl_stage_timeline st;
+	int rc;
+
+	if (o->n_args == 0 && pf->model_source != NULL) {
+		static char *arg[1];
+		arg[0] = pf->model_source;
+		o->args = arg;
+		o->n_args = 1;
+	}
+	if (o->n_args != 1)
+		return sl_error_set(err, SL_EINPUT, o->plan, 0, 0, "%s",
+		    _("a pipeline plan that does not name its model: give it, as in "
+		    "shardlab timeline MODEL --plan FILE --stage N"));
+	if (o->stage >= pf->n_stages)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("--stage %d: the plan has %d stages (0 to %d)"), o->stage,
+		    pf->n_stages, pf->n_stages - 1);
+	if ((rc = cli_hybrid_opts(o, &pm, &ho, &topo, err)) != SL_OK)
+		return rc;
+	ho.schedule = pf->schedule;
+	ho.global_batch = sl_mul_sat(pf->graph_batch, pf->micro_batches);
+	ho.offload_optimizer = pf->offload_optimizer;
+	cfg = (sl_pipe_config){ .pp = pf->pp, .virt = pf->virt,
+	    .outer = pf->has_setup ? pf->outer : pf->n_axes == 2 ? pf->shape[0] : 1,
+	    .inner = pf->has_setup ? pf->inner : pf->shape[pf->n_axes == 2 ? 1 : 0],
+	    .graph_batch = pf->graph_batch, .micro_batches = pf->micro_batches,
+	    .layers = pf->stage_layers, .recompute = pf->stage_recompute };
+	if ((rc = sl_pipeline_eval(&ho, &cfg, &pl, err)) != SL_OK)
+		return rc;
+	if ((rc = sl_pipeline_timeline(&ho, &pl, o->stage, o->device, true, &st,
+	    err)) != SL_OK) {
+		sl_pipeline_free(&pl);
+		return rc;
+	}
+	if (o->trace != NULL)
+		rc = sl_timeline_write_trace(st.space, &st.tl, o->trace, err);
+	if (rc == SL_OK && !o->quiet && !(o->trace != NULL &&
+	    strcmp(o->trace, "-") == 0)) {
+		const sl_pipe_stage *s = &pl.stage[o->stage];
+		const sl_pipe_dev *dv = &pl.dev[s->device];
+		char mn[256], b1[32], b2[32], b3[32];
+		printf(_("model %s: stage %d of %d (layers %d-%d), pipeline device %d, "
+		    "%s\n"), cli_model_str(st.g, mn, sizeof mn), o->stage, pl.n_stages,
+		    s->first_layer, s->first_layer + s->n_layers - 1, s->device,
+		    sl_schedule_name(pl.schedule));
+		printf(_("one micro-batch's step; held through it: %s of the "
+		    "other micro-batches in flight, %s of the device's other "
+		    "chunks; the plan counts %s for the device\n"),
+		    cli_bytes(st.in_flight, b1), cli_bytes(st.other_chunks, b2),
+		    cli_bytes(dv->mem, b3));
+		print_timeline(st.space, &st.tl);
+		if (o->trace != NULL)
+			printf(_("trace written to %s\n"), o->trace);
+	}
+	sl_stage_timeline_free(&st);
+	sl_pipeline_free(&pl);
+	return rc;
+}
+
 static int
 cmd_timeline(int argc, char **argv)
 {
@@ -93,13 +165,32 @@ cmd_timeline(int argc, char **argv)
 	memset(&pf, 0, sizeof pf);
 	if (cli_parse(argc, argv, &o, &err) != SL_OK)
 		return cli_report(&err);
-	/* a plan reopens as it was made: its mesh, hardware and recipe */
+	/* a plan reopens as it was made: its mesh, hardware and recipe; a
+	 * pipeline plan's stage with --stage */
+	if (o.stage >= 0 && o.plan == NULL) {
+		sl_error_set(&err, SL_EINPUT, NULL, 0, 0, "%s",
+		    _("--stage follows a stage of a pipeline plan: give the plan "
+		    "with --plan FILE (shardlab plan --json FILE)"));
+		cli_opts_free(&o);
+		return cli_report(&err);
+	}
 	if (o.plan != NULL && ((rc = sl_plan_read(o.plan, &pf, &err)) != SL_OK ||
-	    (rc = sl_plan_whole(&pf, &err)) != SL_OK ||
+	    (o.stage < 0 && (rc = sl_plan_whole(&pf, &err)) != SL_OK) ||
 	    (rc = cli_plan_apply(&o, &pf, &err)) != SL_OK)) {
 		sl_plan_file_free(&pf);
 		cli_opts_free(&o);
 		return cli_report(&err);
+	}
+	if (o.stage >= 0) {
+		if (pf.n_stages == 0)
+			rc = sl_error_set(&err, SL_EINPUT, o.plan, 0, 0, "%s",
+			    _("--stage: this plan has no stages (a whole-model plan: "
+			    "leave --stage out)"));
+		else
+			rc = timeline_stage(&o, &pf, &err);
+		sl_plan_file_free(&pf);
+		cli_opts_free(&o);
+		return rc == SL_OK ? SL_OK : cli_report(&err);
 	}
 	if ((rc = cli_open(&o, false, &s, &err)) != SL_OK) {
 		cli_close(&s);
@@ -128,7 +219,7 @@ cmd_timeline(int argc, char **argv)
 		    cli_model_str(s.g, mn, sizeof mn), s.g->n_ops, nd);
 		print_timeline(s.space, &tl);
 		if (o.trace != NULL)
-			printf(_("trace written to %s\n"), o.trace);
+			printf(_("trace written to %s\n"), sl_esc(o.trace));
 	}
 	sl_timeline_free(&tl);
 out:
@@ -142,7 +233,7 @@ out:
 const struct cli_cmd cli_cmd_timeline = {
 	.name = "timeline",
 	.bit = CLI_C_TIMELINE,
-	.usage = N_("timeline MODEL [OPTIONS] [--plan FILE] [--device N] [--trace FILE]"),
+	.usage = N_("timeline MODEL [OPTIONS] [--plan FILE [--stage N]] [--device N] [--trace FILE]"),
 	.help = N_("memory over one training step: the peak, the order that lowers it, a trace"),
 	.run = cmd_timeline,
 };

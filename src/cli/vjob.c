@@ -418,7 +418,7 @@ cli_validate_print(FILE *fp, const char *plan, const sl_space *s,
 		fprintf(fp, "%dx%d", s->mesh.axes[0].size, s->mesh.axes[1].size);
 	fprintf(fp, _(", hardware %s\n"), sl_esc(s->mesh.hw.name));
 	fprintf(fp, ngettext("GPU: %s x%d (%s), %d step after %d warm-up\n",
-	    "GPU: %s x%d (%s), %d steps after %d warm-up\n", res->steps), res->gpu,
+	    "GPU: %s x%d (%s), %d steps after %d warm-up\n", res->steps), sl_esc(res->gpu),
 	    res->n_gpus, sl_format_bytes(res->gpu_memory, buf, sizeof(buf)),
 	    res->steps, res->warmup);
 	if (strcmp(res->mode, "nccl") == 0)
@@ -433,7 +433,7 @@ cli_validate_print(FILE *fp, const char *plan, const sl_space *s,
 		const cli_vdev *v = &res->dev[d];
 
 		if (!v->ok) {
-			fprintf(fp, "%6d  %s\n", d, v->error);
+			fprintf(fp, "%6d  %s\n", d, sl_esc(v->error));
 			continue;
 		}
 		const sl_mem *alloc = cli_vdev_alloc(v);
