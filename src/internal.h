@@ -266,7 +266,7 @@ typedef struct sl_mem_item {
 } sl_mem_item;
 typedef void (*item_fn)(void *ctx, const sl_mem_item *it);
 /*
- * A node's items (space.c): its parameters' states, what it keeps for
+ * A node's items (items.c): its parameters' states, what it keeps for
  * backward, and the loss's fp32 buffers around its forward and backward.
  */
 void sl_node_items(const sl_space *sp, int opi, int si, const int *coord,
@@ -296,17 +296,17 @@ void sl_step_items(const sl_space *s, const int *choice, const int *coord,
 void sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
     sl_recompute rc, item_fn fn, void *ctx);
 /*
- * Whether the recipe runs op's matrix products in FP8 (compute.c): under
+ * Whether the recipe runs op's matrix products in FP8 (recipe.c): under
  * --precision fp8, Transformer Engine's linear layers, the matmuls of a
  * parameter weight inside a transformer layer; the embedding, the output
  * layer and attention stay in bf16 (te.Linear and its fused modules
  * replace the layers' linears; fp8_dpa, FP8 attention, is off by default).
  */
 bool sl_fp8_matmul(const sl_space *sp, const sl_op *op);
-/* Axes over which an input's gradient is a partial sum (space.c). */
+/* Axes over which an input's gradient is a partial sum (local.c). */
 uint8_t sl_grad_axes(const sl_binding *b, const sl_strategy *st, int slot,
     int out_slot);
-/* The one shard rule (space.c): devices in the group of a set of mesh axes,
+/* The one shard rule (local.c): devices in the group of a set of mesh axes,
  * a device's index in its group (axis 0 outer; coord NULL = device 0), and
  * piece i of n split into parts, lower indices taking the remainder. */
 int sl_axes_parts(const sl_mesh *m, uint8_t axes);
@@ -315,10 +315,13 @@ int64_t sl_piece(int64_t n, int parts, int i);
 /* Local size of every loop dimension of an operator's strategy on coord. */
 void sl_local_loop(const sl_space *sp, int opi, int si, const int *coord,
     int64_t *loc);
-/* Recipe rules (space.c): bytes per element as moved, as reduced; what
- * attention keeps beyond qkv; bytes per score element of naive attention. */
+/* Recipe rules (items.c): bytes per element as moved, as reduced. */
 int sl_elem_bytes(const sl_space *sp, const sl_tensor *t);
 int sl_grad_elem_bytes(const sl_space *sp, const sl_tensor *t);
+/* Whether a fully recomputed layer keeps op opi's input slot: a tensor
+ * read by the layer but produced outside it, counted by its first reader
+ * (items.c; operators alike must agree on it). */
+bool sl_keeps_layer_input(const sl_graph *g, int opi, int slot);
 /*
  * What the loss's backward pass holds for a moment on device coord beyond
  * what the step keeps (memory.c): the items of its own it allocates there

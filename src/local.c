@@ -1,8 +1,9 @@
 /*
  * local.c: local sizes.  What one device holds of a tensor or of an
  * operator's loops under a sharding spec: how many parts a set of mesh
- * axes makes, which part a device's coordinate is, the piece it gets;
- * and a spec's written form.
+ * axes makes, which part a device's coordinate is, the piece it gets, the
+ * axes over which an input's gradient is a partial sum; and a spec's
+ * written form.
  */
 #include "internal.h"
 
@@ -109,4 +110,28 @@ sl_spec_format(const sl_spec *s, int rank, char *buf, size_t len)
 	}
 #undef PUT
 	return buf;
+}
+
+/*
+ * Axes over which the gradient of input slot is a partial sum: those that
+ * split a loop dimension the input lacks but the output has (dX = dY . W
+ * sums over them).  A loop dimension in neither (a row-parallel matmul's
+ * contraction, seen from its bias) leaves the gradient complete.
+ */
+uint8_t
+sl_grad_axes(const sl_binding *b, const sl_strategy *st, int slot, int out_slot)
+{
+	bool has[SL_MAX_LOOP] = { false }, out[SL_MAX_LOOP] = { false };
+	uint8_t axes = 0;
+
+	for (int d = 0; d < SL_MAX_RANK; d++) {
+		if (b->map[slot][d] >= 0)
+			has[b->map[slot][d]] = true;
+		if (b->map[out_slot][d] >= 0)
+			out[b->map[out_slot][d]] = true;
+	}
+	for (int l = 0; l < b->n_loop; l++)
+		if (!has[l] && out[l])
+			axes |= st->loop_axes[l];
+	return axes;
 }

@@ -18,6 +18,7 @@
  *   gen.c          GPT / BERT / LLaMA generators, Hugging Face config.json
  *   hardware.c     hardware profiles and device meshes
  *   local.c        local sizes: a device's piece of a tensor or a loop
+ *   items.c        a node's memory items: every memory rule of the recipe
  *   space.c        strategy enumeration and the cost model
  *   compute.c      compute time of an operator's shard (FLOPs, bytes, profile)
  *   recompute.c    recomputation chosen per layer (--recompute auto)
@@ -904,7 +905,7 @@ typedef struct sl_binding {
 /*
  * Communication one strategy or edge causes, by collective (ns, bytes
  * moved), and memory of one device by category (bytes), with their sums
- * (memory.c).
+ * (tally.c).
  */
 typedef struct sl_comm {
 	int64_t ns[SL_COLL_COUNT];
@@ -1006,7 +1007,8 @@ void sl_edge_cost(const sl_space *s, int edge, int s_src, int s_dst,
  * operator's parameters (gradient reduction, ZeRO-3 gathers), which can
  * overlap backward compute (eval.c). */
 int64_t sl_node_param_comm_ns(const sl_space *s, int op, int strat);
-/* Local size of dimension d of a tensor of spec sp on device coord. */
+/* Local size of dimension d of a tensor of spec sp on device coord
+ * (local.c). */
 int64_t sl_local_dim(const sl_mesh *m, const sl_spec *sp, int d, int64_t size,
     const int *coord);
 int64_t sl_local_elems(const sl_mesh *m, const sl_spec *sp, const sl_tensor *t,

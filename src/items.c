@@ -1,0 +1,321 @@
+/*
+ * items.c: a node's memory items (doc/cost-model.md).  What one operator
+ * under one strategy keeps on a device, item by item, each with its local
+ * and its full bytes, what it is and when the step holds it; the widths
+ * the recipe gives each tensor.  Every memory rule of the recipe is applied
+ * here: the cost model (space.c) sums the items, the step's stream
+ * (memory.c) orders them, compute.c counts the parameters they shard.
+ */
+#include "internal.h"
+
+#include <string.h>
+
+/* ------------------------------------------------------------ recipe rules */
+
+static bool
+is_float(const sl_tensor *t)
+{
+	return t->dtype == SL_DT_F32 || t->dtype == SL_DT_F16 || t->dtype == SL_DT_BF16;
+}
+
+/*
+ * Bytes per element of a tensor as the step moves it (collectives, resharding
+ * buffers): parameters in their weight precision, floating-point activations
+ * at the recipe's activation width, integer data as stored.
+ */
+int
+sl_elem_bytes(const sl_space *sp, const sl_tensor *t)
+{
+	const sl_recipe *r = &sp->opts.recipe;
+
+	if (!is_float(t))
+		return sl_dtype_size(t->dtype);
+	if (t->role == SL_ROLE_PARAMETER)
+		return sl_recipe_state_bytes(r, SL_CAT_PARAMS);
+	/* the recipe widens (fp32), never narrows what the model declares */
+	return sl_max_int(sl_recipe_act_bytes(r), sl_dtype_size(t->dtype));
+}
+
+/* Bytes per element of a gradient as it is reduced. */
+int
+sl_grad_elem_bytes(const sl_space *sp, const sl_tensor *t)
+{
+	if (t->role == SL_ROLE_PARAMETER)
+		return sl_recipe_state_bytes(&sp->opts.recipe, SL_CAT_GRADS);
+	return sl_elem_bytes(sp, t);
+}
+
+/*
+ * Bytes per element that a kind's saved-tensor rule f (sl_kind_info.saved_in
+ * or saved_out: -1 the tensor's width, else fixed bytes) keeps of t.  Under
+ * autocast (amp) the residual stream is fp32, so norms keep 4-byte inputs.
+ */
+static int
+saved_width(const sl_space *sp, const sl_op *op, const sl_tensor *t, int f)
+{
+	const sl_recipe *r = &sp->opts.recipe;
+
+	if (f >= 0)
+		return f;
+	if (!is_float(t))
+		return sl_dtype_size(t->dtype);
+	if (r->precision == SL_PREC_AMP &&
+	    (op->kind == SL_OP_LAYERNORM || op->kind == SL_OP_RMSNORM))
+		return 4;
+	/* Transformer Engine keeps a linear layer's input for its weight
+	 * gradient as the FP8 transposed copy the GEMM reads: 1 byte */
+	if (sl_fp8_matmul(sp, op) && op->in[0] >= 0 &&
+	    &sp->g->tensors[op->in[0]] == t)
+		return 1;
+	return sl_max_int(sl_recipe_act_bytes(r), sl_dtype_size(t->dtype));
+}
+
+/*
+ * Under full recomputation a layer keeps only its input: a tensor read by
+ * the layer but produced outside it, counted by the layer's first reader.
+ */
+bool
+sl_keeps_layer_input(const sl_graph *g, int opi, int slot)
+{
+	const sl_op *op = &g->ops[opi];
+	const sl_layer *ly = &g->layers[op->layer];
+	int t = op->in[slot], prod = g->tensors[t].producer;
+
+	if (g->tensors[t].role == SL_ROLE_PARAMETER)
+		return false;
+	if (prod >= ly->first_op && prod < ly->first_op + ly->n_ops)
+		return false;
+	for (int o = ly->first_op; o < opi; o++)
+		for (int i = 0; i < g->ops[o].n_in; i++)
+			if (g->ops[o].in[i] == t)
+				return false;
+	for (int i = 0; i < slot; i++)
+		if (op->in[i] == t)
+			return false;
+	return true;
+}
+
+/*
+ * Memory items of a node, each with its local bytes on coord and its full
+ * (unsharded) bytes, what it is and when the step holds it, passed to fn;
+ * the evaluator uses the full bytes for redundancy, sl_node_cost only the
+ * local ones of the items it sums.  Every memory rule of the recipe is
+ * applied here and nowhere else.
+ */
+static void
+emit(item_fn fn, void *ctx, sl_mem_item *it, int bpe, int64_t elems,
+    int64_t full_elems)
+{
+	it->bpe = bpe;
+	it->elems = elems;
+	it->local = sl_mul_sat(bpe, elems);
+	it->full = sl_mul_sat(bpe, full_elems);
+	fn(ctx, it);
+}
+
+/* An item of operator opi kept for backward, summed. */
+static sl_mem_item *
+kept_item(sl_mem_item *it, int opi, sl_item_what what, sl_buf_kind kind,
+    int slot, int tensor, sl_alloc_at at, sl_free_at until)
+{
+	memset(it, 0, sizeof *it);
+	it->cat = SL_CAT_ACTS;
+	it->what = what;
+	it->kind = kind;
+	it->op = opi;
+	it->slot = slot;
+	it->tensor = tensor;
+	it->edge = -1;
+	it->alloc = at;
+	it->free = until;
+	it->summed = true;
+	return it;
+}
+
+/*
+ * A parameter's states, one item per category with what each byte of it
+ * is (recipe.c), of e elements (gradients e_grads and optimizer states
+ * e_optim, where ZeRO-1 or 2 shards them).  The gradient is created by the first weight gradient that
+ * reaches it (a shared weight has several) and held until the optimizer
+ * step, unless the step keeps its gradients throughout (sp->grads_persist).
+ */
+static void
+state_items(const sl_space *sp, int opi, int slot, int tensor, int64_t e,
+    int64_t e_grads, int64_t e_optim, int64_t full, item_fn fn, void *ctx)
+{
+	const sl_recipe *r = &sp->opts.recipe;
+	sl_mem_item it;
+
+	for (int c = SL_CAT_PARAMS; c <= SL_CAT_OPTIM; c++) {
+		int bpe = 0;
+		kept_item(&it, opi, SL_WHAT_STATE, c == SL_CAT_GRADS ? SL_BUF_GRAD :
+		    SL_BUF_STATE, slot, tensor, SL_AT_START, SL_UNTIL_END);
+		it.cat = c;
+		if (c == SL_CAT_GRADS && !sp->grads_persist) {
+			it.alloc = SL_AT_READERS_WGRAD;
+			it.free = SL_UNTIL_OPTIM;
+		}
+		for (int p = 0; p < SL_PART_COUNT; p++)
+			if (sl_state_part_cat((sl_state_part)p) == c) {
+				int n = sl_recipe_part_bytes(r, (sl_state_part)p);
+				it.parts[p] = (uint8_t)n;
+				bpe += n;
+			}
+		emit(fn, ctx, &it, bpe, c == SL_CAT_GRADS ? e_grads :
+		    c == SL_CAT_OPTIM ? e_optim : e, full);
+	}
+}
+
+void
+sl_node_items(const sl_space *sp, int opi, int si, const int *coord, item_fn fn,
+    void *ctx)
+{
+	sl_node_items_as(sp, opi, si, coord,
+	    sl_layer_recompute_of(sp, &sp->g->ops[opi]), fn, ctx);
+}
+
+void
+sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
+    sl_recompute rc, item_fn fn, void *ctx)
+{
+	const sl_graph *g = sp->g;
+	const sl_op *op = &g->ops[opi];
+	const sl_space_op *so = &sp->ops[opi];
+	const sl_strategy *st = &so->strat[si];
+	const sl_kind_info *k = &sl_kinds[op->kind];
+	const sl_mesh *m = &sp->mesh;
+	const sl_recipe *r = &sp->opts.recipe;
+	sl_mem_item it;
+
+	for (int i = 0; i < op->n_in; i++) {
+		const sl_tensor *t = &g->tensors[op->in[i]];
+		int64_t e, full = sl_tensor_elems(t);
+		int f;
+		bool matmul_x;
+
+		if (sp->owner[op->in[i]] == opi) {
+			/* Weight, gradient and optimizer states (recipe.c). */
+			uint8_t rep = st->spec[i].zero ? 0 :
+			    sl_grad_axes(so->bind, st, i, op->n_in);
+			e = sl_local_elems(m, &st->spec[i], t, coord);
+			if (st->spec[i].zero)
+				e = sl_piece(e, sl_axes_parts(m, st->spec[i].zero),
+				    sl_axes_index(m, st->spec[i].zero, coord));
+			{
+				/* ZeRO-1 and 2 (Megatron-LM's distributed
+				 * optimizer, DeepSpeed): the ranks that hold the
+				 * same piece keep a share each of its optimizer
+				 * states (and gradients) */
+				int64_t es = rep == 0 ? e : sl_piece(e,
+				    sl_axes_parts(m, rep), sl_axes_index(m, rep, coord));
+				int ss = sp->opts.recipe.shard_states;
+				state_items(sp, opi, i, op->in[i], e, ss >= 2 ? es : e,
+				    ss >= 1 ? es : e, full, fn, ctx);
+			}
+		}
+		if (t->role == SL_ROLE_PARAMETER && i == 1 && sl_fp8_matmul(sp, op)) {
+			/*
+			 * Transformer Engine casts a linear layer's weight to
+			 * FP8 at the first micro-batch and keeps the copy and
+			 * its transpose (the dgrad GEMM's operand) until the
+			 * optimizer changes the weight (transformer_engine/
+			 * pytorch/module/linear.py, is_first_microbatch), and
+			 * per module the scaling factors and amax history of
+			 * its FP8 tensors: input, weight and output forward,
+			 * output and input gradients backward, 1024 fp32
+			 * amaxes each (DelayedScaling's amax_history_len) with
+			 * a scale and its inverse.
+			 */
+			kept_item(&it, opi, SL_WHAT_FP8, SL_BUF_AUTOCAST, i,
+			    op->in[i], SL_AT_START, SL_UNTIL_END);
+			it.cat = SL_CAT_BUFFERS;
+			emit(fn, ctx, &it, 2, sl_local_elems(m, &st->spec[i], t, coord),
+			    full);
+			kept_item(&it, opi, SL_WHAT_FP8, SL_BUF_AUTOCAST, -1, -1,
+			    SL_AT_START, SL_UNTIL_END);
+			it.cat = SL_CAT_BUFFERS;
+			it.local = it.full = 5 * (1024 + 2) * 4;
+			fn(ctx, &it);
+		}
+		if (t->role == SL_ROLE_PARAMETER) {
+			/* Autocast keeps the bf16 copy of a matmul's weight for
+			 * backward (not when the layer is recomputed): dX = dY W^T
+			 * reads it. */
+			if (r->precision == SL_PREC_AMP && op->kind == SL_OP_MATMUL &&
+			    i == 1 && rc != SL_RECOMP_FULL)
+				emit(fn, ctx, kept_item(&it, opi, SL_WHAT_AUTOCAST,
+				    SL_BUF_AUTOCAST, i, op->in[i], SL_AT_FWD,
+				    SL_UNTIL_DGRAD), 2,
+				    sl_local_elems(m, &st->spec[i], t, coord), full);
+			continue;
+		}
+		f = k->saved_in[i];
+		if (f != 0 && sp->saver[op->in[i]] != opi)
+			f = 0;		/* kept already, by its first reader */
+		if (rc == SL_RECOMP_FULL) {
+			if (!sl_keeps_layer_input(g, opi, i))
+				continue;
+			if (f == 0)
+				f = -1;
+		} else if (f == 0) {
+			continue;
+		}
+		/* Held from the tensor's production (it is the same memory) to
+		 * the backward that reads it: a matmul's input only feeds its
+		 * weight gradient (dW = X^T dY). */
+		matmul_x = op->kind == SL_OP_MATMUL && i == 0;
+		e = sl_local_elems(m, &st->spec[i], t, coord);
+		emit(fn, ctx, kept_item(&it, opi, rc == SL_RECOMP_FULL ?
+		    SL_WHAT_LAYER_INPUT : SL_WHAT_SAVED, SL_BUF_SAVED, i, op->in[i],
+		    SL_AT_PRODUCER, matmul_x ? SL_UNTIL_WGRAD : SL_UNTIL_BWD),
+		    saved_width(sp, op, t, f), e, full);
+		if (op->kind == SL_OP_CROSS_ENTROPY && i == 0) {
+			/*
+			 * The loss upcasts its logits to fp32 in forward (a
+			 * copy for its task alone; log-softmax keeps its fp32
+			 * output, the item above).  Its backward
+			 * (torch.nn.functional.cross_entropy: nll_loss_backward
+			 * then log_softmax_backward) holds two fp32 gradients
+			 * at once, of log-softmax's output and of its input,
+			 * before the cast back hands on the logits' gradient in
+			 * their own type (an activation gradient of the
+			 * stream): the task's peak is 2 fp32 widths beside the
+			 * kept output, of which the logits' gradient is already
+			 * counted.  On an H100 and an H200 PyTorch holds that:
+			 * 12 bytes a bf16 logit at the loss's backward.
+			 */
+			int w = saved_width(sp, op, t, f);
+			int gw = sl_grad_elem_bytes(sp, t);
+			kept_item(&it, opi, SL_WHAT_TRANSIENT, SL_BUF_LOSS, i,
+			    op->in[i], SL_AT_FWD, SL_UNTIL_FWD);
+			it.cat = SL_CAT_BUFFERS;
+			it.summed = false;
+			emit(fn, ctx, &it, w, e, full);
+			it.alloc = SL_AT_BWD;
+			it.free = SL_UNTIL_DGRAD;
+			emit(fn, ctx, &it, 2 * w - gw > w ? 2 * w - gw : w, e, full);
+		}
+	}
+	if (rc == SL_RECOMP_FULL)
+		return;
+	for (int j = 0; j < op->n_out && j < 2; j++) {
+		const sl_tensor *t = &g->tensors[op->out[j]];
+		int f = k->saved_out[j];
+		if (f != 0)
+			emit(fn, ctx, kept_item(&it, opi, SL_WHAT_SAVED, SL_BUF_SAVED,
+			    op->n_in + j, op->out[j], SL_AT_FWD, SL_UNTIL_BWD),
+			    saved_width(sp, op, t, f),
+			    sl_local_elems(m, &st->spec[op->n_in + j], t, coord),
+			    sl_tensor_elems(t));
+	}
+	if (k->extra_saved != NULL) {
+		int64_t loc[SL_MAX_LOOP];
+		const sl_binding *b = so->bind;
+		kept_item(&it, opi, SL_WHAT_EXTRA, SL_BUF_EXTRA, -1, -1, SL_AT_FWD,
+		    SL_UNTIL_DGRAD);
+		sl_local_loop(sp, opi, si, coord, loc);
+		it.local = k->extra_saved(sp, op, b, loc);
+		it.full = k->extra_saved(sp, op, b, b->size);
+		fn(ctx, &it);
+	}
+}
