@@ -93,6 +93,25 @@ ui_out(WINDOW *w)
 		wnoutrefresh(w);
 }
 
+/* The message and status lines, under the panels and under an overlay
+ * alike, then everything marked is on the screen. */
+static void
+ui_draw_lines(ui *u)
+{
+	WINDOW **W = u->win;
+
+	if (u->dirty & UI_D_MSG) {
+		ui_draw_msg(W[UI_W_MSG], u);
+		ui_out(W[UI_W_MSG]);
+	}
+	if (u->dirty & UI_D_STATUS) {
+		ui_draw_status(W[UI_W_STATUS], u);
+		ui_out(W[UI_W_STATUS]);
+	}
+	u->dirty = 0;
+	doupdate();
+}
+
 void
 ui_draw(ui *u)
 {
@@ -123,16 +142,7 @@ ui_draw(ui *u)
 			ui_out(hw);
 			delwin(hw);
 		}
-		if (u->dirty & UI_D_MSG) {
-			ui_draw_msg(W[UI_W_MSG], u);
-			ui_out(W[UI_W_MSG]);
-		}
-		if (u->dirty & UI_D_STATUS) {
-			ui_draw_status(W[UI_W_STATUS], u);
-			ui_out(W[UI_W_STATUS]);
-		}
-		u->dirty = 0;
-		doupdate();
+		ui_draw_lines(u);
 		return;
 	}
 	if (u->dirty & UI_D_TITLE) {
@@ -166,14 +176,5 @@ ui_draw(ui *u)
 		ui_draw_alpha(W[UI_W_ALPHA], u);
 		ui_out(W[UI_W_ALPHA]);
 	}
-	if (u->dirty & UI_D_MSG) {
-		ui_draw_msg(W[UI_W_MSG], u);
-		ui_out(W[UI_W_MSG]);
-	}
-	if (u->dirty & UI_D_STATUS) {
-		ui_draw_status(W[UI_W_STATUS], u);
-		ui_out(W[UI_W_STATUS]);
-	}
-	u->dirty = 0;
-	doupdate();
+	ui_draw_lines(u);
 }
