@@ -322,6 +322,12 @@ int sl_grad_elem_bytes(const sl_space *sp, const sl_tensor *t);
  * read by the layer but produced outside it, counted by its first reader
  * (items.c; operators alike must agree on it). */
 bool sl_keeps_layer_input(const sl_graph *g, int opi, int slot);
+/* Megatron-LM's sequence parallelism (items.c): the axes over which it
+ * hands a column-parallel matmul its input split over the sequence
+ * (*seq_dim), and the width at which an operator keeps its first input for
+ * backward (0: it does not keep it). */
+uint8_t sl_sp_gather_axes(const sl_space *sp, int opi, int si, int *seq_dim);
+int sl_kept_first_width(const sl_space *sp, int opi);
 /*
  * What the loss's backward pass holds for a moment on device coord beyond
  * what the step keeps (memory.c): the items of its own it allocates there
@@ -392,6 +398,8 @@ typedef enum sl_coll_cause {
 	SL_CAUSE_OUT,		/* a graph output left as a partial sum */
 	SL_CAUSE_RING,		/* context parallelism: K and V round the ring */
 	SL_CAUSE_RESHARD,	/* an edge: from the producer's spec to the consumer's */
+	SL_CAUSE_SP_GATHER,	/* Megatron-LM's sequence parallelism: a column-
+				 * parallel matmul's input gathered again in backward */
 	SL_CAUSE_COUNT
 } sl_coll_cause;
 typedef struct sl_coll_item {
@@ -409,11 +417,16 @@ typedef struct sl_coll_item {
 } sl_coll_item;
 typedef void (*coll_item_fn)(void *ctx, const sl_coll_item *c);
 void sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx);
+/* The collective that runs for c: a parameter gradient's all-reduce is a
+ * reduce-scatter under recipe.shard_states (each rank keeps the share it
+ * updates; the all-gather of the updated weights is the optimizer's,
+ * sl_compute.optim_ns); else c->coll. */
+sl_coll sl_grad_sync_coll(const sl_space *sp, const sl_coll_item *c);
 /* Returns whether the edge moves data (the consumer then holds a copy). */
 bool sl_edge_colls(const sl_space *sp, int e, int s_src, int s_dst,
     coll_item_fn fn, void *ctx);
-/* A collective's short tag in launch names: "gather", "grad", "out", "ring";
- * an edge's "fwd" or "bwd". */
+/* A collective's short tag in launch names: "gather", "grad", "out", "ring",
+ * "spgather"; an edge's "fwd" or "bwd". */
 const char *sl_coll_tag(const sl_coll_item *c);
 /* Placement of a tensor of spec sp along mesh axis a: -2 a partial sum, -1
  * replicated, else the dimension split over it. */

@@ -113,6 +113,96 @@ emit(item_fn fn, void *ctx, sl_mem_item *it, int bpe, int64_t elems,
 	fn(ctx, it);
 }
 
+/*
+ * The axes over which Megatron-LM's sequence parallelism hands a
+ * column-parallel matmul its input: axes that split the matmul's output
+ * features while its input is whole along them, and along which the
+ * input's sequence can be split (0 none, and always 0 for other
+ * frameworks).  *seq_dim: that dimension of the input.
+ */
+uint8_t
+sl_sp_gather_axes(const sl_space *sp, int opi, int si, int *seq_dim)
+{
+	const sl_op *op = &sp->g->ops[opi];
+	const sl_binding *b = sp->ops[opi].bind;
+	const sl_strategy *st = &sp->ops[opi].strat[si];
+	const sl_tensor *x;
+	uint8_t col = 0, axes = 0;
+	int d = -1;
+
+	if (sp->opts.recipe.framework != SL_FW_MEGATRON ||
+	    op->kind != SL_OP_MATMUL)
+		return 0;
+	x = &sp->g->tensors[op->in[0]];
+	if (x->producer < 0)
+		return 0;	/* no edge can hand it split */
+	for (int l = 0; l < b->n_loop; l++)
+		if (b->role[l] == SL_LOOP_COL)
+			col |= st->loop_axes[l];
+	for (int k = 0; k < x->rank; k++)
+		if (b->map[0][k] >= 0 && b->role[b->map[0][k]] == SL_LOOP_SEQ)
+			d = k;
+	if (d < 0 || col == 0)
+		return 0;
+	for (int a = 0; a < sp->mesh.n_axes; a++)
+		if ((col & (1u << a)) && sl_placement(&st->spec[0], x->rank, a) == -1 &&
+		    sp->mesh.axes[a].size > 1)
+			axes |= (uint8_t)(1u << a);
+	if (axes != 0 && x->dims[d] < sl_axes_parts(&sp->mesh,
+	    axes | st->spec[0].split[d]))
+		return 0;
+	*seq_dim = d;
+	return axes;
+}
+
+/*
+ * What a matmul keeps of its input x: x as it computes with it, except
+ * under Megatron-LM's sequence parallelism, where a column-parallel linear
+ * (megatron/core/tensor_parallel/layers.py,
+ * LinearWithGradAccumulationAndAsyncCommunication) saves the input as it
+ * arrives, split over the sequence, and gathers it again for the weight
+ * gradient: 34 s b h / t a layer (Korthikanti et al. 2022) rather than
+ * keeping the gathered input of qkv and fc1 whole.  The node keeps it as
+ * sequence parallelism hands it (split over every sl_sp_gather_axes axis);
+ * how it arrives is the edge's to know (sl_edge_items adds the rest when
+ * the producer hands it whole over some of those axes).
+ */
+static void
+sp_kept_spec(const sl_space *sp, int opi, int si, sl_spec *kept)
+{
+	int d = -1;
+	uint8_t axes = sl_sp_gather_axes(sp, opi, si, &d);
+
+	if (axes != 0)
+		kept->split[d] |= axes;
+}
+
+/*
+ * The width at which operator opi keeps its first input for backward
+ * (sl_node_items_as's rule for that slot), 0 when it does not keep it.
+ */
+int
+sl_kept_first_width(const sl_space *sp, int opi)
+{
+	const sl_op *op = &sp->g->ops[opi];
+	const sl_tensor *t = &sp->g->tensors[op->in[0]];
+	int f = sl_kinds[op->kind].saved_in[0];
+
+	if (t->role == SL_ROLE_PARAMETER)
+		return 0;
+	if (f != 0 && sp->saver[op->in[0]] != opi)
+		f = 0;
+	if (sl_layer_recompute_of(sp, op) == SL_RECOMP_FULL) {
+		if (!sl_keeps_layer_input(sp->g, opi, 0))
+			return 0;
+		if (f == 0)
+			f = -1;
+	} else if (f == 0) {
+		return 0;
+	}
+	return saved_width(sp, op, t, f);
+}
+
 /* An item of operator opi kept for backward, summed. */
 static sl_mem_item *
 kept_item(sl_mem_item *it, int opi, sl_item_what what, sl_buf_kind kind,
@@ -264,7 +354,12 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 		 * the backward that reads it: a matmul's input only feeds its
 		 * weight gradient (dW = X^T dY). */
 		matmul_x = op->kind == SL_OP_MATMUL && i == 0;
-		e = sl_local_elems(m, &st->spec[i], t, coord);
+		{
+			sl_spec kept = st->spec[i];
+			if (matmul_x)
+				sp_kept_spec(sp, opi, si, &kept);
+			e = sl_local_elems(m, &kept, t, coord);
+		}
 		emit(fn, ctx, kept_item(&it, opi, rc == SL_RECOMP_FULL ?
 		    SL_WHAT_LAYER_INPUT : SL_WHAT_SAVED, SL_BUF_SAVED, i, op->in[i],
 		    SL_AT_PRODUCER, matmul_x ? SL_UNTIL_WGRAD : SL_UNTIL_BWD),

@@ -135,3 +135,16 @@ sl_grad_axes(const sl_binding *b, const sl_strategy *st, int slot, int out_slot)
 			axes |= st->loop_axes[l];
 	return axes;
 }
+
+/* Placement of a tensor of spec sp along mesh axis a: -2 a partial sum, -1
+ * replicated, else the dimension split over it. */
+int
+sl_placement(const sl_spec *sp, int rank, int a)
+{
+	if (sp->partial & (1u << a))
+		return -2;
+	for (int d = 0; d < rank; d++)
+		if (sp->split[d] & (1u << a))
+			return d;
+	return -1;
+}

@@ -276,6 +276,7 @@ group_bytes(const sl_mesh *m, const sl_spec *sp, const sl_tensor *t, int a,
 static const char *const cause_tags[SL_CAUSE_COUNT] = {
 	[SL_CAUSE_ZERO_GATHER] = "gather", [SL_CAUSE_GRAD] = "grad",
 	[SL_CAUSE_OUT] = "out", [SL_CAUSE_RING] = "ring",
+	[SL_CAUSE_SP_GATHER] = "spgather",
 };
 
 const char *
@@ -410,6 +411,16 @@ sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 	}
 }
 
+sl_coll
+sl_grad_sync_coll(const sl_space *sp, const sl_coll_item *c)
+{
+	if (c->coll == SL_COLL_ALL_REDUCE && c->cause == SL_CAUSE_GRAD &&
+	    sp->opts.recipe.shard_states >= 1 && c->tensor >= 0 &&
+	    sp->g->tensors[c->tensor].role == SL_ROLE_PARAMETER)
+		return SL_COLL_REDUCE_SCATTER;
+	return c->coll;
+}
+
 struct coll_acc {
 	const sl_mesh *m;
 	sl_comm *comm;
@@ -445,17 +456,6 @@ sl_node_cost(const sl_space *s, int op, int strat, const int *coord,
 	}
 }
 
-int
-sl_placement(const sl_spec *sp, int rank, int a)
-{
-	if (sp->partial & (1u << a))
-		return -2;
-	for (int d = 0; d < rank; d++)
-		if (sp->split[d] & (1u << a))
-			return d;
-	return -1;
-}
-
 /* Resharding src -> dst spec of tensor t: comm, and whether forward moved data. */
 static const sl_spec *
 edge_src_spec(const sl_space *s, const sl_space_edge *e, int s_src, sl_spec *tmp)
@@ -466,11 +466,38 @@ edge_src_spec(const sl_space *s, const sl_space_edge *e, int s_src, sl_spec *tmp
 }
 
 /*
+ * The axes of sl_sp_gather_axes along which edge e hands the column-parallel
+ * matmul its input split over the sequence (the producer's spec splits
+ * that dimension there, as Megatron-LM's sequence-parallel regions do):
+ * the edge gathers it in forward, the matmul keeps it split and gathers
+ * it again for its weight gradient.  *seq_dim: that dimension.
+ */
+static uint8_t
+sp_arrived_axes(const sl_space *s, const sl_space_edge *e, const sl_spec *src,
+    int s_dst, int *seq_dim)
+{
+	const sl_tensor *t = &s->g->tensors[e->tensor];
+	uint8_t cand, got = 0;
+	int d = -1;
+
+	if (e->dst_slot != 0 || s->g->ops[e->dst].in[0] != e->tensor)
+		return 0;
+	cand = sl_sp_gather_axes(s, e->dst, s_dst, &d);
+	for (int a = 0; a < s->mesh.n_axes; a++)
+		if ((cand & (1u << a)) && sl_placement(src, t->rank, a) == d)
+			got |= (uint8_t)(1u << a);
+	*seq_dim = d;
+	return got;
+}
+
+/*
  * Per axis, from the producer's placement to the consumer's (doc/cost-model.md):
  * replicated -> split slices in forward and gathers the gradient in backward;
  * partial -> replicated all-reduces; partial -> split reduce-scatters, and
  * gathers the gradient; split -> replicated gathers; split -> other split
- * is an all-to-all both ways.
+ * is an all-to-all both ways.  Under Megatron-LM's sequence parallelism a
+ * column-parallel matmul's input gathered here is gathered again in
+ * backward, for the weight gradient (sp_arrived_axes).
  */
 bool
 sl_edge_colls(const sl_space *s, int edge, int s_src, int s_dst,
@@ -482,7 +509,8 @@ sl_edge_colls(const sl_space *s, int edge, int s_src, int s_dst,
 	const sl_mesh *m = &s->mesh;
 	sl_spec tmp;
 	const sl_spec *src = edge_src_spec(s, e, s_src, &tmp);
-	int bpe = sl_elem_bytes(s, t);
+	int bpe = sl_elem_bytes(s, t), d = -1;
+	uint8_t sp_ax = sp_arrived_axes(s, e, src, s_dst, &d);
 	bool moved = false;
 
 	for (int a = 0; a < m->n_axes; a++) {
@@ -512,8 +540,70 @@ sl_edge_colls(const sl_space *s, int edge, int s_src, int s_dst,
 			emit_coll(fn, ctx, it, SL_PHASE_FWD, false, fw, a, b);
 		if (fn != NULL && bw != SL_COLL_COUNT)
 			emit_coll(fn, ctx, it, SL_PHASE_BWD, false, bw, a, b);
+		if (fn != NULL && (sp_ax & (1u << a))) {
+			it.cause = SL_CAUSE_SP_GATHER;
+			emit_coll(fn, ctx, it, SL_PHASE_BWD, false,
+			    SL_COLL_ALL_GATHER, a, b);
+		}
 	}
 	return moved;
+}
+
+/*
+ * Megatron-LM's sequence parallelism on an edge into a column-parallel
+ * matmul (sp_kept_spec): the node keeps the input split over the sequence
+ * as sequence parallelism hands it; where the producer hands it whole over
+ * some of those axes, the matmul keeps it as it arrives, and the edge adds
+ * the rest (Megatron-LM without --sequence-parallel keeps the whole input:
+ * Korthikanti et al. 2022's 10 + 24/t).  Where it arrives split, the
+ * weight gradient gathers it again into a buffer of its own, alive for
+ * that task (LinearWithGradAccumulationAndAsyncCommunication.backward,
+ * get_global_memory_buffer).
+ */
+static void
+sp_edge_items(const sl_space *s, int edge, int s_src, int s_dst,
+    const int *coord, item_fn fn, void *ctx)
+{
+	const sl_space_edge *e = &s->edges[edge];
+	const sl_tensor *t = &s->g->tensors[e->tensor];
+	const sl_spec *dst = &s->ops[e->dst].strat[s_dst].spec[e->dst_slot];
+	sl_spec tmp, kept = *dst, got = *dst;
+	const sl_spec *src = edge_src_spec(s, e, s_src, &tmp);
+	sl_mem_item it = { .cat = SL_CAT_ACTS, .what = SL_WHAT_SAVED,
+	    .kind = SL_BUF_SAVED, .op = e->dst, .slot = e->dst_slot,
+	    .tensor = e->tensor, .edge = edge, .alloc = SL_AT_PRODUCER,
+	    .free = SL_UNTIL_WGRAD, .summed = true };
+	int d = -1, w;
+	uint8_t all, arrived;
+
+	if (e->dst_slot != 0 ||
+	    (all = sl_sp_gather_axes(s, e->dst, s_dst, &d)) == 0 ||
+	    (w = sl_kept_first_width(s, e->dst)) == 0)
+		return;
+	arrived = sp_arrived_axes(s, e, src, s_dst, &d);
+	kept.split[d] |= all;
+	got.split[d] |= arrived;
+	if (arrived != all) {
+		it.bpe = w;
+		it.elems = sl_local_elems(&s->mesh, &got, t, coord) -
+		    sl_local_elems(&s->mesh, &kept, t, coord);
+		it.local = sl_mul_sat(it.elems, w);
+		it.full = sl_mul_sat(sl_tensor_elems(t), w);
+		fn(ctx, &it);
+	}
+	if (arrived == 0)
+		return;
+	it.cat = SL_CAT_BUFFERS;
+	it.what = SL_WHAT_TRANSIENT;
+	it.kind = SL_BUF_RESHARD;
+	it.alloc = SL_AT_WGRAD;
+	it.free = SL_UNTIL_WGRAD;
+	it.summed = false;
+	it.bpe = sl_elem_bytes(s, t);
+	it.elems = sl_local_elems(&s->mesh, dst, t, coord);
+	it.local = sl_mul_sat(it.elems, it.bpe);
+	it.full = sl_mul_sat(sl_tensor_elems(t), it.bpe);
+	fn(ctx, &it);
 }
 
 void
@@ -528,6 +618,7 @@ sl_edge_items(const sl_space *s, int edge, int s_src, int s_dst,
 	    .tensor = e->tensor, .edge = edge, .alloc = SL_AT_FWD,
 	    .free = SL_UNTIL_FWD, .summed = true };
 
+	sp_edge_items(s, edge, s_src, s_dst, coord, fn, ctx);
 	if (!sl_edge_colls(s, edge, s_src, s_dst, NULL, NULL))
 		return;
 	/* The consumer's copy around its forward, and its gradient's around
@@ -680,21 +771,29 @@ find_edges(sl_space *sp)
 	}
 }
 
-/* Strategies with identical specs on a slot share edge costs: class ids. */
+/*
+ * Strategies with identical specs on a slot share edge costs: class ids.
+ * Into a matmul's input under Megatron-LM, the sequence-parallel axes
+ * (sl_sp_gather_axes) are part of the class: the edge's items read them.
+ */
 static int
-spec_classes(const sl_space_op *so, int slot, int *cls)
+spec_classes(const sl_space *sp, int opi, int slot, bool dst, int *cls)
 {
-	int n = 0;
+	const sl_space_op *so = &sp->ops[opi];
+	int n = 0, d;
 	int *rep = sl_xmalloc(so->n_strat * sizeof *rep);
 
 	for (int i = 0; i < so->n_strat; i++) {
 		sl_spec a = so->strat[i].spec[slot];
+		uint8_t ka = dst && slot == 0 ? sl_sp_gather_axes(sp, opi, i, &d) : 0;
 		int c = -1;
 		a.zero = 0;
 		for (int j = 0; j < n && c < 0; j++) {
 			sl_spec b = so->strat[rep[j]].spec[slot];
+			uint8_t kb = dst && slot == 0 ?
+			    sl_sp_gather_axes(sp, opi, rep[j], &d) : 0;
 			b.zero = 0;
-			if (memcmp(&a, &b, sizeof a) == 0)
+			if (memcmp(&a, &b, sizeof a) == 0 && ka == kb)
 				c = j;
 		}
 		if (c < 0) {
@@ -745,8 +844,8 @@ edge_tables(sl_space *sp, int ei)
 	const sl_space_op *a = &sp->ops[e->src], *b = &sp->ops[e->dst];
 	int *ca = sl_xmalloc(2 * a->n_strat * sizeof *ca);
 	int *cb = sl_xmalloc(2 * b->n_strat * sizeof *cb);
-	int na = spec_classes(a, e->src_slot, ca);
-	int nb = spec_classes(b, e->dst_slot, cb);
+	int na = spec_classes(sp, e->src, e->src_slot, false, ca);
+	int nb = spec_classes(sp, e->dst, e->dst_slot, true, cb);
 	int64_t *cm = sl_xmalloc((size_t)na * nb * sizeof *cm);
 	int64_t *ct = sl_xmalloc((size_t)na * nb * sizeof *ct);
 
