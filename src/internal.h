@@ -369,6 +369,7 @@ typedef enum sl_coll_cause {
 	SL_CAUSE_OUT,		/* a graph output left as a partial sum */
 	SL_CAUSE_RING,		/* context parallelism: K and V round the ring */
 	SL_CAUSE_RESHARD,	/* an edge: from the producer's spec to the consumer's */
+	SL_CAUSE_ADAPTER,	/* LoRA: the adapters' gradients are partial sums */
 	SL_CAUSE_COUNT
 } sl_coll_cause;
 typedef struct sl_coll_item {
@@ -397,6 +398,13 @@ const char *sl_coll_tag(const sl_coll_item *c);
 int sl_placement(const sl_spec *sp, int rank, int a);
 /* Does a tensor have a gradient (floating point, not data fed to the step)? */
 bool sl_needs_grad(const sl_tensor *t);
+/* Does the step form tensor t's gradient (space.c): sl_needs_grad, and
+ * under LoRA only what depends on an adapter (sl_space.grad). */
+bool sl_space_grad(const sl_space *sp, int t);
+/* The local elements of matmul opi's adapters A and B on coord (NULL:
+ * device 0) under strategy si (space.c); 0 without adapters. */
+void sl_adapter_local(const sl_space *sp, int opi, int si, const int *coord,
+    int64_t *a_elems, int64_t *b_elems);
 /* sl_problem_new; without cost rows (all NULL, the caller's to fill)
  * unless cost_rows. */
 sl_problem *sl_problem_new_rows(int n, const int *k, int m,

@@ -128,6 +128,20 @@ parse_gen_field(const struct cli_option *opt, const char *arg, cli_opts *o,
 	return SL_OK;
 }
 
+/* --lora-targets q,v (SL_LORA_ bits). */
+static int
+parse_lora_targets(const struct cli_option *opt, const char *arg, cli_opts *o,
+    sl_error *err)
+{
+	char why[160];
+
+	(void)opt;
+	if (!sl_lora_targets_parse(arg, &o->recipe.lora_targets, why, sizeof why))
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("--lora-targets: %s"), why);
+	return SL_OK;
+}
+
 /* The bundled hardware profiles under --hw in --help, with what each is. */
 static void
 help_hw(FILE *fp)
@@ -234,6 +248,18 @@ const struct cli_option cli_options[] = {
 	  .from_name = sl_framework_from_name, CLI_FIELD(recipe.framework),
 	  .cmds = CLI_C_PLAN,
 	  .help = N_("the framework that runs the plan (default megatron, or --export's; free: any per-operator plan)") },
+	{ .name = "finetune", .arg = CLI_CHOICE, .choices = "full|lora|qlora",
+	  .from_name = sl_finetune_from_name, CLI_FIELD(recipe.finetune),
+	  .cmds = C_RECIPE & ~(CLI_C_SHOW | CLI_C_GEN),
+	  .help = N_("fine-tune every weight, or LoRA adapters over frozen weights (qlora: 4-bit NF4 weights)") },
+	{ .name = "lora-rank", .arg = CLI_INT, .metavar = N_("R"),
+	  .lo = 1, .hi = 65536, CLI_FIELD(recipe.lora_rank),
+	  .cmds = C_RECIPE & ~(CLI_C_SHOW | CLI_C_GEN),
+	  .help = N_("the adapters' rank under --finetune lora or qlora (default 8)") },
+	{ .name = "lora-targets", .arg = CLI_CUSTOM, .metavar = N_("q,v"),
+	  .parse = parse_lora_targets, CLI_FIELD(recipe.lora_targets),
+	  .cmds = C_RECIPE & ~(CLI_C_SHOW | CLI_C_GEN),
+	  .help = N_("the matmuls that get adapters: q, k, v, o, gate, up, down or all (default q,v)") },
 	/* the hybrid search (plan) */
 	{ .name = "axes", .arg = CLI_TEXT, .metavar = N_("pp,dp,tp"),
 	  CLI_FIELD(axes), .cmds = CLI_C_PLAN,
@@ -964,6 +990,11 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 	/* GLPK alone can run for hours: asked for by name, it gets a limit */
 	if (o->solver == SL_SOLVER_ILP && !(o->time_limit > 0))
 		o->time_limit = SL_ILP_DEFAULT_TIME_LIMIT;
+	/* the adapters' options mean nothing without adapters */
+	if (rc == SL_OK && !sl_recipe_frozen(&o->recipe) && !cli_given(o, "plan") &&
+	    (cli_given(o, "lora-rank") || cli_given(o, "lora-targets")))
+		rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0, "%s",
+		    _("--lora-rank and --lora-targets need --finetune lora or qlora"));
 	if (rc == SL_OK)
 		rc = cli_check_files(o, cmd, err);
 	if (rc != SL_OK)
