@@ -619,4 +619,8 @@ void sl_names_add(sl_names *h, const char *key, int val);
 int sl_names_get(const sl_names *h, const char *key);
 void sl_names_free(sl_names *h);
 
+/* The memory a hybrid plan may use per device: --mem-limit, else the
+ * profile's (pipe_eval.c). */
+int64_t sl_hybrid_mem_cap(const sl_hybrid_opts *o);
+
 #endif /* SL_INTERNAL_H */

@@ -1,11 +1,14 @@
 /*
  * pipe_suggest.c: what would make a model fit: the hybrid search run again
  * under each single change (recomputation, pipeline degree, micro-batch,
- * sequence, devices, optimizer offload), the changes ranked.
+ * sequence, devices, optimizer offload), the changes ranked; and the
+ * fewest devices that fit.
  */
 #include "internal.h"
 
 #include <stdlib.h>
+#include <stdint.h>
+#include <string.h>
 
 static int
 suggest_one(const sl_hybrid_opts *base, sl_hybrid_opts *o, sl_fit_change *out,
@@ -63,6 +66,72 @@ sl_fit_changes_rank(sl_fit_change *ch, int n)
 			ch[q] = ch[q - 1];
 			ch[q - 1] = x;
 		}
+}
+
+/*
+ * Bytes that the devices together hold at least: one copy of every
+ * parameter's states (the optimizer's unless offloaded); of a frozen
+ * weight its weight alone, half a byte an element under QLoRA (its NF4
+ * values alone, the least any weight takes).
+ */
+static int64_t
+states_floor(const sl_hybrid_opts *o, sl_error *err)
+{
+	const sl_recipe *rc = &o->space.recipe;
+	sl_graph *g = o->model(o->model_ctx, 1, rc->seq, err);
+	int64_t p, b;
+
+	if (g == NULL)
+		return -1;
+	p = sl_graph_param_count(g);
+	sl_graph_free(g);
+	if (rc->finetune == SL_FT_QLORA)
+		return p / 2;
+	if (sl_recipe_frozen(rc))
+		return sl_mul_sat(p, sl_recipe_part_bytes(rc, SL_PART_WEIGHT));
+	b = sl_recipe_state_bytes(rc, SL_CAT_PARAMS) +
+	    sl_recipe_state_bytes(rc, SL_CAT_GRADS);
+	if (!o->offload_optimizer)
+		b += sl_recipe_state_bytes(rc, SL_CAT_OPTIM);
+	return sl_mul_sat(p, b);
+}
+
+int
+sl_hybrid_min_devices(const sl_hybrid_opts *o, int hi, int *devices,
+    int *lower, sl_hybrid_result *r, sl_error *err)
+{
+	sl_hybrid_opts t = *o;
+	int64_t floor = states_floor(o, err), cap = sl_hybrid_mem_cap(o);
+	int lo;
+
+	memset(r, 0, sizeof *r);
+	*devices = 0;
+	if (floor < 0)
+		return err->code != SL_OK ? err->code : SL_EINPUT;
+	lo = 1;
+	if (cap > 0) {
+		int64_t q = floor / cap + (floor % cap != 0);
+		lo = q > INT32_MAX ? INT32_MAX : q < 1 ? 1 : (int)q;
+	}
+	*lower = lo;
+	/* a count that fits lies within a few times the floor, or the
+	 * memory the floor leaves out (activations) is what does not fit */
+	if (hi <= 0)
+		hi = lo > INT32_MAX / 4 ? INT32_MAX : lo * 4 > lo + 63 ? lo * 4 : lo + 63;
+	t.topo = NULL;
+	for (int n = lo; n <= hi; n++) {
+		int rc;
+		t.devices = n;
+		if ((rc = sl_hybrid_search(&t, r, err)) != SL_OK)
+			return rc;
+		if (r->found) {
+			*devices = n;
+			return SL_OK;
+		}
+		sl_hybrid_result_free(r);
+		memset(r, 0, sizeof *r);
+	}
+	return SL_OK;
 }
 
 int

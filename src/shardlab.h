@@ -2111,6 +2111,21 @@ typedef struct sl_fit_change {
 /* Ranks changes: fitting first, by step time; then by memory; then those
  * not evaluated (stable). */
 void sl_fit_changes_rank(sl_fit_change *ch, int n);
+/*
+ * The fewest devices that fit (pipe_suggest.c): the hybrid search run at
+ * each device count from a lower bound up to hi (o->devices ignored;
+ * hi <= 0: 4 x the lower bound, at least the bound + 63),
+ * stopping at the first whose search finds a plan under the memory limit;
+ * *devices is that count, *r its search (sl_hybrid_result_free), or 0 and
+ * r cleared when none up to hi fits.  Every count is tried in turn, since
+ * fitting is not monotone in the count: a count must factor into pipeline
+ * x data x tensor degrees that the global batch, the node and the
+ * framework allow, which the search decides.  The lower bound: the
+ * devices' memory together holds at least one copy of the model's states
+ * (one weight of frozen weights, half a byte under QLoRA), *lower.
+ */
+int sl_hybrid_min_devices(const sl_hybrid_opts *o, int hi, int *devices,
+    int *lower, sl_hybrid_result *r, sl_error *err);
 /* Ranked as sl_fit_changes_rank. */
 int sl_hybrid_suggest(const sl_hybrid_opts *o, sl_fit_change **out, int *n,
     sl_error *err);

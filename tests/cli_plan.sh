@@ -222,4 +222,26 @@ expect_status 0 fw
 expect_in "$TMP/fw.out" "framework: per-operator (free)"
 expect_in "$TMP/fw.json" '"recipe": {"framework": "free"'
 
+
+# --devices min: the fewest devices that fit, and 2x and 4x that count.
+# LLaMA-7B trained under Megatron-LM on RTX 4090s: 6.74 B parameters x 18
+# bytes need 6 cards of 21 GiB for the states alone, and 6 fit.
+run dmin "$SHARDLAB" plan llama-7b --devices min --global-batch 64 --hw rtx4090-pcie --seq 1024
+expect_status 0 dmin
+expect_in "$TMP/dmin.out" "fewest devices that fit: 6 (tried from 6,"
+expect_in "$TMP/dmin.out" "on 12 devices (2x): "
+expect_in "$TMP/dmin.out" "on 24 devices (4x): "
+expect_in "$TMP/dmin.out" "on 6 devices of rtx4090-pcie"
+# QLoRA: one card
+run dminq "$SHARDLAB" plan llama-7b --devices min --global-batch 64 --hw rtx4090-pcie --seq 1024 --finetune qlora
+expect_status 0 dminq
+expect_in "$TMP/dminq.out" "fewest devices that fit: 1 "
+expect_in "$TMP/dminq.out" "step time on 1 device: "
+run dminb "$SHARDLAB" plan llama-7b --devices min
+expect_status 2 dminb
+expect_in "$TMP/dminb.err" "--devices min needs --global-batch"
+run dmins "$SHARDLAB" solve llama-7b --devices min
+expect_status 2 dmins
+expect_in "$TMP/dmins.err" "--devices min is for plan"
+
 done_ok

@@ -29,6 +29,15 @@ parse_mesh(const struct cli_option *opt, const char *arg, cli_opts *o,
 
 	o->mesh_arg = arg;
 	o->mesh_set = true;
+	o->devices_min = false;
+	/* plan --devices min: counted by the search (plan.c refuses it
+	 * elsewhere) */
+	if (devices && strcmp(arg, "min") == 0) {
+		o->devices_min = true;
+		o->n_axes = 1;
+		o->shape[0] = 1;
+		return SL_OK;
+	}
 	if (!devices && strchr(arg, 'x') != strrchr(arg, 'x')) {
 		int n, sh[SL_MAX_TOPO_AXES];
 		sl_axis_role ro[SL_MAX_TOPO_AXES];
@@ -184,7 +193,7 @@ const struct cli_option cli_options[] = {
 	  .help = N_("a mesh of A x B devices, outer axis first (plan: AxBxC with --axes)") },
 	{ .name = "devices", .arg = CLI_CUSTOM, .metavar = N_("N"),
 	  .parse = parse_mesh, CLI_FIELD(shape), .cmds = C_MODEL | CLI_C_SHOW,
-	  .help = N_("one axis of N devices (default 4)") },
+	  .help = N_("one axis of N devices (default 4; plan: min, the fewest that fit)") },
 	{ .name = "hw", .arg = CLI_TEXT, .metavar = N_("PROFILE"),
 	  CLI_FIELD(hw), .cmds = C_MODEL | CLI_C_PROFILE, .more_help = help_hw,
 	  .file = CLI_F_PROFILE,
@@ -990,6 +999,9 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 	/* GLPK alone can run for hours: asked for by name, it gets a limit */
 	if (o->solver == SL_SOLVER_ILP && !(o->time_limit > 0))
 		o->time_limit = SL_ILP_DEFAULT_TIME_LIMIT;
+	if (rc == SL_OK && o->devices_min && cmd->bit != CLI_C_PLAN)
+		rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("--devices min is for plan; '%s' takes a number"), cmd->name);
 	/* the adapters' options mean nothing without adapters */
 	if (rc == SL_OK && !sl_recipe_frozen(&o->recipe) && !cli_given(o, "plan") &&
 	    (cli_given(o, "lora-rank") || cli_given(o, "lora-targets")))
