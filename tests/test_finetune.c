@@ -248,6 +248,10 @@ test_backward_flops(void **state)
 	c = compute_of(s, "layer1.gate");
 	assert_int_equal(c.flops_bwd, c.flops_fwd);
 	assert_int_equal(c.flops_fwd, 2 * m * k * F);
+	/* the optimizer steps over the adapters alone */
+	assert_int_equal(compute_of(s, "layer1.qkv").param_elems, 2 * (H * R + R * H));
+	assert_int_equal(compute_of(s, "layer1.gate").param_elems, 0);
+	assert_int_equal(compute_of(s, "embed").param_elems, 0);
 	/* the embedding's backward does not run */
 	c = compute_of(s, "embed");
 	assert_int_equal(c.flops_bwd, 0);
