@@ -431,7 +431,7 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 	free(t);
 	/* Model FLOPs of m micro-batches of the graph (compute.c), whatever
 	 * the stages recompute; the hardware's add the forward passes re-run */
-	pl->model_flops = sl_model_flops(g) * (double)m;
+	pl->model_flops = sl_recipe_model_flops(g, &o->space.recipe) * (double)m;
 	pl->hw_flops = pl->model_flops + recomputed * (double)m;
 	pl->tokens = sl_mul_sat(sl_graph_tokens(g, NULL), m);
 	if (pl->step_ns > 0) {

@@ -1131,6 +1131,10 @@ bool sl_recomputes(const sl_recipe *r, const sl_op *op, sl_recompute mode);
  */
 double sl_op_model_flops(const sl_graph *g, const sl_op *op);
 double sl_model_flops(const sl_graph *g);
+/* The same for a step under recipe r (space.c): under LoRA, forward,
+ * backward only where a gradient flows (no weight gradient of a frozen
+ * weight), and the adapters' products; else sl_model_flops. */
+double sl_recipe_model_flops(const sl_graph *g, const sl_recipe *r);
 /* Forward FLOPs of causal attention op over batch samples and heads of its
  * query heads (0: the whole operator's). */
 double sl_attention_flops(const sl_graph *g, const sl_op *op, int64_t batch,

@@ -668,6 +668,55 @@ find_grads(sl_space *sp)
 	}
 }
 
+static bool op_backward(const sl_space *sp, int opi);
+
+/*
+ * Model FLOPs of a step under the recipe (doc/cost-model.md, "Model FLOPs
+ * and MFU").  Training every weight: sl_model_flops.  Under LoRA, the work
+ * the algorithm does: every forward; in backward, only where a gradient
+ * flows (2x the forward where the operator has no weights, the input
+ * gradient alone of a frozen matmul or experts, 1x); and the adapters'
+ * products, forward 2 m k r + 2 m r n, backward dB and d(x A) (4 m r n)
+ * and dA (2 m k r) and, where x has a gradient, d(x A) A^T (2 m k r).
+ */
+double
+sl_recipe_model_flops(const sl_graph *g, const sl_recipe *r)
+{
+	sl_space t;
+	double f = 0;
+
+	if (!sl_recipe_frozen(r))
+		return sl_model_flops(g);
+	memset(&t, 0, sizeof t);
+	t.g = g;
+	t.opts.recipe = *r;
+	find_adapters(&t);
+	find_grads(&t);
+	for (int v = 0; v < g->n_ops; v++) {
+		const sl_op *op = &g->ops[v];
+		double fw = sl_op_model_flops(g, op), bw = 0;
+		const sl_adapter *ad = &t.adapter[v];
+		bool dx = op->n_in > 0 && t.grad[op->in[0]];
+
+		if (op_backward(&t, v))
+			bw = op->kind == SL_OP_MATMUL || op->kind == SL_OP_EXPERTS ?
+			    (dx ? fw : 0) : 2 * fw;
+		if (ad->parts > 0) {
+			const sl_tensor *w = &g->tensors[op->in[1]];
+			const sl_tensor *y = &g->tensors[op->out[0]];
+			double m = (double)sl_tensor_elems(y) / (double)y->dims[y->rank - 1];
+			double k = (double)w->dims[0], n = (double)ad->n;
+			double rk = r->lora_rank, p = ad->parts;
+			fw += 2 * m * k * rk * p + 2 * m * rk * n;
+			bw += 4 * m * rk * n + 2 * m * k * rk * p * (dx ? 2 : 1);
+		}
+		f += fw + bw;
+	}
+	free(t.adapter);
+	free(t.grad);
+	return f;
+}
+
 /* Does the step form tensor t's gradient? */
 bool
 sl_space_grad(const sl_space *sp, int t)

@@ -266,6 +266,38 @@ test_backward_flops(void **state)
 	sl_graph_free(g);
 }
 
+/*
+ * Model FLOPs under LoRA: every forward; backward where a gradient flows,
+ * a frozen matmul its input gradient alone (1x its forward), attention 2x;
+ * layer 0's qkv reads the frozen embedding's norm and forms no input
+ * gradient; the adapters' products.
+ */
+static void
+test_model_flops(void **state)
+{
+	sl_graph *g;
+	sl_space *s;
+	const double m = S, k = H, r = R, n = 2.0 * H;	/* q and v columns */
+	double mm = 2 * m * k * (3.0 * H + H + 3.0 * F);	/* a layer's matmuls */
+	double qkv = 2 * m * k * 3.0 * H, head = 2 * m * k * V, att, ad_f, want;
+
+	(void)state;
+	s = llama_space(SL_FT_LORA, &g);
+	att = sl_op_model_flops(g, &g->ops[sl_graph_find_op(g, "layer0.attn")]);
+	ad_f = 2 * m * k * r * 2 + 2 * m * r * n;
+	want = L * (mm + att + ad_f) + head +			/* forward */
+	    (mm - qkv) + 2 * att + 4 * m * r * n + 2 * m * k * r * 2 +	/* layer 0 */
+	    (L - 1) * (mm + 2 * att + 4 * m * r * n + 2 * m * k * r * 2 * 2) +
+	    head;
+	assert_true(sl_recipe_model_flops(g, &s->opts.recipe) == want);
+	/* pre-training: three times the forward */
+	s->opts.recipe.finetune = SL_FT_NONE;
+	assert_true(sl_recipe_model_flops(g, &s->opts.recipe) ==
+	    3 * (L * (mm + att) + head));
+	sl_space_free(s);
+	sl_graph_free(g);
+}
+
 static void
 test_targets(void **state)
 {
@@ -295,6 +327,7 @@ main(void)
 		cmocka_unit_test(test_qlora_states),
 		cmocka_unit_test(test_saved),
 		cmocka_unit_test(test_backward_flops),
+		cmocka_unit_test(test_model_flops),
 		cmocka_unit_test(test_targets),
 	};
 
