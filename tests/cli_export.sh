@@ -126,6 +126,32 @@ run dsev "$SHARDLAB" plan "$TMP/gpt10.json" --mesh 4x2 --axes pp,dp --global-bat
     --framework deepspeed
 expect_status 1 dsev
 expect_in "$TMP/dsev.err" "PipelineModule partitions layers evenly"
+# where tensor parallelism wins, DeepSpeed's plan names the frameworks that
+# run a better one and by how much: their step is their own plan's, and the
+# ratio is DeepSpeed's step over it
+run better "$SHARDLAB" plan llama-7b --devices 8 --global-batch 4 --framework deepspeed \
+    --json "$TMP/better-ds.json"
+expect_status 0 better
+"$SHARDLAB" plan llama-7b --devices 8 --global-batch 4 --framework megatron \
+    --json "$TMP/better-mg.json" >"$TMP/better-mg.out" 2>&1 || fail "plan --framework megatron"
+line=$(grep "^Megatron-LM would run a better plan: " "$TMP/better.out") ||
+	fail "plan --framework deepspeed does not say Megatron-LM runs a better plan"
+mg=$(sed -n 's/^step time \([0-9.]* [mu]*s\):.*/\1/p' "$TMP/better-mg.out")
+case $line in
+*"plan: step $mg, "*"(pipeline 1, tensor parallel "[248]", "*"--framework megatron)") ;;
+*) fail "the better plan is not Megatron-LM's plan of step $mg with tensor parallel: $line" ;;
+esac
+"$PY" - "$TMP/better-ds.json" "$TMP/better-mg.json" "$line" <<'PYEOF' ||
+import json, re, sys
+ds = json.load(open(sys.argv[1]))["step_time_ns"]
+mg = json.load(open(sys.argv[2]))["step_time_ns"]
+m = re.search(r", ([0-9.]+) ms \(([0-9.]+)x\) faster", sys.argv[3])
+assert m, sys.argv[3]
+assert ds > mg, (ds, mg)
+assert abs(float(m.group(1)) - (ds - mg) / 1e6) < 0.006, (m.group(1), ds, mg)
+assert m.group(2) == "%.2f" % (ds / mg), (m.group(2), ds / mg)
+PYEOF
+	fail "the better plan's saving is not DeepSpeed's step less Megatron-LM's"
 # a free plan is launched with no framework: JSON only
 run free "$SHARDLAB" plan gpt-1.7b --devices 8 --global-batch 16 --framework free \
     --export megatron
