@@ -11,7 +11,7 @@
 
 static const char *const attention_names[SL_ATTN_COUNT] = { "flash", "naive" };
 static const char *const precision_names[SL_PREC_COUNT] = {
-	"bf16", "megatron", "amp", "fp32"
+	"bf16", "megatron", "amp", "fp32", "fp16"
 };
 static const char *const recompute_names[SL_RECOMP_COUNT] = {
 	"none", "selective", "full", "auto"
@@ -26,6 +26,12 @@ static const char *const framework_names[SL_FW_COUNT] = {
  *   megatron  2 + 4 + 12  fp32 main gradients (Megatron-LM's grad buffer)
  *   amp       4 + 4 + 8   fp32 weights and gradients, Adam m and v
  *   fp32      4 + 4 + 8
+ *   fp16      2 + 2 + 12  as bf16: Megatron-LM's --fp16 keeps fp16 main
+ *             gradients (megatron/training/arguments.py sets
+ *             accumulate_allreduce_grads_in_fp32 for bf16 only) and fp32
+ *             main weights (megatron/core/optimizer/optimizer.py,
+ *             Float16OptimizerWithFloat16Params); DeepSpeed's fp16
+ *             optimizer likewise (deepspeed/runtime/fp16/fused_optimizer.py)
  * Adam keeps exp_avg and exp_avg_sq in the master's type, fp32
  * (torch/optim/adamw.py; Megatron-LM's distributed optimizer likewise).
  */
@@ -34,6 +40,7 @@ static const uint8_t part_bytes[SL_PREC_COUNT][SL_PART_COUNT] = {
 	[SL_PREC_MEGATRON] = { 2, 4, 4, 4, 4 },
 	[SL_PREC_AMP] = { 4, 4, 0, 4, 4 },
 	[SL_PREC_FP32] = { 4, 4, 0, 4, 4 },
+	[SL_PREC_FP16] = { 2, 2, 4, 4, 4 },
 };
 static const char *const part_names[SL_PART_COUNT] = {
 	"weight", "grad", "master", "adam_m", "adam_v"
@@ -106,6 +113,7 @@ sl_recipe_describe(const sl_recipe *r, char *buf, size_t len)
 		N_("Megatron-LM bf16 with fp32 main gradients (18 B/param)"),
 		N_("fp32 weights under bf16 autocast (16 B/param + bf16 copies)"),
 		N_("fp32 (16 B/param, 4-byte activations)"),
+		N_("fp16 with loss scaling, fp32 master weights and Adam states (16 B/param)"),
 	};
 	static const char *const att[SL_ATTN_COUNT] = {
 		N_("flash attention"), N_("naive attention"),

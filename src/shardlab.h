@@ -421,6 +421,7 @@ typedef enum sl_precision {
 	SL_PREC_MEGATRON,	/* bf16 weights, fp32 main grads, fp32 master + Adam: 18 B/param */
 	SL_PREC_AMP,		/* fp32 weights under bf16 autocast: 16 B/param + bf16 copies */
 	SL_PREC_FP32,		/* everything fp32: 16 B/param, 4-byte activations */
+	SL_PREC_FP16,		/* fp16 weights and grads, fp32 master + Adam, loss scaling: 16 B/param */
 	SL_PREC_COUNT
 } sl_precision;
 

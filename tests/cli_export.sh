@@ -72,6 +72,10 @@ case_ megatron 16 gpt-7.5b --mesh 4x4 --axes pp,tp --global-batch 32 --recompute
     --attention naive
 case_ megatron 8 llama-7b --devices 8 --global-batch 16 --precision bf16
 case_ megatron 8 llama-7b --devices 8 --global-batch 16 --precision fp32 --recompute auto
+# fp16 with dynamic loss scaling, and its pipeline
+case_ megatron 8 llama-7b --devices 8 --global-batch 16 --precision fp16
+case_ megatron 16 gpt-1.7b --mesh 2x2x4 --axes pp,dp,tp --global-batch 32 --precision fp16 \
+    --recompute selective
 case_ megatron 16 "$TMP/gqa.json" --devices 16 --global-batch 32 --hw h100-2node-ib
 case_ megatron 8 bert-large --devices 8 --global-batch 64
 # uneven stages: 10 layers over 4 stages, 24 over 5 (one first and last
@@ -93,6 +97,8 @@ case_ deepspeed 16 gpt-7.5b --mesh 2x8 --axes pp,dp --global-batch 32 --recomput
 case_ deepspeed 16 llama-7b --devices 16 --global-batch 64 --hw h100-2node-ib
 case_ deepspeed 8 llama-7b --devices 8 --global-batch 16 --offload-optimizer
 case_ deepspeed 8 llama-7b --devices 8 --global-batch 16 --precision fp32 --recompute auto
+case_ deepspeed 8 llama-7b --devices 8 --global-batch 16 --precision fp16 --offload-optimizer
+case_ deepspeed 16 gpt-1.7b --mesh 4x4 --axes pp,dp --global-batch 32 --precision fp16
 
 # ---- torchtitan (its job configuration, and the DTensor script)
 fw=torchtitan
@@ -118,6 +124,10 @@ expect_in "$TMP/ttoff.err" "not the optimizer alone"
 run mgamp "$SHARDLAB" plan llama-7b --devices 8 --global-batch 16 --precision amp
 expect_status 1 mgamp
 expect_in "$TMP/mgamp.err" "Megatron-LM has no fp32-weights autocast"
+run ttfp16 "$SHARDLAB" plan llama-7b --devices 8 --global-batch 16 --framework torchtitan \
+    --precision fp16
+expect_status 1 ttfp16
+expect_in "$TMP/ttfp16.err" "torchtitan keeps fp32 parameters"
 run mgg "$SHARDLAB" plan gpt-1.7b --mesh 2x4 --axes pp,tp --global-batch 16 \
     --schedule gpipe
 expect_status 1 mgg
