@@ -162,6 +162,12 @@ assert abs(float(m.group(1)) - (ds - mg) / 1e6) < 0.006, (m.group(1), ds, mg)
 assert m.group(2) == "%.2f" % (ds / mg), (m.group(2), ds / mg)
 PYEOF
 	fail "the better plan's saving is not DeepSpeed's step less Megatron-LM's"
+# a tensor-parallel axis DeepSpeed cannot run: the frameworks that can
+run ptnone "$SHARDLAB" plan llama-7b --mesh 2x4 --axes pp,tp --global-batch 16 \
+    --framework deepspeed
+expect_status 1 ptnone
+expect_in "$TMP/ptnone.out" "Megatron-LM would run a plan: "
+expect_in "$TMP/ptnone.out" "where DeepSpeed runs none (--framework megatron)"
 # a free plan is launched with no framework: JSON only
 run free "$SHARDLAB" plan gpt-1.7b --devices 8 --global-batch 16 --framework free \
     --export megatron

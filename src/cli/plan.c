@@ -294,7 +294,12 @@ print_better(const sl_hybrid_opts *ho, const sl_hybrid_result *r, bool precision
 			sl_hybrid_result_free(&rr);
 			continue;
 		}
-		if (!r->found || !r->best.fits)
+		if (!r->found && !r->have_least)
+			printf(_("%s would run a plan: step %s, memory per device at "
+			    "most %s, where DeepSpeed runs none (--framework %s)\n"),
+			    sl_framework_title(others[i]), cli_ns(rr.best.step_ns, b[0]),
+			    cli_bytes(rr.best.max_mem, b[1]), sl_framework_name(others[i]));
+		else if (!r->found || !r->best.fits)
 			printf(_("%s would run a better plan: step %s, memory per device "
 			    "at most %s, where DeepSpeed's does not fit (--framework %s)\n"),
 			    sl_framework_title(others[i]), cli_ns(rr.best.step_ns, b[0]),
