@@ -316,7 +316,13 @@ plan_dp(const sl_space *s, bool zero, int *choice, int *n_fallback)
  * redundancy drops by the same amount.  Communication is the data parallel
  * plan's: the ZeRO paper's reduce-scatter of gradients plus all-gather of
  * updated parameters moves 2 Psi like the all-reduce it replaces, and with
- * the ring formulas its time is identical, 2(N-1)/N B/beta.
+ * the ring formulas its time is identical, 2(N-1)/N B/beta.  The optimizer
+ * step runs over a device's piece alone: its time loses the elements that
+ * went (sl_optim_ns), on every device, the slowest device's kept; and the
+ * all-gather of the updated weights, (N-1)/N of them at the weight's
+ * width, waits for it (DeepSpeed's stage_1_and_2.py: all_gather after
+ * step): counted with the optimizer.  The reduce-scatter that replaces
+ * the all-reduce during backward is left as the all-reduce was.
  */
 static void
 zero_adjust(const sl_space *s, const int *choice, bool grads, sl_scored_plan *p)
@@ -325,6 +331,8 @@ zero_adjust(const sl_space *s, const int *choice, bool grads, sl_scored_plan *p)
 	int nd = p->ev.n_devices;
 	int ob = sl_recipe_state_bytes(&s->opts.recipe, SL_CAT_OPTIM);
 	int gb = sl_recipe_state_bytes(&s->opts.recipe, SL_CAT_GRADS);
+	int wb = sl_recipe_state_bytes(&s->opts.recipe, SL_CAT_PARAMS);
+	int64_t *gone = sl_xcalloc(nd, sizeof *gone), gather = 0;
 
 	for (int t = 0; t < g->n_tensors; t++) {
 		const sl_tensor *tt = &g->tensors[t];
@@ -355,6 +363,12 @@ zero_adjust(const sl_space *s, const int *choice, bool grads, sl_scored_plan *p)
 			if (sl_placement(sp, tt->rank, a) == -1)
 				rep |= (uint8_t)(1u << a);
 		groups = sl_axes_parts(&s->mesh, rep);
+		for (int a = 0; a < s->mesh.n_axes; a++)
+			if (rep & (1u << a))
+				gather = sl_add_sat(gather, sl_coll_time(SL_COLL_ALL_GATHER,
+				    s->mesh.axes[a].size, sl_mul_sat(wb,
+				    sl_local_elems(&s->mesh, sp, tt, NULL)),
+				    &s->mesh.axes[a].link));
 		for (int d = 0; d < nd; d++) {
 			int coord[SL_MAX_AXES] = { 0, 0 };
 			int64_t e, part, drop;
@@ -363,6 +377,7 @@ zero_adjust(const sl_space *s, const int *choice, bool grads, sl_scored_plan *p)
 			e = sl_local_elems(&s->mesh, sp, tt, coord);
 			part = sl_piece(e, groups, sl_axes_index(&s->mesh, rep, coord));
 			drop = ob * (e - part);
+			gone[d] += e - part;
 			p->ev.dev[d].optim -= ob * (e - part);
 			if (grads) {
 				p->ev.dev[d].grads -= gb * (e - part);
@@ -374,6 +389,24 @@ zero_adjust(const sl_space *s, const int *choice, bool grads, sl_scored_plan *p)
 				p->ev.redundant -= drop;
 		}
 	}
+	p->ev.optim_ns = 0;
+	for (int d = 0; d < nd; d++) {
+		int coord[SL_MAX_AXES] = { 0, 0 };
+		int64_t o = 0;
+
+		sl_mesh_coords(&s->mesh, d, coord);
+		for (int v = 0; v < g->n_ops; v++) {
+			sl_compute c;
+			sl_node_compute(s, v, choice[v], coord, &c);
+			o = sl_add_sat(o, c.optim_ns);
+		}
+		o -= sl_optim_ns(s, gone[d]);
+		if (o > p->ev.optim_ns)
+			p->ev.optim_ns = o;
+	}
+	free(gone);
+	p->ev.optim_ns = sl_add_sat(p->ev.optim_ns, gather);
+	sl_eval_restep(s, &p->ev);
 	plan_totals(s, p);
 }
 

@@ -94,6 +94,22 @@ sl_attention_flops(const sl_graph *g, const sl_op *op, int64_t batch,
 	    (double)(ad.dqk + ad.dv) * causal_share(x->dims[1], op->window);
 }
 
+/*
+ * FP8 matmul FLOP/s for one problem of f FLOPs: the profile's FP8 points,
+ * else the bf16 rate at that size times the FP8 peak over the bf16 peak:
+ * the same fraction of the peak, as torchao's float8 roofline assumes of
+ * large GEMMs (torchao/testing/training/roofline_utils.py,
+ * pct_achievable_gemm_tops the same for both).
+ */
+static double
+fp8_rate(const sl_hw *hw, double f)
+{
+	if (hw->n_gemm_fp8 > 0)
+		return points_rate(hw->gemm_fp8, hw->n_gemm_fp8, f);
+	return sl_gemm_rate(hw, f) * (hw->fp8_flops > 0 && hw->flops > 0 ?
+	    hw->fp8_flops / hw->flops : 1);
+}
+
 static int64_t
 ns_of(double seconds)
 {
@@ -140,20 +156,100 @@ sl_gemm_ns(const sl_hw *hw, int64_t m, int64_t n, int64_t k, int64_t batch)
 	return ns_of(kernels_s(hw, 1, f1 * nb, sl_gemm_rate(hw, f1 * nb), bytes));
 }
 
-/* Local bytes of every tensor slot of the operator (read plus written once). */
+/*
+ * Local bytes of every tensor slot of the operator (read plus written
+ * once), at the widths the step moves them (sl_recipe_widths).  A matmul
+ * or attention under autocast reads the bf16 copy of an fp32 input: the
+ * copy is made by a cast kernel forward (4 bytes read, 2 written per
+ * element) and the gradient cast back to fp32 backward (2 read, 4
+ * written), in *cast_elems and *casts (torch autocast's cast of each
+ * fp32 argument of a lower-precision op; of a weight once per forward).
+ */
 static double
-slot_bytes(const sl_space *sp, int opi, int si, const int *coord)
+slot_bytes(const sl_space *sp, int opi, int si, const int *coord,
+    double *cast_elems, int *casts)
 {
 	const sl_op *op = &sp->g->ops[opi];
 	const sl_strategy *st = &sp->ops[opi].strat[si];
+	bool lowp = sp->opts.recipe.precision == SL_PREC_AMP &&
+	    (op->kind == SL_OP_MATMUL || op->kind == SL_OP_BMM ||
+	    op->kind == SL_OP_ATTENTION);
+	bool fp8 = sl_fp8_matmul(sp, op);
 	double b = 0;
 
+	*cast_elems = 0;
+	*casts = 0;
 	for (int i = 0; i < sl_op_nslots(op); i++) {
-		const sl_tensor *t = &sp->g->tensors[sl_op_slot_tensor(op, i)];
-		b += (double)sl_local_elems(&sp->mesh, &st->spec[i], t, coord) *
-		    sl_dtype_size(t->dtype);
+		int ti = sl_op_slot_tensor(op, i);
+		const sl_tensor *t = &sp->g->tensors[ti];
+		double e = (double)sl_local_elems(&sp->mesh, &st->spec[i], t, coord);
+		int w = sp->width[ti];
+
+		if (lowp && i < op->n_in && w == 4 && (t->dtype == SL_DT_F32 ||
+		    t->dtype == SL_DT_F16 || t->dtype == SL_DT_BF16)) {
+			*cast_elems += e;
+			(*casts)++;
+			w = 2;
+		}
+		if (fp8 && i < 2)
+			w = 1;		/* the FP8 GEMM reads its FP8 operands */
+		b += e * w;
 	}
 	return b;
+}
+
+/*
+ * A linear layer under Transformer Engine's FP8 (--precision fp8), f FLOPs
+ * forward: its GEMMs run at the FP8 rate (fprop on E4M3 operands, dgrad
+ * and wgrad on E5M2 gradients, transformer_engine's HYBRID format) and
+ * read their FP8 operands (slot_bytes); casts with transpose write both
+ * layouts the GEMMs read, 2 bytes read and 1 + 1 written an element: the
+ * input's forward (unless a norm or an activation produced it: TE's
+ * LayerNormLinear and LayerNormMLP write their outputs in FP8), the
+ * output gradient's backward, and the weight's once per optimizer step
+ * (is_first_microbatch: the copy is kept for the step's other
+ * micro-batches), counted with the optimizer.  Returns the FP8 rate.
+ */
+static double
+fp8_matmul(const sl_space *sp, int opi, int si, const int *coord, double f,
+    double *xb_f, double *xb_b, int *kf, int *kb, sl_compute *out)
+{
+	const sl_op *op = &sp->g->ops[opi];
+	const sl_strategy *st = &sp->ops[opi].strat[si];
+	const sl_graph *g = sp->g;
+	const sl_tensor *x = &g->tensors[op->in[0]], *w = &g->tensors[op->in[1]];
+	const sl_tensor *y = &g->tensors[op->out[0]];
+	const sl_hw *hw = &sp->mesh.hw;
+	double xe = (double)sl_local_elems(&sp->mesh, &st->spec[0], x, coord);
+	double we = (double)sl_local_elems(&sp->mesh, &st->spec[1], w, coord);
+	double ye = (double)sl_local_elems(&sp->mesh, &st->spec[op->n_in], y, coord);
+	sl_op_kind pk = x->producer >= 0 ? g->ops[x->producer].kind : SL_OP_KIND_COUNT;
+
+	if (pk != SL_OP_LAYERNORM && pk != SL_OP_RMSNORM && pk != SL_OP_GELU &&
+	    pk != SL_OP_SILU) {
+		*xb_f += 4 * xe;
+		(*kf)++;
+	}
+	*xb_b += 4 * ye;
+	(*kb)++;
+	out->optim_ns = sl_add_sat(out->optim_ns, ns_of(4 * we / mem_bw(hw)));
+	return fp8_rate(hw, f);
+}
+
+int64_t
+sl_optim_ns(const sl_space *sp, int64_t elems)
+{
+	return ns_of((double)elems * sl_recipe_optim_bytes(&sp->opts.recipe) /
+	    mem_bw(&sp->mesh.hw));
+}
+
+/* The parameter elements of an operator's states on a device: its state
+ * items (space.c, sl_node_items: the ZeRO shard), one per parameter. */
+static void
+param_item(void *ctx, const sl_mem_item *it)
+{
+	if (it->what == SL_WHAT_STATE && it->cat == SL_CAT_PARAMS)
+		*(int64_t *)ctx += it->elems;
 }
 
 void
@@ -164,13 +260,16 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 	const sl_binding *b = sp->ops[opi].bind;
 	const sl_hw *hw = &sp->mesh.hw;
 	int64_t loc[SL_MAX_LOOP];
-	double bytes = slot_bytes(sp, opi, si, coord);
-	double ff = 0, fb = 0, rate = 0, xb_f = 0, xb_b = 0;
+	double cast_e, bytes, ff = 0, fb = 0, rate = 0, xb_f = 0, xb_b = 0;
 	int kf = sl_kinds[op->kind].kernels[0], kb = sl_kinds[op->kind].kernels[1];
+	int casts;
 
 	memset(out, 0, sizeof *out);
+	sl_node_items(sp, opi, si, coord, param_item, &out->param_elems);
+	out->optim_ns = sl_optim_ns(sp, out->param_elems);
 	if (hw->flops <= 0)
 		return;
+	bytes = slot_bytes(sp, opi, si, coord, &cast_e, &casts);
 	for (int i = 0; i < op->n_in; i++)
 		kb += sp->g->tensors[op->in[i]].role == SL_ROLE_PARAMETER;
 	sl_local_loop(sp, opi, si, coord, loc);
@@ -184,6 +283,9 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 		ff = 2 * prod;
 		fb = 2 * ff;
 		rate = sl_gemm_rate(hw, ff);
+		if (sl_fp8_matmul(sp, op))
+			rate = fp8_matmul(sp, opi, si, coord, ff, &xb_f, &xb_b,
+			    &kf, &kb, out);
 		break;
 	}
 	case SL_OP_EXPERTS: {
@@ -208,24 +310,55 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 		if (sp->opts.recipe.attention == SL_ATTN_NAIVE) {
 			/*
 			 * Batched gemms that compute the masked half too, and
-			 * the s^2 scores through memory (in units of one
-			 * score tensor): QK^T writes them, the scale, mask and
-			 * softmax kernels read and write them, P.V reads them
-			 * (8 forward); backward writes dP, reads P for dV, the
-			 * softmax, mask and scale gradients read and write,
-			 * and dQ, dK read dS twice (11).  Dropout adds a read
-			 * and a write each way and its 1-byte mask.
+			 * the s^2 scores through memory, bytes per score
+			 * element with q the scores' width (the matmuls') and
+			 * p the probabilities' (the softmax's: fp32 under
+			 * autocast, whose softmax casts its input to fp32 and
+			 * returns fp32).  Forward: QK^T writes them (q), the
+			 * scale and mask kernels read and write them (4q),
+			 * softmax reads q and writes p, autocast casts P back
+			 * to q for P.V (p + q, a kernel) and P.V reads it (q).
+			 * Backward: dP written (q) and P read for dV (q), the
+			 * cast's backward (q + p), softmax's backward reads
+			 * dP and P and writes dS (3p), dS cast back (p + q),
+			 * the mask and scale gradients (4q), and dQ, dK read
+			 * dS twice (2q).  Dropout of P adds a read and a
+			 * write each way (2p) and its 1-byte mask.  With p =
+			 * q = e: 8e forward, 11e backward.
 			 */
-			double e = sl_recipe_act_bytes(&sp->opts.recipe);
+			double q = sl_recipe_act_bytes(&sp->opts.recipe);
+			double pw = sp->opts.recipe.precision == SL_PREC_AMP ? 4 : q;
 			double n = (double)loc[0] * (double)loc[2] * (double)loc[1] * s;
 			rate = sl_gemm_rate(hw, ff) / 2;
-			xb_f = 8 * e * n;
-			xb_b = 11 * e * n;
+			xb_f = (7 * q + pw) * n;
+			xb_b = (8 * q + 3 * pw) * n;
 			kf = 5;
 			kb = 7;
+			if (pw != q) {
+				xb_f += (pw + q) * n;
+				xb_b += 2 * (pw + q) * n;
+				kf += 1;
+				kb += 2;
+			}
+			/*
+			 * Megatron-LM fuses scale, mask and softmax into one
+			 * kernel each way (megatron/core/fusions/fused_softmax.py,
+			 * FusedScaleMaskSoftmax; --masked-softmax-fusion, on
+			 * by default): forward QK^T writes q, the fused kernel
+			 * reads q and writes q, P.V reads q (4q); backward dP
+			 * written and P read for dV (2q), the fused backward
+			 * reads dP and P and writes dS (3q), dQ and dK read
+			 * dS (2q): 7q.
+			 */
+			if (sp->opts.recipe.framework == SL_FW_MEGATRON) {
+				xb_f = 4 * q * n;
+				xb_b = 7 * q * n;
+				kf = 3;
+				kb = 5;
+			}
 			if (op->p > 0) {
-				xb_f += (2 * e + 1) * n;
-				xb_b += (2 * e + 1) * n;
+				xb_f += (2 * pw + 1) * n;
+				xb_b += (2 * pw + 1) * n;
 				kf++;
 				kb++;
 			}
@@ -237,10 +370,20 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 	}
 	out->flops_fwd = (int64_t)ff;
 	out->flops_bwd = (int64_t)fb;
-	out->fwd_ns = ns_of(kernels_s(hw, kf, ff, rate, bytes + xb_f));
-	out->bwd_ns = ns_of(kernels_s(hw, kb, fb, rate, 2 * bytes + xb_b));
+	out->fwd_ns = ns_of(kernels_s(hw, kf, ff, rate, bytes + xb_f) +
+	    kernels_s(hw, casts, 0, 0, 6 * cast_e));
+	out->bwd_ns = ns_of(kernels_s(hw, kb, fb, rate, 2 * bytes + xb_b) +
+	    kernels_s(hw, casts, 0, 0, 6 * cast_e));
 	if (sl_op_recomputed(sp, opi))
 		out->recompute_ns = out->fwd_ns;
+}
+
+bool
+sl_fp8_matmul(const sl_space *sp, const sl_op *op)
+{
+	return sp->opts.recipe.precision == SL_PREC_FP8 &&
+	    op->kind == SL_OP_MATMUL && op->layer >= 0 && op->n_in >= 2 &&
+	    sp->g->tensors[op->in[1]].role == SL_ROLE_PARAMETER;
 }
 
 bool
@@ -317,4 +460,27 @@ sl_model_flops(const sl_graph *g)
 		f += sl_op_model_flops(g, &g->ops[v]);
 	/* forward, and backward twice the forward (input and weight gradients) */
 	return 3.0 * f;
+}
+
+/*
+ * ZeRO-Offload (Ren et al., USENIX ATC 2021; deepspeed/runtime/zero/
+ * stage_1_and_2.py with offload_optimizer): the reduced gradients are
+ * copied to pinned host memory as backward produces them (G bytes an
+ * element), the host's CPU Adam updates the fp32 states there, and the
+ * updated weights come back (W bytes an element) before the next step.
+ */
+void
+sl_offload_ns(const sl_hw *hw, const sl_recipe *r, int64_t elems,
+    int64_t *d2h, int64_t *host)
+{
+	sl_link l = sl_hw_host_link(hw);
+	double e = (double)elems;
+
+	*d2h = *host = 0;
+	if (elems <= 0)
+		return;
+	*d2h = ns_of(e * sl_recipe_state_bytes(r, SL_CAT_GRADS) / l.bandwidth +
+	    l.latency);
+	*host = ns_of(e / sl_hw_host_adam(hw) +
+	    e * sl_recipe_state_bytes(r, SL_CAT_PARAMS) / l.bandwidth + l.latency);
 }

@@ -132,45 +132,165 @@ sl_evaluate(const sl_space *s, const int *choice, double alpha, sl_eval *ev,
  * ...]; token ids (integers) count every element, features all but the
  * last dimension.
  */
-static void
-graph_batch(const sl_graph *g, int64_t *samples, int64_t *tokens)
+int64_t
+sl_graph_tokens(const sl_graph *g, int64_t *samples)
 {
-	*samples = 1;
-	*tokens = 1;
+	int64_t tokens = 1;
+
+	if (samples != NULL)
+		*samples = 1;
 	for (int i = 0; i < g->n_tensors; i++) {
 		const sl_tensor *t = &g->tensors[i];
 		bool ids = t->dtype == SL_DT_I32 || t->dtype == SL_DT_I64;
 
 		if (t->role != SL_ROLE_INPUT || t->rank < 1)
 			continue;
-		*samples = t->dims[0];
+		if (samples != NULL)
+			*samples = t->dims[0];
 		for (int d = 0; d < t->rank - (ids || t->rank == 1 ? 0 : 1); d++)
-			*tokens = sl_mul_sat(*tokens, t->dims[d]);
-		return;
+			tokens = sl_mul_sat(tokens, t->dims[d]);
+		break;
 	}
+	return tokens;
+}
+
+/* A node's parameter collectives by when they run (space.c, sl_node_colls). */
+struct pcomm {
+	const sl_space *s;
+	int64_t fwd, bwd, grad;		/* gathers forward, backward; gradient */
+	int64_t grad_bytes;		/* of the gradients reduced */
+	bool every;			/* reduced every micro-step (ZeRO-3) */
+	int dp;				/* the largest group reducing them */
+};
+
+static void
+pcomm_item(void *ctx, const sl_coll_item *c)
+{
+	struct pcomm *p = ctx;
+	const sl_mesh *m = &p->s->mesh;
+	int64_t t;
+
+	if (p->s->g->tensors[c->tensor].role != SL_ROLE_PARAMETER)
+		return;
+	t = sl_coll_time(c->coll, m->axes[c->axis].size, c->bytes,
+	    &m->axes[c->axis].link);
+	if (c->phase == SL_PHASE_FWD)
+		p->fwd = sl_add_sat(p->fwd, t);
+	else if (!c->after)
+		p->bwd = sl_add_sat(p->bwd, t);
+	else {
+		p->grad = sl_add_sat(p->grad, t);
+		p->grad_bytes = sl_add_sat(p->grad_bytes, c->bytes);
+		p->every |= c->coll == SL_COLL_REDUCE_SCATTER;
+		if (m->axes[c->axis].size > p->dp)
+			p->dp = m->axes[c->axis].size;
+	}
+}
+
+static void
+node_pcomm(const sl_space *s, int v, int si, struct pcomm *p)
+{
+	memset(p, 0, sizeof *p);
+	p->s = s;
+	sl_node_colls(s, v, si, pcomm_item, p);
+}
+
+/*
+ * The time one micro-step's parameter communication adds to its compute
+ * on device 0 (doc/cost-model.md, "Step time"), on a stream of its own:
+ * ZeRO-3 gathers are issued one operator ahead (FSDP's prefetch: no
+ * earlier than the start of the previous operator that gathers) and an
+ * operator waits for its own; gradients are reduced in the framework's
+ * buckets (sl_recipe_grad_bucket), a bucket once its last gradient is
+ * ready.  reduce: this micro-step reduces the data-parallel gradients
+ * (the last of an accumulation; ZeRO-3's reduce-scatter runs in every
+ * micro-step).  Returns the waits plus what runs on after backward ends.
+ */
+static int64_t
+micro_exposed(const sl_space *s, const int *choice, bool reduce)
+{
+	const sl_graph *g = s->g;
+	const sl_recipe *r = &s->opts.recipe;
+	int64_t t = 0, c = 0, pure = 0, prev = 0, acc = 0, acc_bytes = 0, bucket = 0;
+	int64_t ready = 0;	/* when the open bucket's last gradient was ready */
+	int acc_layer = -2;
+
+	for (int v = 0; v < g->n_ops; v++) {
+		struct pcomm p;
+		sl_compute cp;
+
+		node_pcomm(s, v, choice[v], &p);
+		sl_node_compute(s, v, choice[v], NULL, &cp);
+		if (p.fwd > 0) {
+			c = sl_add_sat(c > prev ? c : prev, p.fwd);
+			if (c > t)
+				t = c;
+			prev = t;
+		}
+		t = sl_add_sat(t, cp.fwd_ns);
+		pure = sl_add_sat(pure, cp.fwd_ns);
+	}
+	prev = t;
+	for (int v = g->n_ops - 1; v >= 0; v--) {
+		struct pcomm p;
+		sl_compute cp;
+		int64_t b;
+
+		node_pcomm(s, v, choice[v], &p);
+		sl_node_compute(s, v, choice[v], NULL, &cp);
+		if (p.bwd > 0) {
+			c = sl_add_sat(c > prev ? c : prev, p.bwd);
+			if (c > t)
+				t = c;
+			prev = t;
+		}
+		b = sl_add_sat(cp.bwd_ns, cp.recompute_ns);
+		t = sl_add_sat(t, b);
+		pure = sl_add_sat(pure, b);
+		if (p.grad <= 0 || !(reduce || p.every))
+			continue;
+		/* torchtitan's FSDP2 reduces each module (a layer) on its own */
+		if (acc > 0 && r->framework == SL_FW_TORCHTITAN &&
+		    g->ops[v].layer != acc_layer) {
+			c = sl_add_sat(c > ready ? c : ready, acc);
+			acc = acc_bytes = 0;
+		}
+		acc = sl_add_sat(acc, p.grad);
+		acc_bytes = sl_add_sat(acc_bytes, p.grad_bytes);
+		acc_layer = g->ops[v].layer;
+		ready = t;
+		bucket = sl_recipe_grad_bucket(r, p.dp,
+		    sl_recipe_state_bytes(r, SL_CAT_GRADS));
+		if (acc_bytes >= bucket) {
+			c = sl_add_sat(c > t ? c : t, acc);
+			acc = acc_bytes = 0;
+		}
+	}
+	if (acc > 0)
+		c = sl_add_sat(c > t ? c : t, acc);
+	return (t - pure) + (c > t ? c - t : 0);
 }
 
 /*
  * Step time (doc/cost-model.md, "Step time").  Compute: every operator's
  * kernels on each device, the slowest device.  Communication of parameters
- * (gradient reduction, ZeRO-3 gathers) runs on its own stream: an
- * operator's starts when its backward is done and overlaps the backward of
- * the operators before it; only what is left when backward ends is exposed.
- * Tensor-parallel collectives and resharding sit between kernels that need
- * their result and are all exposed.
+ * (gradient reduction, ZeRO-3 gathers) runs on its own stream beside it
+ * (micro_exposed); tensor-parallel collectives and resharding sit between
+ * kernels that need their result and are all exposed.  Then the optimizer
+ * step, once.
  */
 static void
 eval_time(const sl_space *s, const int *choice, sl_eval *ev)
 {
 	const sl_graph *g = s->g;
 	const sl_mesh *m = &s->mesh;
-	int64_t param_ns = 0, t_bwd = 0, comm_end = 0, samples, tokens;
-	double step_s, recomputed = 0;
+	int64_t param_ns = 0, samples, tokens, other;
+	double recomputed = 0;
 
 	ev->dev_compute_ns = sl_xcalloc(m->n_devices, sizeof *ev->dev_compute_ns);
 	for (int d = 0; d < m->n_devices; d++) {
 		int coord[SL_MAX_AXES];
-		int64_t t = 0;
+		int64_t t = 0, o = 0;
 
 		sl_mesh_coords(m, d, coord);
 		for (int v = 0; v < g->n_ops; v++) {
@@ -178,40 +298,48 @@ eval_time(const sl_space *s, const int *choice, sl_eval *ev)
 			sl_node_compute(s, v, choice[v], coord, &c);
 			t = sl_add_sat(t, sl_add_sat(c.fwd_ns,
 			    sl_add_sat(c.bwd_ns, c.recompute_ns)));
+			o = sl_add_sat(o, c.optim_ns);
 		}
 		ev->dev_compute_ns[d] = t;
 		if (t > ev->compute_ns)
 			ev->compute_ns = t;
+		if (o > ev->optim_ns)
+			ev->optim_ns = o;
 	}
-	/* Backward in reverse order on device 0, parameter comm beside it. */
-	for (int v = g->n_ops - 1; v >= 0; v--) {
-		sl_compute c;
-		int64_t p;
-
-		sl_node_compute(s, v, choice[v], NULL, &c);
-		t_bwd = sl_add_sat(t_bwd, sl_add_sat(c.bwd_ns, c.recompute_ns));
-		p = sl_node_param_comm_ns(s, v, choice[v]);
-		param_ns = sl_add_sat(param_ns, p);
-		if (p > 0)
-			comm_end = sl_add_sat(comm_end > t_bwd ? comm_end : t_bwd, p);
+	for (int v = 0; v < g->n_ops; v++) {
+		param_ns = sl_add_sat(param_ns, sl_node_param_comm_ns(s, v, choice[v]));
 		if (sl_op_recomputed(s, v))
 			recomputed += sl_op_model_flops(g, &g->ops[v]);
 	}
-	ev->exposed_comm_ns = ev->comm_ns - param_ns +
-	    (comm_end > t_bwd ? comm_end - t_bwd : 0);
+	other = ev->comm_ns - param_ns;
+	ev->exposed_comm_ns = sl_add_sat(other, micro_exposed(s, choice, true));
 
-	graph_batch(g, &samples, &tokens);
+	tokens = sl_graph_tokens(g, &samples);
 	ev->accum_steps = sl_recipe_accum_steps(&s->opts.recipe, samples);
 	if (ev->accum_steps < 1)	/* global batch not a multiple: round up */
 		ev->accum_steps = s->opts.recipe.global_batch > 0 && samples > 0 ?
 		    sl_ceil_div(s->opts.recipe.global_batch, samples) : 1;
-	ev->step_ns = sl_mul_sat(ev->accum_steps,
-	    sl_add_sat(ev->compute_ns, ev->exposed_comm_ns));
+	/* the micro-steps before the last accumulate without reducing */
+	ev->exposed_accum_ns = ev->accum_steps > 1 ?
+	    sl_add_sat(other, micro_exposed(s, choice, false)) : ev->exposed_comm_ns;
 	ev->tokens = sl_mul_sat(ev->accum_steps, tokens);
 	/* Model FLOPs (compute.c, sl_model_flops), whatever the plan
 	 * recomputes; the hardware's add the forward passes re-run. */
 	ev->model_flops = sl_model_flops(g) * (double)ev->accum_steps;
 	ev->hw_flops = ev->model_flops + recomputed * (double)ev->accum_steps;
+	sl_eval_restep(s, ev);
+}
+
+void
+sl_eval_restep(const sl_space *s, sl_eval *ev)
+{
+	const sl_mesh *m = &s->mesh;
+	int64_t last = sl_add_sat(ev->compute_ns, ev->exposed_comm_ns);
+	double step_s;
+
+	ev->step_ns = sl_add_sat(sl_add_sat(sl_mul_sat(ev->accum_steps - 1,
+	    sl_add_sat(ev->compute_ns, ev->exposed_accum_ns)), last), ev->optim_ns);
+	ev->tokens_per_s = ev->mfu = ev->hfu = 0;
 	step_s = (double)ev->step_ns / 1e9;
 	if (step_s > 0) {
 		ev->tokens_per_s = (double)ev->tokens / step_s;

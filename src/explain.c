@@ -447,7 +447,7 @@ state_why(const sl_space *s, int w, int gr, int o, char *buf, size_t len)
 	const sl_recipe *r = &s->opts.recipe;
 
 	if (r->precision == SL_PREC_BF16 || r->precision == SL_PREC_MEGATRON ||
-	    r->precision == SL_PREC_FP16)
+	    r->precision == SL_PREC_FP8 || r->precision == SL_PREC_FP16)
 		snprintf(buf, len, _("%d weight + %d gradient + %d Adam: fp32 master, m, v"),
 		    w, gr, o);
 	else
@@ -505,6 +505,21 @@ explain_memory(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *s
 			total += mem_line(b, s, t, &sp, it->elems, it->bpe, it->local,
 			    it->full, _("autocast copy of"),
 			    _("bf16 copy of the fp32 weight, kept for backward"), &redundant);
+			break;
+		case SL_WHAT_FP8:
+			if (it->slot < 0) {
+				sb_printf(b, _("  FP8 scaling factors and amax history: %s bytes\n"),
+				    num(it->local, n1, sizeof n1));
+				redundant += it->local - it->full / m->n_devices;
+				total += it->local;
+				break;
+			}
+			sp = st->spec[it->slot];
+			sp.zero = 0;
+			total += mem_line(b, s, t, &sp, it->elems, it->bpe, it->local,
+			    it->full, _("FP8 copy of"),
+			    _("its FP8 copy and transpose (Transformer Engine), kept for the step"),
+			    &redundant);
 			break;
 		case SL_WHAT_SAVED:
 		case SL_WHAT_LAYER_INPUT:

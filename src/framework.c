@@ -305,7 +305,7 @@ check_megatron(const sl_layout *l, const sl_arch *a, char *why, size_t len)
 	 * (arguments.py, params_dtype); there is no fp32-weights autocast */
 	if (l->precision == SL_PREC_AMP)
 		return no(why, len, "%s", _("Megatron-LM has no fp32-weights "
-		    "autocast: precision megatron, bf16, fp16 or fp32"));
+		    "autocast: precision megatron, bf16, fp8, fp16 or fp32"));
 	/* arguments.py validate_args: "Expert parallelism is not supported
 	 * with fp16 training." */
 	if (l->precision == SL_PREC_FP16 && l->ep > 1)

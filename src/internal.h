@@ -238,6 +238,8 @@ typedef enum sl_item_what {
 	SL_WHAT_SAVED,		/* a tensor slot kept for backward */
 	SL_WHAT_LAYER_INPUT,	/* the layer input a fully recomputed layer keeps */
 	SL_WHAT_AUTOCAST,	/* autocast's bf16 copy of a weight */
+	SL_WHAT_FP8,		/* Transformer Engine's FP8 copy of a weight and
+				 * its transpose, and its scaling history */
 	SL_WHAT_EXTRA,		/* what no slot describes (attention scores, LSE) */
 	SL_WHAT_TRANSIENT	/* held for a task or a few (sl_mem_item.kind says which) */
 } sl_item_what;
@@ -293,6 +295,14 @@ void sl_step_items(const sl_space *s, const int *choice, const int *coord,
  * asks what a fully recomputed layer re-materialises in backward). */
 void sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
     sl_recompute rc, item_fn fn, void *ctx);
+/*
+ * Whether the recipe runs op's matrix products in FP8 (compute.c): under
+ * --precision fp8, Transformer Engine's linear layers, the matmuls of a
+ * parameter weight inside a transformer layer; the embedding, the output
+ * layer and attention stay in bf16 (te.Linear and its fused modules
+ * replace the layers' linears; fp8_dpa, FP8 attention, is off by default).
+ */
+bool sl_fp8_matmul(const sl_space *sp, const sl_op *op);
 /* Axes over which an input's gradient is a partial sum (space.c). */
 uint8_t sl_grad_axes(const sl_binding *b, const sl_strategy *st, int slot,
     int out_slot);

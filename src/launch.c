@@ -220,6 +220,9 @@ launch_mem_item(void *ctx, const sl_mem_item *it)
 	case SL_WHAT_AUTOCAST:
 		launch_alloc(c, it->op, it->cat, it->local, "%s:autocast:%s", on, tn);
 		break;
+	case SL_WHAT_FP8:
+		launch_alloc(c, it->op, it->cat, it->local, "%s:fp8:%s", on, tn);
+		break;
 	case SL_WHAT_TRANSIENT: {
 		/* the resharding copy the consumer holds */
 		const sl_space_edge *ed = &c->s->edges[it->edge];

@@ -117,6 +117,90 @@ dev_peak_acts(const sl_pipeline *pl, int d, int j, int64_t acts_j)
 }
 
 /*
+ * The gradient sync and optimizer of pipeline pl, from each device's sums
+ * over its chunks (bwd, sync, optim, pelems: of one micro-batch, once per
+ * step): the sync's share per bucket (sl_recipe_grad_bucket) and what is
+ * left of it after the pipelined time (sl_pipe_sync_exposed); the slowest
+ * device's optimizer.  Megatron-LM buckets the first pipeline rank's
+ * gradients alone; the others reduce theirs in one piece once their
+ * backward is done, while the ranks before them drain
+ * (megatron/core/distributed/distributed_data_parallel.py: bucket_size
+ * None when the pipeline rank is not 0).
+ */
+void
+pipe_sync(const hyb *h, sl_pipeline *pl, int p, int v, const dev_sums *dt)
+{
+	const sl_recipe *r = &h->o->space.recipe;
+	int gb = sl_recipe_state_bytes(r, SL_CAT_GRADS);
+	int64_t *sync = sl_xmalloc(p * sizeof *sync), *bwd = sl_xmalloc(p * sizeof *bwd);
+	double *q = sl_xmalloc(p * sizeof *q);
+
+	pl->optim_ns = 0;
+	for (int d = 0; d < p; d++) {
+		int64_t bucket = sl_recipe_grad_bucket(r, pl->mesh.n_devices, gb);
+		double bytes = (double)dt[d].pelems * gb;
+
+		sync[d] = dt[d].sync;
+		bwd[d] = dt[d].bwd;
+		q[d] = bytes > 0 && bucket < INT64_MAX ? (double)bucket / bytes : 1;
+		if (r->framework == SL_FW_MEGATRON && d > 0)
+			q[d] = 1;
+		if (dt[d].optim > pl->optim_ns)
+			pl->optim_ns = dt[d].optim;
+	}
+	pl->sync_ns = sl_pipe_sync_exposed(p, v, sync, bwd, q);
+	free(sync);
+	free(bwd);
+	free(q);
+}
+
+static int megatron_choice(const sl_space *sp, bool tp, bool seq, int *choice,
+    sl_error *err);
+
+/*
+ * Stage j of c in Megatron-LM's layout (c->layout) instead of a planned
+ * one: its operators take mc, the Megatron-LM plan of the whole graph
+ * (layout_choice), costed by the same tables; it fits when its memory with
+ * ks states and k micro-batches in flight is within cap.  *out holds it.
+ */
+static const stage_plan *
+layout_plan(hyb *h, stage_type *ty, const sl_pipe_config *c, int j,
+    const int *mc, int64_t ks, int64_t k, int64_t cap, stage_plan *out)
+{
+	int r = recomp_index(c->recompute[j]);
+
+	type_extras(h, ty, r);
+	memset(out, 0, sizeof *out);
+	stage_plan_totals(ty, space_tab(h, ty->se, r), r, mc + ty->a, out);
+	out->choice = (int *)(mc + ty->a);
+	out->r = r;
+	out->ks = ks;
+	out->k = k;
+	out->cap = cap;
+	out->ok = stage_plan_mem(out, ks, k) <= cap;
+	return out;
+}
+
+/* Megatron-LM's plan of the graph of c (tensor parallel on the inner axis
+ * when it has more than one device), for layout_plan; NULL with err. */
+static int *
+layout_choice(hyb *h, const sl_pipe_config *c, sl_error *err)
+{
+	space_entry *se = hyb_space(h, c->graph_batch, c->outer, c->inner, err);
+	int *mc;
+
+	if (se == NULL)
+		return NULL;
+	mc = sl_xmalloc((se->sp->g->n_ops ? se->sp->g->n_ops : 1) * sizeof *mc);
+	if (megatron_choice(se->sp, c->inner > 1, c->layout == SL_LAYOUT_MEGATRON_SP,
+	    mc, err) != SL_OK) {
+		free(mc);
+		return NULL;
+	}
+	return mc;
+}
+
+/*
  * The degrees the pipeline launches with.  Where the roles of the axes
  * bind (named axes, or a framework), from the roles: tensor parallel the
  * tp axes, context parallel the cp axes.  Otherwise from the plan:
@@ -200,6 +284,10 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 	int64_t cap = mem_cap(o), m = c->micro_batches;
 	const sl_graph *g;
 	int64_t *t;
+	dev_sums *dt;
+	double recomputed = 0;
+	stage_plan fixed;
+	int *mc = NULL;
 
 	memset(pl, 0, sizeof *pl);
 	if ((g = hyb_graph(h, c->graph_batch, err)) == NULL)
@@ -227,12 +315,22 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 		pl->pp_link = sl_topo_pp_link(o->topo);
 	for (int d = 0; d < p; d++)
 		pl->dev[d].in_flight = sl_pipe_in_flight(pl->schedule, p, v, m, d);
+	dt = sl_xcalloc(p, sizeof *dt);
+	h->all_tabs |= c->layout != SL_LAYOUT_PLANNED;
+	if (c->layout != SL_LAYOUT_PLANNED &&
+	    (mc = layout_choice(h, c, err)) == NULL) {
+		free(dt);
+		return err->code ? err->code : SL_EINTERNAL;
+	}
 	pl->fits = true;
 	for (int j = 0, tot = 0; j < ns; j++) {
-		if (c->layers[j] < 1 || (tot += c->layers[j]) > g->n_layers)
+		if (c->layers[j] < 1 || (tot += c->layers[j]) > g->n_layers) {
+			free(dt);
+			free(mc);
 			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 			    _("stage %d: %d layers do not fit the model's %d"), j,
 			    c->layers[j], g->n_layers);
+		}
 	}
 	for (int j = 0; j < ns; j++) {
 		sl_pipe_stage *st = &pl->stage[j];
@@ -243,14 +341,23 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 		int a, b;
 
 		ty = hyb_type(h, c->graph_batch, c->outer, c->inner, l0, n, err);
-		if (ty == NULL)
+		if (ty == NULL) {
+			free(dt);
+			free(mc);
 			return err->code ? err->code : SL_EINTERNAL;
+		}
 		chunk_budget(h, v, pl->dev[d].in_flight,
 		    device_alike(h, ty->se, p, v, d, c->layers, 0), &ks, &kc, &ccap);
-		sp = type_plan(h, ty, recomp_index(c->recompute[j]), ks, kc, m,
-		    ccap, err);
-		if (sp == NULL)
+		if (mc != NULL)
+			sp = layout_plan(h, ty, c, j, mc, ks, kc, ccap, &fixed);
+		else
+			sp = type_plan(h, ty, recomp_index(c->recompute[j]), ks, kc, m,
+			    ccap, err);
+		if (sp == NULL) {
+			free(dt);
+			free(mc);
 			return err->code ? err->code : SL_EINTERNAL;
+		}
 		stage_ops(g, l0, n, &a, &b);
 		st->first_layer = l0;
 		st->n_layers = n;
@@ -266,10 +373,12 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 		st->states = sp->states;
 		st->acts = sp->acts;
 		st->compute_ns = sp->compute;
+		st->bwd_ns = sp->bwd;
 		st->comm_ns = sl_add_sat(sp->comm, sp->p2p);
 		st->p2p_ns = sp->p2p;
 		st->micro_ns = stage_plan_micro(sp);
 		st->sync_ns = sp->sync;
+		st->optim_ns = sp->optim;
 		/* a device keeps its chunks' states; their moments (buffers)
 		 * come one at a time: the largest, added below */
 		pl->dev[d].states = sl_add_sat(pl->dev[d].states,
@@ -277,22 +386,24 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 		if (st->states.buffers > pl->dev[d].moment)
 			pl->dev[d].moment = st->states.buffers;
 		pl->dev[d].micro_ns = sl_add_sat(pl->dev[d].micro_ns, st->micro_ns);
-		if (st->sync_ns > pl->sync_ns)
-			pl->sync_ns = st->sync_ns;
+		dt[d].bwd = sl_add_sat(dt[d].bwd, sp->bwd);
+		dt[d].sync = sl_add_sat(dt[d].sync, sp->sync);
+		dt[d].optim = sl_add_sat(dt[d].optim, sp->optim);
+		dt[d].pelems = sl_add_sat(dt[d].pelems, sp->pelems);
 		if (!sp->ok)
 			pl->fits = false;
-		/* FLOPs: the stage's useful work per micro-batch, all devices */
-		for (int u = 0; u < b - a; u++) {
-			sl_compute cp;
-			sl_node_compute(ty->se->sp, u + a, sp->choice[u], NULL, &cp);
-			pl->flops = sl_add_sat(pl->flops, sl_mul_sat(sl_mul_sat(
-			    cp.flops_fwd + cp.flops_bwd, m), pl->mesh.n_devices));
-		}
+		/* the forward passes its layers run again in backward */
+		for (int u = 0; u < b - a; u++)
+			if (sl_recomputes(&o->space.recipe, &g->ops[u + a], st->recompute))
+				recomputed += sl_op_model_flops(g, &g->ops[u + a]);
 		l0 += n;
 	}
-	if (l0 != g->n_layers)
+	if (l0 != g->n_layers) {
+		free(dt);
+		free(mc);
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 		    _("the stages hold %d layers; the model has %d"), l0, g->n_layers);
+	}
 	t = sl_xmalloc(p * sizeof *t);
 	for (int d = 0; d < p; d++) {
 		sl_pipe_dev *dv = &pl->dev[d];
@@ -313,8 +424,25 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 				mx = t[d];
 		pl->bubble_ns = pl->pipe_ns - sl_mul_sat(m, mx);
 	}
-	pl->step_ns = sl_add_sat(pl->pipe_ns, pl->sync_ns);
+	pipe_sync(h, pl, p, v, dt);
+	free(dt);
+	free(mc);
+	pl->step_ns = sl_add_sat(sl_add_sat(pl->pipe_ns, pl->sync_ns), pl->optim_ns);
 	free(t);
+	/* Model FLOPs of m micro-batches of the graph (compute.c), whatever
+	 * the stages recompute; the hardware's add the forward passes re-run */
+	pl->model_flops = sl_model_flops(g) * (double)m;
+	pl->hw_flops = pl->model_flops + recomputed * (double)m;
+	pl->tokens = sl_mul_sat(sl_graph_tokens(g, NULL), m);
+	if (pl->step_ns > 0) {
+		double s = (double)pl->step_ns / 1e9;
+		double peak = o->hw.flops * (double)p * (double)pl->mesh.n_devices;
+		pl->tokens_per_s = (double)pl->tokens / s;
+		if (peak > 0) {
+			pl->mfu = pl->model_flops / (peak * s);
+			pl->hfu = pl->hw_flops / (peak * s);
+		}
+	}
 	pipeline_degrees(h, c, pl);
 	return SL_OK;
 }
@@ -335,3 +463,26 @@ sl_pipeline_eval(const sl_hybrid_opts *o, const sl_pipe_config *c,
 	return rc;
 }
 
+/* The Megatron-LM plan of a stage (baseline.c), with sequence parallelism
+ * when seq, or an error. */
+static int
+megatron_choice(const sl_space *sp, bool tp, bool seq, int *choice,
+    sl_error *err)
+{
+	sl_scored_plan sc;
+	sl_baseline_opts bo;
+	int rc;
+
+	memset(&bo, 0, sizeof bo);
+	bo.mem_budget = -1;
+	bo.solver = SL_SOLVER_AUTO;
+	memset(&sc, 0, sizeof sc);
+	rc = sl_baseline_plan(sp, !tp ? SL_BASE_DP : seq ? SL_BASE_MEGATRON_SP :
+	    SL_BASE_MEGATRON, &bo, NULL, &sc, err);
+	if (rc == SL_OK && sc.applicable && sc.choice != NULL)
+		memcpy(choice, sc.choice, sp->g->n_ops * sizeof *choice);
+	else if (rc == SL_OK)
+		rc = SL_EINTERNAL;
+	sl_scored_plan_free(&sc);
+	return rc;
+}

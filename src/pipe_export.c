@@ -401,6 +401,12 @@ export_megatron(ex *x)
 	 */
 	if (l->precision == SL_PREC_MEGATRON)
 		sb_printf(&x->b, "    --bf16 \\\n");
+	else if (l->precision == SL_PREC_FP8)
+		/* Transformer Engine's delayed scaling, E4M3 forward and E5M2
+		 * gradients, as the step was costed (arguments.py, --fp8-*) */
+		sb_printf(&x->b, "    --bf16 --transformer-impl transformer_engine "
+		    "--fp8-format hybrid --fp8-amax-history-len 1024 "
+		    "--fp8-amax-compute-algo max \\\n");
 	else if (l->precision == SL_PREC_BF16)
 		sb_printf(&x->b, "    --bf16 --grad-reduce-in-bf16 \\\n");
 	else if (l->precision == SL_PREC_FP16)
@@ -413,9 +419,12 @@ export_megatron(ex *x)
 	else if (rc == SL_RECOMP_FULL)
 		sb_printf(&x->b, "    --recompute-granularity full --recompute-method "
 		    "uniform --recompute-num-layers 1 \\\n");
+	/* clipping and the gradients' overlap as the step was costed
+	 * (doc/cost-model.md, "Step time") */
 	sb_printf(&x->b, "    --optimizer adam --lr 3.0e-4 --min-lr 3.0e-5 "
 	    "--lr-decay-style cosine --lr-warmup-iters 10 --weight-decay 0.1 "
-	    "--clip-grad 1.0 --adam-beta1 0.9 --adam-beta2 0.95 \\\n");
+	    "--clip-grad %s --adam-beta1 0.9 --adam-beta2 0.95 \\\n",
+	    x->o->space.recipe.no_clip_grad ? "0.0" : "1.0");
 	/*
 	 * The distributed optimizer shards the fp32 main weights and Adam
 	 * states over data parallel (megatron/core/optimizer/
@@ -424,13 +433,14 @@ export_megatron(ex *x)
 	 * precision-aware optimizer (arguments.py: --optimizer-cpu-offload).
 	 */
 	if (l->zero >= 1) {
-		sb_printf(&x->b, "    --use-distributed-optimizer --overlap-grad-reduce "
-		    "--overlap-param-gather \\\n");
+		sb_printf(&x->b, "    --use-distributed-optimizer%s \\\n",
+		    x->o->space.recipe.no_grad_overlap ? "" :
+		    " --overlap-grad-reduce --overlap-param-gather");
 		if (l->offload_optimizer)
 			sb_printf(&x->b, "    --optimizer-cpu-offload "
 			    "--use-precision-aware-optimizer "
 			    "--optimizer-offload-fraction 1.0 \\\n");
-	} else if (l->dp > 1)
+	} else if (l->dp > 1 && !x->o->space.recipe.no_grad_overlap)
 		sb_printf(&x->b, "    --overlap-grad-reduce \\\n");
 	sb_printf(&x->b, "    --train-iters 1000 --log-interval 10 --eval-iters 0 "
 	    "--mock-data\n");
@@ -761,6 +771,17 @@ export_json(ex *x, sl_error *err)
 	    "fits", (int)pl->fits, "stages", stages);
 	json_object_set_new(root, "recipe",
 	    sl_plan_recipe_json(&x->o->space.recipe, NULL, 0));
+	/* the step's parts and what it achieves (doc/cost-model.md) */
+	json_object_set_new(root, "step", json_pack(
+	    "{s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o}",
+	    "pipeline_ns", (json_int_t)pl->pipe_ns,
+	    "sync_ns", (json_int_t)pl->sync_ns,
+	    "optimizer_ns", (json_int_t)pl->optim_ns,
+	    "tokens", (json_int_t)pl->tokens,
+	    "tokens_per_s", sl_json_real(pl->tokens_per_s),
+	    "model_flops", sl_json_real(pl->model_flops),
+	    "hardware_flops", sl_json_real(pl->hw_flops),
+	    "mfu", sl_json_real(pl->mfu), "hfu", sl_json_real(pl->hfu)));
 	json_object_update_missing_new(root, pipe_setup_json(x));
 	/* the sub-mesh's roles and shape join its "mesh" */
 	json_object_update(json_object_get(root, "mesh"),

@@ -21,6 +21,7 @@
  *   pipe_suggest.c   what would make a model fit
  *   pipe_export.c    launch arguments and configurations (presentation)
  *   pipe_ctx.c       a pipeline kept for the explorer
+ *   pipe_account.c   Megatron-LM's recommended layout, and a plan's gain
  */
 #ifndef SL_PIPE_INTERNAL_H
 #define SL_PIPE_INTERNAL_H
@@ -49,10 +50,24 @@ int recomp_index(sl_recompute r);
  * rep[v]: an operator whose rows are v's, value for value (the operator at
  * the same position of layer 1, when checked equal; else v itself).
  */
+/*
+ * The time terms of one operator under one strategy (pipe_space.c): per
+ * micro-batch its compute (forward, backward and recomputed forward, of
+ * which bwd is the backward and the recomputation) and communication
+ * besides the gradient sync; once per step the data-parallel gradient
+ * all-reduce (sync; with optimizer offload, the gradients' copy to the
+ * host as well), the optimizer step (optim: on the device, or the host's
+ * and the weights' copy back) and the parameter elements it updates.
+ */
+typedef struct op_time {
+	int64_t compute, comm, bwd;
+	int64_t sync, optim, pelems;
+} op_time;
+
 typedef struct stage_tab {
 	bool ready;
 	sl_mem **mem;
-	int64_t **compute, **comm, **sync;
+	op_time **time;
 	int *rep;
 	int *of;		/* the operator whose rows v points at (v: its own) */
 	/*
@@ -111,7 +126,8 @@ typedef struct stage_plan {
 	bool ok;		/* some plan fits cap */
 	int *choice;		/* per operator of the stage */
 	sl_mem states;		/* params, grads, optim, buffers (acts 0) */
-	int64_t acts, compute, comm, p2p, sync;
+	int64_t acts, compute, comm, p2p, bwd;
+	int64_t sync, optim, pelems;	/* once per step (op_time) */
 } stage_plan;
 
 /* An operator slot of the stage that costs extra: a boundary transfer or
@@ -163,6 +179,11 @@ typedef struct hyb {
 	sl_dp_pool *pool;	/* layers the stages' solvers share */
 	int64_t solves, hits;
 	bool own_layers;	/* a stage type serves only its own layers */
+	/* every strategy's entries of the stage tables, not only the
+	 * framework's plan's (space_tab): a stage in Megatron-LM's layout
+	 * (sl_pipe_config.layout) reads its own plan's, without sequence
+	 * parallelism too */
+	bool all_tabs;
 	/* the model as a framework describes it; NULL when it is not one
 	 * the frameworks run (sl_arch_of) */
 	const sl_arch *arch;
@@ -209,13 +230,24 @@ void type_extras(const hyb *h, stage_type *t, int r);
 void type_allow_roles(const hyb *h, stage_type *t);
 void stage_plan_totals(const stage_type *t, const stage_tab *tb, int r,
     const int *c, stage_plan *sp);
-/* Memory with ks states and k acts; time of one micro-batch. */
+/* Memory with ks states and k acts; time of one micro-batch; the time it
+ * adds once per step (its gradient sync and optimizer). */
 int64_t stage_plan_mem(const stage_plan *p, int64_t ks, int64_t k);
 int64_t stage_plan_micro(const stage_plan *p);
+int64_t stage_plan_once(const stage_plan *p);
 const stage_plan *type_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k,
     int64_t m, int64_t cap, sl_error *err);
 
 /* ------------------------------------------------------ pipe_eval.c */
+
+/* A device's sums over its chunks: one micro-batch's backward, and once
+ * per step its gradient sync, optimizer and parameter elements. */
+typedef struct dev_sums {
+	int64_t bwd, sync, optim, pelems;
+} dev_sums;
+/* The step's sync and optimizer (pl->sync_ns, pl->optim_ns) of p devices
+ * of v chunks from their sums. */
+void pipe_sync(const hyb *h, sl_pipeline *pl, int p, int v, const dev_sums *dt);
 
 bool device_alike(const hyb *h, const space_entry *se, int p, int v, int d,
     const int *layers, int n);

@@ -132,3 +132,30 @@ sl_pipe_time(int p, int v, int64_t m, const int64_t *t)
 	}
 	return sl_add_sat(sl_mul_sat(m, mx), (sum - mx) / v);
 }
+
+/*
+ * A device's sync S in buckets of q S while its backward B runs: buckets
+ * ready at q B, 2 q B, ..., B; the reduction keeps up when S <= B and ends
+ * q S after the backward, else it ends (1 - q) B earlier than S after
+ * the first bucket: max(q S, S - (1 - q) B) past the backward.  The drain
+ * of the devices before it hides that much more.
+ */
+int64_t
+sl_pipe_sync_exposed(int p, int v, const int64_t *sync, const int64_t *bwd,
+    const double *q)
+{
+	double lag = 0, worst = 0;
+
+	if (v < 1)
+		v = 1;
+	for (int d = 0; d < p; d++) {
+		double s = (double)sync[d], b = (double)bwd[d];
+		double f = q[d] < 0 ? 0 : q[d] > 1 ? 1 : q[d];
+		double x = f * s > s - (1 - f) * b ? f * s : s - (1 - f) * b;
+
+		if (x - lag > worst)
+			worst = x - lag;
+		lag += b / v;
+	}
+	return worst >= 9.2e18 ? INT64_MAX : (int64_t)(worst + 0.5);
+}

@@ -28,7 +28,9 @@ sl_hybrid_result_free(sl_hybrid_result *r)
 typedef struct item {
 	bool ok;
 	int r;
-	int64_t t, sync, mem;
+	int64_t t, mem;
+	int64_t once;			/* its sync and optimizer (stage_plan_once) */
+	dev_sums sums;			/* what the step's end needs of it */
 } item;
 
 typedef struct cfg {
@@ -94,23 +96,25 @@ cfg_item(hyb *h, cfg *c, int j, int u, int n, item *out, sl_error *err)
 			const stage_plan *f = type_plan(h, ty, r, 1, 1, c->m, INT64_MAX / 4, err);
 			if (f == NULL)
 				return err->code ? err->code : SL_EINTERNAL;
-			if (sl_add_sat(sl_mul_sat(c->m, stage_plan_micro(f)), f->sync) >=
-			    sl_add_sat(sl_mul_sat(c->m, out->t), out->sync))
+			if (sl_add_sat(sl_mul_sat(c->m, stage_plan_micro(f)), stage_plan_once(f)) >=
+			    sl_add_sat(sl_mul_sat(c->m, out->t), out->once))
 				continue;
 		}
 		sp = type_plan(h, ty, r, ks, k, c->m, cap, err);
 		if (sp == NULL)
 			return err->code ? err->code : SL_EINTERNAL;
 		t = stage_plan_micro(sp);
-		key = sl_add_sat(sl_mul_sat(c->m, t), sp->sync);
-		best = sl_add_sat(sl_mul_sat(c->m, out->t), out->sync);
+		key = sl_add_sat(sl_mul_sat(c->m, t), stage_plan_once(sp));
+		best = sl_add_sat(sl_mul_sat(c->m, out->t), out->once);
 		if ((sp->ok && !out->ok) || (sp->ok == out->ok &&
 		    (r == r0 || (sp->ok ? key < best :
 		    stage_plan_mem(sp, ks, k) < out->mem)))) {
 			out->ok = sp->ok;
 			out->r = r;
 			out->t = t;
-			out->sync = sp->sync;
+			out->once = stage_plan_once(sp);
+			out->sums = (dev_sums){ .bwd = sp->bwd, .sync = sp->sync,
+			    .optim = sp->optim, .pelems = sp->pelems };
 			out->mem = stage_plan_mem(sp, ks, k);
 		}
 		/* the fastest plan fits: recomputing more cannot be faster */
@@ -341,16 +345,23 @@ try_partition(hyb *h, cfg *c, const int *layers, best_t *b, best_t *cb,
 		 * One chunk per device: the items are the stages exactly as
 		 * pipeline_eval costs them, so the step is their arithmetic.
 		 */
-		int64_t t[1024] = { 0 }, sync = 0, step;
+		int64_t t[1024] = { 0 }, step;
+		dev_sums ds[1024];
+		sl_pipeline q;
 		for (int j = 0, u = 0; j < c->ns; u += layers[j], j++) {
 			item *it = cfg_at(c, j, u, layers[j]);
 			if (!it->ok)
 				return SL_OK;
 			t[j] = it->t;
-			if (it->sync > sync)
-				sync = it->sync;
+			ds[j] = it->sums;
 		}
-		step = sl_add_sat(sl_pipe_time(c->p, 1, c->m, t), sync);
+		/* the end of the step as pipeline_eval takes it (pipe_sync) */
+		memset(&q, 0, sizeof q);
+		if (stage_mesh(h, c->outer, c->inner, &q.mesh, err) != SL_OK)
+			return err->code;
+		pipe_sync(h, &q, c->p, 1, ds);
+		step = sl_add_sat(sl_add_sat(sl_pipe_time(c->p, 1, c->m, t),
+		    q.sync_ns), q.optim_ns);
 		if (!cb->found || step < cb->step) {
 			cfg_to_pipe(c, layers, rec, &pc);
 			cb->found = true;

@@ -29,15 +29,11 @@ tab_free(stage_tab *t, int n_ops)
 		if (t->of[v] != v)
 			continue;
 		free(t->mem[v]);
-		free(t->compute[v]);
-		free(t->comm[v]);
-		free(t->sync[v]);
+		free(t->time[v]);
 	}
 	free(t->of);
 	free(t->mem);
-	free(t->compute);
-	free(t->comm);
-	free(t->sync);
+	free(t->time);
 	free(t->rep);
 	free(t->ndiff);
 	t->ndiff = NULL;
@@ -335,8 +331,8 @@ space_tab(const hyb *h, space_entry *e, int r)
 
 	/* under a framework only its plan's entries are read (type_fw_plan):
 	 * the other strategies' stay zero */
-	const int *fc = h->o->space.recipe.framework != SL_FW_FREE ?
-	    space_fw_choice(h, e, NULL) : NULL;
+	const int *fc = h->o->space.recipe.framework != SL_FW_FREE &&
+	    !h->all_tabs ? space_fw_choice(h, e, NULL) : NULL;
 	bool **need = NULL;
 
 	if (tb->ready)
@@ -354,9 +350,7 @@ space_tab(const hyb *h, space_entry *e, int r)
 		}
 	}
 	tb->mem = sl_xcalloc(n, sizeof *tb->mem);
-	tb->compute = sl_xcalloc(n, sizeof *tb->compute);
-	tb->comm = sl_xcalloc(n, sizeof *tb->comm);
-	tb->sync = sl_xcalloc(n, sizeof *tb->sync);
+	tb->time = sl_xcalloc(n, sizeof *tb->time);
 	tb->of = sl_xmalloc((n ? n : 1) * sizeof *tb->of);
 	for (int v = 0; v < n; v++) {
 		int k = sp->ops[v].n_strat;
@@ -366,34 +360,40 @@ space_tab(const hyb *h, space_entry *e, int r)
 			int u = sp->like[v];
 			tb->of[v] = tb->of[u];
 			tb->mem[v] = tb->mem[u];
-			tb->compute[v] = tb->compute[u];
-			tb->comm[v] = tb->comm[u];
-			tb->sync[v] = tb->sync[u];
+			tb->time[v] = tb->time[u];
 			continue;
 		}
 		tb->of[v] = v;
 		tb->mem[v] = sl_xmalloc(k * sizeof **tb->mem);
-		tb->compute[v] = sl_xmalloc(k * sizeof(int64_t));
-		tb->comm[v] = sl_xmalloc(k * sizeof(int64_t));
-		tb->sync[v] = sl_xmalloc(k * sizeof(int64_t));
+		tb->time[v] = sl_xcalloc(k, sizeof **tb->time);
 		for (int s = 0; s < k; s++) {
+			op_time *ot = &tb->time[v][s];
 			sl_comm c;
 			sl_compute cp;
 
 			if (need != NULL && !need[v][s]) {
 				memset(&tb->mem[v][s], 0, sizeof tb->mem[v][s]);
-				tb->compute[v][s] = tb->comm[v][s] = tb->sync[v][s] = 0;
+				memset(ot, 0, sizeof *ot);
 				continue;
 			}
 			/* the stage's fold of the operator's items */
 			sl_node_stage_mem(sp, v, s, NULL, &tb->mem[v][s]);
 			sl_node_cost(sp, v, s, NULL, NULL, &c);
 			sl_node_compute(sp, v, s, NULL, &cp);
-			if (h->o->offload_optimizer)
+			ot->compute = cp.fwd_ns + cp.bwd_ns + cp.recompute_ns;
+			ot->bwd = cp.bwd_ns + cp.recompute_ns;
+			ot->sync = node_sync_ns(sp, v, s);
+			ot->comm = sl_comm_total(&c) - ot->sync;
+			ot->pelems = cp.param_elems;
+			ot->optim = cp.optim_ns;
+			if (h->o->offload_optimizer) {
+				int64_t d2h, host;
 				tb->mem[v][s].optim = 0;
-			tb->compute[v][s] = cp.fwd_ns + cp.bwd_ns + cp.recompute_ns;
-			tb->sync[v][s] = node_sync_ns(sp, v, s);
-			tb->comm[v][s] = sl_comm_total(&c) - tb->sync[v][s];
+				sl_offload_ns(&sp->mesh.hw, &sp->opts.recipe,
+				    cp.param_elems, &d2h, &host);
+				ot->sync = sl_add_sat(ot->sync, d2h);
+				ot->optim = host;
+			}
 		}
 	}
 	for (int v = 0; need != NULL && v < n; v++)
@@ -406,9 +406,7 @@ space_tab(const hyb *h, space_entry *e, int r)
 		if (u < v && tb->of[u] == tb->of[v])
 			tb->rep[v] = u;		/* the very rows */
 		else if (u < v && memcmp(tb->mem[v], tb->mem[u], k * sizeof **tb->mem) == 0 &&
-		    memcmp(tb->compute[v], tb->compute[u], k * sizeof(int64_t)) == 0 &&
-		    memcmp(tb->comm[v], tb->comm[u], k * sizeof(int64_t)) == 0 &&
-		    memcmp(tb->sync[v], tb->sync[u], k * sizeof(int64_t)) == 0)
+		    memcmp(tb->time[v], tb->time[u], k * sizeof **tb->time) == 0)
 			tb->rep[v] = u;
 	}
 	tb->ready = true;
@@ -437,9 +435,7 @@ tab_same_prev(const hyb *h, space_entry *e, int r, int a, int b)
 		for (int v = 0; v < n; v++) {
 			int k = e->sp->ops[v].n_strat;
 			bool same = memcmp(tb->mem[v], pv->mem[v], k * sizeof **tb->mem) == 0 &&
-			    memcmp(tb->compute[v], pv->compute[v], k * sizeof(int64_t)) == 0 &&
-			    memcmp(tb->comm[v], pv->comm[v], k * sizeof(int64_t)) == 0 &&
-			    memcmp(tb->sync[v], pv->sync[v], k * sizeof(int64_t)) == 0;
+			    memcmp(tb->time[v], pv->time[v], k * sizeof **tb->time) == 0;
 			tb->ndiff[v + 1] = tb->ndiff[v] + !same;
 		}
 	}

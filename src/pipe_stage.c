@@ -27,6 +27,39 @@ p2p_ns(int64_t bytes, const sl_link *l)
 	return (int64_t)llround(s * 1e9);
 }
 
+/*
+ * One transfer between stages of a tensor a device holds bytes of under
+ * spec.  Where the sub-mesh's devices along an axis hold the same shard
+ * (a tensor-parallel group without sequence parallelism), each sends a
+ * share and the receivers all-gather it over that axis: Megatron-LM's
+ * scatter-gather (Narayanan et al. SC21, section 4.1;
+ * --scatter-gather-tensors-in-pipeline, on by default) and DeepSpeed's
+ * pipe_partitioned; torchtitan's pipeline sends the tensor whole.
+ */
+static int64_t
+stage_send_ns(const hyb *h, const sl_space *sp, const sl_spec *spec,
+    const sl_tensor *ts, int64_t bytes, const sl_link *pl)
+{
+	const sl_mesh *m = &sp->mesh;
+	uint8_t split = 0;
+	int parts = 1;
+	int64_t t;
+
+	if (h->o->space.recipe.framework == SL_FW_TORCHTITAN)
+		return p2p_ns(bytes, pl);
+	for (int d = 0; d < ts->rank; d++)
+		split |= spec->split[d];
+	for (int a = 0; a < m->n_axes; a++)
+		if (!(split & (1u << a)) && m->axes[a].size > 1)
+			parts *= m->axes[a].size;
+	t = p2p_ns(sl_ceil_div(bytes, parts), pl);
+	for (int a = 0; a < m->n_axes; a++)
+		if (!(split & (1u << a)) && m->axes[a].size > 1)
+			t = sl_add_sat(t, sl_coll_time(SL_COLL_ALL_GATHER,
+			    m->axes[a].size, bytes, &m->axes[a].link));
+	return t;
+}
+
 static void
 free_rows(int64_t **x, int n)
 {
@@ -388,7 +421,8 @@ type_extras(const hyb *h, stage_type *t, int r)
 			int64_t el = sl_local_elems(&sp->mesh, spec, ts, NULL);
 			if (need_p2p) {
 				if (r == 0)
-					t->xp2p[v][s] += 2 * p2p_ns(sl_mul_sat(el,
+					t->xp2p[v][s] += 2 * stage_send_ns(h, sp,
+					    spec, ts, sl_mul_sat(el,
 					    sl_elem_bytes(sp, ts)), &pl);
 			} else {
 				int64_t per = 0;
@@ -417,7 +451,8 @@ stage_plan_totals(const stage_type *t, const stage_tab *tb, int r,
 	const sl_space *s = t->se->sp;
 
 	memset(&sp->states, 0, sizeof sp->states);
-	sp->acts = sp->compute = sp->comm = sp->p2p = sp->sync = 0;
+	sp->acts = sp->compute = sp->comm = sp->p2p = sp->bwd = 0;
+	sp->sync = sp->optim = sp->pelems = 0;
 	for (int v = 0; v < t->b - t->a; v++) {
 		int o = v + t->a;
 		const sl_mem *m = &tb->mem[o][c[v]];
@@ -428,9 +463,13 @@ stage_plan_totals(const stage_type *t, const stage_tab *tb, int r,
 		if (m->buffers > sp->states.buffers)
 			sp->states.buffers = m->buffers;
 		sp->acts += m->acts;
-		sp->compute += tb->compute[o][c[v]];
-		sp->comm += tb->comm[o][c[v]];
-		sp->sync += tb->sync[o][c[v]];
+		const op_time *ot = &tb->time[o][c[v]];
+		sp->compute += ot->compute;
+		sp->comm += ot->comm;
+		sp->bwd += ot->bwd;
+		sp->sync += ot->sync;
+		sp->optim += ot->optim;
+		sp->pelems += ot->pelems;
 		sp->p2p += x_at(t->xp2p, v, c[v]);
 	}
 	for (int e = 0; e < t->prob->m; e++) {
@@ -456,6 +495,12 @@ int64_t
 stage_plan_micro(const stage_plan *p)
 {
 	return sl_add_sat(sl_add_sat(p->compute, p->comm), p->p2p);
+}
+
+int64_t
+stage_plan_once(const stage_plan *p)
+{
+	return sl_add_sat(p->sync, p->optim);
 }
 
 /*
@@ -513,9 +558,10 @@ type_solve(hyb *h, stage_type *t, const stage_tab *tb, int r, int64_t ks,
 			const sl_mem *mm = &tb->mem[o][s];
 			double mem = (double)ks * (double)(sl_mem_total(mm) - mm->acts +
 			    x_at(t->xmem[r], v, s)) + (double)k * (double)mm->acts;
-			double ns = (double)m * (double)(tb->compute[o][s] +
-			    tb->comm[o][s] + x_at(t->xp2p, v, s)) +
-			    (double)tb->sync[o][s];
+			const op_time *ot = &tb->time[o][s];
+			double ns = (double)m * (double)(ot->compute +
+			    ot->comm + x_at(t->xp2p, v, s)) +
+			    (double)(ot->sync + ot->optim);
 			p->cost[v][s] = (int64_t)(wm * mem + wt * ns + 0.5);
 		}
 	}
@@ -574,7 +620,8 @@ stage_probe_measure(void *ctx, const int *choice, int64_t *mem,
 
 	stage_plan_totals(sp->t, sp->tb, sp->r, choice, &sp->p);
 	*mem = stage_plan_mem(&sp->p, sp->ks, sp->k);
-	*cost = (double)sp->m * (double)stage_plan_micro(&sp->p) + (double)sp->p.sync;
+	*cost = (double)sp->m * (double)stage_plan_micro(&sp->p) +
+	    (double)stage_plan_once(&sp->p);
 }
 
 /*

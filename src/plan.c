@@ -79,14 +79,18 @@ json_t *
 sl_plan_recipe_json(const sl_recipe *rc, const uint8_t *layer_recompute,
     int n_layers)
 {
-	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:i}",
+	json_t *o = json_pack(
+	    "{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:i, s:s, s:b, s:b}",
 	    "framework", sl_framework_name(rc->framework),
 	    "attention", sl_attention_name(rc->attention),
 	    "precision", sl_precision_name(rc->precision),
 	    "recompute", sl_recompute_name(rc->recompute),
 	    "micro_batch", (json_int_t)rc->micro_batch,
 	    "global_batch", (json_int_t)rc->global_batch,
-	    "seq", (json_int_t)rc->seq, "shard_states", rc->shard_states);
+	    "seq", (json_int_t)rc->seq, "shard_states", rc->shard_states,
+	    "optimizer", sl_optimizer_name(rc->optimizer),
+	    "clip_grad", (int)!rc->no_clip_grad,
+	    "overlap_grad_reduce", (int)!rc->no_grad_overlap);
 
 	if (n_layers > 0) {
 		json_t *a = json_array();
@@ -138,7 +142,7 @@ add_header(json_t *root, const sl_space *s, const sl_eval *ev,
 		    "bandwidth", sl_json_real(m->axes[i].link.bandwidth),
 		    "latency", sl_json_real(m->axes[i].link.latency)));
 	json_object_set_new(root, "mesh", json_pack(
-	    "{s:o, s:s, s:i, s:o, s:o, s:o, s:I, s:o}",
+	    "{s:o, s:s, s:i, s:o, s:o, s:o, s:I, s:I, s:I, s:o}",
 	    "shape", j_dims(m->n_axes, shape), "name", name,
 	    "devices", m->n_devices,
 	    "hardware", sl_json_str(meta->hw_source != NULL ? meta->hw_source :
@@ -146,6 +150,8 @@ add_header(json_t *root, const sl_space *s, const sl_eval *ev,
 	    "hardware_name", sl_json_str(m->hw.name),
 	    "device", sl_json_str(m->hw.device),
 	    "device_memory_bytes", (json_int_t)m->hw.memory_bytes,
+	    "device_capacity_bytes", (json_int_t)m->hw.capacity_bytes,
+	    "device_reserve_bytes", (json_int_t)m->hw.reserve_bytes,
 	    "axes", a));
 
 	json_object_set_new(root, "options", json_pack("{s:b}", "zero",
@@ -181,11 +187,13 @@ add_header(json_t *root, const sl_space *s, const sl_eval *ev,
 		    "bytes", (json_int_t)ev->comm.bytes[k]));
 	json_object_set_new(root, "comm", o);
 	json_object_set_new(root, "step", json_pack(
-	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o}",
+	    "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o}",
 	    "time_ns", (json_int_t)ev->step_ns,
 	    "compute_ns", (json_int_t)ev->compute_ns,
 	    "recompute_ns", (json_int_t)ev->recompute_ns,
 	    "exposed_comm_ns", (json_int_t)ev->exposed_comm_ns,
+	    "exposed_accum_ns", (json_int_t)ev->exposed_accum_ns,
+	    "optimizer_ns", (json_int_t)ev->optim_ns,
 	    "accum_steps", (json_int_t)ev->accum_steps,
 	    "tokens", (json_int_t)ev->tokens,
 	    "tokens_per_s", sl_json_real(ev->tokens_per_s),
@@ -502,7 +510,7 @@ rd_recipe(const plan_rd *r, json_t *root, sl_plan_file *pf)
 		return rd_fail(r, "recipe", "%s", _("\"recipe\" must be an object"));
 	for (int i = 0; i < 4; i++) {
 		static const char *const expect[] = { "flash, naive",
-		    "bf16, megatron, amp, fp32, fp16", "none, selective, full, auto",
+		    "bf16, megatron, amp, fp32, fp8, fp16", "none, selective, full, auto",
 		    "megatron, torchtitan, deepspeed, free" };
 		const char *sv;
 		int k;
@@ -547,6 +555,25 @@ rd_recipe(const plan_rd *r, json_t *root, sl_plan_file *pf)
 			return rd_fail(r, at, _("\"%s\" must be a whole number from %d to %d"),
 			    nk[i], i == 0 ? 1 : 0, INT32_MAX);
 		*dst[i] = json_integer_value(v);
+	}
+	v = json_object_get(o, "optimizer");
+	if (v != NULL) {
+		int k = sl_optimizer_from_name(json_string_value(v));
+		if (k < 0)
+			return rd_fail(r, "recipe.optimizer", "%s",
+			    _("unknown optimizer (expected fused, foreach)"));
+		pf->recipe.optimizer = (sl_optimizer)k;
+	}
+	for (int i = 0; i < 2; i++) {
+		static const char *const bk[] = { "clip_grad", "overlap_grad_reduce" };
+		bool *dst[] = { &pf->recipe.no_clip_grad, &pf->recipe.no_grad_overlap };
+		snprintf(at, sizeof at, "recipe.%s", bk[i]);
+		v = json_object_get(o, bk[i]);
+		if (v == NULL)
+			continue;
+		if (!json_is_boolean(v))
+			return rd_fail(r, at, _("\"%s\" must be true or false"), bk[i]);
+		*dst[i] = !json_is_true(v);
 	}
 	arr = json_object_get(o, "layer_recompute");
 	if (arr != NULL) {

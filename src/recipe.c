@@ -11,11 +11,12 @@
 
 static const char *const attention_names[SL_ATTN_COUNT] = { "flash", "naive" };
 static const char *const precision_names[SL_PREC_COUNT] = {
-	"bf16", "megatron", "amp", "fp32", "fp16"
+	"bf16", "megatron", "amp", "fp32", "fp8", "fp16"
 };
 static const char *const recompute_names[SL_RECOMP_COUNT] = {
 	"none", "selective", "full", "auto"
 };
+static const char *const optimizer_names[SL_OPTIM_COUNT] = { "fused", "foreach" };
 static const char *const framework_names[SL_FW_COUNT] = {
 	"free", "megatron", "torchtitan", "deepspeed"
 };
@@ -26,6 +27,9 @@ static const char *const framework_names[SL_FW_COUNT] = {
  *   megatron  2 + 4 + 12  fp32 main gradients (Megatron-LM's grad buffer)
  *   amp       4 + 4 + 8   fp32 weights and gradients, Adam m and v
  *   fp32      4 + 4 + 8
+ *   fp8       2 + 4 + 12  as megatron: Transformer Engine under Megatron-LM
+ *             keeps bf16 weights with fp32 main gradients (its FP8 copies
+ *             of the weights are buffers, space.c)
  *   fp16      2 + 2 + 12  as bf16: Megatron-LM's --fp16 keeps fp16 main
  *             gradients (megatron/training/arguments.py sets
  *             accumulate_allreduce_grads_in_fp32 for bf16 only) and fp32
@@ -40,6 +44,7 @@ static const uint8_t part_bytes[SL_PREC_COUNT][SL_PART_COUNT] = {
 	[SL_PREC_MEGATRON] = { 2, 4, 4, 4, 4 },
 	[SL_PREC_AMP] = { 4, 4, 0, 4, 4 },
 	[SL_PREC_FP32] = { 4, 4, 0, 4, 4 },
+	[SL_PREC_FP8] = { 2, 4, 4, 4, 4 },
 	[SL_PREC_FP16] = { 2, 2, 4, 4, 4 },
 };
 static const char *const part_names[SL_PART_COUNT] = {
@@ -93,6 +98,7 @@ sl_##what##_from_name(const char *s)					\
 RECIPE_NAMES(attention, sl_attention, attention_names, SL_ATTN_COUNT)
 RECIPE_NAMES(precision, sl_precision, precision_names, SL_PREC_COUNT)
 RECIPE_NAMES(recompute, sl_recompute, recompute_names, SL_RECOMP_COUNT)
+RECIPE_NAMES(optimizer, sl_optimizer, optimizer_names, SL_OPTIM_COUNT)
 RECIPE_NAMES(framework, sl_framework, framework_names, SL_FW_COUNT)
 
 const char *
@@ -113,6 +119,7 @@ sl_recipe_describe(const sl_recipe *r, char *buf, size_t len)
 		N_("Megatron-LM bf16 with fp32 main gradients (18 B/param)"),
 		N_("fp32 weights under bf16 autocast (16 B/param + bf16 copies)"),
 		N_("fp32 (16 B/param, 4-byte activations)"),
+		N_("FP8 matmuls (Transformer Engine), bf16 weights with fp32 main gradients (18 B/param)"),
 		N_("fp16 with loss scaling, fp32 master weights and Adam states (16 B/param)"),
 	};
 	static const char *const att[SL_ATTN_COUNT] = {
@@ -176,4 +183,152 @@ sl_recipe_accum_steps(const sl_recipe *r, int64_t graph_batch)
 	    r->global_batch < graph_batch)
 		return -1;
 	return r->global_batch / graph_batch;
+}
+
+static bool
+is_float(sl_dtype dt)
+{
+	return dt == SL_DT_F32 || dt == SL_DT_F16 || dt == SL_DT_BF16;
+}
+
+/*
+ * What autocast leaves in fp32 (torch/csrc/autograd/autocast_mode.cpp, the
+ * CUDA lists): a norm, a softmax or the loss computes in fp32 and returns
+ * fp32; an embedding of fp32 weights returns fp32; an elementwise operator
+ * promotes to fp32 when one of its inputs is (the residual stream: a bf16
+ * projection added to an fp32 residual is fp32).  Matmuls and attention
+ * return bf16.
+ */
+static bool
+amp_fp32_out(const sl_graph *g, const sl_op *op, const uint8_t *width)
+{
+	switch (op->kind) {
+	case SL_OP_EMBEDDING:
+	case SL_OP_LAYERNORM:
+	case SL_OP_RMSNORM:
+	case SL_OP_SOFTMAX:
+	case SL_OP_CROSS_ENTROPY:
+		return true;
+	case SL_OP_MATMUL:
+	case SL_OP_BMM:
+	case SL_OP_ATTENTION:
+		return false;
+	default:
+		for (int i = 0; i < op->n_in; i++) {
+			const sl_tensor *t = &g->tensors[op->in[i]];
+			if (t->role != SL_ROLE_PARAMETER && is_float(t->dtype) &&
+			    width[op->in[i]] == 4)
+				return true;
+		}
+		return false;
+	}
+}
+
+void
+sl_recipe_widths(const sl_recipe *r, const sl_graph *g, uint8_t *width)
+{
+	int act = sl_recipe_act_bytes(r);
+	bool changed = true;
+
+	for (int t = 0; t < g->n_tensors; t++) {
+		const sl_tensor *x = &g->tensors[t];
+		int w = sl_dtype_size(x->dtype);
+
+		if (is_float(x->dtype))
+			w = x->role == SL_ROLE_PARAMETER ?
+			    sl_recipe_state_bytes(r, SL_CAT_PARAMS) :
+			    w > act ? w : act;
+		width[t] = (uint8_t)w;
+	}
+	if (r->precision != SL_PREC_AMP)
+		return;
+	/* producers first; passes until nothing changes (one, in graph order) */
+	for (int pass = 0; changed && pass <= g->n_ops; pass++) {
+		changed = false;
+		for (int v = 0; v < g->n_ops; v++) {
+			const sl_op *op = &g->ops[v];
+			for (int j = 0; j < op->n_out; j++) {
+				int t = op->out[j];
+				uint8_t w = width[t];
+				if (is_float(g->tensors[t].dtype) && amp_fp32_out(g, op, width))
+					w = 4;
+				if (w != width[t]) {
+					width[t] = w;
+					changed = true;
+				}
+			}
+		}
+	}
+}
+
+/*
+ * The optimizer step per parameter element a device updates, bytes read
+ * plus written, with W, G and O the recipe's weight, gradient and
+ * optimizer-state bytes (O = 12 with fp32 master weights, 8 without):
+ *
+ *   fused AdamW (apex/TE FusedAdam, multi_tensor_adam; PyTorch's fused
+ *   _fused_adamw): reads the gradient and the fp32 weight (master or
+ *   parameter), m and v, writes the three back: G + 24;
+ *   foreach AdamW (torch/optim/adamw.py, _multi_tensor_adamw): eight
+ *   passes, decay p (r/w), m.lerp_(g) (r m, g, w m), v.mul_ (r/w),
+ *   v.addcmul_(g, g) (r v, g, w v), sqrt(v) to a temporary (r, w), its
+ *   division and its epsilon (r/w each), p.addcdiv_(m, tmp) (r p, m, tmp,
+ *   w p): 72 + 2G;
+ *   with master weights, the copy to the model's weights: 4 + W (Megatron-
+ *   LM's _copy_main_params_to_model_params, DeepSpeed's and FSDP's the
+ *   same);
+ *   clipping the gradients' norm (every framework clips at 1.0 by default):
+ *   the norm reads them (G); PyTorch's clip_grad_norm_ then multiplies
+ *   every gradient by the clamped coefficient (torch/nn/utils/
+ *   clip_grad.py, _foreach_mul_: 2G), Megatron-LM only when the norm is
+ *   above the limit (megatron/core/optimizer/clip_grads.py,
+ *   clip_grad_by_total_norm_fp32), which a converged run rarely is;
+ *   Megatron-LM clears its contiguous gradient buffer for the next step
+ *   (zero_grad_buffer: G written); PyTorch sets gradients to None.
+ */
+double
+sl_recipe_optim_bytes(const sl_recipe *r)
+{
+	int w = sl_recipe_state_bytes(r, SL_CAT_PARAMS);
+	int gb = sl_recipe_state_bytes(r, SL_CAT_GRADS);
+	int ob = sl_recipe_state_bytes(r, SL_CAT_OPTIM);
+	bool megatron = r->framework == SL_FW_MEGATRON ||
+	    r->precision == SL_PREC_MEGATRON || r->precision == SL_PREC_FP8;
+	double b;
+
+	b = r->optimizer == SL_OPTIM_FOREACH ? 72.0 + 2.0 * gb : 24.0 + gb;
+	if (ob > 8)
+		b += 4 + w;
+	if (!r->no_clip_grad)
+		b += megatron ? gb : 3.0 * gb;	/* the norm; scaled */
+	if (megatron)
+		b += gb;			/* the buffer cleared */
+	return b;
+}
+
+/*
+ * Gradient buckets: a bucket's reduction starts once every gradient in it
+ * is ready, on its own stream, while backward goes on.
+ *   Megatron-LM: max(40M, 1M x dp) parameters a bucket when
+ *   --overlap-grad-reduce (megatron/core/distributed/
+ *   distributed_data_parallel.py, DistributedDataParallelConfig.bucket_size);
+ *   PyTorch DDP: bucket_cap_mb 25 MiB (torch/nn/parallel/distributed.py;
+ *   FSDP2 reduce-scatters each module's gradients, a layer, much the same
+ *   size and order);
+ *   DeepSpeed: reduce_bucket_size 5e8 elements (deepspeed/runtime/zero/
+ *   config.py), in effect one bucket for the models here.
+ */
+int64_t
+sl_recipe_grad_bucket(const sl_recipe *r, int dp, int grad_bytes)
+{
+	if (r->no_grad_overlap)
+		return INT64_MAX;
+	switch (r->framework) {
+	case SL_FW_MEGATRON:
+		return (int64_t)grad_bytes * (dp > 40 ? (int64_t)dp * 1000000 : 40000000);
+	case SL_FW_DEEPSPEED:
+		return (int64_t)grad_bytes * 500000000;
+	default:
+		return (int64_t)25 << 20;
+	}
 }

@@ -72,6 +72,8 @@
  *   pipe_export.c  launch arguments and configurations for frameworks
  *   pipe_timeline.c memory over time of one pipeline stage
  *   pipe_ctx.c     a pipeline the explorer keeps and evaluates again
+ *   pipe_account.c Megatron-LM's recommended layout beside a plan, and
+ *                  the difference as a chain of single changes
  *   framework.c    what Megatron-LM, torchtitan and DeepSpeed can run: a
  *                  model's architecture, a plan as each launches it, and
  *                  their argument and configuration checks
@@ -421,6 +423,9 @@ typedef enum sl_precision {
 	SL_PREC_MEGATRON,	/* bf16 weights, fp32 main grads, fp32 master + Adam: 18 B/param */
 	SL_PREC_AMP,		/* fp32 weights under bf16 autocast: 16 B/param + bf16 copies */
 	SL_PREC_FP32,		/* everything fp32: 16 B/param, 4-byte activations */
+	SL_PREC_FP8,		/* Transformer Engine: the layers' matmuls in FP8,
+				 * bf16 weights with fp32 main grads and master +
+				 * Adam (18 B/param) and an FP8 copy of each weight */
 	SL_PREC_FP16,		/* fp16 weights and grads, fp32 master + Adam, loss scaling: 16 B/param */
 	SL_PREC_COUNT
 } sl_precision;
@@ -451,6 +456,20 @@ int sl_framework_from_name(const char *s);		/* -1 if unknown */
 /* "Megatron-LM", "torchtitan", "DeepSpeed", "per-operator (free)" */
 const char *sl_framework_title(sl_framework f);
 
+/*
+ * The optimizer's implementation (recipe.c, sl_recipe_optim_bytes): one
+ * fused AdamW kernel that reads and writes each parameter's states once
+ * (apex and Transformer Engine FusedAdam, torch.optim.AdamW(fused=True)),
+ * or PyTorch's foreach AdamW, eight passes over them.
+ */
+typedef enum sl_optimizer {
+	SL_OPTIM_FUSED,
+	SL_OPTIM_FOREACH,
+	SL_OPTIM_COUNT
+} sl_optimizer;
+const char *sl_optimizer_name(sl_optimizer o);		/* "fused" */
+int sl_optimizer_from_name(const char *s);		/* -1 if unknown */
+
 typedef struct sl_recipe {
 	sl_framework framework;	/* who runs the step (default free) */
 	sl_attention attention;
@@ -459,6 +478,14 @@ typedef struct sl_recipe {
 	int64_t micro_batch;	/* samples per device per micro-step (default 1) */
 	int64_t global_batch;	/* samples per optimizer step; 0: one micro-step */
 	int64_t seq;		/* training sequence length; 0: the model's */
+	sl_optimizer optimizer;	/* default fused */
+	/* the data-parallel gradient reduction waits for the end of the
+	 * backward pass (Megatron-LM without --overlap-grad-reduce, its local
+	 * DDP of 2021); default false: reduced in buckets during it */
+	bool no_grad_overlap;
+	/* no gradient-norm clipping (every framework clips at 1.0 unless told
+	 * otherwise: Megatron-LM --clip-grad 0) */
+	bool no_clip_grad;
 	/* states of a parameter that is not +z, divided over the ranks that
 	 * hold the same piece of it: 0 none, 1 optimizer states (ZeRO-1,
 	 * Megatron-LM's distributed optimizer), 2 and gradients (ZeRO-2) */
@@ -509,6 +536,29 @@ int sl_recipe_act_bytes(const sl_recipe *r);
  * global batch is given.  -1 when it does not divide.
  */
 int64_t sl_recipe_accum_steps(const sl_recipe *r, int64_t graph_batch);
+/*
+ * Bytes per element each tensor of g is read and written at by the step's
+ * kernels (width[t]): the recipe's activation width, parameters in their
+ * weight precision, integers as stored, and under autocast (amp) 4 for
+ * the tensors autocast leaves in fp32 (embedding outputs, norms, softmax,
+ * the loss, and elementwise results of an fp32 input).
+ */
+void sl_recipe_widths(const sl_recipe *r, const sl_graph *g, uint8_t *width);
+/*
+ * The optimizer step's bytes read plus written per parameter element a
+ * device updates (doc/cost-model.md, "The optimizer step"): AdamW over the
+ * fp32 states, the copy to the model's weights where there are fp32
+ * master weights, gradient-norm clipping, and the gradient buffer cleared
+ * for the next step, as the recipe's framework does each.
+ */
+double sl_recipe_optim_bytes(const sl_recipe *r);
+/*
+ * Bytes of gradient per bucket of the data-parallel reduction that runs
+ * during the backward pass, for gradients of grad_bytes per element
+ * reduced over dp devices, as the recipe's framework buckets them
+ * (recipe.c); INT64_MAX when it waits for the end of the backward pass.
+ */
+int64_t sl_recipe_grad_bucket(const sl_recipe *r, int dp, int grad_bytes);
 
 /* ------------------------------------------------------------------ models */
 
@@ -910,6 +960,8 @@ typedef struct sl_space {
 	int *saver;		/* per tensor: the first operator that keeps it for
 				 * backward (a tensor two operators keep is kept
 				 * once), or -1 */
+	uint8_t *width;		/* per tensor: bytes per element the step's
+				 * kernels move it at (sl_recipe_widths) */
 	bool grads_persist;	/* parameter gradients held through the step
 				 * (Megatron-LM's main gradients, or
 				 * accumulation over micro-steps) */
@@ -966,8 +1018,14 @@ int64_t sl_local_elems(const sl_mesh *m, const sl_spec *sp, const sl_tensor *t,
  */
 typedef struct sl_compute {
 	int64_t flops_fwd, flops_bwd;	/* useful FLOPs of this shard */
-	int64_t fwd_ns, bwd_ns;		/* kernel time */
+	int64_t fwd_ns, bwd_ns;		/* kernel time, autocast's casts included */
 	int64_t recompute_ns;		/* forward re-run in backward (0: kept) */
+	/* once per optimizer step: the parameter elements whose states this
+	 * operator holds on the device (its ZeRO shard), and the time the
+	 * optimizer step takes over them on the device
+	 * (sl_recipe_optim_bytes at the memory bandwidth) */
+	int64_t param_elems;
+	int64_t optim_ns;
 } sl_compute;
 void sl_node_compute(const sl_space *s, int op, int strat, const int *coord,
     sl_compute *out);
@@ -990,6 +1048,15 @@ double sl_model_flops(const sl_graph *g);
  * query heads (0: the whole operator's). */
 double sl_attention_flops(const sl_graph *g, const sl_op *op, int64_t batch,
     int64_t heads);
+/*
+ * Optimizer offload (DeepSpeed ZeRO-Offload) of elems parameter elements a
+ * device holds: *d2h the gradients' copy to host memory (on the stream of
+ * the gradient reduction, during backward), *host the CPU Adam step over
+ * them and the updated weights' copy back (after it): the profile's host
+ * link and CPU Adam rate (sl_hw_host_link, sl_hw_host_adam).
+ */
+void sl_offload_ns(const sl_hw *hw, const sl_recipe *r, int64_t elems,
+    int64_t *d2h, int64_t *host);
 /* Achieved matmul FLOP/s for one problem of f FLOPs (the profile's table). */
 double sl_gemm_rate(const sl_hw *hw, double f);
 /* Time of batch gemms of 2mnk FLOPs each as one kernel at the profile's
@@ -1369,9 +1436,14 @@ typedef struct sl_eval {
 	 */
 	int64_t *dev_compute_ns;	/* per device, one micro-step */
 	int64_t compute_ns;	/* the slowest device's */
-	int64_t exposed_comm_ns;	/* per micro-step: comm_ns less what overlaps */
+	int64_t exposed_comm_ns;	/* the last micro-step's (with the gradient
+				 * reduction): comm_ns less what overlaps */
+	int64_t exposed_accum_ns;	/* the same of each micro-step before it
+				 * (gradients accumulate, ZeRO-3 still reduces) */
 	int64_t accum_steps;	/* micro-steps per optimizer step */
-	int64_t step_ns;	/* accum_steps x (compute_ns + exposed_comm_ns) */
+	int64_t optim_ns;	/* the optimizer step (the slowest device) */
+	int64_t step_ns;	/* (accum_steps - 1) x (compute_ns + exposed_accum_ns)
+				 * + compute_ns + exposed_comm_ns + optim_ns */
 	int64_t tokens;		/* per optimizer step */
 	double model_flops;	/* per optimizer step (sl_model_flops) */
 	double hw_flops;	/* model_flops + the forward passes recomputed */
@@ -1380,6 +1452,16 @@ typedef struct sl_eval {
 	double hfu;		/* hw_flops / (devices x peak x step time) */
 } sl_eval;
 
+/* Tokens of one micro-step of g: the elements of its first input when it
+ * holds token ids, else all but its last dimension; *samples (may be NULL)
+ * its first dimension. */
+int64_t sl_graph_tokens(const sl_graph *g, int64_t *samples);
+/* The step time from its parts (sl_eval's formula) and what it achieves,
+ * again: after a caller changed ev->optim_ns (ZeRO-1 and -2 shard it). */
+void sl_eval_restep(const sl_space *s, sl_eval *ev);
+/* The optimizer step's time over elems parameter elements on a device of
+ * s (sl_recipe_optim_bytes at the profile's memory bandwidth). */
+int64_t sl_optim_ns(const sl_space *s, int64_t elems);
 /* Scores any assignment (one strategy index per operator). */
 int sl_evaluate(const sl_space *s, const int *choice, double alpha,
     sl_eval *ev, sl_error *err);
@@ -1839,6 +1921,17 @@ double sl_pipe_bubble(int p, int v, int64_t m);
  * t[d] (each device's chunks summed): m max(t) + (sum(t) - max(t)) / v.
  */
 int64_t sl_pipe_time(int p, int v, int64_t m, const int64_t *t);
+/*
+ * What device d's gradient sync sync[d] (once per step) adds after the
+ * pipelined time, the largest over the devices (doc/cost-model.md,
+ * "Pipelines"): it runs in buckets, each a share q[d] of it, during the
+ * last micro-batch's backward of the device's chunks bwd[d] (q[d] = 1: one
+ * bucket, after it), and goes on while the devices before it drain,
+ * a chunk's backward each (bwd[e] / v for e < d); the optimizer steps wait
+ * for every device's (the gradient norm is taken over all of them).
+ */
+int64_t sl_pipe_sync_exposed(int p, int v, const int64_t *sync,
+    const int64_t *bwd, const double *q);
 
 /* One stage (one chunk of a device under interleaving). */
 typedef struct sl_pipe_stage {
@@ -1855,7 +1948,9 @@ typedef struct sl_pipe_stage {
 	int64_t micro_ns;		/* compute + comm of one micro-batch, fwd+bwd */
 	int64_t compute_ns, comm_ns;	/* parts of micro_ns (comm incl. p2p) */
 	int64_t p2p_ns;			/* sends to the neighbouring stages */
+	int64_t bwd_ns;			/* of compute_ns, the backward */
 	int64_t sync_ns;		/* gradient sync once per step */
+	int64_t optim_ns;		/* optimizer step once per step */
 } sl_pipe_stage;
 
 /* Per device (pipeline rank). */
@@ -1878,9 +1973,15 @@ typedef struct sl_pipeline {
 	int n_stages;			/* pp * virt */
 	sl_pipe_stage *stage;
 	sl_pipe_dev *dev;		/* pp */
-	int64_t step_ns, pipe_ns, bubble_ns, sync_ns;
+	/* step = pipelined time + the gradient sync left after it (the
+	 * largest device's, sl_pipe_sync_exposed) + the slowest optimizer */
+	int64_t step_ns, pipe_ns, bubble_ns, sync_ns, optim_ns;
 	int64_t max_mem;
-	int64_t flops;			/* useful FLOPs of one step, all devices */
+	/* per step, all devices: model and hardware FLOPs (sl_model_flops),
+	 * tokens; what they achieve */
+	double model_flops, hw_flops;
+	int64_t tokens;
+	double tokens_per_s, mfu, hfu;
 	bool fits;			/* every device under the profile's memory */
 	/* the launch: tensor parallel over the inner axis when some layer
 	 * operator splits a dimension other than the batch over it, else 1
@@ -1996,11 +2097,25 @@ void sl_hybrid_result_free(sl_hybrid_result *r);
  * operators get the exact intra-operator plan that is fastest under the
  * memory its device has, over the frontier of that stage.
  */
+/*
+ * How a stage's operators are laid out: the fastest plan that fits
+ * (planned), or Megatron-LM's per-operator layout taken as it is, tensor
+ * parallel on the inner axis without or with sequence parallelism, data
+ * parallel on the outer (baseline.c), as published runs were made.
+ */
+typedef enum sl_stage_layout {
+	SL_LAYOUT_PLANNED,
+	SL_LAYOUT_MEGATRON,
+	SL_LAYOUT_MEGATRON_SP,
+	SL_LAYOUT_COUNT
+} sl_stage_layout;
+
 typedef struct sl_pipe_config {
 	int pp, virt, outer, inner;
 	int64_t graph_batch, micro_batches;
 	const int *layers;		/* per stage */
 	const sl_recompute *recompute;	/* per stage */
+	sl_stage_layout layout;		/* default planned */
 } sl_pipe_config;
 int sl_pipeline_eval(const sl_hybrid_opts *o, const sl_pipe_config *c,
     sl_pipeline *pl, sl_error *err);
@@ -2026,6 +2141,34 @@ void sl_fit_changes_rank(sl_fit_change *ch, int n);
 /* Ranked as sl_fit_changes_rank. */
 int sl_hybrid_suggest(const sl_hybrid_opts *o, sl_fit_change **out, int *n,
     sl_error *err);
+
+/*
+ * Where a plan's gain comes from (pipe_account.c): beside the chosen
+ * pipeline, the layout Megatron-LM recommends for the same devices and
+ * batch (standard: tensor parallel within a node over tp devices, the
+ * fewest pipeline stages that fit, sequence parallelism, the largest
+ * micro-batch that fits, the least recomputation that fits), and the
+ * difference as a chain of single changes from it to the plan, each
+ * evaluated in full: the plan's pipeline degree, chunks, sub-mesh and
+ * stages; its micro-batch; its recomputation; its per-operator choices
+ * (the last step is the chosen plan).
+ */
+typedef struct sl_pipe_account_item {
+	char what[128];
+	int64_t step_ns, pipe_ns, bubble_ns, max_mem;
+	bool fits;
+} sl_pipe_account_item;
+typedef struct sl_pipe_account {
+	sl_pipeline standard;
+	int tp, dp;
+	int64_t micro_batch;		/* samples per data-parallel rank */
+	sl_recompute recompute;
+	int n_items;
+	sl_pipe_account_item item[4];
+} sl_pipe_account;
+int sl_pipe_account_build(const sl_hybrid_opts *o, const sl_pipeline *chosen,
+    sl_pipe_account *a, sl_error *err);
+void sl_pipe_account_free(sl_pipe_account *a);
 
 /*
  * The layout of a plan's experts (moe.c): sl_moe_layout_add takes each

@@ -433,6 +433,11 @@ saved_width(const sl_space *sp, const sl_op *op, const sl_tensor *t, int f)
 	if (r->precision == SL_PREC_AMP &&
 	    (op->kind == SL_OP_LAYERNORM || op->kind == SL_OP_RMSNORM))
 		return 4;
+	/* Transformer Engine keeps a linear layer's input for its weight
+	 * gradient as the FP8 transposed copy the GEMM reads: 1 byte */
+	if (sl_fp8_matmul(sp, op) && op->in[0] >= 0 &&
+	    &sp->g->tensors[op->in[0]] == t)
+		return 1;
 	return sl_max_int(sl_recipe_act_bytes(r), sl_dtype_size(t->dtype));
 }
 
@@ -647,6 +652,30 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 				state_items(sp, opi, i, op->in[i], e, ss >= 2 ? es : e,
 				    ss >= 1 ? es : e, full, fn, ctx);
 			}
+		}
+		if (t->role == SL_ROLE_PARAMETER && i == 1 && sl_fp8_matmul(sp, op)) {
+			/*
+			 * Transformer Engine casts a linear layer's weight to
+			 * FP8 at the first micro-batch and keeps the copy and
+			 * its transpose (the dgrad GEMM's operand) until the
+			 * optimizer changes the weight (transformer_engine/
+			 * pytorch/module/linear.py, is_first_microbatch), and
+			 * per module the scaling factors and amax history of
+			 * its FP8 tensors: input, weight and output forward,
+			 * output and input gradients backward, 1024 fp32
+			 * amaxes each (DelayedScaling's amax_history_len) with
+			 * a scale and its inverse.
+			 */
+			kept_item(&it, opi, SL_WHAT_FP8, SL_BUF_AUTOCAST, i,
+			    op->in[i], SL_AT_START, SL_UNTIL_END);
+			it.cat = SL_CAT_BUFFERS;
+			emit(fn, ctx, &it, 2, sl_local_elems(m, &st->spec[i], t, coord),
+			    full);
+			kept_item(&it, opi, SL_WHAT_FP8, SL_BUF_AUTOCAST, -1, -1,
+			    SL_AT_START, SL_UNTIL_END);
+			it.cat = SL_CAT_BUFFERS;
+			it.local = it.full = 5 * (1024 + 2) * 4;
+			fn(ctx, &it);
 		}
 		if (t->role == SL_ROLE_PARAMETER) {
 			/* Autocast keeps the bf16 copy of a matmul's weight for
@@ -1073,6 +1102,7 @@ ops_alike(const sl_space *sp, int u, int v)
 		const sl_tensor *x = &g->tensors[ta], *y = &g->tensors[tb];
 
 		if (x->rank != y->rank || x->dtype != y->dtype || x->role != y->role ||
+		    sp->width[ta] != sp->width[tb] ||
 		    memcmp(x->dims, y->dims, x->rank * sizeof *x->dims) != 0)
 			return false;
 		for (int j = 0; j < i; j++)
@@ -1379,7 +1409,8 @@ grads_persist(const sl_graph *g, const sl_recipe *r)
 {
 	int64_t batch = 0;
 
-	if (r->precision == SL_PREC_MEGATRON || r->framework == SL_FW_MEGATRON)
+	if (r->precision == SL_PREC_MEGATRON || r->precision == SL_PREC_FP8 ||
+	    r->framework == SL_FW_MEGATRON)
 		return true;
 	for (int t = 0; t < g->n_tensors && batch == 0; t++)
 		if (g->tensors[t].role == SL_ROLE_INPUT && g->tensors[t].rank > 0)
@@ -1399,6 +1430,15 @@ sl_space_build(const sl_graph *g, const sl_mesh *m, const sl_space_opts *o,
 		sp->opts = *o;
 	else
 		sl_space_opts_default(&sp->opts);
+	if (sp->opts.recipe.precision == SL_PREC_FP8 && m->hw.fp8_flops <= 0) {
+		sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("FP8 precision: the %s of hardware profile \"%s\" has no FP8 "
+		    "matrix units (the profile gives no \"fp8_flops\"); FP8 "
+		    "training needs an H100, H200, B200, L40S, L4 or RTX 4090 class GPU"),
+		    m->hw.device, m->hw.name);
+		free(sp);
+		return NULL;
+	}
 	if (sp->opts.recipe.micro_batch <= 0)
 		sp->opts.recipe.micro_batch = 1;
 	sp->grads_persist = grads_persist(g, &sp->opts.recipe);
@@ -1427,6 +1467,8 @@ sl_space_build(const sl_graph *g, const sl_mesh *m, const sl_space_opts *o,
 			if (sl_kinds[g->ops[o2].kind].saved_in[i] != 0 && sp->saver[t] < 0)
 				sp->saver[t] = o2;
 		}
+	sp->width = sl_xmalloc(g->n_tensors ? g->n_tensors : 1);
+	sl_recipe_widths(&sp->opts.recipe, g, sp->width);
 	find_alike(sp);
 	sp->strat_of = sl_xmalloc((g->n_ops ? g->n_ops : 1) * sizeof *sp->strat_of);
 	for (int i = 0; i < g->n_ops; i++) {
@@ -1493,6 +1535,7 @@ sl_space_free(sl_space *s)
 		return;
 	free(s->layer_recompute);
 	free(s->saver);
+	free(s->width);
 	free(s->like);
 	for (int i = 0; i < s->g->n_ops; i++) {
 		if (s->strat_of == NULL || s->strat_of[i] == i) {

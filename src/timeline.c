@@ -363,10 +363,12 @@ build_tasks(tl_build *b)
 	b->loss = n;
 	b->optim = tl->n_tasks - 1;
 	tl->task = sl_xcalloc(tl->n_tasks, sizeof *tl->task);
+	tl->task[b->optim] = (sl_task){ SL_TASK_OPTIM, -1, 0 };
 	for (int v = 0; v < n; v++) {
 		sl_compute cp;
 		int64_t bw;
 		sl_node_compute(s, v, b->choice[v], b->coord, &cp);
+		tl->task[b->optim].ns = sl_add_sat(tl->task[b->optim].ns, cp.optim_ns);
 		bw = sl_add_sat(cp.bwd_ns, cp.recompute_ns);
 		tl->task[FWD(v)] = (sl_task){ SL_TASK_FWD, v, cp.fwd_ns };
 		tl->task[BWD(b, v)] = (sl_task){ SL_TASK_BWD, v,
@@ -375,7 +377,6 @@ build_tasks(tl_build *b)
 			tl->task[b->wgrad[v]] = (sl_task){ SL_TASK_WGRAD, v, bw - bw / 2 };
 	}
 	tl->task[b->loss] = (sl_task){ SL_TASK_LOSS, -1, 0 };
-	tl->task[b->optim] = (sl_task){ SL_TASK_OPTIM, -1, 0 };
 	for (int i = 0; i < tl->n_tasks; i++)
 		if (tl->task[i].ns < 1000)
 			tl->task[i].ns = 1000;

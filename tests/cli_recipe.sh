@@ -67,8 +67,15 @@ expect_in "$TMP/m.json" '"name": "mistral"'
 run badatt "$SHARDLAB" solve mlp-2layer --attention fast
 expect_status 2 badatt
 expect_in "$TMP/badatt.err" "--attention: expected flash or naive"
-run badprec "$SHARDLAB" solve mlp-2layer --precision fp8
+run badprec "$SHARDLAB" solve mlp-2layer --precision fp4
 expect_status 2 badprec
+# FP8 where the GPU has FP8 matrix units, refused where it has none
+run fp8 "$SHARDLAB" solve mlp-2layer --precision fp8
+expect_status 0 fp8
+expect_in "$TMP/fp8.out" "FP8 matmuls (Transformer Engine)"
+run fp8a100 "$SHARDLAB" solve mlp-2layer --precision fp8 --hw a100-sxm
+expect_status 2 fp8a100
+expect_in "$TMP/fp8a100.err" "has no FP8 matrix units"
 run badrc "$SHARDLAB" solve mlp-2layer --recompute some
 expect_status 2 badrc
 run badgb "$SHARDLAB" solve gpt-1.7b --devices 8 --global-batch 60

@@ -1047,6 +1047,12 @@ ui_draw_mem(WINDOW *w, const ui *u)
 		    sl_format_ns(u->m.ev.step_ns, b4, sizeof b4),
 		    sl_format_rate(u->m.ev.tokens_per_s, b5, sizeof b5),
 		    100 * u->m.ev.mfu);
+		/* recomputation: the hardware's utilisation beside the model's */
+		if (u->m.ev.hw_flops > u->m.ev.model_flops) {
+			size_t n = strlen(buf);
+			snprintf(buf + n, sizeof buf - n, _("  HFU %.0f%%"),
+			    100 * u->m.ev.hfu);
+		}
 		if (cli_text_width(buf) > width)
 			snprintf(buf, sizeof buf, _("max %s  redundant %s  step %s"),
 			    b1, b3, b4);

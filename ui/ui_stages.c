@@ -532,11 +532,12 @@ stages_header(WINDOW *w, const ui *u, int64_t cap)
 	sl_format_bytes(cap, b3, sizeof b3);
 	sl_format_bytes(t->ho.hw.reserve_bytes, b4, sizeof b4);
 	snprintf(line, sizeof line,
-	    _("step %s, bubble %.1f%%, peak %s of %s%s, reserve %s; re-solved in %.1f ms"),
-	    b1, bubble, b2, b3, pl->fits ? "" : _(" (does not fit)"), b4, t->eval_ms);
+	    _("step %s, MFU %.0f%%, bubble %.1f%%, peak %s of %s%s, reserve %s; re-solved in %.1f ms"),
+	    b1, 100 * pl->mfu, bubble, b2, b3, pl->fits ? "" : _(" (does not fit)"), b4,
+	    t->eval_ms);
 	if (cli_text_width(line) > width - 2)
-		snprintf(line, sizeof line, _("step %s, bubble %.1f%%, peak %s of %s%s"),
-		    b1, bubble, b2, b3, pl->fits ? "" : _(" (does not fit)"));
+		snprintf(line, sizeof line, _("step %s, MFU %.0f%%, bubble %.1f%%, peak %s of %s%s"),
+		    b1, 100 * pl->mfu, bubble, b2, b3, pl->fits ? "" : _(" (does not fit)"));
 	ui_put_ell(w, 1, 1, width - 2, line, pl->fits ? A_NORMAL : u->attr[UI_R_OVER],
 	    u->gl->ellipsis);
 	if (t->err[0] != '\0')

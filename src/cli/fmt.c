@@ -175,15 +175,27 @@ cli_fprintf(FILE *fp, const char *fmt, ...)
 void
 cli_print_step(FILE *fp, const sl_eval *ev)
 {
-	char b[3][32];
+	char b[5][32];
 
-	fprintf(fp, ngettext("step time: %s = %lld micro-step x (compute %s + "
-	    "exposed communication %s)\n", "step time: %s = %lld micro-steps x "
-	    "(compute %s + exposed communication %s)\n", ev->accum_steps),
-	    sl_format_ns(ev->step_ns, b[0], sizeof b[0]),
-	    (long long)ev->accum_steps,
-	    sl_format_ns(ev->compute_ns, b[1], sizeof b[1]),
-	    sl_format_ns(ev->exposed_comm_ns, b[2], sizeof b[2]));
+	if (ev->accum_steps > 1 && ev->exposed_accum_ns != ev->exposed_comm_ns)
+		fprintf(fp, _("step time: %s = %lld micro-steps x (compute %s + "
+		    "exposed communication %s, %s in the last) + optimizer %s\n"),
+		    sl_format_ns(ev->step_ns, b[0], sizeof b[0]),
+		    (long long)ev->accum_steps,
+		    sl_format_ns(ev->compute_ns, b[1], sizeof b[1]),
+		    sl_format_ns(ev->exposed_accum_ns, b[2], sizeof b[2]),
+		    sl_format_ns(ev->exposed_comm_ns, b[3], sizeof b[3]),
+		    sl_format_ns(ev->optim_ns, b[4], sizeof b[4]));
+	else
+		fprintf(fp, ngettext("step time: %s = %lld micro-step x (compute %s + "
+		    "exposed communication %s) + optimizer %s\n", "step time: %s = "
+		    "%lld micro-steps x (compute %s + exposed communication %s) + "
+		    "optimizer %s\n", ev->accum_steps),
+		    sl_format_ns(ev->step_ns, b[0], sizeof b[0]),
+		    (long long)ev->accum_steps,
+		    sl_format_ns(ev->compute_ns, b[1], sizeof b[1]),
+		    sl_format_ns(ev->exposed_comm_ns, b[2], sizeof b[2]),
+		    sl_format_ns(ev->optim_ns, b[4], sizeof b[4]));
 	fprintf(fp, _("throughput: %s tokens/s, MFU %.1f%%"),
 	    sl_format_rate(ev->tokens_per_s, b[0], sizeof b[0]),
 	    100 * ev->mfu);

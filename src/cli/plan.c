@@ -102,7 +102,6 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 	char b[6][32], ms[32];
 	int outer = pl->mesh.n_axes == 2 ? pl->mesh.axes[0].size : 1;
 	int inner = pl->mesh.axes[pl->mesh.n_axes - 1].size;
-	double tokens = 0;
 
 	char mb[64], sm[64], on[64];
 
@@ -123,23 +122,19 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 	    pl->graph_batch), (long long)pl->graph_batch);
 	/* TRANSLATORS: "), each on 8 devices; 16 micro-batches of 4 samples" */
 	printf(_("), each on %s; %s of %s\n"), on, mb, sm);
-	printf(_("step time %s: pipeline %s (bubble %s, %.1f%%), gradient sync %s\n"),
+	printf(_("step time %s: pipeline %s (bubble %s, %.1f%%), gradient sync %s "
+	    "exposed, optimizer %s\n"),
 	    cli_ns(pl->step_ns, b[0]), cli_ns(pl->pipe_ns, b[1]), cli_ns(pl->bubble_ns, b[2]),
 	    pl->pipe_ns > 0 ? 100.0 * (double)pl->bubble_ns / (double)pl->pipe_ns : 0.0,
-	    cli_ns(pl->sync_ns, b[3]));
-	if (g != NULL && pl->step_ns > 0) {
-		for (int t = 0; t < g->n_tensors; t++)
-			if (g->tensors[t].role == SL_ROLE_INPUT && g->tensors[t].rank == 2) {
-				tokens = (double)sl_tensor_elems(&g->tensors[t]);
-				break;
-			}
-		/* g is one micro-batch: its tokens times the micro-batches */
-		tokens *= (double)pl->micro_batches;
-		if (o->hw.flops > 0)
-			printf(_("%.0f tokens/s; %.1f%% of the devices' peak FLOP/s (MFU)\n"),
-			    tokens / ((double)pl->step_ns / 1e9),
-			    100.0 * (double)pl->flops / ((double)pl->step_ns / 1e9) /
-			    (o->hw.flops * (double)pl->pp * pl->mesh.n_devices));
+	    cli_ns(pl->sync_ns, b[3]), cli_ns(pl->optim_ns, b[4]));
+	if (pl->step_ns > 0 && o->hw.flops > 0) {
+		printf(_("%s tokens/s; MFU %.1f%%"),
+		    sl_format_rate(pl->tokens_per_s, b[0], sizeof b[0]), 100 * pl->mfu);
+		/* recomputed forward passes are work the hardware does */
+		if (pl->hw_flops > pl->model_flops)
+			printf(_(", HFU %.1f%% (with the recomputed forward passes)"),
+			    100 * pl->hfu);
+		printf("\n");
 	}
 	{
 		char cap[128];
@@ -500,6 +495,65 @@ print_search(const plan_model *pm, const sl_hybrid_opts *ho,
 	}
 }
 
+/* A step beside a reference: "1.50 s (-6.2%)". */
+static const char *
+step_vs(int64_t step, int64_t ref, char *buf, size_t len)
+{
+	char t[32];
+
+	snprintf(buf, len, "%s (%+.1f%%)", cli_ns(step, t),
+	    ref > 0 ? 100.0 * ((double)step / (double)ref - 1) : 0.0);
+	return buf;
+}
+
+/*
+ * Beside the chosen plan, the layout Megatron-LM recommends for the same
+ * devices and batch, and where the difference comes from: one change at
+ * a time from that layout to the plan (sl_pipe_account_build).
+ */
+static void
+print_account(const sl_pipeline *pl, const sl_hybrid_opts *ho)
+{
+	sl_pipe_account a;
+	sl_error err;
+	char b[4][64];
+	int64_t usable = ho->mem_limit > 0 ? ho->mem_limit : ho->hw.memory_bytes;
+	int64_t prev;
+
+	sl_error_clear(&err);
+	if (sl_pipe_account_build(ho, pl, &a, &err) != SL_OK) {
+		printf(_("\nMegatron-LM's recommended layout for these devices and batch: "
+		    "none to compare with (%s)\n"), err.msg);
+		return;
+	}
+	snprintf(b[3], sizeof b[3], ngettext("%d pipeline stage",
+	    "%d pipeline stages", a.standard.pp), a.standard.pp);
+	printf(_("\nbeside it, Megatron-LM's recommended layout for the same devices and "
+	    "batch: tensor parallel %d within a node%s, %s, data parallel %d, "
+	    "micro-batch %lld, recomputation %s: step %s, at most %s per device "
+	    "(margin %s)\n"), a.tp,
+	    a.tp > 1 ? _(" with sequence parallelism") : "",
+	    b[3], a.dp, (long long)a.micro_batch,
+	    sl_recompute_name(a.recompute), cli_ns(a.standard.step_ns, b[0]),
+	    cli_bytes(a.standard.max_mem, b[1]),
+	    cli_bytes(usable - a.standard.max_mem, b[2]));
+	printf("%s\n", _("where the difference comes from (one change at a time, from "
+	    "that layout to the plan: step and its change, memory per device):"));
+	prev = a.standard.step_ns;
+	for (int i = 0; i < a.n_items; i++) {
+		const sl_pipe_account_item *it = &a.item[i];
+		cli_fprintf(stdout, "  %-58s %s, %s%s\n", it->what,
+		    step_vs(it->step_ns, prev, b[0], sizeof b[0]),
+		    cli_bytes(it->max_mem, b[1]), it->fits ? "" : _(" (does not fit)"));
+		prev = it->step_ns;
+	}
+	printf(_("in all: step %s against Megatron-LM's layout; memory margin %s "
+	    "against its %s\n"), step_vs(pl->step_ns, a.standard.step_ns, b[0],
+	    sizeof b[0]), cli_bytes(usable - pl->max_mem, b[1]),
+	    cli_bytes(usable - a.standard.max_mem, b[2]));
+	sl_pipe_account_free(&a);
+}
+
 /* Nothing fits: the least memory reached, and the changes that would fit. */
 static void
 print_no_fit(const sl_hybrid_opts *ho, const sl_hybrid_result *r)
@@ -582,6 +636,7 @@ cmd_plan(int argc, char **argv)
 		if (ho.space.recipe.framework == SL_FW_DEEPSPEED)
 			print_better(&ho, &r, cli_given(&o, "precision"));
 		sl_graph_free(g);
+		print_account(&r.best, &ho);
 	}
 	/* --json FILE: the plan with its stages, as --export json writes it */
 	if (o.json != NULL && (rc = write_export(&r.best, &ho, SL_EXPORT_JSON,

@@ -127,7 +127,17 @@ cli_plan_apply(cli_opts *o, const sl_plan_file *pf, sl_error *err)
 	PLAN_SETTING("--precision", precision, sl_precision_name);
 	PLAN_SETTING("--recompute", recompute, sl_recompute_name);
 	PLAN_SETTING("--global-batch", global_batch, i64_str);
+	PLAN_SETTING("--optimizer", optimizer, sl_optimizer_name);
 	if (pf->has_recipe) {
+		if (cli_given(o, "no-clip-grad") && !pf->recipe.no_clip_grad)
+			return contradicts(pf, "--no-clip-grad", "",
+			    _("gradient clipping"), err);
+		o->recipe.no_clip_grad = pf->recipe.no_clip_grad;
+		if (cli_given(o, "no-overlap-grad-reduce") &&
+		    !pf->recipe.no_grad_overlap)
+			return contradicts(pf, "--no-overlap-grad-reduce", "",
+			    _("the gradient reduction overlapped"), err);
+		o->recipe.no_grad_overlap = pf->recipe.no_grad_overlap;
 		o->recipe.shard_states = pf->recipe.shard_states;
 		if (cli_given(o, "seq") && pf->recipe.seq > 0 &&
 		    o->seq != pf->recipe.seq)

@@ -73,8 +73,13 @@ cmd_sweep(int argc, char **argv)
 		printf(_("alpha frontier of %s on "), cli_model_str(s.g, mn, sizeof mn));
 	}
 	cli_print_mesh(&s.mesh);
-	printf(ngettext(": %d distinct plan\n\n", ": %d distinct plans\n\n", f.n),
-	    f.n);
+	{
+		char cap[128];
+		printf(ngettext(": %d distinct plan\n", ": %d distinct plans\n",
+		    f.n), f.n);
+		printf(_("memory per device: %s\n\n"),
+		    sl_hw_memory_text(&s.mesh.hw, cap, sizeof cap));
+	}
 	cli_fprintf(stdout, "%-4s %-27s %14s %14s %12s %10s %6s\n", "#",
 	    _("alpha (bytes/us)"), _("memory/dev"), _("comm/step"), _("step time"),
 	    _("tokens/s"), _("MFU"));

@@ -53,7 +53,8 @@ print_timeline(const sl_space *sp, const sl_timeline *tl)
 	int n;
 
 	printf(_("recipe: %s\n"), sl_recipe_describe(&sp->opts.recipe, rd, sizeof rd));
-	printf(_("device %d: %d tasks, %d buffers\n"), tl->dev, tl->n_tasks, tl->n_bufs);
+	printf(_("device %d: %d tasks, %d buffers; %s\n"), tl->dev, tl->n_tasks,
+	    tl->n_bufs, sl_hw_memory_text(&sp->mesh.hw, name, sizeof name));
 	cli_fprintf(stdout, "  %-34s %s\n", _("sum of everything held"), cli_bytes(tl->sum, b1));
 	cli_fprintf(stdout, "  %-34s %s (%+.1f%%)\n", _("peak, default order"),
 	    cli_bytes(tl->peak_default, b1), pct(tl->peak_default, tl->sum));
