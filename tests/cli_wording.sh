@@ -35,6 +35,13 @@ expect_in "$TMP/p1.out" "model tiny-gpt (sequence 128) on 8 devices of "
 expect_not_in "$TMP/p1.out" "$TMP/m.json"
 expect_in "$TMP/p1.out" "chosen plan: 1 pipeline stage (1f1b), each on 8 devices; 8 micro-batches of 1 sample"
 expect_in "$TMP/p1.out" "searched 1 configuration and 1 partition with 1 stage solve ("
+# a micro-batch over data-parallel ranks: what the framework calls the
+# micro-batch is one rank's share (4 x 2 sub-mesh, tensor parallel 2: data
+# parallel 4; 4 micro-batches of 8 samples = 32)
+run p2 "$SHARDLAB" plan "$TMP/m.json" --devices 8 --global-batch 32 --pp 1 --tp 2 --micro-batch 2
+expect_status 0 p2
+expect_in "$TMP/p2.out" "; 4 micro-batches of 8 samples (2 per data-parallel rank)"
+
 expect_in "$TMP/p1.out" "(stages within 1 layer of the even split)"
 # the stage table's columns and what they mean
 head_line=$(grep '^stage ' "$TMP/p1.out" | head -n 1)

@@ -121,7 +121,23 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 	snprintf(sm, sizeof sm, ngettext("%lld sample", "%lld samples",
 	    pl->graph_batch), (long long)pl->graph_batch);
 	/* TRANSLATORS: "), each on 8 devices; 16 micro-batches of 4 samples" */
-	printf(_("), each on %s; %s of %s\n"), on, mb, sm);
+	printf(_("), each on %s; %s of %s"), on, mb, sm);
+	{
+		/* what the framework calls the micro-batch: the samples of
+		 * one data-parallel rank (pipe_export.c, the layout) */
+		sl_layout l;
+		int *layers = sl_xmalloc((size_t)pl->n_stages * sizeof *layers);
+		sl_recompute *rec = sl_xmalloc((size_t)pl->n_stages * sizeof *rec);
+
+		if (sl_pipeline_layout(pl, o, &l, layers, rec, NULL) == SL_OK &&
+		    l.dp > 1)
+			printf(ngettext(" (%lld per data-parallel rank)",
+			    " (%lld per data-parallel rank)", l.micro_batch),
+			    (long long)l.micro_batch);
+		free(layers);
+		free(rec);
+	}
+	printf("\n");
 	printf(_("step time %s: pipeline %s (bubble %s, %.1f%%), gradient sync %s "
 	    "exposed, optimizer %s\n"),
 	    cli_ns(pl->step_ns, b[0]), cli_ns(pl->pipe_ns, b[1]), cli_ns(pl->bubble_ns, b[2]),
