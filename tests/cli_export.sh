@@ -113,6 +113,28 @@ for k in torchtitan dtensor; do
 done
 case_ dtensor 8 gpt-1.7b --devices 8 --global-batch 16
 
+# ---- every framework on 16 devices (two nodes): gpt-1.7b and llama-7b with
+# uneven stages, context parallel, interleaving, recomputation, precision
+# and offload
+fw=megatron
+# 24 layers over 16 stages: a --pipeline-model-parallel-layout
+case_ megatron 16 gpt-1.7b --mesh 16x1 --axes pp,dp --global-batch 64 --hw h100-2node-ib
+case_ megatron 16 gpt-1.7b --mesh 2x2x4 --axes pp,cp,tp --global-batch 64
+case_ megatron 16 gpt-1.7b --mesh 4x4 --axes pp,tp --global-batch 64 \
+    --schedule interleaved --virtual-stages 2 --recompute full
+case_ megatron 16 llama-7b --devices 16 --global-batch 64 --offload-optimizer --precision fp16
+fw=deepspeed
+case_ deepspeed 16 gpt-1.7b --mesh 4x4 --axes pp,dp --global-batch 64 --recompute full \
+    --precision fp16
+case_ deepspeed 16 llama-7b --devices 16 --global-batch 64 --offload-optimizer
+fw=torchtitan
+case_ torchtitan 16 llama-7b --mesh 2x2x4 --axes pp,cp,tp --global-batch 64
+case_ torchtitan 16 llama-7b --mesh 8x2 --axes pp,tp --global-batch 64 --slack 1
+# 6 layers over 4 stages
+case_ torchtitan 16 "$TMP/gqa.json" --mesh 4x4 --axes pp,tp --global-batch 64
+case_ dtensor 16 llama-7b --devices 16 --global-batch 64 --recompute full --precision fp32
+case_ dtensor 16 llama-7b --mesh 4x4 --axes pp,dp --global-batch 64 --schedule gpipe
+
 # ---- what a framework cannot run: refused, saying why
 run ttgpt "$SHARDLAB" plan gpt-1.7b --devices 8 --global-batch 16 --export torchtitan
 expect_status 2 ttgpt
