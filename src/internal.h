@@ -398,6 +398,11 @@ typedef struct sl_coll_item {
 } sl_coll_item;
 typedef void (*coll_item_fn)(void *ctx, const sl_coll_item *c);
 void sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx);
+/* The collective that runs for c: a parameter gradient's all-reduce is a
+ * reduce-scatter under recipe.shard_states (each rank keeps the share it
+ * updates; the all-gather of the updated weights is the optimizer's,
+ * sl_compute.optim_ns); else c->coll. */
+sl_coll sl_grad_sync_coll(const sl_space *sp, const sl_coll_item *c);
 /* Returns whether the edge moves data (the consumer then holds a copy). */
 bool sl_edge_colls(const sl_space *sp, int e, int s_src, int s_dst,
     coll_item_fn fn, void *ctx);

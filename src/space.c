@@ -1012,6 +1012,16 @@ sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 	}
 }
 
+sl_coll
+sl_grad_sync_coll(const sl_space *sp, const sl_coll_item *c)
+{
+	if (c->coll == SL_COLL_ALL_REDUCE && c->cause == SL_CAUSE_GRAD &&
+	    sp->opts.recipe.shard_states >= 1 && c->tensor >= 0 &&
+	    sp->g->tensors[c->tensor].role == SL_ROLE_PARAMETER)
+		return SL_COLL_REDUCE_SCATTER;
+	return c->coll;
+}
+
 struct coll_acc {
 	const sl_mesh *m;
 	sl_comm *comm;
