@@ -1210,7 +1210,7 @@ sp_edge_items(const sl_space *s, int edge, int s_src, int s_dst,
 	it.alloc = SL_AT_WGRAD;
 	it.free = SL_UNTIL_WGRAD;
 	it.summed = false;
-	it.bpe = sl_elem_bytes(s, t);
+	it.bpe = w;		/* the kept input, gathered (FP8 under TE) */
 	it.elems = sl_local_elems(&s->mesh, dst, t, coord);
 	it.local = sl_mul_sat(it.elems, it.bpe);
 	it.full = sl_mul_sat(sl_tensor_elems(t), it.bpe);
