@@ -336,12 +336,68 @@ sl_optim_ns(const sl_space *sp, int64_t elems)
 }
 
 /* The parameter elements of an operator's states on a device: its state
- * items (space.c, sl_node_items: the ZeRO shard), one per parameter. */
+ * items (space.c, sl_node_items: the ZeRO shard), one per parameter; and
+ * those of its optimizer states, which the optimizer step updates (fewer
+ * under recipe.shard_states). */
+struct state_elems {
+	int64_t params, optim;
+};
+
 static void
 param_item(void *ctx, const sl_mem_item *it)
 {
-	if (it->what == SL_WHAT_STATE && it->cat == SL_CAT_PARAMS && !it->frozen)
-		*(int64_t *)ctx += it->elems;
+	struct state_elems *e = ctx;
+
+	if (it->what != SL_WHAT_STATE)
+		return;
+	/* a frozen weight (LoRA) takes no optimizer step */
+	if (it->cat == SL_CAT_PARAMS && !it->frozen)
+		e->params += it->elems;
+	else if (it->cat == SL_CAT_OPTIM)
+		e->optim += it->elems;
+}
+
+/*
+ * Under recipe.shard_states (Megatron-LM's distributed optimizer, ZeRO-1
+ * and -2) each rank that holds the same piece of a weight updates a share
+ * of it, and the updated weights are all-gathered over those ranks after
+ * the step, at the weight's width.  DeepSpeed gathers after the step
+ * (runtime/zero/stage_1_and_2.py, step: all_gather_dp_groups); Megatron-LM
+ * with --overlap-param-gather gathers each bucket as the next step's
+ * forward reaches it (megatron/core/distributed/param_and_grad_buffer.py),
+ * hidden behind that forward, so nothing of it is counted then.
+ */
+static int64_t
+shard_gather_ns(const sl_space *sp, int opi, int si, const int *coord)
+{
+	const sl_recipe *r = &sp->opts.recipe;
+	const sl_op *op = &sp->g->ops[opi];
+	const sl_strategy *st = &sp->ops[opi].strat[si];
+	const sl_mesh *m = &sp->mesh;
+	int64_t ns = 0;
+
+	/* under LoRA the frozen weights do not change and the adapters'
+	 * gather is a few megabytes: nothing counted */
+	if (r->shard_states < 1 || sl_recipe_frozen(r) ||
+	    (r->framework == SL_FW_MEGATRON && !r->no_grad_overlap))
+		return 0;
+	for (int i = 0; i < op->n_in; i++) {
+		const sl_tensor *t = &sp->g->tensors[op->in[i]];
+		uint8_t rep;
+		int64_t bytes;
+
+		if (sp->owner == NULL || sp->owner[op->in[i]] != opi ||
+		    st->spec[i].zero != 0)
+			continue;
+		rep = sl_grad_axes(sp->ops[opi].bind, st, i, op->n_in);
+		bytes = sl_mul_sat(sl_recipe_part_bytes(r, SL_PART_WEIGHT),
+		    sl_local_elems(m, &st->spec[i], t, coord));
+		for (int a = 0; a < m->n_axes; a++)
+			if ((rep & (1u << a)) && m->axes[a].size > 1)
+				ns = sl_add_sat(ns, sl_coll_time(SL_COLL_ALL_GATHER,
+				    m->axes[a].size, bytes, &m->axes[a].link));
+	}
+	return ns;
 }
 
 void
@@ -356,9 +412,14 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 	int kf = sl_kinds[op->kind].kernels[0], kb = sl_kinds[op->kind].kernels[1];
 	int casts;
 
+	struct state_elems se = { 0, 0 };
+
 	memset(out, 0, sizeof *out);
-	sl_node_items(sp, opi, si, coord, param_item, &out->param_elems);
-	out->optim_ns = sl_optim_ns(sp, out->param_elems);
+	sl_node_items(sp, opi, si, coord, param_item, &se);
+	out->param_elems = se.params;
+	out->optim_elems = se.optim;
+	out->gather_ns = shard_gather_ns(sp, opi, si, coord);
+	out->optim_ns = sl_add_sat(sl_optim_ns(sp, se.optim), out->gather_ns);
 	if (hw->flops <= 0)
 		return;
 	bytes = slot_bytes(sp, opi, si, coord, &cast_e, &casts);

@@ -172,8 +172,8 @@ pcomm_item(void *ctx, const sl_coll_item *c)
 
 	if (p->s->g->tensors[c->tensor].role != SL_ROLE_PARAMETER)
 		return;
-	t = sl_coll_time(c->coll, m->axes[c->axis].size, c->bytes,
-	    &m->axes[c->axis].link);
+	t = sl_coll_time(sl_grad_sync_coll(p->s, c), m->axes[c->axis].size,
+	    c->bytes, &m->axes[c->axis].link);
 	if (c->phase == SL_PHASE_FWD)
 		p->fwd = sl_add_sat(p->fwd, t);
 	else if (!c->after)

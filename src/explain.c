@@ -447,7 +447,7 @@ state_why(const sl_space *s, int w, int gr, int o, char *buf, size_t len)
 	const sl_recipe *r = &s->opts.recipe;
 
 	if (r->precision == SL_PREC_BF16 || r->precision == SL_PREC_MEGATRON ||
-	    r->precision == SL_PREC_FP8)
+	    r->precision == SL_PREC_FP8 || r->precision == SL_PREC_FP16)
 		snprintf(buf, len, _("%d weight + %d gradient + %d Adam: fp32 master, m, v"),
 		    w, gr, o);
 	else
@@ -875,6 +875,10 @@ edge_text(sbuf *b, const sl_space *s, int e, int s_src, int s_dst, bool incoming
 			if (it->coll == SL_COLL_ALL_TO_ALL)
 				all_to_all_why(b, m, it->axis, it->bytes);
 		}
+		if (it->cause == SL_CAUSE_SP_GATHER)
+			sb_printf(b, "%s\n", _("    kept split over the sequence "
+			    "(Megatron-LM's sequence parallelism): gathered again "
+			    "for the weight gradient"));
 		total += coll_line(b, m, it->coll, it->axis, it->bytes,
 		    it->phase == SL_PHASE_FWD ? ind_fwd : ind_bwd);
 	}
@@ -885,6 +889,11 @@ edge_text(sbuf *b, const sl_space *s, int e, int s_src, int s_dst, bool incoming
 		sb_printf(b, _("    edge total: %s ns; transient buffer %s bytes (%s)\n"),
 		    num(total, n1, sizeof n1), num(mem.buffers, a1, sizeof a1),
 		    bytes_h(mem.buffers, h, sizeof h));
+	if (mem.acts > 0)
+		sb_printf(b, _("    kept whole as it arrives (Megatron-LM keeps a "
+		    "column-parallel input split only under sequence parallelism): "
+		    "%s bytes more (%s)\n"), num(mem.acts, a1, sizeof a1),
+		    bytes_h(mem.acts, h, sizeof h));
 	free(l.it);
 }
 

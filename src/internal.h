@@ -382,6 +382,8 @@ typedef enum sl_coll_cause {
 	SL_CAUSE_RING,		/* context parallelism: K and V round the ring */
 	SL_CAUSE_RESHARD,	/* an edge: from the producer's spec to the consumer's */
 	SL_CAUSE_ADAPTER,	/* LoRA: the adapters' gradients are partial sums */
+	SL_CAUSE_SP_GATHER,	/* Megatron-LM's sequence parallelism: a column-
+				 * parallel matmul's input gathered again in backward */
 	SL_CAUSE_COUNT
 } sl_coll_cause;
 typedef struct sl_coll_item {
@@ -399,11 +401,16 @@ typedef struct sl_coll_item {
 } sl_coll_item;
 typedef void (*coll_item_fn)(void *ctx, const sl_coll_item *c);
 void sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx);
+/* The collective that runs for c: a parameter gradient's all-reduce is a
+ * reduce-scatter under recipe.shard_states (each rank keeps the share it
+ * updates; the all-gather of the updated weights is the optimizer's,
+ * sl_compute.optim_ns); else c->coll. */
+sl_coll sl_grad_sync_coll(const sl_space *sp, const sl_coll_item *c);
 /* Returns whether the edge moves data (the consumer then holds a copy). */
 bool sl_edge_colls(const sl_space *sp, int e, int s_src, int s_dst,
     coll_item_fn fn, void *ctx);
-/* A collective's short tag in launch names: "gather", "grad", "out", "ring";
- * an edge's "fwd" or "bwd". */
+/* A collective's short tag in launch names: "gather", "grad", "out", "ring",
+ * "spgather"; an edge's "fwd" or "bwd". */
 const char *sl_coll_tag(const sl_coll_item *c);
 /* Placement of a tensor of spec sp along mesh axis a: -2 a partial sum, -1
  * replicated, else the dimension split over it. */

@@ -282,11 +282,13 @@ hyb_space(hyb *h, int64_t batch, int outer, int inner, sl_error *err)
 
 /*
  * The part of a node's communication that a step with several
- * micro-batches does once: the all-reduce of parameter gradients.
+ * micro-batches does once: the all-reduce of parameter gradients (*ns, as
+ * it runs: a reduce-scatter under recipe.shard_states, sl_grad_sync_coll),
+ * and *in_comm, the same collectives as sl_node_cost counts them.
  */
 struct sync_acc {
 	const sl_space *sp;
-	int64_t ns;
+	int64_t ns, in_comm;
 };
 
 static void
@@ -294,20 +296,24 @@ sync_item(void *ctx, const sl_coll_item *c)
 {
 	struct sync_acc *a = ctx;
 	const sl_mesh *m = &a->sp->mesh;
+	const sl_link *l = &m->axes[c->axis].link;
+	int n = m->axes[c->axis].size;
 
 	if (c->coll != SL_COLL_ALL_REDUCE || c->tensor < 0 ||
 	    a->sp->g->tensors[c->tensor].role != SL_ROLE_PARAMETER)
 		return;
-	a->ns = sl_add_sat(a->ns, sl_coll_time(c->coll, m->axes[c->axis].size,
-	    c->bytes, &m->axes[c->axis].link));
+	a->ns = sl_add_sat(a->ns, sl_coll_time(sl_grad_sync_coll(a->sp, c), n,
+	    c->bytes, l));
+	a->in_comm = sl_add_sat(a->in_comm, sl_coll_time(c->coll, n, c->bytes, l));
 }
 
 static int64_t
-node_sync_ns(const sl_space *sp, int v, int s)
+node_sync_ns(const sl_space *sp, int v, int s, int64_t *in_comm)
 {
-	struct sync_acc acc = { sp, 0 };
+	struct sync_acc acc = { sp, 0, 0 };
 
 	sl_node_colls(sp, v, s, sync_item, &acc);
+	*in_comm = acc.in_comm;
 	return acc.ns;
 }
 
@@ -370,6 +376,7 @@ space_tab(const hyb *h, space_entry *e, int r)
 			op_time *ot = &tb->time[v][s];
 			sl_comm c;
 			sl_compute cp;
+			int64_t in_comm;
 
 			if (need != NULL && !need[v][s]) {
 				memset(&tb->mem[v][s], 0, sizeof tb->mem[v][s]);
@@ -382,17 +389,20 @@ space_tab(const hyb *h, space_entry *e, int r)
 			sl_node_compute(sp, v, s, NULL, &cp);
 			ot->compute = cp.fwd_ns + cp.bwd_ns + cp.recompute_ns;
 			ot->bwd = cp.bwd_ns + cp.recompute_ns;
-			ot->sync = node_sync_ns(sp, v, s);
-			ot->comm = sl_comm_total(&c) - ot->sync;
+			ot->sync = node_sync_ns(sp, v, s, &in_comm);
+			ot->comm = sl_comm_total(&c) - in_comm;
 			ot->pelems = cp.param_elems;
 			ot->optim = cp.optim_ns;
 			if (h->o->offload_optimizer) {
 				int64_t d2h, host;
 				tb->mem[v][s].optim = 0;
 				sl_offload_ns(&sp->mesh.hw, &sp->opts.recipe,
-				    cp.param_elems, &d2h, &host);
+				    cp.optim_elems, &d2h, &host);
 				ot->sync = sl_add_sat(ot->sync, d2h);
-				ot->optim = host;
+				/* the host's step over the device's share; the
+				 * weights it sends back are then all-gathered as
+				 * without offload (stage_1_and_2.py, step) */
+				ot->optim = sl_add_sat(host, cp.gather_ns);
 			}
 		}
 	}

@@ -426,6 +426,7 @@ typedef enum sl_precision {
 	SL_PREC_FP8,		/* Transformer Engine: the layers' matmuls in FP8,
 				 * bf16 weights with fp32 main grads and master +
 				 * Adam (18 B/param) and an FP8 copy of each weight */
+	SL_PREC_FP16,		/* fp16 weights and grads, fp32 master + Adam, loss scaling: 16 B/param */
 	SL_PREC_COUNT
 } sl_precision;
 
@@ -1108,11 +1109,14 @@ typedef struct sl_compute {
 	int64_t fwd_ns, bwd_ns;		/* kernel time, autocast's casts included */
 	int64_t recompute_ns;		/* forward re-run in backward (0: kept) */
 	/* once per optimizer step: the parameter elements whose states this
-	 * operator holds on the device (its ZeRO shard), and the time the
+	 * operator holds on the device (its ZeRO shard), those the optimizer
+	 * updates there (fewer under recipe.shard_states), and the time the
 	 * optimizer step takes over them on the device
-	 * (sl_recipe_optim_bytes at the memory bandwidth) */
-	int64_t param_elems;
-	int64_t optim_ns;
+	 * (sl_recipe_optim_bytes at the memory bandwidth; and the all-gather
+	 * of the updated weights under shard_states, unless Megatron-LM
+	 * overlaps it with the next forward: gather_ns of optim_ns) */
+	int64_t param_elems, optim_elems;
+	int64_t optim_ns, gather_ns;
 } sl_compute;
 void sl_node_compute(const sl_space *s, int op, int strat, const int *coord,
     sl_compute *out);

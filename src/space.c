@@ -817,6 +817,96 @@ emit(item_fn fn, void *ctx, sl_mem_item *it, int bpe, int64_t elems,
 	fn(ctx, it);
 }
 
+/*
+ * The axes over which Megatron-LM's sequence parallelism hands a
+ * column-parallel matmul its input: axes that split the matmul's output
+ * features while its input is whole along them, and along which the
+ * input's sequence can be split (0 none, and always 0 for other
+ * frameworks).  *seq_dim: that dimension of the input.
+ */
+static uint8_t
+sp_gather_axes(const sl_space *sp, int opi, int si, int *seq_dim)
+{
+	const sl_op *op = &sp->g->ops[opi];
+	const sl_binding *b = sp->ops[opi].bind;
+	const sl_strategy *st = &sp->ops[opi].strat[si];
+	const sl_tensor *x;
+	uint8_t col = 0, axes = 0;
+	int d = -1;
+
+	if (sp->opts.recipe.framework != SL_FW_MEGATRON ||
+	    op->kind != SL_OP_MATMUL)
+		return 0;
+	x = &sp->g->tensors[op->in[0]];
+	if (x->producer < 0)
+		return 0;	/* no edge can hand it split */
+	for (int l = 0; l < b->n_loop; l++)
+		if (b->role[l] == SL_LOOP_COL)
+			col |= st->loop_axes[l];
+	for (int k = 0; k < x->rank; k++)
+		if (b->map[0][k] >= 0 && b->role[b->map[0][k]] == SL_LOOP_SEQ)
+			d = k;
+	if (d < 0 || col == 0)
+		return 0;
+	for (int a = 0; a < sp->mesh.n_axes; a++)
+		if ((col & (1u << a)) && sl_placement(&st->spec[0], x->rank, a) == -1 &&
+		    sp->mesh.axes[a].size > 1)
+			axes |= (uint8_t)(1u << a);
+	if (axes != 0 && x->dims[d] < sl_axes_parts(&sp->mesh,
+	    axes | st->spec[0].split[d]))
+		return 0;
+	*seq_dim = d;
+	return axes;
+}
+
+/*
+ * What a matmul keeps of its input x: x as it computes with it, except
+ * under Megatron-LM's sequence parallelism, where a column-parallel linear
+ * (megatron/core/tensor_parallel/layers.py,
+ * LinearWithGradAccumulationAndAsyncCommunication) saves the input as it
+ * arrives, split over the sequence, and gathers it again for the weight
+ * gradient: 34 s b h / t a layer (Korthikanti et al. 2022) rather than
+ * keeping the gathered input of qkv and fc1 whole.  The node keeps it as
+ * sequence parallelism hands it (split over every sp_gather_axes axis);
+ * how it arrives is the edge's to know (sl_edge_items adds the rest when
+ * the producer hands it whole over some of those axes).
+ */
+static void
+sp_kept_spec(const sl_space *sp, int opi, int si, sl_spec *kept)
+{
+	int d = -1;
+	uint8_t axes = sp_gather_axes(sp, opi, si, &d);
+
+	if (axes != 0)
+		kept->split[d] |= axes;
+}
+
+/*
+ * The width at which operator opi keeps its first input for backward
+ * (sl_node_items_as's rule for that slot), 0 when it does not keep it.
+ */
+static int
+kept_first_width(const sl_space *sp, int opi)
+{
+	const sl_op *op = &sp->g->ops[opi];
+	const sl_tensor *t = &sp->g->tensors[op->in[0]];
+	int f = sl_kinds[op->kind].saved_in[0];
+
+	if (t->role == SL_ROLE_PARAMETER)
+		return 0;
+	if (f != 0 && sp->saver[op->in[0]] != opi)
+		f = 0;
+	if (op_recompute(sp, op) == SL_RECOMP_FULL) {
+		if (!keeps_layer_input(sp->g, opi, 0))
+			return 0;
+		if (f == 0)
+			f = -1;
+	} else if (f == 0) {
+		return 0;
+	}
+	return saved_width(sp, op, t, f);
+}
+
 /* An item of operator opi kept for backward, summed. */
 static sl_mem_item *
 kept_item(sl_mem_item *it, int opi, sl_item_what what, sl_buf_kind kind,
@@ -1060,7 +1150,12 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 		 * the backward that reads it: a matmul's input only feeds its
 		 * weight gradient (dW = X^T dY). */
 		matmul_x = op->kind == SL_OP_MATMUL && i == 0;
-		e = sl_local_elems(m, &st->spec[i], t, coord);
+		{
+			sl_spec kept = st->spec[i];
+			if (matmul_x)
+				sp_kept_spec(sp, opi, si, &kept);
+			e = sl_local_elems(m, &kept, t, coord);
+		}
 		emit(fn, ctx, kept_item(&it, opi, rc == SL_RECOMP_FULL ?
 		    SL_WHAT_LAYER_INPUT : SL_WHAT_SAVED, SL_BUF_SAVED, i, op->in[i],
 		    SL_AT_PRODUCER, matmul_x ? SL_UNTIL_WGRAD : SL_UNTIL_BWD),
@@ -1146,6 +1241,7 @@ static const char *const cause_tags[SL_CAUSE_COUNT] = {
 	[SL_CAUSE_ZERO_GATHER] = "gather", [SL_CAUSE_GRAD] = "grad",
 	[SL_CAUSE_OUT] = "out", [SL_CAUSE_RING] = "ring",
 	[SL_CAUSE_ADAPTER] = "adapter",
+	[SL_CAUSE_SP_GATHER] = "spgather",
 };
 
 const char *
@@ -1355,6 +1451,16 @@ sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 	}
 }
 
+sl_coll
+sl_grad_sync_coll(const sl_space *sp, const sl_coll_item *c)
+{
+	if (c->coll == SL_COLL_ALL_REDUCE && c->cause == SL_CAUSE_GRAD &&
+	    sp->opts.recipe.shard_states >= 1 && c->tensor >= 0 &&
+	    sp->g->tensors[c->tensor].role == SL_ROLE_PARAMETER)
+		return SL_COLL_REDUCE_SCATTER;
+	return c->coll;
+}
+
 struct coll_acc {
 	const sl_mesh *m;
 	sl_comm *comm;
@@ -1411,11 +1517,38 @@ edge_src_spec(const sl_space *s, const sl_space_edge *e, int s_src, sl_spec *tmp
 }
 
 /*
+ * The axes of sp_gather_axes along which edge e hands the column-parallel
+ * matmul its input split over the sequence (the producer's spec splits
+ * that dimension there, as Megatron-LM's sequence-parallel regions do):
+ * the edge gathers it in forward, the matmul keeps it split and gathers
+ * it again for its weight gradient.  *seq_dim: that dimension.
+ */
+static uint8_t
+sp_arrived_axes(const sl_space *s, const sl_space_edge *e, const sl_spec *src,
+    int s_dst, int *seq_dim)
+{
+	const sl_tensor *t = &s->g->tensors[e->tensor];
+	uint8_t cand, got = 0;
+	int d = -1;
+
+	if (e->dst_slot != 0 || s->g->ops[e->dst].in[0] != e->tensor)
+		return 0;
+	cand = sp_gather_axes(s, e->dst, s_dst, &d);
+	for (int a = 0; a < s->mesh.n_axes; a++)
+		if ((cand & (1u << a)) && sl_placement(src, t->rank, a) == d)
+			got |= (uint8_t)(1u << a);
+	*seq_dim = d;
+	return got;
+}
+
+/*
  * Per axis, from the producer's placement to the consumer's (doc/cost-model.md):
  * replicated -> split slices in forward and gathers the gradient in backward;
  * partial -> replicated all-reduces; partial -> split reduce-scatters, and
  * gathers the gradient; split -> replicated gathers; split -> other split
- * is an all-to-all both ways.
+ * is an all-to-all both ways.  Under Megatron-LM's sequence parallelism a
+ * column-parallel matmul's input gathered here is gathered again in
+ * backward, for the weight gradient (sp_arrived_axes).
  */
 bool
 sl_edge_colls(const sl_space *s, int edge, int s_src, int s_dst,
@@ -1427,7 +1560,8 @@ sl_edge_colls(const sl_space *s, int edge, int s_src, int s_dst,
 	const sl_mesh *m = &s->mesh;
 	sl_spec tmp;
 	const sl_spec *src = edge_src_spec(s, e, s_src, &tmp);
-	int bpe = sl_elem_bytes(s, t);
+	int bpe = sl_elem_bytes(s, t), d = -1;
+	uint8_t sp_ax = sp_arrived_axes(s, e, src, s_dst, &d);
 	bool moved = false;
 
 	for (int a = 0; a < m->n_axes; a++) {
@@ -1460,8 +1594,69 @@ sl_edge_colls(const sl_space *s, int edge, int s_src, int s_dst,
 			emit_coll(fn, ctx, it, SL_PHASE_FWD, false, fw, a, b);
 		if (fn != NULL && bw != SL_COLL_COUNT)
 			emit_coll(fn, ctx, it, SL_PHASE_BWD, false, bw, a, b);
+		if (fn != NULL && (sp_ax & (1u << a))) {
+			it.cause = SL_CAUSE_SP_GATHER;
+			emit_coll(fn, ctx, it, SL_PHASE_BWD, false,
+			    SL_COLL_ALL_GATHER, a, b);
+		}
 	}
 	return moved;
+}
+
+/*
+ * Megatron-LM's sequence parallelism on an edge into a column-parallel
+ * matmul (sp_kept_spec): the node keeps the input split over the sequence
+ * as sequence parallelism hands it; where the producer hands it whole over
+ * some of those axes, the matmul keeps it as it arrives, and the edge adds
+ * the rest (Megatron-LM without --sequence-parallel keeps the whole input:
+ * Korthikanti et al. 2022's 10 + 24/t).  Where it arrives split, the
+ * weight gradient gathers it again into a buffer of its own, alive for
+ * that task (LinearWithGradAccumulationAndAsyncCommunication.backward,
+ * get_global_memory_buffer).
+ */
+static void
+sp_edge_items(const sl_space *s, int edge, int s_src, int s_dst,
+    const int *coord, item_fn fn, void *ctx)
+{
+	const sl_space_edge *e = &s->edges[edge];
+	const sl_tensor *t = &s->g->tensors[e->tensor];
+	const sl_spec *dst = &s->ops[e->dst].strat[s_dst].spec[e->dst_slot];
+	sl_spec tmp, kept = *dst, got = *dst;
+	const sl_spec *src = edge_src_spec(s, e, s_src, &tmp);
+	sl_mem_item it = { .cat = SL_CAT_ACTS, .what = SL_WHAT_SAVED,
+	    .kind = SL_BUF_SAVED, .op = e->dst, .slot = e->dst_slot,
+	    .tensor = e->tensor, .edge = edge, .alloc = SL_AT_PRODUCER,
+	    .free = SL_UNTIL_WGRAD, .summed = true };
+	int d = -1, w;
+	uint8_t all, arrived;
+
+	if (e->dst_slot != 0 || (all = sp_gather_axes(s, e->dst, s_dst, &d)) == 0 ||
+	    (w = kept_first_width(s, e->dst)) == 0)
+		return;
+	arrived = sp_arrived_axes(s, e, src, s_dst, &d);
+	kept.split[d] |= all;
+	got.split[d] |= arrived;
+	if (arrived != all) {
+		it.bpe = w;
+		it.elems = sl_local_elems(&s->mesh, &got, t, coord) -
+		    sl_local_elems(&s->mesh, &kept, t, coord);
+		it.local = sl_mul_sat(it.elems, w);
+		it.full = sl_mul_sat(sl_tensor_elems(t), w);
+		fn(ctx, &it);
+	}
+	if (arrived == 0)
+		return;
+	it.cat = SL_CAT_BUFFERS;
+	it.what = SL_WHAT_TRANSIENT;
+	it.kind = SL_BUF_RESHARD;
+	it.alloc = SL_AT_WGRAD;
+	it.free = SL_UNTIL_WGRAD;
+	it.summed = false;
+	it.bpe = w;		/* the kept input, gathered (FP8 under TE) */
+	it.elems = sl_local_elems(&s->mesh, dst, t, coord);
+	it.local = sl_mul_sat(it.elems, it.bpe);
+	it.full = sl_mul_sat(sl_tensor_elems(t), it.bpe);
+	fn(ctx, &it);
 }
 
 void
@@ -1476,6 +1671,7 @@ sl_edge_items(const sl_space *s, int edge, int s_src, int s_dst,
 	    .tensor = e->tensor, .edge = edge, .alloc = SL_AT_FWD,
 	    .free = SL_UNTIL_FWD, .summed = true };
 
+	sp_edge_items(s, edge, s_src, s_dst, coord, fn, ctx);
 	if (!sl_edge_colls(s, edge, s_src, s_dst, NULL, NULL))
 		return;
 	/* The consumer's copy around its forward, and its gradient's around
@@ -1635,21 +1831,29 @@ find_edges(sl_space *sp)
 	}
 }
 
-/* Strategies with identical specs on a slot share edge costs: class ids. */
+/*
+ * Strategies with identical specs on a slot share edge costs: class ids.
+ * Into a matmul's input under Megatron-LM, the sequence-parallel axes
+ * (sp_gather_axes) are part of the class: the edge's items read them.
+ */
 static int
-spec_classes(const sl_space_op *so, int slot, int *cls)
+spec_classes(const sl_space *sp, int opi, int slot, bool dst, int *cls)
 {
-	int n = 0;
+	const sl_space_op *so = &sp->ops[opi];
+	int n = 0, d;
 	int *rep = sl_xmalloc(so->n_strat * sizeof *rep);
 
 	for (int i = 0; i < so->n_strat; i++) {
 		sl_spec a = so->strat[i].spec[slot];
+		uint8_t ka = dst && slot == 0 ? sp_gather_axes(sp, opi, i, &d) : 0;
 		int c = -1;
 		a.zero = 0;
 		for (int j = 0; j < n && c < 0; j++) {
 			sl_spec b = so->strat[rep[j]].spec[slot];
+			uint8_t kb = dst && slot == 0 ?
+			    sp_gather_axes(sp, opi, rep[j], &d) : 0;
 			b.zero = 0;
-			if (memcmp(&a, &b, sizeof a) == 0)
+			if (memcmp(&a, &b, sizeof a) == 0 && ka == kb)
 				c = j;
 		}
 		if (c < 0) {
@@ -1700,8 +1904,8 @@ edge_tables(sl_space *sp, int ei)
 	const sl_space_op *a = &sp->ops[e->src], *b = &sp->ops[e->dst];
 	int *ca = sl_xmalloc(2 * a->n_strat * sizeof *ca);
 	int *cb = sl_xmalloc(2 * b->n_strat * sizeof *cb);
-	int na = spec_classes(a, e->src_slot, ca);
-	int nb = spec_classes(b, e->dst_slot, cb);
+	int na = spec_classes(sp, e->src, e->src_slot, false, ca);
+	int nb = spec_classes(sp, e->dst, e->dst_slot, true, cb);
 	int64_t *cm = sl_xmalloc((size_t)na * nb * sizeof *cm);
 	int64_t *ct = sl_xmalloc((size_t)na * nb * sizeof *ct);
 
@@ -1848,7 +2052,8 @@ sl_space_set_layers_recompute(sl_space *sp, const uint8_t *modes)
 
 /*
  * Whether parameter gradients are held through the whole step: Megatron-LM
- * keeps them in its contiguous main-gradient buffer
+ * keeps them (fp32 under --bf16, in the parameters' type under --fp16 or
+ * --grad-reduce-in-bf16) in its contiguous main-gradient buffer
  * (megatron/core/distributed/param_and_grad_buffer.py), and gradients
  * accumulated over micro-steps live from the first to the optimizer step.
  * The graph's batch is the first dimension of its first input.
@@ -1858,7 +2063,8 @@ grads_persist(const sl_graph *g, const sl_recipe *r)
 {
 	int64_t batch = 0;
 
-	if (r->precision == SL_PREC_MEGATRON || r->precision == SL_PREC_FP8)
+	if (r->precision == SL_PREC_MEGATRON || r->precision == SL_PREC_FP8 ||
+	    r->framework == SL_FW_MEGATRON)
 		return true;
 	for (int t = 0; t < g->n_tensors && batch == 0; t++)
 		if (g->tensors[t].role == SL_ROLE_INPUT && g->tensors[t].rank > 0)

@@ -311,6 +311,9 @@ item_name(const tl_build *b, const sl_mem_item *it, int tensor, char *buf,
 		if (it->alloc == SL_AT_FWD)
 			snprintf(buf, len, "%s:%s->%s", tn, g->ops[se->src].name,
 			    g->ops[se->dst].name);
+		else if (it->alloc == SL_AT_WGRAD)	/* sequence parallelism */
+			snprintf(buf, len, "%s.gather:%s->%s.wgrad", tn,
+			    g->ops[se->src].name, g->ops[se->dst].name);
 		else
 			snprintf(buf, len, "%s.grad:%s->%s", tn, g->ops[se->dst].name,
 			    g->ops[se->src].name);

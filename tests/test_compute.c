@@ -640,6 +640,23 @@ test_overlap_and_accumulation(void **state)
 	sl_graph_free(g);
 }
 
+/* The gradient reductions of parameters, as they run (sl_grad_sync_coll). */
+struct grad_colls {
+	const sl_space *s;
+	int n;
+	sl_coll coll[4];
+};
+
+static void
+grad_coll(void *ctx, const sl_coll_item *ci)
+{
+	struct grad_colls *a = ctx;
+
+	if (ci->cause == SL_CAUSE_GRAD && ci->tensor >= 0 &&
+	    a->s->g->tensors[ci->tensor].role == SL_ROLE_PARAMETER && a->n < 4)
+		a->coll[a->n++] = sl_grad_sync_coll(a->s, ci);
+}
+
 /*
  * The step's terms beyond the kernels of the graph, by hand: autocast's
  * casts of fp32 weights, naive attention's fp32 softmax under autocast, and
@@ -780,6 +797,71 @@ test_step_terms_by_hand(void **state)
 			assert_int_equal(err.code, SL_EINPUT);
 			assert_non_null(strstr(err.msg, "no FP8 matrix units"));
 		}
+		sl_graph_free(g);
+	}
+	{
+		/*
+		 * recipe.shard_states on 4 data-parallel devices: fc1's w1
+		 * (1,048,576 elements, replicated) has its optimizer states
+		 * divided over the 4, so the step updates 262,144 elements
+		 * (x 38 bytes at 2e12 B/s: 4981 ns), then all-gathers the
+		 * bf16 weight (2 MiB over the 4) after it; Megatron-LM with
+		 * --overlap-param-gather hides that gather behind the next
+		 * forward.  The gradient's all-reduce is a reduce-scatter.
+		 */
+		sl_graph *g = tu_mlp();
+		sl_mesh m;
+		sl_error err;
+		int si;
+		int64_t ag, plain;
+		struct grad_colls got = { 0 };
+
+		sl_recipe_default(&r);
+		s = space(g, &hw, 1, (int[]){ 4 }, &r);
+		si = sl_space_find_strategy(s, 0, "dp");
+		assert_true(si >= 0);
+		sl_node_compute(s, 0, si, NULL, &c);
+		plain = c.optim_ns;
+		assert_int_equal(c.optim_elems, 1048576);
+		sl_space_free(s);
+		r.shard_states = 1;
+		s = space(g, &hw, 1, (int[]){ 4 }, &r);
+		sl_node_compute(s, 0, si, NULL, &c);
+		assert_int_equal(c.param_elems, 1048576);
+		assert_int_equal(c.optim_elems, 262144);
+		sl_error_clear(&err);
+		assert_int_equal(sl_mesh_make(&hw, 1, (int[]){ 4 }, &m, &err), SL_OK);
+		ag = sl_coll_time(SL_COLL_ALL_GATHER, 4, 2 * 1048576, &m.axes[0].link);
+		assert_true(ag > 0);
+		assert_int_equal(c.optim_ns, 4981 + ag);
+		assert_int_equal(c.gather_ns, ag);
+		assert_true(plain == 19923);
+		sl_space_free(s);
+		r.framework = SL_FW_MEGATRON;
+		r.precision = SL_PREC_MEGATRON;
+		s = space(g, &hw, 1, (int[]){ 4 }, &r);
+		sl_node_compute(s, 0, si, NULL, &c);
+		/* 42 bytes (Megatron-LM clips and clears the gradient) */
+		assert_int_equal(c.optim_ns, 5505);
+		assert_int_equal(c.gather_ns, 0);
+		r.no_grad_overlap = true;
+		sl_space_free(s);
+		s = space(g, &hw, 1, (int[]){ 4 }, &r);
+		sl_node_compute(s, 0, si, NULL, &c);
+		assert_int_equal(c.optim_ns, 5505 + ag);
+		got.s = s;
+		sl_node_colls(s, 0, si, grad_coll, &got);
+		assert_int_equal(got.n, 1);
+		assert_int_equal(got.coll[0], SL_COLL_REDUCE_SCATTER);
+		sl_space_free(s);
+		r.shard_states = 0;
+		s = space(g, &hw, 1, (int[]){ 4 }, &r);
+		got.s = s;
+		got.n = 0;
+		sl_node_colls(s, 0, si, grad_coll, &got);
+		assert_int_equal(got.n, 1);
+		assert_int_equal(got.coll[0], SL_COLL_ALL_REDUCE);
+		sl_space_free(s);
 		sl_graph_free(g);
 	}
 	/* the optimizer's bytes a parameter (doc/cost-model.md) */
