@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #ifdef HAVE_MALLOC_H
@@ -483,7 +484,8 @@ sl_atomic_open(sl_atomic *a, const char *path, sl_error *err)
 	char *real = NULL;
 	size_t dirlen, blen;
 	bool exists;
-	int fd;
+	int fd, saved;
+	sigset_t all, was;
 
 	memset(a, 0, sizeof *a);
 	if (strcmp(path, "-") == 0) {
@@ -537,14 +539,24 @@ sl_atomic_open(sl_atomic *a, const char *path, sl_error *err)
 	a->tmp = sl_xmalloc(dirlen + blen + 16);
 	snprintf(a->tmp, dirlen + blen + 16, "%.*s.%.*s.XXXXXX", (int)dirlen,
 	    a->path, (int)blen, base);
+	/*
+	 * A signal between creating the file and tracking it would leave the
+	 * file behind (the handler unlinks only what is tracked): signals
+	 * wait until both are done.
+	 */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &was);
 	fd = mkstemp(a->tmp);
+	saved = errno;
+	if (fd >= 0)
+		sl_tmp_track(a->tmp, true);
+	pthread_sigmask(SIG_SETMASK, &was, NULL);
 	if (fd < 0) {
 		char m[512];
 		snprintf(m, sizeof m, _("cannot create a file in its directory: %s"),
-		    strerror(errno));
+		    strerror(saved));
 		return sl_atomic_fail(a, err, SL_EINTERNAL, path, m);
 	}
-	sl_tmp_track(a->tmp, true);
 	(void)fchmod(fd, (mode_t)a->mode);
 	if (exists)
 		(void)fchown(fd, st.st_uid, st.st_gid);
