@@ -510,7 +510,7 @@ rd_recipe(const plan_rd *r, json_t *root, sl_plan_file *pf)
 		return rd_fail(r, "recipe", "%s", _("\"recipe\" must be an object"));
 	for (int i = 0; i < 4; i++) {
 		static const char *const expect[] = { "flash, naive",
-		    "bf16, megatron, amp, fp32, fp8", "none, selective, full, auto",
+		    "bf16, megatron, amp, fp32, fp8, fp16", "none, selective, full, auto",
 		    "megatron, torchtitan, deepspeed, free" };
 		const char *sv;
 		int k;

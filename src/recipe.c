@@ -11,7 +11,7 @@
 
 static const char *const attention_names[SL_ATTN_COUNT] = { "flash", "naive" };
 static const char *const precision_names[SL_PREC_COUNT] = {
-	"bf16", "megatron", "amp", "fp32", "fp8"
+	"bf16", "megatron", "amp", "fp32", "fp8", "fp16"
 };
 static const char *const recompute_names[SL_RECOMP_COUNT] = {
 	"none", "selective", "full", "auto"
@@ -30,6 +30,12 @@ static const char *const framework_names[SL_FW_COUNT] = {
  *   fp8       2 + 4 + 12  as megatron: Transformer Engine under Megatron-LM
  *             keeps bf16 weights with fp32 main gradients (its FP8 copies
  *             of the weights are buffers, space.c)
+ *   fp16      2 + 2 + 12  as bf16: Megatron-LM's --fp16 keeps fp16 main
+ *             gradients (megatron/training/arguments.py sets
+ *             accumulate_allreduce_grads_in_fp32 for bf16 only) and fp32
+ *             main weights (megatron/core/optimizer/optimizer.py,
+ *             Float16OptimizerWithFloat16Params); DeepSpeed's fp16
+ *             optimizer likewise (deepspeed/runtime/fp16/fused_optimizer.py)
  * Adam keeps exp_avg and exp_avg_sq in the master's type, fp32
  * (torch/optim/adamw.py; Megatron-LM's distributed optimizer likewise).
  */
@@ -39,6 +45,7 @@ static const uint8_t part_bytes[SL_PREC_COUNT][SL_PART_COUNT] = {
 	[SL_PREC_AMP] = { 4, 4, 0, 4, 4 },
 	[SL_PREC_FP32] = { 4, 4, 0, 4, 4 },
 	[SL_PREC_FP8] = { 2, 4, 4, 4, 4 },
+	[SL_PREC_FP16] = { 2, 2, 4, 4, 4 },
 };
 static const char *const part_names[SL_PART_COUNT] = {
 	"weight", "grad", "master", "adam_m", "adam_v"
@@ -113,6 +120,7 @@ sl_recipe_describe(const sl_recipe *r, char *buf, size_t len)
 		N_("fp32 weights under bf16 autocast (16 B/param + bf16 copies)"),
 		N_("fp32 (16 B/param, 4-byte activations)"),
 		N_("FP8 matmuls (Transformer Engine), bf16 weights with fp32 main gradients (18 B/param)"),
+		N_("fp16 with loss scaling, fp32 master weights and Adam states (16 B/param)"),
 	};
 	static const char *const att[SL_ATTN_COUNT] = {
 		N_("flash attention"), N_("naive attention"),

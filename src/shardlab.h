@@ -426,6 +426,7 @@ typedef enum sl_precision {
 	SL_PREC_FP8,		/* Transformer Engine: the layers' matmuls in FP8,
 				 * bf16 weights with fp32 main grads and master +
 				 * Adam (18 B/param) and an FP8 copy of each weight */
+	SL_PREC_FP16,		/* fp16 weights and grads, fp32 master + Adam, loss scaling: 16 B/param */
 	SL_PREC_COUNT
 } sl_precision;
 

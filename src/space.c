@@ -1210,7 +1210,7 @@ sp_edge_items(const sl_space *s, int edge, int s_src, int s_dst,
 	it.alloc = SL_AT_WGRAD;
 	it.free = SL_UNTIL_WGRAD;
 	it.summed = false;
-	it.bpe = sl_elem_bytes(s, t);
+	it.bpe = w;		/* the kept input, gathered (FP8 under TE) */
 	it.elems = sl_local_elems(&s->mesh, dst, t, coord);
 	it.local = sl_mul_sat(it.elems, it.bpe);
 	it.full = sl_mul_sat(sl_tensor_elems(t), it.bpe);
@@ -1602,7 +1602,8 @@ sl_space_set_layers_recompute(sl_space *sp, const uint8_t *modes)
 
 /*
  * Whether parameter gradients are held through the whole step: Megatron-LM
- * keeps them in its contiguous main-gradient buffer
+ * keeps them (fp32 under --bf16, in the parameters' type under --fp16 or
+ * --grad-reduce-in-bf16) in its contiguous main-gradient buffer
  * (megatron/core/distributed/param_and_grad_buffer.py), and gradients
  * accumulated over micro-steps live from the first to the optimizer step.
  * The graph's batch is the first dimension of its first input.
@@ -1612,7 +1613,8 @@ grads_persist(const sl_graph *g, const sl_recipe *r)
 {
 	int64_t batch = 0;
 
-	if (r->precision == SL_PREC_MEGATRON || r->precision == SL_PREC_FP8)
+	if (r->precision == SL_PREC_MEGATRON || r->precision == SL_PREC_FP8 ||
+	    r->framework == SL_FW_MEGATRON)
 		return true;
 	for (int t = 0; t < g->n_tensors && batch == 0; t++)
 		if (g->tensors[t].role == SL_ROLE_INPUT && g->tensors[t].rank > 0)

@@ -221,7 +221,7 @@ const struct cli_option cli_options[] = {
 	  .from_name = sl_attention_from_name, CLI_FIELD(recipe.attention),
 	  .cmds = C_RECIPE,
 	  .help = N_("fused attention, or one that keeps the score matrix (default flash)") },
-	{ .name = "precision", .arg = CLI_CHOICE, .choices = "bf16|megatron|amp|fp32|fp8",
+	{ .name = "precision", .arg = CLI_CHOICE, .choices = "bf16|megatron|amp|fp32|fp8|fp16",
 	  .from_name = sl_precision_from_name, CLI_FIELD(recipe.precision),
 	  .cmds = C_RECIPE,
 	  .help = N_("the mixed-precision recipe (default bf16; plan: the framework's)") },

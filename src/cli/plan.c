@@ -292,7 +292,7 @@ print_better(const sl_hybrid_opts *ho, const sl_hybrid_result *r, bool precision
 		sl_hybrid_opts oo = *ho;
 		sl_hybrid_result rr;
 		sl_error err;
-		char b[2][32];
+		char b[3][32];
 
 		oo.space.recipe.framework = others[i];
 		if (!precision_set)
@@ -301,12 +301,32 @@ print_better(const sl_hybrid_opts *ho, const sl_hybrid_result *r, bool precision
 		sl_error_clear(&err);
 		if (sl_hybrid_search(&oo, &rr, &err) != SL_OK)
 			continue;
-		if (rr.found && rr.best.fits && (!r->found || !r->best.fits ||
-		    rr.best.step_ns < r->best.step_ns))
+		if (!rr.found || !rr.best.fits) {
+			sl_hybrid_result_free(&rr);
+			continue;
+		}
+		if (!r->found && !r->have_least)
+			printf(_("%s would run a plan: step %s, memory per device at "
+			    "most %s, where DeepSpeed runs none (--framework %s)\n"),
+			    sl_framework_title(others[i]), cli_ns(rr.best.step_ns, b[0]),
+			    cli_bytes(rr.best.max_mem, b[1]), sl_framework_name(others[i]));
+		else if (!r->found || !r->best.fits)
 			printf(_("%s would run a better plan: step %s, memory per device "
-			    "at most %s (--framework %s)\n"), sl_framework_title(others[i]),
-			    cli_ns(rr.best.step_ns, b[0]), cli_bytes(rr.best.max_mem, b[1]),
-			    sl_framework_name(others[i]));
+			    "at most %s, where DeepSpeed's does not fit (--framework %s)\n"),
+			    sl_framework_title(others[i]), cli_ns(rr.best.step_ns, b[0]),
+			    cli_bytes(rr.best.max_mem, b[1]), sl_framework_name(others[i]));
+		else if (rr.best.step_ns < r->best.step_ns)
+			/* by how much: the time a step saves, and the ratio of
+			 * DeepSpeed's step to it */
+			printf(_("%s would run a better plan: step %s, %s (%.2fx) faster "
+			    "(pipeline %d, tensor parallel %d, context parallel %d), "
+			    "memory per device at most %s (--framework %s)\n"),
+			    sl_framework_title(others[i]), cli_ns(rr.best.step_ns, b[0]),
+			    cli_ns(r->best.step_ns - rr.best.step_ns, b[1]),
+			    (double)r->best.step_ns / (double)rr.best.step_ns,
+			    rr.best.pp, rr.best.launch_tp > 1 ? rr.best.launch_tp : 1,
+			    rr.best.launch_cp > 1 ? rr.best.launch_cp : 1,
+			    cli_bytes(rr.best.max_mem, b[2]), sl_framework_name(others[i]));
 		sl_hybrid_result_free(&rr);
 	}
 }
