@@ -198,6 +198,98 @@ slot_bytes(const sl_space *sp, int opi, int si, const int *coord,
 	return b;
 }
 
+/* Seconds of one gemm of 2 m n k FLOPs reading and writing bytes. */
+static double
+gemm_s(const sl_hw *hw, double m, double n, double k, double bytes)
+{
+	double f = 2 * m * n * k;
+
+	return kernels_s(hw, 1, f, sl_gemm_rate(hw, f), bytes);
+}
+
+/*
+ * A LoRA matmul's adapters on its shard (m rows, k inputs; per adapter n
+ * of its columns, rank r), as PEFT runs them (peft/tuners/lora/layer.py,
+ * Linear.forward): forward x A, then (x A) B scaled and added to y;
+ * backward dB = (x A)^T dY, d(x A) = dY B^T, dA = x^T d(x A) and, when x
+ * has a gradient, d(x A) A^T added to it.  Rank 8 to 64 makes each a thin
+ * gemm that its bytes (bf16) or the launch floor bound.
+ */
+static void
+adapter_compute(const sl_space *sp, int opi, int si, const int *coord,
+    double *ff, double *fb, double *tf, double *tb)
+{
+	const sl_op *op = &sp->g->ops[opi];
+	const sl_hw *hw = &sp->mesh.hw;
+	const sl_spec *ws = &sp->ops[opi].strat[si].spec[1];
+	const sl_tensor *w = &sp->g->tensors[op->in[1]];
+	const sl_tensor *y = &sp->g->tensors[op->out[0]];
+	const sl_spec *ys = &sp->ops[opi].strat[si].spec[op->n_in];
+	int parts = sp->adapter[opi].parts;
+	double r = sp->opts.recipe.lora_rank, k, n, m, last;
+	int64_t a, b;
+	bool dx = sl_space_grad(sp, op->in[0]);
+
+	*ff = *fb = *tf = *tb = 0;
+	if (parts <= 0)
+		return;
+	sl_adapter_local(sp, opi, si, coord, &a, &b);
+	k = (double)sl_local_dim(&sp->mesh, ws, 0, w->dims[0], coord);
+	n = (double)b / r / parts;
+	last = (double)sl_local_dim(&sp->mesh, ys, y->rank - 1,
+	    y->dims[y->rank - 1], coord);
+	m = last > 0 ? (double)sl_local_elems(&sp->mesh, ys, y, coord) / last : 0;
+	for (int p = 0; p < parts; p++) {
+		*ff += 2 * m * k * r + 2 * m * r * n;
+		*tf += gemm_s(hw, m, r, k, 2 * (m * k + k * r + m * r)) +
+		    gemm_s(hw, m, n, r, 2 * (m * r + r * n + m * n)) +
+		    kernels_s(hw, 1, 0, 0, 2 * 3 * m * n);
+		*fb += 2 * m * r * n * 2 + 2 * m * k * r * (dx ? 2 : 1);
+		*tb += gemm_s(hw, r, n, m, 2 * (m * r + m * n + r * n)) +
+		    gemm_s(hw, m, r, n, 2 * (m * n + r * n + m * r)) +
+		    gemm_s(hw, k, r, m, 2 * (m * k + m * r + k * r));
+		if (dx)
+			*tb += gemm_s(hw, m, k, r, 2 * (m * r + k * r + m * k)) +
+			    kernels_s(hw, 1, 0, 0, 2 * 3 * m * k);
+	}
+}
+
+/*
+ * What backward does for operator opi under LoRA, where most weights are
+ * frozen: nothing when no output gets a gradient; a frozen matmul forms
+ * its input's gradient (when that has one) and no weight gradient; a norm
+ * with frozen scales no scale gradients.  *fb_mul multiplies the forward
+ * FLOPs, *bytes_mul the slots' bytes, *kb the kernels.  Returns false when
+ * the recipe trains every weight (the kind's own rule holds).
+ */
+static bool
+frozen_backward(const sl_space *sp, int opi, double *fb_mul, double *bytes_mul,
+    int *kb)
+{
+	const sl_op *op = &sp->g->ops[opi];
+	bool any = false;
+
+	if (!sl_recipe_frozen(&sp->opts.recipe))
+		return false;
+	for (int j = 0; j < op->n_out; j++)
+		any = any || sl_space_grad(sp, op->out[j]);
+	*fb_mul = 2;
+	*bytes_mul = 2;
+	*kb = sl_kinds[op->kind].kernels[1];
+	if (!any) {
+		*fb_mul = *bytes_mul = 0;
+		*kb = 0;
+	} else if (op->kind == SL_OP_MATMUL) {
+		bool dx = sl_space_grad(sp, op->in[0]);
+		*fb_mul = *bytes_mul = dx ? 1 : 0;
+		*kb = dx ? 1 : 0;
+	} else if ((op->kind == SL_OP_LAYERNORM || op->kind == SL_OP_RMSNORM) &&
+	    op->n_in > 1 && *kb > 1) {
+		(*kb)--;
+	}
+	return true;
+}
+
 /*
  * A linear layer under Transformer Engine's FP8 (--precision fp8), f FLOPs
  * forward: its GEMMs run at the FP8 rate (fprop on E4M3 operands, dgrad
@@ -258,7 +350,8 @@ param_item(void *ctx, const sl_mem_item *it)
 
 	if (it->what != SL_WHAT_STATE)
 		return;
-	if (it->cat == SL_CAT_PARAMS)
+	/* a frozen weight (LoRA) takes no optimizer step */
+	if (it->cat == SL_CAT_PARAMS && !it->frozen)
 		e->params += it->elems;
 	else if (it->cat == SL_CAT_OPTIM)
 		e->optim += it->elems;
@@ -283,7 +376,9 @@ shard_gather_ns(const sl_space *sp, int opi, int si, const int *coord)
 	const sl_mesh *m = &sp->mesh;
 	int64_t ns = 0;
 
-	if (r->shard_states < 1 ||
+	/* under LoRA the frozen weights do not change and the adapters'
+	 * gather is a few megabytes: nothing counted */
+	if (r->shard_states < 1 || sl_recipe_frozen(r) ||
 	    (r->framework == SL_FW_MEGATRON && !r->no_grad_overlap))
 		return 0;
 	for (int i = 0; i < op->n_in; i++) {
@@ -329,7 +424,8 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 		return;
 	bytes = slot_bytes(sp, opi, si, coord, &cast_e, &casts);
 	for (int i = 0; i < op->n_in; i++)
-		kb += sp->g->tensors[op->in[i]].role == SL_ROLE_PARAMETER;
+		kb += sp->g->tensors[op->in[i]].role == SL_ROLE_PARAMETER &&
+		    !sl_recipe_frozen(&sp->opts.recipe);
 	sl_local_loop(sp, opi, si, coord, loc);
 	switch (op->kind) {
 	case SL_OP_MATMUL:
@@ -426,12 +522,40 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 	default:
 		break;
 	}
-	out->flops_fwd = (int64_t)ff;
-	out->flops_bwd = (int64_t)fb;
-	out->fwd_ns = ns_of(kernels_s(hw, kf, ff, rate, bytes + xb_f) +
-	    kernels_s(hw, casts, 0, 0, 6 * cast_e));
-	out->bwd_ns = ns_of(kernels_s(hw, kb, fb, rate, 2 * bytes + xb_b) +
-	    kernels_s(hw, casts, 0, 0, 6 * cast_e));
+	{
+		double fbm = 2, bm = 2, af, ab, atf, atb, tf, tb;
+		int kbf;
+		if (frozen_backward(sp, opi, &fbm, &bm, &kbf)) {
+			/* no gradient kernel for a frozen weight */
+			if (op->kind == SL_OP_MATMUL || op->kind == SL_OP_BMM)
+				fb = ff * fbm;
+			else if (fbm == 0)
+				fb = 0;
+			kb = kbf;
+			xb_b = fbm == 0 ? 0 : xb_b;
+		}
+		adapter_compute(sp, opi, si, coord, &af, &ab, &atf, &atb);
+		tf = kernels_s(hw, kf, ff, rate, bytes + xb_f) +
+		    kernels_s(hw, casts, 0, 0, 6 * cast_e) + atf;
+		tb = kernels_s(hw, kb, fb, rate, bm * bytes + xb_b) + atb;
+		if (bm > 0)
+			tb += kernels_s(hw, casts, 0, 0, 6 * cast_e);
+		if (sp->adapter != NULL && sp->adapter[opi].nf4) {
+			/* QLoRA: the weight dequantised from NF4 to bf16 before
+			 * the forward matmul and the input gradient's */
+			const sl_tensor *w = &sp->g->tensors[op->in[1]];
+			int64_t e = sl_local_elems(&sp->mesh, &sp->ops[opi].strat[si].spec[1],
+			    w, coord);
+			double qb = (double)sl_nf4_bytes(e, true) + 2.0 * (double)e;
+			tf += kernels_s(hw, 1, 0, 0, qb);
+			if (kb > 0)
+				tb += kernels_s(hw, 1, 0, 0, qb);
+		}
+		out->flops_fwd = (int64_t)(ff + af);
+		out->flops_bwd = (int64_t)(fb + ab);
+		out->fwd_ns = ns_of(tf);
+		out->bwd_ns = ns_of(tb);
+	}
 	if (sl_op_recomputed(sp, opi))
 		out->recompute_ns = out->fwd_ns;
 }

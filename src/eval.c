@@ -325,7 +325,8 @@ eval_time(const sl_space *s, const int *choice, sl_eval *ev)
 	ev->tokens = sl_mul_sat(ev->accum_steps, tokens);
 	/* Model FLOPs (compute.c, sl_model_flops), whatever the plan
 	 * recomputes; the hardware's add the forward passes re-run. */
-	ev->model_flops = sl_model_flops(g) * (double)ev->accum_steps;
+	ev->model_flops = sl_recipe_model_flops(g, &s->opts.recipe) *
+	    (double)ev->accum_steps;
 	ev->hw_flops = ev->model_flops + recomputed * (double)ev->accum_steps;
 	sl_eval_restep(s, ev);
 }

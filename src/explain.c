@@ -447,7 +447,7 @@ state_why(const sl_space *s, int w, int gr, int o, char *buf, size_t len)
 	const sl_recipe *r = &s->opts.recipe;
 
 	if (r->precision == SL_PREC_BF16 || r->precision == SL_PREC_MEGATRON ||
-	    r->precision == SL_PREC_FP8)
+	    r->precision == SL_PREC_FP8 || r->precision == SL_PREC_FP16)
 		snprintf(buf, len, _("%d weight + %d gradient + %d Adam: fp32 master, m, v"),
 		    w, gr, o);
 	else

@@ -305,7 +305,12 @@ check_megatron(const sl_layout *l, const sl_arch *a, char *why, size_t len)
 	 * (arguments.py, params_dtype); there is no fp32-weights autocast */
 	if (l->precision == SL_PREC_AMP)
 		return no(why, len, "%s", _("Megatron-LM has no fp32-weights "
-		    "autocast: precision megatron, bf16 or fp32"));
+		    "autocast: precision megatron, bf16, fp8, fp16 or fp32"));
+	/* arguments.py validate_args: "Expert parallelism is not supported
+	 * with fp16 training." */
+	if (l->precision == SL_PREC_FP16 && l->ep > 1)
+		return no(why, len, "%s", _("Megatron-LM runs no expert "
+		    "parallelism in fp16"));
 	/* its distributed optimizer shards optimizer states (and, with
 	 * Megatron-FSDP, more): ZeRO-3 parameters are not offered */
 	if (l->zero > 1)
@@ -362,7 +367,8 @@ check_torchtitan(const sl_layout *l, const sl_arch *a, char *why, size_t len)
 		return no(why, len, "%s", _("torchtitan recomputes whole layers "
 		    "(full) or by operator policy, not the attention core alone"));
 	/* training.mixed_precision_param bfloat16 or float32 over fp32
-	 * parameters (FSDP2's MixedPrecisionPolicy) */
+	 * parameters (FSDP2's MixedPrecisionPolicy): its Literal has no
+	 * float16, and torchtitan has no loss scaler */
 	if (l->precision != SL_PREC_AMP && l->precision != SL_PREC_FP32)
 		return no(why, len, "%s", _("torchtitan keeps fp32 parameters: "
 		    "precision amp (bfloat16 compute) or fp32"));
@@ -430,10 +436,13 @@ check_deepspeed(const sl_layout *l, const sl_arch *a, char *why, size_t len)
 	if (l->n_stages > 0 && l->stage_recompute != NULL &&
 	    l->stage_recompute[0] == SL_RECOMP_SELECTIVE)
 		return no(why, len, "%s", _("DeepSpeed recomputes whole layers"));
-	/* bf16 {"enabled": true} keeps fp32 master weights and states */
-	if (l->precision != SL_PREC_BF16 && l->precision != SL_PREC_FP32)
-		return no(why, len, "%s", _("DeepSpeed trains in bf16 with fp32 "
-		    "master weights, or in fp32"));
+	/* bf16 {"enabled": true} and fp16 {"enabled": true} (with its loss
+	 * scaler) keep fp32 master weights and states
+	 * (deepspeed/runtime/precision_config.py) */
+	if (l->precision != SL_PREC_BF16 && l->precision != SL_PREC_FP16 &&
+	    l->precision != SL_PREC_FP32)
+		return no(why, len, "%s", _("DeepSpeed trains in bf16 or fp16 with "
+		    "fp32 master weights, or in fp32"));
 	/* deepspeed/runtime/zero/config.py: offload_optimizer with ZeRO 1-3 */
 	if (l->offload_optimizer && l->zero < 1)
 		return no(why, len, "%s", _("optimizer offload needs ZeRO"));

@@ -263,6 +263,8 @@ typedef struct sl_mem_item {
 	/* a parameter's state: bytes per element of each part (recipe.c), the
 	 * parts of the item's category summing to bpe */
 	uint8_t parts[SL_PART_COUNT];
+	/* a frozen weight (LoRA): no gradient, no optimizer step over it */
+	bool frozen;
 } sl_mem_item;
 typedef void (*item_fn)(void *ctx, const sl_mem_item *it);
 /*
@@ -328,6 +330,12 @@ bool sl_keeps_layer_input(const sl_graph *g, int opi, int slot);
  * backward (0: it does not keep it). */
 uint8_t sl_sp_gather_axes(const sl_space *sp, int opi, int si, int *seq_dim);
 int sl_kept_first_width(const sl_space *sp, int opi);
+/* At build (items.c): the LoRA adapters and frozen weights of the space's
+ * matmuls (sp->adapter), the tensors that have gradients, and the
+ * saved-input rule of op opi's input i (0: it keeps none). */
+void sl_find_adapters(sl_space *sp);
+void sl_find_grads(sl_space *sp);
+int sl_saved_in_rule(const sl_space *sp, int opi, int i);
 /*
  * What the loss's backward pass holds for a moment on device coord beyond
  * what the step keeps (memory.c): the items of its own it allocates there
@@ -398,6 +406,7 @@ typedef enum sl_coll_cause {
 	SL_CAUSE_OUT,		/* a graph output left as a partial sum */
 	SL_CAUSE_RING,		/* context parallelism: K and V round the ring */
 	SL_CAUSE_RESHARD,	/* an edge: from the producer's spec to the consumer's */
+	SL_CAUSE_ADAPTER,	/* LoRA: the adapters' gradients are partial sums */
 	SL_CAUSE_SP_GATHER,	/* Megatron-LM's sequence parallelism: a column-
 				 * parallel matmul's input gathered again in backward */
 	SL_CAUSE_COUNT
@@ -433,6 +442,13 @@ const char *sl_coll_tag(const sl_coll_item *c);
 int sl_placement(const sl_spec *sp, int rank, int a);
 /* Does a tensor have a gradient (floating point, not data fed to the step)? */
 bool sl_needs_grad(const sl_tensor *t);
+/* Does the step form tensor t's gradient (space.c): sl_needs_grad, and
+ * under LoRA only what depends on an adapter (sl_space.grad). */
+bool sl_space_grad(const sl_space *sp, int t);
+/* The local elements of matmul opi's adapters A and B on coord (NULL:
+ * device 0) under strategy si (space.c); 0 without adapters. */
+void sl_adapter_local(const sl_space *sp, int opi, int si, const int *coord,
+    int64_t *a_elems, int64_t *b_elems);
 /* sl_problem_new; without cost rows (all NULL, the caller's to fill)
  * unless cost_rows. */
 sl_problem *sl_problem_new_rows(int n, const int *k, int m,
@@ -646,5 +662,9 @@ typedef struct sl_names {
 void sl_names_add(sl_names *h, const char *key, int val);
 int sl_names_get(const sl_names *h, const char *key);
 void sl_names_free(sl_names *h);
+
+/* The memory a hybrid plan may use per device: --mem-limit, else the
+ * profile's (pipe_eval.c). */
+int64_t sl_hybrid_mem_cap(const sl_hybrid_opts *o);
 
 #endif /* SL_INTERNAL_H */

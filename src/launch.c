@@ -286,7 +286,7 @@ launch_op_kernels(launch_ctx *c, int op, sl_phase ph, const int *coord)
 		int64_t b = launch_slot_bytes(s, op, st, i, coord);
 
 		in_b += b;
-		if (sl_needs_grad(launch_slot_tensor(s, op, i)))
+		if (sl_space_grad(s, o->in[i]))
 			grad_in_b += b;
 	}
 	for (int j = 0; j < o->n_out; j++)
@@ -304,9 +304,9 @@ launch_op_kernels(launch_ctx *c, int op, sl_phase ph, const int *coord)
 		} else {
 			if (o->n_in > 2)	/* bias gradient: a reduction of dy */
 				launch_memory(c, ph, op, "dbias", out_b);
-			if (sl_needs_grad(launch_slot_tensor(s, op, 0)))
+			if (sl_space_grad(s, o->in[0]))
 				launch_gemm(c, ph, op, "dgrad", bt, m, k, n);
-			if (sl_needs_grad(launch_slot_tensor(s, op, 1)))
+			if (sl_space_grad(s, o->in[1]))
 				launch_gemm(c, ph, op, "wgrad", bt, k, n, m);
 		}
 		break;

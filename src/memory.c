@@ -126,9 +126,9 @@ step_remat_item(void *ctx, const sl_mem_item *it)
 
 /* An activation's gradient exists where backward flows into it. */
 static bool
-has_act_grad(const sl_tensor *t)
+has_act_grad(const sl_space *s, int t)
 {
-	return t->role == SL_ROLE_ACTIVATION && sl_needs_grad(t);
+	return s->g->tensors[t].role == SL_ROLE_ACTIVATION && sl_space_grad(s, t);
 }
 
 int64_t
@@ -136,7 +136,7 @@ sl_act_grad_bytes(const sl_space *s, int t, const sl_spec *sp, const int *coord)
 {
 	const sl_tensor *x = &s->g->tensors[t];
 
-	if (!has_act_grad(x))
+	if (!has_act_grad(s, t))
 		return 0;
 	return sl_mul_sat(sl_local_elems(&s->mesh, sp, x, coord),
 	    sl_grad_elem_bytes(s, x));
@@ -178,6 +178,19 @@ sl_node_transients(const sl_space *s, int v, int strat, const int *coord,
 		const sl_tensor *t = &g->tensors[op->in[i]];
 		sl_spec sp = st->spec[i];
 		int64_t e;
+		if (s->adapter != NULL && s->adapter[v].nf4 && i == 1) {
+			/* QLoRA: bitsandbytes' 4-bit matmul dequantises the whole
+			 * weight to bf16 for its forward and again for the input
+			 * gradient (MatMul4Bit, F.dequantize_4bit) */
+			sl_spec ds = sp;
+			ds.zero = 0;
+			e = sl_local_elems(&s->mesh, &ds, t, coord);
+			transient(s, fn, ctx, SL_BUF_DEQUANT, v, i, op->in[i], 2, e,
+			    SL_AT_FWD, SL_UNTIL_FWD);
+			if (sl_space_grad(s, op->in[0]))
+				transient(s, fn, ctx, SL_BUF_DEQUANT, v, i, op->in[i], 2, e,
+				    SL_AT_BWD, SL_UNTIL_DGRAD);
+		}
 		if (s->owner[op->in[i]] != v)
 			continue;
 		if (sp.zero == 0) {
@@ -190,7 +203,7 @@ sl_node_transients(const sl_space *s, int v, int strat, const int *coord,
 			 * on by default: megatron/training/arguments.py
 			 * --no-gradient-accumulation-fusion).
 			 */
-			if (accumulate &&
+			if (accumulate && !sl_recipe_frozen(&s->opts.recipe) &&
 			    s->opts.recipe.framework != SL_FW_MEGATRON)
 				transient(s, fn, ctx, SL_BUF_GRAD_NEW, v, i, op->in[i],
 				    sl_grad_elem_bytes(s, t),
@@ -204,8 +217,9 @@ sl_node_transients(const sl_space *s, int v, int strat, const int *coord,
 		    sl_elem_bytes(s, t), e, SL_AT_PREV_LAYER_FWD, SL_UNTIL_FWD);
 		transient(s, fn, ctx, SL_BUF_GATHER, v, i, op->in[i],
 		    sl_elem_bytes(s, t), e, SL_AT_NEXT_LAYER_BWD, SL_UNTIL_BWD);
-		transient(s, fn, ctx, SL_BUF_GRAD_FULL, v, i, op->in[i],
-		    sl_grad_elem_bytes(s, t), e, SL_AT_WGRAD, SL_UNTIL_WGRAD);
+		if (!sl_recipe_frozen(&s->opts.recipe))
+			transient(s, fn, ctx, SL_BUF_GRAD_FULL, v, i, op->in[i],
+			    sl_grad_elem_bytes(s, t), e, SL_AT_WGRAD, SL_UNTIL_WGRAD);
 	}
 }
 
@@ -234,7 +248,7 @@ step_transients(step_ctx *c, int v)
 		if (!c->kept[ti])
 			step_transient(c, SL_BUF_WORKING, v, slot, ti,
 			    sl_elem_bytes(s, t), e, SL_AT_FWD, SL_UNTIL_READERS_FWD);
-		if (!has_act_grad(t))
+		if (!has_act_grad(s, ti))
 			continue;
 		step_transient(c, SL_BUF_ACT_GRAD, v, slot, ti,
 		    sl_grad_elem_bytes(s, t), e, SL_AT_READERS_BWD, SL_UNTIL_BWD);

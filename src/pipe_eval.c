@@ -30,8 +30,8 @@ sl_hybrid_opts_default(sl_hybrid_opts *o)
 	o->ep_axes = -1;
 }
 
-static int64_t
-mem_cap(const sl_hybrid_opts *o)
+int64_t
+sl_hybrid_mem_cap(const sl_hybrid_opts *o)
 {
 	return o->mem_limit > 0 ? o->mem_limit :
 	    o->hw.memory_bytes > 0 ? o->hw.memory_bytes : INT64_MAX / 4;
@@ -86,7 +86,7 @@ void
 chunk_budget(const hyb *h, int v, int64_t K, bool alike, int64_t *ks,
     int64_t *k, int64_t *cap)
 {
-	*cap = mem_cap(h->o);
+	*cap = sl_hybrid_mem_cap(h->o);
 	*ks = 1;
 	*k = K;
 	if (v > 1 && alike)
@@ -355,7 +355,7 @@ pipeline_rates(const sl_hybrid_opts *o, const sl_graph *g, sl_pipeline *pl,
 	int64_t m = pl->micro_batches;
 	int p = pl->pp;
 
-	pl->model_flops = sl_model_flops(g) * (double)m;
+	pl->model_flops = sl_recipe_model_flops(g, &o->space.recipe) * (double)m;
 	pl->hw_flops = pl->model_flops + recomputed * (double)m;
 	pl->tokens = sl_mul_sat(sl_graph_tokens(g, NULL), m);
 	if (pl->step_ns > 0) {
@@ -374,7 +374,7 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 {
 	const sl_hybrid_opts *o = h->o;
 	int p = c->pp, v = c->virt > 0 ? c->virt : 1, ns = p * v, l0 = 0;
-	int64_t cap = mem_cap(o), m = c->micro_batches;
+	int64_t cap = sl_hybrid_mem_cap(o), m = c->micro_batches;
 	const sl_graph *g;
 	int64_t *t;
 	dev_sums *dt;

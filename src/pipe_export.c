@@ -391,7 +391,13 @@ export_megatron(ex *x)
 	 * Precision (arguments.py, mixed precision): --bf16 keeps fp32 main
 	 * gradients (accumulate_allreduce_grads_in_fp32), which is recipe
 	 * "megatron"; --grad-reduce-in-bf16 keeps them in bf16 ("bf16"); no
-	 * flag trains in fp32.
+	 * flag trains in fp32.  --fp16 keeps fp16 main gradients and fp32
+	 * main weights, with dynamic loss scaling (no --loss-scale): the
+	 * scale starts at 2^16 as DeepSpeed's does, halves after --hysteresis
+	 * overflowing steps, no lower than --min-loss-scale, and doubles
+	 * after --loss-scale-window clean ones (arguments.py,
+	 * _add_mixed_precision_args; megatron/core/optimizer/grad_scaler.py,
+	 * DynamicGradScaler).
 	 */
 	if (l->precision == SL_PREC_MEGATRON)
 		sb_printf(&x->b, "    --bf16 \\\n");
@@ -403,6 +409,9 @@ export_megatron(ex *x)
 		    "--fp8-amax-compute-algo max \\\n");
 	else if (l->precision == SL_PREC_BF16)
 		sb_printf(&x->b, "    --bf16 --grad-reduce-in-bf16 \\\n");
+	else if (l->precision == SL_PREC_FP16)
+		sb_printf(&x->b, "    --fp16 --initial-loss-scale 65536 --min-loss-scale 1.0 "
+		    "--loss-scale-window 1000 --hysteresis 2 \\\n");
 	/* TransformerConfig: full needs a method and a layer count;
 	 * selective recomputes the attention core ("core_attn") */
 	if (rc == SL_RECOMP_SELECTIVE)
@@ -460,8 +469,16 @@ export_deepspeed(ex *x, sl_error *err)
 	    "train_batch_size", (json_int_t)l->global_batch,
 	    "train_micro_batch_size_per_gpu", (json_int_t)l->micro_batch,
 	    "gradient_accumulation_steps", (json_int_t)l->micro_batches);
-	json_object_set_new(root, "bf16", json_pack("{s:b}", "enabled",
-	    (int)(l->precision != SL_PREC_FP32)));
+	/* deepspeed/runtime/precision_config.py: DeepSpeedBF16Config, and
+	 * DeepSpeedFP16Config with dynamic loss scaling (loss_scale 0) from
+	 * 2^initial_scale_power; config.py refuses both enabled */
+	if (l->precision == SL_PREC_FP16)
+		json_object_set_new(root, "fp16", json_pack("{s:b, s:i, s:i, s:i, "
+		    "s:i, s:i}", "enabled", 1, "loss_scale", 0, "initial_scale_power",
+		    16, "loss_scale_window", 1000, "hysteresis", 2, "min_loss_scale", 1));
+	else
+		json_object_set_new(root, "bf16", json_pack("{s:b}", "enabled",
+		    (int)(l->precision != SL_PREC_FP32)));
 	z = json_pack("{s:i}", "stage", l->zero);
 	if (l->offload_optimizer)
 		json_object_set_new(z, "offload_optimizer", json_pack(

@@ -437,6 +437,10 @@ type_extras(const hyb *h, stage_type *t, int r)
 				for (int c = SL_CAT_PARAMS; c <= SL_CAT_OPTIM; c++)
 					if (!(c == SL_CAT_OPTIM && h->o->offload_optimizer))
 						per += sl_recipe_state_bytes(&sp->opts.recipe, c);
+				/* a frozen weight (LoRA) is its weight alone */
+				if (sl_recipe_frozen(&sp->opts.recipe))
+					per = sl_recipe_part_bytes(&sp->opts.recipe,
+					    SL_PART_WEIGHT);
 				t->xmem[r][v][s] += sl_mul_sat(el, per);
 			}
 		}

@@ -92,6 +92,16 @@ sl_plan_recipe_json(const sl_recipe *rc, const uint8_t *layer_recompute,
 	    "clip_grad", (int)!rc->no_clip_grad,
 	    "overlap_grad_reduce", (int)!rc->no_grad_overlap);
 
+	/* written only when fine-tuning: older plans read as pre-training */
+	if (rc->finetune != SL_FT_NONE)
+		json_object_set_new(o, "finetune",
+		    json_string(sl_finetune_name(rc->finetune)));
+	if (sl_recipe_frozen(rc)) {
+		char t[64];
+		json_object_set_new(o, "lora_rank", json_integer(rc->lora_rank));
+		json_object_set_new(o, "lora_targets", json_string(
+		    sl_lora_targets_format(rc->lora_targets, t, sizeof t)));
+	}
 	if (n_layers > 0) {
 		json_t *a = json_array();
 		for (int l = 0; l < n_layers; l++)
@@ -510,7 +520,7 @@ rd_recipe(const plan_rd *r, json_t *root, sl_plan_file *pf)
 		return rd_fail(r, "recipe", "%s", _("\"recipe\" must be an object"));
 	for (int i = 0; i < 4; i++) {
 		static const char *const expect[] = { "flash, naive",
-		    "bf16, megatron, amp, fp32, fp8", "none, selective, full, auto",
+		    "bf16, megatron, amp, fp32, fp8, fp16", "none, selective, full, auto",
 		    "megatron, torchtitan, deepspeed, free" };
 		const char *sv;
 		int k;
@@ -555,6 +565,30 @@ rd_recipe(const plan_rd *r, json_t *root, sl_plan_file *pf)
 			return rd_fail(r, at, _("\"%s\" must be a whole number from %d to %d"),
 			    nk[i], i == 0 ? 1 : 0, INT32_MAX);
 		*dst[i] = json_integer_value(v);
+	}
+	v = json_object_get(o, "finetune");
+	if (v != NULL) {
+		int k = sl_finetune_from_name(json_string_value(v));
+		if (k < 0)
+			return rd_fail(r, "recipe.finetune", "%s",
+			    _("expected none, full, lora or qlora"));
+		pf->recipe.finetune = (sl_finetune)k;
+	}
+	v = json_object_get(o, "lora_rank");
+	if (v != NULL) {
+		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		    json_integer_value(v) > 65536)
+			return rd_fail(r, "recipe.lora_rank", "%s",
+			    _("\"lora_rank\" must be a whole number from 1 to 65536"));
+		pf->recipe.lora_rank = (int)json_integer_value(v);
+	}
+	v = json_object_get(o, "lora_targets");
+	if (v != NULL) {
+		char why[160];
+		if (!json_is_string(v) || !sl_lora_targets_parse(json_string_value(v),
+		    &pf->recipe.lora_targets, why, sizeof why))
+			return rd_fail(r, "recipe.lora_targets", "%s",
+			    json_is_string(v) ? why : _("expected a list such as \"q,v\""));
 	}
 	v = json_object_get(o, "optimizer");
 	if (v != NULL) {

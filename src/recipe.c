@@ -11,7 +11,7 @@
 
 static const char *const attention_names[SL_ATTN_COUNT] = { "flash", "naive" };
 static const char *const precision_names[SL_PREC_COUNT] = {
-	"bf16", "megatron", "amp", "fp32", "fp8"
+	"bf16", "megatron", "amp", "fp32", "fp8", "fp16"
 };
 static const char *const recompute_names[SL_RECOMP_COUNT] = {
 	"none", "selective", "full", "auto"
@@ -19,6 +19,9 @@ static const char *const recompute_names[SL_RECOMP_COUNT] = {
 static const char *const optimizer_names[SL_OPTIM_COUNT] = { "fused", "foreach" };
 static const char *const framework_names[SL_FW_COUNT] = {
 	"free", "megatron", "torchtitan", "deepspeed"
+};
+static const char *const finetune_names[SL_FT_COUNT] = {
+	"none", "full", "lora", "qlora"
 };
 
 /*
@@ -30,6 +33,12 @@ static const char *const framework_names[SL_FW_COUNT] = {
  *   fp8       2 + 4 + 12  as megatron: Transformer Engine under Megatron-LM
  *             keeps bf16 weights with fp32 main gradients (its FP8 copies
  *             of the weights are buffers, space.c)
+ *   fp16      2 + 2 + 12  as bf16: Megatron-LM's --fp16 keeps fp16 main
+ *             gradients (megatron/training/arguments.py sets
+ *             accumulate_allreduce_grads_in_fp32 for bf16 only) and fp32
+ *             main weights (megatron/core/optimizer/optimizer.py,
+ *             Float16OptimizerWithFloat16Params); DeepSpeed's fp16
+ *             optimizer likewise (deepspeed/runtime/fp16/fused_optimizer.py)
  * Adam keeps exp_avg and exp_avg_sq in the master's type, fp32
  * (torch/optim/adamw.py; Megatron-LM's distributed optimizer likewise).
  */
@@ -39,6 +48,7 @@ static const uint8_t part_bytes[SL_PREC_COUNT][SL_PART_COUNT] = {
 	[SL_PREC_AMP] = { 4, 4, 0, 4, 4 },
 	[SL_PREC_FP32] = { 4, 4, 0, 4, 4 },
 	[SL_PREC_FP8] = { 2, 4, 4, 4, 4 },
+	[SL_PREC_FP16] = { 2, 2, 4, 4, 4 },
 };
 static const char *const part_names[SL_PART_COUNT] = {
 	"weight", "grad", "master", "adam_m", "adam_v"
@@ -56,6 +66,9 @@ sl_recipe_default(sl_recipe *r)
 	r->precision = SL_PREC_BF16;
 	r->recompute = SL_RECOMP_NONE;
 	r->micro_batch = 1;
+	r->finetune = SL_FT_NONE;
+	r->lora_rank = SL_LORA_DEFAULT_RANK;
+	r->lora_targets = SL_LORA_DEFAULT;
 }
 
 void
@@ -93,6 +106,74 @@ RECIPE_NAMES(precision, sl_precision, precision_names, SL_PREC_COUNT)
 RECIPE_NAMES(recompute, sl_recompute, recompute_names, SL_RECOMP_COUNT)
 RECIPE_NAMES(optimizer, sl_optimizer, optimizer_names, SL_OPTIM_COUNT)
 RECIPE_NAMES(framework, sl_framework, framework_names, SL_FW_COUNT)
+RECIPE_NAMES(finetune, sl_finetune, finetune_names, SL_FT_COUNT)
+
+/* The adapter targets: our short name, PEFT's LLaMA module name. */
+static const struct {
+	const char *name, *peft;
+	unsigned bit;
+} lora_targets[] = {
+	{ "q", "q_proj", SL_LORA_Q }, { "k", "k_proj", SL_LORA_K },
+	{ "v", "v_proj", SL_LORA_V }, { "o", "o_proj", SL_LORA_O },
+	{ "gate", "gate_proj", SL_LORA_GATE }, { "up", "up_proj", SL_LORA_UP },
+	{ "down", "down_proj", SL_LORA_DOWN },
+};
+
+bool
+sl_lora_targets_parse(const char *s, unsigned *out, char *why, size_t len)
+{
+	unsigned t = 0;
+
+	if (s == NULL || *s == '\0') {
+		snprintf(why, len, "%s", _("no target named"));
+		return false;
+	}
+	while (*s != '\0') {
+		size_t n = strcspn(s, ","), i;
+		/* "all-linear" is PEFT's word for every linear of the layers */
+		if ((n == 3 && strncmp(s, "all", 3) == 0) ||
+		    (n == 10 && strncmp(s, "all-linear", 10) == 0))
+			t |= SL_LORA_ALL;
+		else {
+			for (i = 0; i < SL_ARRAY_LEN(lora_targets); i++)
+				if ((strlen(lora_targets[i].name) == n &&
+				    strncmp(s, lora_targets[i].name, n) == 0) ||
+				    (strlen(lora_targets[i].peft) == n &&
+				    strncmp(s, lora_targets[i].peft, n) == 0))
+					break;
+			if (i == SL_ARRAY_LEN(lora_targets)) {
+				snprintf(why, len, _("unknown target '%.*s' (expected q, k, v, "
+				    "o, gate, up, down or all)"), (int)(n < 64 ? n : 64), s);
+				return false;
+			}
+			t |= lora_targets[i].bit;
+		}
+		s += n;
+		if (*s == ',' && *++s == '\0') {
+			snprintf(why, len, "%s", _("a comma with no target after it"));
+			return false;
+		}
+	}
+	*out = t;
+	return true;
+}
+
+const char *
+sl_lora_targets_format(unsigned t, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	if ((t & SL_LORA_ALL) == SL_LORA_ALL) {
+		snprintf(buf, len, "all");
+		return buf;
+	}
+	for (size_t i = 0; i < SL_ARRAY_LEN(lora_targets); i++)
+		if ((t & lora_targets[i].bit) && o < len)
+			o += snprintf(buf + o, len - o, "%s%s", o ? "," : "",
+			    lora_targets[i].name);
+	return buf;
+}
 
 const char *
 sl_framework_title(sl_framework f)
@@ -113,6 +194,7 @@ sl_recipe_describe(const sl_recipe *r, char *buf, size_t len)
 		N_("fp32 weights under bf16 autocast (16 B/param + bf16 copies)"),
 		N_("fp32 (16 B/param, 4-byte activations)"),
 		N_("FP8 matmuls (Transformer Engine), bf16 weights with fp32 main gradients (18 B/param)"),
+		N_("fp16 with loss scaling, fp32 master weights and Adam states (16 B/param)"),
 	};
 	static const char *const att[SL_ATTN_COUNT] = {
 		N_("flash attention"), N_("naive attention"),
@@ -121,8 +203,29 @@ sl_recipe_describe(const sl_recipe *r, char *buf, size_t len)
 		N_("no recomputation"), N_("selective recomputation"),
 		N_("full recomputation"), N_("recomputation chosen per layer"),
 	};
-	snprintf(buf, len, "%s, %s, %s", _(att[r->attention % SL_ATTN_COUNT]),
-	    _(prec[r->precision % SL_PREC_COUNT]),
+	char t[64], ft[192];
+
+	if (sl_recipe_frozen(r)) {
+		/* the frozen weights hold no master copy and no Adam states:
+		 * the precision's bytes per parameter would mislead */
+		sl_lora_targets_format(r->lora_targets, t, sizeof t);
+		if (r->finetune == SL_FT_QLORA)
+			/* TRANSLATORS: "QLoRA rank 16 on q,v over frozen ..." */
+			snprintf(ft, sizeof ft, _("QLoRA rank %d on %s over frozen "
+			    "4-bit NF4 weights (%s elsewhere), fp32 adapters and their "
+			    "Adam states"), r->lora_rank, t,
+			    sl_recipe_part_bytes(r, SL_PART_WEIGHT) == 4 ? "fp32" :
+			    "bf16");
+		else
+			snprintf(ft, sizeof ft, _("LoRA rank %d on %s over frozen %s "
+			    "weights, fp32 adapters and their Adam states"),
+			    r->lora_rank, t,
+			    sl_recipe_part_bytes(r, SL_PART_WEIGHT) == 4 ? "fp32" :
+			    "bf16");
+	} else
+		snprintf(ft, sizeof ft, "%s%s", _(prec[r->precision % SL_PREC_COUNT]),
+		    r->finetune == SL_FT_FULL ? _(", full fine-tuning") : "");
+	snprintf(buf, len, "%s, %s, %s", _(att[r->attention % SL_ATTN_COUNT]), ft,
 	    _(rec[r->recompute % SL_RECOMP_COUNT]));
 	return buf;
 }
@@ -158,6 +261,45 @@ sl_recipe_state_bytes(const sl_recipe *r, int cat)
 		if (part_cat[p] == cat)
 			n += sl_recipe_part_bytes(r, (sl_state_part)p);
 	return n;
+}
+
+bool
+sl_recipe_frozen(const sl_recipe *r)
+{
+	return r != NULL && (r->finetune == SL_FT_LORA || r->finetune == SL_FT_QLORA);
+}
+
+int64_t
+sl_nf4_bytes(int64_t elems, bool double_quant)
+{
+	int64_t blocks = sl_ceil_div(elems, 64);
+
+	if (elems <= 0)
+		return 0;
+	/* packed values, the NF4 code (get_4bit_type: 16 fp32) */
+	int64_t b = sl_add_sat(sl_ceil_div(elems, 2), 16 * 4);
+	if (!double_quant)
+		return sl_add_sat(b, sl_mul_sat(blocks, 4));
+	/* uint8 absmaxes, an fp32 absmax per 256 of them, the fp32 offset;
+	 * the nested code (256 fp32) is one map shared by every weight */
+	return sl_add_sat(b, sl_add_sat(blocks,
+	    sl_add_sat(sl_mul_sat(sl_ceil_div(blocks, 256), 4), 4)));
+}
+
+int64_t
+sl_recipe_frozen_bytes(const sl_recipe *r, int64_t elems, bool quantised)
+{
+	if (quantised)
+		return sl_nf4_bytes(elems, true);
+	return sl_mul_sat(elems, sl_recipe_part_bytes(r, SL_PART_WEIGHT));
+}
+
+int
+sl_recipe_adapter_part_bytes(sl_state_part p)
+{
+	static const uint8_t b[SL_PART_COUNT] = { 4, 4, 0, 4, 4 };
+
+	return (unsigned)p < SL_PART_COUNT ? b[p] : 0;
 }
 
 int

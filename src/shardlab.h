@@ -430,6 +430,7 @@ typedef enum sl_precision {
 	SL_PREC_FP8,		/* Transformer Engine: the layers' matmuls in FP8,
 				 * bf16 weights with fp32 main grads and master +
 				 * Adam (18 B/param) and an FP8 copy of each weight */
+	SL_PREC_FP16,		/* fp16 weights and grads, fp32 master + Adam, loss scaling: 16 B/param */
 	SL_PREC_COUNT
 } sl_precision;
 
@@ -458,6 +459,49 @@ const char *sl_framework_name(sl_framework f);		/* "megatron" */
 int sl_framework_from_name(const char *s);		/* -1 if unknown */
 /* "Megatron-LM", "torchtitan", "DeepSpeed", "per-operator (free)" */
 const char *sl_framework_title(sl_framework f);
+
+/*
+ * Which weights a step trains (recipe.c; doc/cost-model.md, "Fine-tuning").
+ * Pre-training and full fine-tuning train every weight: the same step.
+ * LoRA (Hu et al. 2021, as PEFT builds it, peft/tuners/lora/layer.py)
+ * freezes every weight of the model and trains, beside each targeted
+ * matmul y = x W of a layer, an adapter y += (x A) B: A of k x r and B of
+ * r x n elements.  QLoRA (Dettmers et al. 2023) stores the frozen weights
+ * of the layers' matmuls in 4-bit NF4 as bitsandbytes does.
+ */
+typedef enum sl_finetune {
+	SL_FT_NONE,		/* pre-training: every weight trained */
+	SL_FT_FULL,		/* full fine-tuning: every weight trained */
+	SL_FT_LORA,		/* adapters over frozen weights in their precision */
+	SL_FT_QLORA,		/* adapters over frozen 4-bit NF4 weights */
+	SL_FT_COUNT
+} sl_finetune;
+const char *sl_finetune_name(sl_finetune f);		/* "lora" */
+int sl_finetune_from_name(const char *s);		/* -1 if unknown */
+
+/*
+ * The matmuls of a layer an adapter may target, named as PEFT names
+ * LLaMA's modules (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj,
+ * down_proj); a GPT or BERT layer's first and second feed-forward matmuls
+ * are up and down.  The default, q and v at rank 8, is PEFT's
+ * (peft/utils/constants.py, TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING;
+ * peft/tuners/lora/config.py, LoraConfig.r).
+ */
+enum {
+	SL_LORA_Q = 1 << 0, SL_LORA_K = 1 << 1, SL_LORA_V = 1 << 2,
+	SL_LORA_O = 1 << 3, SL_LORA_GATE = 1 << 4, SL_LORA_UP = 1 << 5,
+	SL_LORA_DOWN = 1 << 6,
+	SL_LORA_ALL = (1 << 7) - 1,
+	SL_LORA_DEFAULT = SL_LORA_Q | SL_LORA_V
+};
+#define SL_LORA_DEFAULT_RANK 8
+/*
+ * "q,v", "all" or PEFT's module names ("q_proj,v_proj") into a set of
+ * SL_LORA_ bits; false (why says which name) for another.
+ */
+bool sl_lora_targets_parse(const char *s, unsigned *out, char *why, size_t len);
+/* "q,v"; "all" for every one. */
+const char *sl_lora_targets_format(unsigned t, char *buf, size_t len);
 
 /*
  * The optimizer's implementation (recipe.c, sl_recipe_optim_bytes): one
@@ -493,6 +537,11 @@ typedef struct sl_recipe {
 	 * hold the same piece of it: 0 none, 1 optimizer states (ZeRO-1,
 	 * Megatron-LM's distributed optimizer), 2 and gradients (ZeRO-2) */
 	int shard_states;
+	/* which weights are trained: adapters of rank lora_rank on the
+	 * matmuls lora_targets (SL_LORA_ bits) names, under lora and qlora */
+	sl_finetune finetune;
+	int lora_rank;
+	unsigned lora_targets;
 } sl_recipe;
 
 void sl_recipe_default(sl_recipe *r);
@@ -530,6 +579,28 @@ int sl_recipe_part_bytes(const sl_recipe *r, sl_state_part p);
  * 0 for other categories.
  */
 int sl_recipe_state_bytes(const sl_recipe *r, int cat);
+/* Whether the recipe freezes the model's weights (LoRA, QLoRA). */
+bool sl_recipe_frozen(const sl_recipe *r);
+/*
+ * Bytes a frozen weight of elems elements takes on a device: its weight
+ * precision (sl_recipe_part_bytes), or, quantised (QLoRA's layers'
+ * matmuls), bitsandbytes' NF4 layout with double quantisation
+ * (sl_nf4_bytes).
+ */
+int64_t sl_recipe_frozen_bytes(const sl_recipe *r, int64_t elems, bool quantised);
+/*
+ * bitsandbytes' 4-bit storage of a weight of elems elements
+ * (bitsandbytes/functional.py, quantize_4bit, blocksize 64): two values a
+ * byte, the fp32 absmax of each block of 64, and the NF4 code (16 fp32);
+ * double-quantised (compress_statistics, QLoRA's setting), the absmaxes
+ * less their mean as one byte each, blockwise quantised by 256 with an
+ * fp32 absmax per 256 blocks, and the mean (one fp32).
+ */
+int64_t sl_nf4_bytes(int64_t elems, bool double_quant);
+/* Bytes per adapter element of part p: PEFT keeps adapters in fp32
+ * (get_peft_model(autocast_adapter_dtype=True)): fp32 weight and
+ * gradient, Adam's fp32 moments, no master copy. */
+int sl_recipe_adapter_part_bytes(sl_state_part p);
 /* Bytes per element of an activation the step keeps in floating point:
  * 2 under bf16 recipes, 4 under fp32. */
 int sl_recipe_act_bytes(const sl_recipe *r);
@@ -948,6 +1019,18 @@ typedef struct sl_space_opts {
 /* zero on, default recipe. */
 void sl_space_opts_default(sl_space_opts *o);
 
+/*
+ * A matmul under LoRA (space.c): the projections its adapters target
+ * (parts: one adapter each, A of k x r and B of r x its columns; n: their
+ * columns summed, of the weight's n), and whether its frozen weight is
+ * stored in 4-bit NF4 (QLoRA: every matmul of the layers).
+ */
+typedef struct sl_adapter {
+	int parts;
+	int64_t n;
+	bool nf4;
+} sl_adapter;
+
 typedef struct sl_space {
 	const sl_graph *g;
 	sl_mesh mesh;
@@ -963,6 +1046,12 @@ typedef struct sl_space {
 	int *saver;		/* per tensor: the first operator that keeps it for
 				 * backward (a tensor two operators keep is kept
 				 * once), or -1 */
+	/* per tensor: whether the step forms its gradient (under LoRA only
+	 * what depends on an adapter; else every floating-point tensor that
+	 * is not data fed to the step) */
+	uint8_t *grad;
+	/* per operator: its LoRA adapter and how its weight is stored */
+	sl_adapter *adapter;
 	uint8_t *width;		/* per tensor: bytes per element the step's
 				 * kernels move it at (sl_recipe_widths) */
 	bool grads_persist;	/* parameter gradients held through the step
@@ -1051,6 +1140,10 @@ bool sl_recomputes(const sl_recipe *r, const sl_op *op, sl_recompute mode);
  */
 double sl_op_model_flops(const sl_graph *g, const sl_op *op);
 double sl_model_flops(const sl_graph *g);
+/* The same for a step under recipe r (space.c): under LoRA, forward,
+ * backward only where a gradient flows (no weight gradient of a frozen
+ * weight), and the adapters' products; else sl_model_flops. */
+double sl_recipe_model_flops(const sl_graph *g, const sl_recipe *r);
 /* Forward FLOPs of causal attention op over batch samples and heads of its
  * query heads (0: the whole operator's). */
 double sl_attention_flops(const sl_graph *g, const sl_op *op, int64_t batch,
@@ -1779,6 +1872,7 @@ typedef enum sl_buf_kind {
 	SL_BUF_OPTIM_TMP,	/* the optimizer step's work buffer */
 	SL_BUF_GRAD_NEW,	/* a weight gradient before it is added into the
 				 * accumulated one */
+	SL_BUF_DEQUANT,		/* a 4-bit weight dequantised for a matmul (QLoRA) */
 	SL_BUF_KIND_COUNT
 } sl_buf_kind;
 const char *sl_buf_kind_name(sl_buf_kind k);	/* "saved", "working", ... */
@@ -2145,6 +2239,21 @@ typedef struct sl_fit_change {
 /* Ranks changes: fitting first, by step time; then by memory; then those
  * not evaluated (stable). */
 void sl_fit_changes_rank(sl_fit_change *ch, int n);
+/*
+ * The fewest devices that fit (pipe_suggest.c): the hybrid search run at
+ * each device count from a lower bound up to hi (o->devices ignored;
+ * hi <= 0: 4 x the lower bound, at least the bound + 63),
+ * stopping at the first whose search finds a plan under the memory limit;
+ * *devices is that count, *r its search (sl_hybrid_result_free), or 0 and
+ * r cleared when none up to hi fits.  Every count is tried in turn, since
+ * fitting is not monotone in the count: a count must factor into pipeline
+ * x data x tensor degrees that the global batch, the node and the
+ * framework allow, which the search decides.  The lower bound: the
+ * devices' memory together holds at least one copy of the model's states
+ * (one weight of frozen weights, half a byte under QLoRA), *lower.
+ */
+int sl_hybrid_min_devices(const sl_hybrid_opts *o, int hi, int *devices,
+    int *lower, sl_hybrid_result *r, sl_error *err);
 /* Ranked as sl_fit_changes_rank. */
 int sl_hybrid_suggest(const sl_hybrid_opts *o, sl_fit_change **out, int *n,
     sl_error *err);

@@ -276,6 +276,7 @@ group_bytes(const sl_mesh *m, const sl_spec *sp, const sl_tensor *t, int a,
 static const char *const cause_tags[SL_CAUSE_COUNT] = {
 	[SL_CAUSE_ZERO_GATHER] = "gather", [SL_CAUSE_GRAD] = "grad",
 	[SL_CAUSE_OUT] = "out", [SL_CAUSE_RING] = "ring",
+	[SL_CAUSE_ADAPTER] = "adapter",
 	[SL_CAUSE_SP_GATHER] = "spgather",
 };
 
@@ -347,6 +348,72 @@ axis_loop(const sl_binding *b, const sl_strategy *st, int a)
 	return -1;
 }
 
+/* A frozen weight's ZeRO-3 gathers: forward, and backward when the
+ * operator forms its input's gradient (dX = dY W^T reads W). */
+static void
+frozen_gathers(const sl_space *sp, int opi, int si, int i, uint8_t part,
+    coll_item_fn fn, void *ctx)
+{
+	const sl_op *op = &sp->g->ops[opi];
+	const sl_strategy *st = &sp->ops[opi].strat[si];
+	const sl_tensor *t = &sp->g->tensors[op->in[i]];
+	const sl_mesh *m = &sp->mesh;
+	sl_coll_item it = { .tensor = op->in[i], .slot = i,
+	    .cause = SL_CAUSE_ZERO_GATHER, .bpe = sl_elem_bytes(sp, t) };
+	int64_t bytes = sl_mul_sat(sl_local_elems(m, &st->spec[i], t, NULL), it.bpe);
+	bool dgrad = sl_space_grad(sp, op->in[0]);
+
+	for (int a = 0; a < m->n_axes; a++) {
+		if (!(part & st->spec[i].zero & (1u << a)) || m->axes[a].size <= 1 ||
+		    bytes <= 0)
+			continue;
+		it.loop = axis_loop(sp->ops[opi].bind, st, a);
+		emit_coll(fn, ctx, it, SL_PHASE_FWD, false, SL_COLL_ALL_GATHER, a, bytes);
+		if (dgrad)
+			emit_coll(fn, ctx, it, SL_PHASE_BWD, false, SL_COLL_ALL_GATHER, a,
+			    bytes);
+		bytes = sl_ceil_div(bytes, m->axes[a].size);
+	}
+}
+
+/*
+ * The adapters' gradients, reduced after the backward kernels where they
+ * are partial sums (LoRA): both over the axes that split the batch or the
+ * sequence, A's also over those that split the weight's columns (dA = x^T
+ * (dY B^T) sums over them), B's over those that split its rows (x A is a
+ * partial sum there; the partial outputs fold into the matmul's own).
+ */
+static void
+adapter_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
+{
+	const sl_op *op = &sp->g->ops[opi];
+	const sl_strategy *st = &sp->ops[opi].strat[si];
+	const sl_mesh *m = &sp->mesh;
+	const sl_spec *ws = &st->spec[1];
+	int64_t a, b;
+	uint8_t dp;
+	sl_coll_item it = { .tensor = op->in[1 < op->n_in ? 1 : 0], .slot = 1,
+	    .cause = SL_CAUSE_ADAPTER, .bpe = sl_recipe_adapter_part_bytes(SL_PART_GRAD),
+	    .loop = -1 };
+
+	if (op->kind != SL_OP_MATMUL || sp->adapter[opi].parts <= 0)
+		return;
+	sl_adapter_local(sp, opi, si, NULL, &a, &b);
+	dp = sl_grad_axes(sp->ops[opi].bind, st, 1, op->n_in);
+	for (int x = 0; x < m->n_axes; x++) {
+		int64_t bytes = 0;
+		if (m->axes[x].size <= 1)
+			continue;
+		if ((dp | ws->split[1]) & (1u << x))
+			bytes = sl_add_sat(bytes, sl_mul_sat(a, it.bpe));
+		if ((dp | ws->split[0]) & (1u << x))
+			bytes = sl_add_sat(bytes, sl_mul_sat(b, it.bpe));
+		if (bytes > 0)
+			emit_coll(fn, ctx, it, SL_PHASE_BWD, true, SL_COLL_ALL_REDUCE, x,
+			    bytes);
+	}
+}
+
 void
 sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 {
@@ -361,13 +428,21 @@ sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 		sl_coll_item it = { .tensor = op->in[i], .slot = i };
 		uint8_t part;
 		int64_t bytes;
+		/* a frozen weight (LoRA) forms no gradient: stored sharded,
+		 * it is gathered for forward and for the input gradient */
+		bool frozen = t->role == SL_ROLE_PARAMETER &&
+		    sl_recipe_frozen(&sp->opts.recipe);
 
-		if (!sl_needs_grad(t))
+		if (!frozen && !sl_space_grad(sp, op->in[i]))
 			continue;
 		/* The input's gradient is a partial sum over these axes. */
 		part = sl_grad_axes(so->bind, st, i, op->n_in);
 		if (part == 0)
 			continue;
+		if (frozen) {
+			frozen_gathers(sp, opi, si, i, part, fn, ctx);
+			continue;
+		}
 		it.bpe = sl_grad_elem_bytes(sp, t);
 		bytes = sl_mul_sat(sl_local_elems(m, &st->spec[i], t, NULL), it.bpe);
 		for (int a = 0; a < m->n_axes; a++) {
@@ -392,6 +467,7 @@ sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 			}
 		}
 	}
+	adapter_colls(sp, opi, si, fn, ctx);
 	ring_colls(sp, opi, si, fn, ctx);
 	/* A graph output left as a partial sum is all-reduced to be usable. */
 	for (int j = 0; j < op->n_out; j++) {
@@ -536,6 +612,9 @@ sl_edge_colls(const sl_space *s, int edge, int s_src, int s_dst,
 			fw = bw = SL_COLL_ALL_TO_ALL;
 		}
 		moved = moved || p != -1;
+		/* no gradient flows back into a tensor that has none */
+		if (!sl_space_grad(s, e->tensor))
+			bw = SL_COLL_COUNT;
 		if (fn != NULL && fw != SL_COLL_COUNT)
 			emit_coll(fn, ctx, it, SL_PHASE_FWD, false, fw, a, b);
 		if (fn != NULL && bw != SL_COLL_COUNT)
@@ -599,7 +678,7 @@ sp_edge_items(const sl_space *s, int edge, int s_src, int s_dst,
 	it.alloc = SL_AT_WGRAD;
 	it.free = SL_UNTIL_WGRAD;
 	it.summed = false;
-	it.bpe = sl_elem_bytes(s, t);
+	it.bpe = w;		/* the kept input, gathered (FP8 under TE) */
 	it.elems = sl_local_elems(&s->mesh, dst, t, coord);
 	it.local = sl_mul_sat(it.elems, it.bpe);
 	it.full = sl_mul_sat(sl_tensor_elems(t), it.bpe);
@@ -628,7 +707,7 @@ sl_edge_items(const sl_space *s, int edge, int s_src, int s_dst,
 	it.local = sl_mul_sat(it.elems, it.bpe);
 	it.full = sl_mul_sat(sl_tensor_elems(t), it.bpe);
 	fn(ctx, &it);
-	if (!sl_needs_grad(t))
+	if (!sl_space_grad(s, e->tensor))
 		return;
 	it.alloc = SL_AT_BWD;
 	it.free = SL_UNTIL_DGRAD;
@@ -682,10 +761,18 @@ ops_alike(const sl_space *sp, int u, int v)
 	    (a->layer >= 0 && sp->layer_recompute[a->layer] !=
 	    sp->layer_recompute[b->layer]))
 		return false;
+	/* LoRA: the same adapters, the weight stored alike */
+	if (sp->adapter[u].parts != sp->adapter[v].parts ||
+	    sp->adapter[u].n != sp->adapter[v].n ||
+	    sp->adapter[u].nf4 != sp->adapter[v].nf4)
+		return false;
 	for (int i = 0; i < sl_op_nslots(a); i++) {
 		int ta = sl_op_slot_tensor(a, i), tb = sl_op_slot_tensor(b, i);
 		const sl_tensor *x = &g->tensors[ta], *y = &g->tensors[tb];
 
+		/* which tensors get a gradient (layer 0's input has none under LoRA) */
+		if (sp->grad[ta] != sp->grad[tb])
+			return false;
 		if (x->rank != y->rank || x->dtype != y->dtype || x->role != y->role ||
 		    sp->width[ta] != sp->width[tb] ||
 		    memcmp(x->dims, y->dims, x->rank * sizeof *x->dims) != 0)
@@ -993,7 +1080,8 @@ sl_space_set_layers_recompute(sl_space *sp, const uint8_t *modes)
 
 /*
  * Whether parameter gradients are held through the whole step: Megatron-LM
- * keeps them in its contiguous main-gradient buffer
+ * keeps them (fp32 under --bf16, in the parameters' type under --fp16 or
+ * --grad-reduce-in-bf16) in its contiguous main-gradient buffer
  * (megatron/core/distributed/param_and_grad_buffer.py), and gradients
  * accumulated over micro-steps live from the first to the optimizer step.
  * The graph's batch is the first dimension of its first input.
@@ -1003,7 +1091,8 @@ grads_persist(const sl_graph *g, const sl_recipe *r)
 {
 	int64_t batch = 0;
 
-	if (r->precision == SL_PREC_MEGATRON || r->precision == SL_PREC_FP8)
+	if (r->precision == SL_PREC_MEGATRON || r->precision == SL_PREC_FP8 ||
+	    r->framework == SL_FW_MEGATRON)
 		return true;
 	for (int t = 0; t < g->n_tensors && batch == 0; t++)
 		if (g->tensors[t].role == SL_ROLE_INPUT && g->tensors[t].rank > 0)
@@ -1051,13 +1140,15 @@ sl_space_build(const sl_graph *g, const sl_mesh *m, const sl_space_opts *o,
 			if (g->tensors[t].role == SL_ROLE_PARAMETER && sp->owner[t] < 0)
 				sp->owner[t] = o2;
 		}
+	sl_find_adapters(sp);
+	sl_find_grads(sp);
 	sp->saver = sl_xmalloc(g->n_tensors * sizeof *sp->saver);
 	for (int t = 0; t < g->n_tensors; t++)
 		sp->saver[t] = -1;
 	for (int o2 = 0; o2 < g->n_ops; o2++)
 		for (int i = 0; i < g->ops[o2].n_in; i++) {
 			int t = g->ops[o2].in[i];
-			if (sl_kinds[g->ops[o2].kind].saved_in[i] != 0 && sp->saver[t] < 0)
+			if (sl_saved_in_rule(sp, o2, i) != 0 && sp->saver[t] < 0)
 				sp->saver[t] = o2;
 		}
 	sp->width = sl_xmalloc(g->n_tensors ? g->n_tensors : 1);
@@ -1128,6 +1219,8 @@ sl_space_free(sl_space *s)
 		return;
 	free(s->layer_recompute);
 	free(s->saver);
+	free(s->grad);
+	free(s->adapter);
 	free(s->width);
 	free(s->like);
 	for (int i = 0; i < s->g->n_ops; i++) {

@@ -25,7 +25,7 @@
 static const char *const buf_kind_names[SL_BUF_KIND_COUNT] = {
 	"state", "gradient", "saved", "autocast", "extra", "recomputed",
 	"working", "activation-gradient", "gathered", "full-gradient",
-	"reshard", "loss", "optimizer-work", "new-gradient"
+	"reshard", "loss", "optimizer-work", "new-gradient", "dequantised"
 };
 
 const char *
@@ -278,11 +278,17 @@ item_name(const tl_build *b, const sl_mem_item *it, int tensor, char *buf,
 		snprintf(buf, len, "%s:saved:%s", on, tn);
 		break;
 	case SL_BUF_AUTOCAST:
-		snprintf(buf, len, "%s:bf16:%s", on, tn);
+		/* an operator's own (no tensor): its LoRA adapters' copies */
+		snprintf(buf, len, "%s:bf16:%s", on, it->tensor < 0 ? "lora" : tn);
 		break;
 	case SL_BUF_EXTRA:
-		snprintf(buf, len, "%s:%s", on,
+		snprintf(buf, len, "%s:%s", on, it->op >= 0 &&
+		    g->ops[it->op].kind == SL_OP_MATMUL ? "lora.xA" :
 		    b->s->opts.recipe.attention == SL_ATTN_FLASH ? "lse" : "scores");
+		break;
+	case SL_BUF_DEQUANT:
+		snprintf(buf, len, "%s.dequant%s", tn, it->alloc == SL_AT_BWD ?
+		    ".bwd" : "");
 		break;
 	case SL_BUF_REMAT:
 		snprintf(buf, len, "%s:recomputed:%s", on, tn);

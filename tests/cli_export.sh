@@ -72,6 +72,10 @@ case_ megatron 16 gpt-7.5b --mesh 4x4 --axes pp,tp --global-batch 32 --recompute
     --attention naive
 case_ megatron 8 llama-7b --devices 8 --global-batch 16 --precision bf16
 case_ megatron 8 llama-7b --devices 8 --global-batch 16 --precision fp32 --recompute auto
+# fp16 with dynamic loss scaling, and its pipeline
+case_ megatron 8 llama-7b --devices 8 --global-batch 16 --precision fp16
+case_ megatron 16 gpt-1.7b --mesh 2x2x4 --axes pp,dp,tp --global-batch 32 --precision fp16 \
+    --recompute selective
 case_ megatron 16 "$TMP/gqa.json" --devices 16 --global-batch 32 --hw h100-2node-ib
 case_ megatron 8 bert-large --devices 8 --global-batch 64
 # uneven stages: 10 layers over 4 stages, 24 over 5 (one first and last
@@ -93,6 +97,8 @@ case_ deepspeed 16 gpt-7.5b --mesh 2x8 --axes pp,dp --global-batch 32 --recomput
 case_ deepspeed 16 llama-7b --devices 16 --global-batch 64 --hw h100-2node-ib
 case_ deepspeed 8 llama-7b --devices 8 --global-batch 16 --offload-optimizer
 case_ deepspeed 8 llama-7b --devices 8 --global-batch 16 --precision fp32 --recompute auto
+case_ deepspeed 8 llama-7b --devices 8 --global-batch 16 --precision fp16 --offload-optimizer
+case_ deepspeed 16 gpt-1.7b --mesh 4x4 --axes pp,dp --global-batch 32 --precision fp16
 
 # ---- torchtitan (its job configuration, and the DTensor script)
 fw=torchtitan
@@ -107,6 +113,28 @@ for k in torchtitan dtensor; do
 done
 case_ dtensor 8 gpt-1.7b --devices 8 --global-batch 16
 
+# ---- every framework on 16 devices (two nodes): gpt-1.7b and llama-7b with
+# uneven stages, context parallel, interleaving, recomputation, precision
+# and offload
+fw=megatron
+# 24 layers over 16 stages: a --pipeline-model-parallel-layout
+case_ megatron 16 gpt-1.7b --mesh 16x1 --axes pp,dp --global-batch 64 --hw h100-2node-ib
+case_ megatron 16 gpt-1.7b --mesh 2x2x4 --axes pp,cp,tp --global-batch 64
+case_ megatron 16 gpt-1.7b --mesh 4x4 --axes pp,tp --global-batch 64 \
+    --schedule interleaved --virtual-stages 2 --recompute full
+case_ megatron 16 llama-7b --devices 16 --global-batch 64 --offload-optimizer --precision fp16
+fw=deepspeed
+case_ deepspeed 16 gpt-1.7b --mesh 4x4 --axes pp,dp --global-batch 64 --recompute full \
+    --precision fp16
+case_ deepspeed 16 llama-7b --devices 16 --global-batch 64 --offload-optimizer
+fw=torchtitan
+case_ torchtitan 16 llama-7b --mesh 2x2x4 --axes pp,cp,tp --global-batch 64
+case_ torchtitan 16 llama-7b --mesh 8x2 --axes pp,tp --global-batch 64 --slack 1
+# 6 layers over 4 stages
+case_ torchtitan 16 "$TMP/gqa.json" --mesh 4x4 --axes pp,tp --global-batch 64
+case_ dtensor 16 llama-7b --devices 16 --global-batch 64 --recompute full --precision fp32
+case_ dtensor 16 llama-7b --mesh 4x4 --axes pp,dp --global-batch 64 --schedule gpipe
+
 # ---- what a framework cannot run: refused, saying why
 run ttgpt "$SHARDLAB" plan gpt-1.7b --devices 8 --global-batch 16 --export torchtitan
 expect_status 2 ttgpt
@@ -118,6 +146,10 @@ expect_in "$TMP/ttoff.err" "not the optimizer alone"
 run mgamp "$SHARDLAB" plan llama-7b --devices 8 --global-batch 16 --precision amp
 expect_status 1 mgamp
 expect_in "$TMP/mgamp.err" "Megatron-LM has no fp32-weights autocast"
+run ttfp16 "$SHARDLAB" plan llama-7b --devices 8 --global-batch 16 --framework torchtitan \
+    --precision fp16
+expect_status 1 ttfp16
+expect_in "$TMP/ttfp16.err" "torchtitan keeps fp32 parameters"
 run mgg "$SHARDLAB" plan gpt-1.7b --mesh 2x4 --axes pp,tp --global-batch 16 \
     --schedule gpipe
 expect_status 1 mgg
@@ -126,6 +158,38 @@ run dsev "$SHARDLAB" plan "$TMP/gpt10.json" --mesh 4x2 --axes pp,dp --global-bat
     --framework deepspeed
 expect_status 1 dsev
 expect_in "$TMP/dsev.err" "PipelineModule partitions layers evenly"
+# where tensor parallelism wins, DeepSpeed's plan names the frameworks that
+# run a better one and by how much: their step is their own plan's, and the
+# ratio is DeepSpeed's step over it
+run better "$SHARDLAB" plan llama-7b --devices 8 --global-batch 4 --framework deepspeed \
+    --json "$TMP/better-ds.json"
+expect_status 0 better
+"$SHARDLAB" plan llama-7b --devices 8 --global-batch 4 --framework megatron \
+    --json "$TMP/better-mg.json" >"$TMP/better-mg.out" 2>&1 || fail "plan --framework megatron"
+line=$(grep "^Megatron-LM would run a better plan: " "$TMP/better.out") ||
+	fail "plan --framework deepspeed does not say Megatron-LM runs a better plan"
+mg=$(sed -n 's/^step time \([0-9.]* [mu]*s\):.*/\1/p' "$TMP/better-mg.out")
+case $line in
+*"plan: step $mg, "*"(pipeline 1, tensor parallel "[248]", "*"--framework megatron)") ;;
+*) fail "the better plan is not Megatron-LM's plan of step $mg with tensor parallel: $line" ;;
+esac
+"$PY" - "$TMP/better-ds.json" "$TMP/better-mg.json" "$line" <<'PYEOF' ||
+import json, re, sys
+ds = json.load(open(sys.argv[1]))["step_time_ns"]
+mg = json.load(open(sys.argv[2]))["step_time_ns"]
+m = re.search(r", ([0-9.]+) ms \(([0-9.]+)x\) faster", sys.argv[3])
+assert m, sys.argv[3]
+assert ds > mg, (ds, mg)
+assert abs(float(m.group(1)) - (ds - mg) / 1e6) < 0.006, (m.group(1), ds, mg)
+assert m.group(2) == "%.2f" % (ds / mg), (m.group(2), ds / mg)
+PYEOF
+	fail "the better plan's saving is not DeepSpeed's step less Megatron-LM's"
+# a tensor-parallel axis DeepSpeed cannot run: the frameworks that can
+run ptnone "$SHARDLAB" plan llama-7b --mesh 2x4 --axes pp,tp --global-batch 16 \
+    --framework deepspeed
+expect_status 1 ptnone
+expect_in "$TMP/ptnone.out" "Megatron-LM would run a plan: "
+expect_in "$TMP/ptnone.out" "where DeepSpeed runs none (--framework megatron)"
 # a free plan is launched with no framework: JSON only
 run free "$SHARDLAB" plan gpt-1.7b --devices 8 --global-batch 16 --framework free \
     --export megatron

@@ -136,7 +136,7 @@ expect_status 1 nf
 expect_in "$TMP/nf.err" "no plan fits"
 expect_in "$TMP/nf.out" "optimizer states offloaded to host memory"
 # none of them fits: the list does not claim they would
-expect_in "$TMP/nf.out" "no single change tried makes it fit; the closest, least memory first:"
+expect_in "$TMP/nf.out" "no change tried, alone or with others, makes it fit; the closest, least memory first:"
 expect_not_in "$TMP/nf.out" "changes that would make it fit"
 expect_not_in "$TMP/nf.out" "?"
 
@@ -221,5 +221,47 @@ run fw "$SHARDLAB" plan $TWO --framework free --json "$TMP/fw.json"
 expect_status 0 fw
 expect_in "$TMP/fw.out" "framework: per-operator (free)"
 expect_in "$TMP/fw.json" '"recipe": {"framework": "free"'
+
+
+# --devices min: the fewest devices that fit, and 2x and 4x that count.
+# LLaMA-7B trained under Megatron-LM on RTX 4090s: 6.74 B parameters x 18
+# bytes need 6 cards of 21 GiB for the states alone, and 6 fit.
+run dmin "$SHARDLAB" plan llama-7b --devices min --global-batch 64 --hw rtx4090-pcie --seq 1024
+expect_status 0 dmin
+expect_in "$TMP/dmin.out" "fewest devices that fit: 6 (tried from 6,"
+expect_in "$TMP/dmin.out" "on 12 devices (2x): "
+expect_in "$TMP/dmin.out" "on 24 devices (4x): "
+expect_in "$TMP/dmin.out" "on 6 devices of rtx4090-pcie"
+# QLoRA: one card
+run dminq "$SHARDLAB" plan llama-7b --devices min --global-batch 64 --hw rtx4090-pcie --seq 1024 --finetune qlora
+expect_status 0 dminq
+expect_in "$TMP/dminq.out" "fewest devices that fit: 1 "
+expect_in "$TMP/dminq.out" "step time on 1 device: "
+run dminb "$SHARDLAB" plan llama-7b --devices min
+expect_status 2 dminb
+expect_in "$TMP/dminb.err" "--devices min needs --global-batch"
+run dmins "$SHARDLAB" solve llama-7b --devices min
+expect_status 2 dmins
+expect_in "$TMP/dmins.err" "--devices min is for plan"
+
+
+# Advice that reaches a fit: LLaMA-7B on one 24 GB card.  Fully fine-tuned
+# nothing alone but LoRA or QLoRA fits; pre-trained, no single change fits
+# and combinations are tried; the current setting is never offered.
+run adv "$SHARDLAB" plan llama-7b --devices 1 --global-batch 8 --hw rtx4090-pcie --seq 1024 --finetune full
+expect_status 1 adv
+expect_in "$TMP/adv.out" "changes that would make it fit, best first:"
+expect_in "$TMP/adv.out" "  LoRA rank 8 on its targets: fits; memory"
+expect_in "$TMP/adv.out" "  QLoRA rank 8 on its targets: fits; memory"
+expect_not_in "$TMP/adv.out" "does not fit"
+expect_not_in "$TMP/adv.out" "micro-batch of 1 sample"
+run adv2 "$SHARDLAB" plan llama-7b --devices 1 --global-batch 8 --hw rtx4090-pcie --seq 1024
+expect_status 1 adv2
+expect_in "$TMP/adv2.out" "  4 devices + optimizer states offloaded to host memory: fits; memory"
+expect_in "$TMP/adv2.out" "(a100-40gb-sxm): fits; memory"
+expect_not_in "$TMP/adv2.out" "does not fit"
+# ranked by step time
+awk '/: fits;/ { s = $NF; v = s + 0; if (s ~ /ms$/) v /= 1000; if (n++ && v < last) bad = 1; last = v }
+    END { exit bad }' "$TMP/adv2.out" || fail "the changes that fit are not ranked by step time"
 
 done_ok

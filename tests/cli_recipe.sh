@@ -107,4 +107,28 @@ expect_in "$TMP/none.out" "over capacity"
 expect_in "$TMP/auto.json" '"recompute": "auto"'
 expect_in "$TMP/auto.json" '"layer_recompute": ["full", "full"'
 
+# Fine-tuning: the recipe is printed, recorded and reopened; the adapters'
+# options need adapters; a target the model cannot have is refused.
+run ql "$SHARDLAB" solve llama-7b --devices 1 --hw rtx4090-pcie --seq 512 --finetune qlora --lora-rank 16 --json "$TMP/ql.json"
+expect_status 0 ql
+expect_in "$TMP/ql.out" "QLoRA rank 16 on q,v over frozen 4-bit NF4 weights"
+expect_in "$TMP/ql.json" '"finetune": "qlora"'
+expect_in "$TMP/ql.json" '"lora_rank": 16'
+expect_in "$TMP/ql.json" '"lora_targets": "q,v"'
+run qlt "$SHARDLAB" timeline llama-7b --plan "$TMP/ql.json"
+expect_status 0 qlt
+expect_in "$TMP/qlt.out" "QLoRA rank 16 on q,v"
+run qlr "$SHARDLAB" timeline llama-7b --plan "$TMP/ql.json" --lora-rank 8
+expect_status 2 qlr
+expect_in "$TMP/qlr.err" "--lora-rank 8 contradicts the plan"
+# the same model fully fine-tuned is over the card's memory: exit 1
+run full "$SHARDLAB" solve llama-7b --devices 1 --hw rtx4090-pcie --seq 512 --finetune full
+expect_status 1 full
+run nolora "$SHARDLAB" solve llama-7b --devices 1 --lora-rank 16
+expect_status 2 nolora
+expect_in "$TMP/nolora.err" "need --finetune lora or qlora"
+run badt "$SHARDLAB" solve llama-7b --devices 1 --finetune lora --lora-targets q,qq
+expect_status 2 badt
+expect_in "$TMP/badt.err" "unknown target 'qq'"
+
 done_ok

@@ -71,6 +71,9 @@ MEGATRON_ARGS = {
     "num-virtual-stages-per-pipeline-rank": int,
     "context-parallel-size": int, "micro-batch-size": int,
     "global-batch-size": int, "bf16": None, "fp16": None,
+    # _add_mixed_precision_args: fp16's loss scaling (None: dynamic)
+    "loss-scale": float, "initial-loss-scale": float, "min-loss-scale": float,
+    "loss-scale-window": float, "hysteresis": int,
     "grad-reduce-in-bf16": None, "recompute-granularity": str,
     "recompute-method": str, "recompute-num-layers": int, "optimizer": str,
     "lr": float, "min-lr": float, "lr-decay-style": str,
@@ -364,6 +367,21 @@ def check_megatron(text, world, model):
     need(a["max-position-embeddings"] >= a["seq-length"],
          "max_position_embeddings must be greater than or equal to seq_length")
     need(not (a.get("bf16") and a.get("fp16")), "bf16 and fp16 together")
+    # loss scaling is fp16's (megatron/training/training.py builds the
+    # grad scaler for args.fp16 only): under bf16 or fp32 it is ignored,
+    # which an export must not rely on
+    for k in ("loss-scale", "initial-loss-scale", "min-loss-scale",
+              "loss-scale-window", "hysteresis"):
+        if k in a:
+            need(a.get("fp16"), "--%s without --fp16" % k)
+    if a.get("fp16"):
+        # megatron/core/optimizer/grad_scaler.py DynamicGradScaler
+        need(a.get("loss-scale") is None or a["loss-scale"] > 0,
+             "static loss scale must be positive")
+        need(a.get("initial-loss-scale", 2**32) >= a.get("min-loss-scale", 1.0) > 0,
+             "initial_scale >= min_scale > 0")
+        need(a.get("hysteresis", 2) > 0 and a.get("loss-scale-window", 1000) > 0,
+             "hysteresis and growth interval positive")
     if tp > 1 or cp > 1:
         need(env.get("CUDA_DEVICE_MAX_CONNECTIONS") == "1",
              "Using tensor model parallelism or context parallelism require "
@@ -416,7 +434,8 @@ def check_megatron(text, world, model):
              "the script for a %s" % model["family"])
     check_experts(a, world, tp, pp, cp, dp, model)
     precision = ("megatron" if a.get("bf16") and not a.get("grad-reduce-in-bf16")
-                 else "bf16" if a.get("bf16") else "fp32")
+                 else "bf16" if a.get("bf16") else "fp16" if a.get("fp16")
+                 else "fp32")
     return dict(tp=tp, pp=pp, cp=cp, dp=dp, stages=stages, vpp=vpp or 1,
                 micro_batch=mbs, micro_batches=m, global_batch=gbs,
                 precision=precision, recompute=g or "none")
@@ -432,6 +451,12 @@ ZERO_KEYS = {"stage", "offload_optimizer", "offload_param", "overlap_comm",
              "stage3_prefetch_bucket_size", "stage3_param_persistence_threshold",
              "stage3_max_live_parameters", "stage3_max_reuse_distance",
              "stage3_gather_16bit_weights_on_model_save", "sub_group_size"}
+# deepspeed/runtime/precision_config.py: DeepSpeedFP16Config and
+# DeepSpeedBF16Config (DeepSpeedConfigModel: extra fields forbidden)
+FP16_KEYS = {"enabled", "auto_cast", "loss_scale", "initial_scale_power",
+             "loss_scale_window", "hysteresis", "consecutive_hysteresis",
+             "min_loss_scale"}
+BF16_KEYS = {"enabled", "immediate_grad_update", "check_grad_overflow"}
 OFFLOAD_KEYS = {"device", "pin_memory", "buffer_count", "fast_init", "ratio",
                 "nvme_path", "pipeline_read", "pipeline_write"}
 
@@ -470,6 +495,16 @@ def check_deepspeed(text, world, model):
         need(stage < 2, "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism")
     need(not (cfg.get("fp16", {}).get("enabled") and cfg.get("bf16", {}).get("enabled")),
          "bfloat16 and fp16 modes cannot be simultaneously enabled")
+    need(set(cfg.get("fp16", {})) <= FP16_KEYS, "fp16: unknown %s"
+         % (set(cfg.get("fp16", {})) - FP16_KEYS))
+    need(set(cfg.get("bf16", {})) <= BF16_KEYS, "bf16: unknown %s"
+         % (set(cfg.get("bf16", {})) - BF16_KEYS))
+    fp16 = cfg.get("fp16", {})
+    if fp16.get("enabled"):
+        need(isinstance(fp16.get("loss_scale", 0), (int, float)) and
+             fp16.get("loss_scale", 0) >= 0, "fp16.loss_scale")
+        need(isinstance(fp16.get("initial_scale_power", 16), int), "fp16.initial_scale_power")
+        need(fp16.get("min_loss_scale", 1) > 0, "fp16.min_loss_scale")
     if model and stages > 1:
         # pipe/module.py: layers partitioned evenly
         need(model["layers"] % stages == 0, "PipelineModule cannot partition "

@@ -441,6 +441,9 @@ test_mlp_recipes(void **state)
 	assert_int_equal(one_device_total(g, &r, NULL, 0), 16 * P + 2 * P + 2 * A);
 	r.precision = SL_PREC_FP32;	/* 4-byte activations */
 	assert_int_equal(one_device_total(g, &r, NULL, 0), 16 * P + 4 * A);
+	/* fp16 weights and gradients, fp32 master and Adam: as bf16 */
+	r.precision = SL_PREC_FP16;
+	assert_int_equal(one_device_total(g, &r, NULL, 0), 16 * P + 2 * A);
 	/* full recomputation: layer0 keeps x (4,096), layer1 keeps g (16,384) */
 	r = recipe(SL_PREC_BF16, SL_ATTN_FLASH, SL_RECOMP_FULL);
 	assert_int_equal(one_device_total(g, &r, NULL, 0), 16 * P + 2 * (4096 + 16384));

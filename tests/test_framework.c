@@ -173,6 +173,17 @@ test_megatron_rules(void **state)
 	layout(&l, SL_FW_MEGATRON, 2, 2, 1, 2, 1, 4, even, none);
 	l.precision = SL_PREC_AMP;
 	REFUSES(&l, &a, "no fp32-weights autocast");
+	/* --fp16 runs; validate_args: "Expert parallelism is not supported
+	 * with fp16 training." */
+	l.precision = SL_PREC_FP16;
+	assert_true(RUNS(&l, &a));
+	a.moe.experts = 4;		/* a mixture of 4 experts over 2 ranks */
+	a.moe.moe_ffn = 512;
+	l.ep = 2;
+	REFUSES(&l, &a, "no expert parallelism in fp16");
+	l.precision = SL_PREC_MEGATRON;
+	assert_true(RUNS(&l, &a));
+	gen_arch(SL_FAM_LLAMA, 4, 8, 2, 512, &a);
 	/* the batch: global = micro x data parallel x micro-batches
 	 * (num_microbatches_calculator.py) */
 	layout(&l, SL_FW_MEGATRON, 2, 2, 1, 2, 1, 4, even, none);
@@ -211,6 +222,9 @@ test_torchtitan_rules(void **state)
 	/* fp32 parameters under mixed_precision_param */
 	layout(&l, SL_FW_TORCHTITAN, 2, 2, 1, 2, 1, 4, even, none);
 	l.precision = SL_PREC_BF16;
+	REFUSES(&l, &a, "torchtitan keeps fp32 parameters");
+	/* job_config.py mixed_precision_param: bfloat16 or float32 */
+	l.precision = SL_PREC_FP16;
 	REFUSES(&l, &a, "torchtitan keeps fp32 parameters");
 	/* parallelize.py: DDP only without other parallelism */
 	layout(&l, SL_FW_TORCHTITAN, 2, 2, 1, 2, 1, 4, even, none);
@@ -261,6 +275,13 @@ test_deepspeed_rules(void **state)
 	layout(&l, SL_FW_DEEPSPEED, 2, 4, 1, 1, 1, 4, even, none);
 	l.schedule = SL_SCHED_GPIPE;
 	REFUSES(&l, &a, "1F1B with one stage per rank");
+	/* precision_config.py: bf16 or fp16 (loss-scaled) over fp32 master
+	 * weights, or fp32; no autocast of fp32 weights */
+	layout(&l, SL_FW_DEEPSPEED, 2, 4, 1, 1, 1, 4, even, none);
+	l.precision = SL_PREC_FP16;
+	assert_true(RUNS(&l, &a));
+	l.precision = SL_PREC_AMP;
+	REFUSES(&l, &a, "DeepSpeed trains in bf16 or fp16");
 }
 
 /* --------------------------------------------- the frameworks' plans */

@@ -65,6 +65,7 @@ typedef struct cli_opts {
 	bool mesh_set;			/* --mesh/--devices given, or a plan's */
 	int n_axes, shape[SL_MAX_AXES];	/* --mesh AxB | --devices N (default 4) */
 	const char *mesh_arg;		/* --mesh/--devices as given */
+	bool devices_min;		/* plan --devices min: the fewest that fit */
 	const char *hw;			/* --hw (default h100-nvlink) */
 	/* a plan file's hardware figures, used instead of loading hw
 	 * (cli_plan_apply); NULL: load it */

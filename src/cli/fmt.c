@@ -306,8 +306,8 @@ cli_print_changes(FILE *fp, const sl_fit_change *ch, int n)
 		known += ch[i].why[0] == '\0';
 	}
 	fprintf(fp, "\n%s\n", fit > 0 ? _("changes that would make it fit, best first:") :
-	    known > 0 ? _("no single change tried makes it fit; the closest, "
-	    "least memory first:") : _("no change tried could be evaluated, so "
+	    known > 0 ? _("no change tried, alone or with others, makes it fit; "
+	    "the closest, least memory first:") : _("no change tried could be evaluated, so "
 	    "none is known to make it fit:"));
 	for (int i = 0; i < n; i++) {
 		change_words(&ch[i], what, sizeof what);

@@ -29,6 +29,15 @@ parse_mesh(const struct cli_option *opt, const char *arg, cli_opts *o,
 
 	o->mesh_arg = arg;
 	o->mesh_set = true;
+	o->devices_min = false;
+	/* plan --devices min: counted by the search (plan.c refuses it
+	 * elsewhere) */
+	if (devices && strcmp(arg, "min") == 0) {
+		o->devices_min = true;
+		o->n_axes = 1;
+		o->shape[0] = 1;
+		return SL_OK;
+	}
 	if (!devices && strchr(arg, 'x') != strrchr(arg, 'x')) {
 		int n, sh[SL_MAX_TOPO_AXES];
 		sl_axis_role ro[SL_MAX_TOPO_AXES];
@@ -128,6 +137,20 @@ parse_gen_field(const struct cli_option *opt, const char *arg, cli_opts *o,
 	return SL_OK;
 }
 
+/* --lora-targets q,v (SL_LORA_ bits). */
+static int
+parse_lora_targets(const struct cli_option *opt, const char *arg, cli_opts *o,
+    sl_error *err)
+{
+	char why[160];
+
+	(void)opt;
+	if (!sl_lora_targets_parse(arg, &o->recipe.lora_targets, why, sizeof why))
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("--lora-targets: %s"), why);
+	return SL_OK;
+}
+
 /* The bundled hardware profiles under --hw in --help, with what each is. */
 static void
 help_hw(FILE *fp)
@@ -170,7 +193,7 @@ const struct cli_option cli_options[] = {
 	  .help = N_("a mesh of A x B devices, outer axis first (plan: AxBxC with --axes)") },
 	{ .name = "devices", .arg = CLI_CUSTOM, .metavar = N_("N"),
 	  .parse = parse_mesh, CLI_FIELD(shape), .cmds = C_MODEL | CLI_C_SHOW,
-	  .help = N_("one axis of N devices (default 4)") },
+	  .help = N_("one axis of N devices (default 4; plan: min, the fewest that fit)") },
 	{ .name = "hw", .arg = CLI_TEXT, .metavar = N_("PROFILE"),
 	  CLI_FIELD(hw), .cmds = C_MODEL | CLI_C_PROFILE, .more_help = help_hw,
 	  .file = CLI_F_PROFILE,
@@ -221,7 +244,7 @@ const struct cli_option cli_options[] = {
 	  .from_name = sl_attention_from_name, CLI_FIELD(recipe.attention),
 	  .cmds = C_RECIPE,
 	  .help = N_("fused attention, or one that keeps the score matrix (default flash)") },
-	{ .name = "precision", .arg = CLI_CHOICE, .choices = "bf16|megatron|amp|fp32|fp8",
+	{ .name = "precision", .arg = CLI_CHOICE, .choices = "bf16|megatron|amp|fp32|fp8|fp16",
 	  .from_name = sl_precision_from_name, CLI_FIELD(recipe.precision),
 	  .cmds = C_RECIPE,
 	  .help = N_("the mixed-precision recipe (default bf16; plan: the framework's)") },
@@ -244,6 +267,18 @@ const struct cli_option cli_options[] = {
 	  .from_name = sl_framework_from_name, CLI_FIELD(recipe.framework),
 	  .cmds = CLI_C_PLAN,
 	  .help = N_("the framework that runs the plan (default megatron, or --export's; free: any per-operator plan)") },
+	{ .name = "finetune", .arg = CLI_CHOICE, .choices = "full|lora|qlora",
+	  .from_name = sl_finetune_from_name, CLI_FIELD(recipe.finetune),
+	  .cmds = C_RECIPE & ~(CLI_C_SHOW | CLI_C_GEN),
+	  .help = N_("fine-tune every weight, or LoRA adapters over frozen weights (qlora: 4-bit NF4 weights)") },
+	{ .name = "lora-rank", .arg = CLI_INT, .metavar = N_("R"),
+	  .lo = 1, .hi = 65536, CLI_FIELD(recipe.lora_rank),
+	  .cmds = C_RECIPE & ~(CLI_C_SHOW | CLI_C_GEN),
+	  .help = N_("the adapters' rank under --finetune lora or qlora (default 8)") },
+	{ .name = "lora-targets", .arg = CLI_CUSTOM, .metavar = N_("q,v"),
+	  .parse = parse_lora_targets, CLI_FIELD(recipe.lora_targets),
+	  .cmds = C_RECIPE & ~(CLI_C_SHOW | CLI_C_GEN),
+	  .help = N_("the matmuls that get adapters: q, k, v, o, gate, up, down or all (default q,v)") },
 	/* the hybrid search (plan) */
 	{ .name = "axes", .arg = CLI_TEXT, .metavar = N_("pp,dp,tp"),
 	  CLI_FIELD(axes), .cmds = CLI_C_PLAN,
@@ -974,6 +1009,14 @@ cli_parse(int argc, char **argv, cli_opts *o, sl_error *err)
 	/* GLPK alone can run for hours: asked for by name, it gets a limit */
 	if (o->solver == SL_SOLVER_ILP && !(o->time_limit > 0))
 		o->time_limit = SL_ILP_DEFAULT_TIME_LIMIT;
+	if (rc == SL_OK && o->devices_min && cmd->bit != CLI_C_PLAN)
+		rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("--devices min is for plan; '%s' takes a number"), cmd->name);
+	/* the adapters' options mean nothing without adapters */
+	if (rc == SL_OK && !sl_recipe_frozen(&o->recipe) && !cli_given(o, "plan") &&
+	    (cli_given(o, "lora-rank") || cli_given(o, "lora-targets")))
+		rc = sl_error_set(err, SL_EINPUT, NULL, 0, 0, "%s",
+		    _("--lora-rank and --lora-targets need --finetune lora or qlora"));
 	if (rc == SL_OK)
 		rc = cli_check_files(o, cmd, err);
 	if (rc != SL_OK)

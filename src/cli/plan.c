@@ -292,7 +292,7 @@ print_better(const sl_hybrid_opts *ho, const sl_hybrid_result *r, bool precision
 		sl_hybrid_opts oo = *ho;
 		sl_hybrid_result rr;
 		sl_error err;
-		char b[2][32];
+		char b[3][32];
 
 		oo.space.recipe.framework = others[i];
 		if (!precision_set)
@@ -301,12 +301,32 @@ print_better(const sl_hybrid_opts *ho, const sl_hybrid_result *r, bool precision
 		sl_error_clear(&err);
 		if (sl_hybrid_search(&oo, &rr, &err) != SL_OK)
 			continue;
-		if (rr.found && rr.best.fits && (!r->found || !r->best.fits ||
-		    rr.best.step_ns < r->best.step_ns))
+		if (!rr.found || !rr.best.fits) {
+			sl_hybrid_result_free(&rr);
+			continue;
+		}
+		if (!r->found && !r->have_least)
+			printf(_("%s would run a plan: step %s, memory per device at "
+			    "most %s, where DeepSpeed runs none (--framework %s)\n"),
+			    sl_framework_title(others[i]), cli_ns(rr.best.step_ns, b[0]),
+			    cli_bytes(rr.best.max_mem, b[1]), sl_framework_name(others[i]));
+		else if (!r->found || !r->best.fits)
 			printf(_("%s would run a better plan: step %s, memory per device "
-			    "at most %s (--framework %s)\n"), sl_framework_title(others[i]),
-			    cli_ns(rr.best.step_ns, b[0]), cli_bytes(rr.best.max_mem, b[1]),
-			    sl_framework_name(others[i]));
+			    "at most %s, where DeepSpeed's does not fit (--framework %s)\n"),
+			    sl_framework_title(others[i]), cli_ns(rr.best.step_ns, b[0]),
+			    cli_bytes(rr.best.max_mem, b[1]), sl_framework_name(others[i]));
+		else if (rr.best.step_ns < r->best.step_ns)
+			/* by how much: the time a step saves, and the ratio of
+			 * DeepSpeed's step to it */
+			printf(_("%s would run a better plan: step %s, %s (%.2fx) faster "
+			    "(pipeline %d, tensor parallel %d, context parallel %d), "
+			    "memory per device at most %s (--framework %s)\n"),
+			    sl_framework_title(others[i]), cli_ns(rr.best.step_ns, b[0]),
+			    cli_ns(r->best.step_ns - rr.best.step_ns, b[1]),
+			    (double)r->best.step_ns / (double)rr.best.step_ns,
+			    rr.best.pp, rr.best.launch_tp > 1 ? rr.best.launch_tp : 1,
+			    rr.best.launch_cp > 1 ? rr.best.launch_cp : 1,
+			    cli_bytes(rr.best.max_mem, b[2]), sl_framework_name(others[i]));
 		sl_hybrid_result_free(&rr);
 	}
 }
@@ -491,6 +511,37 @@ print_search(const plan_model *pm, const sl_hybrid_opts *ho,
 	}
 }
 
+/* --devices min: the step time on 2 and 4 times the fewest devices. */
+static void
+print_more_devices(const sl_hybrid_opts *ho, const sl_hybrid_result *r)
+{
+	char b[32];
+
+	printf(ngettext("step time on %d device: %s\n",
+	    "step time on %d devices: %s\n", ho->devices), ho->devices,
+	    cli_ns(r->best.step_ns, b));
+	for (int f = 2; f <= 4; f *= 2) {
+		sl_hybrid_opts t = *ho;
+		sl_hybrid_result x;
+		sl_error err;
+
+		t.devices = ho->devices * f;
+		sl_error_clear(&err);
+		if (sl_hybrid_search(&t, &x, &err) != SL_OK) {
+			printf(_("on %d devices: not planned: %s\n"), t.devices, err.msg);
+			continue;
+		}
+		if (x.found)
+			printf(_("on %d devices (%dx): %s (%.2fx as fast)\n"), t.devices, f,
+			    cli_ns(x.best.step_ns, b), x.best.step_ns > 0 ?
+			    (double)r->best.step_ns / (double)x.best.step_ns : 0.0);
+		else
+			printf(_("on %d devices (%dx): no plan fits\n"), t.devices, f);
+		sl_hybrid_result_free(&x);
+	}
+	printf("\n");
+}
+
 /* A step beside a reference: "1.50 s (-6.2%)". */
 static const char *
 step_vs(int64_t step, int64_t ref, char *buf, size_t len)
@@ -592,7 +643,7 @@ cmd_plan(int argc, char **argv)
 		return cli_report(&err);
 	if (o.n_args != 1) {
 		sl_error_set(&err, SL_EINPUT, NULL, 0, 0, "%s",
-		    _("usage: shardlab plan MODEL --devices N | --mesh AxBxC --axes pp,dp,tp "
+		    _("usage: shardlab plan MODEL --devices N|min | --mesh AxBxC --axes pp,dp,tp "
 		    "[--global-batch B] [OPTIONS]"));
 		cli_opts_free(&o);
 		return cli_report(&err);
@@ -609,10 +660,42 @@ cmd_plan(int argc, char **argv)
 	report = !(o.json != NULL && strcmp(o.json, "-") == 0) &&
 	    !(o.export_kind != NULL && (o.output == NULL ||
 	    strcmp(o.output, "-") == 0));
-	rc = sl_hybrid_search(&ho, &r, &err);
-	if (rc != SL_OK) {
-		cli_opts_free(&o);
-		return cli_report(&err);
+	if (o.devices_min) {
+		int n, lower;
+		if (o.recipe.global_batch <= 0 || ho.topo != NULL) {
+			sl_error_set(&err, SL_EINPUT, NULL, 0, 0, "%s",
+			    _("--devices min needs --global-batch B (the samples a "
+			    "step trains, whatever the devices) and no --mesh"));
+			cli_opts_free(&o);
+			return cli_report(&err);
+		}
+		rc = sl_hybrid_min_devices(&ho, 0, &n, &lower, &r, &err);
+		if (rc != SL_OK) {
+			cli_opts_free(&o);
+			return cli_report(&err);
+		}
+		if (n == 0) {
+			fprintf(stderr, _("shardlab: no device count from %d to %d fits "
+			    "(%d: the fewest whose memory holds the model's states once)\n"),
+			    lower, lower * 4 > lower + 63 ? lower * 4 : lower + 63, lower);
+			cli_opts_free(&o);
+			return SL_EINFEASIBLE;
+		}
+		ho.devices = n;
+		if (report) {
+			printf(ngettext("fewest devices that fit: %d (tried from %d, the "
+			    "fewest whose memory holds the model's states once)\n",
+			    "fewest devices that fit: %d (tried from %d, the "
+			    "fewest whose memory holds the model's states once)\n", n),
+			    n, lower);
+			print_more_devices(&ho, &r);
+		}
+	} else {
+		rc = sl_hybrid_search(&ho, &r, &err);
+		if (rc != SL_OK) {
+			cli_opts_free(&o);
+			return cli_report(&err);
+		}
 	}
 	if (report)
 		print_search(&pm, &ho, &r);
@@ -656,7 +739,7 @@ cmd_plan(int argc, char **argv)
 const struct cli_cmd cli_cmd_plan = {
 	.name = "plan",
 	.bit = CLI_C_PLAN,
-	.usage = N_("plan MODEL --devices N | --mesh AxBxC --axes pp,dp,tp [--global-batch B] [OPTIONS] [--export KIND] [-o FILE]"),
+	.usage = N_("plan MODEL --devices N|min | --mesh AxBxC --axes pp,dp,tp [--global-batch B] [OPTIONS] [--export KIND] [-o FILE]"),
 	.help = N_("pipeline, data and tensor parallel degrees, micro-batches, stages and recomputation: the fastest plan that fits"),
 	.run = cmd_plan,
 };

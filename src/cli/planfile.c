@@ -52,6 +52,14 @@ shape_str(int n, const int *shape, char *buf, size_t len)
 	} while (0)
 
 static const char *
+targets_str(unsigned t)
+{
+	static _Thread_local char buf[64];
+
+	return sl_lora_targets_format(t, buf, sizeof buf);
+}
+
+static const char *
 i64_str(int64_t v)
 {
 	static _Thread_local char buf[4][32];
@@ -127,6 +135,14 @@ cli_plan_apply(cli_opts *o, const sl_plan_file *pf, sl_error *err)
 	PLAN_SETTING("--precision", precision, sl_precision_name);
 	PLAN_SETTING("--recompute", recompute, sl_recompute_name);
 	PLAN_SETTING("--global-batch", global_batch, i64_str);
+	PLAN_SETTING("--finetune", finetune, sl_finetune_name);
+	PLAN_SETTING("--lora-rank", lora_rank, i64_str);
+	PLAN_SETTING("--lora-targets", lora_targets, targets_str);
+	/* as cli_parse says without a plan file */
+	if (!sl_recipe_frozen(&o->recipe) &&
+	    (cli_given(o, "lora-rank") || cli_given(o, "lora-targets")))
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0, "%s",
+		    _("--lora-rank and --lora-targets need --finetune lora or qlora"));
 	PLAN_SETTING("--optimizer", optimizer, sl_optimizer_name);
 	if (pf->has_recipe) {
 		if (cli_given(o, "no-clip-grad") && !pf->recipe.no_clip_grad)
