@@ -17,6 +17,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 #define DEFAULT_MEM_BW 2.0e12
 #define DEFAULT_EFFICIENCY 0.7
@@ -400,6 +401,73 @@ shard_gather_ns(const sl_space *sp, int opi, int si, const int *coord)
 	return ns;
 }
 
+/*
+ * Naive attention's kernels (sl_node_compute): the rate of its batched
+ * gemms, the bytes its score kernels move each way and how many kernels.
+ */
+static void
+naive_attention(const sl_space *sp, const sl_op *op, const int64_t *loc,
+    double s, double ff, double *rate, double *xb_f, double *xb_b, int *kf,
+    int *kb)
+{
+	const sl_hw *hw = &sp->mesh.hw;
+
+	/*
+	 * Batched gemms that compute the masked half too, and
+	 * the s^2 scores through memory, bytes per score
+	 * element with q the scores' width (the matmuls') and
+	 * p the probabilities' (the softmax's: fp32 under
+	 * autocast, whose softmax casts its input to fp32 and
+	 * returns fp32).  Forward: QK^T writes them (q), the
+	 * scale and mask kernels read and write them (4q),
+	 * softmax reads q and writes p, autocast casts P back
+	 * to q for P.V (p + q, a kernel) and P.V reads it (q).
+	 * Backward: dP written (q) and P read for dV (q), the
+	 * cast's backward (q + p), softmax's backward reads
+	 * dP and P and writes dS (3p), dS cast back (p + q),
+	 * the mask and scale gradients (4q), and dQ, dK read
+	 * dS twice (2q).  Dropout of P adds a read and a
+	 * write each way (2p) and its 1-byte mask.  With p =
+	 * q = e: 8e forward, 11e backward.
+	 */
+	double q = sl_recipe_act_bytes(&sp->opts.recipe);
+	double pw = sp->opts.recipe.precision == SL_PREC_AMP ? 4 : q;
+	double n = (double)loc[0] * (double)loc[2] * (double)loc[1] * s;
+	*rate = sl_gemm_rate(hw, ff) / 2;
+	*xb_f = (7 * q + pw) * n;
+	*xb_b = (8 * q + 3 * pw) * n;
+	*kf = 5;
+	*kb = 7;
+	if (pw != q) {
+		*xb_f += (pw + q) * n;
+		*xb_b += 2 * (pw + q) * n;
+		*kf += 1;
+		*kb += 2;
+	}
+	/*
+	 * Megatron-LM fuses scale, mask and softmax into one
+	 * kernel each way (megatron/core/fusions/fused_softmax.py,
+	 * FusedScaleMaskSoftmax; --masked-softmax-fusion, on
+	 * by default): forward QK^T writes q, the fused kernel
+	 * reads q and writes q, P.V reads q (4q); backward dP
+	 * written and P read for dV (2q), the fused backward
+	 * reads dP and P and writes dS (3q), dQ and dK read
+	 * dS (2q): 7q.
+	 */
+	if (sp->opts.recipe.framework == SL_FW_MEGATRON) {
+		*xb_f = 4 * q * n;
+		*xb_b = 7 * q * n;
+		*kf = 3;
+		*kb = 5;
+	}
+	if (op->p > 0) {
+		*xb_f += (2 * pw + 1) * n;
+		*xb_b += (2 * pw + 1) * n;
+		(*kf)++;
+		(*kb)++;
+	}
+}
+
 void
 sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
     sl_compute *out)
@@ -461,62 +529,9 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 		ff = sl_attention_flops(sp->g, op, loc[0], loc[2]);
 		fb = 2.5 * ff;	/* dQ, dK, dV and the recomputed scores */
 		rate = attention_rate(hw, ff + fb);
-		if (sp->opts.recipe.attention == SL_ATTN_NAIVE) {
-			/*
-			 * Batched gemms that compute the masked half too, and
-			 * the s^2 scores through memory, bytes per score
-			 * element with q the scores' width (the matmuls') and
-			 * p the probabilities' (the softmax's: fp32 under
-			 * autocast, whose softmax casts its input to fp32 and
-			 * returns fp32).  Forward: QK^T writes them (q), the
-			 * scale and mask kernels read and write them (4q),
-			 * softmax reads q and writes p, autocast casts P back
-			 * to q for P.V (p + q, a kernel) and P.V reads it (q).
-			 * Backward: dP written (q) and P read for dV (q), the
-			 * cast's backward (q + p), softmax's backward reads
-			 * dP and P and writes dS (3p), dS cast back (p + q),
-			 * the mask and scale gradients (4q), and dQ, dK read
-			 * dS twice (2q).  Dropout of P adds a read and a
-			 * write each way (2p) and its 1-byte mask.  With p =
-			 * q = e: 8e forward, 11e backward.
-			 */
-			double q = sl_recipe_act_bytes(&sp->opts.recipe);
-			double pw = sp->opts.recipe.precision == SL_PREC_AMP ? 4 : q;
-			double n = (double)loc[0] * (double)loc[2] * (double)loc[1] * s;
-			rate = sl_gemm_rate(hw, ff) / 2;
-			xb_f = (7 * q + pw) * n;
-			xb_b = (8 * q + 3 * pw) * n;
-			kf = 5;
-			kb = 7;
-			if (pw != q) {
-				xb_f += (pw + q) * n;
-				xb_b += 2 * (pw + q) * n;
-				kf += 1;
-				kb += 2;
-			}
-			/*
-			 * Megatron-LM fuses scale, mask and softmax into one
-			 * kernel each way (megatron/core/fusions/fused_softmax.py,
-			 * FusedScaleMaskSoftmax; --masked-softmax-fusion, on
-			 * by default): forward QK^T writes q, the fused kernel
-			 * reads q and writes q, P.V reads q (4q); backward dP
-			 * written and P read for dV (2q), the fused backward
-			 * reads dP and P and writes dS (3q), dQ and dK read
-			 * dS (2q): 7q.
-			 */
-			if (sp->opts.recipe.framework == SL_FW_MEGATRON) {
-				xb_f = 4 * q * n;
-				xb_b = 7 * q * n;
-				kf = 3;
-				kb = 5;
-			}
-			if (op->p > 0) {
-				xb_f += (2 * pw + 1) * n;
-				xb_b += (2 * pw + 1) * n;
-				kf++;
-				kb++;
-			}
-		}
+		if (sp->opts.recipe.attention == SL_ATTN_NAIVE)
+			naive_attention(sp, op, loc, s, ff, &rate, &xb_f, &xb_b,
+			    &kf, &kb);
 		break;
 	}
 	default:
@@ -634,6 +649,53 @@ sl_model_flops(const sl_graph *g)
 		f += sl_op_model_flops(g, &g->ops[v]);
 	/* forward, and backward twice the forward (input and weight gradients) */
 	return 3.0 * f;
+}
+
+/*
+ * Model FLOPs of a step under the recipe (doc/cost-model.md, "Model FLOPs
+ * and MFU").  Training every weight: sl_model_flops.  Under LoRA, the work
+ * the algorithm does: every forward; in backward, only where a gradient
+ * flows (2x the forward where the operator has no weights, the input
+ * gradient alone of a frozen matmul or experts, 1x); and the adapters'
+ * products, forward 2 m k r + 2 m r n, backward dB and d(x A) (4 m r n)
+ * and dA (2 m k r) and, where x has a gradient, d(x A) A^T (2 m k r).
+ */
+double
+sl_recipe_model_flops(const sl_graph *g, const sl_recipe *r)
+{
+	sl_space t;
+	double f = 0;
+
+	if (!sl_recipe_frozen(r))
+		return sl_model_flops(g);
+	memset(&t, 0, sizeof t);
+	t.g = g;
+	t.opts.recipe = *r;
+	sl_find_adapters(&t);
+	sl_find_grads(&t);
+	for (int v = 0; v < g->n_ops; v++) {
+		const sl_op *op = &g->ops[v];
+		double fw = sl_op_model_flops(g, op), bw = 0;
+		const sl_adapter *ad = &t.adapter[v];
+		bool dx = op->n_in > 0 && t.grad[op->in[0]];
+
+		if (sl_op_backward(&t, v))
+			bw = op->kind == SL_OP_MATMUL || op->kind == SL_OP_EXPERTS ?
+			    (dx ? fw : 0) : 2 * fw;
+		if (ad->parts > 0) {
+			const sl_tensor *w = &g->tensors[op->in[1]];
+			const sl_tensor *y = &g->tensors[op->out[0]];
+			double m = (double)sl_tensor_elems(y) / (double)y->dims[y->rank - 1];
+			double k = (double)w->dims[0], n = (double)ad->n;
+			double rk = r->lora_rank, p = ad->parts;
+			fw += 2 * m * k * rk * p + 2 * m * rk * n;
+			bw += 4 * m * rk * n + 2 * m * k * rk * p * (dx ? 2 : 1);
+		}
+		f += fw + bw;
+	}
+	free(t.adapter);
+	free(t.grad);
+	return f;
 }
 
 /*

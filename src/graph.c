@@ -95,6 +95,14 @@ sl_graph_free(sl_graph *g)
 	free(g);
 }
 
+/* Can tensor t have a gradient (a float that is not the input)? */
+bool
+sl_needs_grad(const sl_tensor *t)
+{
+	return t->role != SL_ROLE_INPUT && t->dtype != SL_DT_I32 &&
+	    t->dtype != SL_DT_I64 && t->dtype != SL_DT_U8;
+}
+
 int64_t
 sl_tensor_elems(const sl_tensor *t)
 {

@@ -440,11 +440,15 @@ const char *sl_coll_tag(const sl_coll_item *c);
 /* Placement of a tensor of spec sp along mesh axis a: -2 a partial sum, -1
  * replicated, else the dimension split over it. */
 int sl_placement(const sl_spec *sp, int rank, int a);
-/* Does a tensor have a gradient (floating point, not data fed to the step)? */
+/* Does a tensor have a gradient (floating point, not data fed to the step;
+ * graph.c)? */
 bool sl_needs_grad(const sl_tensor *t);
-/* Does the step form tensor t's gradient (space.c): sl_needs_grad, and
+/* Does the step form tensor t's gradient (items.c): sl_needs_grad, and
  * under LoRA only what depends on an adapter (sl_space.grad). */
 bool sl_space_grad(const sl_space *sp, int t);
+/* Does operator opi run a backward pass: does some output of it get a
+ * gradient (items.c)? */
+bool sl_op_backward(const sl_space *sp, int opi);
 /* The local elements of matmul opi's adapters A and B on coord (NULL:
  * device 0) under strategy si (space.c); 0 without adapters. */
 void sl_adapter_local(const sl_space *sp, int opi, int si, const int *coord,

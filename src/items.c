@@ -229,55 +229,6 @@ sl_find_grads(sl_space *sp)
 	}
 }
 
-static bool op_backward(const sl_space *sp, int opi);
-
-/*
- * Model FLOPs of a step under the recipe (doc/cost-model.md, "Model FLOPs
- * and MFU").  Training every weight: sl_model_flops.  Under LoRA, the work
- * the algorithm does: every forward; in backward, only where a gradient
- * flows (2x the forward where the operator has no weights, the input
- * gradient alone of a frozen matmul or experts, 1x); and the adapters'
- * products, forward 2 m k r + 2 m r n, backward dB and d(x A) (4 m r n)
- * and dA (2 m k r) and, where x has a gradient, d(x A) A^T (2 m k r).
- */
-double
-sl_recipe_model_flops(const sl_graph *g, const sl_recipe *r)
-{
-	sl_space t;
-	double f = 0;
-
-	if (!sl_recipe_frozen(r))
-		return sl_model_flops(g);
-	memset(&t, 0, sizeof t);
-	t.g = g;
-	t.opts.recipe = *r;
-	sl_find_adapters(&t);
-	sl_find_grads(&t);
-	for (int v = 0; v < g->n_ops; v++) {
-		const sl_op *op = &g->ops[v];
-		double fw = sl_op_model_flops(g, op), bw = 0;
-		const sl_adapter *ad = &t.adapter[v];
-		bool dx = op->n_in > 0 && t.grad[op->in[0]];
-
-		if (op_backward(&t, v))
-			bw = op->kind == SL_OP_MATMUL || op->kind == SL_OP_EXPERTS ?
-			    (dx ? fw : 0) : 2 * fw;
-		if (ad->parts > 0) {
-			const sl_tensor *w = &g->tensors[op->in[1]];
-			const sl_tensor *y = &g->tensors[op->out[0]];
-			double m = (double)sl_tensor_elems(y) / (double)y->dims[y->rank - 1];
-			double k = (double)w->dims[0], n = (double)ad->n;
-			double rk = r->lora_rank, p = ad->parts;
-			fw += 2 * m * k * rk * p + 2 * m * rk * n;
-			bw += 4 * m * rk * n + 2 * m * k * rk * p * (dx ? 2 : 1);
-		}
-		f += fw + bw;
-	}
-	free(t.adapter);
-	free(t.grad);
-	return f;
-}
-
 /* Does the step form tensor t's gradient? */
 bool
 sl_space_grad(const sl_space *sp, int t)
@@ -288,8 +239,8 @@ sl_space_grad(const sl_space *sp, int t)
 }
 
 /* Does operator opi run a backward pass (some output gets a gradient)? */
-static bool
-op_backward(const sl_space *sp, int opi)
+bool
+sl_op_backward(const sl_space *sp, int opi)
 {
 	const sl_op *op = &sp->g->ops[opi];
 
@@ -320,7 +271,7 @@ sl_saved_in_rule(const sl_space *sp, int opi, int i)
 
 	if (f == 0 || !sl_recipe_frozen(&sp->opts.recipe))
 		return f;
-	if (!op_backward(sp, opi))
+	if (!sl_op_backward(sp, opi))
 		return 0;
 	if (op->kind == SL_OP_MATMUL && i == 0 && ad->parts == 0 &&
 	    !(ad->nf4 && sl_space_grad(sp, op->in[0])))
@@ -607,6 +558,80 @@ adapter_items(const sl_space *sp, int opi, int si, const int *coord,
 	    (int64_t)r * sp->adapter[opi].parts));
 }
 
+/* Transformer Engine's FP8 copies of weight slot i of matmul opi and the
+ * module's scaling state (sl_node_items_as). */
+static void
+fp8_items(const sl_space *sp, int opi, int si, const int *coord, int i,
+    item_fn fn, void *ctx)
+{
+	const sl_op *op = &sp->g->ops[opi];
+	const sl_tensor *t = &sp->g->tensors[op->in[i]];
+	const sl_strategy *st = &sp->ops[opi].strat[si];
+	const sl_mesh *m = &sp->mesh;
+	int64_t full = sl_tensor_elems(t);
+	sl_mem_item it;
+
+	/*
+	 * Transformer Engine casts a linear layer's weight to
+	 * FP8 at the first micro-batch and keeps the copy and
+	 * its transpose (the dgrad GEMM's operand) until the
+	 * optimizer changes the weight (transformer_engine/
+	 * pytorch/module/linear.py, is_first_microbatch), and
+	 * per module the scaling factors and amax history of
+	 * its FP8 tensors: input, weight and output forward,
+	 * output and input gradients backward, 1024 fp32
+	 * amaxes each (DelayedScaling's amax_history_len) with
+	 * a scale and its inverse.
+	 */
+	kept_item(&it, opi, SL_WHAT_FP8, SL_BUF_AUTOCAST, i,
+	    op->in[i], SL_AT_START, SL_UNTIL_END);
+	it.cat = SL_CAT_BUFFERS;
+	emit(fn, ctx, &it, 2, sl_local_elems(m, &st->spec[i], t, coord),
+	    full);
+	kept_item(&it, opi, SL_WHAT_FP8, SL_BUF_AUTOCAST, -1, -1,
+	    SL_AT_START, SL_UNTIL_END);
+	it.cat = SL_CAT_BUFFERS;
+	it.local = it.full = 5 * (1024 + 2) * 4;
+	fn(ctx, &it);
+}
+
+/* The loss's fp32 copies of its logits (slot 0, e of full elements kept at
+ * width f) in forward and backward (sl_node_items_as). */
+static void
+loss_items(const sl_space *sp, int opi, int f, int64_t e, int64_t full,
+    item_fn fn, void *ctx)
+{
+	const sl_op *op = &sp->g->ops[opi];
+	const sl_tensor *t = &sp->g->tensors[op->in[0]];
+	const int i = 0;
+	sl_mem_item it;
+
+	/*
+	 * The loss upcasts its logits to fp32 in forward (a
+	 * copy for its task alone; log-softmax keeps its fp32
+	 * output, the item above).  Its backward
+	 * (torch.nn.functional.cross_entropy: nll_loss_backward
+	 * then log_softmax_backward) holds two fp32 gradients
+	 * at once, of log-softmax's output and of its input,
+	 * before the cast back hands on the logits' gradient in
+	 * their own type (an activation gradient of the
+	 * stream): the task's peak is 2 fp32 widths beside the
+	 * kept output, of which the logits' gradient is already
+	 * counted.  On an H100 and an H200 PyTorch holds that:
+	 * 12 bytes a bf16 logit at the loss's backward.
+	 */
+	int w = saved_width(sp, op, t, f);
+	int gw = sl_grad_elem_bytes(sp, t);
+	kept_item(&it, opi, SL_WHAT_TRANSIENT, SL_BUF_LOSS, i,
+	    op->in[i], SL_AT_FWD, SL_UNTIL_FWD);
+	it.cat = SL_CAT_BUFFERS;
+	it.summed = false;
+	emit(fn, ctx, &it, w, e, full);
+	it.alloc = SL_AT_BWD;
+	it.free = SL_UNTIL_DGRAD;
+	emit(fn, ctx, &it, 2 * w - gw > w ? 2 * w - gw : w, e, full);
+}
+
 void
 sl_node_items(const sl_space *sp, int opi, int si, const int *coord, item_fn fn,
     void *ctx)
@@ -658,30 +683,8 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 		}
 		if (op->kind == SL_OP_MATMUL && i == 1 && sp->adapter[opi].parts > 0)
 			adapter_items(sp, opi, si, coord, rc, fn, ctx);
-		if (t->role == SL_ROLE_PARAMETER && i == 1 && sl_fp8_matmul(sp, op)) {
-			/*
-			 * Transformer Engine casts a linear layer's weight to
-			 * FP8 at the first micro-batch and keeps the copy and
-			 * its transpose (the dgrad GEMM's operand) until the
-			 * optimizer changes the weight (transformer_engine/
-			 * pytorch/module/linear.py, is_first_microbatch), and
-			 * per module the scaling factors and amax history of
-			 * its FP8 tensors: input, weight and output forward,
-			 * output and input gradients backward, 1024 fp32
-			 * amaxes each (DelayedScaling's amax_history_len) with
-			 * a scale and its inverse.
-			 */
-			kept_item(&it, opi, SL_WHAT_FP8, SL_BUF_AUTOCAST, i,
-			    op->in[i], SL_AT_START, SL_UNTIL_END);
-			it.cat = SL_CAT_BUFFERS;
-			emit(fn, ctx, &it, 2, sl_local_elems(m, &st->spec[i], t, coord),
-			    full);
-			kept_item(&it, opi, SL_WHAT_FP8, SL_BUF_AUTOCAST, -1, -1,
-			    SL_AT_START, SL_UNTIL_END);
-			it.cat = SL_CAT_BUFFERS;
-			it.local = it.full = 5 * (1024 + 2) * 4;
-			fn(ctx, &it);
-		}
+		if (t->role == SL_ROLE_PARAMETER && i == 1 && sl_fp8_matmul(sp, op))
+			fp8_items(sp, opi, si, coord, i, fn, ctx);
 		if (t->role == SL_ROLE_PARAMETER) {
 			/* Autocast keeps the bf16 copy of a matmul's weight for
 			 * backward (not when the layer is recomputed): dX = dY W^T
@@ -721,34 +724,10 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 		    SL_WHAT_LAYER_INPUT : SL_WHAT_SAVED, SL_BUF_SAVED, i, op->in[i],
 		    SL_AT_PRODUCER, matmul_x ? SL_UNTIL_WGRAD : SL_UNTIL_BWD),
 		    saved_width(sp, op, t, f), e, full);
-		if (op->kind == SL_OP_CROSS_ENTROPY && i == 0) {
-			/*
-			 * The loss upcasts its logits to fp32 in forward (a
-			 * copy for its task alone; log-softmax keeps its fp32
-			 * output, the item above).  Its backward
-			 * (torch.nn.functional.cross_entropy: nll_loss_backward
-			 * then log_softmax_backward) holds two fp32 gradients
-			 * at once, of log-softmax's output and of its input,
-			 * before the cast back hands on the logits' gradient in
-			 * their own type (an activation gradient of the
-			 * stream): the task's peak is 2 fp32 widths beside the
-			 * kept output, of which the logits' gradient is already
-			 * counted.  On an H100 and an H200 PyTorch holds that:
-			 * 12 bytes a bf16 logit at the loss's backward.
-			 */
-			int w = saved_width(sp, op, t, f);
-			int gw = sl_grad_elem_bytes(sp, t);
-			kept_item(&it, opi, SL_WHAT_TRANSIENT, SL_BUF_LOSS, i,
-			    op->in[i], SL_AT_FWD, SL_UNTIL_FWD);
-			it.cat = SL_CAT_BUFFERS;
-			it.summed = false;
-			emit(fn, ctx, &it, w, e, full);
-			it.alloc = SL_AT_BWD;
-			it.free = SL_UNTIL_DGRAD;
-			emit(fn, ctx, &it, 2 * w - gw > w ? 2 * w - gw : w, e, full);
-		}
+		if (op->kind == SL_OP_CROSS_ENTROPY && i == 0)
+			loss_items(sp, opi, f, e, full, fn, ctx);
 	}
-	if (rc == SL_RECOMP_FULL || !op_backward(sp, opi))
+	if (rc == SL_RECOMP_FULL || !sl_op_backward(sp, opi))
 		return;
 	for (int j = 0; j < op->n_out && j < 2; j++) {
 		const sl_tensor *t = &g->tensors[op->out[j]];

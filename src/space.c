@@ -48,13 +48,6 @@ missing_axes(const sl_binding *b, const sl_strategy *st, int slot)
 	return axes;
 }
 
-bool
-sl_needs_grad(const sl_tensor *t)
-{
-	return t->role != SL_ROLE_INPUT && t->dtype != SL_DT_I32 &&
-	    t->dtype != SL_DT_I64 && t->dtype != SL_DT_U8;
-}
-
 static void
 derive_specs(const sl_graph *g, const sl_op *op, const sl_binding *b,
     sl_strategy *st)

@@ -74,17 +74,17 @@ grep -rnE --include='*.c' 'strcmp\([^;]*role\[|strcmp\([^;,()]*, *"(dp|seq|head|
     "$SRC" >"$TMP/role" &&
 	fail "loop roles compared as strings: $(cat "$TMP/role")"
 # The cost model's rules, each defined once: whether a tensor has a
-# gradient (space.c), a tensor's placement along an axis (local.c, with the
+# gradient (graph.c, beside the tensor), a tensor's placement along an axis (local.c, with the
 # other local sizes); and explain.c puts the model's collectives into words
 # rather than deriving them again.
 grep -nE '^[a-z_]*needs_grad\(const sl_tensor' \
-    "$SRC"/*.c "$SRC"/cli/*.c "$SRC"/../ui/*.c | grep -v '/space\.c:' >"$TMP/rule" &&
-	fail "a rule of space.c defined again: $(cat "$TMP/rule")"
+    "$SRC"/*.c "$SRC"/cli/*.c "$SRC"/../ui/*.c | grep -v '/graph\.c:' >"$TMP/rule" &&
+	fail "a rule of graph.c defined again: $(cat "$TMP/rule")"
 grep -nE '^[a-z_]*placement\(const sl_spec' \
     "$SRC"/*.c "$SRC"/cli/*.c "$SRC"/../ui/*.c | grep -v '/local\.c:' >"$TMP/rule" &&
 	fail "a rule of local.c defined again: $(cat "$TMP/rule")"
-grep -q '^sl_needs_grad(const sl_tensor' "$SRC/space.c" ||
-	fail "the scan does not see sl_needs_grad in space.c"
+grep -q '^sl_needs_grad(const sl_tensor' "$SRC/graph.c" ||
+	fail "the scan does not see sl_needs_grad in graph.c"
 grep -q '^sl_placement(const sl_spec' "$SRC/local.c" ||
 	fail "the scan does not see sl_placement in local.c"
 grep -nE 'sl_grad_elem_bytes|sl_local_elems\(.*sl_elem_bytes' "$SRC/explain.c" >"$TMP/ex" &&
