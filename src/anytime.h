@@ -4,7 +4,8 @@
  *
  *   solve_anytime.c      the entry (sl_run_anytime): the exact answers of
  *                        small problems, the reductions, GLPK after the
- *                        search; the schedule of one search (at_search)
+ *                        search
+ *   anytime_search.c     the schedule of one search (at_search)
  *   anytime_state.c      the state: the load over time, what a move costs
  *                        and whether it keeps the limit, the best plan
  *   anytime_moves.c      moves under the limit: ICM, the repair, exchanges,
@@ -162,7 +163,7 @@ int at_threads(const sl_solve_opts *o);
 void at_portfolio(at *a, const sl_reduction *red, bool mem, int nt,
     long double *lb, bool *infeasible);
 
-/* solve_anytime.c */
+/* anytime_search.c */
 void at_search(at *a, long double *bound, bool *infeasible);
 
 #endif

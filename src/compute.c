@@ -561,14 +561,6 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 }
 
 bool
-sl_fp8_matmul(const sl_space *sp, const sl_op *op)
-{
-	return sp->opts.recipe.precision == SL_PREC_FP8 &&
-	    op->kind == SL_OP_MATMUL && op->layer >= 0 && op->n_in >= 2 &&
-	    sp->g->tensors[op->in[1]].role == SL_ROLE_PARAMETER;
-}
-
-bool
 sl_recomputes(const sl_recipe *r, const sl_op *op, sl_recompute mode)
 {
 	if (op->layer < 0)

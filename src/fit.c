@@ -623,3 +623,23 @@ sl_fit_free(sl_fit *f)
 	sl_solution_free(&f->sol);
 	memset(f, 0, sizeof *f);
 }
+
+/* --recompute auto on the evaluator's sum (shardlab.h). */
+int
+sl_recompute_auto(sl_space *s, sl_problem *p, double alpha, int64_t capacity,
+    sl_solver_kind kind, const sl_solve_opts *o, sl_recompute_choice *out,
+    sl_error *err)
+{
+	sl_fit_opts fo = { .alpha = alpha, .limit = capacity, .fold = SL_FOLD_SUM,
+	    .solver = kind, .solve = o, .recompute = true };
+	sl_fit f;
+	int rc = sl_fit_plan(s, p, &fo, &f, err);
+
+	memset(out, 0, sizeof *out);
+	out->n_layers = f.n_layers;
+	out->n_recomputed = f.n_recomputed;
+	out->fits = f.fits;
+	out->max_total = f.mem;
+	sl_fit_free(&f);
+	return rc;
+}

@@ -268,7 +268,7 @@ typedef struct sl_mem_item {
 } sl_mem_item;
 typedef void (*item_fn)(void *ctx, const sl_mem_item *it);
 /*
- * A node's items (space.c): its parameters' states, what it keeps for
+ * A node's items (items.c): its parameters' states, what it keeps for
  * backward, and the loss's fp32 buffers around its forward and backward.
  */
 void sl_node_items(const sl_space *sp, int opi, int si, const int *coord,
@@ -298,17 +298,17 @@ void sl_step_items(const sl_space *s, const int *choice, const int *coord,
 void sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
     sl_recompute rc, item_fn fn, void *ctx);
 /*
- * Whether the recipe runs op's matrix products in FP8 (compute.c): under
+ * Whether the recipe runs op's matrix products in FP8 (recipe.c): under
  * --precision fp8, Transformer Engine's linear layers, the matmuls of a
  * parameter weight inside a transformer layer; the embedding, the output
  * layer and attention stay in bf16 (te.Linear and its fused modules
  * replace the layers' linears; fp8_dpa, FP8 attention, is off by default).
  */
 bool sl_fp8_matmul(const sl_space *sp, const sl_op *op);
-/* Axes over which an input's gradient is a partial sum (space.c). */
+/* Axes over which an input's gradient is a partial sum (local.c). */
 uint8_t sl_grad_axes(const sl_binding *b, const sl_strategy *st, int slot,
     int out_slot);
-/* The one shard rule (space.c): devices in the group of a set of mesh axes,
+/* The one shard rule (local.c): devices in the group of a set of mesh axes,
  * a device's index in its group (axis 0 outer; coord NULL = device 0), and
  * piece i of n split into parts, lower indices taking the remainder. */
 int sl_axes_parts(const sl_mesh *m, uint8_t axes);
@@ -317,10 +317,25 @@ int64_t sl_piece(int64_t n, int parts, int i);
 /* Local size of every loop dimension of an operator's strategy on coord. */
 void sl_local_loop(const sl_space *sp, int opi, int si, const int *coord,
     int64_t *loc);
-/* Recipe rules (space.c): bytes per element as moved, as reduced; what
- * attention keeps beyond qkv; bytes per score element of naive attention. */
+/* Recipe rules (items.c): bytes per element as moved, as reduced. */
 int sl_elem_bytes(const sl_space *sp, const sl_tensor *t);
 int sl_grad_elem_bytes(const sl_space *sp, const sl_tensor *t);
+/* Whether a fully recomputed layer keeps op opi's input slot: a tensor
+ * read by the layer but produced outside it, counted by its first reader
+ * (items.c; operators alike must agree on it). */
+bool sl_keeps_layer_input(const sl_graph *g, int opi, int slot);
+/* Megatron-LM's sequence parallelism (items.c): the axes over which it
+ * hands a column-parallel matmul its input split over the sequence
+ * (*seq_dim), and the width at which an operator keeps its first input for
+ * backward (0: it does not keep it). */
+uint8_t sl_sp_gather_axes(const sl_space *sp, int opi, int si, int *seq_dim);
+int sl_kept_first_width(const sl_space *sp, int opi);
+/* At build (items.c): the LoRA adapters and frozen weights of the space's
+ * matmuls (sp->adapter), the tensors that have gradients, and the
+ * saved-input rule of op opi's input i (0: it keeps none). */
+void sl_find_adapters(sl_space *sp);
+void sl_find_grads(sl_space *sp);
+int sl_saved_in_rule(const sl_space *sp, int opi, int i);
 /*
  * What the loss's backward pass holds for a moment on device coord beyond
  * what the step keeps (memory.c): the items of its own it allocates there
@@ -358,9 +373,19 @@ void sl_node_stage_mem(const sl_space *s, int v, int strat, const int *coord,
  * activation's, at the gradient width); 0 for a tensor without one. */
 int64_t sl_act_grad_bytes(const sl_space *s, int t, const sl_spec *sp,
     const int *coord);
+/* What attention keeps beyond its inputs, and the bytes a score element
+ * takes (kinds.c, beside the attention kind). */
 int64_t sl_attention_saved(const sl_space *sp, const sl_op *op,
     const sl_binding *b, const int64_t *local_loop);
 int sl_attention_score_bytes(const sl_space *sp, const sl_op *op);
+/* The layer's recomputation mode for an operator (none outside layers). */
+static inline sl_recompute
+sl_layer_recompute_of(const sl_space *sp, const sl_op *op)
+{
+	if (op->layer < 0 || sp->layer_recompute == NULL)
+		return SL_RECOMP_NONE;
+	return (sl_recompute)sp->layer_recompute[op->layer];
+}
 /*
  * The collectives of a node or an edge, each once, in the order a step runs
  * them (space.c), each with its cause: sl_node_cost and sl_edge_cost sum
@@ -555,7 +580,7 @@ int sl_recompute_choose(sl_space *s, const sl_rc_probe *pr, int64_t limit,
     sl_fit *out, sl_error *err);
 
 /*
- * One solver run (solve.c): its start, its deadline and the caller's
+ * One solver run (run.c): its start, its deadline and the caller's
  * cancel callback, in one place for every solver.  A solver that calls
  * another hands it a run within its own (sl_run_within), so that the
  * deadline holds for the whole solve.  Times are monotonic milliseconds.

@@ -551,7 +551,67 @@ bind_attention(const sl_graph *g, const sl_op *op, sl_binding *b)
 	b->map[op->n_in][2] = lh;
 }
 
-/* What attention keeps beyond qkv depends on the recipe (space.c). */
+/*
+ * Bytes per (batch x head x s^2) score element that naive attention keeps:
+ * the softmax output, and with dropout its 1-byte mask and the dropped
+ * copy that P.V reads.  Under autocast the softmax runs in fp32 and P.V
+ * keeps a bf16 cast of it.  (Korthikanti et al. 2022 count 5 for bf16.)
+ */
+int
+sl_attention_score_bytes(const sl_space *sp, const sl_op *op)
+{
+	const sl_recipe *r = &sp->opts.recipe;
+	bool drop = op->p > 0;
+
+	switch (r->precision) {
+	case SL_PREC_AMP:
+		return drop ? 4 + 1 + 2 : 4 + 2;
+	case SL_PREC_FP32:
+		return drop ? 4 + 1 + 4 : 4;
+	default:
+		return drop ? 2 + 1 + 2 : 2;
+	}
+}
+
+/*
+ * What attention keeps beyond its inputs, on local loop sizes loc (b,
+ * seq, heads): naive the s^2 scores (unless recomputed), flash the fp32
+ * log-sum-exp per row.  A sliding window changes neither: the fused
+ * kernel keeps one log-sum-exp per row, and eager attention materialises
+ * the masked s x s scores.  Its output is kept by its consumer (the
+ * projection).  With qk_norm it keeps the normalised queries and keys
+ * beside its input (the norms keep the input); latent attention keeps the
+ * keys it assembles, each head's no-rope part with the shared rotary key
+ * (Megatron-LM megatron/core/transformer/multi_latent_attention.py), for
+ * the fused kernel that reads them.
+ */
+int64_t
+sl_attention_saved(const sl_space *sp, const sl_op *op, const sl_binding *b,
+    const int64_t *loc)
+{
+	int64_t s = b->size[1], rows = sl_mul_sat(loc[0], loc[2]), r, tok;
+	sl_attn_dims ad;
+
+	sl_attention_dims(sp->g, op, &ad);
+	if (sp->opts.recipe.attention == SL_ATTN_FLASH)
+		r = sl_mul_sat(sl_mul_sat(4, rows), loc[1]);
+	else if (sl_layer_recompute_of(sp, op) == SL_RECOMP_SELECTIVE)
+		r = 0;
+	else
+		r = sl_mul_sat(sl_mul_sat(sl_attention_score_bytes(sp, op), rows),
+		    sl_mul_sat(loc[1], s));
+	/* rows of one head: batch x local sequence, at the activation width */
+	tok = sl_mul_sat(sl_mul_sat(loc[0], loc[1]),
+	    sl_recipe_act_bytes(&sp->opts.recipe));
+	if (op->qk_norm)
+		r = sl_add_sat(r, sl_mul_sat(tok, sl_mul_sat(loc[2] + loc[2] *
+		    ad.kv_heads / ad.heads, ad.dqk)));
+	if (ad.n_act == 3)
+		r = sl_add_sat(r, sl_mul_sat(tok, sl_mul_sat(loc[2], ad.dqk)));
+	return r;
+}
+
+/* What attention keeps beyond qkv depends on the recipe (above). */
 static int64_t
 extra_attention(const sl_space *sp, const sl_op *op, const sl_binding *b,
     const int64_t *local)

@@ -276,22 +276,18 @@ pipeline_degrees(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
 		pl->launch_tp = sp->mesh.axes[inner].size;
 }
 
-int
-pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
+/*
+ * The pipeline's shape from its configuration: schedule, stages and
+ * devices, the sub-mesh of a stage, the link between neighbouring stages
+ * and each device's micro-batches in flight.
+ */
+static int
+pipeline_shape(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 {
 	const sl_hybrid_opts *o = h->o;
-	int p = c->pp, v = c->virt > 0 ? c->virt : 1, ns = p * v, l0 = 0;
-	int64_t cap = sl_hybrid_mem_cap(o), m = c->micro_batches;
-	const sl_graph *g;
-	int64_t *t;
-	dev_sums *dt;
-	double recomputed = 0;
-	stage_plan fixed;
-	int *mc = NULL;
+	int p = c->pp, v = c->virt > 0 ? c->virt : 1, ns = p * v;
+	int64_t m = c->micro_batches;
 
-	memset(pl, 0, sizeof *pl);
-	if ((g = hyb_graph(h, c->graph_batch, err)) == NULL)
-		return err->code;
 	pl->pp = p;
 	pl->virt = v;
 	pl->schedule = v > 1 ? SL_SCHED_INTERLEAVED :
@@ -315,6 +311,82 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 		pl->pp_link = sl_topo_pp_link(o->topo);
 	for (int d = 0; d < p; d++)
 		pl->dev[d].in_flight = sl_pipe_in_flight(pl->schedule, p, v, m, d);
+	return SL_OK;
+}
+
+/* Stage st, layers l0.. (n of them, operators a..b) on device d, as its
+ * plan sp of stage type ty has it. */
+static void
+stage_record(sl_pipe_stage *st, const stage_type *ty, const stage_plan *sp,
+    int l0, int n, int a, int b, int d, sl_recompute rec)
+{
+	st->first_layer = l0;
+	st->n_layers = n;
+	st->first_op = a;
+	st->n_ops = b - a;
+	st->device = d;
+	st->recompute = rec;
+	st->n_strat_ops = b - a;
+	st->strategy = sl_xmalloc((b - a) * sizeof *st->strategy);
+	for (int u = 0; u < b - a; u++)
+		snprintf(st->strategy[u], sizeof st->strategy[u], "%s",
+		    ty->se->sp->ops[u + a].strat[sp->choice[u]].name);
+	st->states = sp->states;
+	st->acts = sp->acts;
+	st->compute_ns = sp->compute;
+	st->bwd_ns = sp->bwd;
+	st->comm_ns = sl_add_sat(sp->comm, sp->p2p);
+	st->p2p_ns = sp->p2p;
+	st->micro_ns = stage_plan_micro(sp);
+	st->sync_ns = sp->sync;
+	st->optim_ns = sp->optim;
+}
+
+/*
+ * The step's FLOPs, tokens and utilisation: model FLOPs of the
+ * micro-batches of the graph (compute.c), whatever the stages recompute;
+ * the hardware's add the forward passes re-run (recomputed, per
+ * micro-batch).
+ */
+static void
+pipeline_rates(const sl_hybrid_opts *o, const sl_graph *g, sl_pipeline *pl,
+    double recomputed)
+{
+	int64_t m = pl->micro_batches;
+	int p = pl->pp;
+
+	pl->model_flops = sl_recipe_model_flops(g, &o->space.recipe) * (double)m;
+	pl->hw_flops = pl->model_flops + recomputed * (double)m;
+	pl->tokens = sl_mul_sat(sl_graph_tokens(g, NULL), m);
+	if (pl->step_ns > 0) {
+		double s = (double)pl->step_ns / 1e9;
+		double peak = o->hw.flops * (double)p * (double)pl->mesh.n_devices;
+		pl->tokens_per_s = (double)pl->tokens / s;
+		if (peak > 0) {
+			pl->mfu = pl->model_flops / (peak * s);
+			pl->hfu = pl->hw_flops / (peak * s);
+		}
+	}
+}
+
+int
+pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
+{
+	const sl_hybrid_opts *o = h->o;
+	int p = c->pp, v = c->virt > 0 ? c->virt : 1, ns = p * v, l0 = 0;
+	int64_t cap = sl_hybrid_mem_cap(o), m = c->micro_batches;
+	const sl_graph *g;
+	int64_t *t;
+	dev_sums *dt;
+	double recomputed = 0;
+	stage_plan fixed;
+	int *mc = NULL;
+
+	memset(pl, 0, sizeof *pl);
+	if ((g = hyb_graph(h, c->graph_batch, err)) == NULL)
+		return err->code;
+	if (pipeline_shape(h, c, pl, err) != SL_OK)
+		return err->code;
 	dt = sl_xcalloc(p, sizeof *dt);
 	h->all_tabs |= c->layout != SL_LAYOUT_PLANNED;
 	if (c->layout != SL_LAYOUT_PLANNED &&
@@ -359,26 +431,7 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 			return err->code ? err->code : SL_EINTERNAL;
 		}
 		stage_ops(g, l0, n, &a, &b);
-		st->first_layer = l0;
-		st->n_layers = n;
-		st->first_op = a;
-		st->n_ops = b - a;
-		st->device = d;
-		st->recompute = c->recompute[j];
-		st->n_strat_ops = b - a;
-		st->strategy = sl_xmalloc((b - a) * sizeof *st->strategy);
-		for (int u = 0; u < b - a; u++)
-			snprintf(st->strategy[u], sizeof st->strategy[u], "%s",
-			    ty->se->sp->ops[u + a].strat[sp->choice[u]].name);
-		st->states = sp->states;
-		st->acts = sp->acts;
-		st->compute_ns = sp->compute;
-		st->bwd_ns = sp->bwd;
-		st->comm_ns = sl_add_sat(sp->comm, sp->p2p);
-		st->p2p_ns = sp->p2p;
-		st->micro_ns = stage_plan_micro(sp);
-		st->sync_ns = sp->sync;
-		st->optim_ns = sp->optim;
+		stage_record(st, ty, sp, l0, n, a, b, d, c->recompute[j]);
 		/* a device keeps its chunks' states; their moments (buffers)
 		 * come one at a time: the largest, added below */
 		pl->dev[d].states = sl_add_sat(pl->dev[d].states,
@@ -429,20 +482,7 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 	free(mc);
 	pl->step_ns = sl_add_sat(sl_add_sat(pl->pipe_ns, pl->sync_ns), pl->optim_ns);
 	free(t);
-	/* Model FLOPs of m micro-batches of the graph (compute.c), whatever
-	 * the stages recompute; the hardware's add the forward passes re-run */
-	pl->model_flops = sl_recipe_model_flops(g, &o->space.recipe) * (double)m;
-	pl->hw_flops = pl->model_flops + recomputed * (double)m;
-	pl->tokens = sl_mul_sat(sl_graph_tokens(g, NULL), m);
-	if (pl->step_ns > 0) {
-		double s = (double)pl->step_ns / 1e9;
-		double peak = o->hw.flops * (double)p * (double)pl->mesh.n_devices;
-		pl->tokens_per_s = (double)pl->tokens / s;
-		if (peak > 0) {
-			pl->mfu = pl->model_flops / (peak * s);
-			pl->hfu = pl->hw_flops / (peak * s);
-		}
-	}
+	pipeline_rates(o, g, pl, recomputed);
 	pipeline_degrees(h, c, pl);
 	return SL_OK;
 }

@@ -353,6 +353,24 @@ type_allow_roles(const hyb *h, stage_type *t)
 	}
 }
 
+/* Keeps plan p of type t as found for (r, ks, k, cap), the key the cache
+ * of type_plan looks it up by. */
+static const stage_plan *
+type_keep(stage_type *t, stage_plan *p, int r, int64_t ks, int64_t k,
+    int64_t cap)
+{
+	p->r = r;
+	p->ks = ks;
+	p->k = k;
+	p->cap = cap;
+	if (t->n_plan == t->cap_plan) {
+		t->cap_plan = t->cap_plan ? 2 * t->cap_plan : 8;
+		t->plan = sl_xrealloc(t->plan, t->cap_plan * sizeof *t->plan);
+	}
+	t->plan[t->n_plan] = *p;
+	return &t->plan[t->n_plan++];
+}
+
 /*
  * The stage's plan as its framework runs it: the framework's strategy for
  * each operator (space_fw_choice), whatever the budget; ok when it fits.
@@ -363,7 +381,7 @@ type_fw_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k,
 {
 	const int *fc = space_fw_choice(h, t->se, err);
 	int n = t->b - t->a;
-	stage_plan p, *out;
+	stage_plan p;
 
 	if (fc == NULL)
 		return NULL;
@@ -373,21 +391,11 @@ type_fw_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k,
 	type_extras(h, t, r);
 	stage_plan_totals(t, space_tab(h, t->se, r), r, p.choice, &p);
 	p.ok = stage_plan_mem(&p, ks, k) <= cap;
-	p.r = r;
-	p.ks = ks;
-	p.k = k;
-	p.cap = cap;
 	if (t->fast[r] == NULL) {
 		t->fast[r] = sl_xmalloc((n ? n : 1) * sizeof(int));
 		memcpy(t->fast[r], p.choice, n * sizeof(int));
 	}
-	if (t->n_plan == t->cap_plan) {
-		t->cap_plan = t->cap_plan ? 2 * t->cap_plan : 8;
-		t->plan = sl_xrealloc(t->plan, t->cap_plan * sizeof *t->plan);
-	}
-	out = &t->plan[t->n_plan++];
-	*out = p;
-	return out;
+	return type_keep(t, &p, r, ks, k, cap);
 }
 
 /* The extras of a stage under r: memory (foreign states) and p2p time. */
@@ -639,7 +647,7 @@ type_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k, int64_t m,
     int64_t cap, sl_error *err)
 {
 	stage_tab *tb;
-	stage_plan hi, *out;
+	stage_plan hi;
 	stage_probe sp;
 	sl_fit_probe pr;
 	sl_fit_found f;
@@ -691,17 +699,7 @@ type_plan(hyb *h, stage_type *t, int r, int64_t ks, int64_t k, int64_t m,
 	hi.choice = f.choice;
 	stage_plan_totals(t, tb, r, hi.choice, &hi);
 	hi.ok = f.fits;
-	hi.r = r;
-	hi.ks = ks;
-	hi.k = k;
-	hi.cap = cap;
-	if (t->n_plan == t->cap_plan) {
-		t->cap_plan = t->cap_plan ? 2 * t->cap_plan : 8;
-		t->plan = sl_xrealloc(t->plan, t->cap_plan * sizeof *t->plan);
-	}
-	out = &t->plan[t->n_plan++];
-	*out = hi;
-	return out;
+	return type_keep(t, &hi, r, ks, k, cap);
 }
 
 /*

@@ -466,3 +466,11 @@ sl_recipe_grad_bucket(const sl_recipe *r, int dp, int grad_bytes)
 		return (int64_t)25 << 20;
 	}
 }
+
+bool
+sl_fp8_matmul(const sl_space *sp, const sl_op *op)
+{
+	return sp->opts.recipe.precision == SL_PREC_FP8 &&
+	    op->kind == SL_OP_MATMUL && op->layer >= 0 && op->n_in >= 2 &&
+	    sp->g->tensors[op->in[1]].role == SL_ROLE_PARAMETER;
+}

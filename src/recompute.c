@@ -11,6 +11,7 @@
 #include "internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Layer l fully recomputed where full[l], the others not at all. */
 static void
@@ -71,7 +72,7 @@ try_fit(const sl_rc_probe *pr, int n_ops, rc_try *t, sl_error *err)
 	    f.sol.status == SL_SOLVE_FEASIBLE);
 	t->objective = f.sol.objective;
 	t->mem = f.mem;
-	sl_fit_free(&f);
+	sl_solution_free(&f.sol);	/* all that an sl_fit owns */
 	return rc;
 }
 
@@ -148,7 +149,10 @@ out:
 	if (rc == SL_OK) {
 		/* the plan at the layers chosen (all of them when none fits) */
 		set_layers(s, full);
-		sl_fit_free(out);
+		/* out emptied (sl_fit_free's work: fit.c calls this file, not
+		 * the other way round) */
+		sl_solution_free(&out->sol);
+		memset(out, 0, sizeof *out);
 		sl_solution_init(&out->sol, n_ops);
 		rc = pr->fit(pr->ctx, out, err);
 		out->n_layers = n;
@@ -157,24 +161,5 @@ out:
 	}
 	free(full);
 	free(best);
-	return rc;
-}
-
-int
-sl_recompute_auto(sl_space *s, sl_problem *p, double alpha, int64_t capacity,
-    sl_solver_kind kind, const sl_solve_opts *o, sl_recompute_choice *out,
-    sl_error *err)
-{
-	sl_fit_opts fo = { .alpha = alpha, .limit = capacity, .fold = SL_FOLD_SUM,
-	    .solver = kind, .solve = o, .recompute = true };
-	sl_fit f;
-	int rc = sl_fit_plan(s, p, &fo, &f, err);
-
-	memset(out, 0, sizeof *out);
-	out->n_layers = f.n_layers;
-	out->n_recomputed = f.n_recomputed;
-	out->fits = f.fits;
-	out->max_total = f.mem;
-	sl_fit_free(&f);
 	return rc;
 }

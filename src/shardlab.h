@@ -11,12 +11,14 @@
  *   graph.c        operators, tensors, validation, topological order
  *   kinds.c        the operator kind table: loop dimensions, saved tensors
  *                  (with a mixture of experts' router, dispatch, experts
- *                  and combine)
+ *                  and combine; attention's saved scores by recipe)
  *   model_json.c   JSON model format loader/saver (man shardlab-model.5)
  *   json.c         the one JSON reader (values with the line and column of
  *                  each) and writer (atomic files)
  *   gen.c          GPT / BERT / LLaMA generators, Hugging Face config.json
  *   hardware.c     hardware profiles and device meshes
+ *   local.c        local sizes: a device's piece of a tensor or a loop
+ *   items.c        a node's memory items: every memory rule of the recipe
  *   space.c        strategy enumeration and the cost model
  *   compute.c      compute time of an operator's shard (FLOPs, bytes, profile)
  *   recompute.c    recomputation chosen per layer (--recompute auto)
@@ -32,6 +34,7 @@
  *                  that do not fold): a plan early, improved until the
  *                  time limit, with a lower bound (doc/anytime.md); its
  *                  parts (anytime.h has their map):
+ *   anytime_search.c  the schedule of one search
  *   anytime_state.c  the search's state: the load over time, a move's cost
  *   anytime_moves.c  moves under the limit, the repair, exchanges
  *   anytime_windows.c  windows re-solved exactly, forest moves, the tree DP
@@ -42,8 +45,9 @@
  *                  chains, identical subgraphs
  *   trws.c         tree-reweighted message passing (TRW-S): the anytime
  *                  solver's lower bounds and priced plans
- *   solve.c        the solver run (one clock, deadline and cancel for
- *                  every solver) and dispatch (auto|dp|ilp|brute|anytime)
+ *   run.c          the solver run: one clock, deadline and cancel for
+ *                  every solver
+ *   solve.c        solver dispatch (auto|dp|ilp|brute|anytime)
  *   iopddl.c       IOPDDL contest problems: load (plain or gzip), export
  *   eval.c         per-device evaluator of any assignment
  *   sweep.c        the alpha frontier (parametric search over exact solves)
@@ -52,8 +56,8 @@
  *   explain.c      one operator's strategy explained step by step (text)
  *   launch.c       a plan as per-device buffers and kernels for the GPU runner
  *   memory.c       a step's memory as one stream of items with lifetimes
- *                  (the sum, the timeline and pipeline stages fold it);
- *                  memory and communication tallies
+ *                  (the sum, the timeline and pipeline stages fold it)
+ *   tally.c        memory and communication tallies the folds add into
  *   moe.c          a plan's mixtures of experts as frameworks say it: the
  *                  model read back and the experts' layout
  *   recipe.c       the training recipe: attention kernel, precision,
@@ -972,7 +976,7 @@ typedef struct sl_binding {
 /*
  * Communication one strategy or edge causes, by collective (ns, bytes
  * moved), and memory of one device by category (bytes), with their sums
- * (memory.c).
+ * (tally.c).
  */
 typedef struct sl_comm {
 	int64_t ns[SL_COLL_COUNT];
@@ -1092,7 +1096,8 @@ void sl_edge_cost(const sl_space *s, int edge, int s_src, int s_dst,
  * operator's parameters (gradient reduction, ZeRO-3 gathers), which can
  * overlap backward compute (eval.c). */
 int64_t sl_node_param_comm_ns(const sl_space *s, int op, int strat);
-/* Local size of dimension d of a tensor of spec sp on device coord. */
+/* Local size of dimension d of a tensor of spec sp on device coord
+ * (local.c). */
 int64_t sl_local_dim(const sl_mesh *m, const sl_spec *sp, int d, int64_t size,
     const int *coord);
 int64_t sl_local_elems(const sl_mesh *m, const sl_spec *sp, const sl_tensor *t,
@@ -1483,10 +1488,10 @@ int sl_fit_plan(sl_space *s, sl_problem *p, const sl_fit_opts *o,
 void sl_fit_free(sl_fit *f);
 
 /*
- * --recompute auto (recompute.c) on the evaluator's sum: sl_fit_plan with
- * o->recompute for capacity bytes per device (the largest device; <= 0: no
- * limit, nothing recomputed).  Leaves the choice in s->layer_recompute and
- * p re-weighed for it.
+ * --recompute auto (fit.c, over recompute.c's choice) on the evaluator's
+ * sum: sl_fit_plan with o->recompute for capacity bytes per device (the
+ * largest device; <= 0: no limit, nothing recomputed).  Leaves the choice
+ * in s->layer_recompute and p re-weighed for it.
  */
 #define SL_RECOMPUTE_EXHAUSTIVE 12
 typedef struct sl_recompute_choice {

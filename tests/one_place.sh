@@ -10,8 +10,8 @@
 #  - An operator kind is its row of the kind table (kinds.c): the model
 #    reader and writer, the launch lists and the baselines switch over no
 #    kind, and loop roles are compared as values, not as strings.
-#  - The cost model's rules are defined once, in space.c; explain puts its
-#    items into words without deriving their bytes again.
+#  - The cost model's rules are defined once (space.c, local.c); explain
+#    puts its items into words without deriving their bytes again.
 . "$TESTS_SRCDIR/lib.sh"
 
 SRC="$TESTS_SRCDIR/../src"
@@ -73,15 +73,21 @@ done
 grep -rnE --include='*.c' 'strcmp\([^;]*role\[|strcmp\([^;,()]*, *"(dp|seq|head|row|col|vocab)"\)' \
     "$SRC" >"$TMP/role" &&
 	fail "loop roles compared as strings: $(cat "$TMP/role")"
-# The cost model's rules, each defined once (space.c): whether a tensor
-# has a gradient, a tensor's placement along an axis; and explain.c puts the
-# model's collectives into words rather than deriving them again.
-grep -nE '^[a-z_]*needs_grad\(const sl_tensor|^[a-z_]*placement\(const sl_spec' \
+# The cost model's rules, each defined once: whether a tensor has a
+# gradient (space.c), a tensor's placement along an axis (local.c, with the
+# other local sizes); and explain.c puts the model's collectives into words
+# rather than deriving them again.
+grep -nE '^[a-z_]*needs_grad\(const sl_tensor' \
     "$SRC"/*.c "$SRC"/cli/*.c "$SRC"/../ui/*.c | grep -v '/space\.c:' >"$TMP/rule" &&
 	fail "a rule of space.c defined again: $(cat "$TMP/rule")"
+grep -nE '^[a-z_]*placement\(const sl_spec' \
+    "$SRC"/*.c "$SRC"/cli/*.c "$SRC"/../ui/*.c | grep -v '/local\.c:' >"$TMP/rule" &&
+	fail "a rule of local.c defined again: $(cat "$TMP/rule")"
 grep -q '^sl_needs_grad(const sl_tensor' "$SRC/space.c" ||
 	fail "the scan does not see sl_needs_grad in space.c"
+grep -q '^sl_placement(const sl_spec' "$SRC/local.c" ||
+	fail "the scan does not see sl_placement in local.c"
 grep -nE 'sl_grad_elem_bytes|sl_local_elems\(.*sl_elem_bytes' "$SRC/explain.c" >"$TMP/ex" &&
 	fail "explain.c derives the cost model's bytes again: $(cat "$TMP/ex")"
-n_checks=9
+n_checks=11
 done_ok

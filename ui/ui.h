@@ -5,9 +5,12 @@
  *               live re-solve, background GLPK confirmation, sweep and GPU
  *               validation
  *   ui.c        the view's side of the model's changes (redraw marks,
- *               messages), the main loop, terminal restore on every exit
+ *               messages)
+ *   ui_main.c   the main loop, terminal restore on every exit, ui_main
+ *   ui_frame.c  the screen: windows laid out, dirty panels redrawn
  *   ui_draw.c   panels: operators, strategies, memory, alpha and Pareto
- *               plot, status line, help, prompts
+ *               plot, status line, help, prompts; the text primitives
+ *               every panel writes with
  *   ui_graph.c  the strategy graph around the selection, laid out by
  *               Graphviz and drawn with box-drawing characters
  *   ui_keys.c   the key table: one row per key, shown by `?` and the man page
@@ -29,6 +32,7 @@
 #include "ui_model.h"
 
 #include <curses.h>
+#include <signal.h>
 #include <wchar.h>
 
 /* Colours by role, not by number. */
@@ -172,12 +176,17 @@ void ui_poll_jobs(ui *u);
  * current plan has been validated, shows the report. */
 void ui_validate(ui *u);
 void ui_validate_cancel(ui *u);
+/* The runner's pid while a validation runs (-1: none), for the crash
+ * handler, which may read nothing else. */
+extern volatile sig_atomic_t ui_child_pid;
 
-/* ---- ui_draw.c */
-void ui_screen_setup(ui *u, bool color);	/* glyphs and attributes */
+/* ---- ui_frame.c */
 void ui_layout(ui *u, int lines, int cols);	/* (re)creates the windows */
 void ui_destroy_windows(ui *u);
 void ui_draw(ui *u);				/* dirty panels, then doupdate */
+
+/* ---- ui_draw.c */
+void ui_screen_setup(ui *u, bool color);	/* glyphs and attributes */
 void ui_rows_build(ui *u);
 void ui_rows_select_op(ui *u, int op);
 int ui_row_op(const ui *u);			/* selected operator, or -1 */
@@ -191,6 +200,9 @@ void ui_draw_alpha(WINDOW *w, const ui *u);
 void ui_draw_msg(WINDOW *w, const ui *u);
 void ui_draw_status(WINDOW *w, const ui *u);
 void ui_draw_too_small(WINDOW *w, const ui *u);
+/* The memory panel's rows: devices with equal memory share one (first
+ * device and count of each, at most max); how many rows. */
+int ui_dev_rows(const ui *u, int *first, int *count, int max);
 void ui_draw_text(WINDOW *w, const ui *u);
 /* Shows text (taken over, malloc'd) over the panels until a key closes it. */
 void ui_show_text(ui *u, const char *title, char *text);
@@ -210,7 +222,6 @@ const char *ui_abbrev(const char *s, int maxw, const char *ell, char *out,
 typedef void (*ui_line_fn)(void *ctx, int idx, const char *s, size_t n,
     int indent);
 int ui_wrap(const char *text, int width, ui_line_fn fn, void *ctx);
-char *ui_help_text(void);
 /* Scrollers: a cursor kept in view; a text moved by a key (true when the
  * key was one of the scroll keys). */
 void ui_scroll_follow(int cur, int *top, int visible);
@@ -261,7 +272,7 @@ void ui_draw_stages(WINDOW *w, const ui *u);
 int64_t ui_stages_mem(const ui *u, int j);
 void ui_stages_free(ui *u);
 
-/* ---- entry points (ui_main: explorer.h) */
+/* ---- ui_main.c (ui_main: explorer.h) */
 int ui_run(ui *u);			/* the loop; returns exit status */
 
 #endif

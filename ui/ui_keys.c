@@ -350,6 +350,32 @@ k_stages(ui *u, struct ui_event e)
 	ui_stages_open(u);
 }
 
+/* The help screen's text: one line per key of the table. */
+static char *
+ui_help_text(void)
+{
+	char *text = NULL, pad[64];
+	size_t len = 0, k;
+	FILE *fp = open_memstream(&text, &len);
+	int w = 0, tw;
+
+	if (fp == NULL)
+		return NULL;
+	for (k = 0; k < ui_n_keys; k++)
+		if (ui_keys[k].help != NULL &&
+		    (tw = cli_text_width(_(ui_keys[k].name))) > w)
+			w = tw;
+	for (k = 0; k < ui_n_keys; k++) {
+		if (ui_keys[k].help == NULL)
+			continue;
+		tw = w + 2 - cli_text_width(_(ui_keys[k].name));
+		snprintf(pad, sizeof pad, "%*s", tw < 2 ? 2 : tw, "");
+		fprintf(fp, "%s%s%s\n", _(ui_keys[k].name), pad, _(ui_keys[k].help));
+	}
+	fclose(fp);
+	return text;
+}
+
 static void
 k_help(ui *u, struct ui_event e)
 {
