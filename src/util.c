@@ -127,11 +127,11 @@ void
 sl_tune_allocator(void)
 {
 #if defined(HAVE_MALLOPT) && defined(HAVE_MALLOC_H)
-	void *b[SL_HEAP_BLOCKS];
-
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
 	mallopt(M_TRIM_THRESHOLD, 512 << 20);
 #if defined(HAVE_MADVISE) && defined(MADV_HUGEPAGE) && !defined(SL_SANITIZED)
+	void *b[SL_HEAP_BLOCKS];
+
 	/*
 	 * Grow the heap by 384 MiB, which it keeps once freed (under the
 	 * trim threshold), and mark it for transparent huge pages: first
