@@ -110,6 +110,7 @@ const sl_gen_field sl_gen_fields[] = {
 	F("first_dense", SL_GEN_COUNT, first_dense, 0, GEN_MAX_LAYERS, MOE,
 	    N_("the first layers have a dense MLP of ffn (default 0)")),
 	F("moe_every", SL_GEN_COUNT, moe_every, 0, GEN_MAX_LAYERS, MOE,
+	    /* xgettext:no-c-format */
 	    N_("from there, layer l is MoE when l % moe_every == moe_phase (default 1)")),
 	F("moe_phase", SL_GEN_COUNT, moe_phase, 0, GEN_MAX_LAYERS, MOE,
 	    N_("see moe_every (default 0)")),
@@ -1561,8 +1562,8 @@ hf_type(hf_ctx *h)
 
 	if (mt == NULL) {
 		sl_error_set(h->err, SL_EINPUT, h->path, jp_root(doc)->line,
-		    jp_root(doc)->col, _("missing \"model_type\" (expected one of "
-		    HF_TYPE_LIST ")"));
+		    jp_root(doc)->col, _("missing \"model_type\" (expected one of %s)"),
+		    HF_TYPE_LIST);
 		return NULL;
 	}
 	if (!json_is_string(mt)) {
@@ -1574,8 +1575,8 @@ hf_type(hf_ctx *h)
 		if (strcmp(json_string_value(mt), hf_types[ti].type) == 0)
 			return &hf_types[ti];
 	sl_error_set(h->err, SL_EINPUT, h->path, mtp->line, mtp->col,
-	    _("model_type \"%.40s\" is not supported (expected one of "
-	    HF_TYPE_LIST ")"), json_string_value(mt));
+	    _("model_type \"%.40s\" is not supported (expected one of %s)"),
+	    json_string_value(mt), HF_TYPE_LIST);
 	return NULL;
 }
 

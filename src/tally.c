@@ -8,7 +8,8 @@
 #include <string.h>
 
 static const char *const cat_names[SL_CAT_COUNT] = {
-	"parameters", "gradients", "optimizer", "activations", "buffers"
+	N_("parameters"), N_("gradients"), N_("optimizer"), N_("activations"),
+	N_("buffers")
 };
 
 const char *

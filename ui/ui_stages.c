@@ -689,11 +689,11 @@ stages_legend(WINDOW *w, const ui *u, const struct stages_layout *L)
 	else
 		line[0] = '\0';
 	for (int k = 0; k < SL_CAT_COUNT; k++)
-		need += 2 + cli_text_width(sl_mem_cat_name(k));
+		need += 2 + cli_text_width(_(sl_mem_cat_name(k)));
 	full = need + 2 + cli_text_width(line) <= width;
 	for (int k = 0; k < SL_CAT_COUNT && x < width; k++) {
 		x += ui_put(w, h - 1, x, width - x, u->gl->bar[k], u->attr[cat_role[k]]);
-		x += ui_put(w, h - 1, x, width - x, full ? sl_mem_cat_name(k) :
+		x += ui_put(w, h - 1, x, width - x, full ? _(sl_mem_cat_name(k)) :
 		    ui_cat_short(k), A_NORMAL);
 		x += ui_put(w, h - 1, x, width - x, " ", A_NORMAL);
 	}

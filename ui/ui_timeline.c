@@ -234,7 +234,7 @@ ui_draw_timeline(WINDOW *w, const ui *u)
 		bool full;
 
 		for (int cat = 0; cat < SL_CAT_COUNT; cat++)
-			need += 3 + cli_text_width(sl_mem_cat_name(cat));
+			need += 3 + cli_text_width(_(sl_mem_cat_name(cat)));
 		full = label + need <= width;
 		x = label;
 		for (int cat = 0; cat < SL_CAT_COUNT && x < width; cat++) {
@@ -242,7 +242,7 @@ ui_draw_timeline(WINDOW *w, const ui *u)
 			    u->attr[cat_role[cat]]);
 			x += ui_put(w, y0 + 1, x, width - x, " ", A_NORMAL);
 			x += ui_put(w, y0 + 1, x, width - x, full ?
-			    sl_mem_cat_name(cat) : ui_cat_short(cat), A_NORMAL);
+			    _(sl_mem_cat_name(cat)) : ui_cat_short(cat), A_NORMAL);
 			x += ui_put(w, y0 + 1, x, width - x, " ", A_NORMAL);
 		}
 		if (x + 1 + cli_text_width(keys) <= width)
