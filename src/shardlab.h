@@ -1014,6 +1014,16 @@ typedef struct sl_space_edge {
 
 typedef struct sl_space_opts {
 	bool zero;		/* offer ZeRO-3 / OSDP variants (+z); default true */
+	/*
+	 * Mesh axes that +z leaves replicated (HSDP, torchtitan's
+	 * parallelism.data_parallel_replicate_degree, torchtitan/config/
+	 * job_config.py; the mesh dimension "dp_replicate" of
+	 * torchtitan/distributed/parallel_dims.py): states are sharded over
+	 * the other replicating axes only, the parameters are gathered within
+	 * that shard group, and the gradient is reduce-scattered there and
+	 * its shard all-reduced across these axes.  Default 0: full FSDP.
+	 */
+	uint8_t zero_replicate;
 	sl_recipe recipe;	/* how the step is trained (sl_recipe_default) */
 } sl_space_opts;
 /* zero on, default recipe. */

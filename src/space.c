@@ -210,6 +210,7 @@ enumerate(const sl_space *sp, int opi)
 			for (int i = 0; i < op->n_in; i++)
 				if (sp->owner[op->in[i]] == opi)
 					z |= sl_grad_axes(b, &st, i, op->n_in);
+			z &= (uint8_t)~sp->opts.zero_replicate;
 			if (z) {
 				st.zero = z;
 				derive_specs(g, op, b, &st);
@@ -438,8 +439,17 @@ sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 		}
 		it.bpe = sl_grad_elem_bytes(sp, t);
 		bytes = sl_mul_sat(sl_local_elems(m, &st->spec[i], t, NULL), it.bpe);
+		/* The +z axes first, then the others: under HSDP
+		 * (opts.zero_replicate) the shard the reduce-scatter leaves is
+		 * what is all-reduced across the replicate axes (FSDP2's
+		 * reduce-scatter then all-reduce, torch/distributed/fsdp/
+		 * _fully_shard/_fsdp_collectives.py, foreach_reduce). */
+		for (int pass = 0; pass < 2; pass++)
 		for (int a = 0; a < m->n_axes; a++) {
-			if (!(part & (1u << a)) || m->axes[a].size <= 1 || bytes <= 0)
+			bool z = (st->spec[i].zero & (1u << a)) != 0;
+
+			if (!(part & (1u << a)) || m->axes[a].size <= 1 || bytes <= 0 ||
+			    z != (pass == 0))
 				continue;
 			it.loop = axis_loop(so->bind, st, a);
 			if (st->spec[i].zero & (1u << a)) {

@@ -177,6 +177,66 @@ test_mlp_zero(void **state)
 	teardown(&f);
 }
 
+/*
+ * HSDP on a 2x4 mesh (torchtitan's data_parallel_replicate_degree 2 x
+ * data_parallel_shard_degree 4): with axis 0 left replicated, +z shards
+ * the states over axis 1 only; each weight is gathered within the shard
+ * group (forward and backward), its gradient reduce-scattered there and
+ * the quarter left all-reduced across axis 0.  Full FSDP on the same mesh
+ * shards over all 8 and has no all-reduce.
+ */
+static void
+test_mlp_hsdp(void **state)
+{
+	sl_error err;
+	sl_graph *g;
+	sl_mesh m;
+	sl_space_opts o;
+	sl_space *s;
+	sl_eval ev;
+	int choice[3];
+	const char *names[3] = { "dp01+z", "dp01", "dp01+z" };
+	int64_t wb = 512 * 2048 * 2;	/* bytes of one weight */
+	const sl_link *l0, *l1;
+
+	(void)state;
+	sl_error_clear(&err);
+	g = tu_mlp();
+	assert_non_null(g);
+	assert_int_equal(tu_mesh("h100-nvlink", 2, 2, 4, &m), 0);
+	l0 = &m.axes[0].link;
+	l1 = &m.axes[1].link;
+	for (int hsdp = 0; hsdp < 2; hsdp++) {
+		int64_t comm;
+
+		sl_space_opts_default(&o);
+		o.zero_replicate = hsdp ? 1u : 0u;
+		s = sl_space_build(g, &m, &o, &err);
+		assert_non_null(s);
+		tu_choose(s, names, choice);
+		for (int v = 0; v < 3; v++)
+			assert_true(choice[v] >= 0);
+		/* a strategy on the replicate axis alone has nothing to shard */
+		assert_int_equal(sl_space_find_strategy(s, 0, "dp0+z") >= 0, !hsdp);
+		assert_int_equal(sl_evaluate(s, choice, 0, &ev, &err), SL_OK);
+		assert_int_equal(ev.dev[5].params + ev.dev[5].grads + ev.dev[5].optim,
+		    16 * P_ELEMS / (hsdp ? 4 : 8));
+		if (hsdp)
+			comm = 2 * sl_coll_time(SL_COLL_ALL_GATHER, 4, wb, l1) +
+			    sl_coll_time(SL_COLL_REDUCE_SCATTER, 4, wb, l1) +
+			    sl_coll_time(SL_COLL_ALL_REDUCE, 2, wb / 4, l0);
+		else
+			comm = 2 * sl_coll_time(SL_COLL_ALL_GATHER, 2, wb, l0) +
+			    sl_coll_time(SL_COLL_REDUCE_SCATTER, 2, wb, l0) +
+			    2 * sl_coll_time(SL_COLL_ALL_GATHER, 4, wb / 2, l1) +
+			    sl_coll_time(SL_COLL_REDUCE_SCATTER, 4, wb / 2, l1);
+		assert_int_equal(ev.comm_ns, 2 * comm);
+		sl_eval_free(&ev);
+		sl_space_free(s);
+	}
+	sl_graph_free(g);
+}
+
 /* A resharding edge: fc1 col feeding gelu dp needs an all-to-all and a buffer. */
 static void
 test_mlp_reshard(void **state)
@@ -268,6 +328,7 @@ main(void)
 		cmocka_unit_test(test_mlp_uneven3),
 		cmocka_unit_test(test_mlp_2x2),
 		cmocka_unit_test(test_mlp_zero),
+		cmocka_unit_test(test_mlp_hsdp),
 		cmocka_unit_test(test_mlp_reshard),
 		cmocka_unit_test(test_bias_gradient),
 		cmocka_unit_test(test_collective_formulas),
