@@ -98,6 +98,16 @@ sl_pipeline_layout(const sl_pipeline *pl, const sl_hybrid_opts *o,
 	l->precision = o->space.recipe.precision;
 	if (l->zero == 0)
 		l->zero = o->space.recipe.shard_states;
+	/* HSDP: the stage sub-mesh's axes +z left replicated */
+	l->dp_replicate = 1;
+	if (l->zero == 3)
+		for (int a = 0; a < pl->mesh.n_axes; a++)
+			if (o->space.zero_replicate & (1u << a))
+				l->dp_replicate *= pl->mesh.axes[a].size;
+	if (l->dp % l->dp_replicate != 0)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("%d replicating ranks do not divide %d data-parallel ranks"),
+		    l->dp_replicate, l->dp);
 	l->offload_optimizer = o->offload_optimizer != 0;
 	/* the experts as the plan lays them out (moe.c) */
 	l->ep = pl->moe.ep > 0 ? pl->moe.ep : 1;
@@ -556,6 +566,9 @@ export_torchtitan(ex *x)
 	const sl_layout *l = &x->l;
 	const sl_arch *a = &x->a;
 	sl_recompute rc = l->stage_recompute[0];
+	/* HSDP: FSDP2 within data_parallel_shard_degree ranks, replicated
+	 * across data_parallel_replicate_degree groups */
+	int rep = l->dp_replicate > 1 ? l->dp_replicate : 1;
 
 	ex_header(x, "#", _("torchtitan job configuration (torchtitan/config/job_config.py)"));
 	sb_printf(&x->b, "# %s\n#   llama3_configs[\"%s\"] = TransformerModelArgs(dim=%lld, "
@@ -588,7 +601,8 @@ export_torchtitan(ex *x)
 	sb_printf(&x->b, "\n[parallelism]\ndata_parallel_replicate_degree = %d\n"
 	    "data_parallel_shard_degree = %d\ntensor_parallel_degree = %d\n"
 	    "context_parallel_degree = %d\npipeline_parallel_degree = %d\n",
-	    l->zero == 3 ? 1 : l->dp, l->zero == 3 ? l->dp : 1, l->tp, l->cp, l->pp);
+	    l->zero == 3 ? rep : l->dp, l->zero == 3 ? l->dp / rep : 1, l->tp,
+	    l->cp, l->pp);
 	/* the cost model gathers sharded parameters in forward and again in
 	 * backward: FSDP resharding after forward */
 	if (l->zero == 3)
@@ -655,6 +669,9 @@ export_dtensor(ex *x)
 	    (long long)l->global_batch, (long long)x->seq);
 	sb_printf(&x->b, "RECOMPUTE = \"%s\"\n", rc == SL_RECOMP_FULL ? "full" : "none");
 	sb_printf(&x->b, "SHARD_PARAMETERS = %s\n", l->zero == 3 ? "True" : "False");
+	/* HSDP: the ranks of DP across which the shards are replicated */
+	sb_printf(&x->b, "DP_REPLICATE = %d\n",
+	    l->zero == 3 && l->dp_replicate > 1 ? l->dp_replicate : 1);
 	/* the cost model gathers a sharded parameter for forward and again
 	 * for backward (doc/cost-model.md): FSDP2 resharding after forward */
 	sb_printf(&x->b, "RESHARD_AFTER_FORWARD = True\n");
@@ -729,6 +746,18 @@ pipe_setup_json(ex *x)
 	    o->mem_limit > 0 ? json_integer(o->mem_limit) : json_null()));
 	json_object_set_new(root, "global_batch", json_integer(x->l.global_batch));
 	json_object_set_new(root, "micro_batch", json_integer(x->l.micro_batch));
+	/* torchtitan's two data-parallel degrees (HSDP: FSDP2 within a shard
+	 * group, replicated across groups); without sharded parameters every
+	 * data-parallel rank replicates */
+	{
+		int rep = x->l.dp_replicate > 1 ? x->l.dp_replicate : 1;
+		bool z3 = x->l.zero == 3;
+
+		json_object_set_new(root, "dp_replicate",
+		    json_integer(z3 ? rep : x->l.dp));
+		json_object_set_new(root, "dp_shard",
+		    json_integer(z3 ? x->l.dp / rep : 1));
+	}
 	return root;
 }
 

@@ -2367,6 +2367,11 @@ typedef struct sl_layout {
 	 * (Megatron-LM's distributed optimizer, ZeRO-1), 2 and gradients,
 	 * 3 and parameters (ZeRO-3, FSDP) */
 	int zero;
+	/* of dp, under zero 3: the ranks across which the sharded states
+	 * are replicated (HSDP, sl_space_opts.zero_replicate; torchtitan's
+	 * data_parallel_replicate_degree), dp / dp_replicate the shard
+	 * degree; 0 or 1: sharded over all of dp */
+	int dp_replicate;
 	bool offload_optimizer;		/* optimizer states in host memory */
 	/* a mixture's experts: expert parallel (ranks of data x context
 	 * parallel, and of tensor parallel when etp is 1) and expert tensor

@@ -645,6 +645,13 @@ def check_dtensor(text, world, model):
         need(k in consts, "no constant %s" % k)
     need(consts["PP"] * consts["DP"] * consts["CP"] * consts["TP"] == world,
          "the device mesh is not the %d devices" % world)
+    # HSDP: dp_replicate x dp_shard is DP (torchtitan/distributed/
+    # parallel_dims.py, ParallelDims._validate)
+    rep = consts.get("DP_REPLICATE", 1)
+    need(rep >= 1 and consts["DP"] % rep == 0,
+         "DP_REPLICATE %d does not divide DP %d" % (rep, consts["DP"]))
+    need(rep == 1 or consts.get("SHARD_PARAMETERS") is True,
+         "DP_REPLICATE without sharded parameters")
     need(consts["GLOBAL_BATCH"] == consts["MICRO_BATCH"] * consts["DP"] *
          consts["MICRO_BATCHES"], "the batch")
     # every key of a parallelize plan names a module of the family

@@ -561,6 +561,81 @@ test_dtensor_names(void **state)
 	sl_pipeline_free(&pl);
 }
 
+/*
+ * HSDP under torchtitan: a LLaMA stage on a 2x4 mesh whose two axes are
+ * data parallel, the outer one left replicated by +z
+ * (sl_space_opts.zero_replicate).  The layout, the TOML, the DTensor
+ * script and the JSON plan carry replicate 2 x shard 4, torchtitan's
+ * rule dp_replicate x dp_shard x cp x tp x pp = world
+ * (torchtitan/distributed/parallel_dims.py); full sharding on the same
+ * mesh is replicate 1 x shard 8.
+ */
+static void
+test_torchtitan_hsdp(void **state)
+{
+	static const int one[1] = { 2 };
+	static const sl_axis_role dpdp[2] = { SL_AXIS_DP, SL_AXIS_DP };
+	static const int shape[2] = { 2, 4 };
+	run r;
+	sl_topo topo;
+	sl_pipeline pl;
+	sl_layout l;
+	sl_error err;
+	int layers[1];
+	sl_recompute rec[1];
+	char *text;
+
+	(void)state;
+	for (int hsdp = 0; hsdp < 2; hsdp++) {
+		sl_gen_defaults(SL_FAM_LLAMA, &r.gc);
+		r.gc.seq = 256;
+		opts_for_gen(&r);
+		sl_error_clear(&err);
+		assert_int_equal(sl_topo_make(&r.o.hw, 2, shape, dpdp, &topo, &err),
+		    SL_OK);
+		r.o.topo = &topo;
+		r.o.devices = 8;
+		r.o.global_batch = 8;
+		r.o.space.recipe.framework = SL_FW_TORCHTITAN;
+		r.o.space.recipe.precision = SL_PREC_AMP;
+		r.o.space.zero_replicate = hsdp ? 1u : 0u;
+		r.layers[0] = one[0];
+		r.rec[0] = SL_RECOMP_NONE;
+		pipe_config(&r.c, 1, 1, 2, 4, 8, 1, r.layers, r.rec);
+		if (sl_pipeline_eval(&r.o, &r.c, &pl, &err) != SL_OK)
+			fail_msg("%s", err.msg);
+		if (sl_pipeline_layout(&pl, &r.o, &l, layers, rec, &err) != SL_OK)
+			fail_msg("%s", err.msg);
+		assert_int_equal(l.zero, 3);
+		assert_int_equal(l.dp, 8);
+		assert_int_equal(l.dp_replicate, hsdp ? 2 : 1);
+		text = sl_pipeline_export(&pl, &r.o, SL_EXPORT_TORCHTITAN, &err);
+		if (text == NULL)
+			fail_msg("%s", err.msg);
+		assert_non_null(strstr(text, hsdp ?
+		    "data_parallel_replicate_degree = 2\ndata_parallel_shard_degree = 4\n" :
+		    "data_parallel_replicate_degree = 1\ndata_parallel_shard_degree = 8\n"));
+		free(text);
+		text = sl_pipeline_export(&pl, &r.o, SL_EXPORT_DTENSOR, &err);
+		if (text == NULL)
+			fail_msg("%s", err.msg);
+		assert_non_null(strstr(text, hsdp ? "DP_REPLICATE = 2\n" :
+		    "DP_REPLICATE = 1\n"));
+		assert_non_null(strstr(text, "mesh_dim_names=(\"pp\", \"dp_replicate\", "
+		    "\"dp_shard\""));
+		free(text);
+		text = sl_pipeline_export(&pl, &r.o, SL_EXPORT_JSON, &err);
+		if (text == NULL)
+			fail_msg("%s", err.msg);
+		assert_non_null(strstr(text, hsdp ? "\"dp_replicate\": 2" :
+		    "\"dp_replicate\": 1"));
+		assert_non_null(strstr(text, hsdp ? "\"dp_shard\": 4" :
+		    "\"dp_shard\": 8"));
+		free(text);
+		sl_pipeline_free(&pl);
+	}
+}
+
 /* ------------------------------------------------- a plan file reopened */
 
 static char tmpdir[512];
@@ -648,6 +723,7 @@ main(void)
 		cmocka_unit_test(test_megatron_stage_layout),
 		cmocka_unit_test(test_deepspeed_batch_identity),
 		cmocka_unit_test(test_dtensor_names),
+		cmocka_unit_test(test_torchtitan_hsdp),
 		cmocka_unit_test(test_plan_reopens),
 	};
 

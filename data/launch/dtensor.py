@@ -1,5 +1,6 @@
 # dtensor.py: the body of `shardlab plan --export dtensor`.  The export
-# writes the plan's constants (PP, DP, CP, TP, VIRTUAL_STAGES, STAGE_LAYERS,
+# writes the plan's constants (PP, DP, DP_REPLICATE, CP, TP, VIRTUAL_STAGES,
+# STAGE_LAYERS,
 # SCHEDULE, MICRO_BATCH, MICRO_BATCHES, GLOBAL_BATCH, SEQ, RECOMPUTE,
 # SHARD_PARAMETERS, RESHARD_AFTER_FORWARD, PARAM_DTYPE, PREDICTED) and then
 # this file.  Every function reads only those constants and its arguments.
@@ -17,8 +18,13 @@ from torch.distributed.tensor.parallel import (
     loss_parallel, parallelize_module)
 
 def make_mesh(device_type="cuda"):
-    return init_device_mesh(device_type, (PP, DP, CP, TP),
-                            mesh_dim_names=("pp", "dp", "cp", "tp"))
+    # data parallel as torchtitan lays it out (torchtitan/distributed/
+    # parallel_dims.py): FSDP2 shards within dp_shard and, under HSDP,
+    # replicates across dp_replicate
+    return init_device_mesh(device_type,
+                            (PP, DP_REPLICATE, DP // DP_REPLICATE, CP, TP),
+                            mesh_dim_names=("pp", "dp_replicate", "dp_shard",
+                                            "cp", "tp"))
 
 
 def naming(model):
@@ -118,7 +124,16 @@ def _apply_fsdp(model, mesh):
         return
     # gradients are reduced over the data- and context-parallel ranks
     # together (torchtitan shards over the flattened dp_shard_cp mesh)
-    dp = mesh["dp", "cp"]._flatten("dp_cp") if CP > 1 else mesh["dp"]
+    shard = (mesh["dp_shard", "cp"]._flatten("dp_shard_cp") if CP > 1
+             else mesh["dp_shard"])
+    if SHARD_PARAMETERS and DP_REPLICATE > 1:
+        # HSDP: fully_shard on the 2-D mesh shards over its last
+        # dimension and replicates over its first
+        dp = mesh["dp_replicate", shard.mesh_dim_names[0]]
+    elif DP_REPLICATE > 1:
+        dp = mesh["dp_replicate", shard.mesh_dim_names[0]]._flatten("dp_all")
+    else:
+        dp = shard
     if not SHARD_PARAMETERS:
         from torch.distributed._composable.replicate import replicate
         replicate(model, device_mesh=dp)
