@@ -195,6 +195,31 @@ node_pcomm(const sl_space *s, int v, int si, struct pcomm *p)
 	sl_node_colls(s, v, si, pcomm_item, p);
 }
 
+/* One operator of a micro-step on device 0: its parameter communication
+ * and its kernels' time each way (the backward with its recomputation). */
+struct node_step {
+	struct pcomm p;
+	int64_t fwd, bwd;
+};
+
+/* Fills ns[v] for every operator of the plan, once for both passes of
+ * micro_exposed and both of its calls. */
+static struct node_step *
+node_steps(const sl_space *s, const int *choice)
+{
+	struct node_step *ns = sl_xcalloc((size_t)s->g->n_ops, sizeof *ns);
+
+	for (int v = 0; v < s->g->n_ops; v++) {
+		sl_compute cp;
+
+		node_pcomm(s, v, choice[v], &ns[v].p);
+		sl_node_compute(s, v, choice[v], NULL, &cp);
+		ns[v].fwd = cp.fwd_ns;
+		ns[v].bwd = sl_add_sat(cp.bwd_ns, cp.recompute_ns);
+	}
+	return ns;
+}
+
 /*
  * The time one micro-step's parameter communication adds to its compute
  * on device 0 (doc/cost-model.md, "Step time"), on a stream of its own:
@@ -207,7 +232,7 @@ node_pcomm(const sl_space *s, int v, int si, struct pcomm *p)
  * micro-step).  Returns the waits plus what runs on after backward ends.
  */
 static int64_t
-micro_exposed(const sl_space *s, const int *choice, bool reduce)
+micro_exposed(const sl_space *s, const struct node_step *ns, bool reduce)
 {
 	const sl_graph *g = s->g;
 	const sl_recipe *r = &s->opts.recipe;
@@ -216,38 +241,31 @@ micro_exposed(const sl_space *s, const int *choice, bool reduce)
 	int acc_layer = -2;
 
 	for (int v = 0; v < g->n_ops; v++) {
-		struct pcomm p;
-		sl_compute cp;
+		const struct pcomm *p = &ns[v].p;
 
-		node_pcomm(s, v, choice[v], &p);
-		sl_node_compute(s, v, choice[v], NULL, &cp);
-		if (p.fwd > 0) {
-			c = sl_add_sat(c > prev ? c : prev, p.fwd);
+		if (p->fwd > 0) {
+			c = sl_add_sat(c > prev ? c : prev, p->fwd);
 			if (c > t)
 				t = c;
 			prev = t;
 		}
-		t = sl_add_sat(t, cp.fwd_ns);
-		pure = sl_add_sat(pure, cp.fwd_ns);
+		t = sl_add_sat(t, ns[v].fwd);
+		pure = sl_add_sat(pure, ns[v].fwd);
 	}
 	prev = t;
 	for (int v = g->n_ops - 1; v >= 0; v--) {
-		struct pcomm p;
-		sl_compute cp;
-		int64_t b;
+		const struct pcomm *p = &ns[v].p;
+		int64_t b = ns[v].bwd;
 
-		node_pcomm(s, v, choice[v], &p);
-		sl_node_compute(s, v, choice[v], NULL, &cp);
-		if (p.bwd > 0) {
-			c = sl_add_sat(c > prev ? c : prev, p.bwd);
+		if (p->bwd > 0) {
+			c = sl_add_sat(c > prev ? c : prev, p->bwd);
 			if (c > t)
 				t = c;
 			prev = t;
 		}
-		b = sl_add_sat(cp.bwd_ns, cp.recompute_ns);
 		t = sl_add_sat(t, b);
 		pure = sl_add_sat(pure, b);
-		if (p.grad <= 0 || !(reduce || p.every))
+		if (p->grad <= 0 || !(reduce || p->every))
 			continue;
 		/* torchtitan's FSDP2 reduces each module (a layer) on its own */
 		if (acc > 0 && r->framework == SL_FW_TORCHTITAN &&
@@ -255,11 +273,11 @@ micro_exposed(const sl_space *s, const int *choice, bool reduce)
 			c = sl_add_sat(c > ready ? c : ready, acc);
 			acc = acc_bytes = 0;
 		}
-		acc = sl_add_sat(acc, p.grad);
-		acc_bytes = sl_add_sat(acc_bytes, p.grad_bytes);
+		acc = sl_add_sat(acc, p->grad);
+		acc_bytes = sl_add_sat(acc_bytes, p->grad_bytes);
 		acc_layer = g->ops[v].layer;
 		ready = t;
-		bucket = sl_recipe_grad_bucket(r, p.dp,
+		bucket = sl_recipe_grad_bucket(r, p->dp,
 		    sl_recipe_state_bytes(r, SL_CAT_GRADS));
 		if (acc_bytes >= bucket) {
 			c = sl_add_sat(c > t ? c : t, acc);
@@ -286,6 +304,7 @@ eval_time(const sl_space *s, const int *choice, sl_eval *ev)
 	const sl_mesh *m = &s->mesh;
 	int64_t param_ns = 0, samples, tokens, other;
 	double recomputed = 0;
+	struct node_step *steps;
 
 	ev->dev_compute_ns = sl_xcalloc(m->n_devices, sizeof *ev->dev_compute_ns);
 	for (int d = 0; d < m->n_devices; d++) {
@@ -312,7 +331,8 @@ eval_time(const sl_space *s, const int *choice, sl_eval *ev)
 			recomputed += sl_op_model_flops(g, &g->ops[v]);
 	}
 	other = ev->comm_ns - param_ns;
-	ev->exposed_comm_ns = sl_add_sat(other, micro_exposed(s, choice, true));
+	steps = node_steps(s, choice);
+	ev->exposed_comm_ns = sl_add_sat(other, micro_exposed(s, steps, true));
 
 	tokens = sl_graph_tokens(g, &samples);
 	ev->accum_steps = sl_recipe_accum_steps(&s->opts.recipe, samples);
@@ -321,7 +341,8 @@ eval_time(const sl_space *s, const int *choice, sl_eval *ev)
 		    sl_ceil_div(s->opts.recipe.global_batch, samples) : 1;
 	/* the micro-steps before the last accumulate without reducing */
 	ev->exposed_accum_ns = ev->accum_steps > 1 ?
-	    sl_add_sat(other, micro_exposed(s, choice, false)) : ev->exposed_comm_ns;
+	    sl_add_sat(other, micro_exposed(s, steps, false)) : ev->exposed_comm_ns;
+	free(steps);
 	ev->tokens = sl_mul_sat(ev->accum_steps, tokens);
 	/* Model FLOPs (compute.c, sl_model_flops), whatever the plan
 	 * recomputes; the hardware's add the forward passes re-run. */
