@@ -528,6 +528,17 @@ naive_attention(const sl_space *sp, const sl_op *op, const int64_t *loc,
 	*kb = 4;
 	/* P.V's output to [b, s, h d] */
 	f += ew_s(hw, 2 * q * oe, ubw);
+	if (kvh < heads) {
+		/* K and V to every head (kv heads read, every head written),
+		 * and their gradients summed back; Megatron-LM's unfused
+		 * attention too (megatron/core/transformer/
+		 * dot_product_attention.py, DotProductAttention.forward) */
+		double g = kvh / heads;
+		f += ew_s(hw, q * (ke + ke * g), ubw) +
+		    ew_s(hw, q * (ve + ve * g), ubw);
+		b += ew_s(hw, q * (ke + ke * g), bw) +
+		    ew_s(hw, q * (ve + ve * g), bw);
+	}
 	if (r->framework == SL_FW_MEGATRON) {
 		/*
 		 * Megatron-LM scales in the QK^T gemm (baddbmm's alpha) and
@@ -549,15 +560,6 @@ naive_attention(const sl_space *sp, const sl_op *op, const int64_t *loc,
 		if (amp) {
 			f += ew_s(hw, (q + p) * n, ubw) + ew_s(hw, (p + q) * n, bw);
 			b += ew_s(hw, (q + p) * n, ubw) + ew_s(hw, (p + q) * n, bw);
-		}
-		if (kvh < heads) {
-			/* K and V to every head (kv heads read, every head
-			 * written), and their gradients summed back */
-			double g = kvh / heads;
-			f += ew_s(hw, q * (ke + ke * g), ubw) +
-			    ew_s(hw, q * (ve + ve * g), ubw);
-			b += ew_s(hw, q * (ke + ke * g), bw) +
-			    ew_s(hw, q * (ve + ve * g), bw);
 		}
 		if (loc[0] > 1) {
 			f += ew_s(hw, 2 * q * qe, ubw);

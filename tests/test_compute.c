@@ -760,6 +760,22 @@ test_step_terms_by_hand(void **state)
 			assert_int_equal(c.bwd_ns, want[i].bwd);
 			sl_space_free(s);
 		}
+		/*
+		 * Megatron-LM, bf16: scale, mask and softmax fused, 2q
+		 * forward and 3q backward; dropout 5; the context's copy.
+		 * Forward at B 13n + the slots (14,155.776 ns), the copy at
+		 * U (524.288); backward at B 19n + twice the slots
+		 * (20,971.52).
+		 */
+		sl_recipe_default(&r);
+		r.attention = SL_ATTN_NAIVE;
+		r.precision = SL_PREC_BF16;
+		r.framework = SL_FW_MEGATRON;
+		s = space(g, &hu, 1, (int[]){ 1 }, &r);
+		sl_node_compute(s, 0, 0, NULL, &c);
+		assert_int_equal(c.fwd_ns, 14680);
+		assert_int_equal(c.bwd_ns, 20972);
+		sl_space_free(s);
 		sl_graph_free(g);
 
 		/*
