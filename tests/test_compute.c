@@ -1083,8 +1083,6 @@ same_step(json_t *a, json_t *b)
  *     (fused casts, FP8 weight copies kept); torch._scaled_mm with eager
  *     casts measured 1.8-3.2x slower than bf16, an implementation the
  *     recipe does not describe.
- *   - naive attention: its score kernels are not yet counted as PyTorch
- *     runs them (doc/validation.md).
  *   - a floor share above 25%: the host's issue of eager kernels bounds
  *     the step, and it varies from machine to machine (two runs of the
  *     same rows on one H100 differ by up to 33%; the floor measured 17 to
@@ -1101,8 +1099,6 @@ not_held(json_t *rows, size_t i, double share)
 	if (strcmp(json_string_value(json_object_get(o, "precision")), "fp8") == 0 &&
 	    (fp8 == NULL || strcmp(fp8, "transformer_engine") != 0))
 		return "FP8 without Transformer Engine";
-	if (strcmp(json_string_value(json_object_get(o, "attention")), "naive") == 0)
-		return "naive attention";
 	if (share > 0.25)
 		return "host-bound";
 	if (!json_is_true(json_object_get(o, "clip_grad")))
