@@ -98,12 +98,9 @@ sl_pipeline_layout(const sl_pipeline *pl, const sl_hybrid_opts *o,
 	l->precision = o->space.recipe.precision;
 	if (l->zero == 0)
 		l->zero = o->space.recipe.shard_states;
-	/* HSDP: the stage sub-mesh's axes +z left replicated */
-	l->dp_replicate = 1;
-	if (l->zero == 3)
-		for (int a = 0; a < pl->mesh.n_axes; a++)
-			if (o->space.zero_replicate & (1u << a))
-				l->dp_replicate *= pl->mesh.axes[a].size;
+	/* HSDP: the stage sub-mesh's axes +z left replicated
+	 * (pipeline_shape) */
+	l->dp_replicate = l->zero == 3 && pl->dp_replicate > 1 ? pl->dp_replicate : 1;
 	if (l->dp % l->dp_replicate != 0)
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 		    _("%d replicating ranks do not divide %d data-parallel ranks"),

@@ -2116,6 +2116,10 @@ typedef struct sl_pipeline {
 	/* what each axis of the stage sub-mesh carries (its contract) */
 	sl_axis_role role[SL_MAX_AXES];
 	int outer, inner;		/* the configuration's sub-mesh (sl_pipe_config) */
+	/* HSDP: the data-parallel ranks across which the sharded (+z) states
+	 * are replicated, the product of the sub-mesh axes +z leaves out
+	 * (sl_space_opts.zero_replicate); 1: sharded over all of them */
+	int dp_replicate;
 } sl_pipeline;
 void sl_pipeline_free(sl_pipeline *pl);
 
@@ -2163,6 +2167,17 @@ typedef struct sl_hybrid_opts {
 	 * stages show it can neither win nor join the frontier (the same
 	 * answer and frontier, slower; for checks) */
 	bool no_stage_bound;
+	/*
+	 * HSDP (torchtitan's parallelism.data_parallel_replicate_degree,
+	 * torchtitan/config/job_config.py): 0, the search tries sharding
+	 * over the intra-node part of a data-parallel group that spans
+	 * nodes beside sharding over all of it, and keeps the faster; 1,
+	 * full sharding only; N, replicate across N groups only (a
+	 * configuration that cannot is set aside).  Under torchtitan and
+	 * free only, and a configuration's own degree
+	 * (sl_pipe_config.dp_replicate) comes first.
+	 */
+	int dp_replicate;
 } sl_hybrid_opts;
 void sl_hybrid_opts_default(sl_hybrid_opts *o);
 enum { SL_EP_DATA = 1, SL_EP_TENSOR = 2 };
@@ -2170,6 +2185,7 @@ enum { SL_EP_DATA = 1, SL_EP_TENSOR = 2 };
 /* One point of the memory / step-time frontier. */
 typedef struct sl_hybrid_point {
 	int pp, virt, outer, inner;	/* sub-mesh outer x inner */
+	int dp_replicate;		/* HSDP's replicate degree; 1 none */
 	int64_t micro_batches, graph_batch;
 	int64_t max_mem, step_ns;
 	bool fits;
@@ -2223,6 +2239,15 @@ typedef enum sl_stage_layout {
 
 typedef struct sl_pipe_config {
 	int pp, virt, outer, inner;
+	/*
+	 * HSDP: the sharded states replicated across dp_replicate groups of
+	 * the data-parallel ranks, sharded within each (1: full sharding;
+	 * 0: sl_hybrid_opts.dp_replicate's).  Without --axes the sub-mesh is
+	 * then dp_replicate x (outer / dp_replicate), both data parallel
+	 * (inner 1); with them, the outer of two data-parallel axes, of that
+	 * size, is left replicated.
+	 */
+	int dp_replicate;
 	int64_t graph_batch, micro_batches;
 	const int *layers;		/* per stage */
 	const sl_recompute *recompute;	/* per stage */

@@ -135,6 +135,36 @@ case_ torchtitan 16 "$TMP/gqa.json" --mesh 4x4 --axes pp,tp --global-batch 64
 case_ dtensor 16 llama-7b --devices 16 --global-batch 64 --recompute full --precision fp32
 case_ dtensor 16 llama-7b --mesh 4x4 --axes pp,dp --global-batch 64 --schedule gpipe
 
+# ---- HSDP: the search's own choice across two nodes, and --dp-replicate
+# (torchtitan's data_parallel_replicate_degree), in the TOML, the DTensor
+# script and the plan line
+case_ torchtitan 16 llama-7b --devices 16 --global-batch 64 --hw h100-2node-ib --pp 1
+expect_in "$f.out" "data_parallel_replicate_degree = 2"
+expect_in "$f.out" "data_parallel_shard_degree = 8"
+case_ dtensor 16 llama-7b --devices 16 --global-batch 64 --hw h100-2node-ib \
+    --dp-replicate 4 --tp 1
+expect_in "$f.out" "DP_REPLICATE = 4"
+run hsdp "$SHARDLAB" plan llama-7b --devices 16 --global-batch 64 --hw h100-2node-ib \
+    --pp 1 --framework torchtitan
+expect_status 0 hsdp
+expect_in "$TMP/hsdp.out" "HSDP: states sharded over 8 ranks, replicated 2 times"
+expect_in "$TMP/hsdp.out" "2x8 hsdp"
+run hsdp1 "$SHARDLAB" plan llama-7b --devices 16 --global-batch 64 --hw h100-2node-ib \
+    --pp 1 --framework torchtitan --dp-replicate 1
+expect_status 0 hsdp1
+expect_not_in "$TMP/hsdp1.out" "HSDP"
+run hsdpmg "$SHARDLAB" plan llama-7b --devices 16 --global-batch 64 --dp-replicate 2
+expect_status 2 hsdpmg
+expect_in "$TMP/hsdpmg.err" "HSDP needs --framework torchtitan or free"
+run hsdp3 "$SHARDLAB" plan llama-7b --devices 16 --global-batch 64 --dp-replicate 3 \
+    --framework torchtitan
+expect_status 2 hsdp3
+expect_in "$TMP/hsdp3.err" "--dp-replicate 3 does not divide the 16 data-parallel ranks"
+run hsdpz "$SHARDLAB" plan llama-7b --devices 16 --global-batch 64 --dp-replicate 2 \
+    --framework torchtitan --no-zero
+expect_status 2 hsdpz
+expect_in "$TMP/hsdpz.err" "--no-zero"
+
 # ---- what a framework cannot run: refused, saying why
 run ttgpt "$SHARDLAB" plan gpt-1.7b --devices 8 --global-batch 16 --export torchtitan
 expect_status 2 ttgpt

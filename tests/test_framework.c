@@ -636,6 +636,183 @@ test_torchtitan_hsdp(void **state)
 	}
 }
 
+/*
+ * HSDP chosen by the search: a 4-layer LLaMA on 16 devices of two nodes
+ * of 8 (h100-2node-ib), pipeline and tensor parallelism 1, so that every
+ * configuration is 16 data-parallel ranks, sharded over all of them or
+ * within each node and replicated across the two
+ * (sl_hybrid_opts.dp_replicate).  hsdp_brute evaluates every
+ * configuration (micro-batch size, replicate degree, recomputation) and
+ * keeps the fastest that fits, as the search must.
+ */
+static void
+hsdp_run(run *r, double inter_bw, int64_t limit)
+{
+	sl_error err;
+
+	sl_gen_defaults(SL_FAM_LLAMA, &r->gc);
+	r->gc.layers = 4;
+	r->gc.hidden = 1024;
+	r->gc.heads = 16;
+	r->gc.kv_heads = 16;
+	r->gc.ffn = 0;
+	r->gc.seq = 512;
+	opts_for_gen(r);
+	sl_error_clear(&err);
+	assert_int_equal(sl_hw_load("h100-2node-ib", &r->o.hw, &err), SL_OK);
+	if (inter_bw > 0)
+		r->o.hw.inter.bandwidth = inter_bw;
+	r->o.devices = 16;
+	r->o.global_batch = 64;
+	r->o.pp = 1;
+	r->o.tp = 1;
+	r->o.mem_limit = limit;
+	r->o.space.recipe.framework = SL_FW_TORCHTITAN;
+	r->o.space.recipe.precision = SL_PREC_AMP;
+	r->o.space.recipe.recompute = SL_RECOMP_AUTO;
+}
+
+/* The fastest fitting configuration by enumeration; its degree in *rep. */
+static int64_t
+hsdp_brute(run *r, int *rep, int64_t *mem)
+{
+	static const sl_recompute recs[2] = { SL_RECOMP_NONE, SL_RECOMP_FULL };
+	int64_t best = -1;
+
+	for (int b = 1; b <= 8; b *= 2)
+		for (int q = 1; q <= 2; q++)
+			for (int k = 0; k < 2; k++) {
+				sl_pipe_config c;
+				sl_pipeline pl;
+				sl_error err;
+				int layers[1] = { 4 };
+				sl_recompute rec[1] = { recs[k] };
+
+				if (64 % (16 * b) != 0)
+					continue;
+				pipe_config(&c, 1, 1, 16, 1, 16 * b, 64 / (16 * b), layers, rec);
+				c.dp_replicate = q;
+				sl_error_clear(&err);
+				if (sl_pipeline_eval(&r->o, &c, &pl, &err) != SL_OK)
+					fail_msg("%s", err.msg);
+				if (pl.fits && (best < 0 || pl.step_ns < best)) {
+					best = pl.step_ns;
+					*rep = q;
+					*mem = pl.max_mem;
+				}
+				sl_pipeline_free(&pl);
+			}
+	return best;
+}
+
+static void
+test_search_hsdp(void **state)
+{
+	run r;
+	sl_hybrid_result res;
+	sl_pipeline full, hsdp;
+	sl_error err;
+	int64_t want, mem, P;
+	int rep = 0;
+	int layers[1] = { 4 };
+	sl_recompute rec[1] = { SL_RECOMP_NONE };
+	sl_pipe_config c;
+
+	(void)state;
+	/* InfiniBand at 100 Gb/s between the nodes, NVLink inside */
+	hsdp_run(&r, 12.5e9, 0);
+	want = hsdp_brute(&r, &rep, &mem);
+	sl_error_clear(&err);
+	assert_int_equal(sl_hybrid_search(&r.o, &res, &err), SL_OK);
+	assert_true(res.found);
+	assert_int_equal(res.best.step_ns, want);
+	assert_int_equal(res.best.dp_replicate, rep);
+	assert_int_equal(res.best.dp_replicate, 2);
+	/* replicate x shard, both data parallel, the shard group a node */
+	assert_int_equal(res.best.mesh.n_axes, 2);
+	assert_int_equal(res.best.mesh.axes[0].size, 2);
+	assert_int_equal(res.best.mesh.axes[1].size, 8);
+	assert_true(res.best.mesh.axes[0].link.bandwidth == 12.5e9);
+	assert_true(res.best.mesh.axes[1].link.bandwidth == r.o.hw.intra.bandwidth);
+	/*
+	 * By hand: FSDP2 keeps every parameter's fp32 weight, gradient and
+	 * two Adam moments (16 bytes) sharded over its shard group: 16 P / 8
+	 * bytes a device under HSDP, 16 P / 16 under full sharding.
+	 */
+	pipe_config(&c, 1, 1, 16, 1, res.best.graph_batch, res.best.micro_batches,
+	    layers, rec);
+	c.dp_replicate = 1;
+	assert_int_equal(sl_pipeline_eval(&r.o, &c, &full, &err), SL_OK);
+	c.dp_replicate = 2;
+	assert_int_equal(sl_pipeline_eval(&r.o, &c, &hsdp, &err), SL_OK);
+	{
+		sl_graph *g = gen_model_fn(&r.gc, 1, 512, &err);
+		assert_non_null(g);
+		P = sl_graph_param_count(g);
+		sl_graph_free(g);
+	}
+	assert_int_equal(P % 16, 0);
+	assert_int_equal(hsdp.stage[0].states.params + hsdp.stage[0].states.grads +
+	    hsdp.stage[0].states.optim, 16 * P / 8);
+	assert_int_equal(full.stage[0].states.params + full.stage[0].states.grads +
+	    full.stage[0].states.optim, 16 * P / 16);
+	assert_true(hsdp.step_ns < full.step_ns);
+	assert_true(hsdp.max_mem > full.max_mem);
+	fprintf(stderr, "# slow links: HSDP %lld ns, %lld B; FSDP %lld ns, %lld B\n",
+	    (long long)hsdp.step_ns, (long long)hsdp.max_mem,
+	    (long long)full.step_ns, (long long)full.max_mem);
+	sl_hybrid_result_free(&res);
+
+	/*
+	 * Memory between the least either needs (one sample a rank, every
+	 * layer recomputed): full sharding is what fits.
+	 */
+	pipe_config(&c, 1, 1, 16, 1, 16, 4, layers, rec);
+	rec[0] = SL_RECOMP_FULL;
+	sl_pipeline_free(&hsdp);
+	sl_pipeline_free(&full);
+	c.dp_replicate = 1;
+	assert_int_equal(sl_pipeline_eval(&r.o, &c, &full, &err), SL_OK);
+	c.dp_replicate = 2;
+	assert_int_equal(sl_pipeline_eval(&r.o, &c, &hsdp, &err), SL_OK);
+	assert_true(hsdp.max_mem > full.max_mem);
+	hsdp_run(&r, 12.5e9, (hsdp.max_mem + full.max_mem) / 2);
+	want = hsdp_brute(&r, &rep, &mem);
+	assert_int_equal(sl_hybrid_search(&r.o, &res, &err), SL_OK);
+	assert_true(res.found);
+	assert_int_equal(res.best.step_ns, want);
+	assert_int_equal(res.best.dp_replicate, rep);
+	assert_int_equal(res.best.dp_replicate, 1);
+	sl_hybrid_result_free(&res);
+	sl_pipeline_free(&hsdp);
+	sl_pipeline_free(&full);
+
+	/* the links between nodes as fast as within: the search and the
+	 * enumeration agree */
+	hsdp_run(&r, 0, 0);
+	r.o.hw.inter = r.o.hw.intra;
+	want = hsdp_brute(&r, &rep, &mem);
+	assert_int_equal(sl_hybrid_search(&r.o, &res, &err), SL_OK);
+	assert_true(res.found);
+	assert_int_equal(res.best.step_ns, want);
+	fprintf(stderr, "# fast links: best replicate %d (enumeration %d), %lld ns\n",
+	    res.best.dp_replicate, rep, (long long)want);
+	sl_hybrid_result_free(&res);
+
+	/* --dp-replicate 2 forces it; Megatron-LM never replicates */
+	hsdp_run(&r, 0, 0);
+	r.o.dp_replicate = 2;
+	assert_int_equal(sl_hybrid_search(&r.o, &res, &err), SL_OK);
+	assert_true(res.found);
+	assert_int_equal(res.best.dp_replicate, 2);
+	sl_hybrid_result_free(&res);
+	r.o.dp_replicate = 1;
+	assert_int_equal(sl_hybrid_search(&r.o, &res, &err), SL_OK);
+	assert_true(res.found);
+	assert_int_equal(res.best.dp_replicate, 1);
+	sl_hybrid_result_free(&res);
+}
+
 /* ------------------------------------------------- a plan file reopened */
 
 static char tmpdir[512];
@@ -724,6 +901,7 @@ main(void)
 		cmocka_unit_test(test_deepspeed_batch_identity),
 		cmocka_unit_test(test_dtensor_names),
 		cmocka_unit_test(test_torchtitan_hsdp),
+		cmocka_unit_test(test_search_hsdp),
 		cmocka_unit_test(test_plan_reopens),
 	};
 
