@@ -724,8 +724,10 @@ pipe_setup_json(ex *x)
 	json_object_set_new(root, "devices", json_integer(x->l.world));
 	for (int a = 0; a < pl->mesh.n_axes; a++)
 		json_array_append_new(axes, json_string(sl_axis_role_name(pl->role[a])));
-	mesh = json_pack("{s:o, s:i, s:i}", "axes", axes, "outer", pl->outer,
-	    "inner", pl->inner);
+	/* replicate: HSDP's degree, which shapes the sub-mesh (stage_mesh) */
+	mesh = json_pack("{s:o, s:i, s:i, s:i}", "axes", axes, "outer", pl->outer,
+	    "inner", pl->inner, "replicate",
+	    pl->dp_replicate > 1 ? pl->dp_replicate : 1);
 	if (o->topo != NULL) {
 		json_t *sh = json_array(), *ro = json_array();
 		for (int a = 0; a < o->topo->n_axes; a++) {

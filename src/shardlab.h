@@ -1635,6 +1635,7 @@ typedef struct sl_plan_file {
 	bool has_hw, has_zero;		/* hw and zero are the file's */
 	sl_hw hw;
 	int devices, outer, inner;
+	int dp_replicate;		/* HSDP's replicate degree; 1 none */
 	sl_axis_role role[SL_MAX_AXES];
 	int n_topo, topo_shape[SL_MAX_TOPO_AXES];
 	sl_axis_role topo_role[SL_MAX_TOPO_AXES];

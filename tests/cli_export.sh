@@ -137,7 +137,8 @@ case_ dtensor 16 llama-7b --mesh 4x4 --axes pp,dp --global-batch 64 --schedule g
 
 # ---- HSDP: the search's own choice across two nodes, and --dp-replicate
 # (torchtitan's data_parallel_replicate_degree), in the TOML, the DTensor
-# script and the plan line
+# script and the plan line; a plan reopened (timeline --plan) counts the
+# same peak
 case_ torchtitan 16 llama-7b --devices 16 --global-batch 64 --hw h100-2node-ib --pp 1
 expect_in "$f.out" "data_parallel_replicate_degree = 2"
 expect_in "$f.out" "data_parallel_shard_degree = 8"
@@ -145,10 +146,15 @@ case_ dtensor 16 llama-7b --devices 16 --global-batch 64 --hw h100-2node-ib \
     --dp-replicate 4 --tp 1
 expect_in "$f.out" "DP_REPLICATE = 4"
 run hsdp "$SHARDLAB" plan llama-7b --devices 16 --global-batch 64 --hw h100-2node-ib \
-    --pp 1 --framework torchtitan
+    --pp 1 --framework torchtitan --json "$TMP/hsdp.json"
 expect_status 0 hsdp
 expect_in "$TMP/hsdp.out" "HSDP: states sharded over 8 ranks, replicated 2 times"
 expect_in "$TMP/hsdp.out" "2x8 hsdp"
+expect_eq "$(json_int "$TMP/hsdp.json" replicate)" 2 "the plan's replicate degree"
+peak=$(sed -n 's/^memory per device: at most \([0-9.]* [KMGT]*i*B\),.*/\1/p' "$TMP/hsdp.out")
+run hsdpt "$SHARDLAB" timeline --plan "$TMP/hsdp.json" --stage 0
+expect_status 0 hsdpt
+expect_in "$TMP/hsdpt.out" "the plan counts $peak for the device"
 run hsdp1 "$SHARDLAB" plan llama-7b --devices 16 --global-batch 64 --hw h100-2node-ib \
     --pp 1 --framework torchtitan --dp-replicate 1
 expect_status 0 hsdp1

@@ -871,6 +871,65 @@ test_plan_reopens(void **state)
 	unlink(path);
 }
 
+/*
+ * An HSDP plan the search chose, written and reopened with nothing but
+ * the file: the same replicate degree, sub-mesh, step time and peak
+ * (the sub-mesh is replicate x shard, which outer x inner alone does not
+ * say).
+ */
+static void
+test_plan_reopens_hsdp(void **state)
+{
+	run r;
+	sl_hybrid_result res;
+	sl_pipeline back;
+	sl_plan_file pf;
+	sl_hybrid_opts o2;
+	sl_pipe_config c2;
+	sl_topo topo;
+	sl_error err;
+	char path[600], *text;
+	FILE *fp;
+
+	(void)state;
+	hsdp_run(&r, 12.5e9, 0);
+	sl_error_clear(&err);
+	assert_int_equal(sl_hybrid_search(&r.o, &res, &err), SL_OK);
+	assert_true(res.found);
+	assert_int_equal(res.best.dp_replicate, 2);
+	text = sl_pipeline_export(&res.best, &r.o, SL_EXPORT_JSON, &err);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "\"replicate\": 2"));
+	snprintf(path, sizeof path, "%s/hsdp.json", tmpdir);
+	assert_non_null(fp = fopen(path, "w"));
+	fputs(text, fp);
+	fclose(fp);
+	free(text);
+	assert_int_equal(sl_plan_read(path, &pf, &err), SL_OK);
+	assert_true(pf.has_setup);
+	assert_int_equal(pf.dp_replicate, 2);
+	assert_int_equal(pf.outer, 16);
+	assert_int_equal(pf.inner, 1);
+	assert_int_equal(sl_plan_pipe_setup(&pf, &o2, &topo, &c2, &err), SL_OK);
+	assert_int_equal(c2.dp_replicate, 2);
+	o2.model = gen_model_fn;
+	o2.model_ctx = &r.gc;
+	assert_int_equal(sl_pipeline_eval(&o2, &c2, &back, &err), SL_OK);
+	assert_int_equal(back.dp_replicate, 2);
+	assert_int_equal(back.mesh.axes[0].size, 2);
+	assert_true(back.step_ns == res.best.step_ns);
+	assert_true(back.max_mem == res.best.max_mem);
+	/* without the degree (an older plan) it is another plan */
+	c2.dp_replicate = 1;
+	sl_pipeline_free(&back);
+	assert_int_equal(sl_pipeline_eval(&o2, &c2, &back, &err), SL_OK);
+	assert_true(back.step_ns != res.best.step_ns);
+	sl_pipeline_free(&back);
+	sl_plan_file_free(&pf);
+	sl_hybrid_result_free(&res);
+	unlink(path);
+}
+
 static int
 setup(void **state)
 {
@@ -903,6 +962,7 @@ main(void)
 		cmocka_unit_test(test_torchtitan_hsdp),
 		cmocka_unit_test(test_search_hsdp),
 		cmocka_unit_test(test_plan_reopens),
+		cmocka_unit_test(test_plan_reopens_hsdp),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -439,7 +439,7 @@ ui_stages_key(ui *u, struct ui_event e)
  * (before the panel is first opened). */
 int
 ui_stages_set(ui *u, sl_schedule sched, int pp, int virt, int outer, int inner,
-    int64_t graph_batch, int64_t micro_batches, int n, const int *layers,
+    int dp_replicate, int64_t graph_batch, int64_t micro_batches, int n, const int *layers,
     const sl_recompute *rec)
 {
 	struct ui_st *t = u->st;
@@ -456,7 +456,7 @@ ui_stages_set(ui *u, sl_schedule sched, int pp, int virt, int outer, int inner,
 	t->virt = virt > 0 ? virt : 1;
 	t->outer = outer;
 	t->inner = inner;
-	t->dp_replicate = 1;
+	t->dp_replicate = dp_replicate > 1 ? dp_replicate : 1;
 	t->graph_batch = graph_batch;
 	t->micro_batches = micro_batches;
 	t->n_stages = n;

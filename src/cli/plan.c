@@ -458,13 +458,13 @@ cli_hybrid_opts(const cli_opts *o, cli_plan_model *pm, sl_hybrid_opts *ho,
 	ho->space.recipe.micro_batch = 1;
 	/* a plan is made for a framework to run: the one --export launches
 	 * with, else Megatron-LM, unless told */
-	if (!cli_given(o, "framework")) {
+	if (!cli_given(o, "framework") && !o->recipe_from_plan) {
 		int k = sl_export_from_name(o->export_kind);
 		ho->space.recipe.framework = k >= 0 && sl_export_framework(k) != SL_FW_FREE ?
 		    sl_export_framework(k) : SL_FW_MEGATRON;
 	}
 	/* and trained as that framework trains unless told */
-	if (!cli_given(o, "precision"))
+	if (!cli_given(o, "precision") && !o->recipe_from_plan)
 		ho->space.recipe.precision = sl_framework_precision(ho->space.recipe.framework);
 	/* Megatron-LM's distributed optimizer and DeepSpeed's ZeRO shard the
 	 * optimizer states over data parallel */
