@@ -8,6 +8,7 @@
  */
 #include "internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 /* ------------------------------------------------------ the step's stream */
@@ -33,7 +34,8 @@ static bool
 layer_full(const sl_space *s, const sl_op *op)
 {
 	return op->layer >= 0 && s->layer_recompute != NULL &&
-	    s->layer_recompute[op->layer] == SL_RECOMP_FULL;
+	    (s->layer_recompute[op->layer] == SL_RECOMP_FULL ||
+	    sl_layer_sac(&s->opts.recipe, op, sl_layer_recompute_of(s, op)));
 }
 
 /* The same memory kept twice is one item: (tensor, input or output, what). */
@@ -109,6 +111,21 @@ step_remat_item(void *ctx, const sl_mem_item *it)
 	keep_key(op, it, key);
 	if (was_kept(c, key))
 		return;
+	/* torchtitan's op SAC: the backward reads the share of a tensor its
+	 * policy cached (items.c, sac_items) from that cache */
+	if (it->what == SL_WHAT_SAVED && it->tensor >= 0 &&
+	    sl_layer_sac(&c->s->opts.recipe, op, sl_layer_recompute_of(c->s, op)) &&
+	    c->s->g->tensors[it->tensor].producer >= 0) {
+		double share = sl_sac_saved_share(c->s->g,
+		    c->s->g->tensors[it->tensor].producer);
+		if (share >= 1)
+			return;
+		if (r.bpe > 0) {
+			r.elems = (int64_t)llround((double)r.elems * (1 - share));
+			r.local = sl_mul_sat(r.bpe, r.elems);
+		} else
+			r.local = (int64_t)llround((double)r.local * (1 - share));
+	}
 	r.summed = false;
 	r.what = SL_WHAT_TRANSIENT;
 	if (it->what == SL_WHAT_AUTOCAST) {

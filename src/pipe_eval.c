@@ -465,8 +465,8 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 			pl->fits = false;
 		/* the forward passes its layers run again in backward */
 		for (int u = 0; u < b - a; u++)
-			if (sl_recomputes(&o->space.recipe, &g->ops[u + a], st->recompute))
-				recomputed += sl_op_model_flops(g, &g->ops[u + a]);
+			recomputed += sl_op_model_flops(g, &g->ops[u + a]) *
+			    sl_recompute_share(&o->space.recipe, g, u + a, st->recompute);
 		l0 += n;
 	}
 	if (l0 != g->n_layers) {

@@ -618,8 +618,13 @@ export_torchtitan(ex *x)
 		}
 		sb_printf(&x->b, "]\n");
 	}
+	/* selective: the operator policy the cost model prices (sl_layer_sac;
+	 * torchtitan/distributed/activation_checkpoint.py, _apply_op_sac) */
 	sb_printf(&x->b, "\n[activation_checkpoint]\nmode = \"%s\"\n",
-	    rc == SL_RECOMP_FULL ? "full" : "none");
+	    rc == SL_RECOMP_FULL ? "full" : rc == SL_RECOMP_SELECTIVE ? "selective" :
+	    "none");
+	if (rc == SL_RECOMP_SELECTIVE)
+		sb_printf(&x->b, "selective_ac_option = \"op\"\n");
 }
 
 /* -------------------------------------------------------------- DTensor */
@@ -664,7 +669,8 @@ export_dtensor(ex *x)
 	    "MICRO_BATCHES = %lld\nGLOBAL_BATCH = %lld\nSEQ = %lld\n",
 	    (long long)l->micro_batch, (long long)l->micro_batches,
 	    (long long)l->global_batch, (long long)x->seq);
-	sb_printf(&x->b, "RECOMPUTE = \"%s\"\n", rc == SL_RECOMP_FULL ? "full" : "none");
+	sb_printf(&x->b, "RECOMPUTE = \"%s\"\n", rc == SL_RECOMP_FULL ? "full" :
+	    rc == SL_RECOMP_SELECTIVE ? "selective" : "none");
 	sb_printf(&x->b, "SHARD_PARAMETERS = %s\n", l->zero == 3 ? "True" : "False");
 	/* HSDP: the ranks of DP across which the shards are replicated */
 	sb_printf(&x->b, "DP_REPLICATE = %d\n",

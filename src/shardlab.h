@@ -1135,12 +1135,40 @@ typedef struct sl_compute {
 } sl_compute;
 void sl_node_compute(const sl_space *s, int op, int strat, const int *coord,
     sl_compute *out);
-/* Does the backward pass re-run operator op's forward (its layer's
- * recomputation: every operator under full, the attention core under
- * selective with naive attention)? */
+/* Does the backward pass re-run operator op's forward, or part of it (its
+ * layer's recomputation: every operator under full, the attention core
+ * under selective with naive attention, under torchtitan's selective what
+ * op SAC does not save; sl_op_recompute_share)? */
 bool sl_op_recomputed(const sl_space *s, int op);
 /* The same rule for an operator of a layer recomputed as mode. */
 bool sl_recomputes(const sl_recipe *r, const sl_op *op, sl_recompute mode);
+/*
+ * torchtitan's selective recomputation (activation_checkpoint.mode
+ * "selective", selective_ac_option "op": torchtitan/distributed/
+ * activation_checkpoint.py, _apply_op_sac, with the save list of
+ * torchtitan/models/llama3/infra/parallelize.py): each transformer block
+ * is checkpointed, and its forward keeps the outputs of the operators
+ * the policy saves, matrix products (every second one recomputed: the
+ * policy counts the block's mm calls and saves the odd ones), attention
+ * (SDPA) and reduce-scatters; the backward re-runs the block's other
+ * operators.  Under torchtitan a layer recomputed "selective" is this.
+ * sl_sac_saved_share is the share of operator v's output the policy
+ * saves (a fused qkv is torchtitan's wq, wk, wv: three mm, of which wk's
+ * columns are recomputed); 0 outside layers.
+ */
+bool sl_layer_sac(const sl_recipe *r, const sl_op *op, sl_recompute mode);
+double sl_sac_saved_share(const sl_graph *g, int v);
+/*
+ * The share of operator v's forward that the backward pass re-runs when
+ * its layer recomputes as mode: 1 under full, and where sl_recomputes
+ * says; under torchtitan's selective, what op SAC does not save (1 -
+ * sl_sac_saved_share for a matrix product, 0 for attention, 1 for the
+ * others).  0 outside layers.
+ */
+double sl_recompute_share(const sl_recipe *r, const sl_graph *g, int v,
+    sl_recompute mode);
+/* sl_recompute_share of v in its layer's mode on the space. */
+double sl_op_recompute_share(const sl_space *s, int v);
 /*
  * Model FLOPs (doc/cost-model.md, "Model FLOPs and MFU"): an operator's
  * forward as Megatron-LM and PaLM count it (2 m n k per matrix product,

@@ -135,6 +135,14 @@ case_ torchtitan 16 "$TMP/gqa.json" --mesh 4x4 --axes pp,tp --global-batch 64
 case_ dtensor 16 llama-7b --devices 16 --global-batch 64 --recompute full --precision fp32
 case_ dtensor 16 llama-7b --mesh 4x4 --axes pp,dp --global-batch 64 --schedule gpipe
 
+# ---- torchtitan's selective recomputation: the operator policy
+# (activation_checkpoint.py, _apply_op_sac), in the TOML and the script
+case_ torchtitan 8 llama-7b --devices 8 --global-batch 16 --recompute selective
+expect_in "$f.out" 'mode = "selective"'
+expect_in "$f.out" 'selective_ac_option = "op"'
+case_ dtensor 16 llama-7b --mesh 2x8 --axes dp,tp --global-batch 32 --recompute selective
+expect_in "$f.out" 'RECOMPUTE = "selective"'
+
 # ---- HSDP: the search's own choice across two nodes, and --dp-replicate
 # (torchtitan's data_parallel_replicate_degree), in the TOML, the DTensor
 # script and the plan line; a plan reopened (timeline --plan) counts the

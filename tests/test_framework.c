@@ -5,6 +5,7 @@
  * pipeline plan file reopened with nothing but itself.
  */
 #include "testutil.h"
+#include "internal.h"
 #include "gpt3.h"
 
 #include <stdio.h>
@@ -216,9 +217,11 @@ test_torchtitan_rules(void **state)
 	 * as ranks */
 	l.micro_batches = 1;
 	REFUSES(&l, &a, "1 micro-batches are fewer than 2 pipeline ranks");
-	/* job_config.py ActivationCheckpoint: full or by operator */
+	/* job_config.py ActivationCheckpoint: full, or selective by
+	 * operator policy (selective_ac_option "op"), which is what
+	 * selective costs under torchtitan */
 	layout(&l, SL_FW_TORCHTITAN, 2, 2, 1, 2, 1, 4, even, sel);
-	REFUSES(&l, &a, "not the attention core alone");
+	assert_true(RUNS(&l, &a));
 	/* fp32 parameters under mixed_precision_param */
 	layout(&l, SL_FW_TORCHTITAN, 2, 2, 1, 2, 1, 4, even, none);
 	l.precision = SL_PREC_BF16;
@@ -637,6 +640,124 @@ test_torchtitan_hsdp(void **state)
 }
 
 /*
+ * torchtitan's selective recomputation (activation_checkpoint.mode
+ * "selective", selective_ac_option "op": torchtitan/distributed/
+ * activation_checkpoint.py, _apply_op_sac, save list of torchtitan/
+ * models/llama3/infra/parallelize.py) on a LLaMA layer of b samples of s
+ * tokens, hidden h, H query and K key/value heads of d, feed-forward f.
+ * The block runs seven mm: wq, wk, wv, wo, w1, w3, w2; the policy saves
+ * the odd ones (wq, wv, w1, w2) and attention's output with its
+ * log-sum-exp, and recomputes wk, wo, w3 and every other operator.  By
+ * hand, what the layer keeps beyond full recomputation (its input alone):
+ *   2 (b s H d + b s K d)    wq, wv (bf16)
+ *   2 b s H d + 4 b H s      attention's output and log-sum-exp (fp32)
+ *   2 b s f + 2 b s h        w1, w2
+ * and its backward re-runs 2 b s h K d (wk) + 2 b s H d h (wo) + 2 b s h f
+ * (w3) FLOPs of matrix products.
+ */
+static void
+test_torchtitan_sac(void **state)
+{
+	const int64_t b = 2, s = 256, h = 512, H = 8, K = 2, d = 64;
+	sl_gen_config gc;
+	sl_space_opts so;
+	sl_graph *g;
+	sl_space *sp;
+	sl_mesh mesh;
+	sl_hw hw;
+	sl_error err;
+	int64_t f, acts[2] = { 0, 0 }, want;
+	const sl_layer *ly;
+	static const int one[1] = { 1 };
+	double rerun = 0;
+
+	(void)state;
+	sl_gen_defaults(SL_FAM_LLAMA, &gc);
+	gc.layers = 2;
+	gc.hidden = h;
+	gc.heads = H;
+	gc.kv_heads = K;
+	gc.ffn = 0;
+	gc.seq = s;
+	gc.vocab = 1000;
+	sl_error_clear(&err);
+	assert_non_null(g = gen_model_fn(&gc, b, s, &err));
+	f = sl_gen_ffn(SL_FAM_LLAMA, h);
+	assert_int_equal(sl_hw_load("h100-nvlink", &hw, &err), SL_OK);
+	assert_int_equal(sl_mesh_make(&hw, 1, one, &mesh, &err), SL_OK);
+	sl_space_opts_default(&so);
+	so.recipe.framework = SL_FW_TORCHTITAN;
+	so.recipe.precision = SL_PREC_AMP;
+	so.recipe.attention = SL_ATTN_FLASH;
+	so.recipe.recompute = SL_RECOMP_SELECTIVE;
+	assert_non_null(sp = sl_space_build(g, &mesh, &so, &err));
+	ly = &g->layers[1];
+	for (int k = 0; k < 2; k++) {
+		sl_space_set_recompute(sp, k == 0 ? SL_RECOMP_FULL : SL_RECOMP_SELECTIVE);
+		for (int v = ly->first_op; v < ly->first_op + ly->n_ops; v++) {
+			sl_mem mm;
+			sl_node_stage_mem(sp, v, 0, NULL, &mm);
+			acts[k] += mm.acts;
+		}
+	}
+	want = 2 * (b * s * H * d + b * s * K * d) + 2 * b * s * H * d +
+	    4 * b * H * s + 2 * b * s * f + 2 * b * s * h;
+	fprintf(stderr, "# op SAC keeps %lld bytes a layer, full recomputation "
+	    "%lld; by hand %lld more\n", (long long)acts[1], (long long)acts[0],
+	    (long long)want);
+	/* full recomputation: the block's input, at the width its RMSNorm
+	 * keeps it under autocast (fp32) */
+	assert_int_equal(acts[0], 4 * b * s * h);
+	assert_int_equal(acts[1] - acts[0], want);
+	/* the forward the backward re-runs: wk's share of the fused qkv, wo,
+	 * w3 */
+	for (int v = ly->first_op; v < ly->first_op + ly->n_ops; v++)
+		rerun += sl_op_model_flops(g, &g->ops[v]) * sl_op_recompute_share(sp, v);
+	assert_true(rerun == (double)(2 * b * s * h * K * d + 2 * b * s * H * d * h +
+	    2 * b * s * h * f));
+	sl_space_free(sp);
+	/*
+	 * Tensor parallel 2 with sequence parallelism, torchtitan's plan:
+	 * the column-parallel wq, wv, w1 and attention keep half, the
+	 * row-parallel w2 its whole partial sum, and the reduce-scatters
+	 * after wo and w2 (saved by name) half of b s h each; the block's
+	 * input is split over the sequence.
+	 */
+	{
+		static const int two[1] = { 2 };
+		static const sl_axis_role tp[1] = { SL_AXIS_TP };
+		int *c = calloc((size_t)g->n_ops, sizeof *c);
+		char why[256];
+
+		assert_int_equal(sl_mesh_make(&hw, 1, two, &mesh, &err), SL_OK);
+		assert_non_null(sp = sl_space_build(g, &mesh, &so, &err));
+		assert_int_equal(sl_framework_choice(sp, tp, 0, true, c, why,
+		    sizeof why), SL_OK);
+		acts[0] = acts[1] = 0;
+		for (int k = 0; k < 2; k++) {
+			sl_space_set_recompute(sp, k == 0 ? SL_RECOMP_FULL :
+			    SL_RECOMP_SELECTIVE);
+			for (int v = ly->first_op; v < ly->first_op + ly->n_ops; v++) {
+				sl_mem mm;
+				sl_node_stage_mem(sp, v, c[v], NULL, &mm);
+				acts[k] += mm.acts;
+			}
+		}
+		want = (2 * (b * s * H * d + b * s * K * d) + 2 * b * s * H * d +
+		    4 * b * H * s + 2 * b * s * f) / 2 + 2 * b * s * h +
+		    2 * (2 * b * s * h / 2);
+		fprintf(stderr, "# tensor parallel 2: op SAC keeps %lld bytes a layer, "
+		    "full recomputation %lld; by hand %lld more\n",
+		    (long long)acts[1], (long long)acts[0], (long long)want);
+		assert_int_equal(acts[0], 4 * b * s * h / 2);
+		assert_int_equal(acts[1] - acts[0], want);
+		free(c);
+		sl_space_free(sp);
+	}
+	sl_graph_free(g);
+}
+
+/*
  * HSDP chosen by the search: a 4-layer LLaMA on 16 devices of two nodes
  * of 8 (h100-2node-ib), pipeline and tensor parallelism 1, so that every
  * configuration is 16 data-parallel ranks, sharded over all of them or
@@ -961,6 +1082,7 @@ main(void)
 		cmocka_unit_test(test_dtensor_names),
 		cmocka_unit_test(test_torchtitan_hsdp),
 		cmocka_unit_test(test_search_hsdp),
+		cmocka_unit_test(test_torchtitan_sac),
 		cmocka_unit_test(test_plan_reopens),
 		cmocka_unit_test(test_plan_reopens_hsdp),
 	};
