@@ -558,7 +558,7 @@ print_search(const plan_model *pm, const sl_hybrid_opts *ho,
 			mesh_str(pt->outer, pt->inner, ms, sizeof ms);
 			/* HSDP: replicate x shard */
 			if (pt->dp_replicate > 1)
-				snprintf(ms, sizeof ms, "%dx%d hsdp", pt->dp_replicate,
+				snprintf(ms, sizeof ms, _("%dx%d hsdp"), pt->dp_replicate,
 				    pt->outer * pt->inner / pt->dp_replicate);
 			printf("%-4d %-3d %-9s %7lld %13s %13s\n", pt->pp, pt->virt, ms,
 			    (long long)pt->micro_batches, cli_bytes(pt->max_mem, b[0]),
