@@ -366,7 +366,12 @@ param_item(void *ctx, const sl_mem_item *it)
  * (runtime/zero/stage_1_and_2.py, step: all_gather_dp_groups); Megatron-LM
  * with --overlap-param-gather gathers each bucket as the next step's
  * forward reaches it (megatron/core/distributed/param_and_grad_buffer.py),
- * hidden behind that forward, so nothing of it is counted then.
+ * hidden behind that forward, so nothing of it is counted then; so does
+ * the per-operator plan (free), whose states sharding is the search's
+ * choice among the frameworks' (sl_hybrid_search) and runs as the best of
+ * them does, as FSDP2 also prefetches the next module's all-gather during
+ * forward on its own stream (torch/distributed/fsdp/_fully_shard/
+ * _fsdp_param_group.py, unshard).
  */
 static int64_t
 shard_gather_ns(const sl_space *sp, int opi, int si, const int *coord)
@@ -380,7 +385,7 @@ shard_gather_ns(const sl_space *sp, int opi, int si, const int *coord)
 	/* under LoRA the frozen weights do not change and the adapters'
 	 * gather is a few megabytes: nothing counted */
 	if (r->shard_states < 1 || sl_recipe_frozen(r) ||
-	    (r->framework == SL_FW_MEGATRON && !r->no_grad_overlap))
+	    ((r->framework == SL_FW_MEGATRON || r->framework == SL_FW_FREE) && !r->no_grad_overlap))
 		return 0;
 	for (int i = 0; i < op->n_in; i++) {
 		const sl_tensor *t = &sp->g->tensors[op->in[i]];

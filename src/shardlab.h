@@ -535,7 +535,8 @@ typedef struct sl_recipe {
 	bool no_clip_grad;
 	/* states of a parameter that is not +z, divided over the ranks that
 	 * hold the same piece of it: 0 none, 1 optimizer states (ZeRO-1,
-	 * Megatron-LM's distributed optimizer), 2 and gradients (ZeRO-2) */
+	 * Megatron-LM's distributed optimizer), 2 and gradients (ZeRO-2);
+	 * -1 (sl_hybrid_search only): the search chooses, its result says */
 	int shard_states;
 	/* which weights are trained: adapters of rank lora_rank on the
 	 * matmuls lora_targets (SL_LORA_ bits) names, under lora and qlora */
@@ -2198,6 +2199,9 @@ typedef struct sl_hybrid_result {
 	/* when no configuration could be evaluated (configs 0): why */
 	char why_none[256];
 	double time_ms;
+	/* recipe.shard_states of best: the search's choice when the options
+	 * left it to the search (-1), else theirs */
+	int shard_states;
 } sl_hybrid_result;
 void sl_hybrid_result_free(sl_hybrid_result *r);
 

@@ -804,9 +804,10 @@ test_step_terms_by_hand(void **state)
 		 * recipe.shard_states on 4 data-parallel devices: fc1's w1
 		 * (1,048,576 elements, replicated) has its optimizer states
 		 * divided over the 4, so the step updates 262,144 elements
-		 * (x 38 bytes at 2e12 B/s: 4981 ns), then all-gathers the
-		 * bf16 weight (2 MiB over the 4) after it; Megatron-LM with
-		 * --overlap-param-gather hides that gather behind the next
+		 * (x 38 bytes at 2e12 B/s: 4981 ns), then DeepSpeed
+		 * all-gathers the bf16 weight (2 MiB over the 4) after it;
+		 * Megatron-LM with --overlap-param-gather, and the
+		 * per-operator plan, hide that gather behind the next
 		 * forward.  The gradient's all-reduce is a reduce-scatter.
 		 */
 		sl_graph *g = tu_mlp();
@@ -829,6 +830,12 @@ test_step_terms_by_hand(void **state)
 		sl_node_compute(s, 0, si, NULL, &c);
 		assert_int_equal(c.param_elems, 1048576);
 		assert_int_equal(c.optim_elems, 262144);
+		assert_int_equal(c.optim_ns, 4981);
+		assert_int_equal(c.gather_ns, 0);
+		sl_space_free(s);
+		r.framework = SL_FW_DEEPSPEED;
+		s = space(g, &hw, 1, (int[]){ 4 }, &r);
+		sl_node_compute(s, 0, si, NULL, &c);
 		sl_error_clear(&err);
 		assert_int_equal(sl_mesh_make(&hw, 1, (int[]){ 4 }, &m, &err), SL_OK);
 		ag = sl_coll_time(SL_COLL_ALL_GATHER, 4, 2 * 1048576, &m.axes[0].link);
@@ -836,6 +843,14 @@ test_step_terms_by_hand(void **state)
 		assert_int_equal(c.optim_ns, 4981 + ag);
 		assert_int_equal(c.gather_ns, ag);
 		assert_true(plain == 19923);
+		sl_space_free(s);
+		/* the per-operator plan without overlap gathers after the step */
+		r.framework = SL_FW_FREE;
+		r.no_grad_overlap = true;
+		s = space(g, &hw, 1, (int[]){ 4 }, &r);
+		sl_node_compute(s, 0, si, NULL, &c);
+		assert_int_equal(c.gather_ns, ag);
+		r.no_grad_overlap = false;
 		sl_space_free(s);
 		r.framework = SL_FW_MEGATRON;
 		r.precision = SL_PREC_MEGATRON;

@@ -420,6 +420,10 @@ cli_hybrid_opts(const cli_opts *o, cli_plan_model *pm, sl_hybrid_opts *ho,
 	if (ho->space.recipe.framework == SL_FW_MEGATRON ||
 	    ho->space.recipe.framework == SL_FW_DEEPSPEED)
 		ho->space.recipe.shard_states = 1;
+	/* the per-operator search chooses whether to shard them, and the
+	 * gradients (ZeRO-1, ZeRO-2), as it chooses ZeRO-3 per operator */
+	if (ho->space.recipe.framework == SL_FW_FREE)
+		ho->space.recipe.shard_states = -1;
 	ho->global_batch = o->recipe.global_batch;
 	ho->schedule = o->schedule;
 	ho->virt = o->virt;
@@ -469,6 +473,16 @@ print_search(const plan_model *pm, const sl_hybrid_opts *ho,
 	printf(_("training recipe: %s\n"), sl_recipe_describe(&ho->space.recipe, rd, sizeof rd));
 	printf(_("framework: %s\n"),
 	    sl_framework_title(ho->space.recipe.framework));
+	/* the per-operator search chose the states' sharding */
+	if (ho->space.recipe.framework == SL_FW_FREE && r->found) {
+		static const char *const states[] = {
+			N_("none beyond the operators' ZeRO-3 (+z)"),
+			N_("optimizer states over data parallel (ZeRO-1)"),
+			N_("optimizer states and gradients over data parallel (ZeRO-2)"),
+		};
+		if (r->shard_states >= 0 && r->shard_states <= 2)
+			printf(_("states sharded: %s\n"), _(states[r->shard_states]));
+	}
 	snprintf(c1, sizeof c1, ngettext("%lld configuration", "%lld configurations",
 	    r->configs), (long long)r->configs);
 	snprintf(c2, sizeof c2, ngettext("%lld partition", "%lld partitions",
@@ -697,6 +711,10 @@ cmd_plan(int argc, char **argv)
 			return cli_report(&err);
 		}
 	}
+	/* the plan is costed, reported and exported with the state
+	 * sharding the search chose */
+	if (r.found)
+		ho.space.recipe.shard_states = r.shard_states;
 	if (report)
 		print_search(&pm, &ho, &r);
 	if (!r.found) {
