@@ -2423,6 +2423,16 @@ typedef struct sl_stage_timeline {
 int sl_pipeline_timeline(const sl_hybrid_opts *o, const sl_pipeline *pl,
     int stage, int dev, bool optimise, sl_stage_timeline *out, sl_error *err);
 void sl_stage_timeline_free(sl_stage_timeline *st);
+/*
+ * The collectives of a stage's parameter states once per optimizer step,
+ * on device 0 of its sub-mesh, by kind with their time and bytes
+ * (pipe_timeline.c): the gradients' all-reduce, or where
+ * recipe.shard_states shards the states their reduce-scatter and the
+ * all-gather of the updated weights; ZeRO-3's collectives of every
+ * micro-step are not among them.
+ */
+int sl_pipeline_state_comm(const sl_hybrid_opts *o, const sl_pipeline *pl,
+    int stage, sl_comm *out, sl_error *err);
 
 /* Launch descriptions of a pipeline (pipe_export.c): malloc'd text, NULL with
  * err.  Each but json launches with one framework and refuses a plan

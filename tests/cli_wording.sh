@@ -49,6 +49,10 @@ expect_not_in "$TMP/p1m.out" "states sharded: "
 run p2 "$SHARDLAB" plan "$TMP/m.json" --devices 8 --global-batch 32 --pp 1 --tp 2 --micro-batch 2
 expect_status 0 p2
 expect_in "$TMP/p2.out" "; 4 micro-batches of 8 samples (2 per data-parallel rank)"
+# Megatron-LM's distributed optimizer: the collectives as they run
+expect_in "$TMP/p2.out" "collectives of the states once a step, per device of pipeline rank 0: reduce-scatter of the gradients, "
+expect_in "$TMP/p2.out" ", all-gather of the updated weights, "
+expect_not_in "$TMP/p2.out" "all-reduce of the gradients"
 
 expect_in "$TMP/p1.out" "(stages within 1 layer of the even split)"
 # the stage table's columns and what they mean

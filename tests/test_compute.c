@@ -640,7 +640,7 @@ test_overlap_and_accumulation(void **state)
 	sl_graph_free(g);
 }
 
-/* The gradient reductions of parameters, as they run (sl_grad_sync_coll). */
+/* The gradient reductions of parameters, as they run (sl_node_colls). */
 struct grad_colls {
 	const sl_space *s;
 	int n;
@@ -654,7 +654,7 @@ grad_coll(void *ctx, const sl_coll_item *ci)
 
 	if (ci->cause == SL_CAUSE_GRAD && ci->tensor >= 0 &&
 	    a->s->g->tensors[ci->tensor].role == SL_ROLE_PARAMETER && a->n < 4)
-		a->coll[a->n++] = sl_grad_sync_coll(a->s, ci);
+		a->coll[a->n++] = ci->coll;
 }
 
 /*
@@ -868,6 +868,41 @@ test_step_terms_by_hand(void **state)
 		sl_node_colls(s, 0, si, grad_coll, &got);
 		assert_int_equal(got.n, 1);
 		assert_int_equal(got.coll[0], SL_COLL_REDUCE_SCATTER);
+		{
+			/*
+			 * As they run, with their bytes: the fp32 main
+			 * gradient (4 B x 1,048,576) reduce-scattered over
+			 * the 4, the bf16 weight (2 B x 1,048,576)
+			 * all-gathered after the step; no all-reduce.  The
+			 * gather's time is the optimizer's gather_ns.
+			 */
+			sl_comm cm;
+			char *text;
+
+			sl_error_clear(&err);
+			sl_node_cost(s, 0, si, NULL, NULL, &cm);
+			assert_int_equal(cm.bytes[SL_COLL_ALL_REDUCE], 0);
+			assert_int_equal(cm.bytes[SL_COLL_REDUCE_SCATTER], 4 * 1048576);
+			assert_int_equal(cm.bytes[SL_COLL_ALL_GATHER], 2 * 1048576);
+			assert_int_equal(cm.ns[SL_COLL_ALL_GATHER], ag);
+			assert_int_equal(cm.ns[SL_COLL_REDUCE_SCATTER],
+			    sl_coll_time(SL_COLL_REDUCE_SCATTER, 4, 4 * 1048576,
+			    &m.axes[0].link));
+			assert_int_equal(c.gather_ns, ag);
+			/* explain says so, with the bytes */
+			int ch[3] = { si, sl_space_find_strategy(s, 1, "dp"),
+			    sl_space_find_strategy(s, 2, "dp") };
+			assert_true(ch[1] >= 0 && ch[2] >= 0);
+			text = sl_explain(s, ch, 0, si, &err);
+			assert_non_null(text);
+			assert_non_null(strstr(text, "reduce-scatter over axis 0 (4 devices) "
+			    "of 4,194,304 bytes"));
+			assert_non_null(strstr(text, "after the optimizer step"));
+			assert_non_null(strstr(text, "all-gather over axis 0 (4 devices) "
+			    "of 2,097,152 bytes"));
+			assert_null(strstr(text, "all-reduce"));
+			free(text);
+		}
 		sl_space_free(s);
 		r.shard_states = 0;
 		s = space(g, &hw, 1, (int[]){ 4 }, &r);

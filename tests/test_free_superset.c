@@ -169,6 +169,25 @@ test_sharded_states_by_hand(void **state)
 	assert_int_equal(st->params, 2 * P);
 	assert_int_equal(st->grads, 2 * P / 4);
 	assert_int_equal(st->optim, 12 * P / 4);
+	/*
+	 * The collectives as they run: each gradient reduce-scattered (2 B
+	 * an element; the tied embedding's two readers each reduce their
+	 * part, 2 x vocab x hidden more), each weight all-gathered after
+	 * the step by its owner (2 B an element), no all-reduce.
+	 */
+	o.space.recipe.shard_states = r.shard_states;
+	{
+		sl_comm c;
+		int64_t tied = (int64_t)gc.vocab * gc.hidden;
+
+		assert_int_equal(sl_pipeline_state_comm(&o, &r.best, 0, &c, &err), SL_OK);
+		fprintf(stderr, "# reduce-scatter %lld, all-gather %lld bytes\n",
+		    (long long)c.bytes[SL_COLL_REDUCE_SCATTER],
+		    (long long)c.bytes[SL_COLL_ALL_GATHER]);
+		assert_int_equal(c.bytes[SL_COLL_ALL_REDUCE], 0);
+		assert_int_equal(c.bytes[SL_COLL_REDUCE_SCATTER], 2 * (P + tied));
+		assert_int_equal(c.bytes[SL_COLL_ALL_GATHER], 2 * P);
+	}
 	sl_hybrid_result_free(&r);
 }
 

@@ -96,6 +96,66 @@ print_experts(const sl_pipeline *pl, const sl_graph *g)
 		printf(_("  (Megatron-LM cannot lay the experts out so: %s)\n"), l->why);
 }
 
+/*
+ * The collectives of the parameter states once a step, as they run
+ * (sl_pipeline_state_comm): all-reduce of the gradients, or their
+ * reduce-scatter and the all-gather of the updated weights where the
+ * states are sharded; for the pipeline rank that moves the most.
+ */
+static void
+print_state_comm(const sl_pipeline *pl, const sl_hybrid_opts *o)
+{
+	/* in the order they run */
+	static const struct {
+		sl_coll coll;
+		const char *of;
+	} what[] = {
+		/* TRANSLATORS: after "all-reduce" or "reduce-scatter" */
+		{ SL_COLL_ALL_REDUCE, N_("of the gradients, %s (%s)") },
+		{ SL_COLL_REDUCE_SCATTER, N_("of the gradients, %s (%s)") },
+		/* TRANSLATORS: after "all-gather" */
+		{ SL_COLL_ALL_GATHER, N_("of the updated weights, %s (%s)") },
+	};
+	sl_comm *dev = sl_xcalloc((size_t)pl->pp, sizeof *dev);
+	int best = -1;
+	int64_t most = 0;
+	char b[2][32];
+
+	for (int j = 0; j < pl->n_stages; j++) {
+		sl_comm c;
+		sl_error err;
+
+		sl_error_clear(&err);
+		if (sl_pipeline_state_comm(o, pl, j, &c, &err) != SL_OK)
+			goto out;
+		sl_comm_add(&dev[pl->stage[j].device], &c);
+	}
+	for (int d = 0; d < pl->pp; d++) {
+		int64_t t = 0;
+		for (int k = 0; k < SL_COLL_COUNT; k++)
+			t = sl_add_sat(t, dev[d].bytes[k]);
+		if (t > most) {
+			most = t;
+			best = d;
+		}
+	}
+	if (best < 0)
+		goto out;
+	printf(_("collectives of the states once a step, per device of pipeline rank %d:"),
+	    best);
+	for (size_t i = 0, n = 0; i < SL_ARRAY_LEN(what); i++) {
+		sl_coll k = what[i].coll;
+		if (dev[best].bytes[k] <= 0)
+			continue;
+		printf("%s %s ", n++ ? "," : "", sl_coll_name(k));
+		printf(_(what[i].of), cli_bytes(dev[best].bytes[k], b[0]),
+		    cli_ns(dev[best].ns[k], b[1]));
+	}
+	printf("\n");
+out:
+	free(dev);
+}
+
 static void
 print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g)
 {
@@ -143,6 +203,7 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 	    cli_ns(pl->step_ns, b[0]), cli_ns(pl->pipe_ns, b[1]), cli_ns(pl->bubble_ns, b[2]),
 	    pl->pipe_ns > 0 ? 100.0 * (double)pl->bubble_ns / (double)pl->pipe_ns : 0.0,
 	    cli_ns(pl->sync_ns, b[3]), cli_ns(pl->optim_ns, b[4]));
+	print_state_comm(pl, o);
 	if (pl->step_ns > 0 && o->hw.flops > 0) {
 		printf(_("%s tokens/s; MFU %.1f%%"),
 		    sl_format_rate(pl->tokens_per_s, b[0], sizeof b[0]), 100 * pl->mfu);
