@@ -17,6 +17,7 @@ the same batch.  Checks, and prints as JSON lines:
 Exits 0 when both hold, 1 otherwise, 77 when torch lacks what the export
 needs (DeviceMesh, DTensor parallel styles, FSDP2: torch 2.4 or later).
 """
+import collections
 import json
 import math
 import os
@@ -111,6 +112,13 @@ class Inner(nn.Module):
                           persistent=False)
 
 
+# transformers' ModelOutput is a pytree node (transformers/utils/generic.py
+# registers it), so FSDP2 finds the logits in it and hooks their backward;
+# a namedtuple is one too.  A plain object would hide them: the root's
+# pre-backward all-gather would never run.
+CausalLMOutput = collections.namedtuple("CausalLMOutput", ["logits"])
+
+
 class LlamaForCausalLM(nn.Module):
     def __init__(s, c):
         super().__init__()
@@ -125,11 +133,7 @@ class LlamaForCausalLM(nn.Module):
         for layer in s.model.layers:
             h = layer(h, cos, sin)
 
-        class Out:
-            pass
-        out = Out()
-        out.logits = s.lm_head(s.model.norm(h))
-        return out
+        return CausalLMOutput(s.lm_head(s.model.norm(h)))
 
 
 def local_bytes(t):
@@ -169,14 +173,39 @@ def main():
     g = torch.Generator().manual_seed(99)
     n = plan["MICRO_BATCH"] * plan["DP"] * plan["MICRO_BATCHES"]
     tokens = torch.randint(0, c["vocab"], (n, seq + 1), generator=g)
-    dp_rank = mesh["dp"].get_local_rank()
+    # the data-parallel rank over the export's dp_replicate x dp_shard
+    # dimensions (torchtitan/distributed/parallel_dims.py names them so)
+    if "dp" in mesh.mesh_dim_names:
+        dp_rank = mesh["dp"].get_local_rank()
+    else:
+        dp_rank = (mesh["dp_replicate"].get_local_rank() * mesh["dp_shard"].size()
+                   + mesh["dp_shard"].get_local_rank())
     mine = tokens.view(plan["MICRO_BATCHES"], plan["DP"], plan["MICRO_BATCH"],
                        seq + 1)[:, dp_rank]
     batches = [(m[:, :-1].contiguous().to(device), m[:, 1:].contiguous().to(device))
                for m in mine]
     plan["parallelize"](model, mesh)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    # the gradients as the step holds them, read before train_step's
+    # zero_grad() frees them
+    grad_bytes = [0]
+    odd_grads = []
+    zero_grad = opt.zero_grad
+
+    def counting_zero_grad(*a, **k):
+        grad_bytes[0] = sum(local_bytes(p.grad) for p in model.parameters()
+                            if p.grad is not None)
+        # a gradient held at another size than its parameter's shard
+        for name, p in model.named_parameters():
+            if p.grad is not None and local_bytes(p.grad) != local_bytes(p):
+                odd_grads.append(dict(name=name, parameter=local_bytes(p),
+                                      gradient=local_bytes(p.grad),
+                                      placements=str(getattr(p.grad, "placements", None))))
+        return zero_grad(*a, **k)
+    opt.zero_grad = counting_zero_grad
     loss = plan["train_step"](model, opt, mesh, batches)
+    if isinstance(loss, DTensor):
+        loss = loss.full_tensor()
     loss = torch.as_tensor(float(loss), device=device)
     dist.all_reduce(loss)
     loss = float(loss) / plan["DP"] / (plan["CP"] * plan["TP"])
@@ -184,11 +213,13 @@ def main():
     got = dict(parameters=0, gradients=0, optimizer=0)
     for p in model.parameters():
         got["parameters"] += local_bytes(p)
-        if p.grad is not None:
-            got["gradients"] += local_bytes(p.grad)
+    got["gradients"] = grad_bytes[0]
     for st in opt.state.values():
         for k in ("exp_avg", "exp_avg_sq"):
             got["optimizer"] += local_bytes(st[k])
+    if rank == 0 and odd_grads:
+        print(json.dumps(dict(what="gradients unlike their parameters", rank=0,
+                              tensors=odd_grads)))
     pred = plan["PREDICTED"]["ranks"][0]
     gathered = [None] * world
     dist.all_gather_object(gathered, got)

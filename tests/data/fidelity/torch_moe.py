@@ -103,8 +103,9 @@ def per_layer(L, cfg, ep, etp, b):
     """Held after forward, backward peak, forward and backward ms."""
     h, E, f, k, n = cfg
     torch.cuda.empty_cache()
-    m = nn.Sequential(*[MoELayer(h, E, f, k, ep, etp) for _ in range(L)])
-    m = m.to(dev, torch.bfloat16)
+    with torch.device(dev):     # initialised on the GPU: seconds, not minutes
+        m = nn.Sequential(*[MoELayer(h, E, f, k, ep, etp) for _ in range(L)])
+    m = m.to(torch.bfloat16)
     x = torch.randn(b, n, h, device=dev, dtype=torch.bfloat16, requires_grad=True)
     m(x).float().sum().backward()      # warm-up: cuBLAS workspaces, kernels
     for q in m.parameters():
