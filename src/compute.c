@@ -162,13 +162,16 @@ sl_gemm_ns(const sl_hw *hw, int64_t m, int64_t n, int64_t k, int64_t batch)
  * once), at the widths the step moves them (sl_recipe_widths).  A matmul
  * or attention under autocast reads the bf16 copy of an fp32 input: the
  * copy is made by a cast kernel forward (4 bytes read, 2 written per
- * element) and the gradient cast back to fp32 backward (2 read, 4
- * written), in *cast_elems and *casts (torch autocast's cast of each
- * fp32 argument of a lower-precision op; of a weight once per forward).
+ * element), in *cast_elems and *casts (torch autocast's cast of each fp32
+ * argument of a lower-precision op, aten/src/ATen/autocast_mode.cpp,
+ * cached_cast; of a weight once per forward, its cache), and where the
+ * input has a gradient the gradient is cast back to fp32 backward (2
+ * read, 4 written; the copy's ToCopyBackward), in *bwd_elems and
+ * *bwd_casts: data and frozen weights take no backward cast.
  */
 static double
 slot_bytes(const sl_space *sp, int opi, int si, const int *coord,
-    double *cast_elems, int *casts)
+    double *cast_elems, int *casts, double *bwd_elems, int *bwd_casts)
 {
 	const sl_op *op = &sp->g->ops[opi];
 	const sl_strategy *st = &sp->ops[opi].strat[si];
@@ -178,8 +181,8 @@ slot_bytes(const sl_space *sp, int opi, int si, const int *coord,
 	bool fp8 = sl_fp8_matmul(sp, op);
 	double b = 0;
 
-	*cast_elems = 0;
-	*casts = 0;
+	*cast_elems = *bwd_elems = 0;
+	*casts = *bwd_casts = 0;
 	for (int i = 0; i < sl_op_nslots(op); i++) {
 		int ti = sl_op_slot_tensor(op, i);
 		const sl_tensor *t = &sp->g->tensors[ti];
@@ -190,6 +193,10 @@ slot_bytes(const sl_space *sp, int opi, int si, const int *coord,
 		    t->dtype == SL_DT_F16 || t->dtype == SL_DT_BF16)) {
 			*cast_elems += e;
 			(*casts)++;
+			if (sl_space_grad(sp, ti)) {
+				*bwd_elems += e;
+				(*bwd_casts)++;
+			}
 			w = 2;
 		}
 		if (fp8 && i < 2)
@@ -481,9 +488,9 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 	const sl_binding *b = sp->ops[opi].bind;
 	const sl_hw *hw = &sp->mesh.hw;
 	int64_t loc[SL_MAX_LOOP];
-	double cast_e, bytes, ff = 0, fb = 0, rate = 0, xb_f = 0, xb_b = 0;
+	double cast_e, cast_b, bytes, ff = 0, fb = 0, rate = 0, xb_f = 0, xb_b = 0;
 	int kf = sl_kinds[op->kind].kernels[0], kb = sl_kinds[op->kind].kernels[1];
-	int casts;
+	int casts, casts_b;
 
 	struct state_elems se = { 0, 0 };
 
@@ -495,7 +502,7 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 	out->optim_ns = sl_add_sat(sl_optim_ns(sp, se.optim), out->gather_ns);
 	if (hw->flops <= 0)
 		return;
-	bytes = slot_bytes(sp, opi, si, coord, &cast_e, &casts);
+	bytes = slot_bytes(sp, opi, si, coord, &cast_e, &casts, &cast_b, &casts_b);
 	for (int i = 0; i < op->n_in; i++)
 		kb += sp->g->tensors[op->in[i]].role == SL_ROLE_PARAMETER &&
 		    !sl_recipe_frozen(&sp->opts.recipe);
@@ -559,7 +566,7 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 		    kernels_s(hw, casts, 0, 0, 6 * cast_e) + atf;
 		tb = kernels_s(hw, kb, fb, rate, bm * bytes + xb_b) + atb;
 		if (bm > 0)
-			tb += kernels_s(hw, casts, 0, 0, 6 * cast_e);
+			tb += kernels_s(hw, casts_b, 0, 0, 6 * cast_b);
 		if (sp->adapter != NULL && sp->adapter[opi].nf4) {
 			/* QLoRA: the weight dequantised from NF4 to bf16 before
 			 * the forward matmul and the input gradient's */

@@ -503,7 +503,10 @@ explain_memory(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *s
 			sp = st->spec[it->slot];
 			sp.zero = 0;
 			total += mem_line(b, s, t, &sp, it->elems, it->bpe, it->local,
-			    it->full, _("autocast copy of"),
+			    it->full, _("autocast copy of"), it->free == SL_UNTIL_FWD_END ?
+			    _("bf16 copy of the fp32 weight, in autocast's cache until the "
+			    "forward ends: backward does not read it, the input having no "
+			    "gradient") :
 			    _("bf16 copy of the fp32 weight, kept for backward"), &redundant);
 			break;
 		case SL_WHAT_FP8:

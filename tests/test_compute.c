@@ -700,6 +700,53 @@ test_step_terms_by_hand(void **state)
 		assert_int_equal(c.bwd_ns, b16 + 3146);
 		sl_space_free(s);
 		sl_graph_free(g);
+		/*
+		 * The same with x fp32 data, which has no gradient: forward
+		 * casts x (4,096 elements) and w1, (4,096 + 1,048,576) x 6 =
+		 * 6,316,032 bytes beside the kernels' 2,138,112 (4227 ns);
+		 * backward casts w1's gradient back alone (3146 ns): the
+		 * cast of x has no backward (aten/src/ATen/autocast_mode.cpp,
+		 * cached_cast; a tensor without grad gets no ToCopyBackward).
+		 */
+		g = tu_mlp();
+		g->tensors[g->ops[0].in[0]].dtype = SL_DT_F32;
+		s = space(g, &hw, 1, (int[]){ 1 }, &r);
+		assert_int_equal(s->width[g->ops[0].in[0]], 4);
+		sl_node_compute(s, 0, 0, NULL, &c);
+		assert_int_equal(c.fwd_ns, 4227);
+		assert_int_equal(c.bwd_ns, b16 + 3146);
+		{
+			/*
+			 * The weights' bf16 copies, 2 x 1,048,576 bytes each:
+			 * fc1's input has no gradient, so mm does not save
+			 * w1's copy and autocast's cache holds it until the
+			 * forward ends (fc2's forward, the last); fc2's input
+			 * has one, and w2's copy is kept for fc2's input
+			 * gradient.
+			 */
+			sl_timeline tl;
+			sl_error err;
+			int found = 0;
+
+			sl_error_clear(&err);
+			assert_int_equal(sl_timeline_build(s, (int[]){ 0, 0, 0 }, 0,
+			    false, &tl, &err), SL_OK);
+			for (int k = 0; k < tl.n_bufs; k++) {
+				const sl_tl_buf *bf = &tl.buf[k];
+				const sl_task *last = &tl.task[tl.order[bf->last]];
+				if (bf->kind != SL_BUF_AUTOCAST)
+					continue;
+				found++;
+				assert_int_equal(bf->bytes, 2 * 1048576);
+				assert_int_equal(last->op, 2);
+				assert_int_equal(last->kind, bf->tensor == g->ops[0].in[1] ?
+				    SL_TASK_FWD : SL_TASK_BWD);
+			}
+			assert_int_equal(found, 2);
+			sl_timeline_free(&tl);
+		}
+		sl_space_free(s);
+		sl_graph_free(g);
 	}
 	{
 		/*
