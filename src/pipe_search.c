@@ -1129,6 +1129,70 @@ zero_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 }
 
 /*
+ * Megatron-LM's plan for the same devices and batch, its layout costed as
+ * the per-operator plan runs, is a plan of the per-operator search too:
+ * kept when faster than what the stages' solver chose (which weighs a
+ * stage's gradient reduction as if nothing overlapped it, and can miss
+ * that layout by a little).  Plans with context parallelism or experts
+ * are left to the search.
+ */
+static int
+megatron_candidate(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
+{
+	sl_hybrid_opts om = *o, of = *o;
+	sl_hybrid_result rm;
+	sl_pipe_config pc;
+	sl_pipeline pl;
+	const sl_pipeline *b;
+	int *layers;
+	sl_recompute *rec;
+	int rc;
+
+	om.space.recipe.framework = SL_FW_MEGATRON;
+	om.space.recipe.shard_states = 1;
+	if (hybrid_search(&om, &rm, err) != SL_OK) {
+		/* nothing Megatron-LM runs: the search's plan stands */
+		sl_error_clear(err);
+		return SL_OK;
+	}
+	b = &rm.best;
+	if (!rm.found || !b->fits || b->launch_cp > 1 || b->moe.n_experts > 0 ||
+	    (r->found && r->best.fits && r->best.step_ns <= b->step_ns)) {
+		sl_hybrid_result_free(&rm);
+		return SL_OK;
+	}
+	layers = sl_xmalloc((size_t)b->n_stages * sizeof *layers);
+	rec = sl_xmalloc((size_t)b->n_stages * sizeof *rec);
+	for (int j = 0; j < b->n_stages; j++) {
+		layers[j] = b->stage[j].n_layers;
+		rec[j] = b->stage[j].recompute;
+	}
+	pc = (sl_pipe_config){ .pp = b->pp, .virt = b->virt, .outer = b->outer,
+	    .inner = b->inner, .graph_batch = b->graph_batch,
+	    .micro_batches = b->micro_batches, .layers = layers, .recompute = rec,
+	    .layout = b->inner > 1 ? SL_LAYOUT_MEGATRON_SP : SL_LAYOUT_MEGATRON };
+	of.space.recipe.shard_states = 1;
+	of.schedule = b->schedule;
+	rc = sl_pipeline_eval(&of, &pc, &pl, err);
+	if (rc == SL_OK && pl.fits && (!r->found || !r->best.fits ||
+	    pl.step_ns < r->best.step_ns)) {
+		sl_pipeline_free(&r->best);
+		r->best = pl;
+		r->found = true;
+		r->shard_states = 1;
+	} else if (rc == SL_OK)
+		sl_pipeline_free(&pl);
+	else {
+		sl_error_clear(err);	/* no such layout here: the plan stands */
+		rc = SL_OK;
+	}
+	free(layers);
+	free(rec);
+	sl_hybrid_result_free(&rm);
+	return rc;
+}
+
+/*
  * States sharded over the data-parallel ranks or not, when the options
  * leave it to the search (recipe.shard_states -1, the per-operator
  * search): one search each for none, the optimizer states (ZeRO-1, what
@@ -1157,7 +1221,9 @@ states_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 		if (ss > 0)
 			result_join(r, &r1);
 	}
-	return SL_OK;
+	if ((rc = megatron_candidate(o, r, err)) != SL_OK)
+		sl_hybrid_result_free(r);
+	return rc;
 }
 
 /* Whether the model the search plans has a mixture's experts. */

@@ -58,6 +58,9 @@ test_free_never_slower(void **state)
 		{ SL_FAM_LLAMA, 6, 1024, 16, 2816, 1024, "a100-sxm", 8, 16 },
 		{ SL_FAM_LLAMA, 4, 2048, 16, 5632, 2048, "h100-2node-ib", 16, 32 },
 		{ SL_FAM_GPT, 6, 1024, 16, 4096, 1024, "l4-pcie", 8, 16 },
+		/* GPT-1.7B's width, where the stages' solver alone misses
+		 * Megatron-LM's layout by 0.2% under one recipe */
+		{ SL_FAM_GPT, 8, 2304, 24, 9216, 2048, "h100-nvlink", 8, 32 },
 	};
 	static const sl_framework others[] = { SL_FW_MEGATRON, SL_FW_DEEPSPEED };
 	int compared = 0, sharded = 0;
@@ -102,7 +105,7 @@ test_free_never_slower(void **state)
 		}
 	}
 	/* the comparisons were made, and sharding was chosen somewhere */
-	assert_true(compared >= 15);
+	assert_true(compared >= 18);
 	assert_true(sharded > 0);
 }
 
