@@ -467,23 +467,28 @@ cli_hybrid_opts(const cli_opts *o, cli_plan_model *pm, sl_hybrid_opts *ho,
 	ho->space.recipe = o->recipe;
 	ho->space.recipe.micro_batch = 1;
 	/* a plan is made for a framework to run: the one --export launches
-	 * with, else Megatron-LM, unless told */
-	if (!cli_given(o, "framework")) {
+	 * with, else Megatron-LM, unless told or reopened from a plan file,
+	 * whose recipe says how it was made */
+	if (o->recipe_from_plan)
+		;
+	else if (!cli_given(o, "framework")) {
 		int k = sl_export_from_name(o->export_kind);
 		ho->space.recipe.framework = k >= 0 && sl_export_framework(k) != SL_FW_FREE ?
 		    sl_export_framework(k) : SL_FW_MEGATRON;
 	}
 	/* and trained as that framework trains unless told */
-	if (!cli_given(o, "precision"))
+	if (!cli_given(o, "precision") && !o->recipe_from_plan)
 		ho->space.recipe.precision = sl_framework_precision(ho->space.recipe.framework);
 	/* Megatron-LM's distributed optimizer and DeepSpeed's ZeRO shard the
 	 * optimizer states over data parallel */
-	if (ho->space.recipe.framework == SL_FW_MEGATRON ||
+	if (o->recipe_from_plan)
+		;
+	else if (ho->space.recipe.framework == SL_FW_MEGATRON ||
 	    ho->space.recipe.framework == SL_FW_DEEPSPEED)
 		ho->space.recipe.shard_states = 1;
 	/* the per-operator search chooses whether to shard them, and the
 	 * gradients (ZeRO-1, ZeRO-2), as it chooses ZeRO-3 per operator */
-	if (ho->space.recipe.framework == SL_FW_FREE)
+	else if (ho->space.recipe.framework == SL_FW_FREE)
 		ho->space.recipe.shard_states = -1;
 	ho->global_batch = o->recipe.global_batch;
 	ho->schedule = o->schedule;

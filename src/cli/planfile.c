@@ -145,6 +145,7 @@ cli_plan_apply(cli_opts *o, const sl_plan_file *pf, sl_error *err)
 		    _("--lora-rank and --lora-targets need --finetune lora or qlora"));
 	PLAN_SETTING("--optimizer", optimizer, sl_optimizer_name);
 	if (pf->has_recipe) {
+		o->recipe_from_plan = true;
 		if (cli_given(o, "no-clip-grad") && !pf->recipe.no_clip_grad)
 			return contradicts(pf, "--no-clip-grad", "",
 			    _("gradient clipping"), err);
