@@ -592,7 +592,8 @@ sl_attention_score_bytes(const sl_space *sp, const sl_op *op)
  * steps-h100.jsonl).  Megatron-LM's fused kernels, and SDPA called with
  * enable_gqa (transformers' sdpa_attention_forward where torch has it:
  * the llama-2-70b rows of recompute-llama-h200.jsonl), take the key/value
- * heads as they are.
+ * heads as they are.  Under torchtitan's selective recomputation (its
+ * operator policy) the repetition is not saved but run again.
  */
 int64_t
 sl_attention_saved(const sl_space *sp, const sl_op *op, const sl_binding *b,
@@ -619,7 +620,8 @@ sl_attention_saved(const sl_space *sp, const sl_op *op, const sl_binding *b,
 		r = sl_add_sat(r, sl_mul_sat(tok, sl_mul_sat(loc[2], ad.dqk)));
 	else if (sp->opts.recipe.attention == SL_ATTN_FLASH &&
 	    ad.kv_heads < ad.heads &&
-	    sp->opts.recipe.framework == SL_FW_TORCHTITAN)
+	    sp->opts.recipe.framework == SL_FW_TORCHTITAN &&
+	    sl_layer_recompute_of(sp, op) != SL_RECOMP_SELECTIVE)
 		r = sl_add_sat(r, sl_mul_sat(tok, sl_mul_sat(loc[2], ad.dqk + ad.dv)));
 	return r;
 }
