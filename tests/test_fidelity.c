@@ -472,23 +472,24 @@ toy(sl_family fam, int layers)
  * per sbh): ln1 2, qkv 2, attention's qkv 6, proj 2, dropout mask 1, ln2 2,
  * fc1 2, gelu 8, fc2 8, dropout mask 1: 34 sbh = 69,632 (Korthikanti et al.),
  * plus naive attention's 5 a s^2 b = 20,480 (softmax 2, mask 1, dropped 2)
- * or flash's fp32 log-sum-exp 4 b a s = 512.
+ * or flash's fp32 log-sum-exp 4 b a s = 512, and the two LayerNorms' fp32
+ * mean and reciprocal deviation, 8 bytes a row each: 2 x 8 s b = 512.
  */
 static void
 test_gpt_layer_recipes(void **state)
 {
 	sl_graph *g = toy(SL_FAM_GPT, 2);
-	const int64_t sbh = 2048, base = 34 * sbh, scores = 4 * 32 * 32;
+	const int64_t sbh = 2048, base = 34 * sbh + 2 * 8 * 32, scores = 4 * 32 * 32;
 	sl_recipe r;
 	int64_t a;
 
 	(void)state;
 	r = recipe(SL_PREC_BF16, SL_ATTN_FLASH, SL_RECOMP_NONE);
 	one_device_total(g, &r, &a, 0);
-	assert_int_equal(a, base + 4 * 4 * 32);			/* 70,144 */
+	assert_int_equal(a, base + 4 * 4 * 32);			/* 70,656 */
 	r.attention = SL_ATTN_NAIVE;
 	one_device_total(g, &r, &a, 0);
-	assert_int_equal(a, base + 5 * scores);			/* 90,112 */
+	assert_int_equal(a, base + 5 * scores);			/* 90,624 */
 	r.recompute = SL_RECOMP_SELECTIVE;	/* the s^2 tensors are recomputed */
 	one_device_total(g, &r, &a, 0);
 	assert_int_equal(a, base);
@@ -499,7 +500,7 @@ test_gpt_layer_recipes(void **state)
 	 * weights, and an fp32 softmax whose dropped copy P.V keeps in bf16 */
 	r = recipe(SL_PREC_AMP, SL_ATTN_FLASH, SL_RECOMP_NONE);
 	one_device_total(g, &r, &a, 0);
-	assert_int_equal(a, base + 4 * sbh + 2 * 12 * 64 * 64 + 4 * 4 * 32);	/* 176,640 */
+	assert_int_equal(a, base + 4 * sbh + 2 * 12 * 64 * 64 + 4 * 4 * 32);	/* 177,152 */
 	r.attention = SL_ATTN_NAIVE;
 	one_device_total(g, &r, &a, 0);
 	assert_int_equal(a, base + 4 * sbh + 2 * 12 * 64 * 64 + 7 * scores);
@@ -507,7 +508,7 @@ test_gpt_layer_recipes(void **state)
 	 * the scores 4 + 1 + 4 */
 	r = recipe(SL_PREC_FP32, SL_ATTN_NAIVE, SL_RECOMP_NONE);
 	one_device_total(g, &r, &a, 0);
-	assert_int_equal(a, 66 * sbh + 9 * scores);		/* 172,032 */
+	assert_int_equal(a, 66 * sbh + 2 * 8 * 32 + 9 * scores);	/* 172,544 */
 	sl_graph_free(g);
 }
 
@@ -516,7 +517,8 @@ test_gpt_layer_recipes(void **state)
  * dropout: ln1 2 sbh, qkv 2 sbh, attention's qkv (4 + 2 x 2) x 16 x 32 x 2 =
  * 8,192, its log-sum-exp 512, proj 2 sbh, ln2 2 sbh, gate 2 sbh (up reads the
  * same tensor, kept once), silu 2 s f = 11,264, mul both inputs 22,528, down
- * 11,264.  Naive attention without dropout keeps only the softmax output,
+ * 11,264, the RMSNorms' fp32 reciprocal root mean square, 2 x 4 s b = 256.
+ * Naive attention without dropout keeps only the softmax output,
  * 2 a s^2 b = 8,192.
  */
 static void
@@ -524,14 +526,15 @@ test_llama_layer_recipes(void **state)
 {
 	sl_graph *g = toy(SL_FAM_LLAMA, 2);
 	const int64_t sbh = 2048, sf = 32 * 176;
-	const int64_t base = 5 * 2 * sbh + 8192 + 2 * sf + 4 * sf + 2 * sf;
+	const int64_t base = 5 * 2 * sbh + 8192 + 2 * sf + 4 * sf + 2 * sf +
+	    2 * 4 * 32;
 	sl_recipe r;
 	int64_t a;
 
 	(void)state;
 	r = recipe(SL_PREC_BF16, SL_ATTN_FLASH, SL_RECOMP_NONE);
 	one_device_total(g, &r, &a, 0);
-	assert_int_equal(a, base + 4 * 4 * 32);			/* 74,240 */
+	assert_int_equal(a, base + 4 * 4 * 32);			/* 74,496 */
 	r.attention = SL_ATTN_NAIVE;
 	one_device_total(g, &r, &a, 0);
 	assert_int_equal(a, base + 2 * 4 * 32 * 32);
