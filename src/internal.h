@@ -431,6 +431,8 @@ void sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *c
  * updates; the all-gather of the updated weights is the optimizer's,
  * sl_compute.optim_ns); else c->coll. */
 sl_coll sl_grad_sync_coll(const sl_space *sp, const sl_coll_item *c);
+/* Axes over which a split weight's gradient is held whole (space.c). */
+uint8_t sl_whole_grad_axes(const sl_space *sp, int opi, int si, int slot);
 /* Returns whether the edge moves data (the consumer then holds a copy). */
 bool sl_edge_colls(const sl_space *sp, int e, int s_src, int s_dst,
     coll_item_fn fn, void *ctx);

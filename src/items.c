@@ -677,7 +677,15 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 				int64_t es = rep == 0 ? e : sl_piece(e,
 				    sl_axes_parts(m, rep), sl_axes_index(m, rep, coord));
 				int ss = sp->opts.recipe.shard_states;
-				state_items(sp, opi, i, op->in[i], e, ss >= 2 ? es : e,
+				int64_t eg = ss >= 2 ? es : e;
+
+				if (sl_whole_grad_axes(sp, opi, si, i) != 0) {
+					/* held whole over those axes (space.c) */
+					sl_spec whole = st->spec[i];
+					whole.split[0] = 0;
+					eg = sl_local_elems(m, &whole, t, coord);
+				}
+				state_items(sp, opi, i, op->in[i], e, eg,
 				    ss >= 1 ? es : e, full, false, fn, ctx);
 			}
 		}
