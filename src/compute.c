@@ -598,7 +598,94 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 		out->bwd_ns = ns_of(tb);
 	}
 	if (sl_op_recomputed(sp, opi))
-		out->recompute_ns = out->fwd_ns;
+		out->recompute_ns = (int64_t)llround((double)out->fwd_ns *
+		    sl_op_recompute_share(sp, opi));
+}
+
+/*
+ * The matrix products torchtitan's LLaMA runs for matmul v, and each
+ * one's share of v's output columns: a fused qkv that an attention reads
+ * whole (its only activation input) is wq, wk and wv, H, kv and kv heads
+ * wide (torchtitan/models/llama3/model/model.py, Attention.forward);
+ * any other matmul is one mm.
+ */
+static int
+mm_calls(const sl_graph *g, int v, double *share)
+{
+	const sl_op *op = &g->ops[v];
+	const sl_layer *ly = &g->layers[op->layer];
+
+	share[0] = 1.0;
+	for (int u = v + 1; u < ly->first_op + ly->n_ops; u++) {
+		const sl_op *a = &g->ops[u];
+		int acts = 0;
+		if (a->kind != SL_OP_ATTENTION || a->in[0] != op->out[0])
+			continue;
+		for (int i = 0; i < a->n_in; i++)
+			acts += g->tensors[a->in[i]].role == SL_ROLE_ACTIVATION;
+		if (acts != 1 || a->heads < 1 || a->kv_heads < 1)
+			return 1;
+		share[0] = (double)a->heads / (a->heads + 2 * a->kv_heads);
+		share[1] = share[2] = (double)a->kv_heads / (a->heads + 2 * a->kv_heads);
+		return 3;
+	}
+	return 1;
+}
+
+bool
+sl_layer_sac(const sl_recipe *r, const sl_op *op, sl_recompute mode)
+{
+	return op->layer >= 0 && mode == SL_RECOMP_SELECTIVE &&
+	    r->framework == SL_FW_TORCHTITAN;
+}
+
+double
+sl_sac_saved_share(const sl_graph *g, int v)
+{
+	const sl_op *op = &g->ops[v];
+	double share[3], saved = 0;
+	int count = 0, n;
+
+	if (op->layer < 0)
+		return 0;
+	if (op->kind == SL_OP_ATTENTION)
+		return 1;
+	if (op->kind != SL_OP_MATMUL)
+		return 0;
+	/* the mm calls of the block before v: the policy's counter starts
+	 * at 0 in each checkpointed block */
+	for (int u = g->layers[op->layer].first_op; u < v; u++)
+		if (g->ops[u].kind == SL_OP_MATMUL)
+			count += mm_calls(g, u, share);
+	n = mm_calls(g, v, share);
+	/* "Saves output of all compute ops, except every second mm" */
+	for (int i = 0; i < n; i++)
+		if ((count + i + 1) % 2 == 1)
+			saved += share[i];
+	return saved;
+}
+
+double
+sl_recompute_share(const sl_recipe *r, const sl_graph *g, int v,
+    sl_recompute mode)
+{
+	const sl_op *op = &g->ops[v];
+
+	if (sl_layer_sac(r, op, mode))
+		return op->kind == SL_OP_ATTENTION ? 0 :
+		    1.0 - sl_sac_saved_share(g, v);
+	return sl_recomputes(r, op, mode) ? 1 : 0;
+}
+
+double
+sl_op_recompute_share(const sl_space *sp, int v)
+{
+	const sl_op *op = &sp->g->ops[v];
+
+	if (op->layer < 0 || sp->layer_recompute == NULL)
+		return 0;
+	return sl_recompute_share(&sp->opts.recipe, sp->g, v,
+	    (sl_recompute)sp->layer_recompute[op->layer]);
 }
 
 bool
@@ -617,8 +704,7 @@ sl_op_recomputed(const sl_space *sp, int v)
 
 	if (op->layer < 0 || sp->layer_recompute == NULL)
 		return false;
-	return sl_recomputes(&sp->opts.recipe, op,
-	    (sl_recompute)sp->layer_recompute[op->layer]);
+	return sl_op_recompute_share(sp, v) > 0;
 }
 
 /*

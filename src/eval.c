@@ -328,7 +328,8 @@ eval_time(const sl_space *s, const int *choice, sl_eval *ev)
 	for (int v = 0; v < g->n_ops; v++) {
 		param_ns = sl_add_sat(param_ns, sl_node_param_comm_ns(s, v, choice[v]));
 		if (sl_op_recomputed(s, v))
-			recomputed += sl_op_model_flops(g, &g->ops[v]);
+			recomputed += sl_op_model_flops(g, &g->ops[v]) *
+			    sl_op_recompute_share(s, v);
 	}
 	other = ev->comm_ns - param_ns;
 	steps = node_steps(s, choice);

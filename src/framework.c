@@ -357,15 +357,12 @@ check_torchtitan(const sl_layout *l, const sl_arch *a, char *why, size_t len)
 			    l->pp);
 	}
 	/* torchtitan/config/job_config.py ActivationCheckpoint.mode: one
-	 * mode for the model; its "selective" saves by operator policy, not
-	 * the attention core */
+	 * mode for the model; its "selective" (selective_ac_option "op")
+	 * saves by operator policy, which is what selective costs under
+	 * torchtitan (sl_layer_sac) */
 	if (!uniform_recompute(l))
 		return no(why, len, "%s", _("stages recompute differently; "
 		    "activation_checkpoint.mode is one for all"));
-	if (l->n_stages > 0 && l->stage_recompute != NULL &&
-	    l->stage_recompute[0] == SL_RECOMP_SELECTIVE)
-		return no(why, len, "%s", _("torchtitan recomputes whole layers "
-		    "(full) or by operator policy, not the attention core alone"));
 	/* training.mixed_precision_param bfloat16 or float32 over fp32
 	 * parameters (FSDP2's MixedPrecisionPolicy): its Literal has no
 	 * float16, and torchtitan has no loss scaler */

@@ -8,6 +8,7 @@
  */
 #include "internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -408,7 +409,8 @@ sl_kept_first_width(const sl_space *sp, int opi)
 		return 0;
 	if (f != 0 && sp->saver[op->in[0]] != opi)
 		f = 0;
-	if (sl_layer_recompute_of(sp, op) == SL_RECOMP_FULL) {
+	if (sl_layer_recompute_of(sp, op) == SL_RECOMP_FULL ||
+	    sl_layer_sac(&sp->opts.recipe, op, sl_layer_recompute_of(sp, op))) {
 		if (!sl_keeps_layer_input(sp->g, opi, 0))
 			return 0;
 		if (f == 0)
@@ -632,12 +634,69 @@ loss_items(const sl_space *sp, int opi, int f, int64_t e, int64_t full,
 	emit(fn, ctx, &it, 2 * w - gw > w ? 2 * w - gw : w, e, full);
 }
 
+/*
+ * What torchtitan's op SAC keeps of operator opi beside its block's input
+ * (sl_layer_sac; torchtitan/distributed/activation_checkpoint.py,
+ * _apply_op_sac, MUST_SAVE): the share of a matrix product's output its
+ * policy saves and, where the product's output is a partial sum (a
+ * row-parallel projection under tensor parallelism), the reduce-scatter's
+ * result, which the save list names too; attention's output and what
+ * its kernel keeps beside it (flash attention's log-sum-exp).  Each is
+ * cached from the forward to the block's backward.
+ */
+static void
+sac_items(const sl_space *sp, int opi, int si, const int *coord, item_fn fn,
+    void *ctx)
+{
+	const sl_graph *g = sp->g;
+	const sl_op *op = &g->ops[opi];
+	const sl_space_op *so = &sp->ops[opi];
+	const sl_strategy *st = &so->strat[si];
+	const sl_mesh *m = &sp->mesh;
+	const sl_tensor *t = &g->tensors[op->out[0]];
+	const sl_spec *ys = &st->spec[op->n_in];
+	int64_t e = sl_local_elems(m, ys, t, coord);
+	double share = sl_sac_saved_share(g, opi);
+	int w = saved_width(sp, op, t, -1);
+	sl_mem_item it;
+
+	if (op->kind != SL_OP_MATMUL && op->kind != SL_OP_ATTENTION)
+		return;
+	kept_item(&it, opi, SL_WHAT_SAVED, SL_BUF_SAVED, op->n_in, op->out[0],
+	    SL_AT_FWD, SL_UNTIL_BWD);
+	if (share > 0)
+		emit(fn, ctx, &it, w, (int64_t)llround((double)e * share),
+		    (int64_t)llround((double)sl_tensor_elems(t) * share));
+	if (op->kind == SL_OP_MATMUL && ys->partial)
+		emit(fn, ctx, &it, w, e / sl_axes_parts(m, ys->partial),
+		    sl_tensor_elems(t));
+	if (op->kind == SL_OP_ATTENTION && sl_kinds[op->kind].extra_saved != NULL) {
+		int64_t loc[SL_MAX_LOOP];
+		kept_item(&it, opi, SL_WHAT_EXTRA, SL_BUF_EXTRA, -1, -1, SL_AT_FWD,
+		    SL_UNTIL_DGRAD);
+		sl_local_loop(sp, opi, si, coord, loc);
+		it.local = sl_kinds[op->kind].extra_saved(sp, op, so->bind, loc);
+		it.full = sl_kinds[op->kind].extra_saved(sp, op, so->bind,
+		    so->bind->size);
+		fn(ctx, &it);
+	}
+}
+
 void
 sl_node_items(const sl_space *sp, int opi, int si, const int *coord, item_fn fn,
     void *ctx)
 {
-	sl_node_items_as(sp, opi, si, coord,
-	    sl_layer_recompute_of(sp, &sp->g->ops[opi]), fn, ctx);
+	const sl_op *op = &sp->g->ops[opi];
+	sl_recompute rc = sl_layer_recompute_of(sp, op);
+
+	/* torchtitan's op SAC: the block's input kept as under full
+	 * recomputation, and what the policy saves */
+	if (sl_layer_sac(&sp->opts.recipe, op, rc)) {
+		sl_node_items_as(sp, opi, si, coord, SL_RECOMP_FULL, fn, ctx);
+		sac_items(sp, opi, si, coord, fn, ctx);
+		return;
+	}
+	sl_node_items_as(sp, opi, si, coord, rc, fn, ctx);
 }
 
 void

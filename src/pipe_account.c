@@ -31,8 +31,9 @@ own_init(own_cfg *oc, int pp, int v, int outer, int inner, int64_t graph_batch,
 		oc->layers[j] = n_layers / ns + (j < n_layers % ns);
 		oc->rec[j] = rc;
 	}
+	/* Megatron-LM's layout shards over all of data parallel */
 	oc->c = (sl_pipe_config){ .pp = pp, .virt = v, .outer = outer,
-	    .inner = inner, .graph_batch = graph_batch, .micro_batches = m,
+	    .inner = inner, .dp_replicate = 1, .graph_batch = graph_batch, .micro_batches = m,
 	    .layers = oc->layers, .recompute = oc->rec, .layout = layout };
 }
 
@@ -56,6 +57,13 @@ own_of(own_cfg *oc, const sl_pipeline *pl)
 	for (int j = 0; j < pl->n_stages; j++) {
 		oc->layers[j] = pl->stage[j].n_layers;
 		oc->rec[j] = pl->stage[j].recompute;
+	}
+	/* HSDP: the sub-mesh is replicate x shard, its configuration's
+	 * outer x inner another (stage_mesh) */
+	if (pl->dp_replicate > 1) {
+		oc->c.outer = pl->outer;
+		oc->c.inner = pl->inner;
+		oc->c.dp_replicate = pl->dp_replicate;
 	}
 }
 

@@ -97,7 +97,7 @@ sl_pipe_ctx_eval(sl_pipe_ctx *c, const sl_pipe_config *cfg, sl_pipeline *pl,
 	/* a constraint on one layer's operator holds in that layer only: the
 	 * stages then do not share types across layers */
 	if ((se = hyb_space(&c->h, cfg->graph_batch, cfg->outer, cfg->inner,
-	    err)) == NULL) {
+	    hyb_rep(&c->h, cfg->dp_replicate), err)) == NULL) {
 		memset(pl, 0, sizeof *pl);
 		return err->code ? err->code : SL_EINTERNAL;
 	}
@@ -110,7 +110,8 @@ sl_pipe_ctx_eval(sl_pipe_ctx *c, const sl_pipe_config *cfg, sl_pipeline *pl,
 	/* the stage types of this configuration, constrained before solving */
 	for (int j = 0; j < ns && cfg->layers[j] >= 1; j++) {
 		stage_type *t = hyb_type(&c->h, cfg->graph_batch, cfg->outer,
-		    cfg->inner, l0, cfg->layers[j], err);
+		    cfg->inner, hyb_rep(&c->h, cfg->dp_replicate), l0,
+		    cfg->layers[j], err);
 		bool seen = false;
 
 		if (t == NULL) {

@@ -186,7 +186,8 @@ layout_plan(hyb *h, stage_type *ty, const sl_pipe_config *c, int j,
 static int *
 layout_choice(hyb *h, const sl_pipe_config *c, sl_error *err)
 {
-	space_entry *se = hyb_space(h, c->graph_batch, c->outer, c->inner, err);
+	space_entry *se = hyb_space(h, c->graph_batch, c->outer, c->inner,
+	    hyb_rep(h, c->dp_replicate), err);
 	int *mc;
 
 	if (se == NULL)
@@ -213,7 +214,8 @@ layout_choice(hyb *h, const sl_pipe_config *c, sl_error *err)
 static void
 pipeline_degrees(hyb *h, const sl_pipe_config *c, sl_pipeline *pl)
 {
-	space_entry *se = hyb_space(h, c->graph_batch, c->outer, c->inner, NULL);
+	space_entry *se = hyb_space(h, c->graph_batch, c->outer, c->inner,
+	    hyb_rep(h, c->dp_replicate), NULL);
 	const sl_space *sp;
 	int inner;
 	bool tp = false;
@@ -300,8 +302,23 @@ pipeline_shape(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 	pl->n_stages = ns;
 	pl->stage = sl_xcalloc(ns, sizeof *pl->stage);
 	pl->dev = sl_xcalloc(p, sizeof *pl->dev);
-	if (stage_mesh(h, c->outer, c->inner, &pl->mesh, err) != SL_OK)
+	if (stage_mesh(h, c->outer, c->inner, hyb_rep(h, c->dp_replicate),
+	    &pl->mesh, err) != SL_OK)
 		return err->code;
+	/* HSDP: the ranks the sharded states are replicated across (the
+	 * space's +z leaves these axes out, hyb_space) */
+	{
+		sl_axis_role role[SL_MAX_AXES];
+		int rep = hyb_rep(h, c->dp_replicate);
+		unsigned z;
+
+		space_roles(h, c->outer, c->inner, rep, role);
+		z = o->space.zero_replicate | stage_zrep(h, rep, &pl->mesh, role);
+		pl->dp_replicate = 1;
+		for (int a = 0; a < pl->mesh.n_axes; a++)
+			if (z & (1u << a))
+				pl->dp_replicate *= pl->mesh.axes[a].size;
+	}
 	/* the pipeline link: neighbouring stages sit a sub-mesh apart */
 	if (pl->mesh.n_devices < (o->hw.devices_per_node > 0 ? o->hw.devices_per_node : 1) &&
 	    (o->hw.devices_per_node % pl->mesh.n_devices) == 0 &&
@@ -412,7 +429,8 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 		stage_type *ty;
 		int a, b;
 
-		ty = hyb_type(h, c->graph_batch, c->outer, c->inner, l0, n, err);
+		ty = hyb_type(h, c->graph_batch, c->outer, c->inner,
+		    hyb_rep(h, c->dp_replicate), l0, n, err);
 		if (ty == NULL) {
 			free(dt);
 			free(mc);
@@ -447,8 +465,8 @@ pipeline_eval(hyb *h, const sl_pipe_config *c, sl_pipeline *pl, sl_error *err)
 			pl->fits = false;
 		/* the forward passes its layers run again in backward */
 		for (int u = 0; u < b - a; u++)
-			if (sl_recomputes(&o->space.recipe, &g->ops[u + a], st->recompute))
-				recomputed += sl_op_model_flops(g, &g->ops[u + a]);
+			recomputed += sl_op_model_flops(g, &g->ops[u + a]) *
+			    sl_recompute_share(&o->space.recipe, g, u + a, st->recompute);
 		l0 += n;
 	}
 	if (l0 != g->n_layers) {

@@ -98,12 +98,9 @@ sl_pipeline_layout(const sl_pipeline *pl, const sl_hybrid_opts *o,
 	l->precision = o->space.recipe.precision;
 	if (l->zero == 0)
 		l->zero = o->space.recipe.shard_states;
-	/* HSDP: the stage sub-mesh's axes +z left replicated */
-	l->dp_replicate = 1;
-	if (l->zero == 3)
-		for (int a = 0; a < pl->mesh.n_axes; a++)
-			if (o->space.zero_replicate & (1u << a))
-				l->dp_replicate *= pl->mesh.axes[a].size;
+	/* HSDP: the stage sub-mesh's axes +z left replicated
+	 * (pipeline_shape) */
+	l->dp_replicate = l->zero == 3 && pl->dp_replicate > 1 ? pl->dp_replicate : 1;
 	if (l->dp % l->dp_replicate != 0)
 		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
 		    _("%d replicating ranks do not divide %d data-parallel ranks"),
@@ -621,8 +618,13 @@ export_torchtitan(ex *x)
 		}
 		sb_printf(&x->b, "]\n");
 	}
+	/* selective: the operator policy the cost model prices (sl_layer_sac;
+	 * torchtitan/distributed/activation_checkpoint.py, _apply_op_sac) */
 	sb_printf(&x->b, "\n[activation_checkpoint]\nmode = \"%s\"\n",
-	    rc == SL_RECOMP_FULL ? "full" : "none");
+	    rc == SL_RECOMP_FULL ? "full" : rc == SL_RECOMP_SELECTIVE ? "selective" :
+	    "none");
+	if (rc == SL_RECOMP_SELECTIVE)
+		sb_printf(&x->b, "selective_ac_option = \"op\"\n");
 }
 
 /* -------------------------------------------------------------- DTensor */
@@ -667,7 +669,8 @@ export_dtensor(ex *x)
 	    "MICRO_BATCHES = %lld\nGLOBAL_BATCH = %lld\nSEQ = %lld\n",
 	    (long long)l->micro_batch, (long long)l->micro_batches,
 	    (long long)l->global_batch, (long long)x->seq);
-	sb_printf(&x->b, "RECOMPUTE = \"%s\"\n", rc == SL_RECOMP_FULL ? "full" : "none");
+	sb_printf(&x->b, "RECOMPUTE = \"%s\"\n", rc == SL_RECOMP_FULL ? "full" :
+	    rc == SL_RECOMP_SELECTIVE ? "selective" : "none");
 	sb_printf(&x->b, "SHARD_PARAMETERS = %s\n", l->zero == 3 ? "True" : "False");
 	/* HSDP: the ranks of DP across which the shards are replicated */
 	sb_printf(&x->b, "DP_REPLICATE = %d\n",
@@ -727,8 +730,10 @@ pipe_setup_json(ex *x)
 	json_object_set_new(root, "devices", json_integer(x->l.world));
 	for (int a = 0; a < pl->mesh.n_axes; a++)
 		json_array_append_new(axes, json_string(sl_axis_role_name(pl->role[a])));
-	mesh = json_pack("{s:o, s:i, s:i}", "axes", axes, "outer", pl->outer,
-	    "inner", pl->inner);
+	/* replicate: HSDP's degree, which shapes the sub-mesh (stage_mesh) */
+	mesh = json_pack("{s:o, s:i, s:i, s:i}", "axes", axes, "outer", pl->outer,
+	    "inner", pl->inner, "replicate",
+	    pl->dp_replicate > 1 ? pl->dp_replicate : 1);
 	if (o->topo != NULL) {
 		json_t *sh = json_array(), *ro = json_array();
 		for (int a = 0; a < o->topo->n_axes; a++) {

@@ -86,6 +86,7 @@ typedef struct stage_tab {
 typedef struct space_entry {
 	int64_t batch;
 	int outer, inner;
+	int rep;		/* HSDP's replicate degree (stage_mesh); 1 none */
 	sl_space *sp;
 	int cur_r;
 	int *cand;		/* per operator: the layer-1 operator to check */
@@ -195,18 +196,34 @@ void space_free(space_entry *e);
 /* The graph of micro-batch batch (built once), and its entry. */
 sl_graph *hyb_graph(hyb *h, int64_t batch, sl_error *err);
 const graph_entry *hyb_graph_entry(const hyb *h, const sl_graph *g);
-/* The sub-mesh outer x inner of a stage, and the link between stages. */
-int stage_mesh(const hyb *h, int outer, int inner, sl_mesh *m, sl_error *err);
+/*
+ * The sub-mesh outer x inner of a stage (under HSDP, rep > 1 without
+ * named axes: rep x outer / rep), and the link between stages.
+ */
+int stage_mesh(const hyb *h, int outer, int inner, int rep, sl_mesh *m,
+    sl_error *err);
 sl_link pp_link(const hyb *h, int outer, int inner);
-/* The space of micro-batch batch on sub-mesh outer x inner (built once). */
-space_entry *hyb_space(hyb *h, int64_t batch, int outer, int inner, sl_error *err);
+/* A configuration's replicate degree (sl_pipe_config.dp_replicate, 0: the
+ * options'), 1 for none. */
+int hyb_rep(const hyb *h, int rep);
+/* The axes of stage mesh m (roles role) that HSDP's rep leaves out of +z;
+ * 0 when none has that size (or rep <= 1). */
+uint8_t stage_zrep(const hyb *h, int rep, const sl_mesh *m,
+    const sl_axis_role *role);
+/* Whether a configuration can replicate across rep groups; why not. */
+bool stage_rep_ok(const hyb *h, int outer, int inner, int rep, char *why,
+    size_t len);
+/* The space of micro-batch batch on sub-mesh outer x inner under HSDP's
+ * rep (built once). */
+space_entry *hyb_space(hyb *h, int64_t batch, int outer, int inner, int rep,
+    sl_error *err);
 stage_tab *space_tab(const hyb *h, space_entry *e, int r);
 /*
  * The roles of a stage sub-mesh: --axes' when named, else data parallel
  * outer and tensor parallel inner.  They bind the strategies (the contract
  * of sl_axis_role) when named or when a framework runs the plan.
  */
-void space_roles(const hyb *h, int outer, int inner, sl_axis_role *role);
+void space_roles(const hyb *h, int outer, int inner, int rep, sl_axis_role *role);
 bool roles_bind(const hyb *h);
 /* The framework's plan of the whole graph on the space; NULL (err set)
  * when it has none. */
@@ -219,12 +236,12 @@ bool tab_same_prev(const hyb *h, space_entry *e, int r, int a, int b);
 /* ------------------------------------------------------ pipe_stage.c */
 
 void hyb_free(hyb *h);
-void hyb_drop_space(hyb *h, int64_t batch, int outer, int inner);
+void hyb_drop_space(hyb *h, int64_t batch, int outer, int inner, int rep);
 void hyb_drop_solvers(hyb *h);
 void stage_ops(const sl_graph *g, int l0, int n, int *a, int *b);
 /* The type of the stage of layers [l0, l0 + n) (built once). */
-stage_type *hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
-    sl_error *err);
+stage_type *hyb_type(hyb *h, int64_t batch, int outer, int inner, int rep,
+    int l0, int n, sl_error *err);
 void type_extras(const hyb *h, stage_type *t, int r);
 /* Allows the strategies the axes' roles admit (all when they bind none). */
 void type_allow_roles(const hyb *h, stage_type *t);

@@ -35,6 +35,7 @@ typedef struct item {
 
 typedef struct cfg {
 	int p, v, outer, inner;
+	int rep;		/* HSDP's replicate degree; 1 none */
 	int64_t G, m;
 	int ns, L;
 	int lo, hi;		/* layers per stage searched */
@@ -62,7 +63,8 @@ cfg_item(hyb *h, cfg *c, int j, int u, int n, item *out, sl_error *err)
 
 	if (c->v > 1) {
 		/* interleaved: chunks of equal length (search_cfg) */
-		const space_entry *se = hyb_space(h, c->G, c->outer, c->inner, err);
+		const space_entry *se = hyb_space(h, c->G, c->outer, c->inner,
+		    c->rep, err);
 		if (se == NULL)
 			return err->code ? err->code : SL_EINTERNAL;
 		alike = device_alike(h, se, c->p, c->v, d, NULL, n);
@@ -78,7 +80,8 @@ cfg_item(hyb *h, cfg *c, int j, int u, int n, item *out, sl_error *err)
 	} else
 		r0 = r1 = recomp_index(o->space.recipe.recompute);
 	for (int r = r0; r <= r1; r++) {
-		stage_type *ty = hyb_type(h, c->G, c->outer, c->inner, l0, n, err);
+		stage_type *ty = hyb_type(h, c->G, c->outer, c->inner, c->rep, l0,
+		    n, err);
 		const stage_plan *sp;
 		int64_t t, key, best;
 
@@ -154,7 +157,8 @@ cfg_at(cfg *c, int j, int u, int n)
 static int
 cfg_items(hyb *h, cfg *c, const sl_hybrid_result *r, bool *pruned, sl_error *err)
 {
-	const space_entry *se = hyb_space(h, c->G, c->outer, c->inner, err);
+	const space_entry *se = hyb_space(h, c->G, c->outer, c->inner, c->rep,
+	    err);
 	int64_t A = 0, S = 0, M = 0;
 
 	*pruned = false;
@@ -223,7 +227,8 @@ cfg_to_pipe(const cfg *c, const int *layers, const sl_recompute *rec,
     sl_pipe_config *pc)
 {
 	*pc = (sl_pipe_config){ .pp = c->p, .virt = c->v, .outer = c->outer,
-	    .inner = c->inner, .graph_batch = c->G, .micro_batches = c->m,
+	    .inner = c->inner, .dp_replicate = c->rep, .graph_batch = c->G,
+	    .micro_batches = c->m,
 	    .layers = layers, .recompute = rec };
 }
 
@@ -249,11 +254,15 @@ cfg_layout(hyb *h, const cfg *c, const int *layers, const sl_recompute *rec,
 	int size[SL_MAX_AXES] = { 1, 1 }, n = 0, D = c->outer * c->inner;
 
 	memset(l, 0, sizeof *l);
-	space_roles(h, c->outer, c->inner, role);
+	space_roles(h, c->outer, c->inner, c->rep, role);
 	if (o->topo != NULL) {
 		for (int a = 0; a < o->topo->n_axes && n < SL_MAX_AXES; a++)
 			if (o->topo->role[a] != SL_AXIS_PP)
 				size[n++] = o->topo->shape[a];
+	} else if (c->rep > 1) {
+		/* HSDP: replicate x shard (stage_mesh), both data parallel */
+		size[0] = c->rep;
+		size[1] = c->outer / c->rep;
 	} else if (c->outer > 1 && c->inner > 1) {
 		size[0] = c->outer;
 		size[1] = c->inner;
@@ -288,6 +297,7 @@ cfg_layout(hyb *h, const cfg *c, const int *layers, const sl_recompute *rec,
 	l->precision = o->space.recipe.precision;
 	l->zero = (o->space.zero && (l->framework == SL_FW_TORCHTITAN ||
 	    l->framework == SL_FW_DEEPSPEED)) ? 3 : o->space.recipe.shard_states;
+	l->dp_replicate = l->zero == 3 && c->rep > 1 ? c->rep : 1;
 	l->offload_optimizer = o->offload_optimizer != 0;
 }
 
@@ -357,7 +367,7 @@ try_partition(hyb *h, cfg *c, const int *layers, best_t *b, best_t *cb,
 		}
 		/* the end of the step as pipeline_eval takes it (pipe_sync) */
 		memset(&q, 0, sizeof q);
-		if (stage_mesh(h, c->outer, c->inner, &q.mesh, err) != SL_OK)
+		if (stage_mesh(h, c->outer, c->inner, c->rep, &q.mesh, err) != SL_OK)
 			return err->code;
 		pipe_sync(h, &q, c->p, 1, ds);
 		step = sl_add_sat(sl_add_sat(sl_pipe_time(c->p, 1, c->m, t),
@@ -517,6 +527,7 @@ front_add(sl_hybrid_result *r, const cfg *c, const sl_pipeline *pl)
 	pt->virt = c->v;
 	pt->outer = c->outer;
 	pt->inner = c->inner;
+	pt->dp_replicate = c->rep;
 	pt->micro_batches = c->m;
 	pt->graph_batch = c->G;
 	pt->max_mem = pl->max_mem;
@@ -664,7 +675,8 @@ static int
 fastest_of(hyb *h, cfg *c, int n, int r, int64_t *out, sl_error *err)
 {
 	int64_t best = INT64_MAX;
-	const space_entry *se = hyb_space(h, c->G, c->outer, c->inner, err);
+	const space_entry *se = hyb_space(h, c->G, c->outer, c->inner, c->rep,
+	    err);
 
 	if (se == NULL)
 		return err->code ? err->code : SL_EINTERNAL;
@@ -682,7 +694,8 @@ fastest_of(hyb *h, cfg *c, int n, int r, int64_t *out, sl_error *err)
 			stage_type *ty;
 			const stage_plan *sp;
 
-			if ((ty = hyb_type(h, c->G, c->outer, c->inner, l0, n, err)) == NULL)
+			if ((ty = hyb_type(h, c->G, c->outer, c->inner, c->rep, l0, n,
+			    err)) == NULL)
 				return err->code ? err->code : SL_EINTERNAL;
 			/* infinite memory: the fastest plan */
 			if ((sp = type_plan(h, ty, r, 1, 1, c->m, INT64_MAX / 4, err)) == NULL)
@@ -759,13 +772,14 @@ cfg_bound(hyb *h, cfg *c, bool fit, int64_t *lb, sl_error *err)
  * left, or the best found (evaluated again at the end). */
 static bool
 space_needed(const cfg *left, int n, const best_t *best, int64_t G, int outer,
-    int inner)
+    int inner, int rep)
 {
 	for (int j = 0; j < n; j++)
-		if (left[j].G == G && left[j].outer == outer && left[j].inner == inner)
+		if (left[j].G == G && left[j].outer == outer && left[j].inner == inner &&
+		    left[j].rep == rep)
 			return true;
 	return best->found && best->c.graph_batch == G && best->c.outer == outer &&
-	    best->c.inner == inner;
+	    best->c.inner == inner && best->c.dp_replicate == rep;
 }
 
 static int
@@ -849,6 +863,51 @@ cfg_push(hyb *h, cfg *c, cfg **cs, int *nc, int *capc)
 }
 
 /*
+ * The replicate degrees of HSDP c is searched at (reps, how many): the
+ * one --dp-replicate forces; else full sharding (1) and, under the
+ * frameworks that run HSDP (torchtitan's data_parallel_replicate_degree,
+ * torchtitan/config/job_config.py, and free) with sharded states, when a
+ * stage's data-parallel ranks span nodes, sharding within a node and
+ * replicating across the nodes; with named axes, when the sub-mesh has
+ * two data-parallel axes, sharding over the inner and replicating over
+ * the outer.  The search keeps whichever steps faster.
+ */
+static int
+cfg_reps(const hyb *h, const cfg *c, int *reps)
+{
+	const sl_hybrid_opts *o = h->o;
+	sl_framework fw = o->space.recipe.framework;
+	int dpn = o->hw.devices_per_node > 0 ? o->hw.devices_per_node : 1;
+
+	if (o->dp_replicate > 0) {
+		reps[0] = o->dp_replicate;
+		return 1;
+	}
+	reps[0] = 1;
+	if (!o->space.zero || (fw != SL_FW_TORCHTITAN && fw != SL_FW_FREE))
+		return 1;
+	if (o->topo != NULL) {
+		sl_axis_role role[SL_MAX_AXES];
+		sl_mesh m;
+		int ndp = 0;
+
+		if (sl_topo_stage_mesh(o->topo, &m, NULL) != SL_OK || m.n_axes < 2)
+			return 1;
+		space_roles(h, c->outer, c->inner, 1, role);
+		for (int a = 0; a < m.n_axes; a++)
+			ndp += role[a] == SL_AXIS_DP && m.axes[a].size > 1;
+		if (ndp < 2)
+			return 1;
+		reps[1] = m.axes[0].size;
+		return 2;
+	}
+	if (c->inner != 1 || c->outer <= dpn || c->outer % dpn != 0)
+		return 1;
+	reps[1] = c->outer / dpn;
+	return 2;
+}
+
+/*
  * The configurations of L layers on the devices of s with global batch
  * B: pipeline degree, chunks, sub-mesh, micro-batch.  Those set aside are
  * counted in r; when none is left, r->why_none says why.  Returns how
@@ -920,15 +979,24 @@ search_cfgs(hyb *h, const search_space *s, int L, int64_t B,
 					 * search's (sl_hybrid_search) */
 					if (ep_repeats(h, &c))
 						continue;
-					/* what the framework cannot run */
-					if (o->space.recipe.framework != SL_FW_FREE &&
-					    !cfg_runs(h, &c, NULL, NULL, h->arch, why, sizeof why)) {
-						if (r->pruned_framework++ == 0)
-							snprintf(r->framework_why,
-							    sizeof r->framework_why, "%s", why);
-						continue;
+					/* full sharding, and HSDP where it applies
+					 * (cfg_reps) */
+					int reps[2], nr = cfg_reps(h, &c, reps);
+					for (int ri = 0; ri < nr; ri++) {
+						c.rep = reps[ri];
+						if (!stage_rep_ok(h, c.outer, c.inner, c.rep,
+						    why, sizeof why) ||
+						    /* what the framework cannot run */
+						    (o->space.recipe.framework != SL_FW_FREE &&
+						    !cfg_runs(h, &c, NULL, NULL, h->arch, why,
+						    sizeof why))) {
+							if (r->pruned_framework++ == 0)
+								snprintf(r->framework_why,
+								    sizeof r->framework_why, "%s", why);
+							continue;
+						}
+						cfg_push(h, &c, &cs, &nc, &capc);
 					}
-					cfg_push(h, &c, &cs, &nc, &capc);
 				}
 			}
 		}
@@ -992,11 +1060,12 @@ search_best_first(hyb *h, cfg *cs, int nc, sl_hybrid_result *r, best_t *best,
 			hyb_drop_solvers(h);
 		}
 		if (!space_needed(cs + i + 1, nc - i - 1, best, cs[i].G, cs[i].outer,
-		    cs[i].inner))
-			hyb_drop_space(h, cs[i].G, cs[i].outer, cs[i].inner);
+		    cs[i].inner, cs[i].rep))
+			hyb_drop_space(h, cs[i].G, cs[i].outer, cs[i].inner, cs[i].rep);
 		if (had && !space_needed(cs + i + 1, nc - i - 1, best, was.graph_batch,
-		    was.outer, was.inner))
-			hyb_drop_space(h, was.graph_batch, was.outer, was.inner);
+		    was.outer, was.inner, was.dp_replicate))
+			hyb_drop_space(h, was.graph_batch, was.outer, was.inner,
+			    was.dp_replicate);
 	}
 	return rc;
 }

@@ -104,17 +104,124 @@ hyb_graph_entry(const hyb *h, const sl_graph *g)
 }
 
 int
-stage_mesh(const hyb *h, int outer, int inner, sl_mesh *m, sl_error *err)
+stage_mesh(const hyb *h, int outer, int inner, int rep, sl_mesh *m, sl_error *err)
 {
 	int shape[2], n = 0;
 
 	if (h->o->topo != NULL)
 		return sl_topo_stage_mesh(h->o->topo, m, err);
+	if (rep > 1) {
+		/* HSDP without named axes: the data-parallel ranks as
+		 * replicate x shard groups, consecutive devices sharding (so
+		 * that a node's devices shard together) */
+		if (inner != 1 || outer % rep != 0)
+			return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+			    _("HSDP: %d replicate groups need a sub-mesh of data-parallel "
+			    "ranks only that they divide, not %dx%d"), rep, outer, inner);
+		shape[n++] = rep;
+		if (outer / rep > 1)
+			shape[n++] = outer / rep;
+		return sl_mesh_make(&h->o->hw, n, shape, m, err);
+	}
 	if (outer > 1)
 		shape[n++] = outer;
 	if (inner > 1 || n == 0)
 		shape[n++] = inner;
 	return sl_mesh_make(&h->o->hw, n, shape, m, err);
+}
+
+int
+hyb_rep(const hyb *h, int rep)
+{
+	if (rep <= 0)
+		rep = h->o->dp_replicate;
+	return rep > 1 ? rep : 1;
+}
+
+uint8_t
+stage_zrep(const hyb *h, int rep, const sl_mesh *m, const sl_axis_role *role)
+{
+	int all = 1;
+
+	if (rep <= 1)
+		return 0;
+	if (h->o->topo == NULL)
+		return 1u;	/* axis 0 of stage_mesh's replicate x shard */
+	/* named axes: a data-parallel axis of rep devices, the outer first;
+	 * else every data-parallel axis when they make rep together */
+	for (int a = 0; a < m->n_axes; a++)
+		if (role[a] == SL_AXIS_DP && m->axes[a].size == rep)
+			return (uint8_t)(1u << a);
+	for (int a = 0; a < m->n_axes; a++)
+		if (role[a] == SL_AXIS_DP)
+			all *= m->axes[a].size;
+	if (all != rep)
+		return 0;
+	all = 0;
+	for (int a = 0; a < m->n_axes; a++)
+		if (role[a] == SL_AXIS_DP)
+			all |= 1 << a;
+	return (uint8_t)all;
+}
+
+bool
+stage_rep_ok(const hyb *h, int outer, int inner, int rep, char *why, size_t len)
+{
+	sl_framework fw = h->o->space.recipe.framework;
+	sl_axis_role role[SL_MAX_AXES];
+	sl_mesh m;
+	sl_error e;
+	uint8_t z;
+	bool shard = false;
+
+	if (rep <= 1)
+		return true;
+	/* torchtitan's data_parallel_replicate_degree with
+	 * data_parallel_shard_degree (torchtitan/config/job_config.py);
+	 * Megatron-LM and DeepSpeed's ZeRO shard over all of data parallel */
+	if (fw != SL_FW_TORCHTITAN && fw != SL_FW_FREE) {
+		snprintf(why, len, _("%s does not replicate sharded states across "
+		    "groups (HSDP is torchtitan's)"), sl_framework_title(fw));
+		return false;
+	}
+	if (!h->o->space.zero) {
+		snprintf(why, len, "%s", _("HSDP replicates sharded states, and "
+		    "the plan shards none"));
+		return false;
+	}
+	if (h->o->topo == NULL && inner != 1) {
+		snprintf(why, len, _("HSDP beside %d-way tensor parallelism needs a "
+		    "third sub-mesh axis, and a stage's sub-mesh has two"), inner);
+		return false;
+	}
+	if (h->o->topo == NULL && outer % rep != 0) {
+		snprintf(why, len, _("%d replicate groups do not divide %d "
+		    "data-parallel ranks"), rep, outer);
+		return false;
+	}
+	sl_error_clear(&e);
+	if (stage_mesh(h, outer, inner, rep, &m, &e) != SL_OK) {
+		snprintf(why, len, "%s", e.msg);
+		return false;
+	}
+	space_roles(h, outer, inner, rep, role);
+	z = stage_zrep(h, rep, &m, role);
+	if (z == 0) {
+		snprintf(why, len, _("no data-parallel axis of the sub-mesh has %d "
+		    "devices to replicate across"), rep);
+		return false;
+	}
+	/* a data-parallel axis left to shard over: else every rank
+	 * replicates, which is DDP, not HSDP */
+	for (int a = 0; a < m.n_axes; a++)
+		if (role[a] == SL_AXIS_DP && !(z & (1u << a)) && m.axes[a].size > 1)
+			shard = true;
+	if (!shard) {
+		snprintf(why, len, _("%d replicate groups leave no data-parallel "
+		    "ranks to shard over"), rep);
+		return false;
+	}
+	return true;
 }
 
 /* The link between neighbouring stages. */
@@ -250,29 +357,45 @@ space_reps(space_entry *e)
 }
 
 space_entry *
-hyb_space(hyb *h, int64_t batch, int outer, int inner, sl_error *err)
+hyb_space(hyb *h, int64_t batch, int outer, int inner, int rep, sl_error *err)
 {
 	space_entry *e;
 	const sl_graph *g;
 	sl_mesh mesh;
+	sl_space_opts so = h->o->space;
+	sl_axis_role role[SL_MAX_AXES];
+	uint8_t z;
 
+	rep = rep > 1 ? rep : 1;
 	for (e = h->spaces; e != NULL; e = e->next)
-		if (e->batch == batch && e->outer == outer && e->inner == inner)
+		if (e->batch == batch && e->outer == outer && e->inner == inner &&
+		    e->rep == rep)
 			return e;
 	if ((g = hyb_graph(h, batch, err)) == NULL ||
-	    stage_mesh(h, outer, inner, &mesh, err) != SL_OK)
+	    stage_mesh(h, outer, inner, rep, &mesh, err) != SL_OK)
 		return NULL;
+	/* HSDP: +z leaves the replicate axes out (space.c) */
+	space_roles(h, outer, inner, rep, role);
+	z = stage_zrep(h, rep, &mesh, role);
+	if (rep > 1 && z == 0) {
+		sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("no data-parallel axis of the sub-mesh has %d devices to "
+		    "replicate across"), rep);
+		return NULL;
+	}
+	so.zero_replicate |= z;
 	e = sl_xcalloc(1, sizeof *e);
 	e->batch = batch;
 	e->outer = outer;
 	e->inner = inner;
+	e->rep = rep;
 	e->cur_r = -1;
-	if ((e->sp = sl_space_build(g, &mesh, &h->o->space, err)) == NULL) {
+	if ((e->sp = sl_space_build(g, &mesh, &so, err)) == NULL) {
 		free(e);
 		return NULL;
 	}
 	space_reps(e);
-	space_roles(h, outer, inner, e->role);
+	memcpy(e->role, role, sizeof e->role);
 	e->erow = sl_xcalloc(e->sp->n_edges ? e->sp->n_edges : 1, sizeof *e->erow);
 	e->by_n = sl_xcalloc((size_t)g->n_layers + 1, sizeof *e->by_n);
 	e->next = h->spaces;
@@ -459,7 +582,7 @@ roles_bind(const hyb *h)
 }
 
 void
-space_roles(const hyb *h, int outer, int inner, sl_axis_role *role)
+space_roles(const hyb *h, int outer, int inner, int rep, sl_axis_role *role)
 {
 	const sl_topo *t = h->o->topo;
 	int n = 0;
@@ -473,7 +596,10 @@ space_roles(const hyb *h, int outer, int inner, sl_axis_role *role)
 		return;
 	}
 	/* stage_mesh: outer x inner, an axis of size 1 left out; the inner
-	 * axis is the tensor-parallel one */
+	 * axis is the tensor-parallel one (under HSDP, replicate x shard:
+	 * both data parallel) */
+	if (rep > 1)
+		return;
 	if (outer > 1 && inner > 1)
 		role[1] = SL_AXIS_TP;
 	else if (inner > 1)

@@ -104,12 +104,14 @@ type_free(stage_type *t)
  * gives its memory to the next.  A later call for it builds it again.
  */
 void
-hyb_drop_space(hyb *h, int64_t batch, int outer, int inner)
+hyb_drop_space(hyb *h, int64_t batch, int outer, int inner, int rep)
 {
 	space_entry **pe, *e;
 
+	rep = rep > 1 ? rep : 1;
 	for (pe = &h->spaces; *pe != NULL; pe = &(*pe)->next)
-		if ((*pe)->batch == batch && (*pe)->outer == outer && (*pe)->inner == inner)
+		if ((*pe)->batch == batch && (*pe)->outer == outer &&
+		    (*pe)->inner == inner && (*pe)->rep == rep)
 			break;
 	if ((e = *pe) == NULL)
 		return;
@@ -214,7 +216,7 @@ type_edges(stage_type *t, bool plain, bool fw)
 }
 
 stage_type *
-hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
+hyb_type(hyb *h, int64_t batch, int outer, int inner, int rep, int l0, int n,
     sl_error *err)
 {
 	const sl_graph *g;
@@ -224,7 +226,7 @@ hyb_type(hyb *h, int64_t batch, int outer, int inner, int l0, int n,
 	bool first = l0 == 0, last;
 	int a, b, *k, (*ends)[2], ne = 0, cap = 8;
 
-	if ((se = hyb_space(h, batch, outer, inner, err)) == NULL)
+	if ((se = hyb_space(h, batch, outer, inner, rep, err)) == NULL)
 		return NULL;
 	sp = se->sp;
 	g = sp->g;

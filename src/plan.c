@@ -814,6 +814,15 @@ rd_pipe_setup(const plan_rd *r, json_t *root, sl_plan_file *pf)
 	if ((rc = rd_count(r, mesh, "inner", "mesh", PLAN_MAX_DEVICES, &x)) != SL_OK)
 		return rc;
 	pf->inner = (int)x;
+	/* HSDP's replicate degree (sl_pipe_config.dp_replicate); plans made
+	 * before it was recorded shard over all of data parallel */
+	pf->dp_replicate = 1;
+	if (json_object_get(mesh, "replicate") != NULL) {
+		if ((rc = rd_count(r, mesh, "replicate", "mesh", PLAN_MAX_DEVICES,
+		    &x)) != SL_OK)
+			return rc;
+		pf->dp_replicate = (int)x;
+	}
 	if ((rc = rd_roles(r, json_object_get(mesh, "axes"), "mesh.axes",
 	    SL_MAX_AXES, pf->role, &n)) != SL_OK)
 		return rc;
@@ -1093,7 +1102,8 @@ sl_plan_pipe_setup(const sl_plan_file *pf, sl_hybrid_opts *o, sl_topo *topo,
 		o->topo = topo;
 	}
 	*c = (sl_pipe_config){ .pp = pf->pp, .virt = pf->virt, .outer = pf->outer,
-	    .inner = pf->inner, .graph_batch = pf->graph_batch,
+	    .inner = pf->inner, .dp_replicate = pf->dp_replicate,
+	    .graph_batch = pf->graph_batch,
 	    .micro_batches = pf->micro_batches, .layers = pf->stage_layers,
 	    .recompute = pf->stage_recompute };
 	return SL_OK;

@@ -1147,12 +1147,40 @@ typedef struct sl_compute {
 } sl_compute;
 void sl_node_compute(const sl_space *s, int op, int strat, const int *coord,
     sl_compute *out);
-/* Does the backward pass re-run operator op's forward (its layer's
- * recomputation: every operator under full, the attention core under
- * selective with naive attention)? */
+/* Does the backward pass re-run operator op's forward, or part of it (its
+ * layer's recomputation: every operator under full, the attention core
+ * under selective with naive attention, under torchtitan's selective what
+ * op SAC does not save; sl_op_recompute_share)? */
 bool sl_op_recomputed(const sl_space *s, int op);
 /* The same rule for an operator of a layer recomputed as mode. */
 bool sl_recomputes(const sl_recipe *r, const sl_op *op, sl_recompute mode);
+/*
+ * torchtitan's selective recomputation (activation_checkpoint.mode
+ * "selective", selective_ac_option "op": torchtitan/distributed/
+ * activation_checkpoint.py, _apply_op_sac, with the save list of
+ * torchtitan/models/llama3/infra/parallelize.py): each transformer block
+ * is checkpointed, and its forward keeps the outputs of the operators
+ * the policy saves, matrix products (every second one recomputed: the
+ * policy counts the block's mm calls and saves the odd ones), attention
+ * (SDPA) and reduce-scatters; the backward re-runs the block's other
+ * operators.  Under torchtitan a layer recomputed "selective" is this.
+ * sl_sac_saved_share is the share of operator v's output the policy
+ * saves (a fused qkv is torchtitan's wq, wk, wv: three mm, of which wk's
+ * columns are recomputed); 0 outside layers.
+ */
+bool sl_layer_sac(const sl_recipe *r, const sl_op *op, sl_recompute mode);
+double sl_sac_saved_share(const sl_graph *g, int v);
+/*
+ * The share of operator v's forward that the backward pass re-runs when
+ * its layer recomputes as mode: 1 under full, and where sl_recomputes
+ * says; under torchtitan's selective, what op SAC does not save (1 -
+ * sl_sac_saved_share for a matrix product, 0 for attention, 1 for the
+ * others).  0 outside layers.
+ */
+double sl_recompute_share(const sl_recipe *r, const sl_graph *g, int v,
+    sl_recompute mode);
+/* sl_recompute_share of v in its layer's mode on the space. */
+double sl_op_recompute_share(const sl_space *s, int v);
 /*
  * Model FLOPs (doc/cost-model.md, "Model FLOPs and MFU"): an operator's
  * forward as Megatron-LM and PaLM count it (2 m n k per matrix product,
@@ -1647,6 +1675,7 @@ typedef struct sl_plan_file {
 	bool has_hw, has_zero;		/* hw and zero are the file's */
 	sl_hw hw;
 	int devices, outer, inner;
+	int dp_replicate;		/* HSDP's replicate degree; 1 none */
 	sl_axis_role role[SL_MAX_AXES];
 	int n_topo, topo_shape[SL_MAX_TOPO_AXES];
 	sl_axis_role topo_role[SL_MAX_TOPO_AXES];
@@ -2128,6 +2157,10 @@ typedef struct sl_pipeline {
 	/* what each axis of the stage sub-mesh carries (its contract) */
 	sl_axis_role role[SL_MAX_AXES];
 	int outer, inner;		/* the configuration's sub-mesh (sl_pipe_config) */
+	/* HSDP: the data-parallel ranks across which the sharded (+z) states
+	 * are replicated, the product of the sub-mesh axes +z leaves out
+	 * (sl_space_opts.zero_replicate); 1: sharded over all of them */
+	int dp_replicate;
 } sl_pipeline;
 void sl_pipeline_free(sl_pipeline *pl);
 
@@ -2175,6 +2208,17 @@ typedef struct sl_hybrid_opts {
 	 * stages show it can neither win nor join the frontier (the same
 	 * answer and frontier, slower; for checks) */
 	bool no_stage_bound;
+	/*
+	 * HSDP (torchtitan's parallelism.data_parallel_replicate_degree,
+	 * torchtitan/config/job_config.py): 0, the search tries sharding
+	 * over the intra-node part of a data-parallel group that spans
+	 * nodes beside sharding over all of it, and keeps the faster; 1,
+	 * full sharding only; N, replicate across N groups only (a
+	 * configuration that cannot is set aside).  Under torchtitan and
+	 * free only, and a configuration's own degree
+	 * (sl_pipe_config.dp_replicate) comes first.
+	 */
+	int dp_replicate;
 } sl_hybrid_opts;
 void sl_hybrid_opts_default(sl_hybrid_opts *o);
 enum { SL_EP_DATA = 1, SL_EP_TENSOR = 2 };
@@ -2182,6 +2226,7 @@ enum { SL_EP_DATA = 1, SL_EP_TENSOR = 2 };
 /* One point of the memory / step-time frontier. */
 typedef struct sl_hybrid_point {
 	int pp, virt, outer, inner;	/* sub-mesh outer x inner */
+	int dp_replicate;		/* HSDP's replicate degree; 1 none */
 	int64_t micro_batches, graph_batch;
 	int64_t max_mem, step_ns;
 	bool fits;
@@ -2235,6 +2280,15 @@ typedef enum sl_stage_layout {
 
 typedef struct sl_pipe_config {
 	int pp, virt, outer, inner;
+	/*
+	 * HSDP: the sharded states replicated across dp_replicate groups of
+	 * the data-parallel ranks, sharded within each (1: full sharding;
+	 * 0: sl_hybrid_opts.dp_replicate's).  Without --axes the sub-mesh is
+	 * then dp_replicate x (outer / dp_replicate), both data parallel
+	 * (inner 1); with them, the outer of two data-parallel axes, of that
+	 * size, is left replicated.
+	 */
+	int dp_replicate;
 	int64_t graph_batch, micro_batches;
 	const int *layers;		/* per stage */
 	const sl_recompute *recompute;	/* per stage */

@@ -135,6 +135,50 @@ case_ torchtitan 16 "$TMP/gqa.json" --mesh 4x4 --axes pp,tp --global-batch 64
 case_ dtensor 16 llama-7b --devices 16 --global-batch 64 --recompute full --precision fp32
 case_ dtensor 16 llama-7b --mesh 4x4 --axes pp,dp --global-batch 64 --schedule gpipe
 
+# ---- torchtitan's selective recomputation: the operator policy
+# (activation_checkpoint.py, _apply_op_sac), in the TOML and the script
+case_ torchtitan 8 llama-7b --devices 8 --global-batch 16 --recompute selective
+expect_in "$f.out" 'mode = "selective"'
+expect_in "$f.out" 'selective_ac_option = "op"'
+case_ dtensor 16 llama-7b --mesh 2x8 --axes dp,tp --global-batch 32 --recompute selective
+expect_in "$f.out" 'RECOMPUTE = "selective"'
+
+# ---- HSDP: the search's own choice across two nodes, and --dp-replicate
+# (torchtitan's data_parallel_replicate_degree), in the TOML, the DTensor
+# script and the plan line; a plan reopened (timeline --plan) counts the
+# same peak
+case_ torchtitan 16 llama-7b --devices 16 --global-batch 64 --hw h100-2node-ib --pp 1
+expect_in "$f.out" "data_parallel_replicate_degree = 2"
+expect_in "$f.out" "data_parallel_shard_degree = 8"
+case_ dtensor 16 llama-7b --devices 16 --global-batch 64 --hw h100-2node-ib \
+    --dp-replicate 4 --tp 1
+expect_in "$f.out" "DP_REPLICATE = 4"
+run hsdp "$SHARDLAB" plan llama-7b --devices 16 --global-batch 64 --hw h100-2node-ib \
+    --pp 1 --framework torchtitan --json "$TMP/hsdp.json"
+expect_status 0 hsdp
+expect_in "$TMP/hsdp.out" "HSDP: states sharded over 8 ranks, replicated 2 times"
+expect_in "$TMP/hsdp.out" "2x8 hsdp"
+expect_eq "$(json_int "$TMP/hsdp.json" replicate)" 2 "the plan's replicate degree"
+peak=$(sed -n 's/^memory per device: at most \([0-9.]* [KMGT]*i*B\),.*/\1/p' "$TMP/hsdp.out")
+run hsdpt "$SHARDLAB" timeline --plan "$TMP/hsdp.json" --stage 0
+expect_status 0 hsdpt
+expect_in "$TMP/hsdpt.out" "the plan counts $peak for the device"
+run hsdp1 "$SHARDLAB" plan llama-7b --devices 16 --global-batch 64 --hw h100-2node-ib \
+    --pp 1 --framework torchtitan --dp-replicate 1
+expect_status 0 hsdp1
+expect_not_in "$TMP/hsdp1.out" "HSDP"
+run hsdpmg "$SHARDLAB" plan llama-7b --devices 16 --global-batch 64 --dp-replicate 2
+expect_status 2 hsdpmg
+expect_in "$TMP/hsdpmg.err" "HSDP needs --framework torchtitan or free"
+run hsdp3 "$SHARDLAB" plan llama-7b --devices 16 --global-batch 64 --dp-replicate 3 \
+    --framework torchtitan
+expect_status 2 hsdp3
+expect_in "$TMP/hsdp3.err" "--dp-replicate 3 does not divide the 16 data-parallel ranks"
+run hsdpz "$SHARDLAB" plan llama-7b --devices 16 --global-batch 64 --dp-replicate 2 \
+    --framework torchtitan --no-zero
+expect_status 2 hsdpz
+expect_in "$TMP/hsdpz.err" "--no-zero"
+
 # ---- what a framework cannot run: refused, saying why
 run ttgpt "$SHARDLAB" plan gpt-1.7b --devices 8 --global-batch 16 --export torchtitan
 expect_status 2 ttgpt

@@ -564,8 +564,14 @@ def check_torchtitan(text, world, model):
          "mixed_precision_param")
     need(tr.get("mixed_precision_reduce", "float32") == "float32",
          "mixed_precision_reduce")
-    need(cfg.get("activation_checkpoint", {}).get("mode", "selective") in
-         ("selective", "full", "none"), "activation_checkpoint.mode")
+    ac = cfg.get("activation_checkpoint", {})
+    need(ac.get("mode", "selective") in ("selective", "full", "none"),
+         "activation_checkpoint.mode")
+    # torchtitan/distributed/activation_checkpoint.py,
+    # _apply_ac_to_transformer_block: "op" or a layer frequency
+    opt = ac.get("selective_ac_option", "2")
+    need(ac.get("mode", "selective") != "selective" or opt == "op" or
+         opt.isdigit(), "Invalid selective AC option: %s" % opt)
     dp = rep * shard
     local = tr.get("local_batch_size", 8)
     gbs = tr.get("global_batch_size", -1)

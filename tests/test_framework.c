@@ -5,6 +5,7 @@
  * pipeline plan file reopened with nothing but itself.
  */
 #include "testutil.h"
+#include "internal.h"
 #include "gpt3.h"
 
 #include <stdio.h>
@@ -216,9 +217,11 @@ test_torchtitan_rules(void **state)
 	 * as ranks */
 	l.micro_batches = 1;
 	REFUSES(&l, &a, "1 micro-batches are fewer than 2 pipeline ranks");
-	/* job_config.py ActivationCheckpoint: full or by operator */
+	/* job_config.py ActivationCheckpoint: full, or selective by
+	 * operator policy (selective_ac_option "op"), which is what
+	 * selective costs under torchtitan */
 	layout(&l, SL_FW_TORCHTITAN, 2, 2, 1, 2, 1, 4, even, sel);
-	REFUSES(&l, &a, "not the attention core alone");
+	assert_true(RUNS(&l, &a));
 	/* fp32 parameters under mixed_precision_param */
 	layout(&l, SL_FW_TORCHTITAN, 2, 2, 1, 2, 1, 4, even, none);
 	l.precision = SL_PREC_BF16;
@@ -636,6 +639,301 @@ test_torchtitan_hsdp(void **state)
 	}
 }
 
+/*
+ * torchtitan's selective recomputation (activation_checkpoint.mode
+ * "selective", selective_ac_option "op": torchtitan/distributed/
+ * activation_checkpoint.py, _apply_op_sac, save list of torchtitan/
+ * models/llama3/infra/parallelize.py) on a LLaMA layer of b samples of s
+ * tokens, hidden h, H query and K key/value heads of d, feed-forward f.
+ * The block runs seven mm: wq, wk, wv, wo, w1, w3, w2; the policy saves
+ * the odd ones (wq, wv, w1, w2) and attention's output with its
+ * log-sum-exp, and recomputes wk, wo, w3 and every other operator.  By
+ * hand, what the layer keeps beyond full recomputation (its input alone):
+ *   2 (b s H d + b s K d)    wq, wv (bf16)
+ *   2 b s H d + 4 b H s      attention's output and log-sum-exp (fp32)
+ *   2 b s f + 2 b s h        w1, w2
+ * and its backward re-runs 2 b s h K d (wk) + 2 b s H d h (wo) + 2 b s h f
+ * (w3) FLOPs of matrix products.
+ */
+static void
+test_torchtitan_sac(void **state)
+{
+	const int64_t b = 2, s = 256, h = 512, H = 8, K = 2, d = 64;
+	sl_gen_config gc;
+	sl_space_opts so;
+	sl_graph *g;
+	sl_space *sp;
+	sl_mesh mesh;
+	sl_hw hw;
+	sl_error err;
+	int64_t f, acts[2] = { 0, 0 }, want;
+	const sl_layer *ly;
+	static const int one[1] = { 1 };
+	double rerun = 0;
+
+	(void)state;
+	sl_gen_defaults(SL_FAM_LLAMA, &gc);
+	gc.layers = 2;
+	gc.hidden = h;
+	gc.heads = H;
+	gc.kv_heads = K;
+	gc.ffn = 0;
+	gc.seq = s;
+	gc.vocab = 1000;
+	sl_error_clear(&err);
+	assert_non_null(g = gen_model_fn(&gc, b, s, &err));
+	f = sl_gen_ffn(SL_FAM_LLAMA, h);
+	assert_int_equal(sl_hw_load("h100-nvlink", &hw, &err), SL_OK);
+	assert_int_equal(sl_mesh_make(&hw, 1, one, &mesh, &err), SL_OK);
+	sl_space_opts_default(&so);
+	so.recipe.framework = SL_FW_TORCHTITAN;
+	so.recipe.precision = SL_PREC_AMP;
+	so.recipe.attention = SL_ATTN_FLASH;
+	so.recipe.recompute = SL_RECOMP_SELECTIVE;
+	assert_non_null(sp = sl_space_build(g, &mesh, &so, &err));
+	ly = &g->layers[1];
+	for (int k = 0; k < 2; k++) {
+		sl_space_set_recompute(sp, k == 0 ? SL_RECOMP_FULL : SL_RECOMP_SELECTIVE);
+		for (int v = ly->first_op; v < ly->first_op + ly->n_ops; v++) {
+			sl_mem mm;
+			sl_node_stage_mem(sp, v, 0, NULL, &mm);
+			acts[k] += mm.acts;
+		}
+	}
+	want = 2 * (b * s * H * d + b * s * K * d) + 2 * b * s * H * d +
+	    4 * b * H * s + 2 * b * s * f + 2 * b * s * h;
+	fprintf(stderr, "# op SAC keeps %lld bytes a layer, full recomputation "
+	    "%lld; by hand %lld more\n", (long long)acts[1], (long long)acts[0],
+	    (long long)want);
+	/* full recomputation: the block's input, at the width its RMSNorm
+	 * keeps it under autocast (fp32) */
+	assert_int_equal(acts[0], 4 * b * s * h);
+	assert_int_equal(acts[1] - acts[0], want);
+	/* the forward the backward re-runs: wk's share of the fused qkv, wo,
+	 * w3 */
+	for (int v = ly->first_op; v < ly->first_op + ly->n_ops; v++)
+		rerun += sl_op_model_flops(g, &g->ops[v]) * sl_op_recompute_share(sp, v);
+	assert_true(rerun == (double)(2 * b * s * h * K * d + 2 * b * s * H * d * h +
+	    2 * b * s * h * f));
+	sl_space_free(sp);
+	/*
+	 * Tensor parallel 2 with sequence parallelism, torchtitan's plan:
+	 * the column-parallel wq, wv, w1 and attention keep half, the
+	 * row-parallel w2 its whole partial sum, and the reduce-scatters
+	 * after wo and w2 (saved by name) half of b s h each; the block's
+	 * input is split over the sequence.
+	 */
+	{
+		static const int two[1] = { 2 };
+		static const sl_axis_role tp[1] = { SL_AXIS_TP };
+		int *c = calloc((size_t)g->n_ops, sizeof *c);
+		char why[256];
+
+		assert_int_equal(sl_mesh_make(&hw, 1, two, &mesh, &err), SL_OK);
+		assert_non_null(sp = sl_space_build(g, &mesh, &so, &err));
+		assert_int_equal(sl_framework_choice(sp, tp, 0, true, c, why,
+		    sizeof why), SL_OK);
+		acts[0] = acts[1] = 0;
+		for (int k = 0; k < 2; k++) {
+			sl_space_set_recompute(sp, k == 0 ? SL_RECOMP_FULL :
+			    SL_RECOMP_SELECTIVE);
+			for (int v = ly->first_op; v < ly->first_op + ly->n_ops; v++) {
+				sl_mem mm;
+				sl_node_stage_mem(sp, v, c[v], NULL, &mm);
+				acts[k] += mm.acts;
+			}
+		}
+		want = (2 * (b * s * H * d + b * s * K * d) + 2 * b * s * H * d +
+		    4 * b * H * s + 2 * b * s * f) / 2 + 2 * b * s * h +
+		    2 * (2 * b * s * h / 2);
+		fprintf(stderr, "# tensor parallel 2: op SAC keeps %lld bytes a layer, "
+		    "full recomputation %lld; by hand %lld more\n",
+		    (long long)acts[1], (long long)acts[0], (long long)want);
+		assert_int_equal(acts[0], 4 * b * s * h / 2);
+		assert_int_equal(acts[1] - acts[0], want);
+		free(c);
+		sl_space_free(sp);
+	}
+	sl_graph_free(g);
+}
+
+/*
+ * HSDP chosen by the search: a 4-layer LLaMA on 16 devices of two nodes
+ * of 8 (h100-2node-ib), pipeline and tensor parallelism 1, so that every
+ * configuration is 16 data-parallel ranks, sharded over all of them or
+ * within each node and replicated across the two
+ * (sl_hybrid_opts.dp_replicate).  hsdp_brute evaluates every
+ * configuration (micro-batch size, replicate degree, recomputation) and
+ * keeps the fastest that fits, as the search must.
+ */
+static void
+hsdp_run(run *r, double inter_bw, int64_t limit)
+{
+	sl_error err;
+
+	sl_gen_defaults(SL_FAM_LLAMA, &r->gc);
+	r->gc.layers = 4;
+	r->gc.hidden = 1024;
+	r->gc.heads = 16;
+	r->gc.kv_heads = 16;
+	r->gc.ffn = 0;
+	r->gc.seq = 512;
+	opts_for_gen(r);
+	sl_error_clear(&err);
+	assert_int_equal(sl_hw_load("h100-2node-ib", &r->o.hw, &err), SL_OK);
+	if (inter_bw > 0)
+		r->o.hw.inter.bandwidth = inter_bw;
+	r->o.devices = 16;
+	r->o.global_batch = 64;
+	r->o.pp = 1;
+	r->o.tp = 1;
+	r->o.mem_limit = limit;
+	r->o.space.recipe.framework = SL_FW_TORCHTITAN;
+	r->o.space.recipe.precision = SL_PREC_AMP;
+	r->o.space.recipe.recompute = SL_RECOMP_AUTO;
+}
+
+/* The fastest fitting configuration by enumeration; its degree in *rep. */
+static int64_t
+hsdp_brute(run *r, int *rep, int64_t *mem)
+{
+	static const sl_recompute recs[2] = { SL_RECOMP_NONE, SL_RECOMP_FULL };
+	int64_t best = -1;
+
+	for (int b = 1; b <= 8; b *= 2)
+		for (int q = 1; q <= 2; q++)
+			for (int k = 0; k < 2; k++) {
+				sl_pipe_config c;
+				sl_pipeline pl;
+				sl_error err;
+				int layers[1] = { 4 };
+				sl_recompute rec[1] = { recs[k] };
+
+				if (64 % (16 * b) != 0)
+					continue;
+				pipe_config(&c, 1, 1, 16, 1, 16 * b, 64 / (16 * b), layers, rec);
+				c.dp_replicate = q;
+				sl_error_clear(&err);
+				if (sl_pipeline_eval(&r->o, &c, &pl, &err) != SL_OK)
+					fail_msg("%s", err.msg);
+				if (pl.fits && (best < 0 || pl.step_ns < best)) {
+					best = pl.step_ns;
+					*rep = q;
+					*mem = pl.max_mem;
+				}
+				sl_pipeline_free(&pl);
+			}
+	return best;
+}
+
+static void
+test_search_hsdp(void **state)
+{
+	run r;
+	sl_hybrid_result res;
+	sl_pipeline full, hsdp;
+	sl_error err;
+	int64_t want, mem, P;
+	int rep = 0;
+	int layers[1] = { 4 };
+	sl_recompute rec[1] = { SL_RECOMP_NONE };
+	sl_pipe_config c;
+
+	(void)state;
+	/* InfiniBand at 100 Gb/s between the nodes, NVLink inside */
+	hsdp_run(&r, 12.5e9, 0);
+	want = hsdp_brute(&r, &rep, &mem);
+	sl_error_clear(&err);
+	assert_int_equal(sl_hybrid_search(&r.o, &res, &err), SL_OK);
+	assert_true(res.found);
+	assert_int_equal(res.best.step_ns, want);
+	assert_int_equal(res.best.dp_replicate, rep);
+	assert_int_equal(res.best.dp_replicate, 2);
+	/* replicate x shard, both data parallel, the shard group a node */
+	assert_int_equal(res.best.mesh.n_axes, 2);
+	assert_int_equal(res.best.mesh.axes[0].size, 2);
+	assert_int_equal(res.best.mesh.axes[1].size, 8);
+	assert_true(res.best.mesh.axes[0].link.bandwidth == 12.5e9);
+	assert_true(res.best.mesh.axes[1].link.bandwidth == r.o.hw.intra.bandwidth);
+	/*
+	 * By hand: FSDP2 keeps every parameter's fp32 weight, gradient and
+	 * two Adam moments (16 bytes) sharded over its shard group: 16 P / 8
+	 * bytes a device under HSDP, 16 P / 16 under full sharding.
+	 */
+	pipe_config(&c, 1, 1, 16, 1, res.best.graph_batch, res.best.micro_batches,
+	    layers, rec);
+	c.dp_replicate = 1;
+	assert_int_equal(sl_pipeline_eval(&r.o, &c, &full, &err), SL_OK);
+	c.dp_replicate = 2;
+	assert_int_equal(sl_pipeline_eval(&r.o, &c, &hsdp, &err), SL_OK);
+	{
+		sl_graph *g = gen_model_fn(&r.gc, 1, 512, &err);
+		assert_non_null(g);
+		P = sl_graph_param_count(g);
+		sl_graph_free(g);
+	}
+	assert_int_equal(P % 16, 0);
+	assert_int_equal(hsdp.stage[0].states.params + hsdp.stage[0].states.grads +
+	    hsdp.stage[0].states.optim, 16 * P / 8);
+	assert_int_equal(full.stage[0].states.params + full.stage[0].states.grads +
+	    full.stage[0].states.optim, 16 * P / 16);
+	assert_true(hsdp.step_ns < full.step_ns);
+	assert_true(hsdp.max_mem > full.max_mem);
+	fprintf(stderr, "# slow links: HSDP %lld ns, %lld B; FSDP %lld ns, %lld B\n",
+	    (long long)hsdp.step_ns, (long long)hsdp.max_mem,
+	    (long long)full.step_ns, (long long)full.max_mem);
+	sl_hybrid_result_free(&res);
+
+	/*
+	 * Memory between the least either needs (one sample a rank, every
+	 * layer recomputed): full sharding is what fits.
+	 */
+	pipe_config(&c, 1, 1, 16, 1, 16, 4, layers, rec);
+	rec[0] = SL_RECOMP_FULL;
+	sl_pipeline_free(&hsdp);
+	sl_pipeline_free(&full);
+	c.dp_replicate = 1;
+	assert_int_equal(sl_pipeline_eval(&r.o, &c, &full, &err), SL_OK);
+	c.dp_replicate = 2;
+	assert_int_equal(sl_pipeline_eval(&r.o, &c, &hsdp, &err), SL_OK);
+	assert_true(hsdp.max_mem > full.max_mem);
+	hsdp_run(&r, 12.5e9, (hsdp.max_mem + full.max_mem) / 2);
+	want = hsdp_brute(&r, &rep, &mem);
+	assert_int_equal(sl_hybrid_search(&r.o, &res, &err), SL_OK);
+	assert_true(res.found);
+	assert_int_equal(res.best.step_ns, want);
+	assert_int_equal(res.best.dp_replicate, rep);
+	assert_int_equal(res.best.dp_replicate, 1);
+	sl_hybrid_result_free(&res);
+	sl_pipeline_free(&hsdp);
+	sl_pipeline_free(&full);
+
+	/* the links between nodes as fast as within: the search and the
+	 * enumeration agree */
+	hsdp_run(&r, 0, 0);
+	r.o.hw.inter = r.o.hw.intra;
+	want = hsdp_brute(&r, &rep, &mem);
+	assert_int_equal(sl_hybrid_search(&r.o, &res, &err), SL_OK);
+	assert_true(res.found);
+	assert_int_equal(res.best.step_ns, want);
+	fprintf(stderr, "# fast links: best replicate %d (enumeration %d), %lld ns\n",
+	    res.best.dp_replicate, rep, (long long)want);
+	sl_hybrid_result_free(&res);
+
+	/* --dp-replicate 2 forces it; Megatron-LM never replicates */
+	hsdp_run(&r, 0, 0);
+	r.o.dp_replicate = 2;
+	assert_int_equal(sl_hybrid_search(&r.o, &res, &err), SL_OK);
+	assert_true(res.found);
+	assert_int_equal(res.best.dp_replicate, 2);
+	sl_hybrid_result_free(&res);
+	r.o.dp_replicate = 1;
+	assert_int_equal(sl_hybrid_search(&r.o, &res, &err), SL_OK);
+	assert_true(res.found);
+	assert_int_equal(res.best.dp_replicate, 1);
+	sl_hybrid_result_free(&res);
+}
+
 /* ------------------------------------------------- a plan file reopened */
 
 static char tmpdir[512];
@@ -694,6 +992,65 @@ test_plan_reopens(void **state)
 	unlink(path);
 }
 
+/*
+ * An HSDP plan the search chose, written and reopened with nothing but
+ * the file: the same replicate degree, sub-mesh, step time and peak
+ * (the sub-mesh is replicate x shard, which outer x inner alone does not
+ * say).
+ */
+static void
+test_plan_reopens_hsdp(void **state)
+{
+	run r;
+	sl_hybrid_result res;
+	sl_pipeline back;
+	sl_plan_file pf;
+	sl_hybrid_opts o2;
+	sl_pipe_config c2;
+	sl_topo topo;
+	sl_error err;
+	char path[600], *text;
+	FILE *fp;
+
+	(void)state;
+	hsdp_run(&r, 12.5e9, 0);
+	sl_error_clear(&err);
+	assert_int_equal(sl_hybrid_search(&r.o, &res, &err), SL_OK);
+	assert_true(res.found);
+	assert_int_equal(res.best.dp_replicate, 2);
+	text = sl_pipeline_export(&res.best, &r.o, SL_EXPORT_JSON, &err);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "\"replicate\": 2"));
+	snprintf(path, sizeof path, "%s/hsdp.json", tmpdir);
+	assert_non_null(fp = fopen(path, "w"));
+	fputs(text, fp);
+	fclose(fp);
+	free(text);
+	assert_int_equal(sl_plan_read(path, &pf, &err), SL_OK);
+	assert_true(pf.has_setup);
+	assert_int_equal(pf.dp_replicate, 2);
+	assert_int_equal(pf.outer, 16);
+	assert_int_equal(pf.inner, 1);
+	assert_int_equal(sl_plan_pipe_setup(&pf, &o2, &topo, &c2, &err), SL_OK);
+	assert_int_equal(c2.dp_replicate, 2);
+	o2.model = gen_model_fn;
+	o2.model_ctx = &r.gc;
+	assert_int_equal(sl_pipeline_eval(&o2, &c2, &back, &err), SL_OK);
+	assert_int_equal(back.dp_replicate, 2);
+	assert_int_equal(back.mesh.axes[0].size, 2);
+	assert_true(back.step_ns == res.best.step_ns);
+	assert_true(back.max_mem == res.best.max_mem);
+	/* without the degree (an older plan) it is another plan */
+	c2.dp_replicate = 1;
+	sl_pipeline_free(&back);
+	assert_int_equal(sl_pipeline_eval(&o2, &c2, &back, &err), SL_OK);
+	assert_true(back.step_ns != res.best.step_ns);
+	sl_pipeline_free(&back);
+	sl_plan_file_free(&pf);
+	sl_hybrid_result_free(&res);
+	unlink(path);
+}
+
 static int
 setup(void **state)
 {
@@ -724,7 +1081,10 @@ main(void)
 		cmocka_unit_test(test_deepspeed_batch_identity),
 		cmocka_unit_test(test_dtensor_names),
 		cmocka_unit_test(test_torchtitan_hsdp),
+		cmocka_unit_test(test_search_hsdp),
+		cmocka_unit_test(test_torchtitan_sac),
 		cmocka_unit_test(test_plan_reopens),
+		cmocka_unit_test(test_plan_reopens_hsdp),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -262,7 +262,7 @@ void ui_timeline_polled(ui *u, unsigned what);
 void ui_stages_setup(ui *u, const cli_opts *o);
 /* Shows these stages when the panel first opens (a plan file's). */
 int ui_stages_set(ui *u, sl_schedule sched, int pp, int virt, int outer, int inner,
-    int64_t graph_batch, int64_t micro_batches, int n, const int *layers,
+    int dp_replicate, int64_t graph_batch, int64_t micro_batches, int n, const int *layers,
     const sl_recompute *rec);
 void ui_stages_open(ui *u);
 bool ui_stages_is_open(const ui *u);

@@ -250,7 +250,7 @@ ui_plan_reopen(ui *u, const cli_opts *o, const sl_plan_file *pf, sl_error *err)
 		    ui_stages_set(u, pf->schedule, pf->pp, pf->virt,
 		    pf->has_setup ? pf->outer : pf->n_axes == 2 ? pf->shape[0] : 1,
 		    pf->has_setup ? pf->inner : pf->shape[pf->n_axes == 2 ? 1 : 0],
-		    pf->graph_batch, pf->micro_batches, pf->n_stages, pf->stage_layers,
+		    pf->has_setup ? pf->dp_replicate : 1, pf->graph_batch, pf->micro_batches, pf->n_stages, pf->stage_layers,
 		    pf->stage_recompute) != SL_OK) {
 			int nd = u->m.space ? u->m.space->mesh.n_devices : 0;
 			char st[48], dv[48], op[48];

@@ -30,6 +30,7 @@ struct ui_st {
 	sl_pipe_ctx *ctx;
 	/* the configuration shown */
 	int pp, virt, outer, inner, n_stages, n_layers;
+	int dp_replicate;	/* HSDP's replicate degree (sl_pipe_config) */
 	int64_t graph_batch, micro_batches;
 	int *layers;
 	sl_recompute *rec;
@@ -127,6 +128,12 @@ st_take(struct ui_st *t, const sl_pipeline *pl)
 	t->virt = pl->virt;
 	t->outer = pl->mesh.n_axes == 2 ? pl->mesh.axes[0].size : 1;
 	t->inner = pl->mesh.axes[pl->mesh.n_axes - 1].size;
+	/* HSDP: its sub-mesh is replicate x shard, not outer x inner */
+	t->dp_replicate = pl->dp_replicate > 1 ? pl->dp_replicate : 1;
+	if (t->dp_replicate > 1) {
+		t->outer = pl->outer;
+		t->inner = pl->inner;
+	}
 	t->graph_batch = pl->graph_batch;
 	t->micro_batches = pl->micro_batches;
 	t->n_stages = pl->n_stages;
@@ -158,7 +165,8 @@ st_eval(ui *u)
 	int rc;
 
 	c = (sl_pipe_config){ .pp = t->pp, .virt = t->virt, .outer = t->outer,
-	    .inner = t->inner, .graph_batch = t->graph_batch,
+	    .inner = t->inner, .dp_replicate = t->dp_replicate > 1 ? t->dp_replicate : 1,
+	    .graph_batch = t->graph_batch,
 	    .micro_batches = t->micro_batches, .layers = t->layers,
 	    .recompute = t->rec };
 	sl_error_clear(&err);
@@ -183,7 +191,7 @@ st_eval(ui *u)
 /* The configuration before a key, put back when the key's cannot be
  * evaluated (the pipeline on screen stays the one shown). */
 struct st_saved {
-	int pp, virt, outer, inner, n_stages, sel;
+	int pp, virt, outer, inner, dp_replicate, n_stages, sel;
 	int64_t graph_batch, micro_batches;
 	int *layers;
 	sl_recompute *rec;
@@ -196,6 +204,7 @@ st_save(const struct ui_st *t, struct st_saved *v)
 	v->virt = t->virt;
 	v->outer = t->outer;
 	v->inner = t->inner;
+	v->dp_replicate = t->dp_replicate;
 	v->n_stages = t->n_stages;
 	v->sel = t->sel;
 	v->graph_batch = t->graph_batch;
@@ -214,6 +223,7 @@ st_restore(struct ui_st *t, struct st_saved *v, bool put_back)
 		t->virt = v->virt;
 		t->outer = v->outer;
 		t->inner = v->inner;
+		t->dp_replicate = v->dp_replicate;
 		t->n_stages = v->n_stages;
 		t->sel = v->sel;
 		t->graph_batch = v->graph_batch;
@@ -290,6 +300,7 @@ st_start(ui *u)
 		t->virt = 1;
 		t->outer = 1;
 		t->inner = d / p;
+		t->dp_replicate = 1;
 		t->n_stages = p;
 		t->micro_batches = b % p == 0 ? p : 1;
 		t->graph_batch = b / t->micro_batches;
@@ -361,6 +372,7 @@ st_degree(struct ui_st *t, int d)
 	t->pp = p;
 	t->inner = gcd(sub, t->inner > 0 ? t->inner : sub);
 	t->outer = sub / t->inner;
+	t->dp_replicate = 1;	/* a new sub-mesh: sharded over all of it */
 	t->n_stages = p * v;
 	for (int j = 0; j < t->n_stages; j++)
 		t->rec[j] = prev[(int64_t)j * old / t->n_stages];
@@ -427,7 +439,7 @@ ui_stages_key(ui *u, struct ui_event e)
  * (before the panel is first opened). */
 int
 ui_stages_set(ui *u, sl_schedule sched, int pp, int virt, int outer, int inner,
-    int64_t graph_batch, int64_t micro_batches, int n, const int *layers,
+    int dp_replicate, int64_t graph_batch, int64_t micro_batches, int n, const int *layers,
     const sl_recompute *rec)
 {
 	struct ui_st *t = u->st;
@@ -444,6 +456,7 @@ ui_stages_set(ui *u, sl_schedule sched, int pp, int virt, int outer, int inner,
 	t->virt = virt > 0 ? virt : 1;
 	t->outer = outer;
 	t->inner = inner;
+	t->dp_replicate = dp_replicate > 1 ? dp_replicate : 1;
 	t->graph_batch = graph_batch;
 	t->micro_batches = micro_batches;
 	t->n_stages = n;

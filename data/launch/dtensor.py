@@ -148,6 +148,32 @@ def _apply_fsdp(model, mesh):
                 reshard_after_forward=RESHARD_AFTER_FORWARD)
 
 
+def _op_sac_context():
+    """torchtitan's selective recomputation by operator
+    (torchtitan/distributed/activation_checkpoint.py, _apply_op_sac, with
+    the save list of torchtitan/models/llama3/infra/parallelize.py): a
+    block keeps the outputs of its matrix products, attention and
+    reduce-scatters, except every second mm, and recomputes the rest."""
+    from collections import defaultdict
+    from torch.utils.checkpoint import (CheckpointPolicy,
+                                        create_selective_checkpoint_contexts)
+    save = {torch.ops.aten.mm.default,
+            torch.ops.aten._scaled_dot_product_efficient_attention.default,
+            torch.ops.aten._scaled_dot_product_flash_attention.default,
+            torch.ops._c10d_functional.reduce_scatter_tensor.default}
+    meta = defaultdict(int)
+
+    def policy(ctx, func, *args, **kwargs):
+        key = "recompute" if ctx.is_recompute else "forward"
+        if func == torch.ops.aten.mm.default:
+            meta[key] += 1
+        keep = func in save and not (func == torch.ops.aten.mm.default and
+                                     meta[key] % 2 == 0)
+        return (CheckpointPolicy.MUST_SAVE if keep
+                else CheckpointPolicy.PREFER_RECOMPUTE)
+    return create_selective_checkpoint_contexts(policy)
+
+
 def parallelize(model, mesh):
     """Tensor parallel, recomputation, then FSDP2, as torchtitan orders them."""
     if TP > 1:
@@ -155,6 +181,10 @@ def parallelize(model, mesh):
     if RECOMPUTE == "full":
         for key, block in _block_items(model):
             _set_block(model, key, checkpoint_wrapper(block, preserve_rng_state=False))
+    elif RECOMPUTE == "selective":
+        for key, block in _block_items(model):
+            _set_block(model, key, checkpoint_wrapper(
+                block, context_fn=_op_sac_context, preserve_rng_state=False))
     _apply_fsdp(model, mesh)
     return model
 

@@ -92,6 +92,10 @@ typedef struct cli_opts {
 	int virt, pp, tp, slack;	/* --virtual-stages, --pp, --tp, --slack */
 	bool offload;			/* --offload-optimizer */
 	int expert_axes;		/* --expert-axes: SL_EP_* bits, -1 searched */
+	int dp_replicate;		/* --dp-replicate N, 0 searched */
+	/* the recipe (framework and precision too) is a plan file's
+	 * (cli_plan_apply) */
+	bool recipe_from_plan;
 	const char *export_kind;	/* --export megatron|deepspeed|torchtitan|dtensor|json */
 	/* outputs */
 	const char *json;		/* --json FILE|- */

@@ -130,10 +130,18 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 		sl_recompute *rec = sl_xmalloc((size_t)pl->n_stages * sizeof *rec);
 
 		if (sl_pipeline_layout(pl, o, &l, layers, rec, NULL) == SL_OK &&
-		    l.dp > 1)
+		    l.dp > 1) {
 			printf(ngettext(" (%lld per data-parallel rank)",
 			    " (%lld per data-parallel rank)", l.micro_batch),
 			    (long long)l.micro_batch);
+			/* HSDP: torchtitan's two data-parallel degrees */
+			if (l.zero == 3 && l.dp_replicate > 1)
+				printf(_("; HSDP: states sharded over %d ranks, "
+				    "replicated %d times (data_parallel_shard_degree %d, "
+				    "data_parallel_replicate_degree %d)"),
+				    l.dp / l.dp_replicate, l.dp_replicate,
+				    l.dp / l.dp_replicate, l.dp_replicate);
+		}
 		free(layers);
 		free(rec);
 	}
@@ -230,7 +238,8 @@ print_free(const sl_pipeline *pl, const sl_hybrid_opts *ho, const sl_graph *g)
 		rec[j] = pl->stage[j].recompute;
 	}
 	c = (sl_pipe_config){ .pp = pl->pp, .virt = pl->virt, .outer = pl->outer,
-	    .inner = pl->inner, .graph_batch = pl->graph_batch,
+	    .inner = pl->inner, .dp_replicate = pl->dp_replicate,
+	    .graph_batch = pl->graph_batch,
 	    .micro_batches = pl->micro_batches, .layers = layers, .recompute = rec };
 	sl_error_clear(&err);
 	if (sl_pipeline_eval(&fo, &c, &fp, &err) != SL_OK) {
@@ -382,6 +391,48 @@ plan_outputs(const cli_opts *o, sl_error *err)
 }
 
 /*
+ * --dp-replicate N: torchtitan's parallelism.data_parallel_replicate_degree
+ * (torchtitan/config/job_config.py), which FSDP2 runs as HSDP over the
+ * ("dp_replicate", "dp_shard") mesh (torchtitan/distributed/
+ * parallel_dims.py); N divides the data-parallel ranks, which are the
+ * devices over the pipeline and tensor-parallel degrees.
+ */
+static int
+check_replicate(const cli_opts *o, const sl_hybrid_opts *ho, sl_error *err)
+{
+	sl_framework fw = ho->space.recipe.framework;
+	int n = o->dp_replicate, dp = ho->devices;
+
+	if (n <= 1)
+		return SL_OK;
+	if (fw != SL_FW_TORCHTITAN && fw != SL_FW_FREE)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("--dp-replicate %d: %s does not replicate sharded states "
+		    "across groups; HSDP needs --framework torchtitan or free"), n,
+		    sl_framework_title(fw));
+	if (!ho->space.zero)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("--dp-replicate %d replicates sharded states, and --no-zero "
+		    "shards none"), n);
+	if (ho->topo != NULL) {
+		dp = 1;
+		for (int a = 0; a < ho->topo->n_axes; a++)
+			if (ho->topo->role[a] == SL_AXIS_DP)
+				dp *= ho->topo->shape[a];
+	} else {
+		if (ho->pp > 0 && dp % ho->pp == 0)
+			dp /= ho->pp;
+		if (ho->tp > 0 && dp % ho->tp == 0)
+			dp /= ho->tp;
+	}
+	if (dp % n != 0)
+		return sl_error_set(err, SL_EINPUT, NULL, 0, 0,
+		    _("--dp-replicate %d does not divide the %d data-parallel ranks"),
+		    n, dp);
+	return SL_OK;
+}
+
+/*
  * The search's options from the command line's: the model, the hardware,
  * the recipe (the framework --export's or Megatron-LM unless told, its
  * precision and state sharding), the degrees fixed,
@@ -407,13 +458,13 @@ cli_hybrid_opts(const cli_opts *o, cli_plan_model *pm, sl_hybrid_opts *ho,
 	ho->space.recipe.micro_batch = 1;
 	/* a plan is made for a framework to run: the one --export launches
 	 * with, else Megatron-LM, unless told */
-	if (!cli_given(o, "framework")) {
+	if (!cli_given(o, "framework") && !o->recipe_from_plan) {
 		int k = sl_export_from_name(o->export_kind);
 		ho->space.recipe.framework = k >= 0 && sl_export_framework(k) != SL_FW_FREE ?
 		    sl_export_framework(k) : SL_FW_MEGATRON;
 	}
 	/* and trained as that framework trains unless told */
-	if (!cli_given(o, "precision"))
+	if (!cli_given(o, "precision") && !o->recipe_from_plan)
 		ho->space.recipe.precision = sl_framework_precision(ho->space.recipe.framework);
 	/* Megatron-LM's distributed optimizer and DeepSpeed's ZeRO shard the
 	 * optimizer states over data parallel */
@@ -430,6 +481,7 @@ cli_hybrid_opts(const cli_opts *o, cli_plan_model *pm, sl_hybrid_opts *ho,
 	ho->ep_axes = o->expert_axes;
 	ho->mem_limit = o->mem_limit;
 	ho->micro_batch = o->micro_batch_set ? o->micro_batch : 0;
+	ho->dp_replicate = o->dp_replicate;
 	if (o->axes != NULL || (o->mesh_arg != NULL && o->n_axes != 1)) {
 		int n, sh[SL_MAX_TOPO_AXES];
 		sl_axis_role ro[SL_MAX_TOPO_AXES];
@@ -441,7 +493,7 @@ cli_hybrid_opts(const cli_opts *o, cli_plan_model *pm, sl_hybrid_opts *ho,
 		ho->devices = topo->n_devices;
 	} else
 		ho->devices = o->n_axes == 1 ? o->shape[0] : o->shape[0] * o->shape[1];
-	return SL_OK;
+	return check_replicate(o, ho, err);
 }
 
 /* What was searched and set aside, and the frontier of what fits. */
@@ -504,6 +556,10 @@ print_search(const plan_model *pm, const sl_hybrid_opts *ho,
 			const sl_hybrid_point *pt = &r->front[i];
 			char ms[32];
 			mesh_str(pt->outer, pt->inner, ms, sizeof ms);
+			/* HSDP: replicate x shard */
+			if (pt->dp_replicate > 1)
+				snprintf(ms, sizeof ms, _("%dx%d hsdp"), pt->dp_replicate,
+				    pt->outer * pt->inner / pt->dp_replicate);
 			printf("%-4d %-3d %-9s %7lld %13s %13s\n", pt->pp, pt->virt, ms,
 			    (long long)pt->micro_batches, cli_bytes(pt->max_mem, b[0]),
 			    cli_ns(pt->step_ns, b[1]));

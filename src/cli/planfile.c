@@ -161,6 +161,9 @@ cli_plan_apply(cli_opts *o, const sl_plan_file *pf, sl_error *err)
 			    i64_str(pf->recipe.seq), err);
 		if (pf->recipe.seq > 0)
 			o->seq = o->recipe.seq = pf->recipe.seq;
+		/* the framework and precision are the plan's, not the
+		 * defaults of a new plan (cli_hybrid_opts) */
+		o->recipe_from_plan = true;
 	}
 	return SL_OK;
 }

@@ -116,6 +116,7 @@ timeline_stage(cli_opts *o, const sl_plan_file *pf, sl_error *err)
 	cfg = (sl_pipe_config){ .pp = pf->pp, .virt = pf->virt,
 	    .outer = pf->has_setup ? pf->outer : pf->n_axes == 2 ? pf->shape[0] : 1,
 	    .inner = pf->has_setup ? pf->inner : pf->shape[pf->n_axes == 2 ? 1 : 0],
+	    .dp_replicate = pf->has_setup ? pf->dp_replicate : 1,
 	    .graph_batch = pf->graph_batch, .micro_batches = pf->micro_batches,
 	    .layers = pf->stage_layers, .recompute = pf->stage_recompute };
 	if ((rc = sl_pipeline_eval(&ho, &cfg, &pl, err)) != SL_OK)
