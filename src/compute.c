@@ -498,6 +498,7 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 	const sl_hw *hw = &sp->mesh.hw;
 	int64_t loc[SL_MAX_LOOP];
 	double cast_e, cast_b, bytes, ff = 0, fb = 0, rate = 0, xb_f = 0, xb_b = 0;
+	double act_f = 0, act_b = 0;
 	int kf = sl_kinds[op->kind].kernels[0], kb = sl_kinds[op->kind].kernels[1];
 	int casts, casts_b;
 
@@ -539,10 +540,21 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 		 * the group's FLOPs (a batched gemm's).  Loops b, E, c, h, f.
 		 */
 		double tokens = (double)loc[0] * (double)loc[1] * (double)loc[2];
-		double f = (double)loc[4];
-		ff = 2 * tokens * (double)loc[3] * ((op->gated ? 2 * f : f) + f);
+		double f = (double)loc[4], f1 = op->gated ? 2 * f : f;
+		double e = sl_max_int(sl_recipe_act_bytes(&sp->opts.recipe),
+		    sl_dtype_size(sp->g->tensors[op->in[0]].dtype));
+		ff = 2 * tokens * (double)loc[3] * (f1 + f);
 		fb = 2 * ff;
 		rate = sl_gemm_rate(hw, ff);
+		/* The activation between the grouped gemms is a kernel of its
+		 * own, bound by memory (megatron/core/fusions/
+		 * fused_bias_swiglu.py): forward it reads fc1's output and
+		 * writes f a token, backward it reads that output and the
+		 * gradient and writes fc1's gradient. */
+		act_f = tokens * (f1 + f) * e;
+		act_b = tokens * (f1 + f + f1) * e;
+		kf--;
+		kb--;
 		break;
 	}
 	case SL_OP_ATTENTION: {
@@ -574,6 +586,11 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 		tf = kernels_s(hw, kf, ff, rate, bytes + xb_f) +
 		    kernels_s(hw, casts, 0, 0, 6 * cast_e) + atf;
 		tb = kernels_s(hw, kb, fb, rate, bm * bytes + xb_b) + atb;
+		if (act_f > 0) {
+			tf += kernels_s(hw, 1, 0, 0, act_f);
+			if (fb > 0)
+				tb += kernels_s(hw, 1, 0, 0, act_b);
+		}
 		if (bm > 0)
 			tb += kernels_s(hw, casts_b, 0, 0, 6 * cast_b);
 		if (sp->adapter != NULL && sp->adapter[opi].nf4) {
