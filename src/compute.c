@@ -206,13 +206,16 @@ sl_gemm_ns(const sl_hw *hw, int64_t m, int64_t n, int64_t k, int64_t batch)
  * once), at the widths the step moves them (sl_recipe_widths).  A matmul
  * or attention under autocast reads the bf16 copy of an fp32 input: the
  * copy is made by a cast kernel forward (4 bytes read, 2 written per
- * element) and the gradient cast back to fp32 backward (2 read, 4
- * written), in *cast_elems and *casts (torch autocast's cast of each
- * fp32 argument of a lower-precision op; of a weight once per forward).
+ * element), in *cast_elems and *casts (torch autocast's cast of each fp32
+ * argument of a lower-precision op, aten/src/ATen/autocast_mode.cpp,
+ * cached_cast; of a weight once per forward, its cache), and where the
+ * input has a gradient the gradient is cast back to fp32 backward (2
+ * read, 4 written; the copy's ToCopyBackward), in *bwd_elems and
+ * *bwd_casts: data and frozen weights take no backward cast.
  */
 static double
 slot_bytes(const sl_space *sp, int opi, int si, const int *coord,
-    double *cast_elems, int *casts)
+    double *cast_elems, int *casts, double *bwd_elems, int *bwd_casts)
 {
 	const sl_op *op = &sp->g->ops[opi];
 	const sl_strategy *st = &sp->ops[opi].strat[si];
@@ -222,8 +225,8 @@ slot_bytes(const sl_space *sp, int opi, int si, const int *coord,
 	bool fp8 = sl_fp8_matmul(sp, op);
 	double b = 0;
 
-	*cast_elems = 0;
-	*casts = 0;
+	*cast_elems = *bwd_elems = 0;
+	*casts = *bwd_casts = 0;
 	for (int i = 0; i < sl_op_nslots(op); i++) {
 		int ti = sl_op_slot_tensor(op, i);
 		const sl_tensor *t = &sp->g->tensors[ti];
@@ -234,6 +237,10 @@ slot_bytes(const sl_space *sp, int opi, int si, const int *coord,
 		    t->dtype == SL_DT_F16 || t->dtype == SL_DT_BF16)) {
 			*cast_elems += e;
 			(*casts)++;
+			if (sl_space_grad(sp, ti)) {
+				*bwd_elems += e;
+				(*bwd_casts)++;
+			}
 			w = 2;
 		}
 		if (fp8 && i < 2)
@@ -410,7 +417,12 @@ param_item(void *ctx, const sl_mem_item *it)
  * (runtime/zero/stage_1_and_2.py, step: all_gather_dp_groups); Megatron-LM
  * with --overlap-param-gather gathers each bucket as the next step's
  * forward reaches it (megatron/core/distributed/param_and_grad_buffer.py),
- * hidden behind that forward, so nothing of it is counted then.
+ * hidden behind that forward, so nothing of it is counted then; so does
+ * the per-operator plan (free), whose states sharding is the search's
+ * choice among the frameworks' (sl_hybrid_search) and runs as the best of
+ * them does, as FSDP2 also prefetches the next module's all-gather during
+ * forward on its own stream (torch/distributed/fsdp/_fully_shard/
+ * _fsdp_param_group.py, unshard).
  */
 static int64_t
 shard_gather_ns(const sl_space *sp, int opi, int si, const int *coord)
@@ -424,7 +436,7 @@ shard_gather_ns(const sl_space *sp, int opi, int si, const int *coord)
 	/* under LoRA the frozen weights do not change and the adapters'
 	 * gather is a few megabytes: nothing counted */
 	if (r->shard_states < 1 || sl_recipe_frozen(r) ||
-	    (r->framework == SL_FW_MEGATRON && !r->no_grad_overlap))
+	    ((r->framework == SL_FW_MEGATRON || r->framework == SL_FW_FREE) && !r->no_grad_overlap))
 		return 0;
 	for (int i = 0; i < op->n_in; i++) {
 		const sl_tensor *t = &sp->g->tensors[op->in[i]];
@@ -594,10 +606,10 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 	const sl_binding *b = sp->ops[opi].bind;
 	const sl_hw *hw = &sp->mesh.hw;
 	int64_t loc[SL_MAX_LOOP];
-	double cast_e, bytes, ff = 0, fb = 0, rate = 0, xb_f = 0, xb_b = 0;
-	double ew_f = 0, ew_b = 0;
+	double cast_e, cast_b, bytes, ff = 0, fb = 0, rate = 0, xb_f = 0, xb_b = 0;
+	double act_f = 0, act_b = 0, ew_f = 0, ew_b = 0;
 	int kf = sl_kinds[op->kind].kernels[0], kb = sl_kinds[op->kind].kernels[1];
-	int casts;
+	int casts, casts_b;
 
 	struct state_elems se = { 0, 0 };
 
@@ -609,7 +621,7 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 	out->optim_ns = sl_add_sat(sl_optim_ns(sp, se.optim), out->gather_ns);
 	if (hw->flops <= 0)
 		return;
-	bytes = slot_bytes(sp, opi, si, coord, &cast_e, &casts);
+	bytes = slot_bytes(sp, opi, si, coord, &cast_e, &casts, &cast_b, &casts_b);
 	for (int i = 0; i < op->n_in; i++)
 		kb += sp->g->tensors[op->in[i]].role == SL_ROLE_PARAMETER &&
 		    !sl_recipe_frozen(&sp->opts.recipe);
@@ -640,10 +652,21 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 		 * the group's FLOPs (a batched gemm's).  Loops b, E, c, h, f.
 		 */
 		double tokens = (double)loc[0] * (double)loc[1] * (double)loc[2];
-		double f = (double)loc[4];
-		ff = 2 * tokens * (double)loc[3] * ((op->gated ? 2 * f : f) + f);
+		double f = (double)loc[4], f1 = op->gated ? 2 * f : f;
+		double e = sl_max_int(sl_recipe_act_bytes(&sp->opts.recipe),
+		    sl_dtype_size(sp->g->tensors[op->in[0]].dtype));
+		ff = 2 * tokens * (double)loc[3] * (f1 + f);
 		fb = 2 * ff;
 		rate = sl_gemm_rate(hw, ff);
+		/* The activation between the grouped gemms is a kernel of its
+		 * own, bound by memory (megatron/core/fusions/
+		 * fused_bias_swiglu.py): forward it reads fc1's output and
+		 * writes f a token, backward it reads that output and the
+		 * gradient and writes fc1's gradient. */
+		act_f = tokens * (f1 + f) * e;
+		act_b = tokens * (f1 + f + f1) * e;
+		kf--;
+		kb--;
 		break;
 	}
 	case SL_OP_ATTENTION: {
@@ -678,8 +701,13 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 		tf = kernels_s(hw, kf, ff, rate, bytes + xb_f) +
 		    kernels_s(hw, casts, 0, 0, 6 * cast_e) + atf + ew_f;
 		tb = kernels_s(hw, kb, fb, rate, bm * bytes + xb_b) + atb + ew_b;
+		if (act_f > 0) {
+			tf += kernels_s(hw, 1, 0, 0, act_f);
+			if (fb > 0)
+				tb += kernels_s(hw, 1, 0, 0, act_b);
+		}
 		if (bm > 0)
-			tb += kernels_s(hw, casts, 0, 0, 6 * cast_e);
+			tb += kernels_s(hw, casts_b, 0, 0, 6 * cast_b);
 		if (sp->adapter != NULL && sp->adapter[opi].nf4) {
 			/* QLoRA: the weight dequantised from NF4 to bf16 before
 			 * the forward matmul and the input gradient's */

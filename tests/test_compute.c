@@ -662,7 +662,7 @@ test_overlap_and_accumulation(void **state)
 	sl_graph_free(g);
 }
 
-/* The gradient reductions of parameters, as they run (sl_grad_sync_coll). */
+/* The gradient reductions of parameters, as they run (sl_node_colls). */
 struct grad_colls {
 	const sl_space *s;
 	int n;
@@ -676,7 +676,7 @@ grad_coll(void *ctx, const sl_coll_item *ci)
 
 	if (ci->cause == SL_CAUSE_GRAD && ci->tensor >= 0 &&
 	    a->s->g->tensors[ci->tensor].role == SL_ROLE_PARAMETER && a->n < 4)
-		a->coll[a->n++] = sl_grad_sync_coll(a->s, ci);
+		a->coll[a->n++] = ci->coll;
 }
 
 /*
@@ -720,6 +720,53 @@ test_step_terms_by_hand(void **state)
 		sl_node_compute(s, 0, 0, NULL, &c);
 		assert_int_equal(c.fwd_ns, f16 + 3146);
 		assert_int_equal(c.bwd_ns, b16 + 3146);
+		sl_space_free(s);
+		sl_graph_free(g);
+		/*
+		 * The same with x fp32 data, which has no gradient: forward
+		 * casts x (4,096 elements) and w1, (4,096 + 1,048,576) x 6 =
+		 * 6,316,032 bytes beside the kernels' 2,138,112 (4227 ns);
+		 * backward casts w1's gradient back alone (3146 ns): the
+		 * cast of x has no backward (aten/src/ATen/autocast_mode.cpp,
+		 * cached_cast; a tensor without grad gets no ToCopyBackward).
+		 */
+		g = tu_mlp();
+		g->tensors[g->ops[0].in[0]].dtype = SL_DT_F32;
+		s = space(g, &hw, 1, (int[]){ 1 }, &r);
+		assert_int_equal(s->width[g->ops[0].in[0]], 4);
+		sl_node_compute(s, 0, 0, NULL, &c);
+		assert_int_equal(c.fwd_ns, 4227);
+		assert_int_equal(c.bwd_ns, b16 + 3146);
+		{
+			/*
+			 * The weights' bf16 copies, 2 x 1,048,576 bytes each:
+			 * fc1's input has no gradient, so mm does not save
+			 * w1's copy and autocast's cache holds it until the
+			 * forward ends (fc2's forward, the last); fc2's input
+			 * has one, and w2's copy is kept for fc2's input
+			 * gradient.
+			 */
+			sl_timeline tl;
+			sl_error err;
+			int found = 0;
+
+			sl_error_clear(&err);
+			assert_int_equal(sl_timeline_build(s, (int[]){ 0, 0, 0 }, 0,
+			    false, &tl, &err), SL_OK);
+			for (int k = 0; k < tl.n_bufs; k++) {
+				const sl_tl_buf *bf = &tl.buf[k];
+				const sl_task *last = &tl.task[tl.order[bf->last]];
+				if (bf->kind != SL_BUF_AUTOCAST)
+					continue;
+				found++;
+				assert_int_equal(bf->bytes, 2 * 1048576);
+				assert_int_equal(last->op, 2);
+				assert_int_equal(last->kind, bf->tensor == g->ops[0].in[1] ?
+				    SL_TASK_FWD : SL_TASK_BWD);
+			}
+			assert_int_equal(found, 2);
+			sl_timeline_free(&tl);
+		}
 		sl_space_free(s);
 		sl_graph_free(g);
 	}
@@ -935,9 +982,10 @@ test_step_terms_by_hand(void **state)
 		 * recipe.shard_states on 4 data-parallel devices: fc1's w1
 		 * (1,048,576 elements, replicated) has its optimizer states
 		 * divided over the 4, so the step updates 262,144 elements
-		 * (x 38 bytes at 0.84 x 2e12 B/s: 5929 ns), then all-gathers the
-		 * bf16 weight (2 MiB over the 4) after it; Megatron-LM with
-		 * --overlap-param-gather hides that gather behind the next
+		 * (x 38 bytes at 0.84 x 2e12 B/s: 5929 ns), then DeepSpeed
+		 * all-gathers the bf16 weight (2 MiB over the 4) after it;
+		 * Megatron-LM with --overlap-param-gather, and the
+		 * per-operator plan, hide that gather behind the next
 		 * forward.  The gradient's all-reduce is a reduce-scatter.
 		 */
 		sl_graph *g = tu_mlp();
@@ -960,6 +1008,12 @@ test_step_terms_by_hand(void **state)
 		sl_node_compute(s, 0, si, NULL, &c);
 		assert_int_equal(c.param_elems, 1048576);
 		assert_int_equal(c.optim_elems, 262144);
+		assert_int_equal(c.optim_ns, 5929);
+		assert_int_equal(c.gather_ns, 0);
+		sl_space_free(s);
+		r.framework = SL_FW_DEEPSPEED;
+		s = space(g, &hw, 1, (int[]){ 4 }, &r);
+		sl_node_compute(s, 0, si, NULL, &c);
 		sl_error_clear(&err);
 		assert_int_equal(sl_mesh_make(&hw, 1, (int[]){ 4 }, &m, &err), SL_OK);
 		ag = sl_coll_time(SL_COLL_ALL_GATHER, 4, 2 * 1048576, &m.axes[0].link);
@@ -967,6 +1021,14 @@ test_step_terms_by_hand(void **state)
 		assert_int_equal(c.optim_ns, 5929 + ag);
 		assert_int_equal(c.gather_ns, ag);
 		assert_true(plain == 23718);
+		sl_space_free(s);
+		/* the per-operator plan without overlap gathers after the step */
+		r.framework = SL_FW_FREE;
+		r.no_grad_overlap = true;
+		s = space(g, &hw, 1, (int[]){ 4 }, &r);
+		sl_node_compute(s, 0, si, NULL, &c);
+		assert_int_equal(c.gather_ns, ag);
+		r.no_grad_overlap = false;
 		sl_space_free(s);
 		r.framework = SL_FW_MEGATRON;
 		r.precision = SL_PREC_MEGATRON;
@@ -984,6 +1046,41 @@ test_step_terms_by_hand(void **state)
 		sl_node_colls(s, 0, si, grad_coll, &got);
 		assert_int_equal(got.n, 1);
 		assert_int_equal(got.coll[0], SL_COLL_REDUCE_SCATTER);
+		{
+			/*
+			 * As they run, with their bytes: the fp32 main
+			 * gradient (4 B x 1,048,576) reduce-scattered over
+			 * the 4, the bf16 weight (2 B x 1,048,576)
+			 * all-gathered after the step; no all-reduce.  The
+			 * gather's time is the optimizer's gather_ns.
+			 */
+			sl_comm cm;
+			char *text;
+
+			sl_error_clear(&err);
+			sl_node_cost(s, 0, si, NULL, NULL, &cm);
+			assert_int_equal(cm.bytes[SL_COLL_ALL_REDUCE], 0);
+			assert_int_equal(cm.bytes[SL_COLL_REDUCE_SCATTER], 4 * 1048576);
+			assert_int_equal(cm.bytes[SL_COLL_ALL_GATHER], 2 * 1048576);
+			assert_int_equal(cm.ns[SL_COLL_ALL_GATHER], ag);
+			assert_int_equal(cm.ns[SL_COLL_REDUCE_SCATTER],
+			    sl_coll_time(SL_COLL_REDUCE_SCATTER, 4, 4 * 1048576,
+			    &m.axes[0].link));
+			assert_int_equal(c.gather_ns, ag);
+			/* explain says so, with the bytes */
+			int ch[3] = { si, sl_space_find_strategy(s, 1, "dp"),
+			    sl_space_find_strategy(s, 2, "dp") };
+			assert_true(ch[1] >= 0 && ch[2] >= 0);
+			text = sl_explain(s, ch, 0, si, &err);
+			assert_non_null(text);
+			assert_non_null(strstr(text, "reduce-scatter over axis 0 (4 devices) "
+			    "of 4,194,304 bytes"));
+			assert_non_null(strstr(text, "after the optimizer step"));
+			assert_non_null(strstr(text, "all-gather over axis 0 (4 devices) "
+			    "of 2,097,152 bytes"));
+			assert_null(strstr(text, "all-reduce"));
+			free(text);
+		}
 		sl_space_free(s);
 		r.shard_states = 0;
 		s = space(g, &hw, 1, (int[]){ 4 }, &r);
