@@ -824,6 +824,11 @@ typedef struct sl_hw {
 	double matmul_efficiency; /* fraction of peak when no gemm table; 0: 0.7 */
 	double attention_flops;	/* fused attention FLOP/s without a table; 0: matmul rate */
 	double launch_overhead;	/* seconds: least time of one kernel, issue to issue */
+	double unvec_bandwidth;	/* bytes/s of elementwise kernels PyTorch does
+				 * not vectorize (dtype-converting copies,
+				 * broadcast or strided operands); 0: mem_bandwidth */
+	double unaligned_flops;	/* FLOP/s of a matmul whose leading dimensions
+				 * are not multiples of 16 bytes; 0: flops / 8 */
 	int n_gemm;		/* measured points, by increasing flops */
 	sl_gemm_point gemm[SL_MAX_GEMM_POINTS];
 	int n_attention;	/* fused attention forward+backward, the same way */
