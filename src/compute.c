@@ -127,6 +127,15 @@ mem_bw(const sl_hw *hw)
 	return hw->mem_bandwidth > 0 ? hw->mem_bandwidth : DEFAULT_MEM_BW;
 }
 
+/* The optimizer step's kernels: the profile's measured rate, else the
+ * share of the copy bandwidth an H100 measured (SL_OPTIM_BW_SHARE). */
+static double
+optim_bw(const sl_hw *hw)
+{
+	return hw->optim_bandwidth > 0 ? hw->optim_bandwidth :
+	    mem_bw(hw) * SL_OPTIM_BW_SHARE;
+}
+
 /* Seconds of k kernels sharing flops f at rate r and bytes b: each takes
  * the longest of its FLOP time, its memory time and the launch overhead. */
 static double
@@ -325,7 +334,7 @@ fp8_matmul(const sl_space *sp, int opi, int si, const int *coord, double f,
 	}
 	*xb_b += 4 * ye;
 	(*kb)++;
-	out->optim_ns = sl_add_sat(out->optim_ns, ns_of(4 * we / mem_bw(hw)));
+	out->optim_ns = sl_add_sat(out->optim_ns, ns_of(4 * we / optim_bw(hw)));
 	return fp8_rate(hw, f);
 }
 
@@ -333,7 +342,7 @@ int64_t
 sl_optim_ns(const sl_space *sp, int64_t elems)
 {
 	return ns_of((double)elems * sl_recipe_optim_bytes(&sp->opts.recipe) /
-	    mem_bw(&sp->mesh.hw));
+	    optim_bw(&sp->mesh.hw));
 }
 
 /* The parameter elements of an operator's states on a device: its state

@@ -354,6 +354,8 @@ hw_compute(const hw_ctx *c, json_t *dev, sl_hw *hw)
 
 	if ((rc = hw_opt_number(c, dev, "device", "memory_bandwidth", false,
 	    HW_MIN_BANDWIDTH, 1e15, &hw->mem_bandwidth)) != SL_OK ||
+	    (rc = hw_opt_number(c, dev, "device", "optimizer_bandwidth", false,
+	    HW_MIN_BANDWIDTH, 1e15, &hw->optim_bandwidth)) != SL_OK ||
 	    (rc = hw_opt_number(c, dev, "device", "matmul_efficiency", false,
 	    1e-3, 1.0, &hw->matmul_efficiency)) != SL_OK ||
 	    (rc = hw_opt_number(c, dev, "device", "attention_flops", false,
@@ -414,7 +416,7 @@ hw_parse(const hw_ctx *c, sl_hw *hw)
 	    "inter_node", "host_link", "host_adam", NULL };
 	static const char *const dev_known[] = { "name", "memory_bytes",
 	    "reserve_bytes", "flops", "fp8_flops", "memory_bandwidth",
-	    "matmul_efficiency", "attention_flops", "launch_overhead", "gemm",
+	    "optimizer_bandwidth", "matmul_efficiency", "attention_flops", "launch_overhead", "gemm",
 	    "attention", "gemm_fp8", NULL };
 	json_t *root = c->root, *v;
 	int64_t n;
@@ -766,6 +768,9 @@ sl_hw_json(const sl_hw *hw)
 	if (hw->mem_bandwidth > 0)
 		json_object_set_new(dev, "memory_bandwidth",
 		    R(hw->mem_bandwidth));
+	if (hw->optim_bandwidth > 0)
+		json_object_set_new(dev, "optimizer_bandwidth",
+		    R(hw->optim_bandwidth));
 	if (hw->matmul_efficiency > 0)
 		json_object_set_new(dev, "matmul_efficiency",
 		    R(hw->matmul_efficiency));

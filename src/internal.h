@@ -373,6 +373,13 @@ void sl_node_stage_mem(const sl_space *s, int v, int strat, const int *coord,
  * activation's, at the gradient width); 0 for a tensor without one. */
 int64_t sl_act_grad_bytes(const sl_space *s, int t, const sl_spec *sp,
     const int *coord);
+/*
+ * Of what flash attention keeps beyond its inputs, the part that is an
+ * output of SDPA, the log-sum-exp, in bytes for its local loops: what
+ * torchtitan's op SAC caches of it (items.c); the rest (the key and value
+ * heads repeat_kv copies) its backward recomputes.
+ */
+int64_t sl_sac_lse_bytes(const int64_t *loop);
 /* What attention keeps beyond its inputs, and the bytes a score element
  * takes (kinds.c, beside the attention kind). */
 int64_t sl_attention_saved(const sl_space *sp, const sl_op *op,
@@ -431,6 +438,8 @@ void sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *c
  * updates; the all-gather of the updated weights is the optimizer's,
  * sl_compute.optim_ns); else c->coll. */
 sl_coll sl_grad_sync_coll(const sl_space *sp, const sl_coll_item *c);
+/* Axes over which a split weight's gradient is held whole (space.c). */
+uint8_t sl_whole_grad_axes(const sl_space *sp, int opi, int si, int slot);
 /* Returns whether the edge moves data (the consumer then holds a copy). */
 bool sl_edge_colls(const sl_space *sp, int e, int s_src, int s_dst,
     coll_item_fn fn, void *ctx);

@@ -583,7 +583,16 @@ sl_attention_score_bytes(const sl_space *sp, const sl_op *op)
  * beside its input (the norms keep the input); latent attention keeps the
  * keys it assembles, each head's no-rope part with the shared rotary key
  * (Megatron-LM megatron/core/transformer/multi_latent_attention.py), for
- * the fused kernel that reads them.
+ * the fused kernel that reads them.  Grouped-query attention in
+ * torchtitan's models repeats each key and value head for the query heads
+ * that share it before SDPA (torchtitan/models/llama3/model/model.py,
+ * repeat_kv), and SDPA keeps the repeated copies: keys and values at the
+ * query heads' count, beside the qkv projection's output they were cut
+ * from (measured: a 1B LLaMA with 4 key/value heads of 16,
+ * steps-h100.jsonl).  Megatron-LM's fused kernels, and SDPA called with
+ * enable_gqa (transformers' sdpa_attention_forward where torch has it:
+ * the llama-2-70b rows of recompute-llama-h200.jsonl), take the key/value
+ * heads as they are.
  */
 int64_t
 sl_attention_saved(const sl_space *sp, const sl_op *op, const sl_binding *b,
@@ -608,6 +617,10 @@ sl_attention_saved(const sl_space *sp, const sl_op *op, const sl_binding *b,
 		    ad.kv_heads / ad.heads, ad.dqk)));
 	if (ad.n_act == 3)
 		r = sl_add_sat(r, sl_mul_sat(tok, sl_mul_sat(loc[2], ad.dqk)));
+	else if (sp->opts.recipe.attention == SL_ATTN_FLASH &&
+	    ad.kv_heads < ad.heads &&
+	    sp->opts.recipe.framework == SL_FW_TORCHTITAN)
+		r = sl_add_sat(r, sl_mul_sat(tok, sl_mul_sat(loc[2], ad.dqk + ad.dv)));
 	return r;
 }
 

@@ -816,6 +816,10 @@ typedef struct sl_hw {
 	double flops;		/* dense bf16 peak per device */
 	double fp8_flops;	/* dense FP8 peak; 0: no FP8 tensor cores */
 	double mem_bandwidth;	/* bytes/s read plus written; 0: unknown (2.0e12 assumed) */
+	/* bytes/s the optimizer step's kernels move (fused or foreach AdamW,
+	 * the norm and scaling of clipping, master-weight copies), measured
+	 * from whole steps; 0: memory_bandwidth x SL_OPTIM_BW_SHARE */
+	double optim_bandwidth;
 	double matmul_efficiency; /* fraction of peak when no gemm table; 0: 0.7 */
 	double attention_flops;	/* fused attention FLOP/s without a table; 0: matmul rate */
 	double launch_overhead;	/* seconds: least time of one kernel, issue to issue */
@@ -834,6 +838,14 @@ typedef struct sl_hw {
 	sl_link host;
 	double host_adam;
 } sl_hw;
+
+/*
+ * The share of the copy bandwidth that PyTorch's optimizer kernels reach
+ * when a profile has not measured them: an H100's (fused AdamW and
+ * clipping of gpt-1.7b and a 1B LLaMA, 2.49e12 of 2.98e12 bytes/s,
+ * tests/data/fidelity/steps-h100.jsonl; doc/cost-model.md).
+ */
+#define SL_OPTIM_BW_SHARE 0.84
 
 typedef struct sl_axis {
 	int size;

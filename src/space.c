@@ -408,6 +408,32 @@ adapter_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 	}
 }
 
+/*
+ * The mesh axes over which a vocabulary-parallel embedding's weight
+ * gradient is held whole although the weight is split: under DTensor
+ * (--framework torchtitan) the embedding's backward has no row-wise
+ * strategy (torch/distributed/tensor/_ops/_embedding_ops.py,
+ * embedding_dense_backward_strategy: column-wise, batch-sharded with a
+ * Partial gradient, or replicated), so the gradient of a weight split by
+ * rows (torchtitan's RowwiseParallel on tok_embeddings) is formed whole
+ * and all-reduced over those ranks, and is held Replicate until the
+ * optimizer step: on an H200 a tensor-parallel-2 rank of a tiny LLaMA held
+ * 1 MiB of embedding gradient for its 0.5 MiB of weight
+ * (tests/data/fidelity/dtensor-h200.txt).  FSDP2 (+z) reduce-scatters it to
+ * its shard instead.  0 elsewhere.
+ */
+uint8_t
+sl_whole_grad_axes(const sl_space *sp, int opi, int si, int slot)
+{
+	const sl_op *op = &sp->g->ops[opi];
+	const sl_spec *ws = &sp->ops[opi].strat[si].spec[slot];
+
+	if (sp->opts.recipe.framework != SL_FW_TORCHTITAN ||
+	    op->kind != SL_OP_EMBEDDING || slot != 1 || ws->zero != 0)
+		return 0;
+	return ws->split[0];
+}
+
 void
 sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 {
@@ -429,6 +455,22 @@ sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 
 		if (!frozen && !sl_space_grad(sp, op->in[i]))
 			continue;
+		if (!frozen && sl_whole_grad_axes(sp, opi, si, i) != 0) {
+			/* formed whole and all-reduced (sl_whole_grad_axes) */
+			uint8_t w = sl_whole_grad_axes(sp, opi, si, i);
+			sl_spec whole = st->spec[i];
+
+			whole.split[0] = 0;
+			it.bpe = sl_grad_elem_bytes(sp, t);
+			it.cause = SL_CAUSE_GRAD;
+			bytes = sl_mul_sat(sl_local_elems(m, &whole, t, NULL), it.bpe);
+			for (int a = 0; a < m->n_axes; a++)
+				if ((w & (1u << a)) && m->axes[a].size > 1) {
+					it.loop = axis_loop(so->bind, st, a);
+					emit_coll(fn, ctx, it, SL_PHASE_BWD, true,
+					    SL_COLL_ALL_REDUCE, a, bytes);
+				}
+		}
 		/* The input's gradient is a partial sum over these axes. */
 		part = sl_grad_axes(so->bind, st, i, op->n_in);
 		if (part == 0)
