@@ -554,42 +554,6 @@ megatron_role(const sl_space *s, const int *choice, int op, int tp, bool sp,
 	}
 }
 
-static int
-plan_megatron(const sl_space *s, bool sp, int *choice, int *n_fallback,
-    char *fb_op, int *n_rep, char *rep_op, size_t fb_len)
-{
-	int na = s->mesh.n_axes, tp = na - 1;
-
-	for (int v = 0; v < s->g->n_ops; v++)
-		choice[v] = -1;
-	for (int v = 0; v < s->g->n_ops; v++) {
-		sl_loop_role want[SL_MAX_AXES] = { SL_LOOP_NONE, SL_LOOP_NONE };
-		sl_loop_role role = megatron_role(s, choice, v, tp, sp, false);
-		int i;
-
-		if (na == 2)
-			want[0] = has_role(s, v, SL_LOOP_DP) ? SL_LOOP_DP :
-			    SL_LOOP_NONE;
-		want[tp] = role;
-		i = find_roles(s, v, want, false);
-		if (i < 0 && role != SL_LOOP_NONE && role != SL_LOOP_ROW &&
-		    role != SL_LOOP_COL) {
-			/* e.g. fewer heads than devices: replicate that operator */
-			want[tp] = SL_LOOP_NONE;
-			i = find_roles(s, v, want, false);
-			if (i >= 0 && (*n_rep)++ == 0)
-				snprintf(rep_op, fb_len, "%s", s->g->ops[v].name);
-		}
-		if (i < 0) {
-			i = follow_inputs(s, choice, v, na == 2 ? 0 : -1, want[0]);
-			if ((*n_fallback)++ == 0)
-				snprintf(fb_op, fb_len, "%s", s->g->ops[v].name);
-		}
-		choice[v] = i;
-	}
-	return SL_OK;
-}
-
 /* ------------------------------------------------------------ frameworks */
 
 bool
@@ -621,9 +585,32 @@ sl_strategy_roles_ok(const sl_space *s, int op, const sl_strategy *st,
 	return true;
 }
 
-int
-sl_framework_choice(const sl_space *s, const sl_axis_role *role,
-    unsigned ep_axes, bool shard_params, int *choice, char *why, size_t len)
+/* The baselines' count of the operators that cannot take the layout. */
+struct layout_misfits {
+	int n_fallback, n_rep;
+	char fb_op[128], rep_op[128];
+};
+
+/*
+ * Megatron-LM's per-operator layout, the one rule for the frameworks'
+ * plans (sl_framework_choice) and the Megatron-LM baselines (solve,
+ * compare, and the published layouts a pipeline takes as they are,
+ * SL_LAYOUT_MEGATRON): on a tp axis the tensor-parallel role of each
+ * operator (megatron_role, with sequence parallelism when sp), on a dp
+ * axis the batch, on a cp axis the sequence, experts split by expert over
+ * the axes of ep_axes, parameters sharded (+z) where shard_params.
+ *
+ * An operator that cannot take its role: under a framework (mis NULL) a
+ * table or weight too narrow to split over a tensor-parallel axis stays
+ * whole there, and anything else is refused (SL_EINPUT, why naming it);
+ * a baseline replicates it over the tensor-parallel axis (fewer heads than
+ * devices), else takes the strategy its inputs reshard to least, and
+ * counts both in *mis for its notes.
+ */
+static int
+megatron_layout(const sl_space *s, const sl_axis_role *role, unsigned ep_axes,
+    bool shard_params, bool sp, struct layout_misfits *mis, int *choice,
+    char *why, size_t len)
 {
 	int na = s->mesh.n_axes;
 
@@ -632,7 +619,7 @@ sl_framework_choice(const sl_space *s, const sl_axis_role *role,
 	for (int v = 0; v < s->g->n_ops; v++) {
 		sl_loop_role want[SL_MAX_AXES] = { SL_LOOP_NONE, SL_LOOP_NONE };
 		bool z = shard_params && owns_params(s, v);
-		int i;
+		int i, tp = -1, dp = -1;
 
 		for (int a = 0; a < na; a++) {
 			bool ep = (ep_axes & (1u << a)) != 0;
@@ -643,7 +630,8 @@ sl_framework_choice(const sl_space *s, const sl_axis_role *role,
 			}
 			switch (role[a]) {
 			case SL_AXIS_TP:
-				want[a] = megatron_role(s, choice, v, a, true, ep);
+				want[a] = megatron_role(s, choice, v, a, sp, ep);
+				tp = a;
 				break;
 			case SL_AXIS_CP:
 				want[a] = has_role(s, v, SL_LOOP_SEQ) ? SL_LOOP_SEQ :
@@ -652,8 +640,31 @@ sl_framework_choice(const sl_space *s, const sl_axis_role *role,
 			default:
 				want[a] = has_role(s, v, SL_LOOP_DP) ? SL_LOOP_DP :
 				    SL_LOOP_NONE;
+				if (dp < 0)
+					dp = a;
 				break;
 			}
+		}
+		if (mis != NULL) {
+			i = find_roles(s, v, want, z);
+			if (i < 0 && tp >= 0 && want[tp] != SL_LOOP_NONE &&
+			    want[tp] != SL_LOOP_ROW && want[tp] != SL_LOOP_COL) {
+				/* e.g. fewer heads than devices: replicate that operator */
+				want[tp] = SL_LOOP_NONE;
+				i = find_roles(s, v, want, z);
+				if (i >= 0 && mis->n_rep++ == 0)
+					snprintf(mis->rep_op, sizeof mis->rep_op, "%s",
+					    s->g->ops[v].name);
+			}
+			if (i < 0) {
+				i = follow_inputs(s, choice, v, dp,
+				    dp >= 0 ? want[dp] : SL_LOOP_NONE);
+				if (mis->n_fallback++ == 0)
+					snprintf(mis->fb_op, sizeof mis->fb_op, "%s",
+					    s->g->ops[v].name);
+			}
+			choice[v] = i;
+			continue;
 		}
 		for (int pass = 0; pass < 2; pass++) {
 			bool narrow = false;
@@ -700,6 +711,28 @@ sl_framework_choice(const sl_space *s, const sl_axis_role *role,
 		choice[v] = i;
 	}
 	return SL_OK;
+}
+
+int
+sl_framework_choice(const sl_space *s, const sl_axis_role *role,
+    unsigned ep_axes, bool shard_params, int *choice, char *why, size_t len)
+{
+	return megatron_layout(s, role, ep_axes, shard_params, true, NULL, choice,
+	    why, len);
+}
+
+/*
+ * The Megatron-LM baselines: tensor parallel on the inner axis, data
+ * parallel on the outer of two.
+ */
+static void
+plan_megatron(const sl_space *s, bool sp, int *choice, struct layout_misfits *mis)
+{
+	static const sl_axis_role one[SL_MAX_AXES] = { SL_AXIS_TP, SL_AXIS_TP };
+	static const sl_axis_role two[SL_MAX_AXES] = { SL_AXIS_DP, SL_AXIS_TP };
+
+	megatron_layout(s, s->mesh.n_axes == 2 ? two : one, 0, false, sp, mis,
+	    choice, NULL, 0);
 }
 
 /* ---------------------------------------------------- Alpa, Colossal-Auto */
@@ -989,7 +1022,7 @@ sl_baseline_plan(const sl_space *s, sl_baseline_kind k,
 {
 	int n = s->g->n_ops, nfb = 0, nrep = 0, rc = SL_OK;
 	int *choice;
-	char fb_op[128] = "", rep_op[128] = "";
+	struct layout_misfits mis = { 0, 0, "", "" };
 	sl_baseline_opts def = { .mem_budget = -1, .solver = SL_SOLVER_AUTO };
 
 	if (o == NULL)
@@ -1013,8 +1046,9 @@ sl_baseline_plan(const sl_space *s, sl_baseline_kind k,
 		break;
 	case SL_BASE_MEGATRON:
 	case SL_BASE_MEGATRON_SP:
-		plan_megatron(s, k == SL_BASE_MEGATRON_SP, choice, &nfb,
-		    fb_op, &nrep, rep_op, sizeof fb_op);
+		plan_megatron(s, k == SL_BASE_MEGATRON_SP, choice, &mis);
+		nfb = mis.n_fallback;
+		nrep = mis.n_rep;
 		break;
 	default:
 		break;
@@ -1029,7 +1063,7 @@ sl_baseline_plan(const sl_space *s, sl_baseline_kind k,
 	free(choice);
 	if (rc != SL_OK)
 		return rc;
-	baseline_notes(s, k, nfb, fb_op, nrep, rep_op, out);
+	baseline_notes(s, k, nfb, mis.fb_op, nrep, mis.rep_op, out);
 	return SL_OK;
 }
 

@@ -21,6 +21,10 @@
 
 #define DEFAULT_MEM_BW 2.0e12
 #define DEFAULT_EFFICIENCY 0.7
+/* Share of the dense peak an unaligned matmul reaches without a measured
+ * figure: the align1 kernels' 123 TFLOP/s on an H100 and on an H200, of
+ * 989 (doc/cost-model.md, "Unaligned matmuls"). */
+#define DEFAULT_UNALIGNED_SHARE 0.125
 
 /* Measured points, interpolated in log(flops), flat beyond both ends. */
 static double
@@ -47,6 +51,37 @@ sl_gemm_rate(const sl_hw *hw, double f)
 	if (hw->n_gemm <= 0)
 		return hw->flops * eff;
 	return points_rate(hw->gemm, hw->n_gemm, f);
+}
+
+/*
+ * A matmul whose leading dimensions are not all multiples of 16 bytes
+ * runs on cuBLAS's align1 kernels: cuBLAS documentation, "Tensor Core
+ * Usage", asks that pointers and every leading dimension be multiples of
+ * 16 bytes for its vectorized tensor-core kernels.  Row-major x [m, k],
+ * w [k, n] (or [n, k]) and y [m, n] lead with k and n, forward and in
+ * both gradients; m leads nothing.  Measured: GPT-2's vocabulary of
+ * 50257 puts the LM head's three gemms on
+ * cutlass_75_tensorop_bf16_s1688gemm_..._align1 at 95-150 TFLOP/s on an
+ * H100 and an H200 (tests/data/fidelity/kernels-*.jsonl).
+ */
+static bool
+matmul_aligned(int64_t k, int64_t n, int width)
+{
+	int64_t e = width > 0 && width < 16 ? 16 / width : 1;
+
+	return k % e == 0 && n % e == 0;
+}
+
+/* FLOP/s of an unaligned matmul of f FLOPs: the profile's figure, else
+ * DEFAULT_UNALIGNED_SHARE of the peak; never above the aligned rate. */
+static double
+unaligned_rate(const sl_hw *hw, double f)
+{
+	double r = hw->unaligned_flops > 0 ? hw->unaligned_flops :
+	    hw->flops * DEFAULT_UNALIGNED_SHARE;
+	double a = sl_gemm_rate(hw, f);
+
+	return r < a ? r : a;
 }
 
 /* Fused attention of f FLOPs forward plus backward: the profile's points,
@@ -171,13 +206,16 @@ sl_gemm_ns(const sl_hw *hw, int64_t m, int64_t n, int64_t k, int64_t batch)
  * once), at the widths the step moves them (sl_recipe_widths).  A matmul
  * or attention under autocast reads the bf16 copy of an fp32 input: the
  * copy is made by a cast kernel forward (4 bytes read, 2 written per
- * element) and the gradient cast back to fp32 backward (2 read, 4
- * written), in *cast_elems and *casts (torch autocast's cast of each
- * fp32 argument of a lower-precision op; of a weight once per forward).
+ * element), in *cast_elems and *casts (torch autocast's cast of each fp32
+ * argument of a lower-precision op, aten/src/ATen/autocast_mode.cpp,
+ * cached_cast; of a weight once per forward, its cache), and where the
+ * input has a gradient the gradient is cast back to fp32 backward (2
+ * read, 4 written; the copy's ToCopyBackward), in *bwd_elems and
+ * *bwd_casts: data and frozen weights take no backward cast.
  */
 static double
 slot_bytes(const sl_space *sp, int opi, int si, const int *coord,
-    double *cast_elems, int *casts)
+    double *cast_elems, int *casts, double *bwd_elems, int *bwd_casts)
 {
 	const sl_op *op = &sp->g->ops[opi];
 	const sl_strategy *st = &sp->ops[opi].strat[si];
@@ -187,8 +225,8 @@ slot_bytes(const sl_space *sp, int opi, int si, const int *coord,
 	bool fp8 = sl_fp8_matmul(sp, op);
 	double b = 0;
 
-	*cast_elems = 0;
-	*casts = 0;
+	*cast_elems = *bwd_elems = 0;
+	*casts = *bwd_casts = 0;
 	for (int i = 0; i < sl_op_nslots(op); i++) {
 		int ti = sl_op_slot_tensor(op, i);
 		const sl_tensor *t = &sp->g->tensors[ti];
@@ -199,6 +237,10 @@ slot_bytes(const sl_space *sp, int opi, int si, const int *coord,
 		    t->dtype == SL_DT_F16 || t->dtype == SL_DT_BF16)) {
 			*cast_elems += e;
 			(*casts)++;
+			if (sl_space_grad(sp, ti)) {
+				*bwd_elems += e;
+				(*bwd_casts)++;
+			}
 			w = 2;
 		}
 		if (fp8 && i < 2)
@@ -375,7 +417,12 @@ param_item(void *ctx, const sl_mem_item *it)
  * (runtime/zero/stage_1_and_2.py, step: all_gather_dp_groups); Megatron-LM
  * with --overlap-param-gather gathers each bucket as the next step's
  * forward reaches it (megatron/core/distributed/param_and_grad_buffer.py),
- * hidden behind that forward, so nothing of it is counted then.
+ * hidden behind that forward, so nothing of it is counted then; so does
+ * the per-operator plan (free), whose states sharding is the search's
+ * choice among the frameworks' (sl_hybrid_search) and runs as the best of
+ * them does, as FSDP2 also prefetches the next module's all-gather during
+ * forward on its own stream (torch/distributed/fsdp/_fully_shard/
+ * _fsdp_param_group.py, unshard).
  */
 static int64_t
 shard_gather_ns(const sl_space *sp, int opi, int si, const int *coord)
@@ -389,7 +436,7 @@ shard_gather_ns(const sl_space *sp, int opi, int si, const int *coord)
 	/* under LoRA the frozen weights do not change and the adapters'
 	 * gather is a few megabytes: nothing counted */
 	if (r->shard_states < 1 || sl_recipe_frozen(r) ||
-	    (r->framework == SL_FW_MEGATRON && !r->no_grad_overlap))
+	    ((r->framework == SL_FW_MEGATRON || r->framework == SL_FW_FREE) && !r->no_grad_overlap))
 		return 0;
 	for (int i = 0; i < op->n_in; i++) {
 		const sl_tensor *t = &sp->g->tensors[op->in[i]];
@@ -410,71 +457,145 @@ shard_gather_ns(const sl_space *sp, int opi, int si, const int *coord)
 	return ns;
 }
 
+/* Bytes/s of an elementwise kernel PyTorch does not vectorize: the
+ * profile's measured figure, else the copy bandwidth. */
+static double
+unvec_bw(const sl_hw *hw)
+{
+	return hw->unvec_bandwidth > 0 ? hw->unvec_bandwidth : mem_bw(hw);
+}
+
+/* Seconds of one elementwise kernel moving bytes at bw, or its launch. */
+static double
+ew_s(const sl_hw *hw, double bytes, double bw)
+{
+	double t = bytes / bw;
+
+	return t > hw->launch_overhead ? t : hw->launch_overhead;
+}
+
 /*
  * Naive attention's kernels (sl_node_compute): the rate of its batched
- * gemms, the bytes its score kernels move each way and how many kernels.
+ * gemms and the bytes they move on the scores (*xb_f, *xb_b; *kf, *kb
+ * gemms), and the seconds of its elementwise kernels each way (*ew_f,
+ * *ew_b), which run one after another and add to the gemms' time.
+ * Bytes per score element: q the scores' width (the matmuls'), p the
+ * probabilities' (fp32 under autocast, else q); n scores on the shard.
+ *
+ * As PyTorch runs a layer's eager attention (torch_step.py's GPTLayer and
+ * LlamaLayer, Hugging Face's eager_attention_forward): the gemms write
+ * QK^T (q) and P.V reads P (q); backward dP is written and P read for dV
+ * (2q), dS read for dQ and dK (2q).  Forward elementwise:
+ *  - the scale, a tensor-by-scalar kernel (2q);
+ *  - masked_fill: a contiguous clone, a cudaMemcpy (2q), then masked_fill_
+ *    whose mask broadcasts over batch and heads, so TensorIterator cannot
+ *    vectorize it (2q, unvectorized) (aten/src/ATen/native/
+ *    TensorAdvancedIndexing.cpp, masked_fill: clone, then masked_fill_);
+ *  - under autocast, softmax is an fp32 op that casts its bf16 input
+ *    (aten/src/ATen/autocast_mode.cpp, softmax under fp32_set_opt_dtype;
+ *    aten/src/ATen/native/SoftMax.cpp, softmax: toType then _softmax): a
+ *    dtype-converting copy (q + p, unvectorized: its loads cast);
+ *  - softmax (2p); dropout of P, fused, with its 1-byte mask (2p + 1);
+ *  - under autocast, P cast to bf16 for P.V (p + q; vectorized:
+ *    aten/src/ATen/native/cuda/Copy.cu, bfloat16_copy_kernel_cuda).
+ * Backward, in reverse: the cast's gradient to fp32 (q + p, unvectorized);
+ * dropout's, mask times scale (2p + 1); softmax's, which first multiplies
+ * the gradient by the output in a kernel of its own, then reads that and
+ * the output (3p + 3p: aten/src/ATen/native/cuda/SoftMax.cu,
+ * softmax_backward_cuda_out, tmp = grad * output); the first cast's
+ * gradient back to q (p + q); masked_fill's, the gradient's clone and
+ * masked_fill_ again (2q + 2q unvectorized: tools/autograd/
+ * derivatives.yaml, masked_fill.Scalar: grad.masked_fill(mask, 0)); the
+ * scale's (2q).  Under bf16 or fp32 there are no casts and p = q.
+ *
+ * Copies of the operands (2 x their width, unvectorized strided copies):
+ * P.V's output [b, h, s, d] transposed to [b, s, h d] for the output
+ * projection (reshape copies it); under grouped-query attention the keys
+ * and values repeated to every head (repeat_interleave: expand, then a
+ * contiguous copy), whose gradient sums each group back (a reduction,
+ * h read, kv written); with more than one sequence on the shard, q, k and
+ * v views of the fused projection cannot be folded into bmm's batch
+ * without a copy (aten/src/ATen/native/LinearAlgebra.cpp, _matmul_impl:
+ * reshape), nor the output's gradient in backward.  Measured on an H100
+ * and an H200 (tests/data/fidelity/kernels-*.jsonl, gpt-1.7b and a 1B
+ * LLaMA, naive against SDPA): the same kernels by name and count.
  */
 static void
 naive_attention(const sl_space *sp, const sl_op *op, const int64_t *loc,
     double s, double ff, double *rate, double *xb_f, double *xb_b, int *kf,
-    int *kb)
+    int *kb, double *ew_f, double *ew_b)
 {
 	const sl_hw *hw = &sp->mesh.hw;
-
-	/*
-	 * Batched gemms that compute the masked half too, and
-	 * the s^2 scores through memory, bytes per score
-	 * element with q the scores' width (the matmuls') and
-	 * p the probabilities' (the softmax's: fp32 under
-	 * autocast, whose softmax casts its input to fp32 and
-	 * returns fp32).  Forward: QK^T writes them (q), the
-	 * scale and mask kernels read and write them (4q),
-	 * softmax reads q and writes p, autocast casts P back
-	 * to q for P.V (p + q, a kernel) and P.V reads it (q).
-	 * Backward: dP written (q) and P read for dV (q), the
-	 * cast's backward (q + p), softmax's backward reads
-	 * dP and P and writes dS (3p), dS cast back (p + q),
-	 * the mask and scale gradients (4q), and dQ, dK read
-	 * dS twice (2q).  Dropout of P adds a read and a
-	 * write each way (2p) and its 1-byte mask.  With p =
-	 * q = e: 8e forward, 11e backward.
-	 */
-	double q = sl_recipe_act_bytes(&sp->opts.recipe);
-	double pw = sp->opts.recipe.precision == SL_PREC_AMP ? 4 : q;
+	const sl_recipe *r = &sp->opts.recipe;
+	sl_attn_dims ad;
+	double q = sl_recipe_act_bytes(r);
+	bool amp = r->precision == SL_PREC_AMP;
+	double p = amp ? 4 : q;
 	double n = (double)loc[0] * (double)loc[2] * (double)loc[1] * s;
+	double bw = mem_bw(hw), ubw = unvec_bw(hw), f = 0, b = 0;
+	double heads = (double)loc[2], kvh, qe, ke, ve, oe;
+
+	sl_attention_dims(sp->g, op, &ad);
+	kvh = heads * (double)ad.kv_heads / (double)ad.heads;
+	qe = (double)loc[0] * heads * (double)loc[1] * (double)ad.dqk;
+	ke = (double)loc[0] * heads * s * (double)ad.dqk;
+	ve = (double)loc[0] * heads * s * (double)ad.dv;
+	oe = (double)loc[0] * heads * (double)loc[1] * (double)ad.dv;
+	/* the gemms compute the masked half too */
 	*rate = sl_gemm_rate(hw, ff) / 2;
-	*xb_f = (7 * q + pw) * n;
-	*xb_b = (8 * q + 3 * pw) * n;
-	*kf = 5;
-	*kb = 7;
-	if (pw != q) {
-		*xb_f += (pw + q) * n;
-		*xb_b += 2 * (pw + q) * n;
-		*kf += 1;
-		*kb += 2;
+	*xb_f = 2 * q * n;
+	*xb_b = 4 * q * n;
+	*kf = 2;
+	*kb = 4;
+	/* P.V's output to [b, s, h d] */
+	f += ew_s(hw, 2 * q * oe, ubw);
+	if (kvh < heads) {
+		/* K and V to every head (kv heads read, every head written),
+		 * and their gradients summed back; Megatron-LM's unfused
+		 * attention too (megatron/core/transformer/
+		 * dot_product_attention.py, DotProductAttention.forward) */
+		double g = kvh / heads;
+		f += ew_s(hw, q * (ke + ke * g), ubw) +
+		    ew_s(hw, q * (ve + ve * g), ubw);
+		b += ew_s(hw, q * (ke + ke * g), bw) +
+		    ew_s(hw, q * (ve + ve * g), bw);
 	}
-	/*
-	 * Megatron-LM fuses scale, mask and softmax into one
-	 * kernel each way (megatron/core/fusions/fused_softmax.py,
-	 * FusedScaleMaskSoftmax; --masked-softmax-fusion, on
-	 * by default): forward QK^T writes q, the fused kernel
-	 * reads q and writes q, P.V reads q (4q); backward dP
-	 * written and P read for dV (2q), the fused backward
-	 * reads dP and P and writes dS (3q), dQ and dK read
-	 * dS (2q): 7q.
-	 */
-	if (sp->opts.recipe.framework == SL_FW_MEGATRON) {
-		*xb_f = 4 * q * n;
-		*xb_b = 7 * q * n;
-		*kf = 3;
-		*kb = 5;
+	if (r->framework == SL_FW_MEGATRON) {
+		/*
+		 * Megatron-LM scales in the QK^T gemm (baddbmm's alpha) and
+		 * fuses mask and softmax into one kernel each way
+		 * (megatron/core/fusions/fused_softmax.py,
+		 * FusedScaleMaskSoftmax; --masked-softmax-fusion, on by
+		 * default): 2q forward, dP and P read and dS written (3q)
+		 * backward; its context is permuted with .contiguous()
+		 * (megatron/core/transformer/dot_product_attention.py).
+		 */
+		f += ew_s(hw, 2 * q * n, bw);
+		b += ew_s(hw, 3 * q * n, bw);
+	} else {
+		f += ew_s(hw, 2 * q * n, bw) + ew_s(hw, 2 * q * n, bw) +
+		    ew_s(hw, 2 * q * n, ubw) + ew_s(hw, 2 * p * n, bw);
+		b += ew_s(hw, 3 * p * n, bw) + ew_s(hw, 3 * p * n, bw) +
+		    ew_s(hw, 2 * q * n, bw) + ew_s(hw, 2 * q * n, ubw) +
+		    ew_s(hw, 2 * q * n, bw);
+		if (amp) {
+			f += ew_s(hw, (q + p) * n, ubw) + ew_s(hw, (p + q) * n, bw);
+			b += ew_s(hw, (q + p) * n, ubw) + ew_s(hw, (p + q) * n, bw);
+		}
+		if (loc[0] > 1) {
+			f += ew_s(hw, 2 * q * qe, ubw);
+			if (kvh >= heads)
+				f += ew_s(hw, 2 * q * ke, ubw) +
+				    ew_s(hw, 2 * q * ve, ubw);
+			b += ew_s(hw, 2 * q * oe, ubw);
+		}
 	}
 	if (op->p > 0) {
-		*xb_f += (2 * pw + 1) * n;
-		*xb_b += (2 * pw + 1) * n;
-		(*kf)++;
-		(*kb)++;
+		f += ew_s(hw, (2 * p + 1) * n, bw);
+		b += ew_s(hw, (2 * p + 1) * n, bw);
 	}
+	*ew_f = f;
+	*ew_b = b;
 }
 
 void
@@ -485,9 +606,10 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 	const sl_binding *b = sp->ops[opi].bind;
 	const sl_hw *hw = &sp->mesh.hw;
 	int64_t loc[SL_MAX_LOOP];
-	double cast_e, bytes, ff = 0, fb = 0, rate = 0, xb_f = 0, xb_b = 0;
+	double cast_e, cast_b, bytes, ff = 0, fb = 0, rate = 0, xb_f = 0, xb_b = 0;
+	double act_f = 0, act_b = 0, ew_f = 0, ew_b = 0;
 	int kf = sl_kinds[op->kind].kernels[0], kb = sl_kinds[op->kind].kernels[1];
-	int casts;
+	int casts, casts_b;
 
 	struct state_elems se = { 0, 0 };
 
@@ -499,7 +621,7 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 	out->optim_ns = sl_add_sat(sl_optim_ns(sp, se.optim), out->gather_ns);
 	if (hw->flops <= 0)
 		return;
-	bytes = slot_bytes(sp, opi, si, coord, &cast_e, &casts);
+	bytes = slot_bytes(sp, opi, si, coord, &cast_e, &casts, &cast_b, &casts_b);
 	for (int i = 0; i < op->n_in; i++)
 		kb += sp->g->tensors[op->in[i]].role == SL_ROLE_PARAMETER &&
 		    !sl_recipe_frozen(&sp->opts.recipe);
@@ -517,6 +639,9 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 		if (sl_fp8_matmul(sp, op))
 			rate = fp8_matmul(sp, opi, si, coord, ff, &xb_f, &xb_b,
 			    &kf, &kb, out);
+		else if (b->n_loop >= 2 && !matmul_aligned(loc[b->n_loop - 2],
+		    loc[b->n_loop - 1], sl_recipe_act_bytes(&sp->opts.recipe)))
+			rate = unaligned_rate(hw, ff);
 		break;
 	}
 	case SL_OP_EXPERTS: {
@@ -527,10 +652,21 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 		 * the group's FLOPs (a batched gemm's).  Loops b, E, c, h, f.
 		 */
 		double tokens = (double)loc[0] * (double)loc[1] * (double)loc[2];
-		double f = (double)loc[4];
-		ff = 2 * tokens * (double)loc[3] * ((op->gated ? 2 * f : f) + f);
+		double f = (double)loc[4], f1 = op->gated ? 2 * f : f;
+		double e = sl_max_int(sl_recipe_act_bytes(&sp->opts.recipe),
+		    sl_dtype_size(sp->g->tensors[op->in[0]].dtype));
+		ff = 2 * tokens * (double)loc[3] * (f1 + f);
 		fb = 2 * ff;
 		rate = sl_gemm_rate(hw, ff);
+		/* The activation between the grouped gemms is a kernel of its
+		 * own, bound by memory (megatron/core/fusions/
+		 * fused_bias_swiglu.py): forward it reads fc1's output and
+		 * writes f a token, backward it reads that output and the
+		 * gradient and writes fc1's gradient. */
+		act_f = tokens * (f1 + f) * e;
+		act_b = tokens * (f1 + f + f1) * e;
+		kf--;
+		kb--;
 		break;
 	}
 	case SL_OP_ATTENTION: {
@@ -538,9 +674,11 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 		ff = sl_attention_flops(sp->g, op, loc[0], loc[2]);
 		fb = 2.5 * ff;	/* dQ, dK, dV and the recomputed scores */
 		rate = attention_rate(hw, ff + fb);
-		if (sp->opts.recipe.attention == SL_ATTN_NAIVE)
+		if (sp->opts.recipe.attention == SL_ATTN_NAIVE) {
+			fb = 2 * ff;	/* dQ, dK, dV and dP */
 			naive_attention(sp, op, loc, s, ff, &rate, &xb_f, &xb_b,
-			    &kf, &kb);
+			    &kf, &kb, &ew_f, &ew_b);
+		}
 		break;
 	}
 	default:
@@ -557,13 +695,19 @@ sl_node_compute(const sl_space *sp, int opi, int si, const int *coord,
 				fb = 0;
 			kb = kbf;
 			xb_b = fbm == 0 ? 0 : xb_b;
+			ew_b = fbm == 0 ? 0 : ew_b;
 		}
 		adapter_compute(sp, opi, si, coord, &af, &ab, &atf, &atb);
 		tf = kernels_s(hw, kf, ff, rate, bytes + xb_f) +
-		    kernels_s(hw, casts, 0, 0, 6 * cast_e) + atf;
-		tb = kernels_s(hw, kb, fb, rate, bm * bytes + xb_b) + atb;
+		    kernels_s(hw, casts, 0, 0, 6 * cast_e) + atf + ew_f;
+		tb = kernels_s(hw, kb, fb, rate, bm * bytes + xb_b) + atb + ew_b;
+		if (act_f > 0) {
+			tf += kernels_s(hw, 1, 0, 0, act_f);
+			if (fb > 0)
+				tb += kernels_s(hw, 1, 0, 0, act_b);
+		}
 		if (bm > 0)
-			tb += kernels_s(hw, casts, 0, 0, 6 * cast_e);
+			tb += kernels_s(hw, casts_b, 0, 0, 6 * cast_b);
 		if (sp->adapter != NULL && sp->adapter[opi].nf4) {
 			/* QLoRA: the weight dequantised from NF4 to bf16 before
 			 * the forward matmul and the input gradient's */

@@ -157,6 +157,7 @@ sl_graph_tokens(const sl_graph *g, int64_t *samples)
 /* A node's parameter collectives by when they run (space.c, sl_node_colls). */
 struct pcomm {
 	const sl_space *s;
+	int v, si;
 	int64_t fwd, bwd, grad;		/* gathers forward, backward; gradient */
 	int64_t grad_bytes;		/* of the gradients reduced */
 	bool every;			/* reduced every micro-step (ZeRO-3) */
@@ -170,10 +171,13 @@ pcomm_item(void *ctx, const sl_coll_item *c)
 	const sl_mesh *m = &p->s->mesh;
 	int64_t t;
 
-	if (p->s->g->tensors[c->tensor].role != SL_ROLE_PARAMETER)
+	/* the updated weights' gather is the optimizer step's
+	 * (sl_compute.gather_ns) */
+	if (p->s->g->tensors[c->tensor].role != SL_ROLE_PARAMETER ||
+	    c->cause == SL_CAUSE_STATE_GATHER)
 		return;
-	t = sl_coll_time(sl_grad_sync_coll(p->s, c), m->axes[c->axis].size,
-	    c->bytes, &m->axes[c->axis].link);
+	t = sl_coll_time(c->coll, m->axes[c->axis].size, c->bytes,
+	    &m->axes[c->axis].link);
 	if (c->phase == SL_PHASE_FWD)
 		p->fwd = sl_add_sat(p->fwd, t);
 	else if (!c->after)
@@ -181,7 +185,8 @@ pcomm_item(void *ctx, const sl_coll_item *c)
 	else {
 		p->grad = sl_add_sat(p->grad, t);
 		p->grad_bytes = sl_add_sat(p->grad_bytes, c->bytes);
-		p->every |= c->coll == SL_COLL_REDUCE_SCATTER;
+		p->every |= c->coll == SL_COLL_REDUCE_SCATTER &&
+		    !sl_coll_grad_sync(p->s, p->v, p->si, c);
 		if (m->axes[c->axis].size > p->dp)
 			p->dp = m->axes[c->axis].size;
 	}
@@ -192,6 +197,8 @@ node_pcomm(const sl_space *s, int v, int si, struct pcomm *p)
 {
 	memset(p, 0, sizeof *p);
 	p->s = s;
+	p->v = v;
+	p->si = si;
 	sl_node_colls(s, v, si, pcomm_item, p);
 }
 

@@ -503,7 +503,10 @@ explain_memory(sbuf *b, const sl_space *s, int opi, int si, const sl_strategy *s
 			sp = st->spec[it->slot];
 			sp.zero = 0;
 			total += mem_line(b, s, t, &sp, it->elems, it->bpe, it->local,
-			    it->full, _("autocast copy of"),
+			    it->full, _("autocast copy of"), it->free == SL_UNTIL_FWD_END ?
+			    _("bf16 copy of the fp32 weight, in autocast's cache until the "
+			    "forward ends: backward does not read it, the input having no "
+			    "gradient") :
 			    _("bf16 copy of the fp32 weight, kept for backward"), &redundant);
 			break;
 		case SL_WHAT_FP8:
@@ -780,7 +783,24 @@ comm_backward(sbuf *b, const sl_space *s, int opi, const sl_strategy *st,
 				if (it->cause == SL_CAUSE_ZERO_GATHER)
 					sb_printf(b, "%s\n", _("      +z: gather the weight again for backward, then "
 					    "reduce-scatter the gradient so each device keeps its shard"));
+				else if (it->coll == SL_COLL_REDUCE_SCATTER)
+					sb_printf(b, "%s\n", _("      its optimizer states are sharded (ZeRO-1, ZeRO-2, "
+					    "Megatron-LM's distributed optimizer): reduce-scatter the gradient, "
+					    "each device keeping the share it updates"));
 			}
+			total += coll_line(b, m, it->coll, it->axis, it->bytes, "      ");
+			any = true;
+		}
+		/* the updated weight, gathered after the optimizer step */
+		for (int k = 0; k < l->n; k++) {
+			const sl_coll_item *it = &l->it[k];
+			if (it->slot != i || it->cause != SL_CAUSE_STATE_GATHER)
+				continue;
+			sb_printf(b, _("    after the optimizer step: each device updated its "
+			    "share of %s; all-gather the new weight, %d bytes an element "
+			    "(DeepSpeed after the step; Megatron-LM, overlapping "
+			    "the parameter gather, behind the next forward)\n"),
+			    t->name, it->bpe);
 			total += coll_line(b, m, it->coll, it->axis, it->bytes, "      ");
 			any = true;
 		}

@@ -361,7 +361,11 @@ hw_compute(const hw_ctx *c, json_t *dev, sl_hw *hw)
 	    (rc = hw_opt_number(c, dev, "device", "attention_flops", false,
 	    HW_MIN_FLOPS, hw->flops, &hw->attention_flops)) != SL_OK ||
 	    (rc = hw_opt_number(c, dev, "device", "launch_overhead", true,
-	    1e-9, 1e-2, &hw->launch_overhead)) != SL_OK)
+	    1e-9, 1e-2, &hw->launch_overhead)) != SL_OK ||
+	    (rc = hw_opt_number(c, dev, "device", "unvectorized_bandwidth",
+	    false, HW_MIN_BANDWIDTH, 1e15, &hw->unvec_bandwidth)) != SL_OK ||
+	    (rc = hw_opt_number(c, dev, "device", "unaligned_matmul_flops",
+	    false, HW_MIN_FLOPS, hw->flops, &hw->unaligned_flops)) != SL_OK)
 		return rc;
 	if ((rc = hw_points(c, dev, &hw_tables[0], hw->gemm, &hw->n_gemm,
 	    hw->flops)) != SL_OK ||
@@ -416,7 +420,9 @@ hw_parse(const hw_ctx *c, sl_hw *hw)
 	    "inter_node", "host_link", "host_adam", NULL };
 	static const char *const dev_known[] = { "name", "memory_bytes",
 	    "reserve_bytes", "flops", "fp8_flops", "memory_bandwidth",
-	    "optimizer_bandwidth", "matmul_efficiency", "attention_flops", "launch_overhead", "gemm",
+	    "optimizer_bandwidth", "matmul_efficiency", "attention_flops",
+	    "launch_overhead", "unvectorized_bandwidth",
+	    "unaligned_matmul_flops", "gemm",
 	    "attention", "gemm_fp8", NULL };
 	json_t *root = c->root, *v;
 	int64_t n;
@@ -780,6 +786,12 @@ sl_hw_json(const sl_hw *hw)
 	if (hw->launch_overhead > 0)
 		json_object_set_new(dev, "launch_overhead",
 		    R(hw->launch_overhead));
+	if (hw->unvec_bandwidth > 0)
+		json_object_set_new(dev, "unvectorized_bandwidth",
+		    R(hw->unvec_bandwidth));
+	if (hw->unaligned_flops > 0)
+		json_object_set_new(dev, "unaligned_matmul_flops",
+		    R(hw->unaligned_flops));
 	if (hw->n_gemm > 0) {
 		g = json_array();
 		for (int i = 0; i < hw->n_gemm; i++)

@@ -416,6 +416,8 @@ typedef enum sl_coll_cause {
 	SL_CAUSE_ADAPTER,	/* LoRA: the adapters' gradients are partial sums */
 	SL_CAUSE_SP_GATHER,	/* Megatron-LM's sequence parallelism: a column-
 				 * parallel matmul's input gathered again in backward */
+	SL_CAUSE_STATE_GATHER,	/* recipe.shard_states: the updated weight
+				 * all-gathered after the optimizer step */
 	SL_CAUSE_COUNT
 } sl_coll_cause;
 typedef struct sl_coll_item {
@@ -433,11 +435,11 @@ typedef struct sl_coll_item {
 } sl_coll_item;
 typedef void (*coll_item_fn)(void *ctx, const sl_coll_item *c);
 void sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx);
-/* The collective that runs for c: a parameter gradient's all-reduce is a
- * reduce-scatter under recipe.shard_states (each rank keeps the share it
- * updates; the all-gather of the updated weights is the optimizer's,
- * sl_compute.optim_ns); else c->coll. */
-sl_coll sl_grad_sync_coll(const sl_space *sp, const sl_coll_item *c);
+/* Whether c, a collective of operator opi under strategy si, reduces a
+ * parameter's gradient once per optimizer step: an all-reduce (the
+ * adapters' too), or the reduce-scatter of sharded states
+ * (recipe.shard_states); not ZeRO-3's reduce-scatter of every micro-step. */
+bool sl_coll_grad_sync(const sl_space *sp, int opi, int si, const sl_coll_item *c);
 /* Axes over which a split weight's gradient is held whole (space.c). */
 uint8_t sl_whole_grad_axes(const sl_space *sp, int opi, int si, int slot);
 /* Returns whether the edge moves data (the consumer then holds a copy). */

@@ -768,14 +768,20 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 		if (t->role == SL_ROLE_PARAMETER) {
 			/* Autocast keeps the bf16 copy of a matmul's weight for
 			 * backward (not when the layer is recomputed): dX = dY W^T
-			 * reads it.  Under LoRA, not where X has no gradient
-			 * (mm saves mat2 only for self's gradient). */
+			 * reads it.  Where X has no gradient mm saves it not
+			 * (mm saves mat2 only for self's gradient): a trained
+			 * weight's copy stays in autocast's cache until the
+			 * autocast region, the forward, ends (aten/src/ATen/
+			 * autocast_mode.cpp, cached_cast: fp32 leaves that
+			 * require grad; torch/amp/autocast_mode.py, __exit__
+			 * clears it), a frozen one's (LoRA) is not cached. */
+			bool dx = sl_space_grad(sp, op->in[0]);
 			if (r->precision == SL_PREC_AMP && op->kind == SL_OP_MATMUL &&
 			    i == 1 && rc != SL_RECOMP_FULL &&
-			    (!sl_recipe_frozen(r) || sl_space_grad(sp, op->in[0])))
+			    (!sl_recipe_frozen(r) || dx))
 				emit(fn, ctx, kept_item(&it, opi, SL_WHAT_AUTOCAST,
 				    SL_BUF_AUTOCAST, i, op->in[i], SL_AT_FWD,
-				    SL_UNTIL_DGRAD), 2,
+				    dx ? SL_UNTIL_DGRAD : SL_UNTIL_FWD_END), 2,
 				    sl_local_elems(m, &st->spec[i], t, coord), full);
 			continue;
 		}

@@ -280,6 +280,28 @@ bind_lastfixed(const sl_graph *g, const sl_op *op, sl_binding *b)
 		b->map[i][0] = l[r - 1];
 }
 
+/*
+ * A norm's statistics, fp32 whatever the input's type, one per normalised
+ * row beside its input: LayerNorm its mean and reciprocal deviation
+ * (aten/src/ATen/native/cuda/layer_norm_kernel.cu, layer_norm_cuda: mean
+ * and rstd in the accumulate type; tools/autograd/derivatives.yaml,
+ * native_layer_norm: result1, result2), RMSNorm its reciprocal root mean
+ * square (rms_norm on CUDA is _fused_rms_norm, aten/src/ATen/native/
+ * layer_norm.cpp, rms_norm_symint; derivatives.yaml keeps result1).  The
+ * rows are every loop but the last (bind_lastfixed).
+ */
+static int64_t
+extra_norm(const sl_space *sp, const sl_op *op, const sl_binding *b,
+    const int64_t *loc)
+{
+	int64_t rows = 1;
+
+	(void)sp;
+	for (int l = 0; l < b->n_loop - 1; l++)
+		rows = sl_mul_sat(rows, loc[l]);
+	return sl_mul_sat(rows, op->kind == SL_OP_LAYERNORM ? 8 : 4);
+}
+
 /* -------------------------------------------------------------- elementwise */
 
 static int
@@ -592,7 +614,8 @@ sl_attention_score_bytes(const sl_space *sp, const sl_op *op)
  * steps-h100.jsonl).  Megatron-LM's fused kernels, and SDPA called with
  * enable_gqa (transformers' sdpa_attention_forward where torch has it:
  * the llama-2-70b rows of recompute-llama-h200.jsonl), take the key/value
- * heads as they are.
+ * heads as they are.  Under torchtitan's selective recomputation (its
+ * operator policy) the repetition is not saved but run again.
  */
 int64_t
 sl_attention_saved(const sl_space *sp, const sl_op *op, const sl_binding *b,
@@ -619,7 +642,8 @@ sl_attention_saved(const sl_space *sp, const sl_op *op, const sl_binding *b,
 		r = sl_add_sat(r, sl_mul_sat(tok, sl_mul_sat(loc[2], ad.dqk)));
 	else if (sp->opts.recipe.attention == SL_ATTN_FLASH &&
 	    ad.kv_heads < ad.heads &&
-	    sp->opts.recipe.framework == SL_FW_TORCHTITAN)
+	    sp->opts.recipe.framework == SL_FW_TORCHTITAN &&
+	    sl_layer_recompute_of(sp, op) != SL_RECOMP_SELECTIVE)
 		r = sl_add_sat(r, sl_mul_sat(tok, sl_mul_sat(loc[2], ad.dqk + ad.dv)));
 	return r;
 }
@@ -766,14 +790,20 @@ bind_router(const sl_graph *g, const sl_op *op, sl_binding *b)
  * The router keeps the fp32 scores of every expert for the backward of its
  * score function, which the auxiliary loss reads too (Megatron-LM
  * megatron/core/transformer/moe/moe_utils.py, topk_routing_with_score_function
- * and switch_load_balancing_loss_func: scores in fp32).
+ * and switch_load_balancing_loss_func: scores in fp32), and the int64
+ * indices of the top k for the backward of the selection
+ * (tools/autograd/derivatives.yaml: topk keeps its indices, as gather and
+ * scatter keep their index).
  */
 static int64_t
 extra_router(const sl_space *sp, const sl_op *op, const sl_binding *b,
     const int64_t *loc)
 {
+	int64_t tokens = sl_mul_sat(loc[0], loc[1]);
+
 	(void)sp, (void)op;
-	return sl_mul_sat(sl_mul_sat(4, loc[0]), sl_mul_sat(loc[1], b->size[2]));
+	return sl_add_sat(sl_mul_sat(sl_mul_sat(4, tokens), b->size[2]),
+	    sl_mul_sat(sl_mul_sat(8, tokens), b->size[3]));
 }
 
 /*
@@ -797,15 +827,16 @@ bind_dispatch(const sl_graph *g, const sl_op *op, sl_binding *b)
 	bind_routed(b, T(g, op->in[0]), T(g, op->out[0]), NULL, 0, 1, -1);
 }
 
-/* The permutation's map: an int32 index per routed token, for the
+/* The permutation's map: an int64 index per routed token, for the
  * un-permutation in backward (Megatron-LM moe_utils.py permute: the sorted
- * indices it returns). */
+ * indices, positions from torch.arange, that tokens.index_select keeps;
+ * unpermute's scatter_add_ keeps a view of the same indices). */
 static int64_t
 extra_dispatch(const sl_space *sp, const sl_op *op, const sl_binding *b,
     const int64_t *loc)
 {
 	(void)sp, (void)b;
-	return sl_mul_sat(sl_mul_sat(4, loc[0]), sl_mul_sat(loc[1], op->topk));
+	return sl_mul_sat(sl_mul_sat(8, loc[0]), sl_mul_sat(loc[1], op->topk));
 }
 
 static int
@@ -952,11 +983,13 @@ const sl_kind_info sl_kinds[SL_OP_KIND_COUNT] = {
 	    .kernels = { 1, 2 } },
 	[SL_OP_LAYERNORM] = { .name = "layernorm", .min_in = 1, .max_in = 3, .n_out = 1,
 	    .check = check_norm, .bind = bind_lastfixed, .saved_in = { -1 },
+	    .extra_saved = extra_norm,
 	    .summary = N_("normalises the last dimension; keeps its input"),
 	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_SEQ,
 	    .kernels = { 1, 3 } },
 	[SL_OP_RMSNORM] = { .name = "rmsnorm", .min_in = 1, .max_in = 2, .n_out = 1,
 	    .check = check_norm, .bind = bind_lastfixed, .saved_in = { -1 },
+	    .extra_saved = extra_norm,
 	    .summary = N_("RMS-normalises the last dimension; keeps its input"),
 	    .kernel = SL_KERNEL_MEMORY, .tp_rule = SL_TP_SEQ,
 	    .kernels = { 1, 3 } },
@@ -1027,7 +1060,7 @@ const sl_kind_info sl_kinds[SL_OP_KIND_COUNT] = {
 	    .check = check_dispatch, .bind = bind_dispatch, .extra_saved = extra_dispatch,
 	    .attrs = { ATTR("topk", SL_ATTR_COUNT_INT, topk, .required = true),
 		ATTR("capacity", SL_ATTR_REAL, capacity) },
-	    .summary = N_("tokens[b,s,h] -> [b,E,c,h] in expert order, top-k experts a token; keeps an int32 index per routed token"),
+	    .summary = N_("tokens[b,s,h] -> [b,E,c,h] in expert order, top-k experts a token; keeps an int64 index per routed token"),
 	    .kernel = SL_KERNEL_GATHER, .tp_rule = SL_TP_DISPATCH,
 	    .kernels = { 1, 1 } },
 	/* fc1, the activation, fc2 as grouped gemms; backward fc2's input and

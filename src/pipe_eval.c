@@ -521,8 +521,9 @@ sl_pipeline_eval(const sl_hybrid_opts *o, const sl_pipe_config *c,
 	return rc;
 }
 
-/* The Megatron-LM plan of a stage (baseline.c), with sequence parallelism
- * when seq, or an error. */
+/* The Megatron-LM plan of a stage, with sequence parallelism when seq,
+ * or an error: the baseline's (baseline.c), whose layout is the one
+ * the frameworks' plans take (megatron_layout). */
 static int
 megatron_choice(const sl_space *sp, bool tp, bool seq, int *choice,
     sl_error *err)

@@ -1117,21 +1117,26 @@ hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 	free(best);
 	free(cs);
 	r->time_ms = now_ms() - t0;
+	r->shard_states = o->space.recipe.shard_states;
 	if (rc != SL_OK)
 		sl_hybrid_result_free(r);
 	return rc;
 }
 
-/* Joins r1 into r: the faster fitting best, the lesser least, the
- * frontiers and counts; r1 is freed. */
+/* Joins r1 into r: the faster fitting best (of two as fast, the one
+ * that holds less), the lesser least, the frontiers and counts; r1 is
+ * freed. */
 static void
 result_join(sl_hybrid_result *r, sl_hybrid_result *r1)
 {
 	if (r1->found && (!r->found || (r1->best.fits && !r->best.fits) ||
-	    (r1->best.fits == r->best.fits && r1->best.step_ns < r->best.step_ns))) {
+	    (r1->best.fits == r->best.fits && (r1->best.step_ns < r->best.step_ns ||
+	    (r1->best.step_ns == r->best.step_ns &&
+	    r1->best.max_mem < r->best.max_mem))))) {
 		sl_pipeline_free(&r->best);
 		r->best = r1->best;
 		r->found = true;
+		r->shard_states = r1->shard_states;
 		memset(&r1->best, 0, sizeof r1->best);
 	}
 	if (r1->have_least && (!r->have_least || r1->least.max_mem < r->least.max_mem)) {
@@ -1192,6 +1197,104 @@ zero_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 	return SL_OK;
 }
 
+/*
+ * Megatron-LM's plan for the same devices and batch, its layout costed as
+ * the per-operator plan runs, is a plan of the per-operator search too:
+ * kept when faster than what the stages' solver chose (which weighs a
+ * stage's gradient reduction as if nothing overlapped it, and can miss
+ * that layout by a little).  Plans with context parallelism or experts
+ * are left to the search.
+ */
+static int
+megatron_candidate(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
+{
+	sl_hybrid_opts om = *o, of = *o;
+	sl_hybrid_result rm;
+	sl_pipe_config pc;
+	sl_pipeline pl;
+	const sl_pipeline *b;
+	int *layers;
+	sl_recompute *rec;
+	int rc;
+
+	om.space.recipe.framework = SL_FW_MEGATRON;
+	om.space.recipe.shard_states = 1;
+	if (hybrid_search(&om, &rm, err) != SL_OK) {
+		/* nothing Megatron-LM runs: the search's plan stands */
+		sl_error_clear(err);
+		return SL_OK;
+	}
+	b = &rm.best;
+	if (!rm.found || !b->fits || b->launch_cp > 1 || b->moe.n_experts > 0 ||
+	    (r->found && r->best.fits && r->best.step_ns <= b->step_ns)) {
+		sl_hybrid_result_free(&rm);
+		return SL_OK;
+	}
+	layers = sl_xmalloc((size_t)b->n_stages * sizeof *layers);
+	rec = sl_xmalloc((size_t)b->n_stages * sizeof *rec);
+	for (int j = 0; j < b->n_stages; j++) {
+		layers[j] = b->stage[j].n_layers;
+		rec[j] = b->stage[j].recompute;
+	}
+	pc = (sl_pipe_config){ .pp = b->pp, .virt = b->virt, .outer = b->outer,
+	    .inner = b->inner, .graph_batch = b->graph_batch,
+	    .micro_batches = b->micro_batches, .layers = layers, .recompute = rec,
+	    .layout = b->inner > 1 ? SL_LAYOUT_MEGATRON_SP : SL_LAYOUT_MEGATRON };
+	of.space.recipe.shard_states = 1;
+	of.schedule = b->schedule;
+	rc = sl_pipeline_eval(&of, &pc, &pl, err);
+	if (rc == SL_OK && pl.fits && (!r->found || !r->best.fits ||
+	    pl.step_ns < r->best.step_ns)) {
+		sl_pipeline_free(&r->best);
+		r->best = pl;
+		r->found = true;
+		r->shard_states = 1;
+	} else if (rc == SL_OK)
+		sl_pipeline_free(&pl);
+	else {
+		sl_error_clear(err);	/* no such layout here: the plan stands */
+		rc = SL_OK;
+	}
+	free(layers);
+	free(rec);
+	sl_hybrid_result_free(&rm);
+	return rc;
+}
+
+/*
+ * States sharded over the data-parallel ranks or not, when the options
+ * leave it to the search (recipe.shard_states -1, the per-operator
+ * search): one search each for none, the optimizer states (ZeRO-1, what
+ * Megatron-LM's distributed optimizer shards) and the gradients too
+ * (ZeRO-2, DeepSpeed's stage 2), beside ZeRO-3's +z per operator in every
+ * one.  The fastest fitting plan is kept, so that no framework's sharding
+ * of the states is outside what the per-operator search reaches.
+ */
+static int
+states_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
+{
+	sl_hybrid_opts o1 = *o;
+	int rc;
+
+	if (o->space.recipe.shard_states >= 0)
+		return zero_search(o, r, err);
+	for (int ss = 0; ss <= 2; ss++) {
+		sl_hybrid_result r1;
+
+		o1.space.recipe.shard_states = ss;
+		if ((rc = zero_search(&o1, ss == 0 ? r : &r1, err)) != SL_OK) {
+			if (ss > 0)
+				sl_hybrid_result_free(r);
+			return rc;
+		}
+		if (ss > 0)
+			result_join(r, &r1);
+	}
+	if ((rc = megatron_candidate(o, r, err)) != SL_OK)
+		sl_hybrid_result_free(r);
+	return rc;
+}
+
 /* Whether the model the search plans has a mixture's experts. */
 static bool
 model_has_experts(const sl_hybrid_opts *o)
@@ -1225,13 +1328,13 @@ sl_hybrid_search(const sl_hybrid_opts *o, sl_hybrid_result *r, sl_error *err)
 	    !model_has_experts(o)) {
 		if (o1.ep_axes < 0)
 			o1.ep_axes = 0;
-		return zero_search(&o1, r, err);
+		return states_search(&o1, r, err);
 	}
 	for (int ep = 0; ep <= (SL_EP_DATA | SL_EP_TENSOR); ep++) {
 		sl_hybrid_result r1;
 
 		o1.ep_axes = ep;
-		if ((rc = zero_search(&o1, ep == 0 ? r : &r1, err)) != SL_OK) {
+		if ((rc = states_search(&o1, ep == 0 ? r : &r1, err)) != SL_OK) {
 			if (ep > 0)
 				sl_hybrid_result_free(r);
 			return rc;

@@ -405,12 +405,15 @@ hyb_space(hyb *h, int64_t batch, int outer, int inner, int rep, sl_error *err)
 
 /*
  * The part of a node's communication that a step with several
- * micro-batches does once: the all-reduce of parameter gradients (*ns, as
- * it runs: a reduce-scatter under recipe.shard_states, sl_grad_sync_coll),
- * and *in_comm, the same collectives as sl_node_cost counts them.
+ * micro-batches does once: the reduction of parameter gradients (*ns: an
+ * all-reduce, or a reduce-scatter under recipe.shard_states,
+ * sl_coll_grad_sync), and *in_comm, those collectives and the all-gather
+ * of the updated weights that follows them (the optimizer's, compute.c)
+ * as sl_node_cost counts them.
  */
 struct sync_acc {
 	const sl_space *sp;
+	int v, s;
 	int64_t ns, in_comm;
 };
 
@@ -421,19 +424,22 @@ sync_item(void *ctx, const sl_coll_item *c)
 	const sl_mesh *m = &a->sp->mesh;
 	const sl_link *l = &m->axes[c->axis].link;
 	int n = m->axes[c->axis].size;
+	int64_t t = sl_coll_time(c->coll, n, c->bytes, l);
 
-	if (c->coll != SL_COLL_ALL_REDUCE || c->tensor < 0 ||
-	    a->sp->g->tensors[c->tensor].role != SL_ROLE_PARAMETER)
+	if (c->cause == SL_CAUSE_STATE_GATHER) {
+		a->in_comm = sl_add_sat(a->in_comm, t);
 		return;
-	a->ns = sl_add_sat(a->ns, sl_coll_time(sl_grad_sync_coll(a->sp, c), n,
-	    c->bytes, l));
-	a->in_comm = sl_add_sat(a->in_comm, sl_coll_time(c->coll, n, c->bytes, l));
+	}
+	if (!sl_coll_grad_sync(a->sp, a->v, a->s, c))
+		return;
+	a->ns = sl_add_sat(a->ns, t);
+	a->in_comm = sl_add_sat(a->in_comm, t);
 }
 
 static int64_t
 node_sync_ns(const sl_space *sp, int v, int s, int64_t *in_comm)
 {
-	struct sync_acc acc = { sp, 0, 0 };
+	struct sync_acc acc = { sp, v, s, 0, 0 };
 
 	sl_node_colls(sp, v, s, sync_item, &acc);
 	*in_comm = acc.in_comm;

@@ -231,7 +231,8 @@ list_moves(const sl_hybrid_opts *o, move *mv, int max)
 	 * alone (megatron/core/distributed/distributed_data_parallel.py);
 	 * DeepSpeed's ZeRO-2 and the per-operator plans the gradients too */
 	if (r->framework == SL_FW_MEGATRON ? r->shard_states < 1 :
-	    r->shard_states < 2 && r->framework != SL_FW_TORCHTITAN)
+	    r->shard_states >= 0 && r->shard_states < 2 &&
+	    r->framework != SL_FW_TORCHTITAN)
 		MOVE(MV_SHARD, r->framework == SL_FW_MEGATRON ? 1 : 2, "%s",
 		    r->framework == SL_FW_MEGATRON ?
 		    _("optimizer states sharded over data parallel") :

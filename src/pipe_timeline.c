@@ -70,16 +70,18 @@ stage_graph(const sl_graph *g, int a, int b, int stage, sl_error *out_err)
 	return s;
 }
 
-int
-sl_pipeline_timeline(const sl_hybrid_opts *o, const sl_pipeline *pl,
-    int stage, int dev, bool optimise, sl_stage_timeline *out, sl_error *err)
+/*
+ * The stage's graph, its space on the stage sub-mesh (the stage's
+ * recomputation; its gradients accumulate over the step's micro-batches)
+ * and its plan, into out; the timeline is left to the caller.
+ */
+static int
+stage_space_of(const sl_hybrid_opts *o, const sl_pipeline *pl, int stage,
+    sl_stage_timeline *out, sl_error *err)
 {
 	const sl_pipe_stage *st;
-	const sl_pipe_dev *dv;
 	sl_space_opts so;
 	sl_graph *g;
-	char name[96];
-	int rc;
 
 	memset(out, 0, sizeof *out);
 	if (stage < 0 || stage >= pl->n_stages)
@@ -87,7 +89,6 @@ sl_pipeline_timeline(const sl_hybrid_opts *o, const sl_pipeline *pl,
 		    _("the pipeline has no stage %d (0 to %d)"), stage,
 		    pl->n_stages - 1);
 	st = &pl->stage[stage];
-	dv = &pl->dev[st->device];
 	if ((g = o->model(o->model_ctx, pl->graph_batch, o->space.recipe.seq,
 	    err)) == NULL)
 		return err->code ? err->code : SL_EINPUT;
@@ -109,7 +110,7 @@ sl_pipeline_timeline(const sl_hybrid_opts *o, const sl_pipeline *pl,
 		out->choice[u] = u < st->n_strat_ops ?
 		    sl_space_find_strategy(out->space, u, st->strategy[u]) : -1;
 		if (out->choice[u] < 0) {
-			rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
+			int rc = sl_error_set(err, SL_EINTERNAL, NULL, 0, 0,
 			    _("stage %d: operator '%s' has no strategy '%s' of its own"),
 			    stage, out->g->ops[u].name,
 			    u < st->n_strat_ops ? st->strategy[u] : "?");
@@ -117,6 +118,22 @@ sl_pipeline_timeline(const sl_hybrid_opts *o, const sl_pipeline *pl,
 			return rc;
 		}
 	}
+	return SL_OK;
+}
+
+int
+sl_pipeline_timeline(const sl_hybrid_opts *o, const sl_pipeline *pl,
+    int stage, int dev, bool optimise, sl_stage_timeline *out, sl_error *err)
+{
+	const sl_pipe_stage *st;
+	const sl_pipe_dev *dv;
+	char name[96];
+	int rc;
+
+	if ((rc = stage_space_of(o, pl, stage, out, err)) != SL_OK)
+		return rc;
+	st = &pl->stage[stage];
+	dv = &pl->dev[st->device];
 	if ((rc = sl_timeline_build(out->space, out->choice, dev, optimise,
 	    &out->tl, err)) != SL_OK) {
 		sl_stage_timeline_free(out);
@@ -132,6 +149,49 @@ sl_pipeline_timeline(const sl_hybrid_opts *o, const sl_pipeline *pl,
 	sl_timeline_hold(&out->tl, name, SL_CAT_ACTS, out->in_flight);
 	sl_timeline_hold(&out->tl, "other chunks' states", SL_CAT_PARAMS,
 	    out->other_chunks);
+	return SL_OK;
+}
+
+/* The once-a-step collectives of a stage's parameter states (space.c,
+ * sl_node_colls), by kind. */
+struct state_comm {
+	const sl_space *sp;
+	int v, s;
+	sl_comm *out;
+};
+
+static void
+state_coll(void *ctx, const sl_coll_item *c)
+{
+	struct state_comm *a = ctx;
+	const sl_mesh *m = &a->sp->mesh;
+	int n = m->axes[c->axis].size;
+
+	if (c->cause != SL_CAUSE_STATE_GATHER &&
+	    !sl_coll_grad_sync(a->sp, a->v, a->s, c))
+		return;
+	if (n <= 1 || c->bytes <= 0)
+		return;
+	a->out->ns[c->coll] = sl_add_sat(a->out->ns[c->coll],
+	    sl_coll_time(c->coll, n, c->bytes, &m->axes[c->axis].link));
+	a->out->bytes[c->coll] = sl_add_sat(a->out->bytes[c->coll], c->bytes);
+}
+
+int
+sl_pipeline_state_comm(const sl_hybrid_opts *o, const sl_pipeline *pl,
+    int stage, sl_comm *out, sl_error *err)
+{
+	sl_stage_timeline t;
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	if ((rc = stage_space_of(o, pl, stage, &t, err)) != SL_OK)
+		return rc;
+	for (int v = 0; v < t.g->n_ops; v++) {
+		struct state_comm a = { t.space, v, t.choice[v], out };
+		sl_node_colls(t.space, v, t.choice[v], state_coll, &a);
+	}
+	sl_stage_timeline_free(&t);
 	return SL_OK;
 }
 

@@ -535,7 +535,8 @@ typedef struct sl_recipe {
 	bool no_clip_grad;
 	/* states of a parameter that is not +z, divided over the ranks that
 	 * hold the same piece of it: 0 none, 1 optimizer states (ZeRO-1,
-	 * Megatron-LM's distributed optimizer), 2 and gradients (ZeRO-2) */
+	 * Megatron-LM's distributed optimizer), 2 and gradients (ZeRO-2);
+	 * -1 (sl_hybrid_search only): the search chooses, its result says */
 	int shard_states;
 	/* which weights are trained: adapters of rank lora_rank on the
 	 * matmuls lora_targets (SL_LORA_ bits) names, under lora and qlora */
@@ -823,6 +824,11 @@ typedef struct sl_hw {
 	double matmul_efficiency; /* fraction of peak when no gemm table; 0: 0.7 */
 	double attention_flops;	/* fused attention FLOP/s without a table; 0: matmul rate */
 	double launch_overhead;	/* seconds: least time of one kernel, issue to issue */
+	double unvec_bandwidth;	/* bytes/s of elementwise kernels PyTorch does
+				 * not vectorize (dtype-converting copies,
+				 * broadcast or strided operands); 0: mem_bandwidth */
+	double unaligned_flops;	/* FLOP/s of a matmul whose leading dimensions
+				 * are not multiples of 16 bytes; 0: flops / 8 */
 	int n_gemm;		/* measured points, by increasing flops */
 	sl_gemm_point gemm[SL_MAX_GEMM_POINTS];
 	int n_attention;	/* fused attention forward+backward, the same way */
@@ -2255,6 +2261,9 @@ typedef struct sl_hybrid_result {
 	/* when no configuration could be evaluated (configs 0): why */
 	char why_none[256];
 	double time_ms;
+	/* recipe.shard_states of best: the search's choice when the options
+	 * left it to the search (-1), else theirs */
+	int shard_states;
 } sl_hybrid_result;
 void sl_hybrid_result_free(sl_hybrid_result *r);
 
@@ -2485,6 +2494,16 @@ typedef struct sl_stage_timeline {
 int sl_pipeline_timeline(const sl_hybrid_opts *o, const sl_pipeline *pl,
     int stage, int dev, bool optimise, sl_stage_timeline *out, sl_error *err);
 void sl_stage_timeline_free(sl_stage_timeline *st);
+/*
+ * The collectives of a stage's parameter states once per optimizer step,
+ * on device 0 of its sub-mesh, by kind with their time and bytes
+ * (pipe_timeline.c): the gradients' all-reduce, or where
+ * recipe.shard_states shards the states their reduce-scatter and the
+ * all-gather of the updated weights; ZeRO-3's collectives of every
+ * micro-step are not among them.
+ */
+int sl_pipeline_state_comm(const sl_hybrid_opts *o, const sl_pipeline *pl,
+    int stage, sl_comm *out, sl_error *err);
 
 /* Launch descriptions of a pipeline (pipe_export.c): malloc'd text, NULL with
  * err.  Each but json launches with one framework and refuses a plan

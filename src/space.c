@@ -272,6 +272,7 @@ static const char *const cause_tags[SL_CAUSE_COUNT] = {
 	[SL_CAUSE_OUT] = "out", [SL_CAUSE_RING] = "ring",
 	[SL_CAUSE_ADAPTER] = "adapter",
 	[SL_CAUSE_SP_GATHER] = "spgather",
+	[SL_CAUSE_STATE_GATHER] = "update",
 };
 
 const char *
@@ -408,6 +409,15 @@ adapter_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 	}
 }
 
+/* Whether a parameter's states are sharded over the ranks that replicate
+ * it (recipe.shard_states; a frozen weight has none to shard). */
+static bool
+sharded_states(const sl_space *sp, const sl_tensor *t)
+{
+	return sp->opts.recipe.shard_states >= 1 && t->role == SL_ROLE_PARAMETER &&
+	    !sl_recipe_frozen(&sp->opts.recipe);
+}
+
 /*
  * The mesh axes over which a vocabulary-parallel embedding's weight
  * gradient is held whole although the weight is split: under DTensor
@@ -505,6 +515,31 @@ sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 				emit_coll(fn, ctx, it, SL_PHASE_BWD, true,
 				    SL_COLL_REDUCE_SCATTER, a, bytes);
 				bytes = sl_ceil_div(bytes, m->axes[a].size);
+			} else if (sharded_states(sp, t)) {
+				sl_coll_item w = it;
+				/*
+				 * Megatron-LM's distributed optimizer, ZeRO-1
+				 * and -2: the gradient is reduce-scattered,
+				 * each rank keeping the share it updates, and
+				 * the updated weight all-gathered after the
+				 * optimizer step at its own width (compute.c,
+				 * shard_gather_ns, says when that costs time).
+				 */
+				it.cause = SL_CAUSE_GRAD;
+				emit_coll(fn, ctx, it, SL_PHASE_BWD, true,
+				    SL_COLL_REDUCE_SCATTER, a, bytes);
+				/* by the parameter's owner, where its states are
+				 * (a weight also stored sharded, +z, is updated
+				 * in its shards: nothing to gather) */
+				if (sp->owner == NULL || sp->owner[op->in[i]] != opi ||
+				    st->spec[i].zero != 0)
+					continue;
+				w.cause = SL_CAUSE_STATE_GATHER;
+				w.bpe = sl_recipe_part_bytes(&sp->opts.recipe,
+				    SL_PART_WEIGHT);
+				emit_coll(fn, ctx, w, SL_PHASE_BWD, true,
+				    SL_COLL_ALL_GATHER, a, sl_mul_sat(w.bpe,
+				    sl_local_elems(m, &st->spec[i], t, NULL)));
 			} else {
 				it.cause = SL_CAUSE_GRAD;
 				emit_coll(fn, ctx, it, SL_PHASE_BWD, true,
@@ -532,14 +567,15 @@ sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 	}
 }
 
-sl_coll
-sl_grad_sync_coll(const sl_space *sp, const sl_coll_item *c)
+bool
+sl_coll_grad_sync(const sl_space *sp, int opi, int si, const sl_coll_item *c)
 {
-	if (c->coll == SL_COLL_ALL_REDUCE && c->cause == SL_CAUSE_GRAD &&
-	    sp->opts.recipe.shard_states >= 1 && c->tensor >= 0 &&
-	    sp->g->tensors[c->tensor].role == SL_ROLE_PARAMETER)
-		return SL_COLL_REDUCE_SCATTER;
-	return c->coll;
+	const sl_strategy *st = &sp->ops[opi].strat[si];
+
+	if (c->tensor < 0 || sp->g->tensors[c->tensor].role != SL_ROLE_PARAMETER)
+		return false;
+	return c->coll == SL_COLL_ALL_REDUCE || (c->coll == SL_COLL_REDUCE_SCATTER &&
+	    c->cause == SL_CAUSE_GRAD && !(st->spec[c->slot].zero & (1u << c->axis)));
 }
 
 struct coll_acc {

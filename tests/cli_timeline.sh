@@ -56,6 +56,15 @@ tl_peak=$(sed -n 's/^  peak, default order *\([0-9.]*\) GiB.*/\1/p' "$TMP/st0.ou
 awk -v a="$tl_peak" -v b="$plan_mem" 'BEGIN { d = (a - b) / b; exit !(d < 0.02 && d > -0.02) }' ||
 	fail "stage 0: timeline peak $tl_peak GiB, the plan $plan_mem GiB"
 n_checks=$((n_checks + 1))
+# a per-operator plan reopened as it was made: its framework and the
+# states sharding its search chose (ZeRO-2), not Megatron-LM's defaults
+run fp "$SHARDLAB" plan gpt-1.7b --devices 8 --global-batch 32 --framework free --json "$TMP/fp.json"
+expect_status 0 fp
+expect_in "$TMP/fp.out" "states sharded: optimizer states and gradients over data parallel (ZeRO-2)"
+fp_mem=$(sed -n 's/^memory per device: at most \([0-9.]*\) GiB.*/\1/p' "$TMP/fp.out")
+run fst "$SHARDLAB" timeline --plan "$TMP/fp.json" --stage 0
+expect_status 0 fst
+expect_in "$TMP/fst.out" "the plan counts $fp_mem GiB for the device"
 run st3 "$SHARDLAB" timeline --plan "$TMP/pp.json" --stage 3 --trace "$TMP/st3.json"
 expect_status 0 st3
 expect_in "$TMP/st3.json" '"name": "loss"'

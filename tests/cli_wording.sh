@@ -34,13 +34,25 @@ expect_status 0 p1
 expect_in "$TMP/p1.out" "model tiny-gpt (sequence 128) on 8 devices of "
 expect_not_in "$TMP/p1.out" "$TMP/m.json"
 expect_in "$TMP/p1.out" "chosen plan: 1 pipeline stage (1f1b), each on 8 devices; 8 micro-batches of 1 sample"
-expect_in "$TMP/p1.out" "searched 1 configuration and 1 partition with 1 stage solve ("
+# one search each for the states unsharded, ZeRO-1 and ZeRO-2
+expect_in "$TMP/p1.out" "searched 3 configurations and 3 partitions with 3 stage solves ("
+expect_in "$TMP/p1.out" "states sharded: "
+# the singular: Megatron-LM's one configuration, its layout taken as it is
+run p1m "$SHARDLAB" plan "$TMP/m.json" --devices 4 --global-batch 4 --pp 1 --micro-batch 1 --tp 4 \
+    --framework megatron
+expect_status 0 p1m
+expect_in "$TMP/p1m.out" "searched 1 configuration and 1 partition with 0 stage solves ("
+expect_not_in "$TMP/p1m.out" "states sharded: "
 # a micro-batch over data-parallel ranks: what the framework calls the
 # micro-batch is one rank's share (4 x 2 sub-mesh, tensor parallel 2: data
 # parallel 4; 4 micro-batches of 8 samples = 32)
 run p2 "$SHARDLAB" plan "$TMP/m.json" --devices 8 --global-batch 32 --pp 1 --tp 2 --micro-batch 2
 expect_status 0 p2
 expect_in "$TMP/p2.out" "; 4 micro-batches of 8 samples (2 per data-parallel rank)"
+# Megatron-LM's distributed optimizer: the collectives as they run
+expect_in "$TMP/p2.out" "collectives of the states once a step, per device of pipeline rank 0: reduce-scatter of the gradients, "
+expect_in "$TMP/p2.out" ", all-gather of the updated weights, "
+expect_not_in "$TMP/p2.out" "all-reduce of the gradients"
 
 expect_in "$TMP/p1.out" "(stages within 1 layer of the even split)"
 # the stage table's columns and what they mean

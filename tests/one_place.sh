@@ -89,5 +89,15 @@ grep -q '^sl_placement(const sl_spec' "$SRC/local.c" ||
 	fail "the scan does not see sl_placement in local.c"
 grep -nE 'sl_grad_elem_bytes|sl_local_elems\(.*sl_elem_bytes' "$SRC/explain.c" >"$TMP/ex" &&
 	fail "explain.c derives the cost model's bytes again: $(cat "$TMP/ex")"
-n_checks=11
+# Megatron-LM's per-operator layout is one function (baseline.c,
+# megatron_layout) for the frameworks' plans and the baselines: no other
+# function asks for an operator's Megatron-LM role.
+awk '
+/^[A-Za-z_][A-Za-z0-9_]*\(/ { fn = $0; sub(/\(.*/, "", fn) }
+/megatron_role\(s, / && fn != "megatron_layout" { printf "%s:%d:%s\n", FILENAME, FNR, fn }
+' "$SRC"/*.c >"$TMP/mr"
+[ -s "$TMP/mr" ] && fail "Megatron-LM's layout written outside megatron_layout: $(cat "$TMP/mr")"
+grep -c 'megatron_role(s, choice, v, a, sp, ep)' "$SRC/baseline.c" | grep -qx 1 ||
+	fail "the scan does not see megatron_layout's call of megatron_role"
+n_checks=12
 done_ok

@@ -68,7 +68,8 @@ check_case(sl_family fam, int layers, int64_t batch, int64_t mem,
 	/* as plan sets a framework's recipe (cli/plan.c, cli_hybrid_opts) */
 	o.space.recipe.framework = fw;
 	o.space.recipe.precision = sl_framework_precision(fw);
-	o.space.recipe.shard_states = fw == SL_FW_MEGATRON || fw == SL_FW_DEEPSPEED;
+	o.space.recipe.shard_states = fw == SL_FW_FREE ? -1 :
+	    fw == SL_FW_MEGATRON || fw == SL_FW_DEEPSPEED;
 	assert_int_equal(sl_hybrid_min_devices(&o, 0, &n, &lower, &r, &err), SL_OK);
 	brute = brute_min(&o, lower * 4 > lower + 63 ? lower * 4 : lower + 63, &step);
 	fprintf(stderr, "# %d layers, batch %lld, %lld bytes: fewest %d (brute force "

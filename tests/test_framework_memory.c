@@ -122,49 +122,53 @@ layer_acts(int t, sl_framework fw, sl_baseline_kind base, sl_attention at,
  *                            megatron/core/transformer/transformer_block.py
  *                            checkpoints hidden_states as [s/t, b, h])
  * Flash attention keeps no s^2 term but an fp32 log-sum-exp per row and
- * head: 4 a s b / t.
+ * head: 4 a s b / t.  Beside the paper's terms, the two LayerNorms keep
+ * their fp32 mean and reciprocal deviation, 8 bytes a row: 16 s b, over
+ * the sequence split under sequence parallelism (st / t), whole without.
  */
 static void
 check_sp_layer(int t)
 {
 	const int64_t lse = 4 * (A / t) * S, scores = 5 * (int64_t)A * S * S / t;
+	const int64_t st = 2 * 8 * S;
 	struct sp_colls spc;
 
 	/* sequence parallel, flash: qkv and fc1 gather their input again,
 	 * the whole sequence at 2 bytes an element */
 	assert_int_equal(layer_acts(t, SL_FW_MEGATRON, SL_BASE_MEGATRON_SP,
-	    SL_ATTN_FLASH, SL_RECOMP_NONE, &spc), 34 * sbh / t + lse);
+	    SL_ATTN_FLASH, SL_RECOMP_NONE, &spc), 34 * sbh / t + st / t + lse);
 	assert_int_equal(spc.n, 2);
 	assert_int_equal(spc.bytes, 2 * 2 * sbh);
 	/* the paper's figure itself: naive attention keeps the 5 a s^2 b */
 	assert_int_equal(layer_acts(t, SL_FW_MEGATRON, SL_BASE_MEGATRON_SP,
-	    SL_ATTN_NAIVE, SL_RECOMP_NONE, &spc), 34 * sbh / t + scores);
+	    SL_ATTN_NAIVE, SL_RECOMP_NONE, &spc), 34 * sbh / t + st / t + scores);
 	assert_int_equal(layer_acts(t, SL_FW_MEGATRON, SL_BASE_MEGATRON_SP,
-	    SL_ATTN_NAIVE, SL_RECOMP_SELECTIVE, &spc), 34 * sbh / t);
+	    SL_ATTN_NAIVE, SL_RECOMP_SELECTIVE, &spc), 34 * sbh / t + st / t);
 	assert_int_equal(layer_acts(t, SL_FW_MEGATRON, SL_BASE_MEGATRON_SP,
 	    SL_ATTN_FLASH, SL_RECOMP_FULL, &spc), 2 * sbh / t);
 	/* tensor parallel alone: the input arrives whole and is kept so,
 	 * and nothing is gathered again */
 	assert_int_equal(layer_acts(t, SL_FW_MEGATRON, SL_BASE_MEGATRON,
-	    SL_ATTN_NAIVE, SL_RECOMP_NONE, &spc), 10 * sbh + 24 * sbh / t + scores);
+	    SL_ATTN_NAIVE, SL_RECOMP_NONE, &spc), 10 * sbh + 24 * sbh / t + st +
+	    scores);
 	assert_int_equal(spc.n, 0);
 	assert_int_equal(layer_acts(t, SL_FW_MEGATRON, SL_BASE_MEGATRON,
-	    SL_ATTN_NAIVE, SL_RECOMP_SELECTIVE, &spc), 10 * sbh + 24 * sbh / t);
+	    SL_ATTN_NAIVE, SL_RECOMP_SELECTIVE, &spc), 10 * sbh + 24 * sbh / t + st);
 	/* a framework that keeps the gathered input (PyTorch autograd
 	 * saves what the matmul reads): qkv's and fc1's whole, 2 s b h
 	 * each, instead of 2 s b h / t */
 	assert_int_equal(layer_acts(t, SL_FW_FREE, SL_BASE_MEGATRON_SP,
-	    SL_ATTN_FLASH, SL_RECOMP_NONE, &spc), 34 * sbh / t + lse +
+	    SL_ATTN_FLASH, SL_RECOMP_NONE, &spc), 34 * sbh / t + st / t + lse +
 	    2 * (2 * sbh - 2 * sbh / t));
 	assert_int_equal(spc.n, 0);
 }
 
 /*
  * No tensor parallelism (t = 1): every framework keeps 34 s b h (and the
- * scores), one copy of the attention output among them: the projection's
- * input, which PyTorch's fused kernels also keep as their output (their
- * transpose(1, 2).contiguous() is a view), and which naive attention's
- * P V never keeps (it keeps P and V).
+ * scores, and the norms' statistics 16 s b), one copy of the attention
+ * output among them: the projection's input, which PyTorch's fused
+ * kernels also keep as their output (their transpose(1, 2).contiguous() is
+ * a view), and which naive attention's P V never keeps (it keeps P and V).
  */
 static void
 test_one_copy_of_attention_output(void **state)
@@ -174,10 +178,11 @@ test_one_copy_of_attention_output(void **state)
 	(void)state;
 	for (int fw = 0; fw < SL_FW_COUNT; fw++) {
 		assert_int_equal(layer_acts(1, (sl_framework)fw, SL_BASE_DP,
-		    SL_ATTN_FLASH, SL_RECOMP_NONE, &spc), 34 * sbh + 4 * A * S);
+		    SL_ATTN_FLASH, SL_RECOMP_NONE, &spc), 34 * sbh + 16 * S +
+		    4 * A * S);
 		assert_int_equal(layer_acts(1, (sl_framework)fw, SL_BASE_DP,
 		    SL_ATTN_NAIVE, SL_RECOMP_NONE, &spc),
-		    34 * sbh + 5 * (int64_t)A * S * S);
+		    34 * sbh + 16 * S + 5 * (int64_t)A * S * S);
 	}
 }
 

@@ -164,15 +164,16 @@ test_moe_memory(void **state)
 	assert_int_equal(m.params, 2 * w_el);
 	assert_int_equal(m.acts, (int64_t)1 * E * C * H * 2 +
 	    (int64_t)1 * E * C * (2 * F + F) * 2);
-	/* the router keeps fp32 scores of every expert, dispatch an int32
-	 * index per routed token, combine the experts' output and the weights */
+	/* the router keeps fp32 scores of every expert and the int64 top-k
+	 * indices, dispatch an int64 index per routed token, combine the
+	 * experts' output and the weights */
 	{
 		int r = op_of(s, "layer0.router"), d = op_of(s, "layer0.dispatch");
 		int cb = op_of(s, "layer0.combine");
 		sl_node_cost(s, r, strat_of(s, r, "dp"), NULL, &m, NULL);
-		assert_int_equal(m.acts, 4LL * 1 * S * E);
+		assert_int_equal(m.acts, 4LL * 1 * S * E + 8LL * 1 * S * K);
 		sl_node_cost(s, d, strat_of(s, d, "dp"), NULL, &m, NULL);
-		assert_int_equal(m.acts, 4LL * 1 * S * K);
+		assert_int_equal(m.acts, 8LL * 1 * S * K);
 		sl_node_cost(s, cb, strat_of(s, cb, "dp"), NULL, &m, NULL);
 		assert_int_equal(m.acts, 1LL * E * C * H * 2 + 1LL * S * K * 2);
 	}

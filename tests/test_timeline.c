@@ -178,9 +178,10 @@ test_gpt_layer_hand(void **state)
 	 * proj, ln2, fc1, ln_f, lm_head (bsh each); qkv.out (3 bsh) for
 	 * attention and its fp32 log-sum-exp (4 x b x heads x s); the two
 	 * dropout masks (1 byte, bsh); fc1.out and gelu.out (4 bsh each, for
-	 * gelu and fc2); the loss's fp32 logits (b s V x 4). */
+	 * gelu and fc2); the loss's fp32 logits (b s V x 4); the fp32 mean
+	 * and reciprocal deviation of ln1, ln2 and ln_f (8 bytes a row). */
 	kept = 7 * bsh * 2 + 3 * bsh * 2 + 4 * 2 * 2 * 16 + 2 * bsh +
-	    2 * 4 * bsh * 2 + 2 * 16 * 128 * 4;
+	    2 * 4 * bsh * 2 + 2 * 16 * 128 * 4 + 3 * 8 * 2 * 16;
 	/* During the loss's backward: the loss output (b s, declared fp32) and
 	 * its gradient; the two fp32 gradients of log-softmax's output and
 	 * input (8 bytes a logit), of which the logits' (bf16) gradient takes

@@ -70,6 +70,9 @@ typedef struct cli_opts {
 	/* a plan file's hardware figures, used instead of loading hw
 	 * (cli_plan_apply); NULL: load it */
 	const sl_hw *hw_figures;
+	/* the recipe is a plan file's (cli_plan_apply): framework, precision
+	 * and state sharding as it was made, no framework's defaults */
+	bool recipe_from_plan;
 	bool no_zero;			/* --no-zero: no ZeRO-3/OSDP variants */
 	/* what the solver is asked */
 	double alpha;			/* --alpha (default 0) */
@@ -93,9 +96,6 @@ typedef struct cli_opts {
 	bool offload;			/* --offload-optimizer */
 	int expert_axes;		/* --expert-axes: SL_EP_* bits, -1 searched */
 	int dp_replicate;		/* --dp-replicate N, 0 searched */
-	/* the recipe (framework and precision too) is a plan file's
-	 * (cli_plan_apply) */
-	bool recipe_from_plan;
 	const char *export_kind;	/* --export megatron|deepspeed|torchtitan|dtensor|json */
 	/* outputs */
 	const char *json;		/* --json FILE|- */

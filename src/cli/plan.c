@@ -96,6 +96,66 @@ print_experts(const sl_pipeline *pl, const sl_graph *g)
 		printf(_("  (Megatron-LM cannot lay the experts out so: %s)\n"), l->why);
 }
 
+/*
+ * The collectives of the parameter states once a step, as they run
+ * (sl_pipeline_state_comm): all-reduce of the gradients, or their
+ * reduce-scatter and the all-gather of the updated weights where the
+ * states are sharded; for the pipeline rank that moves the most.
+ */
+static void
+print_state_comm(const sl_pipeline *pl, const sl_hybrid_opts *o)
+{
+	/* in the order they run */
+	static const struct {
+		sl_coll coll;
+		const char *of;
+	} what[] = {
+		/* TRANSLATORS: after "all-reduce" or "reduce-scatter" */
+		{ SL_COLL_ALL_REDUCE, N_("of the gradients, %s (%s)") },
+		{ SL_COLL_REDUCE_SCATTER, N_("of the gradients, %s (%s)") },
+		/* TRANSLATORS: after "all-gather" */
+		{ SL_COLL_ALL_GATHER, N_("of the updated weights, %s (%s)") },
+	};
+	sl_comm *dev = sl_xcalloc((size_t)pl->pp, sizeof *dev);
+	int best = -1;
+	int64_t most = 0;
+	char b[2][32];
+
+	for (int j = 0; j < pl->n_stages; j++) {
+		sl_comm c;
+		sl_error err;
+
+		sl_error_clear(&err);
+		if (sl_pipeline_state_comm(o, pl, j, &c, &err) != SL_OK)
+			goto out;
+		sl_comm_add(&dev[pl->stage[j].device], &c);
+	}
+	for (int d = 0; d < pl->pp; d++) {
+		int64_t t = 0;
+		for (int k = 0; k < SL_COLL_COUNT; k++)
+			t = sl_add_sat(t, dev[d].bytes[k]);
+		if (t > most) {
+			most = t;
+			best = d;
+		}
+	}
+	if (best < 0)
+		goto out;
+	printf(_("collectives of the states once a step, per device of pipeline rank %d:"),
+	    best);
+	for (size_t i = 0, n = 0; i < SL_ARRAY_LEN(what); i++) {
+		sl_coll k = what[i].coll;
+		if (dev[best].bytes[k] <= 0)
+			continue;
+		printf("%s %s ", n++ ? "," : "", sl_coll_name(k));
+		printf(_(what[i].of), cli_bytes(dev[best].bytes[k], b[0]),
+		    cli_ns(dev[best].ns[k], b[1]));
+	}
+	printf("\n");
+out:
+	free(dev);
+}
+
 static void
 print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g)
 {
@@ -151,6 +211,7 @@ print_pipeline(const sl_pipeline *pl, const sl_hybrid_opts *o, const sl_graph *g
 	    cli_ns(pl->step_ns, b[0]), cli_ns(pl->pipe_ns, b[1]), cli_ns(pl->bubble_ns, b[2]),
 	    pl->pipe_ns > 0 ? 100.0 * (double)pl->bubble_ns / (double)pl->pipe_ns : 0.0,
 	    cli_ns(pl->sync_ns, b[3]), cli_ns(pl->optim_ns, b[4]));
+	print_state_comm(pl, o);
 	if (pl->step_ns > 0 && o->hw.flops > 0) {
 		printf(_("%s tokens/s; MFU %.1f%%"),
 		    sl_format_rate(pl->tokens_per_s, b[0], sizeof b[0]), 100 * pl->mfu);
@@ -457,8 +518,11 @@ cli_hybrid_opts(const cli_opts *o, cli_plan_model *pm, sl_hybrid_opts *ho,
 	ho->space.recipe = o->recipe;
 	ho->space.recipe.micro_batch = 1;
 	/* a plan is made for a framework to run: the one --export launches
-	 * with, else Megatron-LM, unless told */
-	if (!cli_given(o, "framework") && !o->recipe_from_plan) {
+	 * with, else Megatron-LM, unless told or reopened from a plan file,
+	 * whose recipe says how it was made */
+	if (o->recipe_from_plan)
+		;
+	else if (!cli_given(o, "framework")) {
 		int k = sl_export_from_name(o->export_kind);
 		ho->space.recipe.framework = k >= 0 && sl_export_framework(k) != SL_FW_FREE ?
 		    sl_export_framework(k) : SL_FW_MEGATRON;
@@ -468,9 +532,15 @@ cli_hybrid_opts(const cli_opts *o, cli_plan_model *pm, sl_hybrid_opts *ho,
 		ho->space.recipe.precision = sl_framework_precision(ho->space.recipe.framework);
 	/* Megatron-LM's distributed optimizer and DeepSpeed's ZeRO shard the
 	 * optimizer states over data parallel */
-	if (ho->space.recipe.framework == SL_FW_MEGATRON ||
+	if (o->recipe_from_plan)
+		;
+	else if (ho->space.recipe.framework == SL_FW_MEGATRON ||
 	    ho->space.recipe.framework == SL_FW_DEEPSPEED)
 		ho->space.recipe.shard_states = 1;
+	/* the per-operator search chooses whether to shard them, and the
+	 * gradients (ZeRO-1, ZeRO-2), as it chooses ZeRO-3 per operator */
+	else if (ho->space.recipe.framework == SL_FW_FREE)
+		ho->space.recipe.shard_states = -1;
 	ho->global_batch = o->recipe.global_batch;
 	ho->schedule = o->schedule;
 	ho->virt = o->virt;
@@ -521,6 +591,16 @@ print_search(const plan_model *pm, const sl_hybrid_opts *ho,
 	printf(_("training recipe: %s\n"), sl_recipe_describe(&ho->space.recipe, rd, sizeof rd));
 	printf(_("framework: %s\n"),
 	    sl_framework_title(ho->space.recipe.framework));
+	/* the per-operator search chose the states' sharding */
+	if (ho->space.recipe.framework == SL_FW_FREE && r->found) {
+		static const char *const states[] = {
+			N_("none beyond the operators' ZeRO-3 (+z)"),
+			N_("optimizer states over data parallel (ZeRO-1)"),
+			N_("optimizer states and gradients over data parallel (ZeRO-2)"),
+		};
+		if (r->shard_states >= 0 && r->shard_states <= 2)
+			printf(_("states sharded: %s\n"), _(states[r->shard_states]));
+	}
 	snprintf(c1, sizeof c1, ngettext("%lld configuration", "%lld configurations",
 	    r->configs), (long long)r->configs);
 	snprintf(c2, sizeof c2, ngettext("%lld partition", "%lld partitions",
@@ -753,6 +833,10 @@ cmd_plan(int argc, char **argv)
 			return cli_report(&err);
 		}
 	}
+	/* the plan is costed, reported and exported with the state
+	 * sharding the search chose */
+	if (r.found)
+		ho.space.recipe.shard_states = r.shard_states;
 	if (report)
 		print_search(&pm, &ho, &r);
 	if (!r.found) {

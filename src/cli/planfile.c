@@ -145,6 +145,9 @@ cli_plan_apply(cli_opts *o, const sl_plan_file *pf, sl_error *err)
 		    _("--lora-rank and --lora-targets need --finetune lora or qlora"));
 	PLAN_SETTING("--optimizer", optimizer, sl_optimizer_name);
 	if (pf->has_recipe) {
+		/* the framework, precision and state sharding are the plan's,
+		 * not the defaults of a new plan (cli_hybrid_opts) */
+		o->recipe_from_plan = true;
 		if (cli_given(o, "no-clip-grad") && !pf->recipe.no_clip_grad)
 			return contradicts(pf, "--no-clip-grad", "",
 			    _("gradient clipping"), err);
@@ -161,9 +164,6 @@ cli_plan_apply(cli_opts *o, const sl_plan_file *pf, sl_error *err)
 			    i64_str(pf->recipe.seq), err);
 		if (pf->recipe.seq > 0)
 			o->seq = o->recipe.seq = pf->recipe.seq;
-		/* the framework and precision are the plan's, not the
-		 * defaults of a new plan (cli_hybrid_opts) */
-		o->recipe_from_plan = true;
 	}
 	return SL_OK;
 }
