@@ -373,6 +373,13 @@ void sl_node_stage_mem(const sl_space *s, int v, int strat, const int *coord,
  * activation's, at the gradient width); 0 for a tensor without one. */
 int64_t sl_act_grad_bytes(const sl_space *s, int t, const sl_spec *sp,
     const int *coord);
+/*
+ * Of what flash attention keeps beyond its inputs, the part that is an
+ * output of SDPA, the log-sum-exp, in bytes for its local loops: what
+ * torchtitan's op SAC caches of it (items.c); the rest (the key and value
+ * heads repeat_kv copies) its backward recomputes.
+ */
+int64_t sl_sac_lse_bytes(const int64_t *loop);
 /* What attention keeps beyond its inputs, and the bytes a score element
  * takes (kinds.c, beside the attention kind). */
 int64_t sl_attention_saved(const sl_space *sp, const sl_op *op,

@@ -634,6 +634,14 @@ loss_items(const sl_space *sp, int opi, int f, int64_t e, int64_t full,
 	emit(fn, ctx, &it, 2 * w - gw > w ? 2 * w - gw : w, e, full);
 }
 
+int64_t
+sl_sac_lse_bytes(const int64_t *loop)
+{
+	/* fp32, one a row of each head: batch, heads, sequence are the
+	 * attention's loops 0, 2 and 1 */
+	return sl_mul_sat(4, sl_mul_sat(sl_mul_sat(loop[0], loop[2]), loop[1]));
+}
+
 /*
  * What torchtitan's op SAC keeps of operator opi beside its block's input
  * (sl_layer_sac; torchtitan/distributed/activation_checkpoint.py,
@@ -671,13 +679,18 @@ sac_items(const sl_space *sp, int opi, int si, const int *coord, item_fn fn,
 		emit(fn, ctx, &it, w, e / sl_axes_parts(m, ys->partial),
 		    sl_tensor_elems(t));
 	if (op->kind == SL_OP_ATTENTION && sl_kinds[op->kind].extra_saved != NULL) {
+		const int64_t *all = so->bind->size;
 		int64_t loc[SL_MAX_LOOP];
 		kept_item(&it, opi, SL_WHAT_EXTRA, SL_BUF_EXTRA, -1, -1, SL_AT_FWD,
 		    SL_UNTIL_DGRAD);
 		sl_local_loop(sp, opi, si, coord, loc);
-		it.local = sl_kinds[op->kind].extra_saved(sp, op, so->bind, loc);
-		it.full = sl_kinds[op->kind].extra_saved(sp, op, so->bind,
-		    so->bind->size);
+		if (sp->opts.recipe.attention == SL_ATTN_FLASH) {
+			it.local = sl_sac_lse_bytes(loc);
+			it.full = sl_sac_lse_bytes(all);
+		} else {
+			it.local = sl_kinds[op->kind].extra_saved(sp, op, so->bind, loc);
+			it.full = sl_kinds[op->kind].extra_saved(sp, op, so->bind, all);
+		}
 		fn(ctx, &it);
 	}
 }

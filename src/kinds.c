@@ -615,7 +615,8 @@ sl_attention_score_bytes(const sl_space *sp, const sl_op *op)
  * enable_gqa (transformers' sdpa_attention_forward where torch has it:
  * the llama-2-70b rows of recompute-llama-h200.jsonl), take the key/value
  * heads as they are.  Under torchtitan's selective recomputation (its
- * operator policy) the repetition is not saved but run again.
+ * operator policy) the repetition is run again in backward, a transient
+ * (memory.c, step_remat_item).
  */
 int64_t
 sl_attention_saved(const sl_space *sp, const sl_op *op, const sl_binding *b,
@@ -642,8 +643,7 @@ sl_attention_saved(const sl_space *sp, const sl_op *op, const sl_binding *b,
 		r = sl_add_sat(r, sl_mul_sat(tok, sl_mul_sat(loc[2], ad.dqk)));
 	else if (sp->opts.recipe.attention == SL_ATTN_FLASH &&
 	    ad.kv_heads < ad.heads &&
-	    sp->opts.recipe.framework == SL_FW_TORCHTITAN &&
-	    sl_layer_recompute_of(sp, op) != SL_RECOMP_SELECTIVE)
+	    sp->opts.recipe.framework == SL_FW_TORCHTITAN)
 		r = sl_add_sat(r, sl_mul_sat(tok, sl_mul_sat(loc[2], ad.dqk + ad.dv)));
 	return r;
 }

@@ -111,6 +111,25 @@ step_remat_item(void *ctx, const sl_mem_item *it)
 	if (it->local <= 0 || it->what == SL_WHAT_STATE ||
 	    it->what == SL_WHAT_TRANSIENT)
 		return;
+	/* torchtitan's op SAC caches flash attention's log-sum-exp, not what
+	 * else it keeps (items.c, sac_items): the rest is re-materialised */
+	if (it->what == SL_WHAT_EXTRA && op->kind == SL_OP_ATTENTION &&
+	    c->s->opts.recipe.attention == SL_ATTN_FLASH &&
+	    sl_layer_sac(&c->s->opts.recipe, op, sl_layer_recompute_of(c->s, op))) {
+		int64_t loc[SL_MAX_LOOP];
+
+		sl_local_loop(c->s, c->cur_op, c->choice[c->cur_op], c->coord, loc);
+		r.local = it->local - sl_sac_lse_bytes(loc);
+		if (r.local <= 0)
+			return;
+		r.summed = false;
+		r.what = SL_WHAT_TRANSIENT;
+		r.kind = SL_BUF_REMAT;
+		r.alloc = SL_AT_LAYER_BWD;
+		r.free = SL_UNTIL_BWD;
+		c->fn(c->ctx, &r);
+		return;
+	}
 	keep_key(op, it, key);
 	if (was_kept(c, key))
 		return;
