@@ -766,6 +766,12 @@ sl_layer_sac(const sl_recipe *r, const sl_op *op, sl_recompute mode)
 	    r->framework == SL_FW_TORCHTITAN;
 }
 
+bool
+sl_op_sac(const sl_space *sp, const sl_op *op)
+{
+	return sl_layer_sac(&sp->opts.recipe, op, sl_layer_recompute_of(sp, op));
+}
+
 double
 sl_sac_saved_share(const sl_graph *g, int v)
 {

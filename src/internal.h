@@ -442,6 +442,9 @@ void sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *c
 bool sl_coll_grad_sync(const sl_space *sp, int opi, int si, const sl_coll_item *c);
 /* Axes over which a split weight's gradient is held whole (space.c). */
 uint8_t sl_whole_grad_axes(const sl_space *sp, int opi, int si, int slot);
+/* Its local elements as held: whole over those axes. */
+int64_t sl_whole_grad_elems(const sl_space *sp, int opi, int si, int slot,
+    const int *coord);
 /* Returns whether the edge moves data (the consumer then holds a copy). */
 bool sl_edge_colls(const sl_space *sp, int e, int s_src, int s_dst,
     coll_item_fn fn, void *ctx);

@@ -409,8 +409,7 @@ sl_kept_first_width(const sl_space *sp, int opi)
 		return 0;
 	if (f != 0 && sp->saver[op->in[0]] != opi)
 		f = 0;
-	if (sl_layer_recompute_of(sp, op) == SL_RECOMP_FULL ||
-	    sl_layer_sac(&sp->opts.recipe, op, sl_layer_recompute_of(sp, op))) {
+	if (sl_layer_recompute_of(sp, op) == SL_RECOMP_FULL || sl_op_sac(sp, op)) {
 		if (!sl_keeps_layer_input(sp->g, opi, 0))
 			return 0;
 		if (f == 0)
@@ -751,12 +750,8 @@ sl_node_items_as(const sl_space *sp, int opi, int si, const int *coord,
 				int ss = sp->opts.recipe.shard_states;
 				int64_t eg = ss >= 2 ? es : e;
 
-				if (sl_whole_grad_axes(sp, opi, si, i) != 0) {
-					/* held whole over those axes (space.c) */
-					sl_spec whole = st->spec[i];
-					whole.split[0] = 0;
-					eg = sl_local_elems(m, &whole, t, coord);
-				}
+				if (sl_whole_grad_axes(sp, opi, si, i) != 0)
+					eg = sl_whole_grad_elems(sp, opi, si, i, coord);
 				state_items(sp, opi, i, op->in[i], e, eg,
 				    ss >= 1 ? es : e, full, false, fn, ctx);
 			}

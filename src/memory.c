@@ -35,8 +35,7 @@ static bool
 layer_full(const sl_space *s, const sl_op *op)
 {
 	return op->layer >= 0 && s->layer_recompute != NULL &&
-	    (s->layer_recompute[op->layer] == SL_RECOMP_FULL ||
-	    sl_layer_sac(&s->opts.recipe, op, sl_layer_recompute_of(s, op)));
+	    (s->layer_recompute[op->layer] == SL_RECOMP_FULL || sl_op_sac(s, op));
 }
 
 /* The same memory kept twice is one item: (tensor, input or output, what). */
@@ -114,8 +113,7 @@ step_remat_item(void *ctx, const sl_mem_item *it)
 	/* torchtitan's op SAC caches flash attention's log-sum-exp, not what
 	 * else it keeps (items.c, sac_items): the rest is re-materialised */
 	if (it->what == SL_WHAT_EXTRA && op->kind == SL_OP_ATTENTION &&
-	    c->s->opts.recipe.attention == SL_ATTN_FLASH &&
-	    sl_layer_sac(&c->s->opts.recipe, op, sl_layer_recompute_of(c->s, op))) {
+	    c->s->opts.recipe.attention == SL_ATTN_FLASH && sl_op_sac(c->s, op)) {
 		int64_t loc[SL_MAX_LOOP];
 
 		sl_local_loop(c->s, c->cur_op, c->choice[c->cur_op], c->coord, loc);
@@ -135,8 +133,7 @@ step_remat_item(void *ctx, const sl_mem_item *it)
 		return;
 	/* torchtitan's op SAC: the backward reads the share of a tensor its
 	 * policy cached (items.c, sac_items) from that cache */
-	if (it->what == SL_WHAT_SAVED && it->tensor >= 0 &&
-	    sl_layer_sac(&c->s->opts.recipe, op, sl_layer_recompute_of(c->s, op)) &&
+	if (it->what == SL_WHAT_SAVED && it->tensor >= 0 && sl_op_sac(c->s, op) &&
 	    c->s->g->tensors[it->tensor].producer >= 0) {
 		double share = sl_sac_saved_share(c->s->g,
 		    c->s->g->tensors[it->tensor].producer);

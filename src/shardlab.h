@@ -1175,6 +1175,8 @@ bool sl_recomputes(const sl_recipe *r, const sl_op *op, sl_recompute mode);
  * columns are recomputed); 0 outside layers.
  */
 bool sl_layer_sac(const sl_recipe *r, const sl_op *op, sl_recompute mode);
+/* The same for operator op's layer as the space recomputes it. */
+bool sl_op_sac(const sl_space *sp, const sl_op *op);
 double sl_sac_saved_share(const sl_graph *g, int v);
 /*
  * The share of operator v's forward that the backward pass re-runs when

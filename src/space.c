@@ -444,6 +444,17 @@ sl_whole_grad_axes(const sl_space *sp, int opi, int si, int slot)
 	return ws->split[0];
 }
 
+int64_t
+sl_whole_grad_elems(const sl_space *sp, int opi, int si, int slot,
+    const int *coord)
+{
+	sl_spec whole = sp->ops[opi].strat[si].spec[slot];
+
+	whole.split[0] = 0;
+	return sl_local_elems(&sp->mesh, &whole,
+	    &sp->g->tensors[sp->g->ops[opi].in[slot]], coord);
+}
+
 void
 sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 {
@@ -456,7 +467,7 @@ sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 	for (int i = 0; i < op->n_in; i++) {
 		const sl_tensor *t = &g->tensors[op->in[i]];
 		sl_coll_item it = { .tensor = op->in[i], .slot = i };
-		uint8_t part;
+		uint8_t part, whole;
 		int64_t bytes;
 		/* a frozen weight (LoRA) forms no gradient: stored sharded,
 		 * it is gathered for forward and for the input gradient */
@@ -465,17 +476,15 @@ sl_node_colls(const sl_space *sp, int opi, int si, coll_item_fn fn, void *ctx)
 
 		if (!frozen && !sl_space_grad(sp, op->in[i]))
 			continue;
-		if (!frozen && sl_whole_grad_axes(sp, opi, si, i) != 0) {
+		whole = frozen ? 0 : sl_whole_grad_axes(sp, opi, si, i);
+		if (whole != 0) {
 			/* formed whole and all-reduced (sl_whole_grad_axes) */
-			uint8_t w = sl_whole_grad_axes(sp, opi, si, i);
-			sl_spec whole = st->spec[i];
-
-			whole.split[0] = 0;
 			it.bpe = sl_grad_elem_bytes(sp, t);
 			it.cause = SL_CAUSE_GRAD;
-			bytes = sl_mul_sat(sl_local_elems(m, &whole, t, NULL), it.bpe);
+			bytes = sl_mul_sat(sl_whole_grad_elems(sp, opi, si, i, NULL),
+			    it.bpe);
 			for (int a = 0; a < m->n_axes; a++)
-				if ((w & (1u << a)) && m->axes[a].size > 1) {
+				if ((whole & (1u << a)) && m->axes[a].size > 1) {
 					it.loop = axis_loop(so->bind, st, a);
 					emit_coll(fn, ctx, it, SL_PHASE_BWD, true,
 					    SL_COLL_ALL_REDUCE, a, bytes);
